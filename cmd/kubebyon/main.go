@@ -1,0 +1,345 @@
+// Command kubebyon is the KubeBYON platform: the web console, API and
+// background workers (serve), workers alone (worker), the schema migrator
+// (migrate) and the first-admin bootstrap (admin).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river"
+
+	"github.com/kubebyon/kubebyon/config"
+	"github.com/kubebyon/kubebyon/database"
+	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/migrations"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `Usage: kubebyon <command> [flags]
+
+Commands:
+  serve     web console, API and (unless --workers=false) background workers [default]
+  worker    background workers only (multi-node mode)
+  migrate   apply database migrations, then exit
+  admin     create or promote an admin: kubebyon admin create|promote --email EMAIL
+  version   print the version
+
+Run 'kubebyon <command> -h' for a command's flags. Every flag can also be set
+with the environment variable named in its help.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// cli is one invocation: its streams and environment.
+type cli struct {
+	getenv config.Getenv
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func run(args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	name := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	var err error
+	switch name {
+	case "serve":
+		err = c.serve(args)
+	case "worker":
+		err = c.worker(args)
+	case "migrate":
+		err = c.migrate(args)
+	case "admin":
+		err = c.admin(args)
+	case "version":
+		fmt.Fprintf(stdout, "kubebyon %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "kubebyon: unknown command %q\n\n%s", name, usage)
+		return 2
+	}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case err != nil:
+		// One line, so that a failed start is easy to read in any log.
+		fmt.Fprintf(stderr, "kubebyon %s: %s\n", name, strings.ReplaceAll(err.Error(), "\n", " "))
+		return 1
+	}
+	return 0
+}
+
+// errUsage marks an error whose message was already printed with the usage.
+var errUsage = errors.New("usage")
+
+// parse reads flags for a subcommand; the flag package prints its own errors.
+func (c *cli) parse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(c.stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.stderr, "unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// signalContext ends on SIGINT or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// runtimeDeps are what serve and worker share once the database is open.
+type runtimeDeps struct {
+	db       *database.DB
+	logger   *slog.Logger
+	registry *prometheus.Registry
+	river    *river.Client[pgx.Tx]
+}
+
+// start opens the database, checks its schema (applying migrations first
+// when asked), and builds the River client.
+func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Logger, migrate, work bool) (*runtimeDeps, error) {
+	if _, err := common.Key(); err != nil {
+		return nil, err
+	}
+	db, err := database.Open(ctx, common, logger)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*runtimeDeps, error) {
+		_ = db.Close(context.Background())
+		return nil, err
+	}
+	if migrate {
+		res, err := migrations.Up(ctx, db.Pool)
+		if err != nil {
+			return fail(err)
+		}
+		logger.Info("migrations applied", "from", res.FromVersion, "to", res.ToVersion, "river", res.RiverApplied)
+	}
+	if err := migrations.Check(ctx, db.Pool); err != nil {
+		return fail(err)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	rc, err := jobs.NewClient(jobs.Deps{Pool: db.Pool, Logger: logger, Metrics: reg}, jobs.DefaultOptions(work))
+	if err != nil {
+		return fail(err)
+	}
+	if work {
+		// River hard-stops when its start context ends; shutdown stops it
+		// softly instead, in order.
+		if err := rc.Start(context.WithoutCancel(ctx)); err != nil {
+			return fail(fmt.Errorf("start workers: %w", err))
+		}
+	}
+	return &runtimeDeps{db: db, logger: logger, registry: reg, river: rc}, nil
+}
+
+// stop stops the workers (letting running jobs finish for a while), then
+// closes the database and stops the embedded PostgreSQL.
+func (d *runtimeDeps) stop(work bool) {
+	if work {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if err := d.river.Stop(ctx); err != nil {
+			d.logger.Warn("workers did not stop in time; cancelling their jobs", "error", err)
+			hard, cancelHard := context.WithTimeout(context.Background(), 10*time.Second)
+			_ = d.river.StopAndCancel(hard)
+			cancelHard()
+		}
+		cancel()
+	}
+	if err := d.db.Close(context.Background()); err != nil {
+		d.logger.Error("stop database", "error", err)
+	}
+}
+
+func (c *cli) serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	common := config.RegisterCommon(fs, c.getenv)
+	scfg := config.RegisterServe(fs, c.getenv)
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if err := common.Validate(); err != nil {
+		return err
+	}
+	if err := scfg.Validate(); err != nil {
+		return err
+	}
+	// Bind first: a port in use is reported before anything starts.
+	ln, err := net.Listen("tcp", scfg.Listen)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (KUBEBYON_LISTEN or --listen): %w", scfg.Listen, unwrapSyscall(err))
+	}
+	defer ln.Close()
+
+	catalog, err := locale.New()
+	if err != nil {
+		return err
+	}
+	logger := common.Logger(c.stderr)
+	ctx, cancel := signalContext()
+	defer cancel()
+
+	deps, err := c.start(ctx, common, logger, scfg.Migrate, scfg.Workers)
+	if err != nil {
+		return err
+	}
+	defer deps.stop(scfg.Workers)
+
+	e := handlers.New(handlers.Deps{
+		Pool: deps.db.Pool, River: deps.river, Logger: logger, Catalog: catalog,
+		BaseURL: scfg.BaseURL, Metrics: deps.registry, Gatherer: deps.registry,
+	})
+	srv := newHTTPServer(e, logger)
+	logger.Info("kubebyon serving", "version", version, "listen", ln.Addr().String(), "base_url", scfg.BaseURL, "workers", scfg.Workers)
+	return serveUntilDone(ctx, srv, ln, logger)
+}
+
+func (c *cli) worker(args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	common := config.RegisterCommon(fs, c.getenv)
+	wcfg := config.RegisterWorker(fs, c.getenv)
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if err := common.Validate(); err != nil {
+		return err
+	}
+	if err := wcfg.Validate(); err != nil {
+		return err
+	}
+	var ln net.Listener
+	if wcfg.MetricsListen != "" {
+		var err error
+		if ln, err = net.Listen("tcp", wcfg.MetricsListen); err != nil {
+			return fmt.Errorf("cannot listen on %s (KUBEBYON_WORKER_METRICS_LISTEN or --metrics-listen): %w", wcfg.MetricsListen, unwrapSyscall(err))
+		}
+		defer ln.Close()
+	}
+
+	logger := common.Logger(c.stderr)
+	ctx, cancel := signalContext()
+	defer cancel()
+	deps, err := c.start(ctx, common, logger, false, true)
+	if err != nil {
+		return err
+	}
+	defer deps.stop(true)
+	logger.Info("kubebyon worker running", "version", version)
+
+	if ln == nil {
+		<-ctx.Done()
+		logger.Info("shutting down")
+		return nil
+	}
+	e := handlers.NewProbes(handlers.Deps{Pool: deps.db.Pool, Logger: logger, Gatherer: deps.registry})
+	return serveUntilDone(ctx, newHTTPServer(e, logger), ln, logger)
+}
+
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// serveUntilDone serves until ctx ends, then drains in-flight requests.
+func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: draining requests")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("drain requests: %w", err)
+	}
+	return nil
+}
+
+func (c *cli) migrate(args []string) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	common := config.RegisterCommon(fs, c.getenv)
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if err := common.Validate(); err != nil {
+		return err
+	}
+	logger := common.Logger(c.stderr)
+	ctx, cancel := signalContext()
+	defer cancel()
+	db, err := database.Open(ctx, common, logger)
+	if err != nil {
+		return err
+	}
+	defer db.Close(context.Background())
+	res, err := migrations.Up(ctx, db.Pool)
+	if err != nil {
+		return err
+	}
+	if !res.Changed() {
+		fmt.Fprintf(c.stdout, "schema is current (version %d); nothing to apply\n", res.ToVersion)
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "schema migrated from version %d to %d; River migrations applied: %v\n", res.FromVersion, res.ToVersion, res.RiverApplied)
+	return nil
+}
+
+// unwrapSyscall shortens "listen tcp :8080: bind: address already in use"
+// to its cause.
+func unwrapSyscall(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		var se *os.SyscallError
+		if errors.As(oe.Err, &se) {
+			return se.Err
+		}
+		return oe.Err
+	}
+	return err
+}

@@ -1,0 +1,83 @@
+// Package database opens the platform's PostgreSQL: the server named by
+// DATABASE_URL, or an embedded one in the data dir when none is named.
+package database
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kubebyon/kubebyon/config"
+	"github.com/kubebyon/kubebyon/pgserver"
+)
+
+// EmbeddedName is the embedded server's database and superuser name.
+const EmbeddedName = "kubebyon"
+
+// DB is an open connection pool, and the embedded server behind it if any.
+type DB struct {
+	Pool     *pgxpool.Pool
+	embedded *pgserver.Server
+}
+
+// Open connects to the configured database, starting the embedded server
+// first when DATABASE_URL is empty.
+func Open(ctx context.Context, cfg *config.Common, logger *slog.Logger) (*DB, error) {
+	db := &DB{}
+	url := cfg.DatabaseURL
+	if url == "" {
+		srv, err := pgserver.Start(ctx, pgserver.Options{
+			Dir:      filepath.Join(cfg.DataDir, "postgres"),
+			Database: EmbeddedName,
+			Logger:   logger,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("embedded PostgreSQL: %w", err)
+		}
+		db.embedded = srv
+		url = srv.URL()
+	}
+	pool, err := Connect(ctx, url)
+	if err != nil {
+		_ = db.Close(context.Background())
+		return nil, err
+	}
+	db.Pool = pool
+	return db, nil
+}
+
+// Connect opens a pool and checks that the server answers.
+func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database pool: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database at %s: %w", pcfg.ConnConfig.Host, err)
+	}
+	return pool, nil
+}
+
+// Close closes the pool, then stops the embedded server.
+func (db *DB) Close(ctx context.Context) error {
+	if db.Pool != nil {
+		db.Pool.Close()
+	}
+	if db.embedded == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return db.embedded.Stop(ctx)
+}

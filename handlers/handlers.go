@@ -1,0 +1,209 @@
+// Package handlers holds the HTTP routes and middleware. A handler parses
+// the request, checks who is asking, calls queries or enqueues a job, then
+// renders a view or redirects.
+package handlers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/alexedwards/scs/pgxstore"
+	"github.com/alexedwards/scs/v2"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/static"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// Deps are what the handlers need; all of it is passed in, nothing global.
+type Deps struct {
+	Pool    *pgxpool.Pool
+	River   *river.Client[pgx.Tx]
+	Logger  *slog.Logger
+	Catalog *locale.Catalog
+	// BaseURL is the platform's public URL (KUBEBYON_BASE_URL).
+	BaseURL string
+	// Metrics receives the HTTP metrics; Gatherer serves /metrics.
+	Metrics  prometheus.Registerer
+	Gatherer prometheus.Gatherer
+	// RequestTimeout bounds a request's context (default 30s).
+	RequestTimeout time.Duration
+}
+
+// Handlers carries the dependencies of every route.
+type Handlers struct {
+	Deps
+	sessions *scs.SessionManager
+}
+
+// bodyLimit caps request bodies; routes that take uploads raise it themselves.
+const bodyLimit = "1M"
+
+// New builds the Echo server with every route and middleware.
+func New(d Deps) *echo.Echo {
+	if d.RequestTimeout == 0 {
+		d.RequestTimeout = 30 * time.Second
+	}
+	h := &Handlers{Deps: d, sessions: newSessionManager(d.Pool, d.BaseURL)}
+
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = h.handleError
+
+	e.Pre(middleware.RequestID())
+	e.Use(h.logRequests())
+	// Metrics run the error handler themselves to see the final status, so
+	// everything inside them, panics included, is counted.
+	e.Use(newHTTPMetrics(d.Metrics).middleware)
+	e.Use(h.recoverPanics())
+	e.Use(middleware.BodyLimit(bodyLimit))
+	e.Use(middleware.ContextTimeout(d.RequestTimeout))
+	e.Use(h.localize)
+	e.Use(echo.WrapMiddleware(h.sessions.LoadAndSave))
+
+	h.routes(e)
+	return e
+}
+
+func (h *Handlers) routes(e *echo.Echo) {
+	h.probeRoutes(e)
+	e.Group("/static", cacheStatic).StaticFS("/", static.FS)
+
+	e.GET("/", h.showHomePage)
+	e.GET("/status", h.showStatus)
+}
+
+// NewProbes serves only /healthz, /readyz and /metrics, for a worker process.
+func NewProbes(d Deps) *echo.Echo {
+	h := &Handlers{Deps: d}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	h.probeRoutes(e)
+	return e
+}
+
+func (h *Handlers) probeRoutes(e *echo.Echo) {
+	e.GET("/healthz", h.showHealth)
+	e.GET("/readyz", h.showReadiness)
+	e.GET("/metrics", h.showMetrics)
+}
+
+func newSessionManager(pool *pgxpool.Pool, baseURL string) *scs.SessionManager {
+	sm := scs.New()
+	// Expired rows are deleted by the SessionCleanup River job.
+	sm.Store = pgxstore.NewWithCleanupInterval(pool, 0)
+	sm.Lifetime = 14 * 24 * time.Hour
+	sm.IdleTimeout = 3 * 24 * time.Hour
+	sm.Cookie.Name = "kubebyon_session"
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	u, err := url.Parse(baseURL)
+	sm.Cookie.Secure = err == nil && u.Scheme == "https"
+	return sm
+}
+
+// cacheStatic lets browsers keep assets for an hour.
+func cacheStatic(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set("Cache-Control", "public, max-age=3600")
+		return next(c)
+	}
+}
+
+// localize picks the request's language from Accept-Language.
+func (h *Handlers) localize(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l := h.Catalog.For(c.Request().Header.Get("Accept-Language"))
+		c.SetRequest(c.Request().WithContext(locale.With(c.Request().Context(), l)))
+		c.Response().Header().Add("Vary", "Accept-Language")
+		return next(c)
+	}
+}
+
+// render writes a component with the given status.
+func render(c echo.Context, status int, comp templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return comp.Render(c.Request().Context(), c.Response())
+}
+
+// isAPI reports whether the request is for the JSON API, whose errors are JSON.
+func isAPI(c echo.Context) bool {
+	return strings.HasPrefix(c.Request().URL.Path, "/api/")
+}
+
+// apiError is the JSON error body of the API.
+type apiError struct {
+	Error apiErrorBody `json:"error"`
+}
+
+type apiErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// handleError renders errors: JSON for the API, a styled page otherwise.
+// Server errors are logged with the request ID and shown without details.
+func (h *Handlers) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	// The request's context may have ended (the timeout middleware cancels
+	// it on return); the error page must still be written.
+	c.SetRequest(c.Request().WithContext(context.WithoutCancel(c.Request().Context())))
+	code := http.StatusInternalServerError
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code = he.Code
+	} else if errors.Is(err, context.DeadlineExceeded) {
+		code = http.StatusServiceUnavailable
+	}
+	reqID := c.Response().Header().Get(echo.HeaderXRequestID)
+	if code >= 500 {
+		h.Logger.ErrorContext(c.Request().Context(), "request failed",
+			"error", err, "request_id", reqID, "method", c.Request().Method, "path", c.Request().URL.Path)
+	}
+
+	msgID := "ErrorServer"
+	switch code {
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		code, msgID = http.StatusNotFound, "ErrorNotFound"
+	case http.StatusRequestEntityTooLarge:
+		msgID = "ErrorRequestTooLarge"
+	}
+	if code < 500 && he != nil && msgID == "ErrorServer" {
+		// A 4xx raised by a handler carries its own user-facing message.
+		if s, ok := he.Message.(string); ok {
+			msgID = s
+		}
+	}
+	msg := locale.T(c.Request().Context(), msgID)
+
+	var werr error
+	switch {
+	case c.Request().Method == http.MethodHead:
+		werr = c.NoContent(code)
+	case isAPI(c):
+		werr = c.JSON(code, apiError{Error: apiErrorBody{Code: strings.ToLower(strings.ReplaceAll(http.StatusText(code), " ", "_")), Message: msg}})
+	default:
+		if code < 500 {
+			reqID = ""
+		}
+		werr = render(c, code, views.ErrorPage(code, msg, reqID))
+	}
+	if werr != nil {
+		h.Logger.ErrorContext(c.Request().Context(), "write error response", "error", werr)
+	}
+}

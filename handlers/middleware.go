@@ -1,0 +1,63 @@
+package handlers
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// logRequests writes one structured line per request.
+func (h *Handlers) logRequests() echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogStatus:    true,
+		LogMethod:    true,
+		LogURIPath:   true,
+		LogRoutePath: true,
+		LogLatency:   true,
+		LogRequestID: true,
+		LogRemoteIP:  true,
+		LogError:     true,
+		HandleError:  true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level := slog.LevelInfo
+			if v.Status >= 500 {
+				level = slog.LevelError
+			}
+			h.Logger.LogAttrs(c.Request().Context(), level, "http request",
+				slog.String("method", v.Method),
+				slog.String("path", v.URIPath),
+				slog.String("route", v.RoutePath),
+				slog.Int("status", v.Status),
+				slog.Duration("latency", v.Latency),
+				slog.String("request_id", v.RequestID),
+				slog.String("remote_ip", v.RemoteIP),
+			)
+			return nil
+		},
+	})
+}
+
+// recoverPanics turns a panic into a 500 and logs its stack; the user sees
+// the styled error page with the request ID.
+func (h *Handlers) recoverPanics() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					if r == http.ErrAbortHandler {
+						panic(r)
+					}
+					h.Logger.ErrorContext(c.Request().Context(), "panic in handler",
+						"panic", fmt.Sprint(r), "stack", string(debug.Stack()),
+						"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+					err = echo.NewHTTPError(http.StatusInternalServerError)
+				}
+			}()
+			return next(c)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+// Package jobs holds the River job kinds, their workers, and the River client
+// that runs them. Workers are idempotent: a job killed halfway is finished by
+// the next attempt.
+package jobs
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// Deps are what the workers need.
+type Deps struct {
+	Pool    *pgxpool.Pool
+	Logger  *slog.Logger
+	Metrics prometheus.Registerer
+}
+
+// Options shape the client.
+type Options struct {
+	// Work makes the client fetch and work jobs; without it the client only
+	// inserts (an API replica in multi-node mode).
+	Work bool
+	// MaxWorkers for the default queue.
+	MaxWorkers int
+	// SessionCleanupInterval is how often expired sessions are deleted.
+	SessionCleanupInterval time.Duration
+}
+
+// DefaultOptions are the production settings.
+func DefaultOptions(work bool) Options {
+	return Options{Work: work, MaxWorkers: 20, SessionCleanupInterval: 15 * time.Minute}
+}
+
+// Workers registers every worker.
+func Workers(d Deps) *river.Workers {
+	w := river.NewWorkers()
+	river.AddWorker(w, &SessionCleanupWorker{Pool: d.Pool, Logger: d.Logger})
+	return w
+}
+
+// NewClient builds the River client. Start it only when opts.Work is set.
+func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
+	cfg := &river.Config{
+		Logger:  d.Logger.With("component", "river"),
+		Workers: Workers(d),
+	}
+	if opts.Work {
+		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.MaxWorkers}}
+		cfg.PeriodicJobs = []*river.PeriodicJob{
+			river.NewPeriodicJob(
+				river.PeriodicInterval(opts.SessionCleanupInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return SessionCleanupArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "session_cleanup"},
+			),
+		}
+		cfg.Middleware = append(cfg.Middleware, newMetricsMiddleware(d.Metrics))
+	}
+	client, err := river.NewClient(riverpgxv5.New(d.Pool), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return client, nil
+}

@@ -1,0 +1,2 @@
+-- name: SessionDeleteExpired :execrows
+DELETE FROM sessions WHERE expiry < now();
