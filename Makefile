@@ -1,0 +1,71 @@
+# KubeBYON. 'make run' starts the platform; 'make test' runs every test.
+# Both work on a fresh Debian machine with Go, Node.js/npm and the
+# 'postgresql' package (plus 'chromium' for the browser tests); .ci/run
+# installs those first.
+
+GO        ?= go
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X main.version=$(VERSION)
+BIN       := bin/kubebyon
+SQLC      := $(GO) -C tools/sqlc tool sqlc -f ../../sqlc.yaml
+GENERATED := views/*_templ.go queries/*.go
+
+.PHONY: all assets build run generate check-generated check-format vet test test-go clean
+
+all: build
+
+# Front-end packages come from npm (package-lock.json); the built files go
+# to static/dist, which git ignores and the binary embeds.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+static/dist/.stamp: node_modules/.package-lock.json
+	mkdir -p static/dist
+	cp node_modules/htmx.org/dist/htmx.min.js static/dist/htmx.min.js
+	cp node_modules/@picocss/pico/css/pico.min.css static/dist/pico.min.css
+	@touch $@
+
+assets: static/dist/.stamp
+
+# The Dockerfile's build stage runs this same target.
+build: assets
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kubebyon
+	./$(BIN) version
+
+# Starts the platform on http://localhost:8080. Without DATABASE_URL it runs
+# its own PostgreSQL in ./data.
+run: build
+	./$(BIN) serve --migrate
+
+generate:
+	$(GO) tool templ generate
+	$(SQLC) generate
+
+# Regenerates and fails when that changed anything: generated code must be
+# committed in step with its sources.
+check-generated:
+	@before="$$(cat $(GENERATED) | sha256sum)"; \
+	$(MAKE) -s generate >/dev/null 2>&1; \
+	after="$$(cat $(GENERATED) | sha256sum)"; \
+	if [ "$$before" != "$$after" ]; then \
+		echo "generated code was stale (views/*_templ.go or queries/): it has been regenerated; review and commit it" >&2; \
+		git status --short -- views queries >&2; \
+		exit 1; \
+	fi
+	@$(SQLC) vet
+
+check-format:
+	@out="$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$'))"; \
+	if [ -n "$$out" ]; then echo "gofmt would change: $$out" >&2; exit 1; fi
+
+vet: assets
+	$(GO) vet ./...
+
+test-go: assets
+	$(GO) test -count=1 -timeout 20m ./...
+
+test: check-generated check-format vet build test-go
+
+clean:
+	rm -rf bin static/dist node_modules

@@ -1,0 +1,289 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/testenv"
+)
+
+// binary is the kubebyon command built once for these tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kubebyon-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "kubebyon")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build kubebyon: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := testenv.Run(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result of one finished command.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// kubebyon runs the binary to completion with env added to a clean
+// environment.
+func kubebyon(t *testing.T, env []string, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// server is a running 'kubebyon serve'.
+type server struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+func startServe(t *testing.T, env []string, args ...string) *server {
+	t.Helper()
+	s := &server{addr: freeAddr(t), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	s.cmd = exec.Command(binary, append([]string{"serve", "--listen", s.addr}, args...)...)
+	s.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	s.cmd.Stderr = s.stderr
+	require.NoError(t, s.cmd.Start())
+	go func() { s.done <- s.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	})
+	return s
+}
+
+// waitReady polls /readyz until it answers 200.
+func (s *server) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-s.done:
+			t.Fatalf("serve exited early (%v): %s", err, s.stderr)
+		default:
+		}
+		resp, err := http.Get("http://" + s.addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("serve never became ready: %s", s.stderr)
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (s *server) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-s.done:
+		require.NoError(t, err, "serve did not exit cleanly: %s", s.stderr)
+		s.done <- nil // for the cleanup
+	case <-time.After(60 * time.Second):
+		t.Fatalf("serve did not stop after SIGTERM: %s", s.stderr)
+	}
+}
+
+// TestServeWithEmbeddedPostgres is 'make run' on a fresh machine: no
+// DATABASE_URL, so serve starts its own PostgreSQL in the data dir. Data
+// survives a restart, and SIGTERM stops PostgreSQL too.
+func TestServeWithEmbeddedPostgres(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(t.TempDir(), "data")
+	env := []string{"KUBEBYON_DATA_DIR=" + dataDir}
+
+	s := startServe(t, env, "--migrate")
+	s.waitReady(t)
+	key, err := os.ReadFile(filepath.Join(dataDir, "secret.key"))
+	require.NoError(t, err)
+
+	// The admin command shares the running server's PostgreSQL.
+	r := kubebyon(t, env, "correct horse battery staple\n", "admin", "create", "--email", "ops@example.com", "--password-stdin")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "created admin ops@example.com")
+
+	s.stop(t)
+	pid := filepath.Join(dataDir, "postgres", "pgdata", "postmaster.pid")
+	require.NoFileExists(t, pid, "PostgreSQL still running after serve stopped")
+
+	// Restarted without --migrate: the schema is there, and so is the user.
+	s = startServe(t, env)
+	s.waitReady(t)
+	r = kubebyon(t, env, "", "admin", "promote", "--email", "OPS@example.com")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "is now an admin")
+	r = kubebyon(t, env, "x\n", "admin", "create", "--email", "ops@example.com")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "exists already")
+	s.stop(t)
+
+	again, err := os.ReadFile(filepath.Join(dataDir, "secret.key"))
+	require.NoError(t, err)
+	require.Equal(t, key, again, "the generated secret key must be kept")
+}
+
+// TestMigrate checks that migrate applies the schema once, that a second
+// run is a no-op, and that serve and worker refuse an unmigrated database.
+func TestMigrate(t *testing.T) {
+	t.Parallel()
+	env := []string{"DATABASE_URL=" + testenv.EmptyDBURL(t), "KUBEBYON_DATA_DIR=" + t.TempDir()}
+
+	for _, cmd := range [][]string{{"serve", "--listen", freeAddr(t)}, {"worker", "--metrics-listen", ""}} {
+		r := kubebyon(t, env, "", cmd...)
+		require.Equal(t, 1, r.code, cmd)
+		require.Contains(t, r.stderr, "schema version is 0, this build needs", cmd)
+		require.Contains(t, r.stderr, "run 'kubebyon migrate'", cmd)
+	}
+
+	r := kubebyon(t, env, "", "migrate")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "schema migrated from version 0 to")
+
+	r = kubebyon(t, env, "", "migrate")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "nothing to apply")
+}
+
+// TestWorkerAndAPISplit is multi-node mode: 'serve --workers=false' answers
+// HTTP while 'worker' runs the jobs, on one database.
+func TestWorkerAndAPISplit(t *testing.T) {
+	t.Parallel()
+	env := []string{"DATABASE_URL=" + testenv.DBURL(t), "KUBEBYON_DATA_DIR=" + t.TempDir(), "KUBEBYON_SECRET_KEY=" + strings.Repeat("A", 43) + "="}
+
+	api := startServe(t, env, "--workers=false")
+	api.waitReady(t)
+
+	metricsAddr := freeAddr(t)
+	w := exec.Command(binary, "worker", "--metrics-listen", metricsAddr)
+	w.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	var werr bytes.Buffer
+	w.Stderr = &werr
+	require.NoError(t, w.Start())
+	t.Cleanup(func() { _ = w.Process.Kill(); _ = w.Wait() })
+
+	// The worker's leader runs the periodic cleanup job at start; its
+	// metrics show it was worked there.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err == nil {
+			var b bytes.Buffer
+			_, _ = b.ReadFrom(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(b.String(), `kubebyon_river_jobs_worked_total{kind="session_cleanup",outcome="completed"} 1`) {
+				break
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "the worker did not run the cleanup job: %s", werr.String())
+		time.Sleep(200 * time.Millisecond)
+	}
+	require.NoError(t, w.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, w.Wait(), werr.String())
+	api.stop(t)
+}
+
+// TestBadConfiguration checks that bad settings stop the program at once,
+// with exit status 1 and one line that names the setting.
+func TestBadConfiguration(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { busy.Close() })
+	file := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"unparseable DATABASE_URL", []string{"DATABASE_URL=postgres://u@host:notaport/db"}, []string{"serve"}, "DATABASE_URL (--database-url) cannot be parsed"},
+		{"unwritable data dir", []string{"KUBEBYON_DATA_DIR=" + filepath.Join(file, "data")}, []string{"serve"}, "KUBEBYON_DATA_DIR (--data-dir)"},
+		{"port in use", nil, []string{"serve", "--listen", busy.Addr().String()}, "cannot listen on " + busy.Addr().String() + " (KUBEBYON_LISTEN or --listen): address already in use"},
+		{"bad listen address", []string{"KUBEBYON_LISTEN=8080"}, []string{"serve"}, "KUBEBYON_LISTEN (--listen) is \"8080\""},
+		{"bad base URL", []string{"KUBEBYON_BASE_URL=kubebyon.example.com"}, []string{"serve"}, "KUBEBYON_BASE_URL (--base-url)"},
+		{"bad log level", []string{"KUBEBYON_LOG_LEVEL=loud"}, []string{"migrate"}, "KUBEBYON_LOG_LEVEL (--log-level) is \"loud\": use debug, info, warn or error"},
+		{"bad log format", nil, []string{"worker", "--log-format", "xml"}, "KUBEBYON_LOG_FORMAT (--log-format) is \"xml\""},
+		{"bad secret key", []string{"KUBEBYON_SECRET_KEY=short"}, []string{"serve"}, "KUBEBYON_SECRET_KEY (--secret-key): want the base64 encoding of 32 random bytes"},
+		{"bad workers flag", []string{"KUBEBYON_WORKERS=maybe"}, []string{"serve"}, "KUBEBYON_WORKERS (--workers) is \"maybe\""},
+		{"bad admin email", nil, []string{"admin", "create", "--email", "not-an-email"}, "--email \"not-an-email\" is not an email address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := append([]string{"KUBEBYON_DATA_DIR=" + t.TempDir()}, tt.env...)
+			r := kubebyon(t, env, "", tt.args...)
+			require.Equal(t, 1, r.code, "stdout %q stderr %q", r.stdout, r.stderr)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			require.Len(t, lines, 1, "want one line, got: %s", r.stderr)
+			require.Contains(t, lines[0], tt.want)
+		})
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	t.Parallel()
+	r := kubebyon(t, nil, "", "version")
+	require.Equal(t, 0, r.code)
+	require.True(t, strings.HasPrefix(r.stdout, "kubebyon "), r.stdout)
+
+	r = kubebyon(t, nil, "", "frobnicate")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, `unknown command "frobnicate"`)
+	require.Contains(t, r.stderr, "Commands:")
+
+	r = kubebyon(t, nil, "", "admin")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "kubebyon admin create")
+}

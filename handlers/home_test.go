@@ -1,0 +1,120 @@
+package handlers_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/testenv"
+)
+
+// TestHomePageInBrowser loads the home page in Chromium: the layout renders
+// with its stylesheet, htmx loads and fetches the status panel.
+func TestHomePageInBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := testenv.Browser(t)
+
+	var brand, status, lang string
+	var htmxLoaded bool
+	var picoApplied bool
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(b.server.URL+"/"),
+		chromedp.Text(`[data-testid="brand"]`, &brand, chromedp.ByQuery),
+		chromedp.Evaluate(`typeof window.htmx === "object" && typeof htmx.ajax === "function"`, &htmxLoaded),
+		// Pico sets a system font stack on the body; the browser default is serif.
+		chromedp.Evaluate(`!getComputedStyle(document.body).fontFamily.startsWith("serif") && getComputedStyle(document.body).fontFamily.includes("system-ui")`, &picoApplied),
+		chromedp.Evaluate(`document.documentElement.lang`, &lang),
+		// Only htmx puts the panel there, from /status.
+		chromedp.Text(`[data-testid="status-panel"]`, &status, chromedp.ByQuery),
+	)
+	require.NoError(t, err)
+	require.Equal(t, "KubeBYON", brand)
+	require.True(t, htmxLoaded, "htmx did not load")
+	require.True(t, picoApplied, "the CSS framework's styles are not applied")
+	require.Equal(t, "en", lang)
+	require.Contains(t, status, "The platform is up")
+}
+
+// TestHomePageLanguage checks that Accept-Language picks the translation.
+func TestHomePageLanguage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		accept   string
+		wantLang string
+		wantText string
+	}{
+		{"", "en", "Kubernetes control planes for the machines you already have"},
+		{"zh-CN,zh;q=0.9,en;q=0.8", "zh-CN", "为您已有的机器提供 Kubernetes 控制平面"},
+		{"zh", "zh-CN", "创建集群"},
+		{"fr-FR,fr;q=0.9", "en", "Create a cluster"},
+		{"en-GB", "en", "Create a cluster"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.accept, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(http.MethodGet, b.server.URL+"/", nil)
+			require.NoError(t, err)
+			if tt.accept != "" {
+				req.Header.Set("Accept-Language", tt.accept)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			require.Contains(t, string(body), `<html lang="`+tt.wantLang+`">`)
+			require.Contains(t, string(body), tt.wantText)
+		})
+	}
+}
+
+// TestStaticAssets checks that the npm-built files are served from the
+// binary with caching headers.
+func TestStaticAssets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, path := range []string{"/static/dist/htmx.min.js", "/static/dist/pico.min.css", "/static/app.css"} {
+		resp, err := http.Get(b.server.URL + path)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		require.NotEmpty(t, body, path)
+		require.Equal(t, "public, max-age=3600", resp.Header.Get("Cache-Control"), path)
+	}
+}
+
+// TestErrors checks the styled 404, the JSON API error and the body limit.
+func TestErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	resp, err := http.Get(b.server.URL + "/no/such/page")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.Contains(t, string(body), `data-testid="error-page"`)
+	require.Contains(t, string(body), "Page not found")
+
+	resp, err = http.Get(b.server.URL + "/api/v1/nothing")
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	require.JSONEq(t, `{"error":{"code":"not_found","message":"Page not found"}}`, string(body))
+
+	resp, err = http.Post(b.server.URL+"/", "application/octet-stream", strings.NewReader(strings.Repeat("x", 2<<20)))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	require.NotEmpty(t, resp.Header.Get("X-Request-Id"))
+}

@@ -1,0 +1,118 @@
+package jobs_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alexedwards/scs/pgxstore"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+type testBundle struct {
+	pool   *pgxpool.Pool
+	store  *pgxstore.PostgresStore
+	logger *slog.Logger
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	pool := testenv.DB(t)
+	return &testBundle{
+		pool:   pool,
+		store:  pgxstore.NewWithCleanupInterval(pool, 0),
+		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+// seedSessions writes one expired and one live session through the real
+// session store.
+func (b *testBundle) seedSessions(t *testing.T) {
+	t.Helper()
+	require.NoError(t, b.store.Commit("expired", []byte("old"), time.Now().Add(-time.Minute)))
+	require.NoError(t, b.store.Commit("live", []byte("new"), time.Now().Add(time.Hour)))
+}
+
+func (b *testBundle) sessionTokens(t *testing.T) []string {
+	t.Helper()
+	rows, err := b.pool.Query(context.Background(), "SELECT token FROM sessions ORDER BY token")
+	require.NoError(t, err)
+	var tokens []string
+	for rows.Next() {
+		var tok string
+		require.NoError(t, rows.Scan(&tok))
+		tokens = append(tokens, tok)
+	}
+	require.NoError(t, rows.Err())
+	return tokens
+}
+
+func TestSessionCleanupWorker(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.seedSessions(t)
+	ctx := context.Background()
+
+	worker := &jobs.SessionCleanupWorker{Pool: b.pool, Logger: b.logger}
+	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, worker)
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck
+
+	res, err := w.Work(ctx, t, tx, jobs.SessionCleanupArgs{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+	require.Equal(t, []string{"live"}, b.sessionTokens(t))
+
+	// Idempotent: a second run has nothing to do and succeeds.
+	res, err = w.Work(ctx, t, tx, jobs.SessionCleanupArgs{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+	require.Equal(t, []string{"live"}, b.sessionTokens(t))
+}
+
+// TestClientRunsPeriodicCleanup runs the production client: River elects a
+// leader, the periodic job is inserted and worked, and the metrics count it.
+func TestClientRunsPeriodicCleanup(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.seedSessions(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	reg := prometheus.NewRegistry()
+	client, err := jobs.NewClient(jobs.Deps{Pool: b.pool, Logger: b.logger, Metrics: reg}, jobs.DefaultOptions(true))
+	require.NoError(t, err)
+	events, stopEvents := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
+	defer stopEvents()
+	require.NoError(t, client.Start(ctx))
+	defer func() { require.NoError(t, client.Stop(context.Background())) }()
+
+	select {
+	case ev := <-events:
+		require.Equal(t, river.EventKindJobCompleted, ev.Kind, "job failed: %+v", ev.Job.Errors)
+		require.Equal(t, (jobs.SessionCleanupArgs{}).Kind(), ev.Job.Kind)
+	case <-ctx.Done():
+		t.Fatal("the periodic session cleanup job did not run")
+	}
+	require.Equal(t, []string{"live"}, b.sessionTokens(t))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP kubebyon_river_jobs_worked_total River jobs worked by this process, by kind and outcome (completed, snoozed, cancelled, error).
+# TYPE kubebyon_river_jobs_worked_total counter
+kubebyon_river_jobs_worked_total{kind="session_cleanup",outcome="completed"} 1
+`), "kubebyon_river_jobs_worked_total"))
+}

@@ -1,0 +1,63 @@
+package locale_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/locale"
+)
+
+// TestCatalogsHaveTheSameMessages keeps every string in both languages.
+func TestCatalogsHaveTheSameMessages(t *testing.T) {
+	t.Parallel()
+	keys := func(file string) []string {
+		b, err := os.ReadFile(filepath.Join("messages", file))
+		require.NoError(t, err)
+		var m map[string]string
+		require.NoError(t, json.Unmarshal(b, &m))
+		out := make([]string, 0, len(m))
+		for k, v := range m {
+			require.NotEmpty(t, v, "%s: %s is empty", file, k)
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	require.Equal(t, keys("active.en.json"), keys("active.zh-CN.json"))
+}
+
+func TestFor(t *testing.T) {
+	t.Parallel()
+	c, err := locale.New()
+	require.NoError(t, err)
+	tests := []struct {
+		prefs []string
+		want  string
+		home  string
+	}{
+		{nil, "en", "Home"},
+		{[]string{""}, "en", "Home"},
+		{[]string{"zh-CN"}, "zh-CN", "首页"},
+		{[]string{"zh-Hans-CN,zh;q=0.9"}, "zh-CN", "首页"},
+		{[]string{"de-DE,de;q=0.9"}, "en", "Home"},
+		{[]string{"garbage;;q=x"}, "en", "Home"},
+		{[]string{"en", "zh-CN"}, "en", "Home"},
+	}
+	for _, tt := range tests {
+		l := c.For(tt.prefs...)
+		require.Equal(t, tt.want, l.Tag(), "%v", tt.prefs)
+		require.Equal(t, tt.home, l.T("NavHome"), "%v", tt.prefs)
+	}
+
+	// Views read the localizer from the request context.
+	ctx := locale.With(context.Background(), c.For("zh-CN"))
+	require.Equal(t, "首页", locale.T(ctx, "NavHome"))
+	require.Equal(t, "zh-CN", locale.Lang(ctx))
+	require.Equal(t, "NoSuchMessage", locale.T(ctx, "NoSuchMessage"))
+}

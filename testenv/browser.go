@@ -1,0 +1,61 @@
+package testenv
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath finds Debian's chromium (or $CHROMIUM).
+func chromiumPath() (string, error) {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p, nil
+	}
+	var err error
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		var p string
+		if p, err = exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", err
+}
+
+// Browser starts a headless Chromium for t and returns a chromedp context
+// for one tab; everything is closed when t ends. A missing Chromium fails
+// the test: install the Debian package 'chromium'.
+func Browser(t testing.TB) context.Context {
+	t.Helper()
+	path, err := chromiumPath()
+	if err != nil {
+		t.Fatalf("testenv: no Chromium found (install the Debian package 'chromium' or set CHROMIUM): %v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	// Start the browser now, so that a broken install fails here, clearly.
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("testenv: start Chromium %s: %v", path, err)
+	}
+	return ctx
+}
