@@ -12,12 +12,15 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	netmail "net/mail"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kubebyon/kubebyon/mail"
 )
 
 // Common holds the settings every subcommand that touches the database uses.
@@ -27,14 +30,26 @@ type Common struct {
 	SecretKey   string
 	LogLevel    string
 	LogFormat   string
+	BaseURL     string
+	SMTPURL     string
+	MailFrom    string
 }
 
 // Serve holds the HTTP server's settings.
 type Serve struct {
 	Listen  string
-	BaseURL string
 	Workers bool
 	Migrate bool
+
+	// TrustedProxies are CIDRs of load balancers whose X-Forwarded-For
+	// header names the client.
+	TrustedProxies []*net.IPNet
+	trustedRaw     string
+
+	GitHubClientID     string
+	GitHubClientSecret string
+	GoogleClientID     string
+	GoogleClientSecret string
 
 	envErrs []error // bad boolean values in the environment
 }
@@ -64,6 +79,13 @@ var (
 	settingWorkers       = setting{"KUBEBYON_WORKERS", "workers"}
 	settingMigrate       = setting{"KUBEBYON_MIGRATE", "migrate"}
 	settingMetricsListen = setting{"KUBEBYON_WORKER_METRICS_LISTEN", "metrics-listen"}
+	settingSMTPURL       = setting{"KUBEBYON_SMTP_URL", "smtp-url"}
+	settingTrusted       = setting{"KUBEBYON_TRUSTED_PROXIES", "trusted-proxies"}
+	settingMailFrom      = setting{"KUBEBYON_MAIL_FROM", "mail-from"}
+	settingGitHubID      = setting{"KUBEBYON_GITHUB_CLIENT_ID", "github-client-id"}
+	settingGitHubSecret  = setting{"KUBEBYON_GITHUB_CLIENT_SECRET", "github-client-secret"}
+	settingGoogleID      = setting{"KUBEBYON_GOOGLE_CLIENT_ID", "google-client-id"}
+	settingGoogleSecret  = setting{"KUBEBYON_GOOGLE_CLIENT_SECRET", "google-client-secret"}
 )
 
 // Defaults, also shown in the README's configuration table.
@@ -108,6 +130,9 @@ func RegisterCommon(fs *flag.FlagSet, getenv Getenv) *Common {
 	fs.StringVar(&c.SecretKey, settingSecretKey.flag, getenv(settingSecretKey.env), "base64 of 32 random bytes that encrypts secrets at rest; generated into the data dir when empty (env KUBEBYON_SECRET_KEY)")
 	fs.StringVar(&c.LogLevel, settingLogLevel.flag, envOr(getenv, settingLogLevel, DefaultLogLevel), "debug, info, warn or error (env KUBEBYON_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, settingLogFormat.flag, envOr(getenv, settingLogFormat, DefaultLogFormat), "text or json (env KUBEBYON_LOG_FORMAT)")
+	fs.StringVar(&c.BaseURL, settingBaseURL.flag, envOr(getenv, settingBaseURL, DefaultBaseURL), "public URL of the platform, used in links and cookies (env KUBEBYON_BASE_URL)")
+	fs.StringVar(&c.SMTPURL, settingSMTPURL.flag, getenv(settingSMTPURL.env), "mail server: smtp://user:password@host:port (STARTTLS when offered; ?tls=none or ?tls=starttls to force) or smtps://...; empty logs mail instead (env KUBEBYON_SMTP_URL)")
+	fs.StringVar(&c.MailFrom, settingMailFrom.flag, getenv(settingMailFrom.env), "sender address of the platform's mail; default noreply@ the base URL's host (env KUBEBYON_MAIL_FROM)")
 	return c
 }
 
@@ -115,7 +140,11 @@ func RegisterCommon(fs *flag.FlagSet, getenv Getenv) *Common {
 func RegisterServe(fs *flag.FlagSet, getenv Getenv) *Serve {
 	s := &Serve{}
 	fs.StringVar(&s.Listen, settingListen.flag, envOr(getenv, settingListen, DefaultListen), "address the HTTP server listens on (env KUBEBYON_LISTEN)")
-	fs.StringVar(&s.BaseURL, settingBaseURL.flag, envOr(getenv, settingBaseURL, DefaultBaseURL), "public URL of the platform, used in links and cookies (env KUBEBYON_BASE_URL)")
+	fs.StringVar(&s.trustedRaw, settingTrusted.flag, getenv(settingTrusted.env), "comma-separated CIDRs of proxies whose X-Forwarded-For is trusted (env KUBEBYON_TRUSTED_PROXIES)")
+	fs.StringVar(&s.GitHubClientID, settingGitHubID.flag, getenv(settingGitHubID.env), "GitHub OAuth app client ID; sign-in with GitHub is on when set (env KUBEBYON_GITHUB_CLIENT_ID)")
+	fs.StringVar(&s.GitHubClientSecret, settingGitHubSecret.flag, getenv(settingGitHubSecret.env), "GitHub OAuth app client secret (env KUBEBYON_GITHUB_CLIENT_SECRET)")
+	fs.StringVar(&s.GoogleClientID, settingGoogleID.flag, getenv(settingGoogleID.env), "Google OAuth client ID; sign-in with Google is on when set (env KUBEBYON_GOOGLE_CLIENT_ID)")
+	fs.StringVar(&s.GoogleClientSecret, settingGoogleSecret.flag, getenv(settingGoogleSecret.env), "Google OAuth client secret (env KUBEBYON_GOOGLE_CLIENT_SECRET)")
 	boolVar(fs, &s.Workers, getenv, settingWorkers, true, "run the background workers in this process", &s.envErrs)
 	boolVar(fs, &s.Migrate, getenv, settingMigrate, false, "apply database migrations before serving", &s.envErrs)
 	return s
@@ -145,6 +174,22 @@ func (c *Common) Validate() error {
 		if _, err := DecodeSecretKey(c.SecretKey); err != nil {
 			return fmt.Errorf("%s: %w", settingSecretKey, err)
 		}
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return fmt.Errorf("%s is %q: use the public http(s) URL without a path, such as https://kubebyon.example.com", settingBaseURL, c.BaseURL)
+	}
+	c.BaseURL = strings.TrimSuffix(c.BaseURL, "/")
+	if c.SMTPURL != "" {
+		if _, err := mail.ParseSMTPURL(c.SMTPURL); err != nil {
+			return fmt.Errorf("%s: %w", settingSMTPURL, err)
+		}
+	}
+	if c.MailFrom == "" {
+		c.MailFrom = "KubeBYON <noreply@" + u.Hostname() + ">"
+	}
+	if _, err := netmail.ParseAddress(c.MailFrom); err != nil {
+		return fmt.Errorf("%s is %q: use an address such as KubeBYON <noreply@example.com>", settingMailFrom, c.MailFrom)
 	}
 	if c.DataDir == "" {
 		return fmt.Errorf("%s is empty: name a writable directory", settingDataDir)
@@ -187,11 +232,31 @@ func (s *Serve) Validate() error {
 	if _, _, err := net.SplitHostPort(s.Listen); err != nil {
 		return fmt.Errorf("%s is %q: use host:port or :port, such as :8080", settingListen, s.Listen)
 	}
-	u, err := url.Parse(s.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
-		return fmt.Errorf("%s is %q: use the public http(s) URL without a path, such as https://kubebyon.example.com", settingBaseURL, s.BaseURL)
+	s.TrustedProxies = nil
+	for _, part := range strings.Split(s.trustedRaw, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if !strings.Contains(part, "/") {
+			if strings.Contains(part, ":") {
+				part += "/128"
+			} else {
+				part += "/32"
+			}
+		}
+		_, n, err := net.ParseCIDR(part)
+		if err != nil {
+			return fmt.Errorf("%s has %q: use CIDRs such as 10.0.0.0/8, comma-separated", settingTrusted, part)
+		}
+		s.TrustedProxies = append(s.TrustedProxies, n)
 	}
-	s.BaseURL = strings.TrimSuffix(s.BaseURL, "/")
+	if (s.GitHubClientID == "") != (s.GitHubClientSecret == "") {
+		return fmt.Errorf("set both %s and %s, or neither", settingGitHubID, settingGitHubSecret)
+	}
+	if (s.GoogleClientID == "") != (s.GoogleClientSecret == "") {
+		return fmt.Errorf("set both %s and %s, or neither", settingGoogleID, settingGoogleSecret)
+	}
 	return nil
 }
 

@@ -29,7 +29,7 @@ func TestServeSettings(t *testing.T) {
 	}{
 		{name: "defaults", check: func(t *testing.T, c *config.Common, s *config.Serve) {
 			require.Equal(t, ":8080", s.Listen)
-			require.Equal(t, "http://localhost:8080", s.BaseURL)
+			require.Equal(t, "http://localhost:8080", c.BaseURL)
 			require.True(t, s.Workers)
 			require.False(t, s.Migrate)
 			require.Equal(t, "info", c.LogLevel)
@@ -38,7 +38,7 @@ func TestServeSettings(t *testing.T) {
 			check: func(t *testing.T, c *config.Common, s *config.Serve) {
 				require.Equal(t, "127.0.0.1:9000", s.Listen)
 				require.False(t, s.Workers)
-				require.Equal(t, "https://kb.example.com", s.BaseURL)
+				require.Equal(t, "https://kb.example.com", c.BaseURL)
 			}},
 		{name: "flag beats env", env: map[string]string{"KUBEBYON_LISTEN": ":1"}, args: []string{"--listen", ":2", "--workers=false", "--migrate"},
 			check: func(t *testing.T, c *config.Common, s *config.Serve) {
@@ -48,6 +48,16 @@ func TestServeSettings(t *testing.T) {
 			}},
 		{name: "base URL with path", args: []string{"--base-url", "https://kb.example.com/app"}, wantErr: "KUBEBYON_BASE_URL (--base-url)"},
 		{name: "base URL scheme", args: []string{"--base-url", "ftp://kb.example.com"}, wantErr: "KUBEBYON_BASE_URL (--base-url)"},
+		{name: "trusted proxies", args: []string{"--trusted-proxies", "10.0.0.0/8, 192.168.1.1"}, check: func(t *testing.T, c *config.Common, s *config.Serve) {
+			require.Len(t, s.TrustedProxies, 2)
+			require.Equal(t, "192.168.1.1/32", s.TrustedProxies[1].String())
+		}},
+		{name: "bad trusted proxies", args: []string{"--trusted-proxies", "10.0.0.0/99"}, wantErr: "KUBEBYON_TRUSTED_PROXIES (--trusted-proxies)"},
+		{name: "smtp URL", env: map[string]string{"KUBEBYON_SMTP_URL": "http://mail.example.com"}, wantErr: "KUBEBYON_SMTP_URL (--smtp-url): scheme \"http\""},
+		{name: "half a GitHub app", env: map[string]string{"KUBEBYON_GITHUB_CLIENT_ID": "x"}, wantErr: "set both KUBEBYON_GITHUB_CLIENT_ID"},
+		{name: "mail from default", args: []string{"--base-url", "https://kb.example.com"}, check: func(t *testing.T, c *config.Common, s *config.Serve) {
+			require.Equal(t, "KubeBYON <noreply@kb.example.com>", c.MailFrom)
+		}},
 		{name: "listen", args: []string{"--listen", "localhost"}, wantErr: "KUBEBYON_LISTEN (--listen)"},
 		{name: "bool env", env: map[string]string{"KUBEBYON_MIGRATE": "sometimes"}, wantErr: "KUBEBYON_MIGRATE (--migrate) is \"sometimes\""},
 		{name: "database URL", env: map[string]string{"DATABASE_URL": "postgres://host:99999999/db"}, wantErr: "DATABASE_URL (--database-url) cannot be parsed"},
@@ -84,7 +94,7 @@ func TestServeSettings(t *testing.T) {
 func TestSecretKey(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	c := &config.Common{DataDir: dir, LogLevel: "info", LogFormat: "text"}
+	c := &config.Common{DataDir: dir, LogLevel: "info", LogFormat: "text", BaseURL: "http://localhost:8080"}
 	require.NoError(t, c.Validate())
 
 	key, err := c.Key()

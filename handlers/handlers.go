@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
+	"github.com/kubebyon/kubebyon/accounts"
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/static"
 	"github.com/kubebyon/kubebyon/views"
@@ -40,6 +42,11 @@ type Deps struct {
 	Gatherer prometheus.Gatherer
 	// RequestTimeout bounds a request's context (default 30s).
 	RequestTimeout time.Duration
+	// Accounts runs sign-up, sign-in and the other account actions.
+	Accounts *accounts.Service
+	// TrustedProxies are the networks whose X-Forwarded-For is believed
+	// when finding a client's address (rate limits, audit).
+	TrustedProxies []*net.IPNet
 }
 
 // Handlers carries the dependencies of every route.
@@ -61,6 +68,7 @@ func New(d Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = h.handleError
+	e.IPExtractor = ipExtractor(d.TrustedProxies)
 
 	e.Pre(middleware.RequestID())
 	e.Use(h.logRequests())
@@ -68,10 +76,13 @@ func New(d Deps) *echo.Echo {
 	// everything inside them, panics included, is counted.
 	e.Use(newHTTPMetrics(d.Metrics).middleware)
 	e.Use(h.recoverPanics())
+	e.Use(securityHeaders(strings.HasPrefix(d.BaseURL, "https://")))
 	e.Use(middleware.BodyLimit(bodyLimit))
 	e.Use(middleware.ContextTimeout(d.RequestTimeout))
 	e.Use(h.localize)
 	e.Use(echo.WrapMiddleware(h.sessions.LoadAndSave))
+	e.Use(csrf(strings.HasPrefix(d.BaseURL, "https://")))
+	e.Use(h.loadUser)
 
 	h.routes(e)
 	return e
@@ -83,6 +94,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 
 	e.GET("/", h.showHomePage)
 	e.GET("/status", h.showStatus)
+	h.authRoutes(e)
 }
 
 // NewProbes serves only /healthz, /readyz and /metrics, for a worker process.
@@ -122,14 +134,21 @@ func cacheStatic(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// localize picks the request's language from Accept-Language.
+// localize picks the request's language from Accept-Language; a signed-in
+// user's own choice replaces it later (setLanguage).
 func (h *Handlers) localize(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l := h.Catalog.For(c.Request().Header.Get("Accept-Language"))
-		c.SetRequest(c.Request().WithContext(locale.With(c.Request().Context(), l)))
+		h.setLanguage(c, "")
 		c.Response().Header().Add("Vary", "Accept-Language")
 		return next(c)
 	}
+}
+
+// setLanguage picks the language: preferred first when set, else the
+// browser's Accept-Language.
+func (h *Handlers) setLanguage(c echo.Context, preferred string) {
+	l := h.Catalog.For(preferred, c.Request().Header.Get("Accept-Language"))
+	c.SetRequest(c.Request().WithContext(locale.With(c.Request().Context(), l)))
 }
 
 // render writes a component with the given status.

@@ -8,7 +8,11 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
+// showHomePage is the landing page, or the dashboard for a signed-in user.
 func (h *Handlers) showHomePage(c echo.Context) error {
+	if u, ok := currentUser(c); ok {
+		return render(c, http.StatusOK, views.Dashboard(u.Name))
+	}
 	return render(c, http.StatusOK, views.Home())
 }
 

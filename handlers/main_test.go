@@ -1,18 +1,29 @@
 package handlers_test
 
 import (
+	"bytes"
+	"context"
+	"crypto/rand"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/accounts"
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/mail"
+	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/testenv"
 )
 
@@ -21,23 +32,119 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 type testBundle struct {
 	pool   *pgxpool.Pool
 	server *httptest.Server
+	mail   *testenv.Mailpit
+	box    *secrets.Box
 }
 
-// setup serves the real handlers on a database of the test's own.
+// setup serves the real handlers on a database of the test's own, with
+// River working jobs and mail going to mailpit.
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	pool := testenv.DB(t)
+	mp := testenv.Mail(t)
 	catalog, err := locale.New()
+	require.NoError(t, err)
+	box, err := secrets.New(bytes.Repeat([]byte{7}, 32))
+	require.NoError(t, err)
+	smtpURL, err := mail.ParseSMTPURL(mp.SMTPURL)
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rc, err := jobs.NewClient(jobs.Deps{Pool: pool, Logger: logger, Metrics: reg}, jobs.DefaultOptions(false))
+
+	srv := httptest.NewUnstartedServer(nil)
+	baseURL := "http://" + srv.Listener.Addr().String()
+	rc, err := jobs.NewClient(jobs.Deps{
+		Pool: pool, Logger: logger, Metrics: reg, Box: box, Catalog: catalog, BaseURL: baseURL,
+		Mailer: mail.NewSMTP(smtpURL, "KubeBYON <noreply@kubebyon.test>"),
+	}, jobs.DefaultOptions(true))
 	require.NoError(t, err)
-	e := handlers.New(handlers.Deps{
-		Pool: pool, River: rc, Logger: logger, Catalog: catalog,
-		BaseURL: "http://localhost", Metrics: reg, Gatherer: reg,
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, rc.Start(ctx))
+	t.Cleanup(func() {
+		cancel()
+		_ = rc.Stop(context.Background())
 	})
-	srv := httptest.NewServer(e)
+
+	srv.Config.Handler = handlers.New(handlers.Deps{
+		Pool: pool, River: rc, Logger: logger, Catalog: catalog,
+		BaseURL: baseURL, Metrics: reg, Gatherer: reg,
+		Accounts: &accounts.Service{Pool: pool, River: rc, Box: box},
+	})
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return &testBundle{pool: pool, server: srv}
+	return &testBundle{pool: pool, server: srv, mail: mp, box: box}
+}
+
+// client is a cookie-keeping HTTP client that does not follow redirects,
+// playing a browser without JavaScript.
+type client struct {
+	t    *testing.T
+	http *http.Client
+	base string
+}
+
+func (b *testBundle) client(t *testing.T) *client {
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	return &client{t: t, base: b.server.URL, http: &http.Client{
+		Jar:           jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+// get fetches a page and returns its status and body.
+func (c *client) get(path string) (int, string) {
+	c.t.Helper()
+	resp, err := c.http.Get(c.base + path)
+	require.NoError(c.t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(c.t, err)
+	return resp.StatusCode, string(body)
+}
+
+// csrf loads a page to get a CSRF token, as a browser would.
+func (c *client) csrf(path string) string {
+	c.t.Helper()
+	_, body := c.get(path)
+	m := csrfField.FindStringSubmatch(body)
+	require.NotNil(c.t, m, "no CSRF token on %s", path)
+	return m[1]
+}
+
+// post submits a form with the CSRF token of the page it is on.
+func (c *client) post(page, path string, form url.Values) *http.Response {
+	c.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	form.Set("_csrf", c.csrf(page))
+	resp, err := c.http.PostForm(c.base+path, form)
+	require.NoError(c.t, err)
+	c.t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func readBody(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+var codeInMail = regexp.MustCompile(`\b(\d{6})\b`)
+
+// codeFrom returns the 6-digit code in a message.
+func codeFrom(t *testing.T, m testenv.Message) string {
+	t.Helper()
+	c := codeInMail.FindStringSubmatch(m.Text)
+	require.NotNil(t, c, "no code in %q", m.Text)
+	return c[1]
+}
+
+// uniqueEmail makes a recipient no other test uses (mailpit is shared).
+func uniqueEmail(name string) string {
+	return name + "-" + strings.ToLower(rand.Text()[:12]) + "@example.com"
 }

@@ -13,6 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/mail"
+	"github.com/kubebyon/kubebyon/secrets"
 )
 
 // Deps are what the workers need.
@@ -20,6 +24,10 @@ type Deps struct {
 	Pool    *pgxpool.Pool
 	Logger  *slog.Logger
 	Metrics prometheus.Registerer
+	Mailer  mail.Sender
+	Box     *secrets.Box
+	Catalog *locale.Catalog
+	BaseURL string
 }
 
 // Options shape the client.
@@ -29,19 +37,20 @@ type Options struct {
 	Work bool
 	// MaxWorkers for the default queue.
 	MaxWorkers int
-	// SessionCleanupInterval is how often expired sessions are deleted.
-	SessionCleanupInterval time.Duration
+	// CleanupInterval is how often expired rows are deleted.
+	CleanupInterval time.Duration
 }
 
 // DefaultOptions are the production settings.
 func DefaultOptions(work bool) Options {
-	return Options{Work: work, MaxWorkers: 20, SessionCleanupInterval: 15 * time.Minute}
+	return Options{Work: work, MaxWorkers: 20, CleanupInterval: 15 * time.Minute}
 }
 
 // Workers registers every worker.
 func Workers(d Deps) *river.Workers {
 	w := river.NewWorkers()
-	river.AddWorker(w, &SessionCleanupWorker{Pool: d.Pool, Logger: d.Logger})
+	river.AddWorker(w, &CleanupWorker{Pool: d.Pool, Logger: d.Logger})
+	river.AddWorker(w, &EmailWorker{Sender: d.Mailer, Box: d.Box, Catalog: d.Catalog, BaseURL: d.BaseURL})
 	return w
 }
 
@@ -52,12 +61,15 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 		Workers: Workers(d),
 	}
 	if opts.Work {
-		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.MaxWorkers}}
+		cfg.Queues = map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: opts.MaxWorkers},
+			QueueEmail:         {MaxWorkers: 5},
+		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(
-				river.PeriodicInterval(opts.SessionCleanupInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return SessionCleanupArgs{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true, ID: "session_cleanup"},
+				river.PeriodicInterval(opts.CleanupInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "cleanup"},
 			),
 		}
 		cfg.Middleware = append(cfg.Middleware, newMetricsMiddleware(d.Metrics))

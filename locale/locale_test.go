@@ -16,20 +16,31 @@ import (
 // TestCatalogsHaveTheSameMessages keeps every string in both languages.
 func TestCatalogsHaveTheSameMessages(t *testing.T) {
 	t.Parallel()
-	keys := func(file string) []string {
-		b, err := os.ReadFile(filepath.Join("messages", file))
+	// Messages are split by area: <area>.<language>.json.
+	keys := func(lang string) []string {
+		files, err := filepath.Glob(filepath.Join("messages", "*."+lang+".json"))
 		require.NoError(t, err)
-		var m map[string]string
-		require.NoError(t, json.Unmarshal(b, &m))
-		out := make([]string, 0, len(m))
-		for k, v := range m {
-			require.NotEmpty(t, v, "%s: %s is empty", file, k)
-			out = append(out, k)
+		require.NotEmpty(t, files)
+		var out []string
+		seen := map[string]string{}
+		for _, file := range files {
+			b, err := os.ReadFile(file)
+			require.NoError(t, err)
+			var m map[string]string
+			require.NoError(t, json.Unmarshal(b, &m), file)
+			for k, v := range m {
+				require.NotEmpty(t, v, "%s: %s is empty", file, k)
+				if other, dup := seen[k]; dup {
+					t.Errorf("%s is in both %s and %s", k, other, file)
+				}
+				seen[k] = file
+				out = append(out, k)
+			}
 		}
 		sort.Strings(out)
 		return out
 	}
-	require.Equal(t, keys("active.en.json"), keys("active.zh-CN.json"))
+	require.Equal(t, keys("en"), keys("zh-CN"))
 }
 
 func TestFor(t *testing.T) {

@@ -8,6 +8,54 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type AuditEvent struct {
+	ID         int64
+	ActorID    pgtype.Int8
+	ActorEmail string
+	Action     string
+	TargetType string
+	TargetID   string
+	Ip         string
+	UserAgent  string
+	Details    []byte
+	CreatedAt  pgtype.Timestamptz
+}
+
+type EmailCode struct {
+	ID         int64
+	UserID     int64
+	Purpose    string
+	CodeHash   string
+	NewEmail   string
+	Attempts   int32
+	ExpiresAt  pgtype.Timestamptz
+	ConsumedAt pgtype.Timestamptz
+	CreatedAt  pgtype.Timestamptz
+}
+
+type Notification struct {
+	ID        int64
+	UserID    int64
+	Kind      string
+	Title     string
+	Body      string
+	CreatedAt pgtype.Timestamptz
+	ReadAt    pgtype.Timestamptz
+}
+
+type NotificationPreference struct {
+	UserID  int64
+	Kind    string
+	Channel string
+	Enabled bool
+}
+
+type RateLimit struct {
+	Key         string
+	WindowStart pgtype.Timestamptz
+	Count       int32
+}
+
 type Session struct {
 	Token  string
 	Data   []byte
@@ -31,4 +79,16 @@ type User struct {
 	DisabledAt      pgtype.Timestamptz
 	CreatedAt       pgtype.Timestamptz
 	UpdatedAt       pgtype.Timestamptz
+	Language        string
+	LastSignInAt    pgtype.Timestamptz
+}
+
+type UserSession struct {
+	ID         string
+	UserID     int64
+	Ip         string
+	UserAgent  string
+	CreatedAt  pgtype.Timestamptz
+	LastSeenAt pgtype.Timestamptz
+	EndedAt    pgtype.Timestamptz
 }

@@ -10,3 +10,27 @@ SELECT * FROM users WHERE lower(email) = lower(@email);
 UPDATE users SET role = @role, updated_at = now()
 WHERE lower(email) = lower(@email)
 RETURNING *;
+
+-- name: UserGetByID :one
+SELECT * FROM users WHERE id = @id;
+
+-- name: UserCreateUnverified :one
+INSERT INTO users (email, name, password_hash, language)
+VALUES (@email, @name, @password_hash, @language)
+RETURNING *;
+
+-- name: UserUpdateUnverified :one
+-- Sign-up again with the same email before verifying: take the new details.
+UPDATE users SET name = @name, password_hash = @password_hash, language = @language, updated_at = now()
+WHERE id = @id AND email_verified_at IS NULL
+RETURNING *;
+
+-- name: UserMarkVerified :exec
+UPDATE users SET email_verified_at = now(), updated_at = now()
+WHERE id = @id AND email_verified_at IS NULL;
+
+-- name: UserRecordSignIn :exec
+UPDATE users SET last_sign_in_at = now() WHERE id = @id;
+
+-- name: UserSetPassword :exec
+UPDATE users SET password_hash = @password_hash, updated_at = now() WHERE id = @id;

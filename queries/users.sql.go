@@ -14,7 +14,7 @@ import (
 const userCreate = `-- name: UserCreate :one
 INSERT INTO users (email, name, password_hash, role, email_verified_at)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
 `
 
 type UserCreateParams struct {
@@ -44,12 +44,51 @@ func (q *Queries) UserCreate(ctx context.Context, arg UserCreateParams) (User, e
 		&i.DisabledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Language,
+		&i.LastSignInAt,
+	)
+	return i, err
+}
+
+const userCreateUnverified = `-- name: UserCreateUnverified :one
+INSERT INTO users (email, name, password_hash, language)
+VALUES ($1, $2, $3, $4)
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+`
+
+type UserCreateUnverifiedParams struct {
+	Email        string
+	Name         string
+	PasswordHash pgtype.Text
+	Language     string
+}
+
+func (q *Queries) UserCreateUnverified(ctx context.Context, arg UserCreateUnverifiedParams) (User, error) {
+	row := q.db.QueryRow(ctx, userCreateUnverified,
+		arg.Email,
+		arg.Name,
+		arg.PasswordHash,
+		arg.Language,
+	)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.Role,
+		&i.EmailVerifiedAt,
+		&i.DisabledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Language,
+		&i.LastSignInAt,
 	)
 	return i, err
 }
 
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at FROM users WHERE lower(email) = lower($1)
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users WHERE lower(email) = lower($1)
 `
 
 func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error) {
@@ -65,14 +104,72 @@ func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error
 		&i.DisabledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Language,
+		&i.LastSignInAt,
 	)
 	return i, err
+}
+
+const userGetByID = `-- name: UserGetByID :one
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users WHERE id = $1
+`
+
+func (q *Queries) UserGetByID(ctx context.Context, id int64) (User, error) {
+	row := q.db.QueryRow(ctx, userGetByID, id)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.Role,
+		&i.EmailVerifiedAt,
+		&i.DisabledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Language,
+		&i.LastSignInAt,
+	)
+	return i, err
+}
+
+const userMarkVerified = `-- name: UserMarkVerified :exec
+UPDATE users SET email_verified_at = now(), updated_at = now()
+WHERE id = $1 AND email_verified_at IS NULL
+`
+
+func (q *Queries) UserMarkVerified(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, userMarkVerified, id)
+	return err
+}
+
+const userRecordSignIn = `-- name: UserRecordSignIn :exec
+UPDATE users SET last_sign_in_at = now() WHERE id = $1
+`
+
+func (q *Queries) UserRecordSignIn(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, userRecordSignIn, id)
+	return err
+}
+
+const userSetPassword = `-- name: UserSetPassword :exec
+UPDATE users SET password_hash = $1, updated_at = now() WHERE id = $2
+`
+
+type UserSetPasswordParams struct {
+	PasswordHash pgtype.Text
+	ID           int64
+}
+
+func (q *Queries) UserSetPassword(ctx context.Context, arg UserSetPasswordParams) error {
+	_, err := q.db.Exec(ctx, userSetPassword, arg.PasswordHash, arg.ID)
+	return err
 }
 
 const userSetRoleByEmail = `-- name: UserSetRoleByEmail :one
 UPDATE users SET role = $1, updated_at = now()
 WHERE lower(email) = lower($2)
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
 `
 
 type UserSetRoleByEmailParams struct {
@@ -93,6 +190,46 @@ func (q *Queries) UserSetRoleByEmail(ctx context.Context, arg UserSetRoleByEmail
 		&i.DisabledAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Language,
+		&i.LastSignInAt,
+	)
+	return i, err
+}
+
+const userUpdateUnverified = `-- name: UserUpdateUnverified :one
+UPDATE users SET name = $1, password_hash = $2, language = $3, updated_at = now()
+WHERE id = $4 AND email_verified_at IS NULL
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+`
+
+type UserUpdateUnverifiedParams struct {
+	Name         string
+	PasswordHash pgtype.Text
+	Language     string
+	ID           int64
+}
+
+// Sign-up again with the same email before verifying: take the new details.
+func (q *Queries) UserUpdateUnverified(ctx context.Context, arg UserUpdateUnverifiedParams) (User, error) {
+	row := q.db.QueryRow(ctx, userUpdateUnverified,
+		arg.Name,
+		arg.PasswordHash,
+		arg.Language,
+		arg.ID,
+	)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.Role,
+		&i.EmailVerifiedAt,
+		&i.DisabledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Language,
+		&i.LastSignInAt,
 	)
 	return i, err
 }

@@ -48,6 +48,7 @@ func Main(m *testing.M) { os.Exit(Run(m)) }
 // the exit code, for a TestMain with its own clean-up.
 func Run(m *testing.M) int {
 	code := m.Run()
+	stopMailpit()
 	if shared.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_ = shared.server.Stop(ctx)

@@ -24,12 +24,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/riverqueue/river"
 
+	"github.com/kubebyon/kubebyon/accounts"
 	"github.com/kubebyon/kubebyon/config"
 	"github.com/kubebyon/kubebyon/database"
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/mail"
 	"github.com/kubebyon/kubebyon/migrations"
+	"github.com/kubebyon/kubebyon/secrets"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -128,12 +131,33 @@ type runtimeDeps struct {
 	logger   *slog.Logger
 	registry *prometheus.Registry
 	river    *river.Client[pgx.Tx]
+	box      *secrets.Box
+	catalog  *locale.Catalog
+}
+
+// mailer is the configured mail transport.
+func mailer(common *config.Common, logger *slog.Logger) mail.Sender {
+	if common.SMTPURL == "" {
+		logger.Warn("KUBEBYON_SMTP_URL is not set: mail (sign-up codes, password resets) is written to this log instead of being sent")
+		return &mail.Log{Logger: logger}
+	}
+	u, _ := mail.ParseSMTPURL(common.SMTPURL) // validated with the config
+	return mail.NewSMTP(u, common.MailFrom)
 }
 
 // start opens the database, checks its schema (applying migrations first
 // when asked), and builds the River client.
 func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Logger, migrate, work bool) (*runtimeDeps, error) {
-	if _, err := common.Key(); err != nil {
+	key, err := common.Key()
+	if err != nil {
+		return nil, err
+	}
+	box, err := secrets.New(key)
+	if err != nil {
+		return nil, err
+	}
+	catalog, err := locale.New()
+	if err != nil {
 		return nil, err
 	}
 	db, err := database.Open(ctx, common, logger)
@@ -157,7 +181,10 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	rc, err := jobs.NewClient(jobs.Deps{Pool: db.Pool, Logger: logger, Metrics: reg}, jobs.DefaultOptions(work))
+	rc, err := jobs.NewClient(jobs.Deps{
+		Pool: db.Pool, Logger: logger, Metrics: reg,
+		Mailer: mailer(common, logger), Box: box, Catalog: catalog, BaseURL: common.BaseURL,
+	}, jobs.DefaultOptions(work))
 	if err != nil {
 		return fail(err)
 	}
@@ -168,7 +195,7 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 			return fail(fmt.Errorf("start workers: %w", err))
 		}
 	}
-	return &runtimeDeps{db: db, logger: logger, registry: reg, river: rc}, nil
+	return &runtimeDeps{db: db, logger: logger, registry: reg, river: rc, box: box, catalog: catalog}, nil
 }
 
 // stop stops the workers (letting running jobs finish for a while), then
@@ -209,10 +236,6 @@ func (c *cli) serve(args []string) error {
 	}
 	defer ln.Close()
 
-	catalog, err := locale.New()
-	if err != nil {
-		return err
-	}
 	logger := common.Logger(c.stderr)
 	ctx, cancel := signalContext()
 	defer cancel()
@@ -224,11 +247,13 @@ func (c *cli) serve(args []string) error {
 	defer deps.stop(scfg.Workers)
 
 	e := handlers.New(handlers.Deps{
-		Pool: deps.db.Pool, River: deps.river, Logger: logger, Catalog: catalog,
-		BaseURL: scfg.BaseURL, Metrics: deps.registry, Gatherer: deps.registry,
+		Pool: deps.db.Pool, River: deps.river, Logger: logger, Catalog: deps.catalog,
+		BaseURL: common.BaseURL, Metrics: deps.registry, Gatherer: deps.registry,
+		Accounts:       &accounts.Service{Pool: deps.db.Pool, River: deps.river, Box: deps.box},
+		TrustedProxies: scfg.TrustedProxies,
 	})
 	srv := newHTTPServer(e, logger)
-	logger.Info("kubebyon serving", "version", version, "listen", ln.Addr().String(), "base_url", scfg.BaseURL, "workers", scfg.Workers)
+	logger.Info("kubebyon serving", "version", version, "listen", ln.Addr().String(), "base_url", common.BaseURL, "workers", scfg.Workers)
 	return serveUntilDone(ctx, srv, ln, logger)
 }
 

@@ -220,7 +220,7 @@ func TestWorkerAndAPISplit(t *testing.T) {
 			var b bytes.Buffer
 			_, _ = b.ReadFrom(resp.Body)
 			resp.Body.Close()
-			if strings.Contains(b.String(), `kubebyon_river_jobs_worked_total{kind="session_cleanup",outcome="completed"} 1`) {
+			if strings.Contains(b.String(), `kubebyon_river_jobs_worked_total{kind="cleanup",outcome="completed"} 1`) {
 				break
 			}
 		}

@@ -61,25 +61,25 @@ func (b *testBundle) sessionTokens(t *testing.T) []string {
 	return tokens
 }
 
-func TestSessionCleanupWorker(t *testing.T) {
+func TestCleanupWorker(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.seedSessions(t)
 	ctx := context.Background()
 
-	worker := &jobs.SessionCleanupWorker{Pool: b.pool, Logger: b.logger}
+	worker := &jobs.CleanupWorker{Pool: b.pool, Logger: b.logger}
 	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, worker)
 	tx, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx) //nolint:errcheck
 
-	res, err := w.Work(ctx, t, tx, jobs.SessionCleanupArgs{}, nil)
+	res, err := w.Work(ctx, t, tx, jobs.CleanupArgs{}, nil)
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
 	require.Equal(t, []string{"live"}, b.sessionTokens(t))
 
 	// Idempotent: a second run has nothing to do and succeeds.
-	res, err = w.Work(ctx, t, tx, jobs.SessionCleanupArgs{}, nil)
+	res, err = w.Work(ctx, t, tx, jobs.CleanupArgs{}, nil)
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
 	require.Equal(t, []string{"live"}, b.sessionTokens(t))
@@ -105,7 +105,7 @@ func TestClientRunsPeriodicCleanup(t *testing.T) {
 	select {
 	case ev := <-events:
 		require.Equal(t, river.EventKindJobCompleted, ev.Kind, "job failed: %+v", ev.Job.Errors)
-		require.Equal(t, (jobs.SessionCleanupArgs{}).Kind(), ev.Job.Kind)
+		require.Equal(t, (jobs.CleanupArgs{}).Kind(), ev.Job.Kind)
 	case <-ctx.Done():
 		t.Fatal("the periodic session cleanup job did not run")
 	}
@@ -113,6 +113,6 @@ func TestClientRunsPeriodicCleanup(t *testing.T) {
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP kubebyon_river_jobs_worked_total River jobs worked by this process, by kind and outcome (completed, snoozed, cancelled, error).
 # TYPE kubebyon_river_jobs_worked_total counter
-kubebyon_river_jobs_worked_total{kind="session_cleanup",outcome="completed"} 1
+kubebyon_river_jobs_worked_total{kind="cleanup",outcome="completed"} 1
 `), "kubebyon_river_jobs_worked_total"))
 }

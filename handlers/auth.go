@@ -1,0 +1,302 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/ratelimit"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+func (h *Handlers) authRoutes(e *echo.Echo) {
+	e.GET("/signup", h.showSignUpPage)
+	e.POST("/signup", h.signUp)
+	e.GET("/signup/verify", h.showVerifyPage)
+	e.POST("/signup/verify", h.verifySignup)
+	e.POST("/signup/resend", h.resendSignupCode)
+	e.GET("/login", h.showLoginPage)
+	e.POST("/login", h.signIn)
+	e.POST("/logout", h.signOut)
+	e.GET("/password/reset", h.showResetRequestPage)
+	e.POST("/password/reset", h.requestPasswordReset)
+	e.GET("/password/reset/confirm", h.showResetConfirmPage)
+	e.POST("/password/reset/confirm", h.resetPassword)
+}
+
+// formFrom copies the named form fields.
+func formFrom(c echo.Context, names ...string) views.Form {
+	f := views.NewForm()
+	for _, n := range names {
+		f.Values[n] = c.FormValue(n)
+	}
+	return f
+}
+
+// applyError puts a domain error on the form: field errors next to their
+// fields, known errors above the form. It reports false for other errors,
+// which the caller returns as server errors.
+func applyError(f *views.Form, err error) bool {
+	var fe accounts.FieldErrors
+	if errors.As(err, &fe) {
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+		return true
+	}
+	for _, known := range []error{
+		accounts.ErrBadCredentials, accounts.ErrDisabled, accounts.ErrCodeInvalid,
+		accounts.ErrCodeExpired, accounts.ErrTooManyAttempts, accounts.ErrResendTooSoon,
+	} {
+		if errors.Is(err, known) {
+			f.Error = known.Error()
+			return true
+		}
+	}
+	return false
+}
+
+// limit counts a hit against a rule. When over it, it renders page with a
+// 429 and the form's error, and returns handled=true.
+func (h *Handlers) limit(c echo.Context, rule ratelimit.Rule, subject string, f *views.Form, page func(views.Form) templ.Component) (bool, error) {
+	d, err := ratelimit.Hit(c.Request().Context(), queries.New(h.Pool), rule, subject, time.Now())
+	if err != nil {
+		return true, err
+	}
+	if d.Allowed {
+		return false, nil
+	}
+	minutes := int(math.Ceil(d.RetryAfter.Minutes()))
+	c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.RetryAfter.Seconds()))))
+	f.Error, f.ErrorData = "ErrRateLimited", map[string]any{"Minutes": minutes}
+	return true, render(c, http.StatusTooManyRequests, page(*f))
+}
+
+func (h *Handlers) showSignUpPage(c echo.Context) error {
+	if _, ok := currentUser(c); ok {
+		return redirect(c, "/")
+	}
+	return render(c, http.StatusOK, views.SignUpPage(views.NewForm()))
+}
+
+func (h *Handlers) signUp(c echo.Context) error {
+	f := formFrom(c, "email", "name")
+	page := func(f views.Form) templ.Component { return views.SignUpPage(f) }
+	if done, err := h.limit(c, ratelimit.SignUpPerIP, c.RealIP(), &f, page); done {
+		return err
+	}
+	in := accounts.SignUpInput{
+		Email: c.FormValue("email"), Name: c.FormValue("name"), Password: c.FormValue("password"),
+		Language: locale.Lang(c.Request().Context()),
+	}
+	err := h.Accounts.SignUp(c.Request().Context(), in, actor(c))
+	if err != nil {
+		if applyError(&f, err) {
+			return render(c, http.StatusUnprocessableEntity, views.SignUpPage(f))
+		}
+		return err
+	}
+	email, _ := accounts.NormalizeEmail(in.Email)
+	return redirect(c, "/signup/verify?email="+url.QueryEscape(email))
+}
+
+func (h *Handlers) showVerifyPage(c echo.Context) error {
+	email, ok := accounts.NormalizeEmail(c.QueryParam("email"))
+	if !ok {
+		return redirect(c, "/signup")
+	}
+	return render(c, http.StatusOK, views.VerifyPage(views.NewForm(), email))
+}
+
+func (h *Handlers) verifySignup(c echo.Context) error {
+	f := formFrom(c, "code")
+	email, ok := accounts.NormalizeEmail(c.FormValue("email"))
+	if !ok {
+		return redirect(c, "/signup")
+	}
+	page := func(f views.Form) templ.Component { return views.VerifyPage(f, email) }
+	if done, err := h.limit(c, ratelimit.VerifyPerIP, c.RealIP(), &f, page); done {
+		return err
+	}
+	if _, ok := accounts.NormalizeCode(f.Value("code")); !ok {
+		f.Errors["code"] = "ErrCodeFormat"
+		return render(c, http.StatusUnprocessableEntity, page(f))
+	}
+	u, err := h.Accounts.VerifySignup(c.Request().Context(), email, f.Value("code"), actor(c))
+	if err != nil {
+		if applyError(&f, err) {
+			return render(c, http.StatusUnprocessableEntity, page(f))
+		}
+		return err
+	}
+	if err := h.signInAs(c, u, "email_code"); err != nil {
+		return err
+	}
+	h.flash(c, "FlashWelcome")
+	return redirect(c, "/")
+}
+
+func (h *Handlers) resendSignupCode(c echo.Context) error {
+	email, ok := accounts.NormalizeEmail(c.FormValue("email"))
+	if !ok {
+		return redirect(c, "/signup")
+	}
+	f := views.NewForm()
+	page := func(f views.Form) templ.Component { return views.VerifyPage(f, email) }
+	if done, err := h.limit(c, ratelimit.VerifyPerIP, c.RealIP(), &f, page); done {
+		return err
+	}
+	if err := h.Accounts.ResendSignupCode(c.Request().Context(), email); err != nil {
+		if applyError(&f, err) {
+			return render(c, http.StatusTooManyRequests, page(f))
+		}
+		return err
+	}
+	h.flash(c, "FlashCodeSent")
+	return redirect(c, "/signup/verify?email="+url.QueryEscape(email))
+}
+
+func (h *Handlers) showLoginPage(c echo.Context) error {
+	if _, ok := currentUser(c); ok {
+		return redirect(c, safeNext(c.QueryParam("next")))
+	}
+	f := views.NewForm()
+	return render(c, http.StatusOK, views.LoginPage(f, safeNext(c.QueryParam("next")), h.providerButtons()))
+}
+
+func (h *Handlers) signIn(c echo.Context) error {
+	ctx := c.Request().Context()
+	f := formFrom(c, "email")
+	next := safeNext(c.FormValue("next"))
+	page := func(f views.Form) templ.Component { return views.LoginPage(f, next, h.providerButtons()) }
+	email := strings.ToLower(strings.TrimSpace(f.Value("email")))
+	if done, err := h.limit(c, ratelimit.SignInPerIP, c.RealIP(), &f, page); done {
+		return err
+	}
+	if done, err := h.limit(c, ratelimit.SignInPerAccount, email, &f, page); done {
+		return err
+	}
+	u, err := h.Accounts.Authenticate(ctx, f.Value("email"), c.FormValue("password"))
+	if errors.Is(err, accounts.ErrUnverified) {
+		if err := h.Accounts.ResendSignupCode(ctx, u.Email); err != nil && !errors.Is(err, accounts.ErrResendTooSoon) {
+			return err
+		}
+		h.flash(c, "FlashVerifyFirst")
+		return redirect(c, "/signup/verify?email="+url.QueryEscape(u.Email))
+	}
+	if err != nil {
+		if applyError(&f, err) {
+			return render(c, http.StatusUnauthorized, page(f))
+		}
+		return err
+	}
+	if err := ratelimit.Reset(ctx, queries.New(h.Pool), ratelimit.SignInPerAccount, email); err != nil {
+		return err
+	}
+	if err := h.signInAs(c, u, "password"); err != nil {
+		return err
+	}
+	return redirect(c, next)
+}
+
+// signInAs starts a session for u in this browser: a new session token
+// (against fixation) bound to a new signed-in session row.
+func (h *Handlers) signInAs(c echo.Context, u queries.User, method string) error {
+	ctx := c.Request().Context()
+	if err := h.sessions.RenewToken(ctx); err != nil {
+		return fmt.Errorf("renew session token: %w", err)
+	}
+	a := actor(c)
+	sid, err := h.Accounts.StartSession(ctx, u, method, a)
+	if err != nil {
+		return err
+	}
+	h.sessions.Put(ctx, sessionID, sid)
+	return nil
+}
+
+func (h *Handlers) signOut(c echo.Context) error {
+	ctx := c.Request().Context()
+	if sid, ok := c.Get(ctxSessionID).(string); ok {
+		if err := h.Accounts.EndSession(ctx, sid, actor(c)); err != nil {
+			return err
+		}
+	}
+	if err := h.sessions.Destroy(ctx); err != nil {
+		return fmt.Errorf("destroy session: %w", err)
+	}
+	return redirect(c, "/")
+}
+
+func (h *Handlers) showResetRequestPage(c echo.Context) error {
+	return render(c, http.StatusOK, views.ResetRequestPage(views.NewForm()))
+}
+
+func (h *Handlers) requestPasswordReset(c echo.Context) error {
+	f := formFrom(c, "email")
+	page := func(f views.Form) templ.Component { return views.ResetRequestPage(f) }
+	email, ok := accounts.NormalizeEmail(f.Value("email"))
+	if !ok {
+		f.Errors["email"] = "ErrEmailInvalid"
+		return render(c, http.StatusUnprocessableEntity, page(f))
+	}
+	if done, err := h.limit(c, ratelimit.ResetPerIP, c.RealIP(), &f, page); done {
+		return err
+	}
+	if done, err := h.limit(c, ratelimit.ResetPerAccount, strings.ToLower(email), &f, page); done {
+		return err
+	}
+	err := h.Accounts.RequestPasswordReset(c.Request().Context(), email, actor(c))
+	// A second request within a minute keeps the first code; say the same
+	// as always, so the page does not tell whether the address exists.
+	if err != nil && !errors.Is(err, accounts.ErrResendTooSoon) {
+		return err
+	}
+	return redirect(c, "/password/reset/confirm?email="+url.QueryEscape(email))
+}
+
+func (h *Handlers) showResetConfirmPage(c echo.Context) error {
+	email, ok := accounts.NormalizeEmail(c.QueryParam("email"))
+	if !ok {
+		return redirect(c, "/password/reset")
+	}
+	f := views.NewForm()
+	f.Values["email"] = email
+	return render(c, http.StatusOK, views.ResetConfirmPage(f))
+}
+
+func (h *Handlers) resetPassword(c echo.Context) error {
+	f := formFrom(c, "email", "code")
+	page := func(f views.Form) templ.Component { return views.ResetConfirmPage(f) }
+	if done, err := h.limit(c, ratelimit.VerifyPerIP, c.RealIP(), &f, page); done {
+		return err
+	}
+	if _, ok := accounts.NormalizeCode(f.Value("code")); !ok {
+		f.Errors["code"] = "ErrCodeFormat"
+		return render(c, http.StatusUnprocessableEntity, page(f))
+	}
+	err := h.Accounts.ResetPassword(c.Request().Context(), f.Value("email"), f.Value("code"), c.FormValue("password"), actor(c))
+	if err != nil {
+		if applyError(&f, err) {
+			return render(c, http.StatusUnprocessableEntity, page(f))
+		}
+		return err
+	}
+	// This browser's session, if any, ended with the others.
+	if err := h.sessions.Destroy(c.Request().Context()); err != nil {
+		return err
+	}
+	h.flash(c, "FlashPasswordReset")
+	return redirect(c, "/login")
+}

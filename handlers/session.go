@@ -1,0 +1,146 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/webctx"
+)
+
+// Session keys.
+const (
+	sessionID       = "sid"
+	sessionFlash    = "flash"
+	sessionFlashErr = "flash_error"
+)
+
+// Echo context keys.
+const (
+	ctxUser      = "user"
+	ctxSessionID = "session_id"
+)
+
+// touchEvery limits how often a session's last-seen time is written.
+const touchEvery = time.Minute
+
+// loadUser resolves the session cookie to a signed-in user, fills the
+// page context, and pops the flash message.
+func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		info := &webctx.Info{}
+		if tok, ok := c.Get(middleware.DefaultCSRFConfig.ContextKey).(string); ok {
+			info.CSRF = tok
+		}
+		if sid := h.sessions.GetString(ctx, sessionID); sid != "" {
+			row, err := queries.New(h.Pool).UserSessionAuthenticate(ctx, sid)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				// Signed out elsewhere, reset, or disabled: this cookie is done.
+				h.sessions.Remove(ctx, sessionID)
+			case err != nil:
+				return err
+			default:
+				u := row.User
+				c.Set(ctxUser, u)
+				c.Set(ctxSessionID, sid)
+				info.User = &webctx.User{ID: u.ID, Name: u.Name, Email: u.Email, Admin: u.Role == "admin"}
+				if time.Since(row.SessionLastSeenAt.Time) > touchEvery {
+					if err := queries.New(h.Pool).UserSessionTouch(ctx, sid); err != nil {
+						h.Logger.WarnContext(ctx, "touch session", "error", err)
+					}
+				}
+				if u.Language != "" {
+					h.setLanguage(c, u.Language)
+				}
+			}
+		}
+		if msg := h.sessions.PopString(ctx, sessionFlash); msg != "" {
+			info.Flash = &webctx.Flash{Kind: "success", Message: msg}
+		} else if msg := h.sessions.PopString(ctx, sessionFlashErr); msg != "" {
+			info.Flash = &webctx.Flash{Kind: "error", Message: msg}
+		}
+		c.SetRequest(c.Request().WithContext(webctx.With(c.Request().Context(), info)))
+		return next(c)
+	}
+}
+
+// currentUser is the signed-in user; requireUser guarantees one.
+func currentUser(c echo.Context) (queries.User, bool) {
+	u, ok := c.Get(ctxUser).(queries.User)
+	return u, ok
+}
+
+// requireUser sends visitors who are not signed in to the sign-in page,
+// coming back here afterwards.
+func (h *Handlers) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, ok := currentUser(c); ok {
+			return next(c)
+		}
+		target := "/login"
+		if c.Request().Method == http.MethodGet {
+			target += "?next=" + url.QueryEscape(c.Request().URL.RequestURI())
+		}
+		return redirect(c, target)
+	}
+}
+
+// requireAdmin hides the admin area: anyone but an admin gets 404.
+func (h *Handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if u, ok := currentUser(c); ok && u.Role == "admin" {
+			return next(c)
+		}
+		return echo.ErrNotFound
+	}
+}
+
+// redirect is POST-redirect-GET, and tells htmx to follow it as a page load.
+func redirect(c echo.Context, to string) error {
+	if c.Request().Header.Get("HX-Request") == "true" {
+		c.Response().Header().Set("HX-Redirect", to)
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.Redirect(http.StatusSeeOther, to)
+}
+
+// flash leaves a success message for the next page.
+func (h *Handlers) flash(c echo.Context, msgID string) {
+	h.sessions.Put(c.Request().Context(), sessionFlash, msgID)
+}
+
+// flashError leaves an error message for the next page.
+func (h *Handlers) flashError(c echo.Context, msgID string) {
+	h.sessions.Put(c.Request().Context(), sessionFlashErr, msgID)
+}
+
+// actor describes who is making the request, for audit events.
+func actor(c echo.Context) audit.Actor {
+	a := audit.Actor{IP: c.RealIP(), UserAgent: c.Request().UserAgent()}
+	if u, ok := currentUser(c); ok {
+		a.UserID, a.Email = u.ID, u.Email
+	}
+	return a
+}
+
+// safeNext accepts only local paths as a place to return to.
+func safeNext(next string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Host != "" || u.Scheme != "" {
+		return "/"
+	}
+	return next
+}

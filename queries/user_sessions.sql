@@ -1,0 +1,36 @@
+-- name: UserSessionCreate :exec
+INSERT INTO user_sessions (id, user_id, ip, user_agent)
+VALUES (@id, @user_id, @ip, @user_agent);
+
+-- name: UserSessionAuthenticate :one
+-- The signed-in user behind a session, if the session and the account are
+-- both still active.
+SELECT sqlc.embed(users), user_sessions.last_seen_at AS session_last_seen_at
+FROM user_sessions
+JOIN users ON users.id = user_sessions.user_id
+WHERE user_sessions.id = @id
+  AND user_sessions.ended_at IS NULL
+  AND users.disabled_at IS NULL
+  AND users.email_verified_at IS NOT NULL;
+
+-- name: UserSessionTouch :exec
+UPDATE user_sessions SET last_seen_at = now() WHERE id = @id;
+
+-- name: UserSessionEnd :exec
+UPDATE user_sessions SET ended_at = now() WHERE id = @id AND ended_at IS NULL;
+
+-- name: UserSessionEndAllForUser :execrows
+-- Ends every session of a user except, optionally, one (the caller's).
+UPDATE user_sessions SET ended_at = now()
+WHERE user_id = @user_id AND ended_at IS NULL AND id <> @keep_id;
+
+-- name: UserSessionListActiveByUser :many
+SELECT * FROM user_sessions
+WHERE user_id = @user_id AND ended_at IS NULL
+ORDER BY last_seen_at DESC;
+
+-- name: UserSessionDeleteStale :execrows
+-- Sessions ended, or unseen for longer than the absolute session lifetime.
+DELETE FROM user_sessions
+WHERE (ended_at IS NOT NULL AND ended_at < now() - interval '30 days')
+   OR last_seen_at < now() - interval '30 days';
