@@ -4,11 +4,26 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 )
+
+// profiles are the browsers' profile folders, removed when the tests end.
+var profiles struct {
+	sync.Mutex
+	dirs []string
+}
+
+func removeProfiles() {
+	profiles.Lock()
+	defer profiles.Unlock()
+	for _, d := range profiles.dirs {
+		_ = os.RemoveAll(d)
+	}
+}
 
 // chromiumPath finds Debian's chromium (or $CHROMIUM).
 func chromiumPath() (string, error) {
@@ -34,6 +49,12 @@ func Browser(t testing.TB) context.Context {
 	if err != nil {
 		t.Fatalf("testenv: no Chromium found (install the Debian package 'chromium' or set CHROMIUM): %v", err)
 	}
+	// Not t.TempDir: Chromium's helper processes may still write there for
+	// a moment after the browser exits, which would fail the test.
+	profile, err := os.MkdirTemp("", "kubebyon-chromium-")
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox,
@@ -43,7 +64,7 @@ func Browser(t testing.TB) context.Context {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
 		chromedp.NoFirstRun,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
@@ -53,6 +74,9 @@ func Browser(t testing.TB) context.Context {
 		cancelCtx()
 		cancelAlloc()
 	})
+	profiles.Lock()
+	profiles.dirs = append(profiles.dirs, profile)
+	profiles.Unlock()
 	// Start the browser now, so that a broken install fails here, clearly.
 	if err := chromedp.Run(ctx); err != nil {
 		t.Fatalf("testenv: start Chromium %s: %v", path, err)
