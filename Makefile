@@ -10,7 +10,7 @@ BIN       := bin/kubebyon
 SQLC      := $(GO) -C tools/sqlc tool sqlc -f ../../sqlc.yaml
 GENERATED := views/*_templ.go queries/*.go
 
-.PHONY: all assets build run generate check-generated check-format vet test test-go clean
+.PHONY: all assets build run generate check-generated check-format vet test test-go fuzz clean
 
 all: build
 
@@ -59,13 +59,28 @@ check-format:
 	@out="$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$'))"; \
 	if [ -n "$$out" ]; then echo "gofmt would change: $$out" >&2; exit 1; fi
 
+# mailpit, the SMTP server the tests send mail to, built from its Go module.
+bin/mailpit: tools/mailpit/go.mod tools/mailpit/go.sum
+	$(GO) -C tools/mailpit build -o $(CURDIR)/bin/mailpit github.com/axllent/mailpit
+
 vet: assets
 	$(GO) vet ./...
 
-test-go: assets
-	$(GO) test -count=1 -timeout 20m ./...
+test-go: assets bin/mailpit
+	MAILPIT=$(CURDIR)/bin/mailpit $(GO) test -count=1 -timeout 20m ./...
 
 test: check-generated check-format vet build test-go
 
 clean:
 	rm -rf bin static/dist node_modules
+
+# Runs every fuzz target for FUZZTIME each (their seed corpora already run
+# in 'make test').
+FUZZTIME ?= 30s
+fuzz: assets
+	@grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u | while read -r pkg; do \
+		for target in $$(grep -h '^func Fuzz' $$pkg/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+			echo "fuzz $$pkg $$target"; \
+			$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done

@@ -1,0 +1,81 @@
+package handlers_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/testenv"
+)
+
+func cookieNamed(resp *http.Response, name string) *http.Cookie {
+	for _, c := range resp.Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// TestSessionCookie checks the session cookie's flags and that signing in
+// gives the browser a new session token.
+func TestSessionCookie(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, email := b.signedUpUser(t, "cookie")
+	_, _ = c.get("/")
+	u, err := url.Parse(b.server.URL)
+	require.NoError(t, err)
+	var before string
+	for _, ck := range c.http.Jar.Cookies(u) {
+		if ck.Name == "kubebyon_session" {
+			before = ck.Value
+		}
+	}
+	require.NotEmpty(t, before)
+
+	resp := c.post("/", "/logout", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	resp = c.post("/login", "/login", url.Values{"email": {email}, "password": {"password of cookie"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	ck := cookieNamed(resp, "kubebyon_session")
+	require.NotNil(t, ck, "signing in sets a session cookie")
+	require.NotEqual(t, before, ck.Value, "the token is renewed at sign-in")
+	require.True(t, ck.HttpOnly)
+	require.Equal(t, http.SameSiteLaxMode, ck.SameSite)
+	require.False(t, ck.Secure, "an http base URL cannot use Secure cookies")
+}
+
+// TestHTTPSBaseURL checks that an https base URL turns on HSTS and Secure
+// cookies.
+func TestHTTPSBaseURL(t *testing.T) {
+	t.Parallel()
+	pool := testenv.DB(t)
+	catalog, err := locale.New()
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(handlers.New(handlers.Deps{
+		Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
+		BaseURL: "https://kubebyon.example.com", Metrics: reg, Gatherer: reg,
+	}))
+	t.Cleanup(srv.Close)
+
+	resp, err := http.Get(srv.URL + "/login")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "max-age=31536000; includeSubDomains", resp.Header.Get("Strict-Transport-Security"))
+	ck := cookieNamed(resp, "kubebyon_csrf")
+	require.NotNil(t, ck)
+	require.True(t, ck.Secure)
+	require.True(t, ck.HttpOnly)
+	require.Equal(t, http.SameSiteStrictMode, ck.SameSite)
+}
