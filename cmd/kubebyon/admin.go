@@ -7,13 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"net/mail"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kubebyon/kubebyon/audit"
 	"github.com/kubebyon/kubebyon/config"
 	"github.com/kubebyon/kubebyon/database"
 	"github.com/kubebyon/kubebyon/migrations"
@@ -72,10 +75,8 @@ func (c *cli) admin(args []string) error {
 	if err := migrations.Check(ctx, db.Pool); err != nil {
 		return err
 	}
-	q := queries.New(db.Pool)
-
 	if action == "promote" {
-		u, err := q.UserSetRoleByEmail(ctx, queries.UserSetRoleByEmailParams{Email: addr.Address, Role: "admin"})
+		u, err := promoteAdmin(ctx, db.Pool, addr.Address)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("no account with email %s; create one with 'kubebyon admin create --email %s'", addr.Address, addr.Address)
 		}
@@ -90,13 +91,7 @@ func (c *cli) admin(args []string) error {
 	if err != nil {
 		return err
 	}
-	u, err := q.UserCreate(ctx, queries.UserCreateParams{
-		Email:           addr.Address,
-		Name:            *name,
-		PasswordHash:    pgtype.Text{String: hash, Valid: true},
-		Role:            "admin",
-		EmailVerifiedAt: pgtype.Timestamptz{Time: time.Now(), Valid: true},
-	})
+	u, err := createAdmin(ctx, db.Pool, addr.Address, *name, hash)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return fmt.Errorf("an account with email %s exists already; make it an admin with 'kubebyon admin promote --email %s'", addr.Address, addr.Address)
@@ -109,6 +104,48 @@ func (c *cli) admin(args []string) error {
 		fmt.Fprintf(c.stdout, "password (shown once): %s\n", password)
 	}
 	return nil
+}
+
+// promoteAdmin makes the account with email an admin, with its audit event.
+// The audit log names the command as the actor: it runs as no user.
+func promoteAdmin(ctx context.Context, pool *pgxpool.Pool, email string) (queries.User, error) {
+	var u queries.User
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		var err error
+		if u, err = q.UserSetRoleByEmail(ctx, queries.UserSetRoleByEmailParams{Email: email, Role: "admin"}); err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Actor{Email: "cli"}, audit.Event{
+			Action: "admin.promote_via_cli", TargetType: "user", TargetID: strconv.FormatInt(u.ID, 10),
+			Details: map[string]any{"email": u.Email},
+		})
+	})
+	return u, err
+}
+
+// createAdmin makes a verified admin account, with its audit event.
+func createAdmin(ctx context.Context, pool *pgxpool.Pool, email, name, hash string) (queries.User, error) {
+	var u queries.User
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		var err error
+		u, err = q.UserCreate(ctx, queries.UserCreateParams{
+			Email:           email,
+			Name:            name,
+			PasswordHash:    pgtype.Text{String: hash, Valid: true},
+			Role:            "admin",
+			EmailVerifiedAt: pgtype.Timestamptz{Time: time.Now(), Valid: true},
+		})
+		if err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Actor{Email: "cli"}, audit.Event{
+			Action: "admin.create_via_cli", TargetType: "user", TargetID: strconv.FormatInt(u.ID, 10),
+			Details: map[string]any{"email": u.Email},
+		})
+	})
+	return u, err
 }
 
 func (c *cli) adminPassword(fromStdin bool) (string, error) {

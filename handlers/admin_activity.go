@@ -1,0 +1,68 @@
+package handlers
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// activityPageSize is how many audit events a page of the stream shows.
+const activityPageSize = 50
+
+// showAdminActivityPage is the audit stream, newest first: the page, or for
+// htmx's "Load more" the next rows only.
+func (h *Handlers) showAdminActivityPage(c echo.Context) error {
+	m := views.AdminActivity{
+		Actor:  strings.TrimSpace(c.QueryParam("actor")),
+		Action: strings.TrimSpace(c.QueryParam("action")),
+	}
+	// One more row than shown tells whether older ones remain.
+	rows, err := queries.New(h.Pool).AuditEventList(c.Request().Context(), queries.AuditEventListParams{
+		BeforeID: queryID(c, "before"), Actor: m.Actor, Action: m.Action, RowLimit: activityPageSize + 1,
+	})
+	if err != nil {
+		return err
+	}
+	if len(rows) > activityPageSize {
+		rows = rows[:activityPageSize]
+		m.MoreURL = adminActivityURL(m.Actor, m.Action, rows[len(rows)-1].ID)
+	}
+	for _, e := range rows {
+		m.Events = append(m.Events, adminEventView(e))
+	}
+	return renderPageOrFragment(c, views.AdminActivityPage(m), views.AdminActivityRows(m))
+}
+
+// adminActivityURL is a page of the audit stream.
+func adminActivityURL(actor, action string, before int64) string {
+	v := url.Values{}
+	if actor != "" {
+		v.Set("actor", actor)
+	}
+	if action != "" {
+		v.Set("action", action)
+	}
+	if before != 0 {
+		v.Set("before", strconv.FormatInt(before, 10))
+	}
+	if len(v) == 0 {
+		return "/admin/activity"
+	}
+	return "/admin/activity?" + v.Encode()
+}
+
+func adminEventView(e queries.AuditEvent) views.AdminEvent {
+	details := string(e.Details)
+	if details == "{}" {
+		details = ""
+	}
+	return views.AdminEvent{
+		ID: e.ID, Time: timeOf(e.CreatedAt), ActorID: e.ActorID.Int64, ActorEmail: e.ActorEmail,
+		Action: e.Action, TargetType: e.TargetType, TargetID: e.TargetID, IP: e.Ip, Details: details,
+	}
+}

@@ -1,0 +1,201 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/adminusers"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+func (h *Handlers) adminRoutes(e *echo.Echo) {
+	// requireAdmin alone guards the area: it needs a signed-in user as
+	// well, and unlike requireUser it answers visitors with the same 404 as
+	// everyone else, instead of a redirect to sign in that would tell them
+	// the area exists.
+	g := e.Group("/admin", h.requireAdmin)
+	g.GET("", func(c echo.Context) error { return redirect(c, "/admin/users") })
+	g.GET("/users", h.showAdminUsersPage)
+	g.GET("/users/:id", h.showAdminUserPage)
+	for _, a := range adminusers.Actions {
+		g.POST("/users/:id/"+string(a), h.changeAdminUser(a))
+	}
+	g.GET("/activity", h.showAdminActivityPage)
+}
+
+func (h *Handlers) adminUsers() *adminusers.Service {
+	return &adminusers.Service{Pool: h.Pool}
+}
+
+// wantsFragment reports whether htmx asks for part of a page. A history
+// restore (the page was not in htmx's cache) needs the whole page.
+func wantsFragment(c echo.Context) bool {
+	r := c.Request()
+	return r.Header.Get("HX-Request") == "true" && r.Header.Get("HX-History-Restore-Request") != "true"
+}
+
+// renderPageOrFragment renders the fragment for htmx, the page otherwise.
+// Caches must keep the two apart, as they share a URL.
+func renderPageOrFragment(c echo.Context, page, fragment templ.Component) error {
+	c.Response().Header().Add("Vary", "HX-Request")
+	if wantsFragment(c) {
+		return render(c, http.StatusOK, fragment)
+	}
+	return render(c, http.StatusOK, page)
+}
+
+// queryID reads a keyset cursor; a missing or malformed one is the start.
+func queryID(c echo.Context, name string) int64 {
+	id, err := strconv.ParseInt(c.QueryParam(name), 10, 64)
+	if err != nil || id < 0 {
+		return 0
+	}
+	return id
+}
+
+func (h *Handlers) showAdminUsersPage(c echo.Context) error {
+	search := strings.TrimSpace(c.QueryParam("q"))
+	after := queryID(c, "after")
+	page, err := h.adminUsers().List(c.Request().Context(), search, after)
+	if err != nil {
+		return err
+	}
+	m := views.AdminUserList{Query: search}
+	for _, u := range page.Users {
+		m.Users = append(m.Users, adminUserView(u))
+	}
+	if page.NextAfter != 0 {
+		m.NextURL = adminUsersURL(search, page.NextAfter)
+	}
+	if after != 0 {
+		m.FirstURL = adminUsersURL(search, 0)
+	}
+	return renderPageOrFragment(c, views.AdminUsersPage(m), views.AdminUsersResults(m))
+}
+
+// adminUsersURL is a page of the user list.
+func adminUsersURL(search string, after int64) string {
+	v := url.Values{}
+	if search != "" {
+		v.Set("q", search)
+	}
+	if after != 0 {
+		v.Set("after", strconv.FormatInt(after, 10))
+	}
+	if len(v) == 0 {
+		return "/admin/users"
+	}
+	return "/admin/users?" + v.Encode()
+}
+
+func (h *Handlers) showAdminUserPage(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	return h.renderAdminUser(c, http.StatusOK, id, views.NewForm(), "")
+}
+
+// renderAdminUser shows the account with id; f is the form of action,
+// when one was submitted and failed.
+func (h *Handlers) renderAdminUser(c echo.Context, status int, id int64, f views.Form, action adminusers.Action) error {
+	d, err := h.adminUsers().Get(c.Request().Context(), id)
+	if errors.Is(err, adminusers.ErrNotFound) {
+		return echo.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	me, _ := currentUser(c)
+	m := views.AdminUserDetail{
+		User:        adminUserView(d.User),
+		ActivityURL: adminActivityURL(d.User.Email, "", 0),
+		Self:        me.ID == d.User.ID,
+		Form:        f,
+		Action:      string(action),
+	}
+	for _, s := range d.Sessions {
+		m.Sessions = append(m.Sessions, views.AdminSession{
+			Created: timeOf(s.CreatedAt), LastSeen: timeOf(s.LastSeenAt), IP: s.Ip, UserAgent: s.UserAgent,
+		})
+	}
+	for _, e := range d.Events {
+		m.Events = append(m.Events, adminEventView(e))
+	}
+	return render(c, status, views.AdminUserPage(m))
+}
+
+// changeAdminUser makes one change to an account, confirmed with the
+// admin's password.
+func (h *Handlers) changeAdminUser(a adminusers.Action) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+		if err != nil {
+			return echo.ErrNotFound
+		}
+		err = h.adminUsers().Apply(c.Request().Context(), a, id, c.FormValue("password"), actor(c))
+		f := views.NewForm()
+		var limited *adminusers.LimitedError
+		switch {
+		case err == nil:
+			h.flash(c, adminFlash(a))
+			return redirect(c, fmt.Sprintf("/admin/users/%d", id))
+		case errors.Is(err, adminusers.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+			return echo.ErrNotFound
+		case errors.Is(err, adminusers.ErrWrongPassword):
+			f.Errors["password"] = err.Error()
+			return h.renderAdminUser(c, http.StatusUnprocessableEntity, id, f, a)
+		case errors.Is(err, adminusers.ErrSelfDisable), errors.Is(err, adminusers.ErrSelfDemote), errors.Is(err, adminusers.ErrNoChange):
+			f.Error = err.Error()
+			return h.renderAdminUser(c, http.StatusUnprocessableEntity, id, f, a)
+		case errors.As(err, &limited):
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(limited.RetryAfter.Seconds()))))
+			f.Error, f.ErrorData = "ErrRateLimited", map[string]any{"Minutes": int(math.Ceil(limited.RetryAfter.Minutes()))}
+			return h.renderAdminUser(c, http.StatusTooManyRequests, id, f, a)
+		}
+		return err
+	}
+}
+
+// adminFlash is the message shown after an action succeeded.
+func adminFlash(a adminusers.Action) string {
+	switch a {
+	case adminusers.Disable:
+		return "FlashAdminUserDisabled"
+	case adminusers.Enable:
+		return "FlashAdminUserEnabled"
+	case adminusers.Promote:
+		return "FlashAdminUserPromoted"
+	}
+	return "FlashAdminUserDemoted"
+}
+
+func adminUserView(u queries.User) views.AdminUser {
+	return views.AdminUser{
+		ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, Language: u.Language,
+		Status:     string(adminusers.StatusOf(u)),
+		Created:    timeOf(u.CreatedAt),
+		Verified:   timeOf(u.EmailVerifiedAt),
+		Disabled:   timeOf(u.DisabledAt),
+		LastSignIn: timeOf(u.LastSignInAt),
+	}
+}
+
+// timeOf is a nullable time; NULL is the zero time.
+func timeOf(t pgtype.Timestamptz) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time
+}
