@@ -95,6 +95,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/", h.showHomePage)
 	e.GET("/status", h.showStatus)
 	h.authRoutes(e)
+	h.apiKeyRoutes(e)
 }
 
 // NewProbes serves only /healthz, /readyz and /metrics, for a worker process.
