@@ -96,6 +96,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/status", h.showStatus)
 	h.authRoutes(e)
 	h.adminRoutes(e)
+	h.apiKeyRoutes(e)
 }
 
 // NewProbes serves only /healthz, /readyz and /metrics, for a worker process.

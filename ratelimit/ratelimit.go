@@ -29,6 +29,7 @@ var (
 	VerifyPerIP      = Rule{"verify-ip", 30, 15 * time.Minute}
 	ResetPerIP       = Rule{"reset-ip", 10, time.Hour}
 	ResetPerAccount  = Rule{"reset-account", 5, time.Hour}
+	APIAuthFailPerIP = Rule{"api-auth-fail-ip", 50, 15 * time.Minute}
 )
 
 // Decision is the outcome of one hit.

@@ -6,5 +6,5 @@ import "embed"
 
 // FS is served under /static.
 //
-//go:embed app.css dist
+//go:embed app.css copy.js dist
 var FS embed.FS

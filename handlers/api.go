@@ -1,0 +1,87 @@
+package handlers
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/apikeys"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/ratelimit"
+)
+
+// apiRoutes is the JSON API. Every route needs an API key; session cookies
+// count for nothing here. Each route takes requireAPIKey itself: as group
+// middleware it would also answer unknown paths with 401, where they must
+// stay 404.
+func (h *Handlers) apiRoutes(e *echo.Echo) {
+	api := e.Group("/api/v1")
+	api.GET("/me", h.showAPIMe, h.requireAPIKey)
+}
+
+// invalidTokenChallenge answers a key that is malformed or does not work
+// (RFC 6750); a request without one gets the bare "Bearer".
+const invalidTokenChallenge = `Bearer error="invalid_token"`
+
+// requireAPIKey authenticates the request by its "Authorization: Bearer"
+// key and makes the key's user the request's user, in place of any
+// session's.
+func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		headers := c.Request().Header.Values(echo.HeaderAuthorization)
+		if len(headers) == 0 {
+			return h.apiUnauthorized(c, `Bearer`)
+		}
+		key, ok := apikeys.ParseBearer(headers[0])
+		if len(headers) > 1 || !ok {
+			return h.apiUnauthorized(c, invalidTokenChallenge)
+		}
+		u, err := h.apiKeys().Authenticate(c.Request().Context(), key)
+		if errors.Is(err, apikeys.ErrUnauthorized) {
+			return h.apiUnauthorized(c, invalidTokenChallenge)
+		}
+		if err != nil {
+			return err
+		}
+		c.Set(ctxUser, u)
+		return next(c)
+	}
+}
+
+// apiUnauthorized answers a request without a working key: 401 with the
+// challenge, or 429 once its address has failed too often.
+func (h *Handlers) apiUnauthorized(c echo.Context, challenge string) error {
+	d, err := ratelimit.Hit(c.Request().Context(), queries.New(h.Pool), ratelimit.APIAuthFailPerIP, c.RealIP(), time.Now())
+	if err != nil {
+		return err
+	}
+	if !d.Allowed {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.RetryAfter.Seconds()))))
+		return echo.NewHTTPError(http.StatusTooManyRequests, "ErrAPIRateLimited")
+	}
+	c.Response().Header().Set(echo.HeaderWWWAuthenticate, challenge)
+	return echo.NewHTTPError(http.StatusUnauthorized, apikeys.ErrUnauthorized.Error())
+}
+
+// apiUser is a user as the API shows them.
+type apiUser struct {
+	ID        int64     `json:"id"`
+	Email     string    `json:"email"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	Language  string    `json:"language"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// showAPIMe is GET /api/v1/me: the user the key acts for.
+func (h *Handlers) showAPIMe(c echo.Context) error {
+	u, _ := currentUser(c)
+	return c.JSON(http.StatusOK, apiUser{
+		ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, Language: u.Language,
+		CreatedAt: u.CreatedAt.Time.UTC(),
+	})
+}

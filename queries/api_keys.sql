@@ -1,0 +1,29 @@
+-- name: ApiKeyCreate :one
+-- A prefix already taken (the id part is random) inserts nothing, and the
+-- caller tries another.
+INSERT INTO api_keys (user_id, name, prefix, secret_hash, expires_at)
+VALUES (@user_id, @name, @prefix, @secret_hash, @expires_at)
+ON CONFLICT (prefix) DO NOTHING
+RETURNING *;
+
+-- name: ApiKeyListByUser :many
+SELECT * FROM api_keys WHERE user_id = @user_id ORDER BY id DESC;
+
+-- name: ApiKeyGetByUser :one
+SELECT * FROM api_keys WHERE id = @id AND user_id = @user_id;
+
+-- name: ApiKeyRevoke :one
+UPDATE api_keys SET revoked_at = @now
+WHERE id = @id AND user_id = @user_id AND revoked_at IS NULL
+RETURNING *;
+
+-- name: ApiKeyAuthenticate :one
+-- The key with this prefix and its owner; the caller checks the hash,
+-- revocation, expiry and the account's state.
+SELECT sqlc.embed(api_keys), sqlc.embed(users)
+FROM api_keys
+JOIN users ON users.id = api_keys.user_id
+WHERE api_keys.prefix = @prefix;
+
+-- name: ApiKeyTouch :exec
+UPDATE api_keys SET last_used_at = @now WHERE id = @id;
