@@ -47,6 +47,8 @@ type Deps struct {
 	// TrustedProxies are the networks whose X-Forwarded-For is believed
 	// when finding a client's address (rate limits, audit).
 	TrustedProxies []*net.IPNet
+	// OAuth are the providers people can sign in with, in button order.
+	OAuth []OAuthProvider
 }
 
 // Handlers carries the dependencies of every route.
@@ -95,6 +97,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/", h.showHomePage)
 	e.GET("/status", h.showStatus)
 	h.authRoutes(e)
+	h.oauthRoutes(e)
 }
 
 // NewProbes serves only /healthz, /readyz and /metrics, for a worker process.
