@@ -47,6 +47,8 @@ type Deps struct {
 	// TrustedProxies are the networks whose X-Forwarded-For is believed
 	// when finding a client's address (rate limits, audit).
 	TrustedProxies []*net.IPNet
+	// OAuth are the providers people can sign in with, in button order.
+	OAuth []OAuthProvider
 }
 
 // Handlers carries the dependencies of every route.
@@ -97,6 +99,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.authRoutes(e)
 	h.adminRoutes(e)
 	h.apiKeyRoutes(e)
+	h.oauthRoutes(e)
 }
 
 // NewProbes serves only /healthz, /readyz and /metrics, for a worker process.

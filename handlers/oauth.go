@@ -1,8 +1,267 @@
 package handlers
 
-import "github.com/kubebyon/kubebyon/views"
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/ratelimit"
+	"github.com/kubebyon/kubebyon/secrets"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// Session keys of a sign-in with a provider.
+const (
+	sessionOAuthFlow = "oauth_flow" // the round trip to the provider
+	sessionOAuthLink = "oauth_link" // sealed pendingLink
+)
+
+// linkTTL is how long a person has to prove an account is theirs after the
+// provider vouched for them.
+const linkTTL = 10 * time.Minute
+
+func (h *Handlers) oauthRoutes(e *echo.Echo) {
+	e.GET("/auth/link", h.showLinkPage)
+	e.POST("/auth/link", h.linkIdentity)
+	e.GET("/auth/:provider", h.startOAuth)
+	e.GET("/auth/:provider/callback", h.finishOAuth)
+}
 
 // providerButtons lists the sign-in providers that are configured.
 func (h *Handlers) providerButtons() []views.OAuthProvider {
-	return nil
+	out := make([]views.OAuthProvider, 0, len(h.OAuth))
+	for _, p := range h.OAuth {
+		out = append(out, views.OAuthProvider{Name: p.Name, Label: p.Label})
+	}
+	return out
+}
+
+func (h *Handlers) oauthProvider(name string) (OAuthProvider, bool) {
+	for _, p := range h.OAuth {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return OAuthProvider{}, false
+}
+
+// providerLabel names a provider for people; unconfigured ones by their name.
+func (h *Handlers) providerLabel(name string) string {
+	if p, ok := h.oauthProvider(name); ok {
+		return p.Label
+	}
+	return name
+}
+
+// oauthFlow is what the session keeps between sending a browser to the
+// provider and its return.
+type oauthFlow struct {
+	Provider string `json:"provider"`
+	State    string `json:"state"`
+	Session  string `json:"session"` // goth's marshalled session
+}
+
+// startOAuth sends the browser to the provider with a new state bound to
+// this session.
+func (h *Handlers) startOAuth(c echo.Context) error {
+	ctx := c.Request().Context()
+	p, ok := h.oauthProvider(c.Param("provider"))
+	if !ok {
+		return echo.ErrNotFound
+	}
+	gp, err := p.load(ctx)
+	if err != nil {
+		h.Logger.WarnContext(ctx, "oauth provider unavailable", "provider", p.Name, "error", err)
+		return h.oauthFailed(c, "FlashOAuthFailed")
+	}
+	state := rand.Text()
+	sess, err := gp.BeginAuth(state)
+	if err != nil {
+		return fmt.Errorf("begin %s sign-in: %w", p.Name, err)
+	}
+	authURL, err := sess.GetAuthURL()
+	if err != nil {
+		return fmt.Errorf("begin %s sign-in: %w", p.Name, err)
+	}
+	flow, err := json.Marshal(oauthFlow{Provider: p.Name, State: state, Session: sess.Marshal()})
+	if err != nil {
+		return fmt.Errorf("encode %s sign-in: %w", p.Name, err)
+	}
+	h.sessions.Put(ctx, sessionOAuthFlow, string(flow))
+	return c.Redirect(http.StatusSeeOther, authURL)
+}
+
+// finishOAuth is where the provider sends the browser back. Nothing is
+// written unless the state matches the one this session started with.
+func (h *Handlers) finishOAuth(c echo.Context) error {
+	ctx := c.Request().Context()
+	p, ok := h.oauthProvider(c.Param("provider"))
+	if !ok {
+		return echo.ErrNotFound
+	}
+	var flow oauthFlow
+	raw := h.sessions.PopString(ctx, sessionOAuthFlow)
+	if c.QueryParam("error") != "" {
+		return h.oauthFailed(c, "FlashOAuthDenied")
+	}
+	state := c.QueryParam("state")
+	if raw == "" || json.Unmarshal([]byte(raw), &flow) != nil || flow.Provider != p.Name || state == "" || !secrets.Equal(flow.State, state) {
+		return h.oauthFailed(c, "FlashOAuthState")
+	}
+	// Only the code goes to goth: other parameters it reads (redirect_uri,
+	// code_verifier) are ours to set, not the query string's.
+	id, err := p.authorize(ctx, flow.Session, url.Values{"code": {c.QueryParam("code")}})
+	if err != nil {
+		h.Logger.WarnContext(ctx, "oauth sign-in failed", "provider", p.Name, "error", err)
+		return h.oauthFailed(c, "FlashOAuthFailed")
+	}
+
+	var current *queries.User
+	if u, ok := currentUser(c); ok {
+		current = &u
+	}
+	res, err := h.Accounts.SignInWithIdentity(ctx, id, current, locale.Lang(ctx), actor(c))
+	var link *accounts.LinkRequired
+	switch {
+	case errors.As(err, &link):
+		return h.askToLink(c, id, link)
+	case errors.Is(err, accounts.ErrDisabled), errors.Is(err, accounts.ErrIdentityUnverified), errors.Is(err, accounts.ErrIdentityConflict):
+		return h.oauthFailed(c, err.Error())
+	case err != nil:
+		return err
+	}
+	if err := h.switchUser(c, res.User, p.Name); err != nil {
+		return err
+	}
+	switch {
+	case res.Created:
+		h.flash(c, "FlashOAuthWelcome")
+	case res.Linked:
+		h.flash(c, "FlashOAuthLinked")
+	}
+	return redirect(c, "/")
+}
+
+// oauthFailed shows why a sign-in with a provider did not happen, on the
+// sign-in page (or the dashboard, for someone still signed in).
+func (h *Handlers) oauthFailed(c echo.Context, msgID string) error {
+	h.flashError(c, msgID)
+	if _, ok := currentUser(c); ok {
+		return redirect(c, "/")
+	}
+	return redirect(c, "/login")
+}
+
+// switchUser signs this browser in as u, ending the session of whoever
+// else was signed in here.
+func (h *Handlers) switchUser(c echo.Context, u queries.User, method string) error {
+	if cur, ok := currentUser(c); ok && cur.ID == u.ID {
+		return nil
+	}
+	if sid, ok := c.Get(ctxSessionID).(string); ok {
+		if err := h.Accounts.EndSession(c.Request().Context(), sid, actor(c)); err != nil {
+			return err
+		}
+	}
+	return h.signInAs(c, u, method)
+}
+
+// pendingLink is an identity waiting for its person to prove that the
+// account with its email is theirs. It is sealed in the session: the
+// provider's word on who they are must not be editable.
+type pendingLink struct {
+	Identity    accounts.Identity `json:"identity"`
+	HasPassword bool              `json:"has_password"`
+	Providers   []string          `json:"providers"`
+	Expires     time.Time         `json:"expires"`
+}
+
+func (h *Handlers) askToLink(c echo.Context, id accounts.Identity, link *accounts.LinkRequired) error {
+	id.Email = link.Email
+	b, err := json.Marshal(pendingLink{Identity: id, HasPassword: link.HasPassword, Providers: link.Providers, Expires: time.Now().Add(linkTTL)})
+	if err != nil {
+		return fmt.Errorf("encode pending link: %w", err)
+	}
+	h.sessions.Put(c.Request().Context(), sessionOAuthLink, h.Accounts.Box.Seal(b))
+	return redirect(c, "/auth/link")
+}
+
+// pendingLink opens the session's pending link, if any and not expired.
+func (h *Handlers) pendingLink(c echo.Context) (pendingLink, bool) {
+	var p pendingLink
+	sealed := h.sessions.GetString(c.Request().Context(), sessionOAuthLink)
+	if sealed == "" {
+		return p, false
+	}
+	b, err := h.Accounts.Box.Open(sealed)
+	if err != nil || json.Unmarshal(b, &p) != nil || time.Now().After(p.Expires) {
+		return p, false
+	}
+	return p, true
+}
+
+func (h *Handlers) linkView(p pendingLink) views.OAuthLink {
+	l := views.OAuthLink{Provider: h.providerLabel(p.Identity.Provider), Email: p.Identity.Email, HasPassword: p.HasPassword}
+	for _, name := range p.Providers {
+		l.SignInWith = append(l.SignInWith, h.providerLabel(name))
+	}
+	return l
+}
+
+func (h *Handlers) showLinkPage(c echo.Context) error {
+	p, ok := h.pendingLink(c)
+	if !ok {
+		return h.oauthFailed(c, "FlashOAuthLinkExpired")
+	}
+	return render(c, http.StatusOK, views.OAuthLinkPage(views.NewForm(), h.linkView(p)))
+}
+
+// linkIdentity links the pending identity once the account's password is
+// given, and signs in.
+func (h *Handlers) linkIdentity(c echo.Context) error {
+	ctx := c.Request().Context()
+	p, ok := h.pendingLink(c)
+	if !ok {
+		return h.oauthFailed(c, "FlashOAuthLinkExpired")
+	}
+	f := views.NewForm()
+	page := func(f views.Form) templ.Component { return views.OAuthLinkPage(f, h.linkView(p)) }
+	email := strings.ToLower(p.Identity.Email)
+	if done, err := h.limit(c, ratelimit.SignInPerIP, c.RealIP(), &f, page); done {
+		return err
+	}
+	if done, err := h.limit(c, ratelimit.SignInPerAccount, email, &f, page); done {
+		return err
+	}
+	u, err := h.Accounts.LinkIdentityWithPassword(ctx, p.Identity, c.FormValue("password"), actor(c))
+	switch {
+	case errors.Is(err, accounts.ErrBadCredentials):
+		f.Errors["password"] = "ErrOAuthLinkPassword"
+		return render(c, http.StatusUnauthorized, page(f))
+	case errors.Is(err, accounts.ErrDisabled), errors.Is(err, accounts.ErrIdentityConflict):
+		f.Error = err.Error()
+		return render(c, http.StatusUnprocessableEntity, page(f))
+	case err != nil:
+		return err
+	}
+	h.sessions.Remove(ctx, sessionOAuthLink)
+	if err := ratelimit.Reset(ctx, queries.New(h.Pool), ratelimit.SignInPerAccount, email); err != nil {
+		return err
+	}
+	if err := h.switchUser(c, u, p.Identity.Provider); err != nil {
+		return err
+	}
+	h.flash(c, "FlashOAuthLinked")
+	return redirect(c, "/")
 }

@@ -62,6 +62,15 @@ type NotificationPreference struct {
 	Enabled bool
 }
 
+type OauthIdentity struct {
+	ID        int64
+	UserID    int64
+	Provider  string
+	Subject   string
+	Email     string
+	CreatedAt pgtype.Timestamptz
+}
+
 type RateLimit struct {
 	Key         string
 	WindowStart pgtype.Timestamptz

@@ -251,10 +251,25 @@ func (c *cli) serve(args []string) error {
 		BaseURL: common.BaseURL, Metrics: deps.registry, Gatherer: deps.registry,
 		Accounts:       &accounts.Service{Pool: deps.db.Pool, River: deps.river, Box: deps.box},
 		TrustedProxies: scfg.TrustedProxies,
+		OAuth:          oauthProviders(scfg, common.BaseURL),
 	})
 	srv := newHTTPServer(e, logger)
 	logger.Info("kubebyon serving", "version", version, "listen", ln.Addr().String(), "base_url", common.BaseURL, "workers", scfg.Workers)
 	return serveUntilDone(ctx, srv, ln, logger)
+}
+
+// oauthProviders are the sign-in providers whose client IDs are set.
+func oauthProviders(s *config.Serve, baseURL string) []handlers.OAuthProvider {
+	var out []handlers.OAuthProvider
+	if s.GitHubClientID != "" {
+		app := handlers.OAuthApp{ClientID: s.GitHubClientID, ClientSecret: s.GitHubClientSecret, BaseURL: baseURL}
+		out = append(out, handlers.GitHubSignIn(app, handlers.GitHubCom()))
+	}
+	if s.GoogleClientID != "" {
+		app := handlers.OAuthApp{ClientID: s.GoogleClientID, ClientSecret: s.GoogleClientSecret, BaseURL: baseURL}
+		out = append(out, handlers.GoogleSignIn(app, handlers.GoogleDiscoveryURL))
+	}
+	return out
 }
 
 func (c *cli) worker(args []string) error {
