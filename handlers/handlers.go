@@ -82,9 +82,22 @@ func New(d Deps) *echo.Echo {
 	e.Use(middleware.BodyLimit(bodyLimit))
 	e.Use(middleware.ContextTimeout(d.RequestTimeout))
 	e.Use(h.localize)
-	e.Use(echo.WrapMiddleware(h.sessions.LoadAndSave))
-	e.Use(csrf(strings.HasPrefix(d.BaseURL, "https://")))
-	e.Use(h.loadUser)
+	// Browser sessions, CSRF and the signed-in user are for pages only: the
+	// JSON API authenticates each request with a bearer key.
+	browser := func(m echo.MiddlewareFunc) echo.MiddlewareFunc {
+		return func(next echo.HandlerFunc) echo.HandlerFunc {
+			withM := m(next)
+			return func(c echo.Context) error {
+				if isAPI(c) {
+					return next(c)
+				}
+				return withM(c)
+			}
+		}
+	}
+	e.Use(browser(echo.WrapMiddleware(h.sessions.LoadAndSave)))
+	e.Use(browser(csrf(strings.HasPrefix(d.BaseURL, "https://"))))
+	e.Use(browser(h.loadUser))
 
 	h.routes(e)
 	return e

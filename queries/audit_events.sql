@@ -6,7 +6,7 @@ VALUES (@actor_id, @actor_email, @action, @target_type, @target_id, @ip, @user_a
 -- Newest first, keyset-paginated by id; empty filters match everything.
 SELECT * FROM audit_events
 WHERE (@before_id::bigint = 0 OR id < @before_id::bigint)
-  AND (@actor::text = '' OR actor_email ILIKE '%' || @actor::text || '%')
+  AND (@actor::text = '' OR strpos(lower(actor_email), lower(@actor::text)) > 0)
   AND (@action::text = '' OR action = @action::text)
 ORDER BY id DESC
 LIMIT @row_limit;

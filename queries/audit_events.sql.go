@@ -44,7 +44,7 @@ func (q *Queries) AuditEventCreate(ctx context.Context, arg AuditEventCreatePara
 const auditEventList = `-- name: AuditEventList :many
 SELECT id, actor_id, actor_email, action, target_type, target_id, ip, user_agent, details, created_at FROM audit_events
 WHERE ($1::bigint = 0 OR id < $1::bigint)
-  AND ($2::text = '' OR actor_email ILIKE '%' || $2::text || '%')
+  AND ($2::text = '' OR strpos(lower(actor_email), lower($2::text)) > 0)
   AND ($3::text = '' OR action = $3::text)
 ORDER BY id DESC
 LIMIT $4

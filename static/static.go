@@ -6,5 +6,5 @@ import "embed"
 
 // FS is served under /static.
 //
-//go:embed app.css copy.js dist
+//go:embed *.css *.js dist
 var FS embed.FS
