@@ -55,7 +55,7 @@ type Handlers struct {
 	sessions *scs.SessionManager
 }
 
-// bodyLimit caps request bodies; routes that take uploads raise it themselves.
+// bodyLimit caps every request body but the avatar upload's (avatarBodyLimit).
 const bodyLimit = "1M"
 
 // New builds the Echo server with every route and middleware.
@@ -77,7 +77,10 @@ func New(d Deps) *echo.Echo {
 	e.Use(newHTTPMetrics(d.Metrics).middleware)
 	e.Use(h.recoverPanics())
 	e.Use(securityHeaders(strings.HasPrefix(d.BaseURL, "https://")))
-	e.Use(middleware.BodyLimit(bodyLimit))
+	// Both limits apply here, before the CSRF check reads the form: a
+	// route-level limit would come after it.
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: bodyLimit, Skipper: isAvatarUpload}))
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: avatarBodyLimit, Skipper: func(c echo.Context) bool { return !isAvatarUpload(c) }}))
 	e.Use(middleware.ContextTimeout(d.RequestTimeout))
 	e.Use(h.localize)
 	e.Use(echo.WrapMiddleware(h.sessions.LoadAndSave))
@@ -95,6 +98,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/", h.showHomePage)
 	e.GET("/status", h.showStatus)
 	h.authRoutes(e)
+	h.settingsRoutes(e)
 }
 
 // NewProbes serves only /healthz, /readyz and /metrics, for a worker process.
