@@ -65,14 +65,14 @@ func (h *Handlers) uploadAvatar(c echo.Context) error {
 	return redirect(c, "/settings/profile")
 }
 
-// readUpload reads a multipart file field of at most max bytes. A missing
-// or oversized file is a message ID for the form, not an error.
-func readUpload(c echo.Context, field string, max int64) ([]byte, string, error) {
+// readUpload reads a multipart file field of at most limit bytes. A
+// missing or oversized file is a message ID for the form, not an error.
+func readUpload(c echo.Context, field string, limit int64) ([]byte, string, error) {
 	fh, err := c.FormFile(field)
 	if err != nil {
 		return nil, "ErrAvatarMissing", nil
 	}
-	if fh.Size > max {
+	if fh.Size > limit {
 		return nil, avatars.ErrTooLarge.Error(), nil
 	}
 	file, err := fh.Open()
@@ -80,11 +80,11 @@ func readUpload(c echo.Context, field string, max int64) ([]byte, string, error)
 		return nil, "", fmt.Errorf("open upload: %w", err)
 	}
 	defer file.Close()
-	data, err := io.ReadAll(io.LimitReader(file, max+1))
+	data, err := io.ReadAll(io.LimitReader(file, limit+1))
 	if err != nil {
 		return nil, "", fmt.Errorf("read upload: %w", err)
 	}
-	if int64(len(data)) > max {
+	if int64(len(data)) > limit {
 		return nil, avatars.ErrTooLarge.Error(), nil
 	}
 	return data, "", nil
