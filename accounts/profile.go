@@ -136,30 +136,30 @@ func emailFree(ctx context.Context, q *queries.Queries, email string, userID int
 	return nil
 }
 
-// PendingEmailChange is the address waiting for its code, if any: the
-// newest email-change code not yet used, expired or not (the page then
+// PendingEmailChange is the address waiting for its code, or "": that of
+// the newest email-change code not yet used, expired or not (the page then
 // offers to send a new one).
-func (s *Service) PendingEmailChange(ctx context.Context, userID int64) (string, bool, error) {
+func (s *Service) PendingEmailChange(ctx context.Context, userID int64) (string, error) {
 	c, err := queries.New(s.Pool).EmailCodeLatest(ctx, queries.EmailCodeLatestParams{UserID: userID, Purpose: "email_change"})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", false, nil
+		return "", nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("look up email change: %w", err)
+		return "", fmt.Errorf("look up email change: %w", err)
 	}
 	if c.ConsumedAt.Valid {
-		return "", false, nil
+		return "", nil
 	}
-	return c.NewEmail, true, nil
+	return c.NewEmail, nil
 }
 
 // ResendEmailChangeCode mails a new code to the pending address.
 func (s *Service) ResendEmailChangeCode(ctx context.Context, u queries.User) error {
-	email, ok, err := s.PendingEmailChange(ctx, u.ID)
+	email, err := s.PendingEmailChange(ctx, u.ID)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if email == "" {
 		return ErrNoEmailChange
 	}
 	return s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
@@ -171,12 +171,13 @@ func (s *Service) ResendEmailChangeCode(ctx context.Context, u queries.User) err
 }
 
 // CancelEmailChange retires the open code, leaving the address as it is.
-func (s *Service) CancelEmailChange(ctx context.Context, u queries.User) error {
-	err := queries.New(s.Pool).EmailCodeConsumeAllForUser(ctx, queries.EmailCodeConsumeAllForUserParams{UserID: u.ID, Purpose: "email_change"})
-	if err != nil {
-		return fmt.Errorf("cancel email change: %w", err)
-	}
-	return nil
+func (s *Service) CancelEmailChange(ctx context.Context, u queries.User, actor audit.Actor) error {
+	return s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
+		if err := q.EmailCodeConsumeAllForUser(ctx, queries.EmailCodeConsumeAllForUserParams{UserID: u.ID, Purpose: "email_change"}); err != nil {
+			return fmt.Errorf("cancel email change: %w", err)
+		}
+		return audit.Record(ctx, q, actor, audit.Event{Action: "user.change_email_cancel", TargetType: "user", TargetID: fmt.Sprint(u.ID)})
+	})
 }
 
 // ConfirmEmailChange checks the code sent to the new address and moves the

@@ -52,7 +52,7 @@ func (h *Handlers) profileSettings(c echo.Context, u queries.User) (views.Profil
 	p.Profile.Values["name"] = u.Name
 	p.Profile.Values["language"] = u.Language
 	var err error
-	if p.PendingEmail, _, err = h.Accounts.PendingEmailChange(ctx, u.ID); err != nil {
+	if p.PendingEmail, err = h.Accounts.PendingEmailChange(ctx, u.ID); err != nil {
 		return p, err
 	}
 	if p.AvatarURL, p.HasAvatar, err = h.avatarURL(ctx, u); err != nil {
@@ -189,7 +189,7 @@ func (h *Handlers) resendEmailChangeCode(c echo.Context) error {
 
 func (h *Handlers) cancelEmailChange(c echo.Context) error {
 	u, _ := currentUser(c)
-	if err := h.Accounts.CancelEmailChange(c.Request().Context(), u); err != nil {
+	if err := h.Accounts.CancelEmailChange(c.Request().Context(), u, actor(c)); err != nil {
 		return err
 	}
 	h.flash(c, "FlashEmailChangeCancelled")
