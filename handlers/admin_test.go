@@ -28,13 +28,6 @@ func (b *testBundle) signedUpAdmin(t *testing.T, name string) (*client, string) 
 	return c, email
 }
 
-func (b *testBundle) userID(t *testing.T, email string) int64 {
-	t.Helper()
-	var id int64
-	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT id FROM users WHERE email = $1", email).Scan(&id))
-	return id
-}
-
 // htmx fetches path as htmx does, returning the response and its body.
 func (c *client) htmx(path string) (*http.Response, string) {
 	c.t.Helper()

@@ -57,7 +57,7 @@ type Handlers struct {
 	sessions *scs.SessionManager
 }
 
-// bodyLimit caps request bodies; routes that take uploads raise it themselves.
+// bodyLimit caps every request body but the avatar upload's (avatarBodyLimit).
 const bodyLimit = "1M"
 
 // New builds the Echo server with every route and middleware.
@@ -79,7 +79,10 @@ func New(d Deps) *echo.Echo {
 	e.Use(newHTTPMetrics(d.Metrics).middleware)
 	e.Use(h.recoverPanics())
 	e.Use(securityHeaders(strings.HasPrefix(d.BaseURL, "https://")))
-	e.Use(middleware.BodyLimit(bodyLimit))
+	// Both limits apply here, before the CSRF check reads the form: a
+	// route-level limit would come after it.
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: bodyLimit, Skipper: isAvatarUpload}))
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: avatarBodyLimit, Skipper: func(c echo.Context) bool { return !isAvatarUpload(c) }}))
 	e.Use(middleware.ContextTimeout(d.RequestTimeout))
 	e.Use(h.localize)
 	// Browser sessions, CSRF and the signed-in user are for pages only: the
@@ -113,6 +116,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.adminRoutes(e)
 	h.apiKeyRoutes(e)
 	h.oauthRoutes(e)
+	h.settingsRoutes(e)
 }
 
 // NewProbes serves only /healthz, /readyz and /metrics, for a worker process.

@@ -301,9 +301,9 @@ func (f *fakeProvider) idToken(p person) string {
 	return signed + "." + b64(sig)
 }
 
-// fetch requests an absolute URL, the platform's or a provider's, with c's
+// fetchURL requests an absolute URL, the platform's or a provider's, with c's
 // cookies and without following redirects.
-func (c *client) fetch(rawURL string) (*http.Response, string) {
+func (c *client) fetchURL(rawURL string) (*http.Response, string) {
 	c.t.Helper()
 	resp, err := c.http.Get(rawURL)
 	require.NoError(c.t, err)
@@ -317,7 +317,7 @@ func (c *client) fetch(rawURL string) (*http.Response, string) {
 // sends the browser: the provider's authorize URL.
 func (c *client) start(provider string) *url.URL {
 	c.t.Helper()
-	resp, _ := c.fetch(c.base + "/auth/" + provider)
+	resp, _ := c.fetchURL(c.base + "/auth/" + provider)
 	require.Equal(c.t, http.StatusSeeOther, resp.StatusCode)
 	u, err := url.Parse(resp.Header.Get("Location"))
 	require.NoError(c.t, err)
@@ -329,11 +329,11 @@ func (c *client) start(provider string) *url.URL {
 // callback sends the browser.
 func (c *client) signInWith(provider string) string {
 	c.t.Helper()
-	resp, body := c.fetch(c.start(provider).String())
+	resp, body := c.fetchURL(c.start(provider).String())
 	require.Equal(c.t, http.StatusFound, resp.StatusCode, body)
 	callback := resp.Header.Get("Location")
 	require.True(c.t, strings.HasPrefix(callback, c.base+"/auth/"+provider+"/callback?"), callback)
-	resp, body = c.fetch(callback)
+	resp, body = c.fetchURL(callback)
 	require.Equal(c.t, http.StatusSeeOther, resp.StatusCode, body)
 	return resp.Header.Get("Location")
 }
@@ -481,7 +481,7 @@ func TestOAuthLinkExistingAccount(t *testing.T) {
 	require.Equal(t, []string{"user.link_identity:github", "user.sign_in:github"}, trail[len(trail)-2:])
 
 	// The pending link was used up; the next GitHub sign-in goes straight in.
-	resp, _ = c.fetch(c.base + "/auth/link")
+	resp, _ = c.fetchURL(c.base + "/auth/link")
 	require.Equal(t, "/", resp.Header.Get("Location"))
 	require.Equal(t, "/", b.client(t).signInWith("github"))
 	require.Equal(t, 1, b.count(t, "users"))
@@ -569,18 +569,18 @@ func TestOAuthRefusedCallbacks(t *testing.T) {
 	c := b.client(t)
 	state := c.start("github").Query().Get("state")
 	require.NotEmpty(t, state)
-	resp, _ := c.fetch(callback + url.Values{"code": {"forged"}, "state": {state + "x"}}.Encode())
+	resp, _ := c.fetchURL(callback + url.Values{"code": {"forged"}, "state": {state + "x"}}.Encode())
 	require.Equal(t, "/login", resp.Header.Get("Location"))
 	_, body := c.get("/login")
 	require.Contains(t, body, stateFlash)
 	// The flow is used up: its own state no longer works either.
-	resp, _ = c.fetch(callback + url.Values{"code": {"forged"}, "state": {state}}.Encode())
+	resp, _ = c.fetchURL(callback + url.Values{"code": {"forged"}, "state": {state}}.Encode())
 	require.Equal(t, "/login", resp.Header.Get("Location"))
 
 	// A browser that never started gets nowhere with another's state.
 	c2 := b.client(t)
 	state = c.start("github").Query().Get("state")
-	resp, _ = c2.fetch(callback + url.Values{"code": {"forged"}, "state": {state}}.Encode())
+	resp, _ = c2.fetchURL(callback + url.Values{"code": {"forged"}, "state": {state}}.Encode())
 	require.Equal(t, "/login", resp.Header.Get("Location"))
 	_, body = c2.get("/login")
 	require.Contains(t, body, stateFlash)
@@ -588,13 +588,13 @@ func TestOAuthRefusedCallbacks(t *testing.T) {
 	// Started here but another provider's callback.
 	c3 := b.client(t)
 	state = c3.start("google").Query().Get("state")
-	resp, _ = c3.fetch(callback + url.Values{"code": {"forged"}, "state": {state}}.Encode())
+	resp, _ = c3.fetchURL(callback + url.Values{"code": {"forged"}, "state": {state}}.Encode())
 	require.Equal(t, "/login", resp.Header.Get("Location"))
 
 	// The person said no at the provider.
 	c4 := b.client(t)
 	state = c4.start("github").Query().Get("state")
-	resp, _ = c4.fetch(callback + url.Values{"error": {"access_denied"}, "state": {state}}.Encode())
+	resp, _ = c4.fetchURL(callback + url.Values{"error": {"access_denied"}, "state": {state}}.Encode())
 	require.Equal(t, "/login", resp.Header.Get("Location"))
 	_, body = c4.get("/login")
 	require.Contains(t, body, "Sign-in was cancelled or refused at the provider.")

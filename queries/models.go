@@ -104,6 +104,13 @@ type User struct {
 	LastSignInAt    pgtype.Timestamptz
 }
 
+type UserAvatar struct {
+	UserID    int64
+	Image     []byte
+	Etag      string
+	UpdatedAt pgtype.Timestamptz
+}
+
 type UserSession struct {
 	ID         string
 	UserID     int64

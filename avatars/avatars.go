@@ -1,0 +1,123 @@
+// Package avatars turns an uploaded picture into the platform's avatar: a
+// 256x256 PNG cropped to a centred square. Only PNG, JPEG and WebP are
+// accepted, told apart by their bytes, never by a file name. The size the
+// header claims is checked before anything is decoded, so a small file that
+// would unpack into gigabytes of pixels is refused without allocating them.
+// Re-encoding drops everything but the pixels (EXIF, GPS, comments).
+package avatars
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io"
+
+	"golang.org/x/image/draw"
+	"golang.org/x/image/webp"
+)
+
+// Limits on what is accepted, and the size of what is made.
+const (
+	MaxBytes  = 2 << 20    // an upload's size
+	MaxSide   = 8000       // pixels, either side
+	MaxPixels = 40_000_000 // width x height
+	Size      = 256        // the avatar's side
+)
+
+// Errors users see, as catalog message IDs.
+var (
+	ErrTooLarge    = errors.New("ErrAvatarTooLarge")
+	ErrUnsupported = errors.New("ErrAvatarType")
+	ErrCorrupt     = errors.New("ErrAvatarCorrupt")
+	ErrDimensions  = errors.New("ErrAvatarDimensions")
+)
+
+// format is a decoder for one kind of image.
+type format struct {
+	name         string
+	decodeConfig func(io.Reader) (image.Config, error)
+	decode       func(io.Reader) (image.Image, error)
+}
+
+var (
+	pngFormat  = format{"png", png.DecodeConfig, png.Decode}
+	jpegFormat = format{"jpeg", jpeg.DecodeConfig, jpeg.Decode}
+	webpFormat = format{"webp", webp.DecodeConfig, webp.Decode}
+)
+
+// sniff picks the decoder from the file's signature.
+func sniff(b []byte) (format, bool) {
+	switch {
+	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
+		return pngFormat, true
+	case bytes.HasPrefix(b, []byte("\xff\xd8\xff")):
+		return jpegFormat, true
+	case len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP":
+		return webpFormat, true
+	}
+	return format{}, false
+}
+
+// Process checks an upload and returns the avatar as PNG. Its errors are
+// ErrTooLarge, ErrUnsupported, ErrCorrupt or ErrDimensions (wrapped).
+func Process(upload []byte) ([]byte, error) {
+	if len(upload) > MaxBytes {
+		return nil, ErrTooLarge
+	}
+	f, ok := sniff(upload)
+	if !ok {
+		return nil, ErrUnsupported
+	}
+	cfg, err := f.decodeConfig(bytes.NewReader(upload))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read %s header: %v", ErrCorrupt, f.name, err)
+	}
+	if err := checkDimensions(cfg.Width, cfg.Height); err != nil {
+		return nil, err
+	}
+	img, err := f.decode(bytes.NewReader(upload))
+	if err != nil {
+		return nil, fmt.Errorf("%w: decode %s: %v", ErrCorrupt, f.name, err)
+	}
+	// The decoders check the header against the data, but a decoded image
+	// of another size than announced must not slip past the limits.
+	if b := img.Bounds(); b.Dx() != cfg.Width || b.Dy() != cfg.Height {
+		return nil, fmt.Errorf("%w: %s is %dx%d, header said %dx%d", ErrCorrupt, f.name, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
+	}
+	var out bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(&out, squareThumbnail(img)); err != nil {
+		return nil, fmt.Errorf("encode avatar: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+func checkDimensions(w, h int) error {
+	if w <= 0 || h <= 0 || w > MaxSide || h > MaxSide || w*h > MaxPixels {
+		return fmt.Errorf("%w: %dx%d", ErrDimensions, w, h)
+	}
+	return nil
+}
+
+// squareThumbnail crops the largest centred square and scales it to Size.
+func squareThumbnail(src image.Image) *image.RGBA {
+	b := src.Bounds()
+	side := min(b.Dx(), b.Dy())
+	x0 := b.Min.X + (b.Dx()-side)/2
+	y0 := b.Min.Y + (b.Dy()-side)/2
+	crop := image.Rect(x0, y0, x0+side, y0+side)
+	dst := image.NewRGBA(image.Rect(0, 0, Size, Size))
+	draw.CatmullRom.Scale(dst, dst.Bounds(), src, crop, draw.Src, nil)
+	return dst
+}
+
+// ETag names a version of an avatar's bytes, for HTTP caching.
+func ETag(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}

@@ -1,0 +1,72 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/notify"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// preferenceField is the form field of one checkbox of the matrix.
+func preferenceField(k notify.Kind, c notify.Channel) string {
+	return "pref." + string(k) + "." + string(c)
+}
+
+// parsePreferences reads the matrix form: a pair is on when its checkbox
+// was sent checked; anything else in the form is ignored.
+func parsePreferences(form url.Values) accounts.Preferences {
+	p := make(accounts.Preferences, len(notify.Kinds))
+	for _, k := range notify.Kinds {
+		p[k] = make(map[notify.Channel]bool, len(notify.Channels))
+		for _, c := range notify.Channels {
+			p[k][c] = form.Get(preferenceField(k, c)) == "on"
+		}
+	}
+	return p
+}
+
+// notificationSettings is the page's view of the user's matrix.
+func notificationSettings(m map[notify.Kind]map[notify.Channel]bool) views.NotificationSettings {
+	var s views.NotificationSettings
+	for _, c := range notify.Channels {
+		s.ChannelLabelIDs = append(s.ChannelLabelIDs, "NotifyChannel_"+string(c))
+	}
+	for _, k := range notify.Kinds {
+		row := views.NotificationRow{LabelID: "NotifyKind_" + string(k)}
+		for _, c := range notify.Channels {
+			row.Cells = append(row.Cells, views.NotificationCell{
+				Field: preferenceField(k, c), ChannelLabelID: "NotifyChannel_" + string(c), On: m[k][c],
+			})
+		}
+		s.Rows = append(s.Rows, row)
+	}
+	return s
+}
+
+func (h *Handlers) showNotificationsPage(c echo.Context) error {
+	u, _ := currentUser(c)
+	m, err := notify.Matrix(c.Request().Context(), queries.New(h.Pool), u.ID)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.SettingsNotificationsPage(notificationSettings(m)))
+}
+
+func (h *Handlers) updateNotifications(c echo.Context) error {
+	u, _ := currentUser(c)
+	form, err := c.FormParams()
+	if err != nil {
+		return fmt.Errorf("read preferences form: %w", err)
+	}
+	if err := h.Accounts.SetNotificationPreferences(c.Request().Context(), u.ID, parsePreferences(form), actor(c)); err != nil {
+		return err
+	}
+	h.flash(c, "FlashNotificationsSaved")
+	return redirect(c, "/settings/notifications")
+}
