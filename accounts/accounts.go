@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -103,11 +104,9 @@ func (in *SignUpInput) Validate() error {
 	if in.Email, ok = NormalizeEmail(in.Email); !ok {
 		errs["email"] = "ErrEmailInvalid"
 	}
-	in.Name = strings.TrimSpace(in.Name)
-	if in.Name == "" {
-		errs["name"] = "ErrNameRequired"
-	} else if utf8.RuneCountInString(in.Name) > 100 {
-		errs["name"] = "ErrNameTooLong"
+	var msg string
+	if in.Name, msg = checkName(in.Name); msg != "" {
+		errs["name"] = msg
 	}
 	if msg := CheckPassword(in.Password); msg != "" {
 		errs["password"] = msg
@@ -116,6 +115,23 @@ func (in *SignUpInput) Validate() error {
 		return errs
 	}
 	return nil
+}
+
+// checkName trims a display name and returns the message ID of what is
+// wrong with it, if anything.
+func checkName(raw string) (string, string) {
+	name := strings.TrimSpace(raw)
+	switch {
+	case name == "":
+		return name, "ErrNameRequired"
+	case !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0:
+		// PostgreSQL refuses invalid UTF-8 and NUL; line breaks and other
+		// control characters have no place in a name either.
+		return name, "ErrNameInvalid"
+	case utf8.RuneCountInString(name) > 100:
+		return name, "ErrNameTooLong"
+	}
+	return name, ""
 }
 
 // CheckPassword returns a message ID when pw is not acceptable.

@@ -36,6 +36,7 @@ func FuzzSignUpInput(f *testing.F) {
 	f.Add("Ada <ada@example.com>", "A", "xxxxxxxxxxxx")
 	f.Add("ada@localhost", strings.Repeat("名", 101), "xxxxxxxxxxxx")
 	f.Add("a@b.c\r\nBcc: x@y.z", "\x00", strings.Repeat("p", 300))
+	f.Add("ada@example.com", "Ada\xff", "correct horse battery")
 	f.Fuzz(func(t *testing.T, email, name, password string) {
 		in := accounts.SignUpInput{Email: email, Name: name, Password: password}
 		err := in.Validate()
@@ -48,7 +49,8 @@ func FuzzSignUpInput(f *testing.F) {
 		if strings.ContainsAny(in.Email, " \r\n<>") || !strings.Contains(in.Email, "@") {
 			t.Fatalf("accepted email %q", in.Email)
 		}
-		if in.Name == "" || utf8.RuneCountInString(in.Name) > 100 || strings.TrimSpace(in.Name) != in.Name {
+		if in.Name == "" || utf8.RuneCountInString(in.Name) > 100 || strings.TrimSpace(in.Name) != in.Name ||
+			!utf8.ValidString(in.Name) || strings.ContainsRune(in.Name, 0) {
 			t.Fatalf("accepted name %q", in.Name)
 		}
 		if utf8.RuneCountInString(password) < 12 || len(password) > 256 {

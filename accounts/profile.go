@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -46,16 +44,9 @@ type ProfileInput struct {
 // Validate trims the name and checks both fields, returning FieldErrors.
 func (in *ProfileInput) Validate() error {
 	errs := FieldErrors{}
-	in.Name = strings.TrimSpace(in.Name)
-	switch {
-	case in.Name == "":
-		errs["name"] = "ErrNameRequired"
-	case !utf8.ValidString(in.Name) || strings.IndexFunc(in.Name, unicode.IsControl) >= 0:
-		// PostgreSQL refuses invalid UTF-8 and NUL; line breaks and other
-		// control characters have no place in a name either.
-		errs["name"] = "ErrNameInvalid"
-	case utf8.RuneCountInString(in.Name) > 100:
-		errs["name"] = "ErrNameTooLong"
+	var msg string
+	if in.Name, msg = checkName(in.Name); msg != "" {
+		errs["name"] = msg
 	}
 	if !slices.Contains(Languages, in.Language) {
 		errs["language"] = "ErrLanguageInvalid"

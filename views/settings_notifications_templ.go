@@ -62,7 +62,7 @@ func SettingsNotificationsPage(s NotificationSettings) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = SettingsTabs("notifications").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = SettingsNav("/settings/notifications").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

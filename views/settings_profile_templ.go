@@ -68,7 +68,7 @@ func SettingsProfilePage(p ProfileSettings) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = SettingsTabs("profile").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = SettingsNav("/settings/profile").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
