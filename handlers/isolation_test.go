@@ -30,6 +30,11 @@ var userScopedRoutes = []struct {
 }{
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/settings/api-keys/%d/revoke", v.apiKey.Key.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/settings/api-keys/%d/revoke", v.apiKey.Key.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/avatars/%d", v.user.ID) }, nil},
+	// The admin area is another user's data too, for a non-admin.
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/admin/users/%d", v.user.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/disable", v.user.ID) }, url.Values{"password": {"password of attacker"}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/promote", v.user.ID) }, url.Values{"password": {"password of attacker"}}},
 }
 
 func TestTenantIsolation(t *testing.T) {
@@ -60,7 +65,11 @@ func TestTenantIsolation(t *testing.T) {
 		})
 	}
 
-	// Nothing the attacker did touched the victim's key.
+	// Nothing the attacker did touched the victim's account or key.
+	after, err := q.UserGetByEmail(ctx, victimEmail)
+	require.NoError(t, err)
+	require.False(t, after.DisabledAt.Valid)
+	require.Equal(t, "user", after.Role)
 	req, err := http.NewRequest(http.MethodGet, b.server.URL+"/api/v1/me", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+key.Value)
