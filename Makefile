@@ -10,7 +10,7 @@ BIN       := bin/kubebyon
 SQLC      := $(GO) -C tools/sqlc tool sqlc -f ../../sqlc.yaml
 GENERATED := views/*_templ.go queries/*.go
 
-.PHONY: all assets build run generate check-generated check-format vet test test-go fuzz clean
+.PHONY: all assets build run generate check-generated check-format vet test test-go fuzz kube-apiserver print-kube-apiserver clean
 
 all: build
 
@@ -63,11 +63,30 @@ check-format:
 bin/mailpit: tools/mailpit/go.mod tools/mailpit/go.sum
 	$(GO) -C tools/mailpit build -o $(CURDIR)/bin/mailpit github.com/axllent/mailpit
 
+# kube-apiserver for the tests, built from k8s.io/kubernetes in
+# tools/kube-apiserver (minutes, and 2 GB, the first time). The binary is
+# cached outside the repository, keyed by that module's files, so later runs
+# and clean clones on the same machine skip the build.
+KAS_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.34.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 -X k8s.io/component-base/version.gitTreeState=clean
+KAS_KEY   := $(shell (cat tools/kube-apiserver/go.mod tools/kube-apiserver/go.sum tools/kube-apiserver/main.go; echo '$(KAS_VERSION_LDFLAGS)') | sha256sum | cut -c1-16)
+KAS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubebyon
+KAS       := $(KAS_CACHE)/kube-apiserver-$(KAS_KEY)
+
+$(KAS):
+	mkdir -p $(KAS_CACHE)
+	$(GO) -C tools/kube-apiserver build -trimpath -ldflags '-s -w $(KAS_VERSION_LDFLAGS)' -o $@.tmp .
+	mv $@.tmp $@
+
+kube-apiserver: $(KAS)
+
+print-kube-apiserver:
+	@echo $(KAS)
+
 vet: assets
 	$(GO) vet ./...
 
-test-go: assets bin/mailpit
-	MAILPIT=$(CURDIR)/bin/mailpit $(GO) test -count=1 -timeout 20m ./...
+test-go: assets bin/mailpit $(KAS)
+	MAILPIT=$(CURDIR)/bin/mailpit KUBE_APISERVER=$(KAS) $(GO) test -count=1 -timeout 20m ./...
 
 test: check-generated check-format vet build test-go
 

@@ -49,6 +49,7 @@ func Main(m *testing.M) { os.Exit(Run(m)) }
 func Run(m *testing.M) int {
 	code := m.Run()
 	stopMailpit()
+	stopKube()
 	removeProfiles()
 	if shared.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
