@@ -33,6 +33,10 @@ type Common struct {
 	BaseURL     string
 	SMTPURL     string
 	MailFrom    string
+	// Kubeconfig names the host cluster's kubeconfig file; the admin
+	// settings page can hold one instead, and in-cluster config is the last
+	// resort.
+	Kubeconfig string
 }
 
 // Serve holds the HTTP server's settings.
@@ -81,6 +85,7 @@ var (
 	settingMetricsListen = setting{"KUBEBYON_WORKER_METRICS_LISTEN", "metrics-listen"}
 	settingSMTPURL       = setting{"KUBEBYON_SMTP_URL", "smtp-url"}
 	settingTrusted       = setting{"KUBEBYON_TRUSTED_PROXIES", "trusted-proxies"}
+	settingKubeconfig    = setting{"KUBEBYON_KUBECONFIG", "kubeconfig"}
 	settingMailFrom      = setting{"KUBEBYON_MAIL_FROM", "mail-from"}
 	settingGitHubID      = setting{"KUBEBYON_GITHUB_CLIENT_ID", "github-client-id"}
 	settingGitHubSecret  = setting{"KUBEBYON_GITHUB_CLIENT_SECRET", "github-client-secret"}
@@ -132,6 +137,7 @@ func RegisterCommon(fs *flag.FlagSet, getenv Getenv) *Common {
 	fs.StringVar(&c.LogFormat, settingLogFormat.flag, envOr(getenv, settingLogFormat, DefaultLogFormat), "text or json (env KUBEBYON_LOG_FORMAT)")
 	fs.StringVar(&c.BaseURL, settingBaseURL.flag, envOr(getenv, settingBaseURL, DefaultBaseURL), "public URL of the platform, used in links and cookies (env KUBEBYON_BASE_URL)")
 	fs.StringVar(&c.SMTPURL, settingSMTPURL.flag, getenv(settingSMTPURL.env), "mail server: smtp://user:password@host:port (STARTTLS when offered; ?tls=none or ?tls=starttls to force) or smtps://...; empty logs mail instead (env KUBEBYON_SMTP_URL)")
+	fs.StringVar(&c.Kubeconfig, settingKubeconfig.flag, getenv(settingKubeconfig.env), "kubeconfig file of the host cluster the virtual clusters run on (env KUBEBYON_KUBECONFIG)")
 	fs.StringVar(&c.MailFrom, settingMailFrom.flag, getenv(settingMailFrom.env), "sender address of the platform's mail; default noreply@ the base URL's host (env KUBEBYON_MAIL_FROM)")
 	return c
 }
@@ -183,6 +189,11 @@ func (c *Common) Validate() error {
 	if c.SMTPURL != "" {
 		if _, err := mail.ParseSMTPURL(c.SMTPURL); err != nil {
 			return fmt.Errorf("%s: %w", settingSMTPURL, err)
+		}
+	}
+	if c.Kubeconfig != "" {
+		if _, err := os.Stat(c.Kubeconfig); err != nil {
+			return fmt.Errorf("%s %q: %w", settingKubeconfig, c.Kubeconfig, unwrapPath(err))
 		}
 	}
 	if c.MailFrom == "" {

@@ -30,7 +30,7 @@ func (q *Queries) AdminUserEnable(ctx context.Context, id int64) error {
 }
 
 const adminUserList = `-- name: AdminUserList :many
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users
 WHERE id > $1::bigint
   AND ($2::text = ''
        OR strpos(lower(email), lower($2::text)) > 0
@@ -69,6 +69,7 @@ func (q *Queries) AdminUserList(ctx context.Context, arg AdminUserListParams) ([
 			&i.UpdatedAt,
 			&i.Language,
 			&i.LastSignInAt,
+			&i.PlanID,
 		); err != nil {
 			return nil, err
 		}
@@ -81,7 +82,7 @@ func (q *Queries) AdminUserList(ctx context.Context, arg AdminUserListParams) ([
 }
 
 const adminUserLockForUpdate = `-- name: AdminUserLockForUpdate :many
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users
 WHERE id = ANY($1::bigint[])
 ORDER BY id
 FOR UPDATE
@@ -110,6 +111,7 @@ func (q *Queries) AdminUserLockForUpdate(ctx context.Context, ids []int64) ([]Us
 			&i.UpdatedAt,
 			&i.Language,
 			&i.LastSignInAt,
+			&i.PlanID,
 		); err != nil {
 			return nil, err
 		}

@@ -33,6 +33,37 @@ type AuditEvent struct {
 	CreatedAt  pgtype.Timestamptz
 }
 
+type Cluster struct {
+	ID                 int64
+	OwnerID            int64
+	Name               string
+	Slug               string
+	Description        string
+	KubernetesVersion  string
+	PublicAccessMode   string
+	NodePort           pgtype.Int4
+	Generation         int64
+	ObservedGeneration int64
+	Status             string
+	StatusMessage      string
+	Endpoint           string
+	DeleteRequestedAt  pgtype.Timestamptz
+	ReconcileStartedAt pgtype.Timestamptz
+	ReadyAt            pgtype.Timestamptz
+	DeletedAt          pgtype.Timestamptz
+	CreatedAt          pgtype.Timestamptz
+	UpdatedAt          pgtype.Timestamptz
+}
+
+type ClusterEvent struct {
+	ID        int64
+	ClusterID int64
+	Level     string
+	Reason    string
+	Message   string
+	CreatedAt pgtype.Timestamptz
+}
+
 type EmailCode struct {
 	ID         int64
 	UserID     int64
@@ -71,6 +102,16 @@ type OauthIdentity struct {
 	CreatedAt pgtype.Timestamptz
 }
 
+type Plan struct {
+	ID                 int64
+	Name               string
+	MaxClusters        int32
+	MaxNodesPerCluster int32
+	PriceCents         int32
+	IsDefault          bool
+	CreatedAt          pgtype.Timestamptz
+}
+
 type RateLimit struct {
 	Key         string
 	WindowStart pgtype.Timestamptz
@@ -102,6 +143,7 @@ type User struct {
 	UpdatedAt       pgtype.Timestamptz
 	Language        string
 	LastSignInAt    pgtype.Timestamptz
+	PlanID          pgtype.Int8
 }
 
 type UserAvatar struct {

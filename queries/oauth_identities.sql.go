@@ -32,7 +32,7 @@ func (q *Queries) OAuthIdentityCreate(ctx context.Context, arg OAuthIdentityCrea
 }
 
 const oAuthIdentityGetUser = `-- name: OAuthIdentityGetUser :one
-SELECT users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at FROM oauth_identities
+SELECT users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.plan_id FROM oauth_identities
 JOIN users ON users.id = oauth_identities.user_id
 WHERE oauth_identities.provider = $1 AND oauth_identities.subject = $2
 `
@@ -58,6 +58,7 @@ func (q *Queries) OAuthIdentityGetUser(ctx context.Context, arg OAuthIdentityGet
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PlanID,
 	)
 	return i, err
 }
@@ -91,7 +92,7 @@ UPDATE users
 SET name = $1, password_hash = NULL, language = $2,
     email_verified_at = now(), updated_at = now()
 WHERE id = $3 AND email_verified_at IS NULL
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
 type UserClaimUnverifiedParams struct {
@@ -118,6 +119,7 @@ func (q *Queries) UserClaimUnverified(ctx context.Context, arg UserClaimUnverifi
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PlanID,
 	)
 	return i, err
 }
@@ -125,7 +127,7 @@ func (q *Queries) UserClaimUnverified(ctx context.Context, arg UserClaimUnverifi
 const userCreateFromIdentity = `-- name: UserCreateFromIdentity :one
 INSERT INTO users (email, name, language, email_verified_at)
 VALUES ($1, $2, $3, now())
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
 type UserCreateFromIdentityParams struct {
@@ -151,6 +153,7 @@ func (q *Queries) UserCreateFromIdentity(ctx context.Context, arg UserCreateFrom
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PlanID,
 	)
 	return i, err
 }

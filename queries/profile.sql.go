@@ -69,7 +69,7 @@ func (q *Queries) UserAvatarSet(ctx context.Context, arg UserAvatarSetParams) er
 const userSetEmail = `-- name: UserSetEmail :one
 UPDATE users SET email = $1, updated_at = now()
 WHERE id = $2
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
 type UserSetEmailParams struct {
@@ -93,6 +93,7 @@ func (q *Queries) UserSetEmail(ctx context.Context, arg UserSetEmailParams) (Use
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PlanID,
 	)
 	return i, err
 }
@@ -100,7 +101,7 @@ func (q *Queries) UserSetEmail(ctx context.Context, arg UserSetEmailParams) (Use
 const userUpdateProfile = `-- name: UserUpdateProfile :one
 UPDATE users SET name = $1, language = $2, updated_at = now()
 WHERE id = $3
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
 type UserUpdateProfileParams struct {
@@ -124,6 +125,7 @@ func (q *Queries) UserUpdateProfile(ctx context.Context, arg UserUpdateProfilePa
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PlanID,
 	)
 	return i, err
 }

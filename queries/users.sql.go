@@ -14,7 +14,7 @@ import (
 const userCreate = `-- name: UserCreate :one
 INSERT INTO users (email, name, password_hash, role, email_verified_at)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
 type UserCreateParams struct {
@@ -46,6 +46,7 @@ func (q *Queries) UserCreate(ctx context.Context, arg UserCreateParams) (User, e
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PlanID,
 	)
 	return i, err
 }
@@ -53,7 +54,7 @@ func (q *Queries) UserCreate(ctx context.Context, arg UserCreateParams) (User, e
 const userCreateUnverified = `-- name: UserCreateUnverified :one
 INSERT INTO users (email, name, password_hash, language)
 VALUES ($1, $2, $3, $4)
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
 type UserCreateUnverifiedParams struct {
@@ -83,12 +84,13 @@ func (q *Queries) UserCreateUnverified(ctx context.Context, arg UserCreateUnveri
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PlanID,
 	)
 	return i, err
 }
 
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users WHERE lower(email) = lower($1)
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users WHERE lower(email) = lower($1)
 `
 
 func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error) {
@@ -106,12 +108,13 @@ func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PlanID,
 	)
 	return i, err
 }
 
 const userGetByID = `-- name: UserGetByID :one
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users WHERE id = $1
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users WHERE id = $1
 `
 
 func (q *Queries) UserGetByID(ctx context.Context, id int64) (User, error) {
@@ -129,6 +132,7 @@ func (q *Queries) UserGetByID(ctx context.Context, id int64) (User, error) {
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PlanID,
 	)
 	return i, err
 }
@@ -169,7 +173,7 @@ func (q *Queries) UserSetPassword(ctx context.Context, arg UserSetPasswordParams
 const userSetRoleByEmail = `-- name: UserSetRoleByEmail :one
 UPDATE users SET role = $1, updated_at = now()
 WHERE lower(email) = lower($2)
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
 type UserSetRoleByEmailParams struct {
@@ -192,6 +196,7 @@ func (q *Queries) UserSetRoleByEmail(ctx context.Context, arg UserSetRoleByEmail
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PlanID,
 	)
 	return i, err
 }
@@ -199,7 +204,7 @@ func (q *Queries) UserSetRoleByEmail(ctx context.Context, arg UserSetRoleByEmail
 const userUpdateUnverified = `-- name: UserUpdateUnverified :one
 UPDATE users SET name = $1, password_hash = $2, language = $3, updated_at = now()
 WHERE id = $4 AND email_verified_at IS NULL
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
 type UserUpdateUnverifiedParams struct {
@@ -230,6 +235,7 @@ func (q *Queries) UserUpdateUnverified(ctx context.Context, arg UserUpdateUnveri
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PlanID,
 	)
 	return i, err
 }

@@ -69,6 +69,27 @@ func (k *Kube) Kubeconfig(t testing.TB) []byte {
 	return b
 }
 
+// UserConfig returns a client configuration authenticated as a user with
+// a client certificate (its groups are the certificate's organisations),
+// for tests of what RBAC lets someone do.
+func (k *Kube) UserConfig(t testing.TB, user string, groups ...string) *rest.Config {
+	t.Helper()
+	kubeShared.mu.Lock()
+	kubeShared.pki.serial++
+	serial := kubeShared.pki.serial
+	kubeShared.mu.Unlock()
+	certPEM, keyPEM, err := kubeShared.pki.issue(serial, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: user, Organization: groups},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+	if err != nil {
+		t.Fatalf("testenv: user certificate: %v", err)
+	}
+	cfg := rest.CopyConfig(k.Config)
+	cfg.CertData, cfg.KeyData = certPEM, keyPEM
+	return cfg
+}
+
 // kubeShared is the test binary's etcd and host apiserver, and the
 // certificates every apiserver of the binary uses.
 var kubeShared struct {
@@ -320,6 +341,8 @@ func tail(s string, n int) string {
 type pki struct {
 	caCert, servingCert, servingKey, saPub, saKey string
 	caPEM, adminCertPEM, adminKeyPEM              []byte
+	issue                                         func(serial int64, tmpl *x509.Certificate) ([]byte, []byte, error)
+	serial                                        int64
 }
 
 func newPKI(dir string) (*pki, error) {
@@ -342,7 +365,7 @@ func newPKI(dir string) (*pki, error) {
 		return nil, err
 	}
 	ca, _ := x509.ParseCertificate(caDER)
-	p := &pki{caPEM: pemBlock("CERTIFICATE", caDER)}
+	p := &pki{caPEM: pemBlock("CERTIFICATE", caDER), serial: 100}
 
 	issue := func(serial int64, tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -362,6 +385,7 @@ func newPKI(dir string) (*pki, error) {
 		}
 		return pemBlock("CERTIFICATE", der), pemBlock("EC PRIVATE KEY", keyDER), nil
 	}
+	p.issue = issue
 	servingCert, servingKey, err := issue(2, &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},

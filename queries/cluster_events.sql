@@ -1,0 +1,14 @@
+-- name: ClusterEventCreate :one
+INSERT INTO cluster_events (cluster_id, level, reason, message)
+VALUES (@cluster_id, @level, @reason, @message)
+RETURNING *;
+
+-- name: ClusterEventListByCluster :many
+-- Oldest first; after_id = 0 for all, else only newer events (live updates).
+SELECT * FROM cluster_events
+WHERE cluster_id = @cluster_id AND id > @after_id
+ORDER BY id
+LIMIT @row_limit;
+
+-- name: ClusterEventLatest :one
+SELECT * FROM cluster_events WHERE cluster_id = @cluster_id ORDER BY id DESC LIMIT 1;

@@ -1,0 +1,87 @@
+-- name: ClusterCreate :one
+INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port)
+VALUES (@owner_id, @name, @slug, @description, @kubernetes_version, @public_access_mode, sqlc.narg('node_port'))
+RETURNING *;
+
+-- name: ClusterGetByID :one
+SELECT * FROM clusters WHERE id = @id;
+
+-- name: ClusterGetForOwner :one
+-- A user's cluster; another user's id finds nothing.
+SELECT * FROM clusters WHERE id = @id AND owner_id = @owner_id AND status <> 'deleted';
+
+-- name: ClusterLockForOwner :one
+SELECT * FROM clusters WHERE id = @id AND owner_id = @owner_id AND status <> 'deleted' FOR UPDATE;
+
+-- name: ClusterLock :one
+SELECT * FROM clusters WHERE id = @id FOR UPDATE;
+
+-- name: ClusterListByOwner :many
+-- Keyset pagination, newest first.
+SELECT * FROM clusters
+WHERE owner_id = @owner_id AND status <> 'deleted'
+  AND (@before_id::bigint = 0 OR id < @before_id::bigint)
+ORDER BY id DESC
+LIMIT @row_limit;
+
+-- name: ClusterCountActiveByOwner :one
+SELECT count(*) FROM clusters WHERE owner_id = @owner_id AND status <> 'deleted';
+
+-- name: ClusterNodePortsInUse :many
+SELECT node_port::int AS node_port FROM clusters WHERE node_port IS NOT NULL ORDER BY node_port;
+
+-- name: ClusterUpdateSpec :one
+-- A change of desired state: the reconcile job picks it up.
+UPDATE clusters
+SET description = @description, kubernetes_version = @kubernetes_version,
+    public_access_mode = @public_access_mode, node_port = sqlc.narg('node_port'),
+    generation = generation + 1, status = CASE WHEN status = 'ready' THEN 'updating' ELSE status END,
+    reconcile_started_at = NULL, updated_at = now()
+WHERE id = @id
+RETURNING *;
+
+-- name: ClusterUpdateDescription :one
+-- Description only: nothing in the host cluster changes.
+UPDATE clusters SET description = @description, updated_at = now() WHERE id = @id RETURNING *;
+
+-- name: ClusterRequestDelete :one
+UPDATE clusters
+SET delete_requested_at = coalesce(delete_requested_at, now()), status = 'deleting',
+    generation = generation + 1, status_message = '', updated_at = now()
+WHERE id = @id
+RETURNING *;
+
+-- name: ClusterRetry :one
+-- A failed cluster gets a fresh attempt at its current generation.
+UPDATE clusters
+SET status = CASE WHEN delete_requested_at IS NULL THEN 'pending' ELSE 'deleting' END,
+    status_message = '', reconcile_started_at = NULL, updated_at = now()
+WHERE id = @id AND status = 'failed'
+RETURNING *;
+
+-- name: ClusterSetStatus :exec
+UPDATE clusters SET status = @status, status_message = @status_message, updated_at = now() WHERE id = @id;
+
+-- name: ClusterStartReconcile :exec
+-- Records when work on this generation began (once), for the timeout.
+UPDATE clusters
+SET reconcile_started_at = coalesce(reconcile_started_at, now()), status = @status, status_message = '', updated_at = now()
+WHERE id = @id;
+
+-- name: ClusterMarkReady :exec
+UPDATE clusters
+SET status = 'ready', status_message = '', endpoint = @endpoint, observed_generation = @generation,
+    ready_at = coalesce(ready_at, now()), reconcile_started_at = NULL, updated_at = now()
+WHERE id = @id AND generation = @generation;
+
+-- name: ClusterMarkFailed :exec
+UPDATE clusters SET status = 'failed', status_message = @status_message, updated_at = now() WHERE id = @id;
+
+-- name: ClusterMarkDeleted :exec
+UPDATE clusters
+SET status = 'deleted', deleted_at = now(), node_port = NULL, endpoint = '', status_message = '', updated_at = now()
+WHERE id = @id;
+
+-- name: ClusterLockOwner :exec
+-- Serialises cluster creation per owner, so the plan cap holds.
+SELECT pg_advisory_xact_lock(hashtextextended('cluster-owner', @owner_id::bigint));
