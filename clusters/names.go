@@ -1,13 +1,15 @@
 package clusters
 
-import "github.com/kubebyon/kubebyon/queries"
+import (
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/vcluster"
+)
 
 // Namespace is the host namespace a cluster's control plane lives in.
-func Namespace(c queries.Cluster) string { return "kubebyon-" + c.Slug }
+func Namespace(c queries.Cluster) string { return vcluster.Namespace(c) }
 
-// ReleaseName is the cluster's vcluster Helm release. The chart names the
-// StatefulSet and Service after it, and the kubeconfig Secret vc-<release>.
-func ReleaseName(c queries.Cluster) string { return c.Name }
+// ReleaseName is the cluster's vcluster Helm release.
+func ReleaseName(c queries.Cluster) string { return vcluster.ReleaseName(c) }
 
 // KubeconfigSecretName is the Secret vcluster writes the admin kubeconfig to.
-func KubeconfigSecretName(c queries.Cluster) string { return "vc-" + ReleaseName(c) }
+func KubeconfigSecretName(c queries.Cluster) string { return vcluster.KubeconfigSecretName(c) }
