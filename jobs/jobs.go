@@ -17,6 +17,7 @@ import (
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/mail"
 	"github.com/kubebyon/kubebyon/secrets"
+	"github.com/kubebyon/kubebyon/vcluster"
 )
 
 // Deps are what the workers need.
@@ -28,6 +29,9 @@ type Deps struct {
 	Box     *secrets.Box
 	Catalog *locale.Catalog
 	BaseURL string
+	// Charts caches the vcluster chart; KubeconfigPath is KUBEBYON_KUBECONFIG.
+	Charts         *vcluster.Charts
+	KubeconfigPath string
 }
 
 // Options shape the client.
@@ -39,18 +43,33 @@ type Options struct {
 	MaxWorkers int
 	// CleanupInterval is how often expired rows are deleted.
 	CleanupInterval time.Duration
+	// ClusterPollInterval is how often a provisioning cluster is checked;
+	// ClusterReadyTimeout how long it may take before it is marked failed.
+	ClusterPollInterval time.Duration
+	ClusterReadyTimeout time.Duration
 }
 
 // DefaultOptions are the production settings.
 func DefaultOptions(work bool) Options {
-	return Options{Work: work, MaxWorkers: 20, CleanupInterval: 15 * time.Minute}
+	return Options{
+		Work: work, MaxWorkers: 20, CleanupInterval: 15 * time.Minute,
+		ClusterPollInterval: 5 * time.Second, ClusterReadyTimeout: 10 * time.Minute,
+	}
 }
 
 // Workers registers every worker.
-func Workers(d Deps) *river.Workers {
+func Workers(d Deps, opts Options) *river.Workers {
 	w := river.NewWorkers()
 	river.AddWorker(w, &CleanupWorker{Pool: d.Pool, Logger: d.Logger})
 	river.AddWorker(w, &EmailWorker{Sender: d.Mailer, Box: d.Box, Catalog: d.Catalog, BaseURL: d.BaseURL})
+	charts := d.Charts
+	if charts == nil {
+		charts = &vcluster.Charts{}
+	}
+	river.AddWorker(w, &ClusterReconcileWorker{
+		Pool: d.Pool, Logger: d.Logger.With("component", "cluster_reconcile"), Box: d.Box, Charts: charts,
+		KubeconfigPath: d.KubeconfigPath, PollInterval: opts.ClusterPollInterval, ReadyTimeout: opts.ClusterReadyTimeout,
+	})
 	return w
 }
 
@@ -58,12 +77,13 @@ func Workers(d Deps) *river.Workers {
 func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	cfg := &river.Config{
 		Logger:  d.Logger.With("component", "river"),
-		Workers: Workers(d),
+		Workers: Workers(d, opts),
 	}
 	if opts.Work {
 		cfg.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: opts.MaxWorkers},
 			QueueEmail:         {MaxWorkers: 5},
+			QueueClusters:      {MaxWorkers: opts.MaxWorkers},
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(

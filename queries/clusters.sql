@@ -68,7 +68,7 @@ UPDATE clusters
 SET reconcile_started_at = coalesce(reconcile_started_at, now()), status = @status, status_message = '', updated_at = now()
 WHERE id = @id;
 
--- name: ClusterMarkReady :exec
+-- name: ClusterMarkReady :execrows
 UPDATE clusters
 SET status = 'ready', status_message = '', endpoint = @endpoint, observed_generation = @generation,
     ready_at = coalesce(ready_at, now()), reconcile_started_at = NULL, updated_at = now()

@@ -298,7 +298,7 @@ func (q *Queries) ClusterMarkFailed(ctx context.Context, arg ClusterMarkFailedPa
 	return err
 }
 
-const clusterMarkReady = `-- name: ClusterMarkReady :exec
+const clusterMarkReady = `-- name: ClusterMarkReady :execrows
 UPDATE clusters
 SET status = 'ready', status_message = '', endpoint = $1, observed_generation = $2,
     ready_at = coalesce(ready_at, now()), reconcile_started_at = NULL, updated_at = now()
@@ -311,9 +311,12 @@ type ClusterMarkReadyParams struct {
 	ID         int64
 }
 
-func (q *Queries) ClusterMarkReady(ctx context.Context, arg ClusterMarkReadyParams) error {
-	_, err := q.db.Exec(ctx, clusterMarkReady, arg.Endpoint, arg.Generation, arg.ID)
-	return err
+func (q *Queries) ClusterMarkReady(ctx context.Context, arg ClusterMarkReadyParams) (int64, error) {
+	result, err := q.db.Exec(ctx, clusterMarkReady, arg.Endpoint, arg.Generation, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const clusterNodePortsInUse = `-- name: ClusterNodePortsInUse :many

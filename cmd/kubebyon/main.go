@@ -184,6 +184,7 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: db.Pool, Logger: logger, Metrics: reg,
 		Mailer: mailer(common, logger), Box: box, Catalog: catalog, BaseURL: common.BaseURL,
+		KubeconfigPath: common.Kubeconfig,
 	}, jobs.DefaultOptions(work))
 	if err != nil {
 		return fail(err)

@@ -1,0 +1,406 @@
+package clusters_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/secrets"
+	"github.com/kubebyon/kubebyon/settings"
+	"github.com/kubebyon/kubebyon/testenv"
+	"github.com/kubebyon/kubebyon/vcluster"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+type testBundle struct {
+	pool    *pgxpool.Pool
+	box     *secrets.Box
+	host    *testenv.Kube
+	client  kubernetes.Interface
+	svc     *clusters.Service
+	owner   queries.User
+	kubecfg string
+	logger  *slog.Logger
+}
+
+// setup gives a test its database, the shared host apiserver as the host
+// cluster (through a KUBEBYON_KUBECONFIG file), settings that point at the
+// real chart, and a user.
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	box, err := secrets.New(bytes.Repeat([]byte{9}, 32))
+	require.NoError(t, err)
+	host := testenv.HostKube(t)
+	kubecfg := filepath.Join(t.TempDir(), "host.kubeconfig")
+	require.NoError(t, os.WriteFile(kubecfg, host.Kubeconfig(t), 0o600))
+
+	rt := settings.Defaults()
+	rt.APIBaseDomain = "clusters.test"
+	rt.ChartPath = testenv.VClusterChart(t)
+	rt.AllowedVersions = []string{"v1.34.0", "v1.33.4"}
+	require.NoError(t, settings.Save(ctx, queries.New(pool), box, rt))
+
+	u, err := queries.New(pool).UserCreateUnverified(ctx, queries.UserCreateUnverifiedParams{Email: "owner@example.com", Name: "Owner"})
+	require.NoError(t, err)
+
+	// An insert-only client: tests work jobs themselves, step by step.
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	return &testBundle{
+		pool: pool, box: box, host: host, client: host.Client(t), owner: u, kubecfg: kubecfg,
+		svc:    &clusters.Service{Pool: pool, River: rc, Box: box, KubeconfigPath: kubecfg},
+		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+func (b *testBundle) worker(t *testing.T, readyTimeout time.Duration) *rivertest.Worker[jobs.ClusterReconcileArgs, pgx.Tx] {
+	w := &jobs.ClusterReconcileWorker{
+		Pool: b.pool, Logger: b.logger, Box: b.box, Charts: &vcluster.Charts{},
+		KubeconfigPath: b.kubecfg, PollInterval: 10 * time.Millisecond, ReadyTimeout: readyTimeout,
+	}
+	return rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, w)
+}
+
+// work runs one attempt of the reconcile job for a cluster.
+func (b *testBundle) work(t *testing.T, ctx context.Context, w *rivertest.Worker[jobs.ClusterReconcileArgs, pgx.Tx], id int64) (*rivertest.WorkResult, error) {
+	t.Helper()
+	tx, err := b.pool.Begin(context.Background())
+	require.NoError(t, err)
+	defer tx.Rollback(context.Background()) //nolint:errcheck
+	return w.Work(ctx, t, tx, jobs.ClusterReconcileArgs{ClusterID: id}, nil)
+}
+
+func (b *testBundle) cluster(t *testing.T, id int64) queries.Cluster {
+	t.Helper()
+	c, err := queries.New(b.pool).ClusterGetByID(context.Background(), id)
+	require.NoError(t, err)
+	return c
+}
+
+func (b *testBundle) reasons(t *testing.T, id int64) []string {
+	t.Helper()
+	evs, err := queries.New(b.pool).ClusterEventListByCluster(context.Background(), queries.ClusterEventListByClusterParams{ClusterID: id, RowLimit: 1000})
+	require.NoError(t, err)
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Reason)
+	}
+	return out
+}
+
+// playControlPlane does what the vcluster pod would: the StatefulSet
+// becomes ready and vc-<release> holds a kubeconfig, here for virt.
+func (b *testBundle) playControlPlane(t *testing.T, c queries.Cluster, virt *testenv.Kube) {
+	t.Helper()
+	ctx := context.Background()
+	ns := vcluster.Namespace(c)
+	sts, err := b.client.AppsV1().StatefulSets(ns).Get(ctx, vcluster.ReleaseName(c), metav1.GetOptions{})
+	require.NoError(t, err)
+	sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.ObservedGeneration = 1, 1, sts.Generation
+	_, err = b.client.AppsV1().StatefulSets(ns).UpdateStatus(ctx, sts, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: vcluster.KubeconfigSecretName(c), Namespace: ns},
+		Data:       map[string][]byte{"config": virt.Kubeconfig(t)},
+	}
+	_, err = b.client.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+}
+
+// finalizeNamespace plays the namespace controller, which the test
+// apiserver does not run: a terminating namespace loses its finalizer.
+func (b *testBundle) finalizeNamespace(t *testing.T, c queries.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	ns, err := b.client.CoreV1().Namespaces().Get(ctx, vcluster.Namespace(c), metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, ns.DeletionTimestamp, "the namespace was asked to go")
+	ns.Spec.Finalizers = nil
+	_, err = b.client.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+// roomyPlan lifts the owner's cluster cap above the default plan's 3.
+func (b *testBundle) roomyPlan(t *testing.T) {
+	t.Helper()
+	_, err := b.pool.Exec(context.Background(), `WITH p AS (INSERT INTO plans (name, max_clusters, max_nodes_per_cluster) VALUES ('roomy', 1000, 100) RETURNING id)
+		UPDATE users SET plan_id = (SELECT id FROM p) WHERE id = $1`, b.owner.ID)
+	require.NoError(t, err)
+}
+
+func (b *testBundle) create(t *testing.T, name string) queries.Cluster {
+	t.Helper()
+	c, err := b.svc.Create(context.Background(), b.owner.ID, clusters.Input{Name: name}, audit.Actor{UserID: b.owner.ID})
+	require.NoError(t, err)
+	return c
+}
+
+// TestLifecycle: create, provision, ready with a working kubeconfig,
+// upgrade, delete, through the real worker, Helm, chart and apiserver.
+func TestLifecycle(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	w := b.worker(t, time.Minute)
+	c := b.create(t, "life")
+	require.Equal(t, "pending", c.Status)
+	require.True(t, c.NodePort.Valid, "nodeport is the default access mode")
+
+	res, err := b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobSnoozed, res.EventKind, "waits for the control plane")
+	c = b.cluster(t, c.ID)
+	require.Equal(t, "provisioning", c.Status)
+	svc, err := b.client.CoreV1().Services(vcluster.Namespace(c)).Get(ctx, "life", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, corev1.ServiceTypeNodePort, svc.Spec.Type)
+
+	virt := testenv.NewKube(t)
+	b.playControlPlane(t, c, virt)
+	res, err = b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+	c = b.cluster(t, c.ID)
+	require.Equal(t, "ready", c.Status)
+	require.Equal(t, c.Slug+".clusters.test", c.Endpoint)
+	require.Equal(t, c.Generation, c.ObservedGeneration)
+	require.Equal(t, []string{"Created", "Provisioning", "Installing", "WaitingForControlPlane", "Ready"}, b.reasons(t, c.ID))
+
+	// The kubeconfig vcluster wrote works, once pointed at the server.
+	secret, err := b.client.CoreV1().Secrets(vcluster.Namespace(c)).Get(ctx, vcluster.KubeconfigSecretName(c), metav1.GetOptions{})
+	require.NoError(t, err)
+	vcfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data["config"])
+	require.NoError(t, err)
+	vclient, err := kubernetes.NewForConfig(vcfg)
+	require.NoError(t, err)
+	_, err = vclient.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+
+	// Upgrade: a new generation, a Helm upgrade to the new Kubernetes image.
+	c, err = b.svc.Update(ctx, b.owner.ID, c.ID, clusters.Input{KubernetesVersion: "v1.33.4", PublicAccessMode: "nodeport"}, audit.Actor{UserID: b.owner.ID})
+	require.NoError(t, err)
+	require.Equal(t, "updating", c.Status)
+	res, err = b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, res.EventKind, "the control plane is still ready")
+	c = b.cluster(t, c.ID)
+	require.Equal(t, "ready", c.Status)
+	require.Equal(t, c.Generation, c.ObservedGeneration)
+	rels, err := vcluster.Releases(b.host.Config, vcluster.Namespace(c), "life", b.logger)
+	require.NoError(t, err)
+	require.Len(t, rels, 2)
+	require.Equal(t, "v1.33.4", rels[1].Config["controlPlane"].(map[string]any)["distro"].(map[string]any)["k8s"].(map[string]any)["image"].(map[string]any)["tag"])
+
+	// Delete: uninstall, namespace asked to go, then gone.
+	_, err = b.svc.Delete(ctx, b.owner.ID, c.ID, "life", audit.Actor{UserID: b.owner.ID})
+	require.NoError(t, err)
+	res, err = b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobSnoozed, res.EventKind, "waits for the namespace")
+	require.Equal(t, "deleting", b.cluster(t, c.ID).Status)
+	rels, err = vcluster.Releases(b.host.Config, vcluster.Namespace(c), "life", b.logger)
+	require.NoError(t, err)
+	require.Empty(t, rels)
+	b.finalizeNamespace(t, c)
+	res, err = b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+	c = b.cluster(t, c.ID)
+	require.Equal(t, "deleted", c.Status)
+	require.False(t, c.NodePort.Valid, "the node port is free again")
+	_, err = b.client.CoreV1().Namespaces().Get(ctx, vcluster.Namespace(c), metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err))
+
+	// The name can be used again.
+	b.create(t, "life")
+}
+
+// TestCrashSafety interrupts the worker at many points of a first install
+// (its context ends mid-request, mid-Helm, between steps); a fresh worker
+// then brings the cluster to ready with exactly one deployed release.
+func TestCrashSafety(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.roomyPlan(t)
+	virt := testenv.NewKube(t)
+	for i, cut := range []time.Duration{time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
+		name := "crash-" + string(rune('a'+i))
+		c := b.create(t, name)
+		w := b.worker(t, time.Minute)
+
+		ctx, cancel := context.WithTimeout(context.Background(), cut)
+		_, _ = b.work(t, ctx, w, c.ID)
+		cancel()
+
+		var done bool
+		for attempt := 0; attempt < 10 && !done; attempt++ {
+			res, err := b.work(t, context.Background(), w, c.ID)
+			if err != nil {
+				continue // a failure is recorded and retried, like River would
+			}
+			switch res.EventKind {
+			case river.EventKindJobSnoozed:
+				b.playControlPlane(t, b.cluster(t, c.ID), virt)
+			case river.EventKindJobCompleted:
+				done = true
+			}
+		}
+		require.True(t, done, "cut after %s: the cluster never became ready: %+v", cut, b.cluster(t, c.ID))
+		c = b.cluster(t, c.ID)
+		require.Equal(t, "ready", c.Status, "cut after %s", cut)
+		rels, err := vcluster.Releases(b.host.Config, vcluster.Namespace(c), name, b.logger)
+		require.NoError(t, err)
+		require.NotEmpty(t, rels)
+		deployed := 0
+		for _, r := range rels {
+			if r.Info.Status == "deployed" {
+				deployed++
+			}
+		}
+		require.Equal(t, 1, deployed, "cut after %s: one deployed release", cut)
+	}
+}
+
+// TestHostUnreachable: a clear failed status while the host cannot be
+// reached, and recovery once it can.
+func TestHostUnreachable(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	c := b.create(t, "offline")
+
+	// Point the platform at a host that refuses connections.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	bad, err := clientcmd.Load(b.host.Kubeconfig(t))
+	require.NoError(t, err)
+	for _, cl := range bad.Clusters {
+		cl.Server = "https://" + closed
+	}
+	badBytes, err := clientcmd.Write(*bad)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(b.kubecfg, badBytes, 0o600))
+
+	w := b.worker(t, time.Minute)
+	_, err = b.work(t, ctx, w, c.ID)
+	require.Error(t, err, "River retries it with backoff")
+	c = b.cluster(t, c.ID)
+	require.Equal(t, "failed", c.Status)
+	require.Contains(t, c.StatusMessage, "connection refused")
+	require.Contains(t, b.reasons(t, c.ID), "HostUnreachable")
+
+	// The host is back: the next attempt goes on.
+	require.NoError(t, os.WriteFile(b.kubecfg, b.host.Kubeconfig(t), 0o600))
+	res, err := b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobSnoozed, res.EventKind)
+	require.Equal(t, "provisioning", b.cluster(t, c.ID).Status)
+}
+
+// TestReadyTimeout: a control plane that never comes up fails the cluster
+// with the reason; Retry starts over.
+func TestReadyTimeout(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	c := b.create(t, "slow")
+	w := b.worker(t, 2*time.Second)
+	res, err := b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobSnoozed, res.EventKind)
+	time.Sleep(2100 * time.Millisecond)
+	res, err = b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, res.EventKind, "nothing left to do until the user retries")
+	c = b.cluster(t, c.ID)
+	require.Equal(t, "failed", c.Status)
+	require.Contains(t, c.StatusMessage, "did not become ready within")
+	require.Contains(t, c.StatusMessage, "control plane 0/1 ready")
+
+	_, err = b.svc.Retry(ctx, b.owner.ID, c.ID, audit.Actor{UserID: b.owner.ID})
+	require.NoError(t, err)
+	require.Equal(t, "pending", b.cluster(t, c.ID).Status)
+	_, err = b.svc.Retry(ctx, b.owner.ID, c.ID, audit.Actor{UserID: b.owner.ID})
+	require.ErrorIs(t, err, clusters.ErrNotFailed)
+	res, err = b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobSnoozed, res.EventKind)
+	require.Equal(t, "provisioning", b.cluster(t, c.ID).Status)
+}
+
+// TestCreateRefusals: bad input and limits change nothing.
+func TestCreateRefusals(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := audit.Actor{UserID: b.owner.ID}
+	tests := []struct {
+		name string
+		in   clusters.Input
+		want string
+	}{
+		{"uppercase", clusters.Input{Name: "Prod"}, "ErrClusterNameInvalid"},
+		{"empty", clusters.Input{Name: " "}, "ErrClusterNameRequired"},
+		{"too long", clusters.Input{Name: "a123456789012345678901234567890123456789x"}, "ErrClusterNameTooLong"},
+		{"dots", clusters.Input{Name: "a.b"}, "ErrClusterNameInvalid"},
+		{"unknown version", clusters.Input{Name: "ok", KubernetesVersion: "v1.20.0"}, "ErrClusterVersion"},
+		{"bad access mode", clusters.Input{Name: "ok", PublicAccessMode: "hostport"}, "ErrClusterAccessMode"},
+	}
+	for _, tt := range tests {
+		_, err := b.svc.Create(ctx, b.owner.ID, tt.in, a)
+		var fe clusters.FieldErrors
+		require.True(t, errors.As(err, &fe), tt.name)
+		require.Contains(t, []string{fe["name"], fe["kubernetes_version"], fe["public_access_mode"]}, tt.want, tt.name)
+	}
+
+	b.create(t, "one")
+	_, err := b.svc.Create(ctx, b.owner.ID, clusters.Input{Name: "one"}, a)
+	var fe clusters.FieldErrors
+	require.True(t, errors.As(err, &fe))
+	require.Equal(t, "ErrClusterNameTaken", fe["name"])
+
+	b.create(t, "two")
+	b.create(t, "three")
+	_, err = b.svc.Create(ctx, b.owner.ID, clusters.Input{Name: "four"}, a)
+	require.ErrorIs(t, err, clusters.ErrPlanLimit, "the default plan allows 3")
+
+	noHost := &clusters.Service{Pool: b.pool, River: b.svc.River, Box: b.box}
+	_, err = noHost.Create(ctx, b.owner.ID, clusters.Input{Name: "nohost"}, a)
+	require.ErrorIs(t, err, clusters.ErrNoHostCluster)
+
+	var n int
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM clusters").Scan(&n))
+	require.Equal(t, 3, n)
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'cluster_reconcile'").Scan(&n))
+	require.Equal(t, 3, n, "a job for each cluster written, none for the refused")
+}

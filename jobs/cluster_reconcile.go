@@ -1,0 +1,242 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/secrets"
+	"github.com/kubebyon/kubebyon/settings"
+	"github.com/kubebyon/kubebyon/vcluster"
+)
+
+// ClusterReconcileWorker drives the host cluster toward a cluster's row:
+// namespace, license Secret, Helm release, then waits for the control plane
+// by snoozing (never sleeping); or, once deletion is asked for, removes the
+// release and the namespace. Every step is idempotent, so a worker killed
+// anywhere leaves nothing the next run cannot finish.
+type ClusterReconcileWorker struct {
+	river.WorkerDefaults[ClusterReconcileArgs]
+	Pool   *pgxpool.Pool
+	Logger *slog.Logger
+	Box    *secrets.Box
+	Charts *vcluster.Charts
+	// KubeconfigPath is KUBEBYON_KUBECONFIG.
+	KubeconfigPath string
+	// PollInterval is how long a job snoozes between readiness checks.
+	PollInterval time.Duration
+	// ReadyTimeout is how long a generation may take to become ready before
+	// the cluster is marked failed.
+	ReadyTimeout time.Duration
+}
+
+// Timeout implements river.Worker: one attempt does API calls and a Helm
+// operation, never a long wait.
+func (w *ClusterReconcileWorker) Timeout(*river.Job[ClusterReconcileArgs]) time.Duration {
+	return 5 * time.Minute
+}
+
+// Work implements river.Worker.
+func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[ClusterReconcileArgs]) error {
+	q := queries.New(w.Pool)
+	c, err := q.ClusterGetByID(ctx, job.Args.ClusterID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load cluster %d: %w", job.Args.ClusterID, err)
+	}
+	if c.Status == "deleted" {
+		return nil
+	}
+	logger := w.Logger.With("cluster_id", c.ID, "slug", c.Slug, "generation", c.Generation, "attempt", job.Attempt)
+
+	rt, err := settings.Load(ctx, q, w.Box)
+	if err != nil {
+		return err
+	}
+	hostCfg, err := rt.HostConfig(w.KubeconfigPath)
+	if err != nil {
+		return w.fail(ctx, q, c, "HostUnreachable", err)
+	}
+	hostCfg = rest.CopyConfig(hostCfg)
+	hostCfg.Timeout = 30 * time.Second
+	client, err := kubernetes.NewForConfig(hostCfg)
+	if err != nil {
+		return w.fail(ctx, q, c, "HostUnreachable", err)
+	}
+
+	if c.DeleteRequestedAt.Valid {
+		return w.remove(ctx, q, c, hostCfg, client, logger)
+	}
+	return w.apply(ctx, q, c, rt, hostCfg, client, logger)
+}
+
+func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, c queries.Cluster, rt settings.Runtime, hostCfg *rest.Config, client kubernetes.Interface, logger *slog.Logger) error {
+	// A first install provisions; a change of a cluster that was ready
+	// updates (its "Updated" event was written with the change).
+	status := "provisioning"
+	if c.ObservedGeneration > 0 {
+		status = "updating"
+	}
+	if c.Status != status || !c.ReconcileStartedAt.Valid {
+		if err := q.ClusterStartReconcile(ctx, queries.ClusterStartReconcileParams{ID: c.ID, Status: status}); err != nil {
+			return fmt.Errorf("start reconcile: %w", err)
+		}
+		if c.Status != status && status == "provisioning" {
+			if err := w.event(ctx, q, c, "info", "Provisioning", ""); err != nil {
+				return err
+			}
+		}
+		var err error
+		if c, err = q.ClusterGetByID(ctx, c.ID); err != nil {
+			return fmt.Errorf("reload cluster: %w", err)
+		}
+	}
+
+	if err := vcluster.EnsureNamespace(ctx, client, c); err != nil {
+		return w.fail(ctx, q, c, hostReason(err), err)
+	}
+	if err := vcluster.EnsurePlatformSecret(ctx, client, c, rt); err != nil {
+		return w.fail(ctx, q, c, hostReason(err), err)
+	}
+	ch, err := w.Charts.Load(rt)
+	if err != nil {
+		return w.fail(ctx, q, c, "Failed", err)
+	}
+	values, err := vcluster.Values(c, rt)
+	if err != nil {
+		return w.fail(ctx, q, c, "Failed", err)
+	}
+	outcome, err := vcluster.Apply(ctx, hostCfg, vcluster.Namespace(c), vcluster.ReleaseName(c), ch, values, logger)
+	if err != nil {
+		return w.fail(ctx, q, c, hostReason(err), err)
+	}
+	switch outcome {
+	case vcluster.Installed:
+		logger.Info("vcluster installed")
+		err = w.event(ctx, q, c, "info", "Installing", "vcluster "+ch.Metadata.Version)
+	case vcluster.Upgraded:
+		logger.Info("vcluster upgraded")
+		err = w.event(ctx, q, c, "info", "Upgrading", "vcluster "+ch.Metadata.Version)
+	}
+	if err != nil {
+		return err
+	}
+
+	r, err := vcluster.CheckReady(ctx, client, c)
+	if err != nil {
+		return w.fail(ctx, q, c, hostReason(err), err)
+	}
+	if !r.Ready() {
+		if c.ReconcileStartedAt.Valid && time.Since(c.ReconcileStartedAt.Time) > w.ReadyTimeout {
+			msg := fmt.Sprintf("the control plane did not become ready within %s (%s)", w.ReadyTimeout, r)
+			if err := q.ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: c.ID, StatusMessage: msg}); err != nil {
+				return fmt.Errorf("mark failed: %w", err)
+			}
+			// Nothing to retry on its own: the user retries from the console.
+			return w.event(ctx, q, c, "error", "Failed", msg)
+		}
+		if err := w.event(ctx, q, c, "info", "WaitingForControlPlane", r.String()); err != nil {
+			return err
+		}
+		return river.JobSnooze(w.PollInterval)
+	}
+
+	n, err := q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: c.ID, Endpoint: rt.Endpoint(c.Slug), Generation: c.Generation})
+	if err != nil {
+		return fmt.Errorf("mark ready: %w", err)
+	}
+	if n == 0 {
+		// The row changed while we worked: go again for the new generation.
+		return river.JobSnooze(0)
+	}
+	logger.Info("cluster ready")
+	return w.event(ctx, q, c, "info", "Ready", "")
+}
+
+func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries, c queries.Cluster, hostCfg *rest.Config, client kubernetes.Interface, logger *slog.Logger) error {
+	if c.Status != "deleting" {
+		if err := q.ClusterSetStatus(ctx, queries.ClusterSetStatusParams{ID: c.ID, Status: "deleting"}); err != nil {
+			return fmt.Errorf("mark deleting: %w", err)
+		}
+	}
+	if err := w.event(ctx, q, c, "info", "Deleting", ""); err != nil {
+		return err
+	}
+	removed, err := vcluster.Uninstall(hostCfg, vcluster.Namespace(c), vcluster.ReleaseName(c), logger)
+	if err != nil {
+		return w.fail(ctx, q, c, hostReason(err), err)
+	}
+	if removed {
+		if err := w.event(ctx, q, c, "info", "Uninstalled", ""); err != nil {
+			return err
+		}
+	}
+	gone, err := vcluster.DeleteNamespace(ctx, client, c)
+	if err != nil {
+		return w.fail(ctx, q, c, hostReason(err), err)
+	}
+	if !gone {
+		if err := w.event(ctx, q, c, "info", "WaitingForNamespace", vcluster.Namespace(c)); err != nil {
+			return err
+		}
+		return river.JobSnooze(w.PollInterval)
+	}
+	if err := q.ClusterMarkDeleted(ctx, c.ID); err != nil {
+		return fmt.Errorf("mark deleted: %w", err)
+	}
+	logger.Info("cluster deleted")
+	return w.event(ctx, q, c, "info", "Deleted", "")
+}
+
+// fail records a failure the console shows, then returns it so that River
+// retries with backoff: a host that comes back lets a later attempt finish.
+func (w *ClusterReconcileWorker) fail(ctx context.Context, q *queries.Queries, c queries.Cluster, reason string, cause error) error {
+	msg := cause.Error()
+	if errors.Is(cause, settings.ErrNoHostCluster) {
+		msg = "no host cluster is configured: an admin connects one in Admin → Settings"
+	}
+	if err := q.ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: c.ID, StatusMessage: msg}); err != nil {
+		return fmt.Errorf("mark failed: %w (after: %v)", err, cause)
+	}
+	if err := w.event(ctx, q, c, "error", reason, msg); err != nil {
+		return fmt.Errorf("%w (after: %v)", err, cause)
+	}
+	return fmt.Errorf("reconcile cluster %d: %w", c.ID, cause)
+}
+
+// event appends a cluster event, unless the newest one says the same, so
+// that snoozes and retries do not repeat themselves in the timeline.
+func (w *ClusterReconcileWorker) event(ctx context.Context, q *queries.Queries, c queries.Cluster, level, reason, message string) error {
+	last, err := q.ClusterEventLatest(ctx, c.ID)
+	if err == nil && last.Reason == reason && last.Message == message {
+		return nil
+	}
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("latest cluster event: %w", err)
+	}
+	if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: level, Reason: reason, Message: message}); err != nil {
+		return fmt.Errorf("cluster event: %w", err)
+	}
+	return nil
+}
+
+// hostReason tells an unreachable host from other failures.
+func hostReason(err error) string {
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return "HostUnreachable"
+	}
+	return "Failed"
+}
