@@ -10,7 +10,7 @@ BIN       := bin/kubebyon
 SQLC      := $(GO) -C tools/sqlc tool sqlc -f ../../sqlc.yaml
 GENERATED := views/*_templ.go queries/*.go
 
-.PHONY: all assets build run generate check-generated check-format vet test test-go fuzz kube-apiserver print-kube-apiserver clean
+.PHONY: all assets build run generate check-generated check-format vet test test-go fuzz bench kube-apiserver print-kube-apiserver clean
 
 all: build
 
@@ -103,3 +103,7 @@ fuzz: assets
 			$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 		done; \
 	done
+
+# Benchmarks that need the whole platform (figures go in closing notes).
+bench: assets $(KAS)
+	KUBE_APISERVER=$(KAS) $(GO) test -run='^$$' -bench=. -benchtime=1x -timeout 30m ./bench/
