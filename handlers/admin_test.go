@@ -75,9 +75,13 @@ func TestAdminAreaIsHiddenFromOthers(t *testing.T) {
 
 	gets := []string{
 		"/admin", "/admin/users", "/admin/users?q=plain", fmt.Sprintf("/admin/users/%d", id),
-		"/admin/users/999999", "/admin/activity", "/admin/activity?actor=plain", "/admin/nothing-here",
+		"/admin/users/999999", "/admin/activity", "/admin/activity?actor=plain", "/admin/settings", "/admin/nothing-here",
 	}
-	posts := []string{"disable", "enable", "promote", "demote"}
+	var posts []string
+	for _, action := range []string{"disable", "enable", "promote", "demote"} {
+		posts = append(posts, fmt.Sprintf("/admin/users/%d/%s", id, action))
+	}
+	posts = append(posts, "/admin/settings", "/admin/settings/test")
 	for _, who := range []struct {
 		name     string
 		c        *client
@@ -92,10 +96,9 @@ func TestAdminAreaIsHiddenFromOthers(t *testing.T) {
 				require.Equal(t, http.StatusNotFound, resp.StatusCode)
 			})
 		}
-		for _, action := range posts {
-			path := fmt.Sprintf("/admin/users/%d/%s", id, action)
+		for _, path := range posts {
 			t.Run(who.name+" POST "+path, func(t *testing.T) {
-				resp := who.c.post(who.formPage, path, url.Values{"password": {"password of plain"}})
+				resp := who.c.post(who.formPage, path, url.Values{"password": {"password of plain"}, "chartVersion": {"0.0.1"}})
 				require.Equal(t, http.StatusNotFound, resp.StatusCode)
 			})
 		}
@@ -109,6 +112,8 @@ func TestAdminAreaIsHiddenFromOthers(t *testing.T) {
 	var n int
 	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(*) FROM audit_events WHERE action LIKE 'admin.%'").Scan(&n))
 	require.Zero(t, n)
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(*) FROM settings").Scan(&n))
+	require.Zero(t, n, "no settings were written")
 }
 
 func TestAdminUserListSearchAndPages(t *testing.T) {

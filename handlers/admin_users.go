@@ -32,6 +32,7 @@ func (h *Handlers) adminRoutes(e *echo.Echo) {
 		g.POST("/users/:id/"+string(a), h.changeAdminUser(a))
 	}
 	g.GET("/activity", h.showAdminActivityPage)
+	h.adminSettingsRoutes(g)
 }
 
 func (h *Handlers) adminUsers() *adminusers.Service {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/accounts"
 	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/static"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -49,6 +50,11 @@ type Deps struct {
 	TrustedProxies []*net.IPNet
 	// OAuth are the providers people can sign in with, in button order.
 	OAuth []OAuthProvider
+	// Box seals the secrets among the platform settings (platform key).
+	Box *secrets.Box
+	// KubeconfigPath is the host cluster's kubeconfig file
+	// (KUBEBYON_KUBECONFIG), used when no kubeconfig was uploaded.
+	KubeconfigPath string
 }
 
 // Handlers carries the dependencies of every route.

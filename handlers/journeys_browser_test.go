@@ -107,6 +107,9 @@ func TestActivityInBrowser(t *testing.T) {
 		chromedp.SendKeys(`#actor`, userEmail, chromedp.ByQuery),
 		chromedp.SendKeys(`#action`, "user.verify_email", chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="activity-filter"]`, chromedp.ByQuery),
+		// The filtered page, not the old one: its input carries the filter
+		// as an attribute, where typing set only the property.
+		chromedp.WaitVisible(`#action[value="user.verify_email"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="activity-rows"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="activity-rows"]`, &rows, chromedp.ByQuery),
 	))

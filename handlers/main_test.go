@@ -37,8 +37,9 @@ type testBundle struct {
 }
 
 // setup serves the real handlers on a database of the test's own, with
-// River working jobs and mail going to mailpit.
-func setup(t *testing.T) *testBundle {
+// River working jobs and mail going to mailpit. opts change the handlers'
+// dependencies before they start.
+func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	t.Helper()
 	pool := testenv.DB(t)
 	mp := testenv.Mail(t)
@@ -65,11 +66,16 @@ func setup(t *testing.T) *testBundle {
 		_ = rc.Stop(context.Background())
 	})
 
-	srv.Config.Handler = handlers.New(handlers.Deps{
+	deps := handlers.Deps{
 		Pool: pool, River: rc, Logger: logger, Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg,
 		Accounts: &accounts.Service{Pool: pool, River: rc, Box: box},
-	})
+		Box:      box,
+	}
+	for _, o := range opts {
+		o(&deps)
+	}
+	srv.Config.Handler = handlers.New(deps)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &testBundle{pool: pool, server: srv, mail: mp, box: box}

@@ -253,6 +253,8 @@ func (c *cli) serve(args []string) error {
 		Accounts:       &accounts.Service{Pool: deps.db.Pool, River: deps.river, Box: deps.box},
 		TrustedProxies: scfg.TrustedProxies,
 		OAuth:          oauthProviders(scfg, common.BaseURL),
+		Box:            deps.box,
+		KubeconfigPath: common.Kubeconfig,
 	})
 	srv := newHTTPServer(e, logger)
 	logger.Info("kubebyon serving", "version", version, "listen", ln.Addr().String(), "base_url", common.BaseURL, "workers", scfg.Workers)

@@ -1,0 +1,285 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/adminsettings"
+	"github.com/kubebyon/kubebyon/adminusers"
+	"github.com/kubebyon/kubebyon/hostcheck"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/settings"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// maxKubeconfigBytes bounds an uploaded kubeconfig; real ones are a few
+// kilobytes.
+const maxKubeconfigBytes = 256 << 10
+
+// settingsFields are the plain fields of the settings form, as
+// settings.FieldErrors names them.
+var settingsFields = []string{
+	"chartRepo", "chartVersion", "chartPath",
+	"platformHost", "platformProject", "platformInsecure",
+	"defaultAccessMode", "apiBaseDomain", "podCIDR", "serviceCIDR", "allowedVersions",
+	"nodePortMin", "nodePortMax",
+	"hostKubeconfigClear", "platformAccessKeyClear",
+}
+
+func (h *Handlers) adminSettingsRoutes(g *echo.Group) {
+	g.GET("/settings", h.showAdminSettingsPage)
+	g.POST("/settings", h.saveAdminSettings)
+	g.POST("/settings/test", h.testAdminSettings)
+}
+
+func (h *Handlers) adminSettings() *adminsettings.Service {
+	return &adminsettings.Service{Pool: h.Pool, Box: h.Box, KubeconfigPath: h.KubeconfigPath}
+}
+
+func (h *Handlers) showAdminSettingsPage(c echo.Context) error {
+	return h.renderAdminSettings(c, http.StatusOK, nil, nil)
+}
+
+// renderAdminSettings shows the settings page with f, the form as
+// submitted (nil: the stored settings), and test, a connection test's
+// outcome (nil: none ran).
+func (h *Handlers) renderAdminSettings(c echo.Context, status int, f *views.Form, test *views.AdminHostTest) error {
+	ctx := c.Request().Context()
+	rt, err := settings.Load(ctx, queries.New(h.Pool), h.Box)
+	if err != nil {
+		return err
+	}
+	host, err := h.adminSettings().Host(ctx, rt)
+	if err != nil {
+		return err
+	}
+	if f == nil {
+		stored := settingsForm(rt)
+		f = &stored
+	}
+	return render(c, status, views.AdminSettingsPage(views.AdminSettings{
+		Form: *f,
+		Host: views.AdminHost{
+			Source: string(host.Source), Path: host.Path, UploadedAt: host.UploadedAt, UploadedBy: host.UploadedBy,
+		},
+		AccessKeyStored: rt.PlatformAccessKey != "",
+		Test:            test,
+	}))
+}
+
+// settingsForm shows stored settings in the form, without the secrets.
+func settingsForm(rt settings.Runtime) views.Form {
+	f := views.NewForm()
+	for k, v := range map[string]string{
+		"chartRepo": rt.ChartRepo, "chartVersion": rt.ChartVersion, "chartPath": rt.ChartPath,
+		"platformHost": rt.PlatformHost, "platformProject": rt.PlatformProject,
+		"defaultAccessMode": rt.DefaultAccessMode, "apiBaseDomain": rt.APIBaseDomain,
+		"podCIDR": rt.PodCIDR, "serviceCIDR": rt.ServiceCIDR,
+		"allowedVersions": strings.Join(rt.AllowedVersions, "\n"),
+		"nodePortMin":     strconv.Itoa(rt.NodePortMin), "nodePortMax": strconv.Itoa(rt.NodePortMax),
+	} {
+		f.Values[k] = v
+	}
+	if rt.PlatformInsecure {
+		f.Values["platformInsecure"] = "on"
+	}
+	return f
+}
+
+// settingsChangeFrom reads the settings form. A kubeconfig comes as a
+// file or pasted; neither is kept in the form's values, nor is the access
+// key, so that no page shows them back.
+func settingsChangeFrom(c echo.Context) (views.Form, adminsettings.Change, error) {
+	f := formFrom(c, settingsFields...)
+	kubeconfig, err := uploadedKubeconfig(c)
+	if errors.Is(err, errKubeconfigTooLarge) {
+		f.Errors["hostKubeconfig"] = "ErrAdminSettingsKubeconfigTooLarge"
+	} else if err != nil {
+		return f, adminsettings.Change{}, err
+	}
+	on := func(name string) bool { return f.Value(name) == "on" }
+	number := func(name string) int {
+		// Not a number: 0, which the range check refuses.
+		n, _ := strconv.Atoi(strings.TrimSpace(f.Value(name)))
+		return n
+	}
+	trimmed := func(name string) string { return strings.TrimSpace(f.Value(name)) }
+	return f, adminsettings.Change{
+		Settings: settings.Runtime{
+			ChartRepo: trimmed("chartRepo"), ChartVersion: trimmed("chartVersion"), ChartPath: trimmed("chartPath"),
+			PlatformHost: trimmed("platformHost"), PlatformProject: trimmed("platformProject"), PlatformInsecure: on("platformInsecure"),
+			DefaultAccessMode: f.Value("defaultAccessMode"), APIBaseDomain: strings.ToLower(trimmed("apiBaseDomain")),
+			PodCIDR: trimmed("podCIDR"), ServiceCIDR: trimmed("serviceCIDR"),
+			AllowedVersions: versionList(f.Value("allowedVersions")),
+			NodePortMin:     number("nodePortMin"), NodePortMax: number("nodePortMax"),
+		},
+		HostKubeconfig:    adminsettings.SecretChange{Value: kubeconfig, Clear: on("hostKubeconfigClear")},
+		PlatformAccessKey: adminsettings.SecretChange{Value: strings.TrimSpace(c.FormValue("platformAccessKey")), Clear: on("platformAccessKeyClear")},
+		Password:          c.FormValue("password"),
+	}, nil
+}
+
+// versionList splits versions given one a line or separated by commas.
+func versionList(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+}
+
+var errKubeconfigTooLarge = errors.New("kubeconfig too large")
+
+// uploadedKubeconfig is the kubeconfig file, else the pasted one, else "".
+func uploadedKubeconfig(c echo.Context) (string, error) {
+	// No file (or a form that is not multipart) is not an error: the
+	// kubeconfig may be pasted, or not changed.
+	if fh, err := c.FormFile("hostKubeconfigFile"); err == nil && fh.Size > 0 {
+		if fh.Size > maxKubeconfigBytes {
+			return "", errKubeconfigTooLarge
+		}
+		file, err := fh.Open()
+		if err != nil {
+			return "", fmt.Errorf("open kubeconfig upload: %w", err)
+		}
+		defer file.Close()
+		b, err := io.ReadAll(io.LimitReader(file, maxKubeconfigBytes+1))
+		if err != nil {
+			return "", fmt.Errorf("read kubeconfig upload: %w", err)
+		}
+		if len(b) > maxKubeconfigBytes {
+			return "", errKubeconfigTooLarge
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	pasted := strings.TrimSpace(c.FormValue("hostKubeconfig"))
+	if len(pasted) > maxKubeconfigBytes {
+		return "", errKubeconfigTooLarge
+	}
+	return pasted, nil
+}
+
+func (h *Handlers) saveAdminSettings(c echo.Context) error {
+	f, change, err := settingsChangeFrom(c)
+	if err != nil {
+		return err
+	}
+	if len(f.Errors) > 0 {
+		f.Error = "ErrAdminSettingsNotSaved"
+		return h.renderAdminSettings(c, http.StatusUnprocessableEntity, &f, nil)
+	}
+	changed, err := h.adminSettings().Apply(c.Request().Context(), change, actor(c))
+	var invalid settings.FieldErrors
+	var limited *adminusers.LimitedError
+	switch {
+	case err == nil:
+		if len(changed) == 0 {
+			h.flash(c, "FlashAdminSettingsUnchanged")
+		} else {
+			h.flash(c, "FlashAdminSettingsSaved")
+		}
+		return redirect(c, "/admin/settings")
+	case errors.Is(err, adminusers.ErrNotAdmin):
+		return echo.ErrNotFound
+	case errors.As(err, &invalid):
+		for k, v := range invalid {
+			f.Errors[k] = v
+		}
+	case errors.Is(err, adminsettings.ErrPasswordRequired), errors.Is(err, adminusers.ErrWrongPassword):
+		f.Errors["password"] = err.Error()
+	case errors.As(err, &limited):
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(limited.RetryAfter.Seconds()))))
+		f.Error, f.ErrorData = "ErrRateLimited", map[string]any{"Minutes": int(math.Ceil(limited.RetryAfter.Minutes()))}
+		return h.renderAdminSettings(c, http.StatusTooManyRequests, &f, nil)
+	default:
+		return err
+	}
+	f.Error = "ErrAdminSettingsNotSaved"
+	return h.renderAdminSettings(c, http.StatusUnprocessableEntity, &f, nil)
+}
+
+// testAdminSettings tests the host cluster connection the form would
+// use. htmx gets the result alone; without JavaScript the page comes back
+// as submitted with the result under the button. Either way the answer is
+// 200: the test ran, and its outcome is in the result.
+func (h *Handlers) testAdminSettings(c echo.Context) error {
+	f := formFrom(c, settingsFields...)
+	upload, err := uploadedKubeconfig(c)
+	var test views.AdminHostTest
+	switch {
+	case errors.Is(err, errKubeconfigTooLarge):
+		test = views.AdminHostTest{Source: string(adminsettings.SourceUpload), Error: "ErrAdminSettingsKubeconfigTooLarge"}
+	case err != nil:
+		return err
+	default:
+		src, report, err := h.adminSettings().Test(c.Request().Context(), upload, f.Value("hostKubeconfigClear") == "on")
+		if test, err = hostTestView(src, report, err); err != nil {
+			return err
+		}
+	}
+	if wantsFragment(c) {
+		return render(c, http.StatusOK, views.AdminSettingsTestResult(test))
+	}
+	return h.renderAdminSettings(c, http.StatusOK, &f, &test)
+}
+
+// hostTestView shows a connection test; errors that are not about the
+// connection are returned as server errors.
+func hostTestView(src adminsettings.Source, r hostcheck.Report, err error) (views.AdminHostTest, error) {
+	t := views.AdminHostTest{Source: string(src)}
+	var (
+		invalid  settings.FieldErrors
+		hostErr  *hostcheck.Error
+		cfgError *adminsettings.ConfigError
+	)
+	switch {
+	case err == nil:
+	case errors.As(err, &invalid):
+		t.Error = invalid[adminsettings.FieldHostKubeconfig]
+		return t, nil
+	case errors.Is(err, settings.ErrNoHostCluster):
+		t.Error = "AdminSettingsTestNoHost"
+		return t, nil
+	case errors.As(err, &cfgError):
+		t.Error, t.Detail = "AdminSettingsTestConfigError", cfgError.Err.Error()
+		return t, nil
+	case errors.As(err, &hostErr):
+		t.Error, t.Detail = hostErrorMsg(hostErr.Kind), hostErr.Err.Error()
+		t.ErrorData = map[string]any{"Server": hostErr.Server, "Seconds": int(hostcheck.Timeout.Seconds())}
+		return t, nil
+	default:
+		return t, err
+	}
+	t.Server, t.Version, t.Verbs, t.Missing = r.Server, r.Version, hostcheck.Verbs, r.Missing()
+	for _, res := range r.Results {
+		row := views.AdminPermissionRow{Resource: res.Name(), Namespaced: res.Namespaced}
+		for _, verb := range hostcheck.Verbs {
+			row.Cells = append(row.Cells, views.AdminPermissionCell{
+				Verb: verb, Required: slices.Contains(res.Verbs, verb), Allowed: res.Allowed[verb],
+			})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
+// hostErrorMsg is the message ID of why a host cluster could not be
+// checked.
+func hostErrorMsg(k hostcheck.Kind) string {
+	switch k {
+	case hostcheck.Unreachable:
+		return "AdminSettingsTestUnreachable"
+	case hostcheck.TimedOut:
+		return "AdminSettingsTestTimeout"
+	case hostcheck.BadCertificate:
+		return "AdminSettingsTestCertificate"
+	case hostcheck.Unauthorized:
+		return "AdminSettingsTestUnauthorized"
+	}
+	return "AdminSettingsTestFailed"
+}

@@ -1,0 +1,76 @@
+package views
+
+import "time"
+
+// AdminSettings is the platform settings page.
+type AdminSettings struct {
+	// Form holds the fields as strings (never the secrets) and their
+	// errors, by the names settings.FieldErrors uses.
+	Form Form
+	Host AdminHost
+	// AccessKeyStored tells that a vCluster Platform access key is stored.
+	AccessKeyStored bool
+	// Test is the connection test the form asked for; nil when none ran.
+	Test *AdminHostTest
+}
+
+// AdminHost is where the host cluster's credentials come from now.
+type AdminHost struct {
+	Source     string // "stored", "file", "in-cluster" or "none"
+	Path       string // KUBEBYON_KUBECONFIG, for "file"
+	UploadedAt time.Time
+	UploadedBy string
+}
+
+// AdminHostTest is the outcome of a connection test.
+type AdminHostTest struct {
+	// Source is what was tested: "upload", "stored", "file",
+	// "in-cluster" or "none".
+	Source string
+	// Error is the catalog ID of why the test could not run, with the
+	// values of its text; Detail is the technical cause.
+	Error     string
+	ErrorData map[string]any
+	Detail    string
+
+	Server  string
+	Version string
+	// Verbs are the table's columns; Rows one resource each.
+	Verbs   []string
+	Rows    []AdminPermissionRow
+	Missing int
+}
+
+// AdminPermissionRow is one resource and its verbs.
+type AdminPermissionRow struct {
+	Resource   string
+	Namespaced bool
+	Cells      []AdminPermissionCell
+}
+
+// AdminPermissionCell is one verb on a resource: Required by the platform
+// or not, and if so Allowed or missing.
+type AdminPermissionCell struct {
+	Verb     string
+	Required bool
+	Allowed  bool
+}
+
+// accessModes are the choices of the default public access mode.
+var accessModes = []struct{ Value, LabelID string }{
+	{"nodeport", "AdminSettingsAccessNodePort"},
+	{"loadbalancer", "AdminSettingsAccessLoadBalancer"},
+}
+
+// settingsTestSourceMsg says what a connection test used.
+func settingsTestSourceMsg(source string) string {
+	switch source {
+	case "upload":
+		return "AdminSettingsTestedUpload"
+	case "stored":
+		return "AdminSettingsTestedStored"
+	case "file":
+		return "AdminSettingsTestedFile"
+	}
+	return "AdminSettingsTestedInCluster"
+}
