@@ -151,14 +151,14 @@ func (s *Service) Create(ctx context.Context, ownerID int64, in Input, actor aud
 		if n >= int64(plan.MaxClusters) {
 			return ErrPlanLimit
 		}
-		port, err := s.nodePort(ctx, q, rt, in.PublicAccessMode, pgtype.Int4{})
+		ports, err := s.nodePorts(ctx, q, rt, in.PublicAccessMode, nodePorts{})
 		if err != nil {
 			return err
 		}
 		c, err = q.ClusterCreate(ctx, queries.ClusterCreateParams{
 			OwnerID: ownerID, Name: in.Name, Slug: in.Name + "-" + suffix(),
 			Description: in.Description, KubernetesVersion: in.KubernetesVersion,
-			PublicAccessMode: in.PublicAccessMode, NodePort: port,
+			PublicAccessMode: in.PublicAccessMode, NodePort: ports.https, KonnectivityNodePort: ports.konnectivity,
 		})
 		if isUniqueViolation(err, "clusters_owner_name_key") {
 			return FieldErrors{"name": "ErrClusterNameTaken"}
@@ -206,13 +206,13 @@ func (s *Service) Update(ctx context.Context, ownerID, id int64, in Input, actor
 			return audit.Record(ctx, q, actor, audit.Event{Action: "cluster.update", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
 				Details: map[string]any{"description": true}})
 		}
-		port, err := s.nodePort(ctx, q, rt, in.PublicAccessMode, cur.NodePort)
+		ports, err := s.nodePorts(ctx, q, rt, in.PublicAccessMode, nodePorts{https: cur.NodePort, konnectivity: cur.KonnectivityNodePort})
 		if err != nil {
 			return err
 		}
 		c, err = q.ClusterUpdateSpec(ctx, queries.ClusterUpdateSpecParams{
 			ID: id, Description: in.Description, KubernetesVersion: in.KubernetesVersion,
-			PublicAccessMode: in.PublicAccessMode, NodePort: port,
+			PublicAccessMode: in.PublicAccessMode, NodePort: ports.https, KonnectivityNodePort: ports.konnectivity,
 		})
 		if err != nil {
 			return fmt.Errorf("update cluster: %w", err)
@@ -298,19 +298,23 @@ func (s *Service) record(ctx context.Context, tx pgx.Tx, q *queries.Queries, c q
 	return nil
 }
 
-// nodePort keeps the cluster's NodePort in nodeport mode, or picks a free
-// one; loadbalancer mode needs none. The UNIQUE constraint settles races:
-// the loser's transaction fails and the user can submit again.
-func (s *Service) nodePort(ctx context.Context, q *queries.Queries, rt settings.Runtime, mode string, current pgtype.Int4) (pgtype.Int4, error) {
+// nodePorts are a cluster's NodePorts in nodeport mode.
+type nodePorts struct{ https, konnectivity pgtype.Int4 }
+
+// nodePorts keeps the cluster's NodePorts in nodeport mode, or picks free
+// ones in the admin's range; loadbalancer mode needs none. The UNIQUE
+// constraints settle races: the loser's transaction fails and the user can
+// submit again.
+func (s *Service) nodePorts(ctx context.Context, q *queries.Queries, rt settings.Runtime, mode string, current nodePorts) (nodePorts, error) {
 	if mode != settings.AccessNodePort {
-		return pgtype.Int4{}, nil
+		return nodePorts{}, nil
 	}
-	if current.Valid {
+	if current.https.Valid && current.konnectivity.Valid {
 		return current, nil
 	}
 	used, err := q.ClusterNodePortsInUse(ctx)
 	if err != nil {
-		return pgtype.Int4{}, fmt.Errorf("node ports in use: %w", err)
+		return nodePorts{}, fmt.Errorf("node ports in use: %w", err)
 	}
 	taken := make(map[int32]bool, len(used))
 	for _, p := range used {
@@ -319,15 +323,19 @@ func (s *Service) nodePort(ctx context.Context, q *queries.Queries, rt settings.
 	span := rt.NodePortMax - rt.NodePortMin + 1
 	start, err := rand.Int(rand.Reader, big.NewInt(int64(span)))
 	if err != nil {
-		return pgtype.Int4{}, err
+		return nodePorts{}, err
 	}
-	for i := 0; i < span; i++ {
+	var free []int32
+	for i := 0; i < span && len(free) < 2; i++ {
 		p := int32(rt.NodePortMin + (int(start.Int64())+i)%span)
 		if !taken[p] {
-			return pgtype.Int4{Int32: p, Valid: true}, nil
+			free = append(free, p)
 		}
 	}
-	return pgtype.Int4{}, ErrNoFreeNodePort
+	if len(free) < 2 {
+		return nodePorts{}, ErrNoFreeNodePort
+	}
+	return nodePorts{https: pgtype.Int4{Int32: free[0], Valid: true}, konnectivity: pgtype.Int4{Int32: free[1], Valid: true}}, nil
 }
 
 // suffix makes slugs globally unique: six characters of [a-z0-9].

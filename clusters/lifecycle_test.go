@@ -173,6 +173,8 @@ func TestLifecycle(t *testing.T) {
 	c := b.create(t, "life")
 	require.Equal(t, "pending", c.Status)
 	require.True(t, c.NodePort.Valid, "nodeport is the default access mode")
+	require.True(t, c.KonnectivityNodePort.Valid)
+	require.NotEqual(t, c.NodePort.Int32, c.KonnectivityNodePort.Int32)
 
 	res, err := b.work(t, ctx, w, c.ID)
 	require.NoError(t, err)

@@ -1,6 +1,6 @@
 -- name: ClusterCreate :one
-INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port)
-VALUES (@owner_id, @name, @slug, @description, @kubernetes_version, @public_access_mode, sqlc.narg('node_port'))
+INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port)
+VALUES (@owner_id, @name, @slug, @description, @kubernetes_version, @public_access_mode, sqlc.narg('node_port'), sqlc.narg('konnectivity_node_port'))
 RETURNING *;
 
 -- name: ClusterGetByID :one
@@ -28,13 +28,16 @@ LIMIT @row_limit;
 SELECT count(*) FROM clusters WHERE owner_id = @owner_id AND status <> 'deleted';
 
 -- name: ClusterNodePortsInUse :many
-SELECT node_port::int AS node_port FROM clusters WHERE node_port IS NOT NULL ORDER BY node_port;
+SELECT node_port::int AS port FROM clusters WHERE node_port IS NOT NULL
+UNION ALL
+SELECT konnectivity_node_port::int FROM clusters WHERE konnectivity_node_port IS NOT NULL;
 
 -- name: ClusterUpdateSpec :one
 -- A change of desired state: the reconcile job picks it up.
 UPDATE clusters
 SET description = @description, kubernetes_version = @kubernetes_version,
     public_access_mode = @public_access_mode, node_port = sqlc.narg('node_port'),
+    konnectivity_node_port = sqlc.narg('konnectivity_node_port'),
     generation = generation + 1, status = CASE WHEN status = 'ready' THEN 'updating' ELSE status END,
     reconcile_started_at = NULL, updated_at = now()
 WHERE id = @id
@@ -79,7 +82,8 @@ UPDATE clusters SET status = 'failed', status_message = @status_message, updated
 
 -- name: ClusterMarkDeleted :exec
 UPDATE clusters
-SET status = 'deleted', deleted_at = now(), node_port = NULL, endpoint = '', status_message = '', updated_at = now()
+SET status = 'deleted', deleted_at = now(), node_port = NULL, konnectivity_node_port = NULL,
+    endpoint = '', status_message = '', updated_at = now()
 WHERE id = @id;
 
 -- name: ClusterLockOwner :exec

@@ -23,19 +23,20 @@ func (q *Queries) ClusterCountActiveByOwner(ctx context.Context, ownerID int64) 
 }
 
 const clusterCreate = `-- name: ClusterCreate :one
-INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at
+INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port
 `
 
 type ClusterCreateParams struct {
-	OwnerID           int64
-	Name              string
-	Slug              string
-	Description       string
-	KubernetesVersion string
-	PublicAccessMode  string
-	NodePort          pgtype.Int4
+	OwnerID              int64
+	Name                 string
+	Slug                 string
+	Description          string
+	KubernetesVersion    string
+	PublicAccessMode     string
+	NodePort             pgtype.Int4
+	KonnectivityNodePort pgtype.Int4
 }
 
 func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (Cluster, error) {
@@ -47,6 +48,7 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 		arg.KubernetesVersion,
 		arg.PublicAccessMode,
 		arg.NodePort,
+		arg.KonnectivityNodePort,
 	)
 	var i Cluster
 	err := row.Scan(
@@ -69,12 +71,13 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 		&i.DeletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
 	)
 	return i, err
 }
 
 const clusterGetByID = `-- name: ClusterGetByID :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at FROM clusters WHERE id = $1
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port FROM clusters WHERE id = $1
 `
 
 func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error) {
@@ -100,12 +103,13 @@ func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error)
 		&i.DeletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
 	)
 	return i, err
 }
 
 const clusterGetForOwner = `-- name: ClusterGetForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
 `
 
 type ClusterGetForOwnerParams struct {
@@ -137,12 +141,13 @@ func (q *Queries) ClusterGetForOwner(ctx context.Context, arg ClusterGetForOwner
 		&i.DeletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
 	)
 	return i, err
 }
 
 const clusterListByOwner = `-- name: ClusterListByOwner :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at FROM clusters
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port FROM clusters
 WHERE owner_id = $1 AND status <> 'deleted'
   AND ($2::bigint = 0 OR id < $2::bigint)
 ORDER BY id DESC
@@ -185,6 +190,7 @@ func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwner
 			&i.DeletedAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.KonnectivityNodePort,
 		); err != nil {
 			return nil, err
 		}
@@ -197,7 +203,7 @@ func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwner
 }
 
 const clusterLock = `-- name: ClusterLock :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at FROM clusters WHERE id = $1 FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port FROM clusters WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
@@ -223,12 +229,13 @@ func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
 		&i.DeletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
 	)
 	return i, err
 }
 
 const clusterLockForOwner = `-- name: ClusterLockForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
 `
 
 type ClusterLockForOwnerParams struct {
@@ -259,6 +266,7 @@ func (q *Queries) ClusterLockForOwner(ctx context.Context, arg ClusterLockForOwn
 		&i.DeletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
 	)
 	return i, err
 }
@@ -275,7 +283,8 @@ func (q *Queries) ClusterLockOwner(ctx context.Context, ownerID int64) error {
 
 const clusterMarkDeleted = `-- name: ClusterMarkDeleted :exec
 UPDATE clusters
-SET status = 'deleted', deleted_at = now(), node_port = NULL, endpoint = '', status_message = '', updated_at = now()
+SET status = 'deleted', deleted_at = now(), node_port = NULL, konnectivity_node_port = NULL,
+    endpoint = '', status_message = '', updated_at = now()
 WHERE id = $1
 `
 
@@ -320,7 +329,9 @@ func (q *Queries) ClusterMarkReady(ctx context.Context, arg ClusterMarkReadyPara
 }
 
 const clusterNodePortsInUse = `-- name: ClusterNodePortsInUse :many
-SELECT node_port::int AS node_port FROM clusters WHERE node_port IS NOT NULL ORDER BY node_port
+SELECT node_port::int AS port FROM clusters WHERE node_port IS NOT NULL
+UNION ALL
+SELECT konnectivity_node_port::int FROM clusters WHERE konnectivity_node_port IS NOT NULL
 `
 
 func (q *Queries) ClusterNodePortsInUse(ctx context.Context) ([]int32, error) {
@@ -331,11 +342,11 @@ func (q *Queries) ClusterNodePortsInUse(ctx context.Context) ([]int32, error) {
 	defer rows.Close()
 	items := []int32{}
 	for rows.Next() {
-		var node_port int32
-		if err := rows.Scan(&node_port); err != nil {
+		var port int32
+		if err := rows.Scan(&port); err != nil {
 			return nil, err
 		}
-		items = append(items, node_port)
+		items = append(items, port)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -348,7 +359,7 @@ UPDATE clusters
 SET delete_requested_at = coalesce(delete_requested_at, now()), status = 'deleting',
     generation = generation + 1, status_message = '', updated_at = now()
 WHERE id = $1
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port
 `
 
 func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, error) {
@@ -374,6 +385,7 @@ func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, 
 		&i.DeletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
 	)
 	return i, err
 }
@@ -383,7 +395,7 @@ UPDATE clusters
 SET status = CASE WHEN delete_requested_at IS NULL THEN 'pending' ELSE 'deleting' END,
     status_message = '', reconcile_started_at = NULL, updated_at = now()
 WHERE id = $1 AND status = 'failed'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port
 `
 
 // A failed cluster gets a fresh attempt at its current generation.
@@ -410,6 +422,7 @@ func (q *Queries) ClusterRetry(ctx context.Context, id int64) (Cluster, error) {
 		&i.DeletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
 	)
 	return i, err
 }
@@ -447,7 +460,7 @@ func (q *Queries) ClusterStartReconcile(ctx context.Context, arg ClusterStartRec
 }
 
 const clusterUpdateDescription = `-- name: ClusterUpdateDescription :one
-UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at
+UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port
 `
 
 type ClusterUpdateDescriptionParams struct {
@@ -479,6 +492,7 @@ func (q *Queries) ClusterUpdateDescription(ctx context.Context, arg ClusterUpdat
 		&i.DeletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
 	)
 	return i, err
 }
@@ -487,18 +501,20 @@ const clusterUpdateSpec = `-- name: ClusterUpdateSpec :one
 UPDATE clusters
 SET description = $1, kubernetes_version = $2,
     public_access_mode = $3, node_port = $4,
+    konnectivity_node_port = $5,
     generation = generation + 1, status = CASE WHEN status = 'ready' THEN 'updating' ELSE status END,
     reconcile_started_at = NULL, updated_at = now()
-WHERE id = $5
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at
+WHERE id = $6
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port
 `
 
 type ClusterUpdateSpecParams struct {
-	Description       string
-	KubernetesVersion string
-	PublicAccessMode  string
-	NodePort          pgtype.Int4
-	ID                int64
+	Description          string
+	KubernetesVersion    string
+	PublicAccessMode     string
+	NodePort             pgtype.Int4
+	KonnectivityNodePort pgtype.Int4
+	ID                   int64
 }
 
 // A change of desired state: the reconcile job picks it up.
@@ -508,6 +524,7 @@ func (q *Queries) ClusterUpdateSpec(ctx context.Context, arg ClusterUpdateSpecPa
 		arg.KubernetesVersion,
 		arg.PublicAccessMode,
 		arg.NodePort,
+		arg.KonnectivityNodePort,
 		arg.ID,
 	)
 	var i Cluster
@@ -531,6 +548,7 @@ func (q *Queries) ClusterUpdateSpec(ctx context.Context, arg ClusterUpdateSpecPa
 		&i.DeletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
 	)
 	return i, err
 }

@@ -40,6 +40,7 @@ func TestValuesMatchChartSchema(t *testing.T) {
 		c := queries.Cluster{ID: 7, Name: "schema", Slug: "schema-x1y2z3", KubernetesVersion: "v1.34.0", PublicAccessMode: mode}
 		if mode == "nodeport" {
 			c.NodePort = pgtype.Int4{Int32: 31000, Valid: true}
+			c.KonnectivityNodePort = pgtype.Int4{Int32: 31001, Valid: true}
 		}
 		values, err := vcluster.Values(c, rt)
 		require.NoError(t, err)
@@ -59,7 +60,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	ch, err := (&vcluster.Charts{}).Load(rt)
 	require.NoError(t, err)
 
-	c := queries.Cluster{ID: 42, Name: "helm", Slug: "helm-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "nodeport", NodePort: pgtype.Int4{Int32: 31443, Valid: true}}
+	c := queries.Cluster{ID: 42, Name: "helm", Slug: "helm-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "nodeport", NodePort: pgtype.Int4{Int32: 31443, Valid: true}, KonnectivityNodePort: pgtype.Int4{Int32: 31444, Valid: true}}
 	ns := vcluster.Namespace(c)
 	require.NoError(t, vcluster.EnsureNamespace(ctx, client, c))
 	require.NoError(t, vcluster.EnsurePlatformSecret(ctx, client, c, rt))
@@ -76,13 +77,12 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	svc, err := client.CoreV1().Services(ns).Get(ctx, "helm", metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, corev1.ServiceTypeNodePort, svc.Spec.Type)
-	var httpsNodePort int32
+	// Every NodePort is the platform's: none picked at random by the host.
+	ports := map[string]int32{}
 	for _, p := range svc.Spec.Ports {
-		if p.Port == 443 {
-			httpsNodePort = p.NodePort
-		}
+		ports[p.Name] = p.NodePort
 	}
-	require.Equal(t, int32(31443), httpsNodePort)
+	require.Equal(t, map[string]int32{"https": 31443, "konnectivity": 31444}, ports)
 	_, err = client.CoreV1().Secrets(ns).Get(ctx, vcluster.PlatformSecretName, metav1.GetOptions{})
 	require.NoError(t, err)
 	roles, err := client.RbacV1().Roles(ns).List(ctx, metav1.ListOptions{})
@@ -95,7 +95,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	require.Equal(t, vcluster.Unchanged, out)
 
 	// Loadbalancer mode: an upgrade.
-	c.PublicAccessMode, c.NodePort = "loadbalancer", pgtype.Int4{}
+	c.PublicAccessMode, c.NodePort, c.KonnectivityNodePort = "loadbalancer", pgtype.Int4{}, pgtype.Int4{}
 	values, err = vcluster.Values(c, rt)
 	require.NoError(t, err)
 	out, err = vcluster.Apply(ctx, kube.Config, ns, "helm", ch, values, logger)
@@ -104,6 +104,9 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	svc, err = client.CoreV1().Services(ns).Get(ctx, "helm", metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, corev1.ServiceTypeLoadBalancer, svc.Spec.Type)
+	for _, p := range svc.Spec.Ports {
+		require.Zero(t, p.NodePort, "a load balancer without node ports")
+	}
 	rels, err := vcluster.Releases(kube.Config, ns, "helm", logger)
 	require.NoError(t, err)
 	require.Len(t, rels, 2)

@@ -44,15 +44,26 @@ func Values(c queries.Cluster, rt settings.Runtime) (map[string]any, error) {
 	cfg.ControlPlane.Proxy.ExtraSANs = []string{endpoint}
 	cfg.ExportKubeConfig.Server = "https://" + endpoint
 
+	// The ports are listed here rather than left to the chart, so that no
+	// NodePort is picked at random by the host: the platform allocates them
+	// all (a random one could be the port it hands the next cluster).
+	// The chart's kubelet proxy port is not exposed: private nodes run
+	// their own kubelets.
 	switch c.PublicAccessMode {
 	case settings.AccessNodePort:
-		if !c.NodePort.Valid {
-			return nil, fmt.Errorf("cluster %d is in nodeport mode without a node port", c.ID)
+		if !c.NodePort.Valid || !c.KonnectivityNodePort.Valid {
+			return nil, fmt.Errorf("cluster %d is in nodeport mode without its node ports", c.ID)
 		}
-		cfg.ControlPlane.Service.Spec = map[string]any{"type": "NodePort"}
+		cfg.ControlPlane.Service.Spec = map[string]any{"type": "NodePort", "ports": []any{
+			map[string]any{"name": "https", "port": 443, "targetPort": 8443, "nodePort": c.NodePort.Int32, "protocol": "TCP"},
+			map[string]any{"name": "konnectivity", "port": 8132, "targetPort": 8132, "nodePort": c.KonnectivityNodePort.Int32, "protocol": "TCP"},
+		}}
 		cfg.ControlPlane.Service.HTTPSNodePort = int(c.NodePort.Int32)
 	case settings.AccessLoadBalancer:
-		cfg.ControlPlane.Service.Spec = map[string]any{"type": "LoadBalancer"}
+		cfg.ControlPlane.Service.Spec = map[string]any{"type": "LoadBalancer", "allocateLoadBalancerNodePorts": false, "ports": []any{
+			map[string]any{"name": "https", "port": 443, "targetPort": 8443, "protocol": "TCP"},
+			map[string]any{"name": "konnectivity", "port": 8132, "targetPort": 8132, "protocol": "TCP"},
+		}}
 	default:
 		return nil, fmt.Errorf("cluster %d: unknown access mode %q", c.ID, c.PublicAccessMode)
 	}

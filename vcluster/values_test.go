@@ -16,7 +16,7 @@ func TestValues(t *testing.T) {
 	t.Parallel()
 	rt := settings.Defaults()
 	rt.APIBaseDomain = "k.example.com"
-	c := queries.Cluster{ID: 1, Name: "dev", Slug: "dev-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "nodeport", NodePort: pgtype.Int4{Int32: 31443, Valid: true}}
+	c := queries.Cluster{ID: 1, Name: "dev", Slug: "dev-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "nodeport", NodePort: pgtype.Int4{Int32: 31443, Valid: true}, KonnectivityNodePort: pgtype.Int4{Int32: 31444, Valid: true}}
 	v, err := vcluster.Values(c, rt)
 	require.NoError(t, err)
 	b, _ := json.MarshalIndent(v, "", "  ")
