@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/static"
 	"github.com/kubebyon/kubebyon/views"
@@ -49,6 +50,8 @@ type Deps struct {
 	TrustedProxies []*net.IPNet
 	// OAuth are the providers people can sign in with, in button order.
 	OAuth []OAuthProvider
+	// Clusters runs what users do with their clusters.
+	Clusters *clusters.Service
 }
 
 // Handlers carries the dependencies of every route.
@@ -117,6 +120,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.apiKeyRoutes(e)
 	h.oauthRoutes(e)
 	h.settingsRoutes(e)
+	h.clusterRoutes(e)
 }
 
 // NewProbes serves only /healthz, /readyz and /metrics, for a worker process.

@@ -10,15 +10,19 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/locale"
@@ -34,6 +38,9 @@ type testBundle struct {
 	server *httptest.Server
 	mail   *testenv.Mailpit
 	box    *secrets.Box
+	// hostKubeconfig is the clusters service's KUBEBYON_KUBECONFIG: no
+	// file until connectHost writes one.
+	hostKubeconfig string
 }
 
 // setup serves the real handlers on a database of the test's own, with
@@ -65,14 +72,20 @@ func setup(t *testing.T) *testBundle {
 		_ = rc.Stop(context.Background())
 	})
 
+	// Cluster jobs are only inserted: the tests play the reconcile worker.
+	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	hostKubeconfig := filepath.Join(t.TempDir(), "host.kubeconfig")
+
 	srv.Config.Handler = handlers.New(handlers.Deps{
 		Pool: pool, River: rc, Logger: logger, Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg,
 		Accounts: &accounts.Service{Pool: pool, River: rc, Box: box},
+		Clusters: &clusters.Service{Pool: pool, River: inserter, Box: box, KubeconfigPath: hostKubeconfig},
 	})
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &testBundle{pool: pool, server: srv, mail: mp, box: box}
+	return &testBundle{pool: pool, server: srv, mail: mp, box: box, hostKubeconfig: hostKubeconfig}
 }
 
 // client is a cookie-keeping HTTP client that does not follow redirects,

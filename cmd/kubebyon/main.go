@@ -25,6 +25,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/config"
 	"github.com/kubebyon/kubebyon/database"
 	"github.com/kubebyon/kubebyon/handlers"
@@ -252,6 +253,7 @@ func (c *cli) serve(args []string) error {
 		Accounts:       &accounts.Service{Pool: deps.db.Pool, River: deps.river, Box: deps.box},
 		TrustedProxies: scfg.TrustedProxies,
 		OAuth:          oauthProviders(scfg, common.BaseURL),
+		Clusters:       &clusters.Service{Pool: deps.db.Pool, River: deps.river, Box: deps.box, KubeconfigPath: common.Kubeconfig},
 	})
 	srv := newHTTPServer(e, logger)
 	logger.Info("kubebyon serving", "version", version, "listen", ln.Addr().String(), "base_url", common.BaseURL, "workers", scfg.Workers)
