@@ -107,6 +107,9 @@ func TestActivityInBrowser(t *testing.T) {
 		chromedp.SendKeys(`#actor`, userEmail, chromedp.ByQuery),
 		chromedp.SendKeys(`#action`, "user.verify_email", chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="activity-filter"]`, chromedp.ByQuery),
+		// The filtered page has the filter in its markup; the old page's
+		// rows are visible until it arrives.
+		chromedp.WaitVisible(`#action[value="user.verify_email"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="activity-rows"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="activity-rows"]`, &rows, chromedp.ByQuery),
 	))
