@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/static"
@@ -55,6 +56,8 @@ type Deps struct {
 	// KubeconfigPath is the host cluster's kubeconfig file
 	// (KUBEBYON_KUBECONFIG), used when no kubeconfig was uploaded.
 	KubeconfigPath string
+	// Clusters runs what users do with their clusters.
+	Clusters *clusters.Service
 }
 
 // Handlers carries the dependencies of every route.
@@ -123,6 +126,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.apiKeyRoutes(e)
 	h.oauthRoutes(e)
 	h.settingsRoutes(e)
+	h.clusterRoutes(e)
 }
 
 // NewProbes serves only /healthz, /readyz and /metrics, for a worker process.

@@ -8,12 +8,28 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
+// dashboardClusters is how many of the newest clusters the dashboard lists.
+const dashboardClusters = 5
+
 // showHomePage is the landing page, or the dashboard for a signed-in user.
 func (h *Handlers) showHomePage(c echo.Context) error {
-	if u, ok := currentUser(c); ok {
-		return render(c, http.StatusOK, views.Dashboard(u.Name))
+	u, ok := currentUser(c)
+	if !ok {
+		return render(c, http.StatusOK, views.Home())
 	}
-	return render(c, http.StatusOK, views.Home())
+	ctx := c.Request().Context()
+	page, err := h.Clusters.List(ctx, u.ID, 0, dashboardClusters)
+	if err != nil {
+		return err
+	}
+	d := views.DashboardClusters{Clusters: make([]views.Cluster, len(page.Clusters))}
+	for i, cl := range page.Clusters {
+		d.Clusters[i] = clusterView(cl)
+	}
+	if d.Total, err = h.Clusters.Count(ctx, u.ID); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.Dashboard(u.Name, d))
 }
 
 // showStatus is the status panel fragment the home page loads with htmx.

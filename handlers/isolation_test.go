@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,13 +17,16 @@ import (
 
 // victim is what one user owns, whose ids another user tries.
 type victim struct {
-	user   queries.User
-	apiKey apikeys.Created
+	user    queries.User
+	apiKey  apikeys.Created
+	cluster queries.Cluster
 }
 
 // userScopedRoutes lists every route that takes the id of something a user
 // owns. Each later feature adds its routes here: requested by another
-// signed-in user, every one must answer 404 and change nothing.
+// signed-in user, every one must answer 404 and change nothing. /api/
+// routes are called with the other user's API key, the form's "json"
+// value as the body.
 var userScopedRoutes = []struct {
 	method string
 	path   func(v victim) string
@@ -35,6 +39,19 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/admin/users/%d", v.user.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/disable", v.user.ID) }, url.Values{"password": {"password of attacker"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/promote", v.user.ID) }, url.Values{"password": {"password of attacker"}}},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/events?after=0", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/edit", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/edit", v.cluster.ID) }, url.Values{"kubernetes_version": {"v1.34.0"}, "public_access_mode": {"nodeport"}, "description": {"pwned"}}},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/delete", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/delete", v.cluster.ID) }, url.Values{"confirm": {"victims-cluster"}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/retry", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/kubeconfig", v.cluster.ID) }, nil},
+	// The JSON API, with the attacker's own key.
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, nil},
+	{http.MethodPatch, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, url.Values{"json": {`{"description":"pwned"}`}}},
+	{http.MethodDelete, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/kubeconfig", v.cluster.ID) }, nil},
 }
 
 func TestTenantIsolation(t *testing.T) {
@@ -49,15 +66,26 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, err)
 	key, err := (&apikeys.Service{Pool: b.pool}).Create(ctx, u.ID, "victim's key", apikeys.Expiry{Choice: apikeys.ExpiryNever}, audit.Actor{UserID: u.ID, Email: u.Email})
 	require.NoError(t, err)
-	v := victim{user: u, apiKey: key}
+	// A ready cluster, so that only ownership stands in the way.
+	cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{
+		OwnerID: u.ID, Name: "victims-cluster", Slug: "victims-cluster-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer",
+	})
+	require.NoError(t, err)
+	_, markErr := q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: "victims-cluster-abc123.clusters.test", Generation: cl.Generation})
+	require.NoError(t, markErr)
+	v := victim{user: u, apiKey: key, cluster: cl}
+	attackerKey := attacker.createKey("attacker's key")
 
 	for _, r := range userScopedRoutes {
 		path := r.path(v)
 		t.Run(r.method+" "+path, func(t *testing.T) {
 			var code int
-			if r.method == http.MethodGet {
+			switch {
+			case strings.HasPrefix(path, "/api/"):
+				code = b.apiCall(t, r.method, path, attackerKey, r.form.Get("json")).status
+			case r.method == http.MethodGet:
 				code, _ = attacker.get(path)
-			} else {
+			default:
 				resp := attacker.post("/", path, r.form)
 				code = resp.StatusCode
 			}
@@ -70,6 +98,15 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, after.DisabledAt.Valid)
 	require.Equal(t, "user", after.Role)
+	clAfter, err := q.ClusterGetByID(ctx, cl.ID)
+	require.NoError(t, err)
+	require.Equal(t, "ready", clAfter.Status)
+	require.Empty(t, clAfter.Description)
+	require.Equal(t, cl.Generation, clAfter.Generation)
+	require.False(t, clAfter.DeleteRequestedAt.Valid)
+	var actions int
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'cluster.%'").Scan(&actions))
+	require.Zero(t, actions, "no cluster action was recorded")
 	req, err := http.NewRequest(http.MethodGet, b.server.URL+"/api/v1/me", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+key.Value)

@@ -10,15 +10,19 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/locale"
@@ -34,6 +38,9 @@ type testBundle struct {
 	server *httptest.Server
 	mail   *testenv.Mailpit
 	box    *secrets.Box
+	// hostKubeconfig is the clusters service's KUBEBYON_KUBECONFIG: no
+	// file until connectHost writes one.
+	hostKubeconfig string
 }
 
 // setup serves the real handlers on a database of the test's own, with
@@ -57,7 +64,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Metrics: reg, Box: box, Catalog: catalog, BaseURL: baseURL,
 		Mailer: mail.NewSMTP(smtpURL, "KubeBYON <noreply@kubebyon.test>"),
-	}, jobs.DefaultOptions(true))
+	}, pageTestJobOptions())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, rc.Start(ctx))
@@ -66,11 +73,17 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		_ = rc.Stop(context.Background())
 	})
 
+	// Cluster jobs are only inserted: the tests play the reconcile worker.
+	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	hostKubeconfig := filepath.Join(t.TempDir(), "host.kubeconfig")
+
 	deps := handlers.Deps{
 		Pool: pool, River: rc, Logger: logger, Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg,
 		Accounts: &accounts.Service{Pool: pool, River: rc, Box: box},
 		Box:      box,
+		Clusters: &clusters.Service{Pool: pool, River: inserter, Box: box, KubeconfigPath: hostKubeconfig},
 	}
 	for _, o := range opts {
 		o(&deps)
@@ -78,7 +91,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	srv.Config.Handler = handlers.New(deps)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &testBundle{pool: pool, server: srv, mail: mp, box: box}
+	return &testBundle{pool: pool, server: srv, mail: mp, box: box, hostKubeconfig: hostKubeconfig}
 }
 
 // client is a cookie-keeping HTTP client that does not follow redirects,
@@ -153,4 +166,12 @@ func codeFrom(t *testing.T, m testenv.Message) string {
 // uniqueEmail makes a recipient no other test uses (mailpit is shared).
 func uniqueEmail(name string) string {
 	return name + "-" + strings.ToLower(rand.Text()[:12]) + "@example.com"
+}
+
+// pageTestJobOptions work mail and maintenance, not cluster jobs: the
+// handler tests play the reconcile worker themselves.
+func pageTestJobOptions() jobs.Options {
+	opts := jobs.DefaultOptions(true)
+	opts.WorkQueues = []string{river.QueueDefault, jobs.QueueEmail}
+	return opts
 }

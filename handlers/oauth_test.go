@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/locale"
@@ -63,7 +64,7 @@ func setupOAuth(t *testing.T) *oauthBundle {
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Metrics: reg, Box: box, Catalog: catalog, BaseURL: baseURL,
 		Mailer: mail.NewSMTP(smtpURL, "KubeBYON <noreply@kubebyon.test>"),
-	}, jobs.DefaultOptions(true))
+	}, pageTestJobOptions())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, rc.Start(ctx))
@@ -77,6 +78,7 @@ func setupOAuth(t *testing.T) *oauthBundle {
 		Pool: pool, River: rc, Logger: logger, Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg,
 		Accounts: &accounts.Service{Pool: pool, River: rc, Box: box},
+		Clusters: &clusters.Service{Pool: pool, River: rc, Box: box},
 		OAuth: []handlers.OAuthProvider{
 			handlers.GitHubSignIn(app, handlers.GitHubEndpoints{
 				Auth: gh.url("/login/oauth/authorize"), Token: gh.url("/login/oauth/access_token"),

@@ -5,6 +5,7 @@ package jobs
 
 import (
 	"fmt"
+	"slices"
 	"log/slog"
 	"time"
 
@@ -39,6 +40,8 @@ type Options struct {
 	// Work makes the client fetch and work jobs; without it the client only
 	// inserts (an API replica in multi-node mode).
 	Work bool
+	// WorkQueues limits the queues worked to these; empty works them all.
+	WorkQueues []string
 	// MaxWorkers for the default queue.
 	MaxWorkers int
 	// CleanupInterval is how often expired rows are deleted.
@@ -84,6 +87,13 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.QueueDefault: {MaxWorkers: opts.MaxWorkers},
 			QueueEmail:         {MaxWorkers: 5},
 			QueueClusters:      {MaxWorkers: opts.MaxWorkers},
+		}
+		if len(opts.WorkQueues) > 0 {
+			for name := range cfg.Queues {
+				if !slices.Contains(opts.WorkQueues, name) {
+					delete(cfg.Queues, name)
+				}
+			}
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(

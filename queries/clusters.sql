@@ -38,7 +38,9 @@ UPDATE clusters
 SET description = @description, kubernetes_version = @kubernetes_version,
     public_access_mode = @public_access_mode, node_port = sqlc.narg('node_port'),
     konnectivity_node_port = sqlc.narg('konnectivity_node_port'),
-    generation = generation + 1, status = CASE WHEN status = 'ready' THEN 'updating' ELSE status END,
+    generation = generation + 1,
+    status = CASE WHEN status IN ('ready', 'failed') THEN (CASE WHEN observed_generation > 0 THEN 'updating' ELSE 'pending' END) ELSE status END,
+    status_message = CASE WHEN status = 'failed' THEN '' ELSE status_message END,
     reconcile_started_at = NULL, updated_at = now()
 WHERE id = @id
 RETURNING *;

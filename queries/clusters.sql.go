@@ -502,7 +502,9 @@ UPDATE clusters
 SET description = $1, kubernetes_version = $2,
     public_access_mode = $3, node_port = $4,
     konnectivity_node_port = $5,
-    generation = generation + 1, status = CASE WHEN status = 'ready' THEN 'updating' ELSE status END,
+    generation = generation + 1,
+    status = CASE WHEN status IN ('ready', 'failed') THEN (CASE WHEN observed_generation > 0 THEN 'updating' ELSE 'pending' END) ELSE status END,
+    status_message = CASE WHEN status = 'failed' THEN '' ELSE status_message END,
     reconcile_started_at = NULL, updated_at = now()
 WHERE id = $6
 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port

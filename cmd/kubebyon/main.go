@@ -25,6 +25,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/config"
 	"github.com/kubebyon/kubebyon/database"
 	"github.com/kubebyon/kubebyon/handlers"
@@ -255,6 +256,7 @@ func (c *cli) serve(args []string) error {
 		OAuth:          oauthProviders(scfg, common.BaseURL),
 		Box:            deps.box,
 		KubeconfigPath: common.Kubeconfig,
+		Clusters:       &clusters.Service{Pool: deps.db.Pool, River: deps.river, Box: deps.box, KubeconfigPath: common.Kubeconfig},
 	})
 	srv := newHTTPServer(e, logger)
 	logger.Info("kubebyon serving", "version", version, "listen", ln.Addr().String(), "base_url", common.BaseURL, "workers", scfg.Workers)

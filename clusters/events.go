@@ -1,0 +1,91 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Cluster statuses.
+const (
+	StatusPending      = "pending"
+	StatusProvisioning = "provisioning"
+	StatusReady        = "ready"
+	StatusUpdating     = "updating"
+	StatusFailed       = "failed"
+	StatusDeleting     = "deleting"
+	StatusDeleted      = "deleted"
+)
+
+// TimelineLength is how many of the newest events the detail page shows,
+// and how many a live update brings at most.
+const TimelineLength = 100
+
+// Settled reports whether nothing is happening to a cluster until someone
+// acts: it is ready, failed or gone. Pages stop watching it then.
+func Settled(c queries.Cluster) bool {
+	switch c.Status {
+	case StatusReady, StatusFailed, StatusDeleted:
+		return true
+	}
+	return false
+}
+
+// Find returns a user's cluster like Get, deleted ones included: a page
+// watching a cluster go away must still find it to show the end.
+func (s *Service) Find(ctx context.Context, ownerID, id int64) (queries.Cluster, error) {
+	c, err := queries.New(s.Pool).ClusterGetForOwnerWithDeleted(ctx, queries.ClusterGetForOwnerWithDeletedParams{ID: id, OwnerID: ownerID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, ErrNotFound
+	}
+	if err != nil {
+		return c, fmt.Errorf("load cluster: %w", err)
+	}
+	return c, nil
+}
+
+// Timeline returns a user's cluster with its newest events, oldest first.
+func (s *Service) Timeline(ctx context.Context, ownerID, id int64) (queries.Cluster, []queries.ClusterEvent, error) {
+	c, err := s.Find(ctx, ownerID, id)
+	if err != nil {
+		return c, nil, err
+	}
+	events, err := queries.New(s.Pool).ClusterEventListLatest(ctx, queries.ClusterEventListLatestParams{ClusterID: id, RowLimit: TimelineLength})
+	if err != nil {
+		return c, nil, fmt.Errorf("list cluster events: %w", err)
+	}
+	slices.Reverse(events)
+	return c, events, nil
+}
+
+// Updates is what happened to a cluster since the event a page saw last.
+type Updates struct {
+	Cluster queries.Cluster
+	// Events are the newer events, oldest first.
+	Events []queries.ClusterEvent
+	// Done says the page can stop asking: the cluster is settled and
+	// every event up to now was returned.
+	Done bool
+}
+
+// UpdatesAfter returns a user's cluster and its events after the event
+// with id after. The cluster is read first: the events that led to a
+// settled status committed before it, so the last answer has them all.
+func (s *Service) UpdatesAfter(ctx context.Context, ownerID, id, after int64) (Updates, error) {
+	c, err := s.Find(ctx, ownerID, id)
+	if err != nil {
+		return Updates{}, err
+	}
+	events, err := queries.New(s.Pool).ClusterEventListByCluster(ctx, queries.ClusterEventListByClusterParams{
+		ClusterID: id, AfterID: after, RowLimit: TimelineLength,
+	})
+	if err != nil {
+		return Updates{}, fmt.Errorf("list cluster events: %w", err)
+	}
+	return Updates{Cluster: c, Events: events, Done: Settled(c) && len(events) < TimelineLength}, nil
+}

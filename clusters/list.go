@@ -1,0 +1,45 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// PageSize is how many clusters a page of the list shows.
+const PageSize = 20
+
+// Page is one page of a user's clusters, newest first.
+type Page struct {
+	Clusters []queries.Cluster
+	// NextBefore is the cursor of the next (older) page: 0 on the last.
+	NextBefore int64
+}
+
+// List returns up to limit of a user's clusters with an id below before
+// (0: from the newest).
+func (s *Service) List(ctx context.Context, ownerID, before int64, limit int) (Page, error) {
+	// One row more than shown tells whether another page follows.
+	rows, err := queries.New(s.Pool).ClusterListByOwner(ctx, queries.ClusterListByOwnerParams{
+		OwnerID: ownerID, BeforeID: before, RowLimit: int32(limit) + 1,
+	})
+	if err != nil {
+		return Page{}, fmt.Errorf("list clusters: %w", err)
+	}
+	p := Page{Clusters: rows}
+	if len(rows) > limit {
+		p.Clusters = rows[:limit]
+		p.NextBefore = p.Clusters[limit-1].ID
+	}
+	return p, nil
+}
+
+// Count is how many clusters a user has (deleted ones aside).
+func (s *Service) Count(ctx context.Context, ownerID int64) (int64, error) {
+	n, err := queries.New(s.Pool).ClusterCountActiveByOwner(ctx, ownerID)
+	if err != nil {
+		return 0, fmt.Errorf("count clusters: %w", err)
+	}
+	return n, nil
+}

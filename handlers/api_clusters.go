@@ -1,0 +1,228 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// apiClusterRoutes are the clusters in the JSON API; requireAPIKey is on
+// each route, as apiRoutes explains.
+func (h *Handlers) apiClusterRoutes(e *echo.Echo) {
+	api := e.Group("/api/v1/clusters")
+	api.GET("", h.listAPIClusters, h.requireAPIKey)
+	api.POST("", h.createAPICluster, h.requireAPIKey)
+	api.GET("/:id", h.showAPICluster, h.requireAPIKey)
+	api.PATCH("/:id", h.updateAPICluster, h.requireAPIKey)
+	api.DELETE("/:id", h.deleteAPICluster, h.requireAPIKey)
+	api.GET("/:id/kubeconfig", h.downloadAPIKubeconfig, h.requireAPIKey)
+}
+
+// apiCluster is a cluster as the API shows it.
+type apiCluster struct {
+	ID                 int64      `json:"id"`
+	Name               string     `json:"name"`
+	Slug               string     `json:"slug"`
+	Description        string     `json:"description"`
+	KubernetesVersion  string     `json:"kubernetes_version"`
+	PublicAccessMode   string     `json:"public_access_mode"`
+	Status             string     `json:"status"`
+	StatusMessage      string     `json:"status_message"`
+	Endpoint           string     `json:"endpoint"`
+	Generation         int64      `json:"generation"`
+	ObservedGeneration int64      `json:"observed_generation"`
+	CreatedAt          time.Time  `json:"created_at"`
+	ReadyAt            *time.Time `json:"ready_at"`
+}
+
+func apiClusterFrom(c queries.Cluster) apiCluster {
+	out := apiCluster{
+		ID: c.ID, Name: c.Name, Slug: c.Slug, Description: c.Description,
+		KubernetesVersion: c.KubernetesVersion, PublicAccessMode: c.PublicAccessMode,
+		Status: c.Status, StatusMessage: c.StatusMessage, Endpoint: c.Endpoint,
+		Generation: c.Generation, ObservedGeneration: c.ObservedGeneration,
+		CreatedAt: c.CreatedAt.Time.UTC(),
+	}
+	if c.ReadyAt.Valid {
+		t := c.ReadyAt.Time.UTC()
+		out.ReadyAt = &t
+	}
+	return out
+}
+
+// apiClusterList is one page of clusters, newest first; next_before is the
+// cursor of the next page (?before=), absent on the last.
+type apiClusterList struct {
+	Clusters   []apiCluster `json:"clusters"`
+	NextBefore int64        `json:"next_before,omitempty"`
+}
+
+// apiClusterBody is the body of POST and PATCH; PATCH changes only the
+// fields present.
+type apiClusterBody struct {
+	Name              *string `json:"name"`
+	KubernetesVersion *string `json:"kubernetes_version"`
+	PublicAccessMode  *string `json:"public_access_mode"`
+	Description       *string `json:"description"`
+}
+
+// apiInvalid is the 422 answer: what is wrong with the request, and with
+// which fields.
+type apiInvalid struct {
+	Error apiInvalidBody `json:"error"`
+}
+
+type apiInvalidBody struct {
+	Code    string            `json:"code"`
+	Message string            `json:"message"`
+	Fields  map[string]string `json:"fields,omitempty"`
+}
+
+func (h *Handlers) listAPIClusters(c echo.Context) error {
+	u, _ := currentUser(c)
+	page, err := h.Clusters.List(c.Request().Context(), u.ID, queryID(c, "before"), clusters.PageSize)
+	if err != nil {
+		return err
+	}
+	out := apiClusterList{Clusters: make([]apiCluster, len(page.Clusters)), NextBefore: page.NextBefore}
+	for i, cl := range page.Clusters {
+		out.Clusters[i] = apiClusterFrom(cl)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *Handlers) createAPICluster(c echo.Context) error {
+	u, _ := currentUser(c)
+	var body apiClusterBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	// Absent fields are empty: the version and access mode then default.
+	in := clusters.Input{
+		Name: valueOr(body.Name, ""), Description: valueOr(body.Description, ""),
+		KubernetesVersion: valueOr(body.KubernetesVersion, ""), PublicAccessMode: valueOr(body.PublicAccessMode, ""),
+	}
+	cl, err := h.Clusters.Create(c.Request().Context(), u.ID, in, actor(c))
+	if err != nil {
+		return h.apiClusterError(c, err)
+	}
+	c.Response().Header().Set(echo.HeaderLocation, fmt.Sprintf("/api/v1/clusters/%d", cl.ID))
+	return c.JSON(http.StatusCreated, apiClusterFrom(cl))
+}
+
+func (h *Handlers) showAPICluster(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiClusterFrom(cl))
+}
+
+func (h *Handlers) updateAPICluster(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	var body apiClusterBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.Name != nil && *body.Name != cl.Name {
+		return h.apiClusterError(c, clusters.FieldErrors{"name": "ErrClusterNameFixed"})
+	}
+	u, _ := currentUser(c)
+	updated, err := h.Clusters.Apply(c.Request().Context(), u.ID, cl.ID, clusters.Patch{
+		Description: body.Description, KubernetesVersion: body.KubernetesVersion, PublicAccessMode: body.PublicAccessMode,
+	}, actor(c))
+	if err != nil {
+		return h.apiClusterError(c, err)
+	}
+	return c.JSON(http.StatusOK, apiClusterFrom(updated))
+}
+
+// deleteAPICluster asks for the cluster's deletion; the API key stands in
+// for the name the console asks to type.
+func (h *Handlers) deleteAPICluster(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	u, _ := currentUser(c)
+	deleted, err := h.Clusters.Delete(c.Request().Context(), u.ID, cl.ID, cl.Name, actor(c))
+	if err != nil {
+		return h.apiClusterError(c, err)
+	}
+	return c.JSON(http.StatusAccepted, apiClusterFrom(deleted))
+}
+
+func (h *Handlers) downloadAPIKubeconfig(c echo.Context) error {
+	u, _ := currentUser(c)
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	return h.sendKubeconfig(c, u.ID, id)
+}
+
+// valueOr is *p, or def when the field was absent.
+func valueOr(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// decodeJSON reads a JSON object with only known fields into v.
+func decodeJSON(c echo.Context, v any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "ErrAPIInvalidJSON").SetInternal(err)
+	}
+	if dec.More() {
+		return echo.NewHTTPError(http.StatusBadRequest, "ErrAPIInvalidJSON")
+	}
+	return nil
+}
+
+// apiClusterError answers a cluster action's error: field errors and what
+// stops a cluster from being made are 422, a cluster being deleted 409,
+// anything else a server error.
+func (h *Handlers) apiClusterError(c echo.Context, err error) error {
+	ctx := c.Request().Context()
+	var fe clusters.FieldErrors
+	switch {
+	case errors.As(err, &fe):
+		body := apiInvalidBody{Code: "invalid", Message: locale.T(ctx, "ErrAPIInvalidFields"), Fields: map[string]string{}}
+		for k, v := range fe {
+			body.Fields[k] = locale.T(ctx, v)
+		}
+		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: body})
+	case errors.Is(err, clusters.ErrNotFound):
+		return echo.ErrNotFound
+	case errors.Is(err, clusters.ErrDeleting):
+		return echo.NewHTTPError(http.StatusConflict, clusters.ErrDeleting.Error())
+	}
+	known := h.clusterBlocker(c, err)
+	if known == nil {
+		return err
+	}
+	return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{Code: apiBlockerCodes[known], Message: locale.T(ctx, known.Error())}})
+}
+
+// apiBlockerCodes are the error codes of what stops a cluster from being
+// made or changed, for programs to tell them apart.
+var apiBlockerCodes = map[error]string{
+	clusters.ErrPlanLimit:      "plan_limit",
+	clusters.ErrNoHostCluster:  "not_configured",
+	clusters.ErrNoBaseDomain:   "not_configured",
+	clusters.ErrNoFreeNodePort: "no_node_port",
+}

@@ -1,0 +1,42 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/clusters"
+)
+
+// downloadKubeconfig hands the owner of a ready cluster its kubeconfig.
+func (h *Handlers) downloadKubeconfig(c echo.Context) error {
+	u, _ := currentUser(c)
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	return h.sendKubeconfig(c, u.ID, id)
+}
+
+// sendKubeconfig answers with a cluster's kubeconfig as a file download:
+// 404 for another user's cluster, 409 for one that is not ready.
+func (h *Handlers) sendKubeconfig(c echo.Context, ownerID, id int64) error {
+	cl, kubeconfig, err := h.Clusters.Kubeconfig(c.Request().Context(), ownerID, id, actor(c))
+	switch {
+	case errors.Is(err, clusters.ErrNotFound):
+		return echo.ErrNotFound
+	case errors.Is(err, clusters.ErrNotReady):
+		return echo.NewHTTPError(http.StatusConflict, clusters.ErrNotReady.Error())
+	case errors.Is(err, clusters.ErrKubeconfigMissing):
+		h.Logger.WarnContext(c.Request().Context(), "kubeconfig missing", "cluster", id, "error", err)
+		return echo.NewHTTPError(http.StatusConflict, clusters.ErrKubeconfigMissing.Error())
+	case err != nil:
+		return err
+	}
+	r := c.Response()
+	r.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", cl.Name+".kubeconfig"))
+	r.Header().Set("Cache-Control", "no-store")
+	return c.Blob(http.StatusOK, "application/yaml", kubeconfig)
+}

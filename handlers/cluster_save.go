@@ -1,0 +1,142 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// clusterFormFields are the fields of the create and edit forms.
+var clusterFormFields = []string{"name", "kubernetes_version", "public_access_mode", "description"}
+
+func (h *Handlers) showNewClusterPage(c echo.Context) error {
+	rt, err := h.Clusters.Runtime(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	f := views.NewForm()
+	if len(rt.AllowedVersions) > 0 {
+		f.Values["kubernetes_version"] = rt.AllowedVersions[0]
+	}
+	f.Values["public_access_mode"] = rt.DefaultAccessMode
+	return render(c, http.StatusOK, views.ClusterFormPage(views.ClusterForm{Form: f, Versions: rt.AllowedVersions}))
+}
+
+func (h *Handlers) createCluster(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	f := formFrom(c, clusterFormFields...)
+	cl, err := h.Clusters.Create(ctx, u.ID, clusterInput(f), actor(c))
+	if err != nil {
+		return h.renderClusterFormError(c, f, nil, err)
+	}
+	h.flash(c, "FlashClusterCreated")
+	return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
+}
+
+func (h *Handlers) showEditClusterPage(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	if cl.DeleteRequestedAt.Valid {
+		h.flashError(c, clusters.ErrDeleting.Error())
+		return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
+	}
+	f := views.NewForm()
+	f.Values["kubernetes_version"] = cl.KubernetesVersion
+	f.Values["public_access_mode"] = cl.PublicAccessMode
+	f.Values["description"] = cl.Description
+	return h.renderClusterForm(c, http.StatusOK, f, &cl)
+}
+
+func (h *Handlers) updateCluster(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	u, _ := currentUser(c)
+	f := formFrom(c, clusterFormFields...)
+	updated, err := h.Clusters.Update(c.Request().Context(), u.ID, cl.ID, clusterInput(f), actor(c))
+	if errors.Is(err, clusters.ErrNotFound) {
+		return echo.ErrNotFound
+	}
+	if err != nil {
+		return h.renderClusterFormError(c, f, &cl, err)
+	}
+	h.flash(c, "FlashClusterUpdated")
+	return redirect(c, fmt.Sprintf("/clusters/%d", updated.ID))
+}
+
+func clusterInput(f views.Form) clusters.Input {
+	return clusters.Input{
+		Name: f.Value("name"), Description: f.Value("description"),
+		KubernetesVersion: f.Value("kubernetes_version"), PublicAccessMode: f.Value("public_access_mode"),
+	}
+}
+
+// renderClusterFormError shows the form again with what is wrong: 422 for
+// the user's input and for what stops any cluster from being made, such as
+// the plan's cap or a missing host cluster. Other errors are server errors.
+func (h *Handlers) renderClusterFormError(c echo.Context, f views.Form, cl *queries.Cluster, err error) error {
+	var fe clusters.FieldErrors
+	switch {
+	case errors.As(err, &fe):
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+	case errors.Is(err, clusters.ErrDeleting):
+		f.Error = clusters.ErrDeleting.Error()
+	default:
+		known := h.clusterBlocker(c, err)
+		if known == nil {
+			return err
+		}
+		f.Error = known.Error()
+	}
+	return h.renderClusterForm(c, http.StatusUnprocessableEntity, f, cl)
+}
+
+// clusterBlocker is what stops a cluster from being made or changed, if
+// err is one of those: the plan's cap, the platform's missing settings, no
+// free NodePort. Else nil.
+func (h *Handlers) clusterBlocker(c echo.Context, err error) error {
+	for _, known := range []error{
+		clusters.ErrPlanLimit, clusters.ErrNoHostCluster, clusters.ErrNoBaseDomain, clusters.ErrNoFreeNodePort,
+	} {
+		if !errors.Is(err, known) {
+			continue
+		}
+		if known == clusters.ErrNoHostCluster && err != known {
+			// A host cluster is configured but unusable: the log says why.
+			h.Logger.WarnContext(c.Request().Context(), "host cluster unusable", "error", err)
+		}
+		return known
+	}
+	return nil
+}
+
+// renderClusterForm shows the create form, or the edit form of cl.
+func (h *Handlers) renderClusterForm(c echo.Context, status int, f views.Form, cl *queries.Cluster) error {
+	rt, err := h.Clusters.Runtime(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	m := views.ClusterForm{Form: f, Versions: rt.AllowedVersions}
+	if cl != nil {
+		v := clusterView(*cl)
+		m.Cluster = &v
+		// A version the admin has since withdrawn can still be kept.
+		if !slices.Contains(m.Versions, cl.KubernetesVersion) {
+			m.Versions = append(slices.Clone(m.Versions), cl.KubernetesVersion)
+		}
+	}
+	return render(c, status, views.ClusterFormPage(m))
+}

@@ -1,0 +1,144 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// statusStopPolling is the status that tells htmx to stop polling.
+const statusStopPolling = 286
+
+func (h *Handlers) clusterRoutes(e *echo.Echo) {
+	e.GET("/clusters", h.showClustersPage, h.requireUser)
+	e.GET("/clusters/new", h.showNewClusterPage, h.requireUser)
+	e.POST("/clusters", h.createCluster, h.requireUser)
+	e.GET("/clusters/:id", h.showClusterPage, h.requireUser)
+	e.GET("/clusters/:id/events", h.showClusterUpdates, h.requireUser)
+	e.GET("/clusters/:id/edit", h.showEditClusterPage, h.requireUser)
+	e.POST("/clusters/:id/edit", h.updateCluster, h.requireUser)
+	e.GET("/clusters/:id/delete", h.showDeleteClusterPage, h.requireUser)
+	e.POST("/clusters/:id/delete", h.deleteCluster, h.requireUser)
+	e.POST("/clusters/:id/retry", h.retryCluster, h.requireUser)
+	e.GET("/clusters/:id/kubeconfig", h.downloadKubeconfig, h.requireUser)
+	h.apiClusterRoutes(e)
+}
+
+func (h *Handlers) showClustersPage(c echo.Context) error {
+	u, _ := currentUser(c)
+	before := queryID(c, "before")
+	page, err := h.Clusters.List(c.Request().Context(), u.ID, before, clusters.PageSize)
+	if err != nil {
+		return err
+	}
+	l := views.ClusterList{}
+	for _, cl := range page.Clusters {
+		l.Clusters = append(l.Clusters, clusterView(cl))
+	}
+	if page.NextBefore != 0 {
+		l.NextURL = fmt.Sprintf("/clusters?before=%d", page.NextBefore)
+	}
+	if before != 0 {
+		l.FirstURL = "/clusters"
+	}
+	return render(c, http.StatusOK, views.ClustersPage(l))
+}
+
+func (h *Handlers) showClusterPage(c echo.Context) error {
+	u, _ := currentUser(c)
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	cl, events, err := h.Clusters.Timeline(c.Request().Context(), u.ID, id)
+	if errors.Is(err, clusters.ErrNotFound) {
+		return echo.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ClusterDetailPage(views.ClusterDetail{
+		Cluster: clusterView(cl), Events: clusterEventViews(events), Live: !clusters.Settled(cl),
+	}))
+}
+
+// showClusterUpdates is the live detail page's fragment: the events after
+// ?after= and the cluster's state; 286 once the cluster is settled.
+func (h *Handlers) showClusterUpdates(c echo.Context) error {
+	u, _ := currentUser(c)
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	after := queryID(c, "after")
+	up, err := h.Clusters.UpdatesAfter(c.Request().Context(), u.ID, id, after)
+	if errors.Is(err, clusters.ErrNotFound) {
+		return echo.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	m := views.ClusterUpdates{Cluster: clusterView(up.Cluster), Events: clusterEventViews(up.Events), After: after, Done: up.Done}
+	if n := len(up.Events); n > 0 {
+		m.After = up.Events[n-1].ID
+	}
+	status := http.StatusOK
+	if up.Done {
+		status = statusStopPolling
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return render(c, status, views.ClusterUpdatesFragment(m))
+}
+
+// clusterIDParam is the :id of the path; a malformed one is not found.
+func clusterIDParam(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return 0, echo.ErrNotFound
+	}
+	return id, nil
+}
+
+// ownCluster is the signed-in user's cluster named in the path; anyone
+// else's, or a deleted one, is not found.
+func (h *Handlers) ownCluster(c echo.Context) (queries.Cluster, error) {
+	u, _ := currentUser(c)
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return queries.Cluster{}, err
+	}
+	cl, err := h.Clusters.Get(c.Request().Context(), u.ID, id)
+	if errors.Is(err, clusters.ErrNotFound) {
+		return cl, echo.ErrNotFound
+	}
+	return cl, err
+}
+
+func clusterView(c queries.Cluster) views.Cluster {
+	changeable := !c.DeleteRequestedAt.Valid && c.Status != clusters.StatusDeleted
+	return views.Cluster{
+		ID: c.ID, Name: c.Name, Description: c.Description,
+		KubernetesVersion: c.KubernetesVersion, AccessMode: c.PublicAccessMode, NodePort: c.NodePort.Int32,
+		Status: c.Status, StatusMessage: c.StatusMessage, Endpoint: c.Endpoint,
+		Generation: c.Generation, ObservedGeneration: c.ObservedGeneration,
+		Created: c.CreatedAt.Time, Ready: c.ReadyAt.Time,
+		CanRetry:    c.Status == clusters.StatusFailed,
+		CanDownload: c.Status == clusters.StatusReady && c.Endpoint != "",
+		CanChange:   changeable,
+	}
+}
+
+func clusterEventViews(events []queries.ClusterEvent) []views.ClusterEvent {
+	out := make([]views.ClusterEvent, len(events))
+	for i, e := range events {
+		out[i] = views.ClusterEvent{ID: e.ID, Level: e.Level, Reason: e.Reason, Message: e.Message, Time: e.CreatedAt.Time}
+	}
+	return out
+}

@@ -1,0 +1,182 @@
+package views
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/settings"
+)
+
+// Cluster is a cluster as the console shows it. Zero times were never set.
+type Cluster struct {
+	ID                 int64
+	Name               string
+	Description        string
+	KubernetesVersion  string
+	AccessMode         string // "nodeport" or "loadbalancer"
+	NodePort           int32  // 0: none
+	Status             string
+	StatusMessage      string
+	Endpoint           string // host name, "" until ready
+	Generation         int64
+	ObservedGeneration int64
+	Created            time.Time
+	Ready              time.Time
+	// Actions the owner may take now.
+	CanRetry, CanDownload, CanChange bool
+}
+
+// ClusterEvent is one step of a cluster's timeline.
+type ClusterEvent struct {
+	ID      int64
+	Level   string // "info", "warning" or "error"
+	Reason  string // names the message ClusterEvent<Reason>
+	Message string // technical detail, may be empty
+	Time    time.Time
+}
+
+// ClusterList is one page of the user's clusters.
+type ClusterList struct {
+	Clusters []Cluster
+	// NextURL is the next (older) page, FirstURL the newest one; empty
+	// when there is none to go to.
+	NextURL  string
+	FirstURL string
+}
+
+// ClusterDetail is the page of one cluster.
+type ClusterDetail struct {
+	Cluster Cluster
+	Events  []ClusterEvent
+	// Live makes the page ask for new events until the cluster settles.
+	Live bool
+}
+
+// ClusterUpdates is what the live detail page receives: the new events,
+// the cluster's state, and whether to keep asking.
+type ClusterUpdates struct {
+	Cluster Cluster
+	Events  []ClusterEvent
+	// After is the last event the page has now.
+	After int64
+	Done  bool
+}
+
+// ClusterForm is the create or edit form. Cluster is set when editing.
+type ClusterForm struct {
+	Form     Form
+	Versions []string
+	Cluster  *Cluster
+}
+
+// DashboardClusters is the clusters box of the dashboard: the newest few.
+type DashboardClusters struct {
+	Clusters []Cluster
+	Total    int64
+}
+
+const clustersPath = "/clusters"
+
+// clusterPath is the page of a cluster, or one of its sub-pages.
+func clusterPath(id int64, sub string) string {
+	p := fmt.Sprintf("%s/%d", clustersPath, id)
+	if sub != "" {
+		p += "/" + sub
+	}
+	return p
+}
+
+func clusterURL(id int64, sub string) templ.SafeURL {
+	return templ.SafeURL(clusterPath(id, sub))
+}
+
+// clusterEventsPath is where the live page asks for events after after.
+func clusterEventsPath(id, after int64) string {
+	return fmt.Sprintf("%s?after=%d", clusterPath(id, "events"), after)
+}
+
+// lastEventID is the id of the newest event shown, 0 for none.
+func lastEventID(events []ClusterEvent) int64 {
+	if len(events) == 0 {
+		return 0
+	}
+	return events[len(events)-1].ID
+}
+
+func clusterStatusMsg(status string) string {
+	switch status {
+	case clusters.StatusPending:
+		return "ClusterStatusPending"
+	case clusters.StatusProvisioning:
+		return "ClusterStatusProvisioning"
+	case clusters.StatusReady:
+		return "ClusterStatusReady"
+	case clusters.StatusUpdating:
+		return "ClusterStatusUpdating"
+	case clusters.StatusFailed:
+		return "ClusterStatusFailed"
+	case clusters.StatusDeleting:
+		return "ClusterStatusDeleting"
+	}
+	return "ClusterStatusDeleted"
+}
+
+func clusterAccessMsg(mode string) string {
+	if mode == settings.AccessLoadBalancer {
+		return "ClusterAccessLoadBalancer"
+	}
+	return "ClusterAccessNodePort"
+}
+
+// clusterEndpoint is the API server's address, or a note that it has none.
+func clusterEndpoint(ctx context.Context, c Cluster) string {
+	if c.Endpoint == "" {
+		return locale.T(ctx, "ClusterNoEndpoint")
+	}
+	return "https://" + c.Endpoint
+}
+
+// clusterTime shows a time in UTC, or a dash for the zero time.
+func clusterTime(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func clusterISOTime(t time.Time) string {
+	return t.UTC().Format(time.RFC3339)
+}
+
+func clusterFormTitle(ctx context.Context, m ClusterForm) string {
+	if m.Cluster == nil {
+		return locale.T(ctx, "ClusterNewTitle")
+	}
+	return locale.T(ctx, "ClusterEditTitle", map[string]any{"Name": m.Cluster.Name})
+}
+
+func clusterFormSubmit(ctx context.Context, m ClusterForm) string {
+	if m.Cluster == nil {
+		return locale.T(ctx, "ClustersCreate")
+	}
+	return locale.T(ctx, "ClusterEditSubmit")
+}
+
+func clusterFormAction(m ClusterForm) templ.SafeURL {
+	if m.Cluster == nil {
+		return templ.SafeURL(clustersPath)
+	}
+	return clusterURL(m.Cluster.ID, "edit")
+}
+
+func clusterFormCancel(m ClusterForm) templ.SafeURL {
+	if m.Cluster == nil {
+		return templ.SafeURL(clustersPath)
+	}
+	return clusterURL(m.Cluster.ID, "")
+}
