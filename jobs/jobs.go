@@ -5,8 +5,8 @@ package jobs
 
 import (
 	"fmt"
-	"slices"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
