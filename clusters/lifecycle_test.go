@@ -406,3 +406,51 @@ func TestCreateRefusals(t *testing.T) {
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'cluster_reconcile'").Scan(&n))
 	require.Equal(t, 3, n, "a job for each cluster written, none for the refused")
 }
+
+// TestCrashSafetyDelete interrupts deletion at several points; a fresh
+// worker then removes the release and the namespace and marks the row.
+func TestCrashSafetyDelete(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.roomyPlan(t)
+	ctx := context.Background()
+	virt := testenv.NewKube(t)
+	for i, cut := range []time.Duration{2 * time.Millisecond, 30 * time.Millisecond, 150 * time.Millisecond} {
+		name := "gone-" + string(rune('a'+i))
+		c := b.create(t, name)
+		w := b.worker(t, time.Minute)
+		_, err := b.work(t, ctx, w, c.ID)
+		require.NoError(t, err)
+		b.playControlPlane(t, b.cluster(t, c.ID), virt)
+		_, err = b.work(t, ctx, w, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, "ready", b.cluster(t, c.ID).Status)
+
+		_, err = b.svc.Delete(ctx, b.owner.ID, c.ID, name, audit.Actor{UserID: b.owner.ID})
+		require.NoError(t, err)
+		cutCtx, cancel := context.WithTimeout(ctx, cut)
+		_, _ = b.work(t, cutCtx, w, c.ID)
+		cancel()
+
+		var done bool
+		for attempt := 0; attempt < 10 && !done; attempt++ {
+			res, err := b.work(t, ctx, w, c.ID)
+			if err != nil {
+				continue
+			}
+			switch res.EventKind {
+			case river.EventKindJobSnoozed:
+				if ns, err := b.client.CoreV1().Namespaces().Get(ctx, vcluster.Namespace(c), metav1.GetOptions{}); err == nil && ns.DeletionTimestamp != nil {
+					b.finalizeNamespace(t, c)
+				}
+			case river.EventKindJobCompleted:
+				done = true
+			}
+		}
+		require.True(t, done, "cut after %s: never deleted", cut)
+		require.Equal(t, "deleted", b.cluster(t, c.ID).Status, "cut after %s", cut)
+		rels, err := vcluster.Releases(b.host.Config, vcluster.Namespace(c), name, b.logger)
+		require.NoError(t, err)
+		require.Empty(t, rels, "cut after %s: no release left", cut)
+	}
+}
