@@ -454,3 +454,29 @@ func TestCrashSafetyDelete(t *testing.T) {
 		require.Empty(t, rels, "cut after %s: no release left", cut)
 	}
 }
+
+// TestOneReconcileAtATime: while one job of a cluster works, another waits
+// its turn (snoozes) instead of running Helm alongside it.
+func TestOneReconcileAtATime(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	c := b.create(t, "serial")
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck
+	locked, err := queries.New(tx).ClusterTryLockReconcile(ctx, c.ID)
+	require.NoError(t, err)
+	require.True(t, locked, "plays a job at work")
+
+	res, err := b.work(t, ctx, b.worker(t, time.Minute), c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobSnoozed, res.EventKind)
+	require.Equal(t, "pending", b.cluster(t, c.ID).Status, "the second job did nothing")
+
+	require.NoError(t, tx.Rollback(ctx))
+	res, err = b.work(t, ctx, b.worker(t, time.Minute), c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobSnoozed, res.EventKind)
+	require.Equal(t, "provisioning", b.cluster(t, c.ID).Status, "its turn came")
+}

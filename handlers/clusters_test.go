@@ -403,7 +403,7 @@ func TestClusterDelete(t *testing.T) {
 	got := b.cluster(t, cl.ID)
 	require.Equal(t, "deleting", got.Status)
 	require.True(t, got.DeleteRequestedAt.Valid)
-	require.Equal(t, 1, b.reconcileJobs(t, cl.ID), "the waiting job covers the deletion too")
+	require.Equal(t, 2, b.reconcileJobs(t, cl.ID), "each change enqueues a job; the worker serialises them")
 	_, page = c.get(path)
 	require.Contains(t, page, "The cluster is being deleted.")
 	require.Contains(t, page, "Deletion requested.")

@@ -48,6 +48,22 @@ func (w *ClusterReconcileWorker) Timeout(*river.Job[ClusterReconcileArgs]) time.
 
 // Work implements river.Worker.
 func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[ClusterReconcileArgs]) error {
+	// One job per cluster at a time: the lock lives as long as this
+	// transaction, which does nothing else (progress is written with the
+	// pool, so the console sees it at once).
+	lockTx, err := w.Pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer lockTx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
+	locked, err := queries.New(lockTx).ClusterTryLockReconcile(ctx, job.Args.ClusterID)
+	if err != nil {
+		return fmt.Errorf("lock cluster %d: %w", job.Args.ClusterID, err)
+	}
+	if !locked {
+		return river.JobSnooze(time.Second)
+	}
+
 	q := queries.New(w.Pool)
 	c, err := q.ClusterGetByID(ctx, job.Args.ClusterID)
 	if errors.Is(err, pgx.ErrNoRows) {

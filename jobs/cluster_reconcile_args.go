@@ -1,19 +1,18 @@
 package jobs
 
-import (
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
-)
+import "github.com/riverqueue/river"
 
 // QueueClusters is the queue of cluster lifecycle jobs.
 const QueueClusters = "clusters"
 
 // ClusterReconcileArgs asks for one cluster's host objects to be driven
-// toward its row. It is unique per cluster while waiting or running, so
-// repeated edits coalesce; the worker re-runs itself when the row changed
-// while it worked, so no edit is lost.
+// toward its row. Every change enqueues one. They are deliberately not
+// unique: River's uniqueness covers running jobs, so a change made while a
+// job is finishing would be dropped as a duplicate and never reconciled.
+// The worker serialises jobs of one cluster instead, and a job with nothing
+// left to do finishes at once.
 type ClusterReconcileArgs struct {
-	ClusterID int64 `json:"cluster_id" river:"unique"`
+	ClusterID int64 `json:"cluster_id"`
 }
 
 // Kind implements river.JobArgs.
@@ -21,16 +20,5 @@ func (ClusterReconcileArgs) Kind() string { return "cluster_reconcile" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (ClusterReconcileArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{
-		Queue:       QueueClusters,
-		MaxAttempts: 25,
-		UniqueOpts: river.UniqueOpts{
-			ByArgs: true,
-			// Not completed: a finished job must not block the next change.
-			ByState: []rivertype.JobState{
-				rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-				rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-			},
-		},
-	}
+	return river.InsertOpts{Queue: QueueClusters, MaxAttempts: 25}
 }

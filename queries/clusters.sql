@@ -91,3 +91,7 @@ WHERE id = @id;
 -- name: ClusterLockOwner :exec
 -- Serialises cluster creation per owner, so the plan cap holds.
 SELECT pg_advisory_xact_lock(hashtextextended('cluster-owner', @owner_id::bigint));
+
+-- name: ClusterTryLockReconcile :one
+-- One reconcile at a time per cluster: held by the job's transaction.
+SELECT pg_try_advisory_xact_lock(hashtextextended('cluster-reconcile', @cluster_id::bigint))::bool AS locked;

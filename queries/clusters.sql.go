@@ -459,6 +459,18 @@ func (q *Queries) ClusterStartReconcile(ctx context.Context, arg ClusterStartRec
 	return err
 }
 
+const clusterTryLockReconcile = `-- name: ClusterTryLockReconcile :one
+SELECT pg_try_advisory_xact_lock(hashtextextended('cluster-reconcile', $1::bigint))::bool AS locked
+`
+
+// One reconcile at a time per cluster: held by the job's transaction.
+func (q *Queries) ClusterTryLockReconcile(ctx context.Context, clusterID int64) (bool, error) {
+	row := q.db.QueryRow(ctx, clusterTryLockReconcile, clusterID)
+	var locked bool
+	err := row.Scan(&locked)
+	return locked, err
+}
+
 const clusterUpdateDescription = `-- name: ClusterUpdateDescription :one
 UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port
 `
