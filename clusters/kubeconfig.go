@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/audit"
@@ -94,4 +95,23 @@ func (s *Service) readKubeconfigSecret(ctx context.Context, c queries.Cluster) (
 		return nil, fmt.Errorf("%w: secret %s/%s has no %q", ErrKubeconfigMissing, Namespace(c), KubeconfigSecretName(c), kubeconfigKey)
 	}
 	return raw, nil
+}
+
+// VirtualConfig is the platform's own client configuration for a ready
+// cluster's virtual control plane: vcluster's kubeconfig as written, whose
+// server is the cluster's exported address (exportKubeConfig.server).
+func (s *Service) VirtualConfig(ctx context.Context, c queries.Cluster) (*rest.Config, error) {
+	if c.Status != StatusReady {
+		return nil, ErrNotReady
+	}
+	raw, err := s.readKubeconfigSecret(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: parse the kubeconfig of cluster %d: %v", ErrKubeconfigMissing, c.ID, err)
+	}
+	cfg.Timeout = hostTimeout
+	return cfg, nil
 }
