@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -14,6 +15,9 @@ import (
 	"github.com/kubebyon/kubebyon/config"
 	"github.com/kubebyon/kubebyon/pgserver"
 )
+
+// DefaultMaxConns is the pool size unless the URL sets pool_max_conns.
+const DefaultMaxConns = 50
 
 // EmbeddedName is the embedded server's database and superuser name.
 const EmbeddedName = "kubebyon"
@@ -55,6 +59,11 @@ func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		// pgx's default (the number of CPUs, at least 4) is too few for
+		// River's workers and the HTTP server sharing one pool.
+		pcfg.MaxConns = DefaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {

@@ -48,23 +48,24 @@ func (w *ClusterReconcileWorker) Timeout(*river.Job[ClusterReconcileArgs]) time.
 
 // Work implements river.Worker.
 func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[ClusterReconcileArgs]) error {
-	// One job per cluster at a time: the lock lives as long as this
-	// transaction, which does nothing else (progress is written with the
-	// pool, so the console sees it at once).
-	lockTx, err := w.Pool.Begin(ctx)
+	// One job per cluster at a time, through a lease on the row that
+	// outlives no job: it ends with the job's timeout if the job dies.
+	q := queries.New(w.Pool)
+	lease := queries.ClusterTakeReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID, Seconds: int32(w.Timeout(job)/time.Second) + 30}
+	taken, err := q.ClusterTakeReconcileLease(ctx, lease)
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return fmt.Errorf("lease cluster %d: %w", job.Args.ClusterID, err)
 	}
-	defer lockTx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
-	locked, err := queries.New(lockTx).ClusterTryLockReconcile(ctx, job.Args.ClusterID)
-	if err != nil {
-		return fmt.Errorf("lock cluster %d: %w", job.Args.ClusterID, err)
-	}
-	if !locked {
+	if taken == 0 {
 		return river.JobSnooze(time.Second)
 	}
+	defer func() {
+		release := queries.ClusterReleaseReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID}
+		if err := q.ClusterReleaseReconcileLease(context.WithoutCancel(ctx), release); err != nil {
+			w.Logger.Warn("release cluster lease", "cluster_id", job.Args.ClusterID, "error", err)
+		}
+	}()
 
-	q := queries.New(w.Pool)
 	c, err := q.ClusterGetByID(ctx, job.Args.ClusterID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil

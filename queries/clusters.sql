@@ -92,6 +92,14 @@ WHERE id = @id;
 -- Serialises cluster creation per owner, so the plan cap holds.
 SELECT pg_advisory_xact_lock(hashtextextended('cluster-owner', @owner_id::bigint));
 
--- name: ClusterTryLockReconcile :one
--- One reconcile at a time per cluster: held by the job's transaction.
-SELECT pg_try_advisory_xact_lock(hashtextextended('cluster-reconcile', @cluster_id::bigint))::bool AS locked;
+-- name: ClusterTakeReconcileLease :execrows
+-- One reconcile job at a time per cluster: a job takes the lease when it is
+-- free, expired, or already its own.
+UPDATE clusters
+SET reconcile_lease_job = @job_id::bigint, reconcile_lease_until = now() + make_interval(secs => @seconds::int)
+WHERE id = @cluster_id
+  AND (reconcile_lease_job IS NULL OR reconcile_lease_job = @job_id::bigint OR reconcile_lease_until < now());
+
+-- name: ClusterReleaseReconcileLease :exec
+UPDATE clusters SET reconcile_lease_job = NULL, reconcile_lease_until = NULL
+WHERE id = @cluster_id AND reconcile_lease_job = @job_id::bigint;

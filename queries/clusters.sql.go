@@ -25,7 +25,7 @@ func (q *Queries) ClusterCountActiveByOwner(ctx context.Context, ownerID int64) 
 const clusterCreate = `-- name: ClusterCreate :one
 INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until
 `
 
 type ClusterCreateParams struct {
@@ -72,12 +72,14 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
 	)
 	return i, err
 }
 
 const clusterGetByID = `-- name: ClusterGetByID :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port FROM clusters WHERE id = $1
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until FROM clusters WHERE id = $1
 `
 
 func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error) {
@@ -104,12 +106,14 @@ func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error)
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
 	)
 	return i, err
 }
 
 const clusterGetForOwner = `-- name: ClusterGetForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
 `
 
 type ClusterGetForOwnerParams struct {
@@ -142,12 +146,14 @@ func (q *Queries) ClusterGetForOwner(ctx context.Context, arg ClusterGetForOwner
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
 	)
 	return i, err
 }
 
 const clusterListByOwner = `-- name: ClusterListByOwner :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port FROM clusters
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until FROM clusters
 WHERE owner_id = $1 AND status <> 'deleted'
   AND ($2::bigint = 0 OR id < $2::bigint)
 ORDER BY id DESC
@@ -191,6 +197,8 @@ func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwner
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.KonnectivityNodePort,
+			&i.ReconcileLeaseJob,
+			&i.ReconcileLeaseUntil,
 		); err != nil {
 			return nil, err
 		}
@@ -203,7 +211,7 @@ func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwner
 }
 
 const clusterLock = `-- name: ClusterLock :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port FROM clusters WHERE id = $1 FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until FROM clusters WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
@@ -230,12 +238,14 @@ func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
 	)
 	return i, err
 }
 
 const clusterLockForOwner = `-- name: ClusterLockForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
 `
 
 type ClusterLockForOwnerParams struct {
@@ -267,6 +277,8 @@ func (q *Queries) ClusterLockForOwner(ctx context.Context, arg ClusterLockForOwn
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
 	)
 	return i, err
 }
@@ -354,12 +366,27 @@ func (q *Queries) ClusterNodePortsInUse(ctx context.Context) ([]int32, error) {
 	return items, nil
 }
 
+const clusterReleaseReconcileLease = `-- name: ClusterReleaseReconcileLease :exec
+UPDATE clusters SET reconcile_lease_job = NULL, reconcile_lease_until = NULL
+WHERE id = $1 AND reconcile_lease_job = $2::bigint
+`
+
+type ClusterReleaseReconcileLeaseParams struct {
+	ClusterID int64
+	JobID     int64
+}
+
+func (q *Queries) ClusterReleaseReconcileLease(ctx context.Context, arg ClusterReleaseReconcileLeaseParams) error {
+	_, err := q.db.Exec(ctx, clusterReleaseReconcileLease, arg.ClusterID, arg.JobID)
+	return err
+}
+
 const clusterRequestDelete = `-- name: ClusterRequestDelete :one
 UPDATE clusters
 SET delete_requested_at = coalesce(delete_requested_at, now()), status = 'deleting',
     generation = generation + 1, status_message = '', updated_at = now()
 WHERE id = $1
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until
 `
 
 func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, error) {
@@ -386,6 +413,8 @@ func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, 
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
 	)
 	return i, err
 }
@@ -395,7 +424,7 @@ UPDATE clusters
 SET status = CASE WHEN delete_requested_at IS NULL THEN 'pending' ELSE 'deleting' END,
     status_message = '', reconcile_started_at = NULL, updated_at = now()
 WHERE id = $1 AND status = 'failed'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until
 `
 
 // A failed cluster gets a fresh attempt at its current generation.
@@ -423,6 +452,8 @@ func (q *Queries) ClusterRetry(ctx context.Context, id int64) (Cluster, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
 	)
 	return i, err
 }
@@ -459,20 +490,31 @@ func (q *Queries) ClusterStartReconcile(ctx context.Context, arg ClusterStartRec
 	return err
 }
 
-const clusterTryLockReconcile = `-- name: ClusterTryLockReconcile :one
-SELECT pg_try_advisory_xact_lock(hashtextextended('cluster-reconcile', $1::bigint))::bool AS locked
+const clusterTakeReconcileLease = `-- name: ClusterTakeReconcileLease :execrows
+UPDATE clusters
+SET reconcile_lease_job = $1::bigint, reconcile_lease_until = now() + make_interval(secs => $2::int)
+WHERE id = $3
+  AND (reconcile_lease_job IS NULL OR reconcile_lease_job = $1::bigint OR reconcile_lease_until < now())
 `
 
-// One reconcile at a time per cluster: held by the job's transaction.
-func (q *Queries) ClusterTryLockReconcile(ctx context.Context, clusterID int64) (bool, error) {
-	row := q.db.QueryRow(ctx, clusterTryLockReconcile, clusterID)
-	var locked bool
-	err := row.Scan(&locked)
-	return locked, err
+type ClusterTakeReconcileLeaseParams struct {
+	JobID     int64
+	Seconds   int32
+	ClusterID int64
+}
+
+// One reconcile job at a time per cluster: a job takes the lease when it is
+// free, expired, or already its own.
+func (q *Queries) ClusterTakeReconcileLease(ctx context.Context, arg ClusterTakeReconcileLeaseParams) (int64, error) {
+	result, err := q.db.Exec(ctx, clusterTakeReconcileLease, arg.JobID, arg.Seconds, arg.ClusterID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const clusterUpdateDescription = `-- name: ClusterUpdateDescription :one
-UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port
+UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until
 `
 
 type ClusterUpdateDescriptionParams struct {
@@ -505,6 +547,8 @@ func (q *Queries) ClusterUpdateDescription(ctx context.Context, arg ClusterUpdat
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
 	)
 	return i, err
 }
@@ -519,7 +563,7 @@ SET description = $1, kubernetes_version = $2,
     status_message = CASE WHEN status = 'failed' THEN '' ELSE status_message END,
     reconcile_started_at = NULL, updated_at = now()
 WHERE id = $6
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until
 `
 
 type ClusterUpdateSpecParams struct {
@@ -563,6 +607,8 @@ func (q *Queries) ClusterUpdateSpec(ctx context.Context, arg ClusterUpdateSpecPa
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
 	)
 	return i, err
 }

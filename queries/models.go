@@ -54,6 +54,8 @@ type Cluster struct {
 	CreatedAt            pgtype.Timestamptz
 	UpdatedAt            pgtype.Timestamptz
 	KonnectivityNodePort pgtype.Int4
+	ReconcileLeaseJob    pgtype.Int8
+	ReconcileLeaseUntil  pgtype.Timestamptz
 }
 
 type ClusterEvent struct {
