@@ -179,4 +179,3 @@ func (h *Handlers) apiNodeError(c echo.Context, err error) error {
 	}
 	return nodeError(err)
 }
-
