@@ -368,3 +368,113 @@ func TestNodesAPI(t *testing.T) {
 	r = b.apiCall(t, http.MethodGet, base, "", "")
 	require.Equal(t, http.StatusUnauthorized, r.status)
 }
+
+// runNodeHealth runs the node_health job once and waits for it.
+func (b *testBundle) runNodeHealth(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := b.river.Insert(ctx, jobs.NodeHealthArgs{}, nil)
+	require.NoError(t, err)
+	waitFor(t, func() bool {
+		j, err := b.river.JobGet(ctx, res.Job.ID)
+		require.NoError(t, err)
+		require.NotEqual(t, "discarded", string(j.State), j.Errors)
+		return j.State == "completed"
+	}, "the node_health job runs")
+}
+
+// waitMail waits for the message to email with this subject.
+func (b *testBundle) waitMail(t *testing.T, email, subject string) testenv.Message {
+	t.Helper()
+	var found testenv.Message
+	waitFor(t, func() bool {
+		for _, m := range b.mail.Messages(t, email) {
+			if m.Subject == subject {
+				found = m
+				return true
+			}
+		}
+		return false
+	}, "the email "+subject)
+	return found
+}
+
+type notificationRow struct {
+	title  string
+	unread bool
+}
+
+func (b *testBundle) notifications(t *testing.T, email string) []notificationRow {
+	t.Helper()
+	rows, err := b.pool.Query(context.Background(),
+		`SELECT n.title, n.read_at IS NULL FROM notifications n JOIN users u ON u.id = n.user_id WHERE u.email = $1 AND n.kind = 'node_not_ready' ORDER BY n.id`, email)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []notificationRow
+	for rows.Next() {
+		var r notificationRow
+		require.NoError(t, rows.Scan(&r.title, &r.unread))
+		out = append(out, r)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// TestNodeHealth snapshots the nodes, tells the owner once (in-app and by
+// email) about a node NotReady past the threshold, and tells again when
+// it recovers, clearing the first notification.
+func TestNodeHealth(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, email := b.signedUpUser(t, "health")
+	cl, kc := b.virtualCluster(t, c, "health")
+	addNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
+	addNode(t, kc, "worker-2", corev1.ConditionTrue, time.Now().Add(-time.Hour))
+
+	b.runNodeHealth(t)
+	snap, err := queries.New(b.pool).NodeListByCluster(context.Background(), cl.ID)
+	require.NoError(t, err)
+	require.Len(t, snap, 2)
+	require.True(t, snap[0].Ready)
+	require.Equal(t, "v1.34.0", snap[0].KubeletVersion)
+	require.Contains(t, string(snap[0].Addresses), "10.0.0.7")
+	require.Empty(t, b.notifications(t, email))
+
+	// NotReady for an hour: past the five-minute threshold. A node that
+	// just turned NotReady is not reported yet.
+	setReady(t, kc, "worker-1", corev1.ConditionFalse, time.Now().Add(-time.Hour))
+	setReady(t, kc, "worker-2", corev1.ConditionFalse, time.Now())
+	b.runNodeHealth(t)
+	b.runNodeHealth(t)
+	got := b.notifications(t, email)
+	require.Len(t, got, 1)
+	require.Equal(t, notificationRow{title: "Node worker-1 of health is not ready", unread: true}, got[0])
+	m := b.waitMail(t, email, "Node worker-1 of health is not ready")
+	require.Contains(t, m.Text, fmt.Sprintf("/clusters/%d/nodes/worker-1", cl.ID))
+
+	// Ready again: the alert is cleared and the owner told.
+	setReady(t, kc, "worker-1", corev1.ConditionTrue, time.Now())
+	b.runNodeHealth(t)
+	b.runNodeHealth(t)
+	got = b.notifications(t, email)
+	require.Equal(t, []notificationRow{
+		{title: "Node worker-1 of health is not ready", unread: false},
+		{title: "Node worker-1 of health is ready again", unread: true},
+	}, got)
+	b.waitMail(t, email, "Node worker-1 of health is ready again")
+	count := 0
+	for _, m := range b.mail.Messages(t, email) {
+		if strings.HasPrefix(m.Subject, "Node worker-1") {
+			count++
+		}
+	}
+	require.Equal(t, 2, count, "one email per change")
+
+	// A deleted node leaves the snapshot.
+	require.NoError(t, kc.CoreV1().Nodes().Delete(context.Background(), "worker-2", metav1.DeleteOptions{}))
+	b.runNodeHealth(t)
+	snap, err = queries.New(b.pool).NodeListByCluster(context.Background(), cl.ID)
+	require.NoError(t, err)
+	require.Len(t, snap, 1)
+	require.Equal(t, "worker-1", snap[0].Name)
+}
