@@ -57,7 +57,9 @@ var userScopedRoutes = []struct {
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/drain", v.cluster.ID) }, url.Values{"grace_period": {"-1"}, "timeout": {"60"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/delete", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/delete", v.cluster.ID) }, url.Values{"grace_period": {"-1"}, "timeout": {"60"}}},
-	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/operations/%d", v.cluster.ID, v.nodeOp.ID) }, nil},
+	{http.MethodGet, func(v victim) string {
+		return fmt.Sprintf("/clusters/%d/nodes/worker-1/operations/%d", v.cluster.ID, v.nodeOp.ID)
+	}, nil},
 	// The JSON API, with the attacker's own key.
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, nil},
 	{http.MethodPatch, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, url.Values{"json": {`{"description":"pwned"}`}}},
