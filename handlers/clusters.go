@@ -29,6 +29,7 @@ func (h *Handlers) clusterRoutes(e *echo.Echo) {
 	e.POST("/clusters/:id/retry", h.retryCluster, h.requireUser)
 	e.GET("/clusters/:id/kubeconfig", h.downloadKubeconfig, h.requireUser)
 	h.apiClusterRoutes(e)
+	h.nodeRoutes(e)
 }
 
 func (h *Handlers) showClustersPage(c echo.Context) error {

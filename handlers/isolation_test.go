@@ -20,6 +20,7 @@ type victim struct {
 	user    queries.User
 	apiKey  apikeys.Created
 	cluster queries.Cluster
+	nodeOp  queries.NodeOperation
 }
 
 // userScopedRoutes lists every route that takes the id of something a user
@@ -47,11 +48,28 @@ var userScopedRoutes = []struct {
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/delete", v.cluster.ID) }, url.Values{"confirm": {"victims-cluster"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/retry", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/kubeconfig", v.cluster.ID) }, nil},
+	// Nodes: the victim's cluster and a node name.
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/cordon", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/uncordon", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/drain", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/drain", v.cluster.ID) }, url.Values{"grace_period": {"-1"}, "timeout": {"60"}}},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/delete", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/delete", v.cluster.ID) }, url.Values{"grace_period": {"-1"}, "timeout": {"60"}}},
+	{http.MethodGet, func(v victim) string {
+		return fmt.Sprintf("/clusters/%d/nodes/worker-1/operations/%d", v.cluster.ID, v.nodeOp.ID)
+	}, nil},
 	// The JSON API, with the attacker's own key.
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, nil},
 	{http.MethodPatch, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, url.Values{"json": {`{"description":"pwned"}`}}},
 	{http.MethodDelete, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/kubeconfig", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/nodes", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/nodes/worker-1/cordon", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/nodes/worker-1/uncordon", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/nodes/worker-1/drain", v.cluster.ID) }, nil},
+	{http.MethodDelete, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/nodes/worker-1", v.cluster.ID) }, nil},
 }
 
 func TestTenantIsolation(t *testing.T) {
@@ -73,7 +91,9 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, err)
 	_, markErr := q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: "victims-cluster-abc123.clusters.test", Generation: cl.Generation})
 	require.NoError(t, markErr)
-	v := victim{user: u, apiKey: key, cluster: cl}
+	op, err := q.NodeOperationCreate(ctx, queries.NodeOperationCreateParams{ClusterID: cl.ID, NodeName: "worker-1", Kind: "drain"})
+	require.NoError(t, err)
+	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op}
 	attackerKey := attacker.createKey("attacker's key")
 
 	for _, r := range userScopedRoutes {
@@ -107,6 +127,8 @@ func TestTenantIsolation(t *testing.T) {
 	var actions int
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'cluster.%'").Scan(&actions))
 	require.Zero(t, actions, "no cluster action was recorded")
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'node.%'").Scan(&actions))
+	require.Zero(t, actions, "no node action was recorded")
 	req, err := http.NewRequest(http.MethodGet, b.server.URL+"/api/v1/me", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+key.Value)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
@@ -38,6 +39,8 @@ type testBundle struct {
 	server *httptest.Server
 	mail   *testenv.Mailpit
 	box    *secrets.Box
+	// river works the default and email queues (node jobs among them).
+	river *river.Client[pgx.Tx]
 	// hostKubeconfig is the clusters service's KUBEBYON_KUBECONFIG: no
 	// file until connectHost writes one.
 	hostKubeconfig string
@@ -61,9 +64,11 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 
 	srv := httptest.NewUnstartedServer(nil)
 	baseURL := "http://" + srv.Listener.Addr().String()
+	hostKubeconfig := filepath.Join(t.TempDir(), "host.kubeconfig")
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Metrics: reg, Box: box, Catalog: catalog, BaseURL: baseURL,
-		Mailer: mail.NewSMTP(smtpURL, "KubeBYON <noreply@kubebyon.test>"),
+		Mailer:        mail.NewSMTP(smtpURL, "KubeBYON <noreply@kubebyon.test>"),
+		VirtualConfig: (&clusters.Service{Pool: pool, Box: box, KubeconfigPath: hostKubeconfig}).VirtualConfig,
 	}, pageTestJobOptions())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -76,7 +81,6 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	// Cluster jobs are only inserted: the tests play the reconcile worker.
 	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
-	hostKubeconfig := filepath.Join(t.TempDir(), "host.kubeconfig")
 
 	deps := handlers.Deps{
 		Pool: pool, River: rc, Logger: logger, Catalog: catalog,
@@ -91,7 +95,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	srv.Config.Handler = handlers.New(deps)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &testBundle{pool: pool, server: srv, mail: mp, box: box, hostKubeconfig: hostKubeconfig}
+	return &testBundle{pool: pool, server: srv, mail: mp, box: box, river: rc, hostKubeconfig: hostKubeconfig}
 }
 
 // client is a cookie-keeping HTTP client that does not follow redirects,

@@ -33,6 +33,9 @@ type Deps struct {
 	// Charts caches the vcluster chart; KubeconfigPath is KUBEBYON_KUBECONFIG.
 	Charts         *vcluster.Charts
 	KubeconfigPath string
+	// VirtualConfig reaches a ready cluster's control plane, for the node
+	// jobs (clusters.Service.VirtualConfig).
+	VirtualConfig VirtualConfigFunc
 }
 
 // Options shape the client.
@@ -50,6 +53,11 @@ type Options struct {
 	// ClusterReadyTimeout how long it may take before it is marked failed.
 	ClusterPollInterval time.Duration
 	ClusterReadyTimeout time.Duration
+	// NodeHealthInterval is how often the nodes of ready clusters are
+	// snapshotted; a node NotReady for longer than NodeNotReadyAfter is
+	// reported to the cluster's owner.
+	NodeHealthInterval time.Duration
+	NodeNotReadyAfter  time.Duration
 }
 
 // DefaultOptions are the production settings.
@@ -57,6 +65,7 @@ func DefaultOptions(work bool) Options {
 	return Options{
 		Work: work, MaxWorkers: 20, CleanupInterval: 15 * time.Minute,
 		ClusterPollInterval: 5 * time.Second, ClusterReadyTimeout: 10 * time.Minute,
+		NodeHealthInterval: time.Minute, NodeNotReadyAfter: 5 * time.Minute,
 	}
 }
 
@@ -72,6 +81,11 @@ func Workers(d Deps, opts Options) *river.Workers {
 	river.AddWorker(w, &ClusterReconcileWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "cluster_reconcile"), Box: d.Box, Charts: charts,
 		KubeconfigPath: d.KubeconfigPath, PollInterval: opts.ClusterPollInterval, ReadyTimeout: opts.ClusterReadyTimeout,
+	})
+	river.AddWorker(w, &NodeDrainWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: d.VirtualConfig})
+	river.AddWorker(w, &NodeHealthWorker{
+		Pool: d.Pool, Logger: d.Logger.With("component", "node_health"), Box: d.Box, Catalog: d.Catalog,
+		VirtualConfig: d.VirtualConfig, Threshold: opts.NodeNotReadyAfter,
 	})
 	return w
 }
@@ -101,6 +115,13 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "cleanup"},
 			),
+		}
+		if opts.NodeHealthInterval > 0 {
+			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(
+				river.PeriodicInterval(opts.NodeHealthInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return NodeHealthArgs{}, nil },
+				&river.PeriodicJobOpts{ID: "node_health"},
+			))
 		}
 		cfg.Middleware = append(cfg.Middleware, newMetricsMiddleware(d.Metrics))
 	}

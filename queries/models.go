@@ -79,6 +79,31 @@ type EmailCode struct {
 	CreatedAt  pgtype.Timestamptz
 }
 
+type Node struct {
+	ClusterID           int64
+	Name                string
+	Ready               bool
+	Conditions          []byte
+	KubeletVersion      string
+	Addresses           []byte
+	LastSeen            pgtype.Timestamptz
+	NotReadySince       pgtype.Timestamptz
+	AlertNotificationID pgtype.Int8
+	AlertedAt           pgtype.Timestamptz
+}
+
+type NodeOperation struct {
+	ID        int64
+	ClusterID int64
+	NodeName  string
+	Kind      string
+	Status    string
+	Message   string
+	Progress  []string
+	CreatedAt pgtype.Timestamptz
+	UpdatedAt pgtype.Timestamptz
+}
+
 type Notification struct {
 	ID        int64
 	UserID    int64

@@ -186,6 +186,8 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 		Pool: db.Pool, Logger: logger, Metrics: reg,
 		Mailer: mailer(common, logger), Box: box, Catalog: catalog, BaseURL: common.BaseURL,
 		KubeconfigPath: common.Kubeconfig,
+		// Reading the kubeconfig Secret needs no River client.
+		VirtualConfig: (&clusters.Service{Pool: db.Pool, Box: box, KubeconfigPath: common.Kubeconfig}).VirtualConfig,
 	}, jobs.DefaultOptions(work))
 	if err != nil {
 		return fail(err)

@@ -1,0 +1,181 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/nodes"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// apiNodeRoutes are the nodes in the JSON API; requireAPIKey is on each
+// route, as apiRoutes explains.
+func (h *Handlers) apiNodeRoutes(e *echo.Echo) {
+	api := e.Group("/api/v1/clusters/:id/nodes")
+	api.GET("", h.listAPINodes, h.requireAPIKey)
+	api.POST("/:name/cordon", h.cordonAPINode, h.requireAPIKey)
+	api.POST("/:name/uncordon", h.uncordonAPINode, h.requireAPIKey)
+	api.POST("/:name/drain", h.drainAPINode, h.requireAPIKey)
+	api.DELETE("/:name", h.deleteAPINode, h.requireAPIKey)
+}
+
+// apiNode is a node as the API shows it.
+type apiNode struct {
+	Name           string    `json:"name"`
+	Status         string    `json:"status"`
+	Unschedulable  bool      `json:"unschedulable"`
+	Roles          []string  `json:"roles"`
+	KubeletVersion string    `json:"kubelet_version"`
+	OS             string    `json:"os"`
+	Arch           string    `json:"arch"`
+	InternalIP     string    `json:"internal_ip"`
+	ExternalIP     string    `json:"external_ip"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+type apiNodeList struct {
+	Nodes []apiNode `json:"nodes"`
+}
+
+// apiDrainBody is the body of drain, and optionally of DELETE (with
+// "drain": true to drain first). Absent options take the console's
+// defaults.
+type apiDrainBody struct {
+	Drain              *bool `json:"drain"`
+	IgnoreDaemonSets   *bool `json:"ignore_daemonsets"`
+	DeleteEmptyDirData *bool `json:"delete_emptydir_data"`
+	GracePeriodSeconds *int  `json:"grace_period_seconds"`
+	TimeoutSeconds     *int  `json:"timeout_seconds"`
+}
+
+func (b apiDrainBody) options() nodes.DrainOptions {
+	o := nodes.DrainOptions{IgnoreDaemonSets: true, GracePeriodSeconds: -1, TimeoutSeconds: nodes.DefaultTimeoutSeconds}
+	if b.IgnoreDaemonSets != nil {
+		o.IgnoreDaemonSets = *b.IgnoreDaemonSets
+	}
+	if b.DeleteEmptyDirData != nil {
+		o.DeleteEmptyDirData = *b.DeleteEmptyDirData
+	}
+	if b.GracePeriodSeconds != nil {
+		o.GracePeriodSeconds = *b.GracePeriodSeconds
+	}
+	if b.TimeoutSeconds != nil {
+		o.TimeoutSeconds = *b.TimeoutSeconds
+	}
+	return o
+}
+
+// apiNodeOperation is a started drain or deletion.
+type apiNodeOperation struct {
+	ID       int64    `json:"id"`
+	Node     string   `json:"node"`
+	Kind     string   `json:"kind"`
+	Status   string   `json:"status"`
+	Message  string   `json:"message"`
+	Progress []string `json:"progress"`
+}
+
+func apiNodeOperationFrom(op queries.NodeOperation) apiNodeOperation {
+	return apiNodeOperation{ID: op.ID, Node: op.NodeName, Kind: op.Kind, Status: op.Status, Message: op.Message, Progress: op.Progress}
+}
+
+func (h *Handlers) listAPINodes(c echo.Context) error {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	list, err := h.nodes().List(c.Request().Context(), cl)
+	if err != nil {
+		return nodeError(err)
+	}
+	out := apiNodeList{Nodes: make([]apiNode, len(list))}
+	for i, n := range list {
+		roles := n.Roles
+		if roles == nil {
+			roles = []string{}
+		}
+		out.Nodes[i] = apiNode{
+			Name: n.Name, Status: n.Status, Unschedulable: n.Unschedulable, Roles: roles,
+			KubeletVersion: n.KubeletVersion, OS: n.OS, Arch: n.Arch,
+			InternalIP: n.InternalIP, ExternalIP: n.ExternalIP, CreatedAt: n.Created.UTC(),
+		}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *Handlers) cordonAPINode(c echo.Context) error   { return h.setAPICordon(c, true) }
+func (h *Handlers) uncordonAPINode(c echo.Context) error { return h.setAPICordon(c, false) }
+
+func (h *Handlers) setAPICordon(c echo.Context, desired bool) error {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	if err := h.nodes().Cordon(c.Request().Context(), cl, c.Param("name"), desired, actor(c)); err != nil {
+		return nodeError(err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// readDrainBody reads an optional JSON body: an empty one is the defaults.
+func readDrainBody(c echo.Context) (apiDrainBody, error) {
+	var body apiDrainBody
+	if c.Request().ContentLength == 0 {
+		return body, nil
+	}
+	return body, decodeJSON(c, &body)
+}
+
+func (h *Handlers) drainAPINode(c echo.Context) error {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	body, err := readDrainBody(c)
+	if err != nil {
+		return err
+	}
+	op, err := h.nodes().Drain(c.Request().Context(), cl, c.Param("name"), body.options(), actor(c))
+	if err != nil {
+		return h.apiNodeError(c, err)
+	}
+	return c.JSON(http.StatusAccepted, apiNodeOperationFrom(op))
+}
+
+func (h *Handlers) deleteAPINode(c echo.Context) error {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	body, err := readDrainBody(c)
+	if err != nil {
+		return err
+	}
+	var drainFirst *nodes.DrainOptions
+	if body.Drain != nil && *body.Drain {
+		o := body.options()
+		drainFirst = &o
+	}
+	op, err := h.nodes().Delete(c.Request().Context(), cl, c.Param("name"), drainFirst, actor(c))
+	if err != nil {
+		return h.apiNodeError(c, err)
+	}
+	return c.JSON(http.StatusAccepted, apiNodeOperationFrom(op))
+}
+
+// apiNodeError answers options out of bounds with 422.
+func (h *Handlers) apiNodeError(c echo.Context, err error) error {
+	if errors.Is(err, nodes.ErrInvalidOptions) {
+		ctx := c.Request().Context()
+		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{
+			Code: "invalid", Message: locale.T(ctx, nodes.ErrInvalidOptions.Error(), map[string]any{
+				"MaxGrace": nodes.MaxGracePeriodSeconds, "MaxTimeout": nodes.MaxTimeoutSeconds,
+			}),
+		}})
+	}
+	return nodeError(err)
+}

@@ -1,0 +1,138 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/nodes"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+func (h *Handlers) cordonNode(c echo.Context) error   { return h.setCordon(c, true) }
+func (h *Handlers) uncordonNode(c echo.Context) error { return h.setCordon(c, false) }
+
+func (h *Handlers) setCordon(c echo.Context, desired bool) error {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	name := c.Param("name")
+	if err := h.nodes().Cordon(c.Request().Context(), cl, name, desired, actor(c)); err != nil {
+		return nodeError(err)
+	}
+	if desired {
+		h.flash(c, "FlashNodeCordoned")
+	} else {
+		h.flash(c, "FlashNodeUncordoned")
+	}
+	return redirect(c, nodePath(cl.ID, name))
+}
+
+func nodePath(clusterID int64, name string) string {
+	return fmt.Sprintf("/clusters/%d/nodes/%s", clusterID, url.PathEscape(name))
+}
+
+// drainFormDefaults are kubectl drain's usual choices for a node that is
+// being taken out: DaemonSet pods stay, each pod keeps its grace period.
+func drainFormDefaults(withDelete bool) views.Form {
+	f := views.NewForm()
+	f.Values["ignore_daemonsets"] = "on"
+	f.Values["grace_period"] = "-1"
+	f.Values["timeout"] = strconv.Itoa(nodes.DefaultTimeoutSeconds)
+	if withDelete {
+		f.Values["drain_first"] = "on"
+	}
+	return f
+}
+
+func (h *Handlers) showDrainNodePage(c echo.Context) error  { return h.showNodeAction(c, false) }
+func (h *Handlers) showDeleteNodePage(c echo.Context) error { return h.showNodeAction(c, true) }
+
+func (h *Handlers) showNodeAction(c echo.Context, withDelete bool) error {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	name := c.Param("name")
+	if _, err := h.nodes().Get(c.Request().Context(), cl, name); err != nil {
+		return nodeError(err)
+	}
+	return render(c, http.StatusOK, views.NodeActionPage(views.NodeActionForm{
+		Cluster: clusterView(cl), Node: name, Delete: withDelete, Form: drainFormDefaults(withDelete),
+	}))
+}
+
+// drainForm reads the drain options of the form; ok is false when a
+// number is not one.
+func drainForm(c echo.Context) (views.Form, nodes.DrainOptions, bool) {
+	f := views.NewForm()
+	for _, k := range []string{"ignore_daemonsets", "delete_emptydir_data", "drain_first", "grace_period", "timeout"} {
+		f.Values[k] = strings.TrimSpace(c.FormValue(k))
+	}
+	opts := nodes.DrainOptions{IgnoreDaemonSets: f.Values["ignore_daemonsets"] == "on", DeleteEmptyDirData: f.Values["delete_emptydir_data"] == "on"}
+	grace, err := strconv.Atoi(f.Values["grace_period"])
+	if err != nil || grace < -1 || grace > nodes.MaxGracePeriodSeconds {
+		f.Errors["grace_period"] = "ErrNodeGracePeriod"
+	}
+	timeout, err := strconv.Atoi(f.Values["timeout"])
+	if err != nil || timeout < 1 || timeout > nodes.MaxTimeoutSeconds {
+		f.Errors["timeout"] = "ErrNodeTimeout"
+	}
+	opts.GracePeriodSeconds, opts.TimeoutSeconds = grace, timeout
+	return f, opts, len(f.Errors) == 0
+}
+
+func (h *Handlers) drainNode(c echo.Context) error  { return h.startNodeOperation(c, false) }
+func (h *Handlers) deleteNode(c echo.Context) error { return h.startNodeOperation(c, true) }
+
+// startNodeOperation starts a drain, or a deletion (drained first when the
+// box is checked), and shows its progress: on the node page for a drain,
+// on the operation's own page for a deletion, as the node will be gone.
+func (h *Handlers) startNodeOperation(c echo.Context, withDelete bool) error {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	name := c.Param("name")
+	f, opts, ok := drainForm(c)
+	if !ok {
+		return render(c, http.StatusUnprocessableEntity, views.NodeActionPage(views.NodeActionForm{
+			Cluster: clusterView(cl), Node: name, Delete: withDelete, Form: f,
+		}))
+	}
+	ctx := c.Request().Context()
+	if !withDelete {
+		_, err := h.nodes().Drain(ctx, cl, name, opts, actor(c))
+		if err != nil {
+			return h.nodeActionError(c, cl.ID, name, err)
+		}
+		h.flash(c, "FlashNodeDrainStarted")
+		return redirect(c, nodePath(cl.ID, name))
+	}
+	var drainFirst *nodes.DrainOptions
+	if f.Values["drain_first"] == "on" {
+		drainFirst = &opts
+	}
+	op, err := h.nodes().Delete(ctx, cl, name, drainFirst, actor(c))
+	if err != nil {
+		return h.nodeActionError(c, cl.ID, name, err)
+	}
+	h.flash(c, "FlashNodeDeleteStarted")
+	return redirect(c, nodePath(cl.ID, name)+"/operations/"+strconv.FormatInt(op.ID, 10))
+}
+
+// nodeActionError shows a drain or deletion that could not start: one
+// already running is a flash on the node page.
+func (h *Handlers) nodeActionError(c echo.Context, clusterID int64, name string, err error) error {
+	if errors.Is(err, nodes.ErrOperationBusy) {
+		h.flashError(c, nodes.ErrOperationBusy.Error())
+		return redirect(c, nodePath(clusterID, name))
+	}
+	return nodeError(err)
+}

@@ -1,0 +1,193 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/nodes"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+func (h *Handlers) nodeRoutes(e *echo.Echo) {
+	e.GET("/clusters/:id/nodes", h.showNodesPage, h.requireUser)
+	e.GET("/clusters/:id/nodes/:name", h.showNodePage, h.requireUser)
+	e.POST("/clusters/:id/nodes/:name/cordon", h.cordonNode, h.requireUser)
+	e.POST("/clusters/:id/nodes/:name/uncordon", h.uncordonNode, h.requireUser)
+	e.GET("/clusters/:id/nodes/:name/drain", h.showDrainNodePage, h.requireUser)
+	e.POST("/clusters/:id/nodes/:name/drain", h.drainNode, h.requireUser)
+	e.GET("/clusters/:id/nodes/:name/delete", h.showDeleteNodePage, h.requireUser)
+	e.POST("/clusters/:id/nodes/:name/delete", h.deleteNode, h.requireUser)
+	e.GET("/clusters/:id/nodes/:name/operations/:op", h.showNodeOperation, h.requireUser)
+	h.apiNodeRoutes(e)
+}
+
+func (h *Handlers) nodes() *nodes.Service {
+	return &nodes.Service{Pool: h.Pool, River: h.River, Clusters: h.Clusters}
+}
+
+// ownReadyCluster is the signed-in user's cluster named in the path, which
+// must be ready for its nodes to be reached.
+func (h *Handlers) ownReadyCluster(c echo.Context) (queries.Cluster, error) {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return cl, err
+	}
+	if cl.Status != clusters.StatusReady {
+		return cl, echo.NewHTTPError(http.StatusConflict, "ErrNodesClusterNotReady")
+	}
+	return cl, nil
+}
+
+// nodeError answers what the node actions return: a node that is not
+// there is not found, an unreachable cluster a bad gateway.
+func nodeError(err error) error {
+	switch {
+	case errors.Is(err, nodes.ErrNotFound):
+		return echo.ErrNotFound
+	case errors.Is(err, clusters.ErrNotReady):
+		return echo.NewHTTPError(http.StatusConflict, "ErrNodesClusterNotReady").SetInternal(err)
+	case errors.Is(err, nodes.ErrUnreachable):
+		return echo.NewHTTPError(http.StatusBadGateway, nodes.ErrUnreachable.Error()).SetInternal(err)
+	case errors.Is(err, nodes.ErrOperationBusy):
+		return echo.NewHTTPError(http.StatusConflict, nodes.ErrOperationBusy.Error())
+	}
+	return err
+}
+
+func (h *Handlers) showNodesPage(c echo.Context) error {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	l := views.NodeList{Cluster: clusterView(cl)}
+	list, err := h.nodes().List(c.Request().Context(), cl)
+	switch {
+	case errors.Is(err, nodes.ErrUnreachable):
+		// The page stays up and keeps asking: the cluster may come back.
+		h.Logger.Warn("list nodes", "cluster_id", cl.ID, "err", err)
+		l.Error = nodes.ErrUnreachable.Error()
+	case err != nil:
+		return nodeError(err)
+	}
+	for _, n := range list {
+		l.Nodes = append(l.Nodes, nodeView(n))
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return renderPageOrFragment(c, views.NodesPage(l), views.NodeRows(l))
+}
+
+func (h *Handlers) showNodePage(c echo.Context) error {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	d, err := h.nodes().Get(ctx, cl, c.Param("name"))
+	if err != nil {
+		return nodeError(err)
+	}
+	m := nodeDetailView(cl, d)
+	op, ok, err := h.nodes().LatestOperation(ctx, cl, d.Name)
+	if err != nil {
+		return err
+	}
+	if ok {
+		v := nodeOperationView(cl, op)
+		m.Operation = &v
+	}
+	return render(c, http.StatusOK, views.NodePage(m))
+}
+
+// showNodeOperation is an operation's page, or for htmx its panel; 286
+// once it has finished, which stops the polling.
+func (h *Handlers) showNodeOperation(c echo.Context) error {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(c.Param("op"), 10, 64)
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	op, err := h.nodes().Operation(c.Request().Context(), cl, id)
+	if err != nil {
+		return nodeError(err)
+	}
+	if op.NodeName != c.Param("name") {
+		return echo.ErrNotFound
+	}
+	v := nodeOperationView(cl, op)
+	c.Response().Header().Set("Cache-Control", "no-store")
+	c.Response().Header().Add("Vary", "HX-Request")
+	if !wantsFragment(c) {
+		return render(c, http.StatusOK, views.NodeOperationPage(clusterView(cl), v))
+	}
+	status := http.StatusOK
+	if v.Done() {
+		status = statusStopPolling
+	}
+	return render(c, status, views.NodeOperationPanel(v))
+}
+
+func nodeView(n nodes.Summary) views.Node {
+	return views.Node{
+		Name: n.Name, Status: n.Status, Unschedulable: n.Unschedulable, Roles: n.Roles,
+		KubeletVersion: n.KubeletVersion, OS: n.OS, Arch: n.Arch,
+		InternalIP: n.InternalIP, ExternalIP: n.ExternalIP, Created: n.Created,
+	}
+}
+
+func nodeDetailView(cl queries.Cluster, d nodes.Detail) views.NodeDetail {
+	m := views.NodeDetail{Cluster: clusterView(cl), Node: nodeView(d.Summary)}
+	for _, c := range d.Conditions {
+		m.Conditions = append(m.Conditions, views.NodeCondition{
+			Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, Time: c.LastTransitionTime.Time,
+		})
+	}
+	var names []corev1.ResourceName
+	for name := range d.Capacity {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		capacity, alloc := d.Capacity[name], d.Allocatable[name]
+		m.Resources = append(m.Resources, views.NodeResource{Name: string(name), Capacity: capacity.String(), Allocatable: alloc.String()})
+	}
+	for _, t := range d.Taints {
+		m.Taints = append(m.Taints, t.ToString())
+	}
+	for k, v := range d.Labels {
+		m.Labels = append(m.Labels, k+"="+v)
+	}
+	slices.Sort(m.Labels)
+	for _, p := range d.Pods {
+		m.Pods = append(m.Pods, views.NodePod{Namespace: p.Namespace, Name: p.Name, Phase: string(p.Status.Phase)})
+	}
+	return m
+}
+
+// resetTokenPlaceholder stands in the reset command for a join token of
+// the cluster's, which its owner pastes in.
+const resetTokenPlaceholder = "<JOIN-TOKEN>"
+
+func nodeOperationView(cl queries.Cluster, op queries.NodeOperation) views.NodeOperation {
+	return views.NodeOperation{
+		ID: op.ID, ClusterID: op.ClusterID, NodeName: op.NodeName, Kind: op.Kind, Status: op.Status,
+		Message: op.Message, Progress: op.Progress, Updated: op.UpdatedAt.Time,
+		ResetCommand: resetCommand(cl),
+	}
+}
+
+// resetCommand is what cleans the host of a deleted node: the control
+// plane's join script with --reset-only.
+func resetCommand(cl queries.Cluster) string {
+	return fmt.Sprintf(`curl -fsSLk "https://%s/node/join?token=%s" | sh -s -- --reset-only`, cl.Endpoint, resetTokenPlaceholder)
+}

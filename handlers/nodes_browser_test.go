@@ -1,0 +1,62 @@
+package handlers_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubebyon/kubebyon/testenv"
+)
+
+// TestNodesInBrowser opens the nodes from the cluster page, cordons a
+// node, then drains it and watches the drain finish without a reload.
+func TestNodesInBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, email := b.signedUpUser(t, "helmsman")
+	cl, kc := b.virtualCluster(t, c, "fleet")
+	addNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
+	addWorkloads(t, kc, "worker-1")
+	playKubelet(t, kc, "worker-1")
+
+	ctx := testenv.Browser(t)
+	browserSignIn(t, ctx, b.server.URL, email, "password of helmsman")
+	var status, cordoned string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)),
+		chromedp.Click(`[data-testid="cluster-nodes"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="node-row"][data-node="worker-1"]`, chromedp.ByQuery),
+		chromedp.Text(`[data-node="worker-1"] [data-testid="node-status"]`, &status, chromedp.ByQuery),
+		chromedp.Click(`[data-node="worker-1"] [data-testid="node-link"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="node-cordon"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="node-cordon"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="node-cordoned"]`, chromedp.ByQuery),
+		chromedp.Text(`[data-testid="node-summary"] [data-testid="node-cordoned"]`, &cordoned, chromedp.ByQuery),
+	))
+	require.Equal(t, "Ready", status)
+	require.Equal(t, "SchedulingDisabled", cordoned)
+	require.True(t, unschedulable(t, kc, "worker-1"))
+
+	var progress string
+	var samePage bool
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Click(`[data-testid="node-drain"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="node-action-form"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="delete_emptydir_data"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="node-action-submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="node-operation"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`window.kubebyonSamePage = true`, nil),
+		chromedp.WaitVisible(`#node-operation[data-status="succeeded"]`, chromedp.ByQuery),
+		chromedp.Text(`[data-testid="node-operation-progress"]`, &progress, chromedp.ByQuery),
+		chromedp.Evaluate(`window.kubebyonSamePage === true`, &samePage),
+	))
+	require.True(t, samePage, "the drain's progress arrived without a reload")
+	require.Contains(t, progress, "pod/web-5d8f-a in apps evicted")
+	require.True(t, strings.Contains(progress, "node/worker-1 drained"), progress)
+	require.Equal(t, []string{"agent-x"}, podsOn(t, kc, "worker-1"))
+}

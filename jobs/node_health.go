@@ -1,0 +1,238 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/nodes/nodestate"
+	"github.com/kubebyon/kubebyon/notify"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/secrets"
+)
+
+// Email templates of node health.
+const (
+	EmailNodeNotReady  = "NodeNotReady"
+	EmailNodeRecovered = "NodeRecovered"
+)
+
+// NodeHealthArgs snapshots the nodes of every ready cluster (periodic).
+type NodeHealthArgs struct{}
+
+// Kind implements river.JobArgs.
+func (NodeHealthArgs) Kind() string { return "node_health" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: the next run comes a
+// minute later, so a failed one is not retried.
+func (NodeHealthArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 1}
+}
+
+// NodeHealthWorker records each ready cluster's nodes in the nodes table
+// and tells the owner once per episode when a node has been NotReady for
+// longer than Threshold, and again when it recovers. The claims on the
+// table are atomic, so overlapping runs never tell twice.
+type NodeHealthWorker struct {
+	river.WorkerDefaults[NodeHealthArgs]
+	Pool          *pgxpool.Pool
+	Logger        *slog.Logger
+	Box           *secrets.Box
+	Catalog       *locale.Catalog
+	VirtualConfig VirtualConfigFunc
+	Threshold     time.Duration
+}
+
+// Timeout implements river.Worker.
+func (w *NodeHealthWorker) Timeout(*river.Job[NodeHealthArgs]) time.Duration { return 5 * time.Minute }
+
+// Work implements river.Worker. A cluster that cannot be reached is logged
+// and skipped: its nodes keep their last snapshot.
+func (w *NodeHealthWorker) Work(ctx context.Context, _ *river.Job[NodeHealthArgs]) error {
+	cls, err := queries.New(w.Pool).ClusterListReady(ctx)
+	if err != nil {
+		return fmt.Errorf("list ready clusters: %w", err)
+	}
+	for _, c := range cls {
+		if err := w.snapshot(ctx, c); err != nil {
+			w.Logger.Warn("node health", "cluster_id", c.ID, "err", err)
+			continue
+		}
+		if err := w.notify(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeAddress is an address as the snapshot keeps it.
+type nodeAddress struct {
+	Type    string `json:"type"`
+	Address string `json:"address"`
+}
+
+// nodeCondition is a condition as the snapshot keeps it.
+type nodeCondition struct {
+	Type               string    `json:"type"`
+	Status             string    `json:"status"`
+	Reason             string    `json:"reason,omitempty"`
+	Message            string    `json:"message,omitempty"`
+	LastTransitionTime time.Time `json:"last_transition_time"`
+}
+
+// snapshot writes the cluster's nodes to the table and forgets the ones
+// gone from the cluster.
+func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) error {
+	cfg, err := w.VirtualConfig(ctx, c)
+	if err != nil {
+		return fmt.Errorf("reach the cluster: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("cluster client: %w", err)
+	}
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list nodes: %w", err)
+	}
+	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		names := make([]string, 0, len(list.Items))
+		for i := range list.Items {
+			p, err := nodeRow(c.ID, &list.Items[i])
+			if err != nil {
+				return err
+			}
+			if err := q.NodeUpsert(ctx, p); err != nil {
+				return fmt.Errorf("record node %s: %w", p.Name, err)
+			}
+			names = append(names, p.Name)
+		}
+		if err := q.NodeDeleteGone(ctx, queries.NodeDeleteGoneParams{ClusterID: c.ID, Names: names}); err != nil {
+			return fmt.Errorf("forget deleted nodes: %w", err)
+		}
+		return nil
+	})
+}
+
+func nodeRow(clusterID int64, n *corev1.Node) (queries.NodeUpsertParams, error) {
+	readiness, since := nodestate.Readiness(n)
+	conds := make([]nodeCondition, len(n.Status.Conditions))
+	for i, c := range n.Status.Conditions {
+		conds[i] = nodeCondition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime.UTC()}
+	}
+	addrs := make([]nodeAddress, len(n.Status.Addresses))
+	for i, a := range n.Status.Addresses {
+		addrs[i] = nodeAddress{Type: string(a.Type), Address: a.Address}
+	}
+	condJSON, err := json.Marshal(conds)
+	if err != nil {
+		return queries.NodeUpsertParams{}, fmt.Errorf("encode conditions of %s: %w", n.Name, err)
+	}
+	addrJSON, err := json.Marshal(addrs)
+	if err != nil {
+		return queries.NodeUpsertParams{}, fmt.Errorf("encode addresses of %s: %w", n.Name, err)
+	}
+	p := queries.NodeUpsertParams{
+		ClusterID: clusterID, Name: n.Name, Ready: readiness == nodestate.Ready,
+		Conditions: condJSON, KubeletVersion: n.Status.NodeInfo.KubeletVersion, Addresses: addrJSON,
+	}
+	if !p.Ready {
+		p.NotReadySince = pgtype.Timestamptz{Time: since, Valid: true}
+	}
+	return p, nil
+}
+
+// notify raises the alerts of nodes NotReady past the threshold and the
+// recoveries of alerted nodes, each with its notifications in the same
+// transaction as its claim.
+func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error {
+	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		owner, err := q.UserGetByID(ctx, c.OwnerID)
+		if err != nil {
+			return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
+		}
+		alerts, err := q.NodeClaimAlert(ctx, queries.NodeClaimAlertParams{
+			ClusterID: c.ID, Since: pgtype.Timestamptz{Time: time.Now().Add(-w.Threshold), Valid: true},
+		})
+		if err != nil {
+			return fmt.Errorf("claim node alerts: %w", err)
+		}
+		for _, n := range alerts {
+			id, err := w.tell(ctx, tx, owner, c, n.Name, EmailNodeNotReady, string(notify.NodeNotReady))
+			if err != nil {
+				return err
+			}
+			if err := q.NodeSetAlertNotification(ctx, queries.NodeSetAlertNotificationParams{
+				ClusterID: c.ID, Name: n.Name, NotificationID: pgtype.Int8{Int64: id, Valid: id != 0},
+			}); err != nil {
+				return fmt.Errorf("record alert of node %s: %w", n.Name, err)
+			}
+		}
+		recovered, err := q.NodeClaimRecovered(ctx, c.ID)
+		if err != nil {
+			return fmt.Errorf("claim node recoveries: %w", err)
+		}
+		for _, n := range recovered {
+			// The NotReady notification is dealt with: mark it read.
+			if n.AlertNotificationID.Valid {
+				if err := q.NotificationMarkRead(ctx, queries.NotificationMarkReadParams{ID: n.AlertNotificationID.Int64, UserID: owner.ID}); err != nil {
+					return fmt.Errorf("clear alert of node %s: %w", n.Name, err)
+				}
+			}
+			if _, err := w.tell(ctx, tx, owner, c, n.Name, EmailNodeRecovered, string(notify.NodeNotReady)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// tell writes the in-app notification (when the owner wants them) and
+// queues the email (likewise); it returns the notification's id, or 0.
+func (w *NodeHealthWorker) tell(ctx context.Context, tx pgx.Tx, owner queries.User, c queries.Cluster, node, template, kind string) (int64, error) {
+	q := queries.New(tx)
+	data := map[string]any{"Node": node, "Cluster": c.Name, "ClusterID": c.ID, "Minutes": int(w.Threshold.Minutes())}
+	var id int64
+	inApp, err := notify.Enabled(ctx, q, owner.ID, notify.NodeNotReady, notify.InApp)
+	if err != nil {
+		return 0, err
+	}
+	if inApp {
+		l := w.Catalog.For(owner.Language)
+		n, err := q.NotificationCreate(ctx, queries.NotificationCreateParams{
+			UserID: owner.ID, Kind: kind,
+			Title: l.T("Mail"+template+"Subject", data), Body: l.T("Notify"+template+"Body", data),
+		})
+		if err != nil {
+			return 0, fmt.Errorf("notify about node %s: %w", node, err)
+		}
+		id = n.ID
+	}
+	byEmail, err := notify.Enabled(ctx, q, owner.ID, notify.NodeNotReady, notify.Email)
+	if err != nil {
+		return 0, err
+	}
+	if byEmail {
+		args, err := NewEmail(w.Box, owner.Email, owner.Language, template, data)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, args, nil); err != nil {
+			return 0, fmt.Errorf("queue email about node %s: %w", node, err)
+		}
+	}
+	return id, nil
+}

@@ -1,0 +1,5 @@
+SELECT 1;
+
+---- create above / drop below ----
+
+SELECT 1;

@@ -1,0 +1,74 @@
+-- name: NodeOperationCreate :one
+INSERT INTO node_operations (cluster_id, node_name, kind)
+VALUES (@cluster_id, @node_name, @kind)
+RETURNING *;
+
+-- name: NodeOperationGet :one
+SELECT * FROM node_operations WHERE id = @id AND cluster_id = @cluster_id;
+
+-- name: NodeOperationGetByID :one
+SELECT * FROM node_operations WHERE id = @id;
+
+-- name: NodeOperationLatest :one
+SELECT * FROM node_operations
+WHERE cluster_id = @cluster_id AND node_name = @node_name
+ORDER BY id DESC LIMIT 1;
+
+-- name: NodeOperationRunning :one
+SELECT * FROM node_operations
+WHERE cluster_id = @cluster_id AND node_name = @node_name AND status = 'running'
+ORDER BY id DESC LIMIT 1;
+
+-- name: NodeOperationAppend :exec
+UPDATE node_operations
+SET progress = array_append(progress, @line::text), updated_at = now()
+WHERE id = @id;
+
+-- name: NodeOperationFinish :exec
+UPDATE node_operations
+SET status = @status, message = @message, updated_at = now()
+WHERE id = @id AND status = 'running';
+
+-- name: ClusterListReady :many
+SELECT * FROM clusters WHERE status = 'ready' ORDER BY id;
+
+-- name: NodeUpsert :exec
+INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since)
+VALUES (@cluster_id, @name, @ready, @conditions, @kubelet_version, @addresses, now(), @not_ready_since)
+ON CONFLICT (cluster_id, name) DO UPDATE SET
+    ready = EXCLUDED.ready, conditions = EXCLUDED.conditions,
+    kubelet_version = EXCLUDED.kubelet_version, addresses = EXCLUDED.addresses,
+    last_seen = EXCLUDED.last_seen, not_ready_since = EXCLUDED.not_ready_since;
+
+-- name: NodeDeleteGone :exec
+DELETE FROM nodes WHERE cluster_id = @cluster_id AND NOT (name = ANY(@names::text[]));
+
+-- name: NodeListByCluster :many
+SELECT * FROM nodes WHERE cluster_id = @cluster_id ORDER BY name;
+
+-- name: NodeClaimAlert :many
+-- Claims the nodes NotReady since before @since that were not yet alerted;
+-- the claim is atomic, so two health runs never alert one episode twice.
+UPDATE nodes SET alerted_at = now()
+WHERE cluster_id = @cluster_id AND NOT ready AND not_ready_since < @since AND alerted_at IS NULL
+RETURNING *;
+
+-- name: NodeSetAlertNotification :exec
+UPDATE nodes SET alert_notification_id = @notification_id
+WHERE cluster_id = @cluster_id AND name = @name;
+
+-- name: NodeClaimRecovered :many
+-- Claims the alerted nodes that are ready again, with the notification of
+-- their episode.
+WITH old AS (
+    SELECT n.cluster_id, n.name, n.alert_notification_id FROM nodes n
+    WHERE n.cluster_id = @cluster_id AND n.ready AND n.alerted_at IS NOT NULL
+    FOR UPDATE
+)
+UPDATE nodes SET alerted_at = NULL, alert_notification_id = NULL
+FROM old
+WHERE nodes.cluster_id = old.cluster_id AND nodes.name = old.name
+RETURNING nodes.name, old.alert_notification_id;
+
+-- name: NotificationMarkRead :exec
+UPDATE notifications SET read_at = now() WHERE id = @id AND user_id = @user_id AND read_at IS NULL;

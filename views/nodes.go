@@ -1,0 +1,128 @@
+package views
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/kubebyon/kubebyon/locale"
+)
+
+// Node is a node as the console lists it.
+type Node struct {
+	Name           string
+	Status         string // "Ready", "NotReady" or "Unknown"
+	Unschedulable  bool
+	Roles          []string
+	KubeletVersion string
+	OS, Arch       string
+	InternalIP     string
+	ExternalIP     string
+	Created        time.Time
+}
+
+// NodeList is the nodes page of a cluster. Error is the catalog message
+// shown when the cluster could not be reached.
+type NodeList struct {
+	Cluster Cluster
+	Nodes   []Node
+	Error   string
+}
+
+// NodeCondition is one condition of a node.
+type NodeCondition struct {
+	Type, Status, Reason, Message string
+	Time                          time.Time
+}
+
+// NodeResource is a resource's capacity and what pods can have of it.
+type NodeResource struct {
+	Name, Capacity, Allocatable string
+}
+
+// NodePod is a pod on a node.
+type NodePod struct {
+	Namespace, Name, Phase string
+}
+
+// NodeDetail is the page of one node.
+type NodeDetail struct {
+	Cluster    Cluster
+	Node       Node
+	Conditions []NodeCondition
+	Resources  []NodeResource
+	Taints     []string
+	Labels     []string
+	Pods       []NodePod
+	// Operation is the node's latest drain or deletion, if any.
+	Operation *NodeOperation
+}
+
+// NodeOperation is a drain or deletion and its progress.
+type NodeOperation struct {
+	ID        int64
+	ClusterID int64
+	NodeName  string
+	Kind      string // "drain" or "delete"
+	Status    string // "running", "succeeded" or "failed"
+	Message   string
+	Progress  []string
+	Updated   time.Time
+	// ResetCommand cleans the host of a deleted node.
+	ResetCommand string
+}
+
+// Done reports whether the operation has finished.
+func (o NodeOperation) Done() bool { return o.Status != "running" }
+
+// NodeActionForm is the drain form, or the delete confirmation (Delete)
+// whose drain options apply when drain_first is checked.
+type NodeActionForm struct {
+	Cluster Cluster
+	Node    string
+	Delete  bool
+	Form    Form
+}
+
+func nodePath(clusterID int64, name, sub string) string {
+	p := clusterPath(clusterID, "nodes/"+url.PathEscape(name))
+	if sub != "" {
+		p += "/" + sub
+	}
+	return p
+}
+
+func nodeURL(clusterID int64, name, sub string) templ.SafeURL {
+	return templ.SafeURL(nodePath(clusterID, name, sub))
+}
+
+func nodeOperationPath(o NodeOperation) string {
+	return nodePath(o.ClusterID, o.NodeName, fmt.Sprintf("operations/%d", o.ID))
+}
+
+func nodeStatusMsg(status string) string {
+	switch status {
+	case "Ready":
+		return "NodeStatusReady"
+	case "NotReady":
+		return "NodeStatusNotReady"
+	}
+	return "NodeStatusUnknown"
+}
+
+func nodeActionPath(m NodeActionForm) templ.SafeURL {
+	if m.Delete {
+		return nodeURL(m.Cluster.ID, m.Node, "delete")
+	}
+	return nodeURL(m.Cluster.ID, m.Node, "drain")
+}
+
+func nodeActionTitle(ctx context.Context, m NodeActionForm) string {
+	if m.Delete {
+		return locale.T(ctx, "NodeDeleteTitle", map[string]any{"Node": m.Node})
+	}
+	return locale.T(ctx, "NodeDrainTitle", map[string]any{"Node": m.Node})
+}
