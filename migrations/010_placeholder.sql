@@ -1,5 +1,0 @@
-SELECT 1;
-
----- create above / drop below ----
-
-SELECT 1;
