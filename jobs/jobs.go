@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/kubebyon/kubebyon/jointokens"
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/mail"
 	"github.com/kubebyon/kubebyon/secrets"
@@ -73,6 +74,9 @@ func Workers(d Deps, opts Options) *river.Workers {
 		Pool: d.Pool, Logger: d.Logger.With("component", "cluster_reconcile"), Box: d.Box, Charts: charts,
 		KubeconfigPath: d.KubeconfigPath, PollInterval: opts.ClusterPollInterval, ReadyTimeout: opts.ClusterReadyTimeout,
 	})
+	tokens := &jointokens.Service{Pool: d.Pool, Box: d.Box, Virtual: virtualConfig(d.Pool, d.Box, d.KubeconfigPath)}
+	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: tokens})
+	river.AddWorker(w, &JoinTokenSyncAllWorker{Tokens: tokens})
 	return w
 }
 
@@ -100,6 +104,11 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				river.PeriodicInterval(opts.CleanupInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "cleanup"},
+			),
+			river.NewPeriodicJob(
+				river.PeriodicInterval(JoinTokenSyncInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return JoinTokenSyncAllArgs{}, nil },
+				&river.PeriodicJobOpts{ID: "join_token_sync_all"},
 			),
 		}
 		cfg.Middleware = append(cfg.Middleware, newMetricsMiddleware(d.Metrics))
