@@ -20,6 +20,8 @@ type victim struct {
 	user    queries.User
 	apiKey  apikeys.Created
 	cluster queries.Cluster
+	// joinToken is the row id of a token of cluster.
+	joinToken int64
 }
 
 // userScopedRoutes lists every route that takes the id of something a user
@@ -47,6 +49,11 @@ var userScopedRoutes = []struct {
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/delete", v.cluster.ID) }, url.Values{"confirm": {"victims-cluster"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/retry", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/kubeconfig", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, url.Values{"lifetime": {"1h"}, "uses": {"1"}}},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/diagnostics", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/revoke", v.cluster.ID, v.joinToken) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/revoke", v.cluster.ID, v.joinToken) }, nil},
 	// The JSON API, with the attacker's own key.
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, nil},
 	{http.MethodPatch, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, url.Values{"json": {`{"description":"pwned"}`}}},
@@ -73,7 +80,9 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, err)
 	_, markErr := q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: "victims-cluster-abc123.clusters.test", Generation: cl.Generation})
 	require.NoError(t, markErr)
-	v := victim{user: u, apiKey: key, cluster: cl}
+	jt, err := q.JoinTokenCreate(ctx, queries.JoinTokenCreateParams{ClusterID: cl.ID, TokenID: "abcdef", TokenHash: "victim-hash", SealedToken: b.box.Seal([]byte("abcdef.0123456789abcdef"))})
+	require.NoError(t, err)
+	v := victim{user: u, apiKey: key, cluster: cl, joinToken: jt.ID}
 	attackerKey := attacker.createKey("attacker's key")
 
 	for _, r := range userScopedRoutes {
@@ -104,6 +113,10 @@ func TestTenantIsolation(t *testing.T) {
 	require.Empty(t, clAfter.Description)
 	require.Equal(t, cl.Generation, clAfter.Generation)
 	require.False(t, clAfter.DeleteRequestedAt.Valid)
+	jtAfter, err := q.JoinTokenListByCluster(ctx, cl.ID)
+	require.NoError(t, err)
+	require.Len(t, jtAfter, 1)
+	require.False(t, jtAfter[0].RevokedAt.Valid)
 	var actions int
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'cluster.%'").Scan(&actions))
 	require.Zero(t, actions, "no cluster action was recorded")
