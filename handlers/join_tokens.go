@@ -156,7 +156,7 @@ func (h *Handlers) ownJoinToken(c echo.Context) (int64, views.JoinToken, error) 
 func (h *Handlers) joinTokenView(t jointokens.Listed) views.JoinToken {
 	v := views.JoinToken{
 		ID: t.Token.ID, TokenID: t.Token.TokenID, Description: t.Token.Description, Status: t.Status,
-		Uses: t.Token.Uses, MaxUses: t.Token.MaxUses.Int32, Expires: t.Token.ExpiresAt.Time, Created: t.Token.CreatedAt.Time,
+		Uses: t.Token.Uses, MaxUses: t.Token.MaxUses.Int32, Expires: t.Token.ExpiresAt.Time,
 	}
 	if t.Value != "" {
 		v.Command = joinCommand(h.BaseURL, t.Value)

@@ -70,7 +70,6 @@ const (
 var (
 	ErrNotFound        = errors.New("ErrJoinTokenNotFound")
 	ErrClusterNotReady = errors.New("ErrJoinTokenClusterNotReady")
-	ErrNotActive       = errors.New("ErrJoinTokenNotActive")
 )
 
 // FieldErrors maps form fields to catalog message IDs.

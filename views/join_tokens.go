@@ -28,7 +28,6 @@ type JoinToken struct {
 	// MaxUses is 0 for unlimited.
 	MaxUses int32
 	Expires time.Time
-	Created time.Time
 	// Command is the join command while the token is active.
 	Command string
 	Nodes   []string
