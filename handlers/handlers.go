@@ -95,12 +95,13 @@ func New(d Deps) *echo.Echo {
 	e.Use(middleware.ContextTimeout(d.RequestTimeout))
 	e.Use(h.localize)
 	// Browser sessions, CSRF and the signed-in user are for pages only: the
-	// JSON API authenticates each request with a bearer key.
+	// JSON API authenticates each request with a bearer key, the join
+	// endpoints with the join token in their path.
 	browser := func(m echo.MiddlewareFunc) echo.MiddlewareFunc {
 		return func(next echo.HandlerFunc) echo.HandlerFunc {
 			withM := m(next)
 			return func(c echo.Context) error {
-				if isAPI(c) {
+				if isAPI(c) || isJoin(c) {
 					return next(c)
 				}
 				return withM(c)
@@ -127,6 +128,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.oauthRoutes(e)
 	h.settingsRoutes(e)
 	h.clusterRoutes(e)
+	h.joinRoutes(e)
+	h.joinTokenRoutes(e)
 }
 
 // NewProbes serves only /healthz, /readyz and /metrics, for a worker process.

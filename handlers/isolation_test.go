@@ -21,6 +21,8 @@ type victim struct {
 	apiKey  apikeys.Created
 	cluster queries.Cluster
 	nodeOp  queries.NodeOperation
+	// joinToken is the row id of a token of cluster.
+	joinToken int64
 }
 
 // userScopedRoutes lists every route that takes the id of something a user
@@ -60,6 +62,11 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string {
 		return fmt.Sprintf("/clusters/%d/nodes/worker-1/operations/%d", v.cluster.ID, v.nodeOp.ID)
 	}, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, url.Values{"lifetime": {"1h"}, "uses": {"1"}}},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/diagnostics", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/revoke", v.cluster.ID, v.joinToken) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/revoke", v.cluster.ID, v.joinToken) }, nil},
 	// The JSON API, with the attacker's own key.
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, nil},
 	{http.MethodPatch, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, url.Values{"json": {`{"description":"pwned"}`}}},
@@ -93,7 +100,9 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, markErr)
 	op, err := q.NodeOperationCreate(ctx, queries.NodeOperationCreateParams{ClusterID: cl.ID, NodeName: "worker-1", Kind: "drain"})
 	require.NoError(t, err)
-	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op}
+	jt, err := q.JoinTokenCreate(ctx, queries.JoinTokenCreateParams{ClusterID: cl.ID, TokenID: "abcdef", TokenHash: "victim-hash", SealedToken: b.box.Seal([]byte("abcdef.0123456789abcdef"))})
+	require.NoError(t, err)
+	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op, joinToken: jt.ID}
 	attackerKey := attacker.createKey("attacker's key")
 
 	for _, r := range userScopedRoutes {
@@ -124,6 +133,10 @@ func TestTenantIsolation(t *testing.T) {
 	require.Empty(t, clAfter.Description)
 	require.Equal(t, cl.Generation, clAfter.Generation)
 	require.False(t, clAfter.DeleteRequestedAt.Valid)
+	jtAfter, err := q.JoinTokenListByCluster(ctx, cl.ID)
+	require.NoError(t, err)
+	require.Len(t, jtAfter, 1)
+	require.False(t, jtAfter[0].RevokedAt.Valid)
 	var actions int
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'cluster.%'").Scan(&actions))
 	require.Zero(t, actions, "no cluster action was recorded")

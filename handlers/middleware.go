@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -29,7 +30,7 @@ func (h *Handlers) logRequests() echo.MiddlewareFunc {
 			}
 			h.Logger.LogAttrs(c.Request().Context(), level, "http request",
 				slog.String("method", v.Method),
-				slog.String("path", v.URIPath),
+				slog.String("path", redactPath(v.URIPath)),
 				slog.String("route", v.RoutePath),
 				slog.Int("status", v.Status),
 				slog.Duration("latency", v.Latency),
@@ -60,4 +61,18 @@ func (h *Handlers) recoverPanics() echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// redactPath hides the secret in paths that carry one: a join token is a
+// credential for the virtual cluster and must not reach the logs.
+func redactPath(p string) string {
+	rest, ok := strings.CutPrefix(p, "/join/")
+	if !ok {
+		return p
+	}
+	_, tail, _ := strings.Cut(rest, "/")
+	if tail == "" {
+		return "/join/[redacted]"
+	}
+	return "/join/[redacted]/" + tail
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/kubebyon/kubebyon/jointokens"
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/mail"
 	"github.com/kubebyon/kubebyon/secrets"
@@ -87,6 +88,9 @@ func Workers(d Deps, opts Options) *river.Workers {
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_health"), Box: d.Box, Catalog: d.Catalog,
 		VirtualConfig: d.VirtualConfig, Threshold: opts.NodeNotReadyAfter,
 	})
+	tokens := &jointokens.Service{Pool: d.Pool, Box: d.Box, Virtual: d.VirtualConfig}
+	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: tokens})
+	river.AddWorker(w, &JoinTokenSyncAllWorker{Tokens: tokens})
 	return w
 }
 
@@ -114,6 +118,11 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				river.PeriodicInterval(opts.CleanupInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "cleanup"},
+			),
+			river.NewPeriodicJob(
+				river.PeriodicInterval(JoinTokenSyncInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return JoinTokenSyncAllArgs{}, nil },
+				&river.PeriodicJobOpts{ID: "join_token_sync_all"},
 			),
 		}
 		if opts.NodeHealthInterval > 0 {

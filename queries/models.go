@@ -79,6 +79,38 @@ type EmailCode struct {
 	CreatedAt  pgtype.Timestamptz
 }
 
+type JoinEvent struct {
+	ID        int64
+	TokenID   int64
+	Step      string
+	Status    string
+	Message   string
+	ClientIp  string
+	CreatedAt pgtype.Timestamptz
+}
+
+type JoinToken struct {
+	ID          int64
+	ClusterID   int64
+	TokenID     string
+	TokenHash   string
+	SealedToken string
+	Description string
+	ExpiresAt   pgtype.Timestamptz
+	MaxUses     pgtype.Int4
+	Uses        int32
+	RevokedAt   pgtype.Timestamptz
+	UsedUpAt    pgtype.Timestamptz
+	CreatedAt   pgtype.Timestamptz
+}
+
+type JoinTokenNode struct {
+	TokenID   int64
+	NodeName  string
+	CsrName   string
+	FirstSeen pgtype.Timestamptz
+}
+
 type Node struct {
 	ClusterID           int64
 	Name                string

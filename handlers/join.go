@@ -1,0 +1,121 @@
+package handlers
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/kubebyon/kubebyon/jointokens"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/ratelimit"
+)
+
+// joinEventBodyLimit caps a join script's report.
+const joinEventBodyLimit = "4K"
+
+// mimeShellScript is what the join endpoint answers with, errors included.
+const mimeShellScript = "text/x-shellscript; charset=utf-8"
+
+// joinRoutes are what a machine joining a cluster calls with the token in
+// the path: no session, no CSRF (isJoin).
+func (h *Handlers) joinRoutes(e *echo.Echo) {
+	e.GET("/join/:token", h.serveJoinScript)
+	e.POST("/join/:token/events", h.recordJoinEvent, middleware.BodyLimit(joinEventBodyLimit))
+}
+
+// isJoin reports whether the request is for the join endpoints.
+func isJoin(c echo.Context) bool {
+	return strings.HasPrefix(c.Request().URL.Path, "/join/")
+}
+
+// joinTokens is the join token service over the handlers' dependencies.
+func (h *Handlers) joinTokens() *jointokens.Service {
+	return &jointokens.Service{Pool: h.Pool, Box: h.Box, Virtual: h.Clusters.VirtualConfig}
+}
+
+// serveJoinScript answers with the join script, or with a script that says
+// why the token cannot join a node (and an HTTP status saying so too).
+func (h *Handlers) serveJoinScript(c echo.Context) error {
+	ctx := c.Request().Context()
+	c.Response().Header().Set(echo.HeaderContentType, mimeShellScript)
+	c.Response().Header().Set("Cache-Control", "no-store")
+	if limited, err := h.joinLimited(c, ratelimit.JoinScriptPerIP); limited || err != nil {
+		if err != nil {
+			return err
+		}
+		c.Response().WriteHeader(http.StatusTooManyRequests)
+		return jointokens.WriteRefusal(ctx, c.Response(), errJoinRateLimited)
+	}
+	token := c.Param("token")
+	row, err := h.joinTokens().Check(ctx, token)
+	if status := joinRefusalStatus(err); status != 0 {
+		c.Response().WriteHeader(status)
+		return jointokens.WriteRefusal(ctx, c.Response(), err)
+	}
+	if err != nil {
+		return err
+	}
+	c.Response().WriteHeader(http.StatusOK)
+	return jointokens.WriteScript(ctx, c.Response(), jointokens.ScriptData{
+		EventsURL: strings.TrimRight(h.BaseURL, "/") + "/join/" + token + "/events",
+		Endpoint:  row.Cluster.Endpoint, Token: token,
+	})
+}
+
+// errJoinRateLimited is the refusal of a client that asked too often.
+var errJoinRateLimited = errors.New("JoinRefusedRateLimited")
+
+// recordJoinEvent stores one step the join script reports.
+func (h *Handlers) recordJoinEvent(c echo.Context) error {
+	if limited, err := h.joinLimited(c, ratelimit.JoinEventsPerIP); limited || err != nil {
+		if err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusTooManyRequests)
+	}
+	err := h.joinTokens().RecordEvent(c.Request().Context(), c.Param("token"), jointokens.Event{
+		Step: c.FormValue("step"), Status: c.FormValue("status"), Message: c.FormValue("message"), ClientIP: c.RealIP(),
+	})
+	if errors.Is(err, jointokens.ErrEventInvalid) {
+		return c.NoContent(http.StatusBadRequest)
+	}
+	if status := joinRefusalStatus(err); status != 0 {
+		return c.NoContent(status)
+	}
+	if err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// joinRefusalStatus is the HTTP status of a refused token; 0 for others.
+func joinRefusalStatus(err error) int {
+	switch {
+	case errors.Is(err, jointokens.ErrJoinUnknown):
+		return http.StatusNotFound
+	case errors.Is(err, jointokens.ErrJoinRevoked), errors.Is(err, jointokens.ErrJoinExpired), errors.Is(err, jointokens.ErrJoinUsedUp):
+		return http.StatusGone
+	case errors.Is(err, jointokens.ErrJoinNotReady):
+		return http.StatusConflict
+	}
+	return 0
+}
+
+// joinLimited counts a hit of the client's address and reports whether it
+// is over the limit (setting Retry-After).
+func (h *Handlers) joinLimited(c echo.Context, rule ratelimit.Rule) (bool, error) {
+	d, err := ratelimit.Hit(c.Request().Context(), queries.New(h.Pool), rule, c.RealIP(), time.Now())
+	if err != nil {
+		return false, err
+	}
+	if !d.Allowed {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.RetryAfter.Seconds()))))
+	}
+	return !d.Allowed, nil
+}

@@ -1,0 +1,185 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/jointokens"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+func (h *Handlers) joinTokenRoutes(e *echo.Echo) {
+	e.GET("/clusters/:id/tokens", h.showJoinTokensPage, h.requireUser)
+	e.POST("/clusters/:id/tokens", h.createJoinToken, h.requireUser)
+	e.GET("/clusters/:id/tokens/diagnostics", h.showJoinDiagnostics, h.requireUser)
+	e.GET("/clusters/:id/tokens/:token/revoke", h.showRevokeJoinTokenPage, h.requireUser)
+	e.POST("/clusters/:id/tokens/:token/revoke", h.revokeJoinToken, h.requireUser)
+}
+
+func (h *Handlers) showJoinTokensPage(c echo.Context) error {
+	return h.renderJoinTokens(c, http.StatusOK, views.NewForm())
+}
+
+// renderJoinTokens renders the tokens page with the given form.
+func (h *Handlers) renderJoinTokens(c echo.Context, status int, f views.Form) error {
+	u, _ := currentUser(c)
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	svc := h.joinTokens()
+	cl, tokens, err := svc.List(c.Request().Context(), u.ID, id)
+	if errors.Is(err, jointokens.ErrNotFound) {
+		return echo.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	events, err := svc.Diagnostics(c.Request().Context(), u.ID, id)
+	if err != nil {
+		return err
+	}
+	d := views.JoinTokens{ClusterID: cl.ID, ClusterName: cl.Name, Ready: cl.Status == "ready", Form: f, Events: h.joinEventViews(tokens, events)}
+	for _, t := range tokens {
+		d.Tokens = append(d.Tokens, h.joinTokenView(t))
+	}
+	return render(c, status, views.JoinTokensPage(d))
+}
+
+func (h *Handlers) createJoinToken(c echo.Context) error {
+	u, _ := currentUser(c)
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	f := formFrom(c, "description", "lifetime", "uses", "max_uses")
+	_, err = h.joinTokens().Create(c.Request().Context(), u.ID, id, jointokens.Input{
+		Description: f.Value("description"), Lifetime: f.Value("lifetime"), Uses: f.Value("uses"), MaxUses: f.Value("max_uses"),
+	}, actor(c))
+	var fe jointokens.FieldErrors
+	switch {
+	case errors.Is(err, jointokens.ErrNotFound):
+		return echo.ErrNotFound
+	case errors.As(err, &fe):
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+		return h.renderJoinTokens(c, http.StatusUnprocessableEntity, f)
+	case errors.Is(err, jointokens.ErrClusterNotReady):
+		f.Error = jointokens.ErrClusterNotReady.Error()
+		return h.renderJoinTokens(c, http.StatusConflict, f)
+	case err != nil:
+		return err
+	}
+	h.flash(c, "FlashJoinTokenCreated")
+	return redirect(c, fmt.Sprintf("/clusters/%d/tokens", id))
+}
+
+// showJoinDiagnostics is the live fragment of join events.
+func (h *Handlers) showJoinDiagnostics(c echo.Context) error {
+	u, _ := currentUser(c)
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	svc := h.joinTokens()
+	events, err := svc.Diagnostics(c.Request().Context(), u.ID, id)
+	if errors.Is(err, jointokens.ErrNotFound) {
+		return echo.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	_, tokens, err := svc.List(c.Request().Context(), u.ID, id)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return render(c, http.StatusOK, views.JoinDiagnostics(id, h.joinEventViews(tokens, events)))
+}
+
+func (h *Handlers) showRevokeJoinTokenPage(c echo.Context) error {
+	clusterID, t, err := h.ownJoinToken(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.JoinTokenRevokePage(clusterID, t))
+}
+
+func (h *Handlers) revokeJoinToken(c echo.Context) error {
+	clusterID, t, err := h.ownJoinToken(c)
+	if err != nil {
+		return err
+	}
+	u, _ := currentUser(c)
+	if _, err := h.joinTokens().Revoke(c.Request().Context(), u.ID, clusterID, t.ID, actor(c)); err != nil {
+		return err
+	}
+	h.flash(c, "FlashJoinTokenRevoked")
+	return redirect(c, fmt.Sprintf("/clusters/%d/tokens", clusterID))
+}
+
+// ownJoinToken is the signed-in user's token named in the path, with the
+// nodes that joined with it; anyone else's is not found.
+func (h *Handlers) ownJoinToken(c echo.Context) (int64, views.JoinToken, error) {
+	u, _ := currentUser(c)
+	clusterID, err := clusterIDParam(c)
+	if err != nil {
+		return 0, views.JoinToken{}, err
+	}
+	id, err := strconv.ParseInt(c.Param("token"), 10, 64)
+	if err != nil {
+		return 0, views.JoinToken{}, echo.ErrNotFound
+	}
+	svc := h.joinTokens()
+	row, err := svc.Get(c.Request().Context(), u.ID, clusterID, id)
+	if errors.Is(err, jointokens.ErrNotFound) {
+		return 0, views.JoinToken{}, echo.ErrNotFound
+	}
+	if err != nil {
+		return 0, views.JoinToken{}, err
+	}
+	nodes, err := svc.Nodes(c.Request().Context(), id)
+	if err != nil {
+		return 0, views.JoinToken{}, err
+	}
+	return clusterID, h.joinTokenView(jointokens.Listed{Token: row.JoinToken, Status: jointokens.Status(row.JoinToken, time.Now()), Nodes: nodes}), nil
+}
+
+func (h *Handlers) joinTokenView(t jointokens.Listed) views.JoinToken {
+	v := views.JoinToken{
+		ID: t.Token.ID, TokenID: t.Token.TokenID, Description: t.Token.Description, Status: t.Status,
+		Uses: t.Token.Uses, MaxUses: t.Token.MaxUses.Int32, Expires: t.Token.ExpiresAt.Time,
+	}
+	if t.Value != "" {
+		v.Command = joinCommand(h.BaseURL, t.Value)
+	}
+	for _, n := range t.Nodes {
+		v.Nodes = append(v.Nodes, n.NodeName)
+	}
+	return v
+}
+
+// joinCommand is what a node owner runs to join a machine.
+func joinCommand(baseURL, token string) string {
+	return fmt.Sprintf("curl -fsSL %s/join/%s | sudo sh", strings.TrimRight(baseURL, "/"), token)
+}
+
+func (h *Handlers) joinEventViews(tokens []jointokens.Listed, events []queries.JoinEvent) []views.JoinEvent {
+	names := make(map[int64]string, len(tokens))
+	for _, t := range tokens {
+		names[t.Token.ID] = t.Token.TokenID
+	}
+	out := make([]views.JoinEvent, len(events))
+	for i, e := range events {
+		out[i] = views.JoinEvent{TokenID: names[e.TokenID], Step: e.Step, Status: e.Status, Message: e.Message, ClientIP: e.ClientIp, Time: e.CreatedAt.Time}
+	}
+	return out
+}

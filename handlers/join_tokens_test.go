@@ -1,0 +1,324 @@
+package handlers_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/jointokens"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/testenv"
+)
+
+var joinCommandToken = regexp.MustCompile(`/join/([a-z0-9]{6}\.[a-z0-9]{16}) \| sudo sh`)
+
+// readyVirtualCluster makes a ready cluster whose virtual control plane is
+// a second apiserver, as vcluster would: its kubeconfig Secret on the host.
+func (b *testBundle) readyVirtualCluster(t *testing.T, c *client, name string) (queries.Cluster, *testenv.Kube) {
+	t.Helper()
+	ctx := context.Background()
+	b.connectHost(t)
+	cl := b.newCluster(t, c, name)
+	b.markReady(t, cl)
+	virt := testenv.NewKube(t)
+	host := testenv.HostKube(t).Client(t)
+	ns := clusters.Namespace(cl)
+	_, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = host.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	_, err = host.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: clusters.KubeconfigSecretName(cl)},
+		Data:       map[string][]byte{"config": virt.Kubeconfig(t)},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return b.cluster(t, cl.ID), virt
+}
+
+// createJoinToken submits the form and returns the token from the command.
+func createJoinToken(t *testing.T, c *client, cl queries.Cluster, form url.Values) string {
+	t.Helper()
+	page := fmt.Sprintf("/clusters/%d/tokens", cl.ID)
+	resp := c.post(page, page, form)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	_, body := c.get(page)
+	m := joinCommandToken.FindAllStringSubmatch(body, -1)
+	require.NotEmpty(t, m, body)
+	return m[0][1] // newest first
+}
+
+// tokenClient is a client authenticated with a bootstrap token, as kubelet
+// TLS bootstrap is.
+func tokenClient(t *testing.T, virt *testenv.Kube, token string) kubernetes.Interface {
+	t.Helper()
+	kc, err := kubernetes.NewForConfig(&rest.Config{Host: virt.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: virt.CA}})
+	require.NoError(t, err)
+	return kc
+}
+
+// fileNodeCSR files a kubelet client CSR for node, as kubelet does.
+func fileNodeCSR(t *testing.T, kc kubernetes.Interface, node string) error {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject: pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
+	}, key)
+	require.NoError(t, err)
+	_, err = kc.CertificatesV1().CertificateSigningRequests().Create(context.Background(), &certificatesv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "node-csr-"},
+		Spec: certificatesv1.CertificateSigningRequestSpec{
+			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName,
+			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
+		},
+	}, metav1.CreateOptions{})
+	return err
+}
+
+func joinStatus(t *testing.T, b *testBundle, token string) (int, string, string) {
+	t.Helper()
+	resp, err := http.Get(b.server.URL + "/join/" + token)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Content-Type"), readBody(t, resp)
+}
+
+// TestJoinTokenLifecycle: a token made in the console is a bootstrap token
+// the real apiserver accepts; the CSR filed with it is recorded as a join,
+// the use limit deletes the Secret, and revocation ends authentication.
+func TestJoinTokenLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "joiner")
+	cl, virt := b.readyVirtualCluster(t, c, "joins")
+	admin := virt.Client(t)
+	// kubeadm's binding: bootstrap tokens may file node CSRs.
+	_, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeadm:kubelet-bootstrap"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node-bootstrapper"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: jointokens.NodeGroup}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	page := fmt.Sprintf("/clusters/%d/tokens", cl.ID)
+	resp := c.post(page, page, url.Values{"description": {"rack 1"}, "lifetime": {"24h"}, "uses": {"n"}, "max_uses": {"0"}})
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	require.Contains(t, readBody(t, resp), `data-testid="error-max_uses"`)
+
+	token := createJoinToken(t, c, cl, url.Values{"description": {"rack 1"}, "lifetime": {"24h"}, "uses": {"1"}})
+	id, secret, _ := strings.Cut(token, ".")
+	s, err := admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, corev1.SecretType("bootstrap.kubernetes.io/token"), s.Type)
+	require.Equal(t, id, string(s.Data["token-id"]))
+	require.Equal(t, secret, string(s.Data["token-secret"]))
+	require.Equal(t, "true", string(s.Data["usage-bootstrap-authentication"]))
+	require.Equal(t, "true", string(s.Data["usage-bootstrap-signing"]))
+	require.Equal(t, jointokens.NodeGroup, string(s.Data["auth-extra-groups"]))
+	require.Equal(t, "rack 1", string(s.Data["description"]))
+	exp, err := time.Parse(time.RFC3339, string(s.Data["expiration"]))
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().Add(24*time.Hour), exp, time.Minute)
+	require.Equal(t, map[string]string{"vcluster.loft.sh/token": "true", "vcluster.loft.sh/token-node-type": "worker"}, s.Labels)
+	var stored string
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT token_hash || sealed_token FROM join_tokens WHERE token_id = $1", id).Scan(&stored))
+	require.NotContains(t, stored, secret, "the secret is stored only hashed and sealed")
+
+	code, ctype, body := joinStatus(t, b, token)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, "text/x-shellscript; charset=utf-8", ctype)
+	require.Contains(t, body, cl.Endpoint)
+	code, _, body = joinStatus(t, b, "abcdef.0123456789abcdef")
+	require.Equal(t, http.StatusNotFound, code)
+	require.Contains(t, body, "exit 1")
+	require.Contains(t, body, "unknown")
+
+	// A node joins: kubelet files its CSR with the token.
+	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token), "worker-1"))
+	sync := &jobs.JoinTokenSyncWorker{Tokens: &jointokens.Service{Pool: b.pool, Box: b.box,
+		Virtual: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig}}
+	runSync := func() {
+		require.NoError(t, sync.Work(ctx, &river.Job[jobs.JoinTokenSyncArgs]{Args: jobs.JoinTokenSyncArgs{ClusterID: cl.ID}}))
+	}
+	runSync()
+	runSync() // idempotent
+	var uses int32
+	var nodes []string
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT uses FROM join_tokens WHERE token_id = $1", id).Scan(&uses))
+	require.Equal(t, int32(1), uses)
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT array_agg(node_name) FROM join_token_nodes").Scan(&nodes))
+	require.Equal(t, []string{"worker-1"}, nodes)
+	_, err = admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "the used-up token's Secret is deleted: %v", err)
+	waitFor(t, func() bool { return apierrors.IsUnauthorized(fileNodeCSR(t, tokenClient(t, virt, token), "worker-2")) }, "the used-up token stops authenticating")
+	code, _, body = joinStatus(t, b, token)
+	require.Equal(t, http.StatusGone, code)
+	require.Contains(t, body, "use limit")
+	_, body = c.get(page)
+	require.Contains(t, body, "worker-1")
+
+	// An unlimited token reports join events, then is revoked.
+	token2 := createJoinToken(t, c, cl, url.Values{"lifetime": {"none"}, "uses": {"unlimited"}})
+	require.NotEqual(t, token, token2)
+	resp, err = http.PostForm(b.server.URL+"/join/"+token2+"/events", url.Values{"step": {"root"}, "status": {"failed"}, "message": {"not root"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	resp, err = http.PostForm(b.server.URL+"/join/"+token2+"/events", url.Values{"step": {"root"}, "status": {"maybe"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	resp, err = http.Post(b.server.URL+"/join/"+token2+"/events", "application/x-www-form-urlencoded", strings.NewReader("message="+strings.Repeat("x", 5000)))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	_, body = c.get(page + "/diagnostics")
+	require.Contains(t, body, `data-step="root" data-status="failed"`)
+	require.Contains(t, body, "not root")
+
+	id2, _, _ := strings.Cut(token2, ".")
+	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token2), "worker-3"))
+	runSync()
+	var tokenRowID int64
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT id FROM join_tokens WHERE token_id = $1", id2).Scan(&tokenRowID))
+	revoke := fmt.Sprintf("%s/%d/revoke", page, tokenRowID)
+	code, body = c.get(revoke)
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "worker-3")
+	resp = c.post(revoke, revoke, nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, err = admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id2, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err))
+	waitFor(t, func() bool { return apierrors.IsUnauthorized(fileNodeCSR(t, tokenClient(t, virt, token2), "worker-4")) }, "the revoked token stops authenticating")
+	code, _, _ = joinStatus(t, b, token2)
+	require.Equal(t, http.StatusGone, code)
+
+	var actions []string
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT array_agg(action ORDER BY id) FROM audit_events WHERE action LIKE 'join_token.%'").Scan(&actions))
+	require.Equal(t, []string{"join_token.create", "join_token.create", "join_token.revoke"}, actions)
+}
+
+// scriptToken makes a token for a ready cluster whose control plane
+// endpoint is a TLS test server, with the shared apiserver holding its
+// bootstrap Secret.
+func scriptToken(t *testing.T, b *testBundle, endpoint string) string {
+	t.Helper()
+	ctx := context.Background()
+	_, email := b.signedUpUser(t, "scripted")
+	u, err := queries.New(b.pool).UserGetByEmail(ctx, email)
+	require.NoError(t, err)
+	q := queries.New(b.pool)
+	cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{OwnerID: u.ID, Name: "scripted", Slug: "scripted-" + strings.ToLower(rand.Text()[:6]), KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer"})
+	require.NoError(t, err)
+	_, err = q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: endpoint, Generation: cl.Generation})
+	require.NoError(t, err)
+	host := testenv.HostKube(t).Config
+	svc := &jointokens.Service{Pool: b.pool, Box: b.box, Virtual: func(context.Context, queries.Cluster) (*rest.Config, error) { return host, nil }}
+	created, err := svc.Create(ctx, u.ID, cl.ID, jointokens.Input{Lifetime: jointokens.Lifetime1Hour, Uses: jointokens.UsesOne}, audit.Actor{UserID: u.ID})
+	require.NoError(t, err)
+	return created.Value
+}
+
+// TestJoinScript runs the join script with a real sh, stand-ins only for
+// id, systemctl and uname, against a TLS server playing the control plane.
+func TestJoinScript(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var mu sync.Mutex
+	var joinRequests []string
+	cp := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/node/join" {
+			mu.Lock()
+			joinRequests = append(joinRequests, r.URL.RequestURI())
+			mu.Unlock()
+			fmt.Fprint(w, "#!/bin/sh\necho \"control plane join: $*\"\n")
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(cp.Close)
+	endpoint := strings.TrimPrefix(cp.URL, "https://")
+	token := scriptToken(t, b, endpoint)
+
+	code, _, script := joinStatus(t, b, token)
+	require.Equal(t, http.StatusOK, code, script)
+	dir := t.TempDir()
+	scriptPath := filepath.Join(dir, "join.sh")
+	require.NoError(t, os.WriteFile(scriptPath, []byte(script), 0o600))
+	shellcheck, err := exec.LookPath("shellcheck")
+	require.NoError(t, err, "shellcheck is not installed (Debian package shellcheck; .ci/run installs it)")
+	out, err := exec.Command(shellcheck, "-s", "sh", scriptPath).CombinedOutput()
+	require.NoError(t, err, "shellcheck:\n%s", out)
+
+	osRelease := filepath.Join(dir, "os-release")
+	require.NoError(t, os.WriteFile(osRelease, []byte("PRETTY_NAME=\"Debian GNU/Linux 13\"\nID=debian\n"), 0o600))
+	run := func(uid string, args ...string) (string, string, error) {
+		bin := t.TempDir()
+		stand := map[string]string{"id": "echo " + uid, "systemctl": "exit 0", "uname": "echo x86_64"}
+		for name, body := range stand {
+			require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+		}
+		cmd := exec.Command("sh", append([]string{scriptPath}, args...)...)
+		cmd.Env = []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "KUBEBYON_OS_RELEASE=" + osRelease, "KUBEBYON_SYSTEMD_DIR=" + dir}
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	steps := func() []string {
+		var s []string
+		require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT coalesce(array_agg(step || ':' || status ORDER BY id), '{}') FROM join_events").Scan(&s))
+		return s
+	}
+
+	_, stderr, err := run("1000")
+	require.Error(t, err)
+	require.Contains(t, stderr, "must run as root")
+	require.Equal(t, []string{"curl:ok", "root:failed"}, steps())
+	mu.Lock()
+	require.Empty(t, joinRequests)
+	mu.Unlock()
+
+	_, stderr, err = run("0", "--bogus")
+	require.Error(t, err)
+	require.Contains(t, stderr, "--bogus: unknown flag")
+
+	stdout, stderr, err := run("0", "--node-name", "foo", "--force-join", "--kubernetes-version", "v1.34.0")
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Contains(t, stdout, "control plane join: --node-name foo --force-join --kubernetes-version v1.34.0")
+	mu.Lock()
+	require.Equal(t, []string{"/node/join?token=" + token}, joinRequests)
+	mu.Unlock()
+	require.Equal(t, []string{"curl:ok", "root:failed", "curl:ok", "flags:failed",
+		"curl:ok", "root:ok", "systemd:ok", "arch:ok", "os:ok", "endpoint:ok", "download:ok", "join:ok"}, steps())
+}

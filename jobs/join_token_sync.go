@@ -1,0 +1,75 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/kubebyon/kubebyon/jointokens"
+)
+
+// JoinTokenSyncInterval is how often the tokens of ready clusters are
+// synced with their virtual control planes.
+const JoinTokenSyncInterval = 30 * time.Second
+
+// JoinTokenSyncArgs asks for one cluster's join tokens to be synced with
+// the CSRs in its virtual control plane (jointokens.Service.Sync). One per
+// cluster and interval: the periodic JoinTokenSyncAll asks again anyway.
+type JoinTokenSyncArgs struct {
+	ClusterID int64 `json:"cluster_id"`
+}
+
+// Kind implements river.JobArgs.
+func (JoinTokenSyncArgs) Kind() string { return "join_token_sync" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (JoinTokenSyncArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueClusters, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: JoinTokenSyncInterval}}
+}
+
+// JoinTokenSyncWorker syncs one cluster's join tokens.
+type JoinTokenSyncWorker struct {
+	river.WorkerDefaults[JoinTokenSyncArgs]
+	Tokens *jointokens.Service
+}
+
+// Timeout implements river.Worker: a few API calls.
+func (w *JoinTokenSyncWorker) Timeout(*river.Job[JoinTokenSyncArgs]) time.Duration {
+	return time.Minute
+}
+
+// Work implements river.Worker.
+func (w *JoinTokenSyncWorker) Work(ctx context.Context, job *river.Job[JoinTokenSyncArgs]) error {
+	return w.Tokens.Sync(ctx, job.Args.ClusterID)
+}
+
+// JoinTokenSyncAllArgs asks for a JoinTokenSync job per ready cluster with
+// tokens in use. It runs periodically on River's leader.
+type JoinTokenSyncAllArgs struct{}
+
+// Kind implements river.JobArgs.
+func (JoinTokenSyncAllArgs) Kind() string { return "join_token_sync_all" }
+
+// JoinTokenSyncAllWorker enqueues the per-cluster syncs.
+type JoinTokenSyncAllWorker struct {
+	river.WorkerDefaults[JoinTokenSyncAllArgs]
+	Tokens *jointokens.Service
+}
+
+// Work implements river.Worker.
+func (w *JoinTokenSyncAllWorker) Work(ctx context.Context, _ *river.Job[JoinTokenSyncAllArgs]) error {
+	ids, err := w.Tokens.ClustersToSync(ctx)
+	if err != nil {
+		return err
+	}
+	client := river.ClientFromContext[pgx.Tx](ctx)
+	for _, id := range ids {
+		if _, err := client.Insert(ctx, JoinTokenSyncArgs{ClusterID: id}, nil); err != nil {
+			return fmt.Errorf("enqueue join token sync of cluster %d: %w", id, err)
+		}
+	}
+	return nil
+}

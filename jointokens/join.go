@@ -1,0 +1,91 @@
+package jointokens
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
+
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Why a join is refused. Each is a catalog message ID the join script
+// prints.
+var (
+	ErrJoinUnknown  = errors.New("JoinRefusedUnknown")
+	ErrJoinRevoked  = errors.New("JoinRefusedRevoked")
+	ErrJoinExpired  = errors.New("JoinRefusedExpired")
+	ErrJoinUsedUp   = errors.New("JoinRefusedUsedUp")
+	ErrJoinNotReady = errors.New("JoinRefusedClusterNotReady")
+	// ErrEventInvalid is a malformed report of the join script.
+	ErrEventInvalid = errors.New("JoinEventInvalid")
+)
+
+// Bounds of a join event's step name and message, in characters.
+const (
+	maxEventStepChars    = 40
+	MaxEventMessageChars = 1000
+)
+
+// Check finds the token the join script was asked for and tells whether
+// it may join a node now.
+func (s *Service) Check(ctx context.Context, value string) (queries.JoinTokenGetByHashRow, error) {
+	if !bootstraputil.IsValidBootstrapToken(value) {
+		return queries.JoinTokenGetByHashRow{}, ErrJoinUnknown
+	}
+	row, err := queries.New(s.Pool).JoinTokenGetByHash(ctx, s.hash(value))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return row, ErrJoinUnknown
+	}
+	if err != nil {
+		return row, fmt.Errorf("find join token: %w", err)
+	}
+	if row.Cluster.Status == "deleted" {
+		return row, ErrJoinUnknown
+	}
+	switch Status(row.JoinToken, s.now()) {
+	case StatusRevoked:
+		return row, ErrJoinRevoked
+	case StatusExpired:
+		return row, ErrJoinExpired
+	case StatusUsedUp:
+		return row, ErrJoinUsedUp
+	}
+	if row.Cluster.Status != "ready" || row.Cluster.Endpoint == "" {
+		return row, ErrJoinNotReady
+	}
+	return row, nil
+}
+
+// Event is one step the join script reports.
+type Event struct {
+	Step, Status, Message, ClientIP string
+}
+
+// RecordEvent stores a step the join script reported for a token that may
+// still be used (a script started just before the token expired or was
+// used up may report its end).
+func (s *Service) RecordEvent(ctx context.Context, value string, e Event) error {
+	row, err := s.Check(ctx, value)
+	if err != nil && !errors.Is(err, ErrJoinUsedUp) && !errors.Is(err, ErrJoinExpired) && !errors.Is(err, ErrJoinNotReady) {
+		return err
+	}
+	e.Step, e.Message = strings.TrimSpace(e.Step), strings.TrimSpace(e.Message)
+	if e.Step == "" || len(e.Step) > maxEventStepChars || strings.Trim(e.Step, "abcdefghijklmnopqrstuvwxyz_-0123456789") != "" ||
+		(e.Status != "ok" && e.Status != "failed") || !utf8.ValidString(e.Message) || strings.ContainsRune(e.Message, 0) {
+		return ErrEventInvalid
+	}
+	if utf8.RuneCountInString(e.Message) > MaxEventMessageChars {
+		e.Message = string([]rune(e.Message)[:MaxEventMessageChars])
+	}
+	if _, err := queries.New(s.Pool).JoinEventCreate(ctx, queries.JoinEventCreateParams{
+		TokenID: row.JoinToken.ID, Step: e.Step, Status: e.Status, Message: e.Message, ClientIp: e.ClientIP,
+	}); err != nil {
+		return fmt.Errorf("record join event: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package jointokens
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// nodeUserPrefix is how a kubelet's client certificate names its node.
+const nodeUserPrefix = "system:node:"
+
+// Sync learns from a ready cluster's CertificateSigningRequests which nodes
+// joined with which of its tokens: kubelet TLS bootstrap files each CSR as
+// system:bootstrap:<token id>, for CN system:node:<name>. It records each
+// node once, counts the token's uses, and deletes the bootstrap Secret of a
+// token that reached its use limit. Running it twice changes nothing.
+func (s *Service) Sync(ctx context.Context, clusterID int64) error {
+	q := queries.New(s.Pool)
+	c, err := q.ClusterGetByID(ctx, clusterID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load cluster %d: %w", clusterID, err)
+	}
+	if c.Status != "ready" {
+		return nil
+	}
+	tokens, err := q.JoinTokenListToSync(ctx, c.ID)
+	if err != nil {
+		return fmt.Errorf("list join tokens of cluster %d: %w", c.ID, err)
+	}
+	if len(tokens) == 0 {
+		return nil
+	}
+	client, err := s.client(ctx, c)
+	if err != nil {
+		return err
+	}
+	csrs, err := client.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list CSRs of cluster %d: %w", c.ID, err)
+	}
+	byTokenID := make(map[string]queries.JoinToken, len(tokens))
+	for _, t := range tokens {
+		byTokenID[t.TokenID] = t
+	}
+	for _, csr := range csrs.Items {
+		id, ok := strings.CutPrefix(csr.Spec.Username, bootstrapapi.BootstrapUserPrefix)
+		if !ok {
+			continue
+		}
+		t, ok := byTokenID[id]
+		if !ok {
+			continue
+		}
+		node, ok := nodeName(csr.Spec.Request)
+		if !ok {
+			continue
+		}
+		if _, err := q.JoinTokenNodeRecord(ctx, queries.JoinTokenNodeRecordParams{TokenID: t.ID, NodeName: node, CsrName: csr.Name}); err != nil {
+			return fmt.Errorf("record node %s of join token %d: %w", node, t.ID, err)
+		}
+	}
+	for _, t := range tokens {
+		t, err := q.JoinTokenCountUses(ctx, t.ID)
+		if err != nil {
+			return fmt.Errorf("count uses of join token %d: %w", t.ID, err)
+		}
+		if !t.MaxUses.Valid || t.Uses < t.MaxUses.Int32 {
+			continue
+		}
+		if err := deleteSecret(ctx, client, t.TokenID); err != nil {
+			return err
+		}
+		if err := q.JoinTokenMarkUsedUp(ctx, t.ID); err != nil {
+			return fmt.Errorf("mark join token %d used up: %w", t.ID, err)
+		}
+	}
+	return nil
+}
+
+// nodeName is the node a kubelet CSR asks a certificate for: its subject's
+// CN is system:node:<name>.
+func nodeName(request []byte) (string, bool) {
+	block, _ := pem.Decode(request)
+	if block == nil || block.Type != "CERTIFICATE REQUEST" {
+		return "", false
+	}
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return "", false
+	}
+	name, ok := strings.CutPrefix(req.Subject.CommonName, nodeUserPrefix)
+	return name, ok && name != ""
+}
+
+// ClustersToSync are the ready clusters that have tokens to sync.
+func (s *Service) ClustersToSync(ctx context.Context) ([]int64, error) {
+	ids, err := queries.New(s.Pool).JoinTokenClustersToSync(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list clusters to sync join tokens: %w", err)
+	}
+	return ids, nil
+}

@@ -1,0 +1,82 @@
+-- name: JoinTokenCreate :one
+INSERT INTO join_tokens (cluster_id, token_id, token_hash, sealed_token, description, expires_at, max_uses)
+VALUES (@cluster_id, @token_id, @token_hash, @sealed_token, @description, sqlc.narg('expires_at'), sqlc.narg('max_uses'))
+RETURNING *;
+
+-- name: JoinTokenListByCluster :many
+-- Newest first; the caller has checked that the cluster is the user's.
+SELECT * FROM join_tokens WHERE cluster_id = @cluster_id ORDER BY id DESC;
+
+-- name: JoinTokenGetForOwner :one
+SELECT sqlc.embed(join_tokens), sqlc.embed(clusters)
+FROM join_tokens
+JOIN clusters ON clusters.id = join_tokens.cluster_id
+WHERE join_tokens.id = @id AND join_tokens.cluster_id = @cluster_id
+  AND clusters.owner_id = @owner_id AND clusters.status <> 'deleted';
+
+-- name: JoinTokenGetByHash :one
+SELECT sqlc.embed(join_tokens), sqlc.embed(clusters)
+FROM join_tokens
+JOIN clusters ON clusters.id = join_tokens.cluster_id
+WHERE join_tokens.token_hash = @token_hash;
+
+-- name: JoinTokenRevoke :one
+UPDATE join_tokens SET revoked_at = now()
+WHERE id = @id AND revoked_at IS NULL
+RETURNING *;
+
+-- name: JoinTokenListToSync :many
+-- The tokens whose bootstrap Secret may still be in use: not revoked, not
+-- used up, and not expired for more than an hour (CSRs filed just before
+-- expiry are still counted).
+SELECT * FROM join_tokens
+WHERE cluster_id = @cluster_id AND revoked_at IS NULL AND used_up_at IS NULL
+  AND (expires_at IS NULL OR expires_at > now() - interval '1 hour')
+ORDER BY id;
+
+-- name: JoinTokenClustersToSync :many
+-- The ready clusters that have tokens to sync.
+SELECT DISTINCT clusters.id
+FROM clusters
+JOIN join_tokens ON join_tokens.cluster_id = clusters.id
+WHERE clusters.status = 'ready' AND join_tokens.revoked_at IS NULL AND join_tokens.used_up_at IS NULL
+  AND (join_tokens.expires_at IS NULL OR join_tokens.expires_at > now() - interval '1 hour');
+
+-- name: JoinTokenNodeRecord :execrows
+INSERT INTO join_token_nodes (token_id, node_name, csr_name)
+VALUES (@token_id, @node_name, @csr_name)
+ON CONFLICT (token_id, node_name) DO NOTHING;
+
+-- name: JoinTokenCountUses :one
+-- Uses are the distinct nodes that joined with the token.
+UPDATE join_tokens
+SET uses = (SELECT count(*) FROM join_token_nodes WHERE join_token_nodes.token_id = join_tokens.id)
+WHERE id = @id
+RETURNING *;
+
+-- name: JoinTokenMarkUsedUp :exec
+UPDATE join_tokens SET used_up_at = now() WHERE id = @id AND used_up_at IS NULL;
+
+-- name: JoinTokenNodeListByCluster :many
+SELECT join_token_nodes.*
+FROM join_token_nodes
+JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
+WHERE join_tokens.cluster_id = @cluster_id
+ORDER BY join_token_nodes.first_seen, join_token_nodes.node_name;
+
+-- name: JoinTokenNodeListByToken :many
+SELECT * FROM join_token_nodes WHERE token_id = @token_id ORDER BY first_seen, node_name;
+
+-- name: JoinEventCreate :one
+INSERT INTO join_events (token_id, step, status, message, client_ip)
+VALUES (@token_id, @step, @status, @message, @client_ip)
+RETURNING *;
+
+-- name: JoinEventListByCluster :many
+-- The newest events of a cluster's tokens, for the diagnostics.
+SELECT join_events.*
+FROM join_events
+JOIN join_tokens ON join_tokens.id = join_events.token_id
+WHERE join_tokens.cluster_id = @cluster_id
+ORDER BY join_events.id DESC
+LIMIT @row_limit;
