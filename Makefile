@@ -1,7 +1,7 @@
 # KubeBYON. 'make run' starts the platform; 'make test' runs every test.
 # Both work on a fresh Debian machine with Go, Node.js/npm and the
-# 'postgresql' package (plus 'chromium' for the browser tests); .ci/run
-# installs those first.
+# 'postgresql' package (plus 'chromium', 'etcd-server' and 'shellcheck' for
+# the tests); .ci/run installs those first.
 
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
