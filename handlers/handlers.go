@@ -123,6 +123,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/", h.showHomePage)
 	e.GET("/status", h.showStatus)
 	h.authRoutes(e)
+	h.inboxRoutes(e)
 	h.adminRoutes(e)
 	h.apiKeyRoutes(e)
 	h.oauthRoutes(e)

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -61,6 +62,9 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 				}
 				if u.Language != "" {
 					h.setLanguage(c, u.Language)
+				}
+				if info.Unread, err = queries.New(h.Pool).NotificationCountUnread(ctx, u.ID); err != nil {
+					return fmt.Errorf("count notifications: %w", err)
 				}
 			}
 		}

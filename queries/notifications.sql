@@ -20,3 +20,6 @@ SELECT * FROM notifications WHERE user_id = @user_id ORDER BY id DESC LIMIT @row
 
 -- name: NotificationCountUnread :one
 SELECT count(*) FROM notifications WHERE user_id = @user_id AND read_at IS NULL;
+
+-- name: NotificationMarkAllRead :execrows
+UPDATE notifications SET read_at = now() WHERE user_id = @user_id AND read_at IS NULL;

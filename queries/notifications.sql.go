@@ -90,6 +90,18 @@ func (q *Queries) NotificationListByUser(ctx context.Context, arg NotificationLi
 	return items, nil
 }
 
+const notificationMarkAllRead = `-- name: NotificationMarkAllRead :execrows
+UPDATE notifications SET read_at = now() WHERE user_id = $1 AND read_at IS NULL
+`
+
+func (q *Queries) NotificationMarkAllRead(ctx context.Context, userID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, notificationMarkAllRead, userID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const notificationPreferenceGet = `-- name: NotificationPreferenceGet :one
 SELECT enabled FROM notification_preferences
 WHERE user_id = $1 AND kind = $2 AND channel = $3

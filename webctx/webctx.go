@@ -24,6 +24,8 @@ type Info struct {
 	CSRF  string
 	User  *User
 	Flash *Flash
+	// Unread is the signed-in user's count of unread notifications.
+	Unread int64
 }
 
 type key struct{}
