@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"bytes"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -10,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -22,16 +20,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/accounts"
-	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/handlers"
-	"github.com/kubebyon/kubebyon/jobs"
-	"github.com/kubebyon/kubebyon/locale"
-	"github.com/kubebyon/kubebyon/mail"
-	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/testenv"
 )
 
@@ -48,48 +39,17 @@ type oauthBundle struct {
 func setupOAuth(t *testing.T) *oauthBundle {
 	t.Helper()
 	gh, google := newFakeProvider(t, false), newFakeProvider(t, true)
-	pool := testenv.DB(t)
-	mp := testenv.Mail(t)
-	catalog, err := locale.New()
-	require.NoError(t, err)
-	box, err := secrets.New(bytes.Repeat([]byte{7}, 32))
-	require.NoError(t, err)
-	smtpURL, err := mail.ParseSMTPURL(mp.SMTPURL)
-	require.NoError(t, err)
-	reg := prometheus.NewRegistry()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-
-	srv := httptest.NewUnstartedServer(nil)
-	baseURL := "http://" + srv.Listener.Addr().String()
-	rc, err := jobs.NewClient(jobs.Deps{
-		Pool: pool, Logger: logger, Metrics: reg, Box: box, Catalog: catalog, BaseURL: baseURL,
-		Mailer: mail.NewSMTP(smtpURL, "KubeBYON <noreply@kubebyon.test>"),
-	}, pageTestJobOptions())
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, rc.Start(ctx))
-	t.Cleanup(func() {
-		cancel()
-		_ = rc.Stop(context.Background())
-	})
-
-	app := handlers.OAuthApp{ClientID: fakeClientID, ClientSecret: fakeClientSecret, BaseURL: baseURL}
-	srv.Config.Handler = handlers.New(handlers.Deps{
-		Pool: pool, River: rc, Logger: logger, Catalog: catalog,
-		BaseURL: baseURL, Metrics: reg, Gatherer: reg,
-		Accounts: &accounts.Service{Pool: pool, River: rc, Box: box},
-		Clusters: &clusters.Service{Pool: pool, River: rc, Box: box},
-		OAuth: []handlers.OAuthProvider{
+	b := setup(t, func(d *handlers.Deps) {
+		app := handlers.OAuthApp{ClientID: fakeClientID, ClientSecret: fakeClientSecret, BaseURL: d.BaseURL}
+		d.OAuth = []handlers.OAuthProvider{
 			handlers.GitHubSignIn(app, handlers.GitHubEndpoints{
 				Auth: gh.url("/login/oauth/authorize"), Token: gh.url("/login/oauth/access_token"),
 				Profile: gh.url("/user"), Emails: gh.url("/user/emails"),
 			}),
 			handlers.GoogleSignIn(app, google.url("/.well-known/openid-configuration")),
-		},
+		}
 	})
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return &oauthBundle{testBundle: &testBundle{pool: pool, server: srv, mail: mp, box: box}, github: gh, google: google}
+	return &oauthBundle{testBundle: b, github: gh, google: google}
 }
 
 const (
