@@ -1,0 +1,226 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
+
+	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/secrets"
+	"github.com/kubebyon/kubebyon/testenv"
+)
+
+const (
+	joinBenchTokens      = 10_000
+	joinBenchRequests    = 20_000 // per endpoint
+	joinBenchConcurrency = 16
+	joinBenchTimeLimit   = 5 * time.Minute // per endpoint
+	// joinBenchClients spreads the join requests over this many client
+	// addresses: 20,000 / 1,000 = 20 each, well under the per-address
+	// limit of the join script (ratelimit.JoinScriptPerIP).
+	joinBenchClients = 1_000
+)
+
+// BenchmarkJoinScript serves the real handlers with 10,000 join tokens of
+// a ready cluster in the database, then fetches the join script of random
+// tokens with joinBenchConcurrency keep-alive HTTP/1.1 clients, and
+// /healthz (no database) in the same run as the baseline. It reports
+// requests per second and p50/p99 latency of each.
+//
+// The join endpoint counts every request against its client address. Each
+// request here comes through a trusted proxy (the loopback network) with
+// X-Forwarded-For naming one of joinBenchClients addresses, as a fleet of
+// machines behind a load balancer would: the figures include the rate
+// limiter's database write, as real joins do, and every response must be
+// the 200 script, not a cheap 429.
+func BenchmarkJoinScript(b *testing.B) {
+	ctx := context.Background()
+	pool := testenv.DB(b)
+	box, err := secrets.New(bytes.Repeat([]byte{6}, 32))
+	require.NoError(b, err)
+	q := queries.New(pool)
+	u, err := q.UserCreateUnverified(ctx, queries.UserCreateUnverifiedParams{Email: "joinbench@example.com", Name: "Bench"})
+	require.NoError(b, err)
+	cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{OwnerID: u.ID, Name: "joins", Slug: "joins-bench", KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer"})
+	require.NoError(b, err)
+	_, err = q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: "joins.bench.test:443", Generation: cl.Generation})
+	require.NoError(b, err)
+	tokens := insertJoinTokens(b, pool, box, cl.ID)
+
+	catalog, err := locale.New()
+	require.NoError(b, err)
+	_, loopback, err := net.ParseCIDR("127.0.0.0/8")
+	require.NoError(b, err)
+	srv := httptest.NewUnstartedServer(nil)
+	baseURL := "http://" + srv.Listener.Addr().String()
+	// Nothing here runs jobs: an insert-only River client.
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(b, err)
+	reg := prometheus.NewRegistry()
+	srv.Config.Handler = handlers.New(handlers.Deps{
+		Pool: pool, River: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
+		BaseURL: baseURL, Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
+		Accounts: &accounts.Service{Pool: pool, River: rc, Box: box},
+		Box:      box,
+		Clusters: &clusters.Service{Pool: pool, River: rc, Box: box},
+	})
+	srv.Start()
+	b.Cleanup(srv.Close)
+	hc := &http.Client{Transport: &http.Transport{
+		MaxIdleConns: joinBenchConcurrency, MaxIdleConnsPerHost: joinBenchConcurrency,
+		ForceAttemptHTTP2: false, IdleConnTimeout: time.Minute,
+	}}
+
+	resp, err := hc.Get(baseURL + "/join/" + tokens[0])
+	require.NoError(b, err)
+	script, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(b, err)
+	require.Equal(b, http.StatusOK, resp.StatusCode, string(script))
+	require.Contains(b, string(script), "joins.bench.test:443", "the 200s measured are the join script")
+
+	for i := 0; i < b.N; i++ {
+		b.ResetTimer()
+		health := load(b, hc, func(int) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, baseURL+"/healthz", nil)
+			return req
+		})
+		join := load(b, hc, func(n int) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, baseURL+"/join/"+tokens[rand.IntN(len(tokens))], nil)
+			req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.9.%d.%d", n%joinBenchClients/250, n%joinBenchClients%250+1))
+			return req
+		})
+		b.StopTimer()
+		for name, r := range map[string]loadResult{"join": join, "healthz": health} {
+			require.Equal(b, joinBenchRequests, r.ok, "%s: %d of %d answered 200 (statuses %v)", name, r.ok, joinBenchRequests, r.statuses)
+			b.ReportMetric(r.perSecond(), name+"-req/s")
+			b.ReportMetric(r.quantile(0.50), name+"-p50-ms")
+			b.ReportMetric(r.quantile(0.99), name+"-p99-ms")
+		}
+	}
+}
+
+// insertJoinTokens stores joinBenchTokens unlimited, unexpiring tokens of
+// the cluster with one COPY, and returns their values.
+func insertJoinTokens(b *testing.B, pool *pgxpool.Pool, box *secrets.Box, clusterID int64) []string {
+	b.Helper()
+	seen := make(map[string]bool, joinBenchTokens)
+	var values []string
+	var rows [][]any
+	for len(values) < joinBenchTokens {
+		v, err := bootstraputil.GenerateBootstrapToken()
+		require.NoError(b, err)
+		id, _, _ := strings.Cut(v, ".")
+		if seen[id] { // token ids are unique per cluster
+			continue
+		}
+		seen[id] = true
+		values = append(values, v)
+		// jointokens.Service hashes a token so; were it to change, every
+		// lookup would miss, and the benchmark fails on the 404s.
+		rows = append(rows, []any{clusterID, id, box.MAC("join-token", []byte(v)), box.Seal([]byte(v))})
+	}
+	n, err := pool.CopyFrom(context.Background(), pgx.Identifier{"join_tokens"},
+		[]string{"cluster_id", "token_id", "token_hash", "sealed_token"}, pgx.CopyFromRows(rows))
+	require.NoError(b, err)
+	require.EqualValues(b, joinBenchTokens, n)
+	return values
+}
+
+// loadResult is what a load run measured.
+type loadResult struct {
+	ok        int
+	statuses  map[int]int
+	latencies []time.Duration // sorted
+	elapsed   time.Duration
+}
+
+func (r loadResult) perSecond() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
+
+// quantile is the latency at q, in milliseconds.
+func (r loadResult) quantile(q float64) float64 {
+	return float64(r.latencies[int(q*float64(len(r.latencies)-1))].Microseconds()) / 1000
+}
+
+// load sends joinBenchRequests requests made by next (given the request's
+// number) from joinBenchConcurrency goroutines, reading every body so the
+// connections are kept alive, and fails past joinBenchTimeLimit.
+func load(b *testing.B, hc *http.Client, next func(n int) *http.Request) loadResult {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), joinBenchTimeLimit)
+	defer cancel()
+	var counter atomic.Int64
+	var mu sync.Mutex
+	res := loadResult{statuses: map[int]int{}}
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range joinBenchConcurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var lat []time.Duration
+			statuses := map[int]int{}
+			var err error
+			for n := int(counter.Add(1)) - 1; n < joinBenchRequests && err == nil; n = int(counter.Add(1)) - 1 {
+				t0 := time.Now()
+				var status int
+				status, err = roundTrip(hc, next(n).WithContext(ctx))
+				lat = append(lat, time.Since(t0))
+				statuses[status]++
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			res.latencies = append(res.latencies, lat...)
+			for s, c := range statuses {
+				res.statuses[s] += c
+			}
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	require.NoError(b, firstErr)
+	res.ok = res.statuses[http.StatusOK]
+	slices.Sort(res.latencies)
+	return res
+}
+
+// roundTrip sends req and reads the whole answer.
+func roundTrip(hc *http.Client, req *http.Request) (int, error) {
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("get %s: %w", req.URL.Path, err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return 0, fmt.Errorf("read %s: %w", req.URL.Path, err)
+	}
+	return resp.StatusCode, nil
+}

@@ -1,0 +1,79 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/testenv"
+)
+
+// TestJoinTokenInBrowser: the owner opens the join tokens from the cluster
+// page, creates a token, copies the join command, and watches the events
+// the join script reports arrive without a reload. Cordon and drain in the
+// browser are TestNodesInBrowser's.
+func TestJoinTokenInBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, email := b.signedUpUser(t, "joinwatcher")
+	cl, _ := b.readyVirtualCluster(t, c, "watched")
+
+	ctx := testenv.Browser(t)
+	browserSignIn(t, ctx, b.server.URL, email, "password of joinwatcher")
+	var command, copyLabel, copied string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)),
+		chromedp.Click(`[data-testid="cluster-join-tokens"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="join-token-form"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="join-tokens-empty"]`, chromedp.ByQuery),
+		chromedp.SendKeys(`#description`, "rack 7", chromedp.ByQuery),
+		chromedp.SetValue(`#lifetime`, "24h", chromedp.ByQuery),
+		chromedp.Click(`[data-testid="join-token-create"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="join-command"]`, chromedp.ByQuery),
+		chromedp.Value(`[data-testid="join-command"]`, &command, chromedp.ByQuery),
+		// copy.js shows the copy button (it is hidden without JavaScript).
+		chromedp.WaitVisible(`[data-testid="copy-join-command"]`, chromedp.ByQuery),
+		// Record what the button copies, whichever way copy.js copies it.
+		chromedp.Evaluate(`window.kubebyonCopied = "";
+			document.addEventListener("copy", function () { window.kubebyonCopied = String(document.getSelection()); });
+			if (navigator.clipboard) {
+				navigator.clipboard.writeText = function (s) { window.kubebyonCopied = String(s); return Promise.resolve(); };
+			}`, nil),
+		chromedp.Click(`[data-testid="copy-join-command"]`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector('[data-testid="copy-join-command"]').textContent === "Copied"`, nil),
+		chromedp.Text(`[data-testid="copy-join-command"]`, &copyLabel, chromedp.ByQuery),
+		chromedp.Evaluate(`window.kubebyonCopied`, &copied),
+	))
+	m := joinCommandToken.FindStringSubmatch(command)
+	require.NotNil(t, m, command)
+	token := m[1]
+	require.Equal(t, fmt.Sprintf("curl -fsSL %s/join/%s | sudo sh", b.server.URL, token), command)
+	require.Equal(t, "Copied", copyLabel)
+	require.Equal(t, command, copied, "the button copies the command itself")
+
+	// The script reports its steps; the page polls for them.
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`window.kubebyonSamePage = true`, nil)))
+	for _, ev := range []url.Values{
+		{"step": {"root"}, "status": {"ok"}},
+		{"step": {"systemd"}, "status": {"failed"}, "message": {"systemd is not running"}},
+	} {
+		resp, err := http.PostForm(b.server.URL+"/join/"+token+"/events", ev)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	}
+	var message string
+	var samePage bool
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.WaitVisible(`[data-testid="join-event"][data-step="root"][data-status="ok"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="join-event"][data-step="systemd"][data-status="failed"]`, chromedp.ByQuery),
+		chromedp.Text(`[data-testid="join-event"][data-step="systemd"]`, &message, chromedp.ByQuery),
+		chromedp.Evaluate(`window.kubebyonSamePage === true`, &samePage),
+	))
+	require.True(t, samePage, "the join events arrived without a reload")
+	require.Contains(t, message, "systemd is not running")
+}
