@@ -19,7 +19,7 @@ import (
 
 func (h *Handlers) nodeQuotaRoutes(e *echo.Echo) {
 	e.POST("/clusters/:id/node-quota", h.setNodeQuota, h.requireUser)
-	e.POST(jobs.NodeQuotaWebhookPath+":id", h.reviewNodeQuota)
+	e.POST(jobs.NodeQuotaWebhookPath+":id/:key", h.reviewNodeQuota)
 }
 
 // isWebhook reports whether the request is a virtual apiserver's call to
@@ -67,7 +67,7 @@ func (h *Handlers) reviewNodeQuota(c echo.Context) error {
 		return c.JSON(http.StatusBadRequest, apiError{Error: apiErrorBody{Code: "bad_request", Message: locale.T(c.Request().Context(), "ErrNodeQuotaBadReview")}})
 	}
 	ctx := c.Request().Context()
-	d, err := h.nodeQuota().Review(ctx, id, c.QueryParam(jobs.NodeQuotaKeyParameter), review.Request)
+	d, err := h.nodeQuota().Review(ctx, id, c.Param("key"), review.Request)
 	if errors.Is(err, nodequota.ErrForbidden) {
 		return forbidden()
 	}

@@ -24,17 +24,16 @@ import (
 // NodeQuotaWebhookName names the ValidatingWebhookConfiguration (and its
 // one webhook) that the node quota puts in a virtual cluster.
 const (
-	NodeQuotaWebhookName  = "kubebyon-node-quota"
-	nodeQuotaWebhookFQDN  = "node-quota.kubebyon.io"
-	NodeQuotaWebhookPath  = "/webhooks/node-quota/"
-	NodeQuotaKeyParameter = "key"
+	NodeQuotaWebhookName = "kubebyon-node-quota"
+	nodeQuotaWebhookFQDN = "node-quota.kubebyon.io"
+	NodeQuotaWebhookPath = "/webhooks/node-quota/"
 )
 
 // NodeQuotaWebhookURL is where a cluster's apiserver sends its Node
-// admission reviews. The key travels in the query, which the request log
-// leaves out.
+// admission reviews. The key is the last path segment: the apiserver
+// refuses webhook URLs with a query, and the request log redacts it.
 func NodeQuotaWebhookURL(baseURL string, clusterID int64, key string) string {
-	return baseURL + NodeQuotaWebhookPath + strconv.FormatInt(clusterID, 10) + "?" + url.Values{NodeQuotaKeyParameter: {key}}.Encode()
+	return baseURL + NodeQuotaWebhookPath + strconv.FormatInt(clusterID, 10) + "/" + url.PathEscape(key)
 }
 
 // NodeQuotaSyncArgs asks for a cluster's node quota webhook to match its
