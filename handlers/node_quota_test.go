@@ -143,4 +143,3 @@ func TestNodeQuotaWebhook(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, resp3.StatusCode)
 	resp3.Body.Close()
 }
-
