@@ -12,6 +12,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/nodequota"
@@ -40,7 +41,12 @@ func (h *Handlers) setNodeQuota(c echo.Context) error {
 		return err
 	}
 	enabled := c.FormValue("enabled") == "on"
-	if _, err := h.nodeQuota().SetEnabled(c.Request().Context(), cl, enabled, actor(c)); err != nil {
+	_, err = h.nodeQuota().SetEnabled(c.Request().Context(), cl, enabled, actor(c))
+	if errors.Is(err, clusters.ErrDeleting) {
+		h.flashError(c, clusters.ErrDeleting.Error())
+		return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
+	}
+	if err != nil {
 		return err
 	}
 	if enabled {

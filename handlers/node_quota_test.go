@@ -23,6 +23,7 @@ import (
 	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // withTLS serves the platform over https, as the apiserver calls webhooks
@@ -142,4 +143,43 @@ func TestNodeQuotaWebhook(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusForbidden, resp3.StatusCode)
 	resp3.Body.Close()
+}
+
+func TestNodeQuotaAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	c, email := b.signedUpUser(t, "quota-api")
+	key := c.createKey("ci")
+	q := queries.New(b.pool)
+	u, err := q.UserGetByEmail(ctx, email)
+	require.NoError(t, err)
+	cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{
+		OwnerID: u.ID, Name: "quota-api", Slug: "quota-api-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer",
+	})
+	require.NoError(t, err)
+	path := fmt.Sprintf("/api/v1/clusters/%d", cl.ID)
+
+	r := b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":true}`)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, `"node_quota_enabled":true`)
+	after := b.cluster(t, cl.ID)
+	require.True(t, after.NodeQuotaEnabled)
+	require.NotEmpty(t, after.NodeQuotaSecret)
+	require.Equal(t, cl.Generation, after.Generation, "the quota is no change of the cluster's spec")
+	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"))
+	var syncs int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'node_quota_sync' AND args->>'cluster_id' = $1`, fmt.Sprint(cl.ID)).Scan(&syncs))
+	require.Equal(t, 1, syncs)
+
+	// The same value again changes nothing.
+	r = b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":true}`)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"))
+
+	r = b.apiCall(t, http.MethodDelete, path, key, "")
+	require.Equal(t, http.StatusAccepted, r.status, r.body)
+	r = b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":false}`)
+	require.Equal(t, http.StatusConflict, r.status, r.body)
+	require.True(t, b.cluster(t, cl.ID).NodeQuotaEnabled)
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/secrets"
@@ -48,6 +49,9 @@ func (s *Service) SetEnabled(ctx context.Context, c queries.Cluster, enabled boo
 		q := queries.New(tx)
 		var err error
 		c, err = q.ClusterSetNodeQuota(ctx, queries.ClusterSetNodeQuotaParams{ID: c.ID, Enabled: enabled, SealedSecret: sealed})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return clusters.ErrDeleting
+		}
 		if err != nil {
 			return fmt.Errorf("switch node quota: %w", err)
 		}
