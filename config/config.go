@@ -5,7 +5,9 @@ package config
 
 import (
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +39,11 @@ type Common struct {
 	// settings page can hold one instead, and in-cluster config is the last
 	// resort.
 	Kubeconfig string
+	// WebhookCAFile names a PEM file of the certificates the virtual
+	// apiservers verify the platform with when they call its webhooks;
+	// Validate reads it into WebhookCABundle. Empty: their system roots.
+	WebhookCAFile   string
+	WebhookCABundle []byte
 }
 
 // Serve holds the HTTP server's settings.
@@ -87,6 +94,7 @@ var (
 	settingTrusted       = setting{"KUBEBYON_TRUSTED_PROXIES", "trusted-proxies"}
 	settingKubeconfig    = setting{"KUBEBYON_KUBECONFIG", "kubeconfig"}
 	settingMailFrom      = setting{"KUBEBYON_MAIL_FROM", "mail-from"}
+	settingWebhookCA     = setting{"KUBEBYON_WEBHOOK_CA_FILE", "webhook-ca-file"}
 	settingGitHubID      = setting{"KUBEBYON_GITHUB_CLIENT_ID", "github-client-id"}
 	settingGitHubSecret  = setting{"KUBEBYON_GITHUB_CLIENT_SECRET", "github-client-secret"}
 	settingGoogleID      = setting{"KUBEBYON_GOOGLE_CLIENT_ID", "google-client-id"}
@@ -139,6 +147,7 @@ func RegisterCommon(fs *flag.FlagSet, getenv Getenv) *Common {
 	fs.StringVar(&c.SMTPURL, settingSMTPURL.flag, getenv(settingSMTPURL.env), "mail server: smtp://user:password@host:port (STARTTLS when offered; ?tls=none or ?tls=starttls to force) or smtps://...; empty logs mail instead (env KUBEBYON_SMTP_URL)")
 	fs.StringVar(&c.Kubeconfig, settingKubeconfig.flag, getenv(settingKubeconfig.env), "kubeconfig file of the host cluster the virtual clusters run on (env KUBEBYON_KUBECONFIG)")
 	fs.StringVar(&c.MailFrom, settingMailFrom.flag, getenv(settingMailFrom.env), "sender address of the platform's mail; default noreply@ the base URL's host (env KUBEBYON_MAIL_FROM)")
+	fs.StringVar(&c.WebhookCAFile, settingWebhookCA.flag, getenv(settingWebhookCA.env), "PEM file of the CA certificates virtual clusters verify the platform's HTTPS certificate with when calling its webhooks; empty uses their system roots (env KUBEBYON_WEBHOOK_CA_FILE)")
 	return c
 }
 
@@ -195,6 +204,13 @@ func (c *Common) Validate() error {
 		if _, err := os.Stat(c.Kubeconfig); err != nil {
 			return fmt.Errorf("%s %q: %w", settingKubeconfig, c.Kubeconfig, unwrapPath(err))
 		}
+	}
+	if c.WebhookCAFile != "" {
+		bundle, err := readCertificates(c.WebhookCAFile)
+		if err != nil {
+			return fmt.Errorf("%s %q: %w", settingWebhookCA, c.WebhookCAFile, err)
+		}
+		c.WebhookCABundle = bundle
 	}
 	if c.MailFrom == "" {
 		c.MailFrom = "KubeBYON <noreply@" + u.Hostname() + ">"
@@ -358,4 +374,31 @@ func (c *Common) Key() ([]byte, error) {
 		return nil, fmt.Errorf("write secret key file: %w", err)
 	}
 	return key, nil
+}
+
+// readCertificates reads a PEM file that must hold only certificates, at
+// least one, each of which parses.
+func readCertificates(path string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	n := 0
+	for rest := raw; ; n++ {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return nil, fmt.Errorf("holds a %s block: only CERTIFICATE blocks belong in a CA bundle", block.Type)
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return nil, fmt.Errorf("certificate %d: %w", n+1, err)
+		}
+	}
+	if n == 0 {
+		return nil, errors.New("holds no PEM certificate")
+	}
+	return raw, nil
 }

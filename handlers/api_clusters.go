@@ -41,6 +41,7 @@ type apiCluster struct {
 	ObservedGeneration int64      `json:"observed_generation"`
 	CreatedAt          time.Time  `json:"created_at"`
 	ReadyAt            *time.Time `json:"ready_at"`
+	NodeQuotaEnabled   bool       `json:"node_quota_enabled"`
 }
 
 func apiClusterFrom(c queries.Cluster) apiCluster {
@@ -49,7 +50,7 @@ func apiClusterFrom(c queries.Cluster) apiCluster {
 		KubernetesVersion: c.KubernetesVersion, PublicAccessMode: c.PublicAccessMode,
 		Status: c.Status, StatusMessage: c.StatusMessage, Endpoint: c.Endpoint,
 		Generation: c.Generation, ObservedGeneration: c.ObservedGeneration,
-		CreatedAt: c.CreatedAt.Time.UTC(),
+		CreatedAt: c.CreatedAt.Time.UTC(), NodeQuotaEnabled: c.NodeQuotaEnabled,
 	}
 	if c.ReadyAt.Valid {
 		t := c.ReadyAt.Time.UTC()
@@ -72,6 +73,8 @@ type apiClusterBody struct {
 	KubernetesVersion *string `json:"kubernetes_version"`
 	PublicAccessMode  *string `json:"public_access_mode"`
 	Description       *string `json:"description"`
+	// NodeQuotaEnabled switches the node quota (PATCH only).
+	NodeQuotaEnabled *bool `json:"node_quota_enabled"`
 }
 
 // apiInvalid is the 422 answer: what is wrong with the request, and with
@@ -137,6 +140,15 @@ func (h *Handlers) updateAPICluster(c echo.Context) error {
 	}
 	if body.Name != nil && *body.Name != cl.Name {
 		return h.apiClusterError(c, clusters.FieldErrors{"name": "ErrClusterNameFixed"})
+	}
+	if body.NodeQuotaEnabled != nil && *body.NodeQuotaEnabled != cl.NodeQuotaEnabled {
+		cl, err = h.nodeQuota().SetEnabled(c.Request().Context(), cl, *body.NodeQuotaEnabled, actor(c))
+		if err != nil {
+			return h.apiClusterError(c, err)
+		}
+		if body.Description == nil && body.KubernetesVersion == nil && body.PublicAccessMode == nil {
+			return c.JSON(http.StatusOK, apiClusterFrom(cl))
+		}
 	}
 	u, _ := currentUser(c)
 	updated, err := h.Clusters.Apply(c.Request().Context(), u.ID, cl.ID, clusters.Patch{

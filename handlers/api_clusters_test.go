@@ -76,7 +76,7 @@ func TestAPIClusters(t *testing.T) {
 	var fields map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.body), &fields))
 	require.ElementsMatch(t, []string{"id", "name", "slug", "description", "kubernetes_version", "public_access_mode", "status",
-		"status_message", "endpoint", "generation", "observed_generation", "created_at", "ready_at"}, keys(fields))
+		"status_message", "endpoint", "generation", "observed_generation", "created_at", "ready_at", "node_quota_enabled"}, keys(fields))
 	created := decodeAs[apiClusterJSON](t, r)
 	require.Equal(t, fmt.Sprintf("/api/v1/clusters/%d", created.ID), r.header.Get("Location"))
 	require.Equal(t, "api-made", created.Name)

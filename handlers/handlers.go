@@ -96,12 +96,13 @@ func New(d Deps) *echo.Echo {
 	e.Use(h.localize)
 	// Browser sessions, CSRF and the signed-in user are for pages only: the
 	// JSON API authenticates each request with a bearer key, the join
-	// endpoints with the join token in their path.
+	// endpoints with the join token in their path, the webhooks with the
+	// key in their URL.
 	browser := func(m echo.MiddlewareFunc) echo.MiddlewareFunc {
 		return func(next echo.HandlerFunc) echo.HandlerFunc {
 			withM := m(next)
 			return func(c echo.Context) error {
-				if isAPI(c) || isJoin(c) {
+				if isAPI(c) || isJoin(c) || isWebhook(c) {
 					return next(c)
 				}
 				return withM(c)
@@ -131,6 +132,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.clusterRoutes(e)
 	h.joinRoutes(e)
 	h.joinTokenRoutes(e)
+	h.nodeQuotaRoutes(e)
 }
 
 // NewProbes serves only /healthz, /readyz and /metrics, for a worker process.

@@ -62,6 +62,7 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string {
 		return fmt.Sprintf("/clusters/%d/nodes/worker-1/operations/%d", v.cluster.ID, v.nodeOp.ID)
 	}, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/node-quota", v.cluster.ID) }, url.Values{"enabled": {"on"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, url.Values{"lifetime": {"1h"}, "uses": {"1"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/diagnostics", v.cluster.ID) }, nil},
@@ -133,6 +134,7 @@ func TestTenantIsolation(t *testing.T) {
 	require.Empty(t, clAfter.Description)
 	require.Equal(t, cl.Generation, clAfter.Generation)
 	require.False(t, clAfter.DeleteRequestedAt.Valid)
+	require.False(t, clAfter.NodeQuotaEnabled)
 	jtAfter, err := q.JoinTokenListByCluster(ctx, cl.ID)
 	require.NoError(t, err)
 	require.Len(t, jtAfter, 1)

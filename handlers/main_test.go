@@ -93,7 +93,12 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		o(&deps)
 	}
 	srv.Config.Handler = handlers.New(deps)
-	srv.Start()
+	// An option that made the base URL https (withTLS) serves TLS.
+	if strings.HasPrefix(deps.BaseURL, "https://") {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	return &testBundle{pool: pool, server: srv, mail: mp, box: box, river: rc, hostKubeconfig: hostKubeconfig}
 }
@@ -110,6 +115,8 @@ func (b *testBundle) client(t *testing.T) *client {
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
 	return &client{t: t, base: b.server.URL, http: &http.Client{
+		// The server's own client trusts its test certificate under TLS.
+		Transport:     b.server.Client().Transport,
 		Jar:           jar,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/kubebyon/kubebyon/jobs"
 )
 
 // logRequests writes one structured line per request.
@@ -64,8 +66,13 @@ func (h *Handlers) recoverPanics() echo.MiddlewareFunc {
 }
 
 // redactPath hides the secret in paths that carry one: a join token is a
-// credential for the virtual cluster and must not reach the logs.
+// credential for the virtual cluster and must not reach the logs, nor the
+// key of a node quota webhook (its last segment).
 func redactPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, jobs.NodeQuotaWebhookPath); ok {
+		id, _, _ := strings.Cut(rest, "/")
+		return jobs.NodeQuotaWebhookPath + id + "/[redacted]"
+	}
 	rest, ok := strings.CutPrefix(p, "/join/")
 	if !ok {
 		return p

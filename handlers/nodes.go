@@ -67,7 +67,7 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l := views.NodeList{Cluster: clusterView(cl)}
+	l := views.NodeList{Cluster: clusterView(cl), NodeQuotaEnabled: cl.NodeQuotaEnabled}
 	list, err := h.nodes().List(c.Request().Context(), cl)
 	switch {
 	case errors.Is(err, nodes.ErrUnreachable):

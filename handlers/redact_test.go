@@ -8,6 +8,7 @@ func TestRedactPath(t *testing.T) {
 		"/join/abcdef.0123456789abcdef":        "/join/[redacted]",
 		"/join/abcdef.0123456789abcdef/events": "/join/[redacted]/events",
 		"/clusters/1":                          "/clusters/1",
+		"/webhooks/node-quota/7/SECRETKEY":     "/webhooks/node-quota/7/[redacted]",
 		"/joined":                              "/joined",
 	}
 	for in, want := range tests {

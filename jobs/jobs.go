@@ -37,6 +37,10 @@ type Deps struct {
 	// VirtualConfig reaches a ready cluster's control plane, for the node
 	// jobs (clusters.Service.VirtualConfig).
 	VirtualConfig VirtualConfigFunc
+	// WebhookCABundle is the PEM the virtual apiservers verify the
+	// platform's certificate with when they call the node quota webhook
+	// (KUBEBYON_WEBHOOK_CA_FILE); empty means their system roots.
+	WebhookCABundle []byte
 }
 
 // Options shape the client.
@@ -91,6 +95,10 @@ func Workers(d Deps, opts Options) *river.Workers {
 	tokens := &jointokens.Service{Pool: d.Pool, Box: d.Box, Virtual: d.VirtualConfig}
 	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: tokens})
 	river.AddWorker(w, &JoinTokenSyncAllWorker{Tokens: tokens})
+	river.AddWorker(w, &NodeQuotaSyncWorker{
+		Pool: d.Pool, Logger: d.Logger.With("component", "node_quota_sync"), Box: d.Box,
+		VirtualConfig: d.VirtualConfig, BaseURL: d.BaseURL, CABundle: d.WebhookCABundle,
+	})
 	return w
 }
 

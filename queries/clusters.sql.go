@@ -25,7 +25,7 @@ func (q *Queries) ClusterCountActiveByOwner(ctx context.Context, ownerID int64) 
 const clusterCreate = `-- name: ClusterCreate :one
 INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret
 `
 
 type ClusterCreateParams struct {
@@ -74,12 +74,14 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 		&i.KonnectivityNodePort,
 		&i.ReconcileLeaseJob,
 		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
 	)
 	return i, err
 }
 
 const clusterGetByID = `-- name: ClusterGetByID :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until FROM clusters WHERE id = $1
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret FROM clusters WHERE id = $1
 `
 
 func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error) {
@@ -108,12 +110,14 @@ func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error)
 		&i.KonnectivityNodePort,
 		&i.ReconcileLeaseJob,
 		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
 	)
 	return i, err
 }
 
 const clusterGetForOwner = `-- name: ClusterGetForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
 `
 
 type ClusterGetForOwnerParams struct {
@@ -148,12 +152,14 @@ func (q *Queries) ClusterGetForOwner(ctx context.Context, arg ClusterGetForOwner
 		&i.KonnectivityNodePort,
 		&i.ReconcileLeaseJob,
 		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
 	)
 	return i, err
 }
 
 const clusterListByOwner = `-- name: ClusterListByOwner :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until FROM clusters
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret FROM clusters
 WHERE owner_id = $1 AND status <> 'deleted'
   AND ($2::bigint = 0 OR id < $2::bigint)
 ORDER BY id DESC
@@ -199,6 +205,8 @@ func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwner
 			&i.KonnectivityNodePort,
 			&i.ReconcileLeaseJob,
 			&i.ReconcileLeaseUntil,
+			&i.NodeQuotaEnabled,
+			&i.NodeQuotaSecret,
 		); err != nil {
 			return nil, err
 		}
@@ -211,7 +219,7 @@ func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwner
 }
 
 const clusterLock = `-- name: ClusterLock :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until FROM clusters WHERE id = $1 FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret FROM clusters WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
@@ -240,12 +248,14 @@ func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
 		&i.KonnectivityNodePort,
 		&i.ReconcileLeaseJob,
 		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
 	)
 	return i, err
 }
 
 const clusterLockForOwner = `-- name: ClusterLockForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
 `
 
 type ClusterLockForOwnerParams struct {
@@ -279,6 +289,8 @@ func (q *Queries) ClusterLockForOwner(ctx context.Context, arg ClusterLockForOwn
 		&i.KonnectivityNodePort,
 		&i.ReconcileLeaseJob,
 		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
 	)
 	return i, err
 }
@@ -386,7 +398,7 @@ UPDATE clusters
 SET delete_requested_at = coalesce(delete_requested_at, now()), status = 'deleting',
     generation = generation + 1, status_message = '', updated_at = now()
 WHERE id = $1
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret
 `
 
 func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, error) {
@@ -415,6 +427,8 @@ func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, 
 		&i.KonnectivityNodePort,
 		&i.ReconcileLeaseJob,
 		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
 	)
 	return i, err
 }
@@ -424,7 +438,7 @@ UPDATE clusters
 SET status = CASE WHEN delete_requested_at IS NULL THEN 'pending' ELSE 'deleting' END,
     status_message = '', reconcile_started_at = NULL, updated_at = now()
 WHERE id = $1 AND status = 'failed'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret
 `
 
 // A failed cluster gets a fresh attempt at its current generation.
@@ -454,6 +468,8 @@ func (q *Queries) ClusterRetry(ctx context.Context, id int64) (Cluster, error) {
 		&i.KonnectivityNodePort,
 		&i.ReconcileLeaseJob,
 		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
 	)
 	return i, err
 }
@@ -514,7 +530,7 @@ func (q *Queries) ClusterTakeReconcileLease(ctx context.Context, arg ClusterTake
 }
 
 const clusterUpdateDescription = `-- name: ClusterUpdateDescription :one
-UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until
+UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret
 `
 
 type ClusterUpdateDescriptionParams struct {
@@ -549,6 +565,8 @@ func (q *Queries) ClusterUpdateDescription(ctx context.Context, arg ClusterUpdat
 		&i.KonnectivityNodePort,
 		&i.ReconcileLeaseJob,
 		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
 	)
 	return i, err
 }
@@ -563,7 +581,7 @@ SET description = $1, kubernetes_version = $2,
     status_message = CASE WHEN status = 'failed' THEN '' ELSE status_message END,
     reconcile_started_at = NULL, updated_at = now()
 WHERE id = $6
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret
 `
 
 type ClusterUpdateSpecParams struct {
@@ -609,6 +627,8 @@ func (q *Queries) ClusterUpdateSpec(ctx context.Context, arg ClusterUpdateSpecPa
 		&i.KonnectivityNodePort,
 		&i.ReconcileLeaseJob,
 		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
 	)
 	return i, err
 }

@@ -56,6 +56,8 @@ type Cluster struct {
 	KonnectivityNodePort pgtype.Int4
 	ReconcileLeaseJob    pgtype.Int8
 	ReconcileLeaseUntil  pgtype.Timestamptz
+	NodeQuotaEnabled     bool
+	NodeQuotaSecret      string
 }
 
 type ClusterEvent struct {

@@ -30,6 +30,8 @@ type NodeList struct {
 	Cluster Cluster
 	Nodes   []Node
 	Error   string
+	// NodeQuotaEnabled: Nodes beyond the plan's limit are refused.
+	NodeQuotaEnabled bool
 }
 
 // NodeCondition is one condition of a node.

@@ -185,7 +185,7 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: db.Pool, Logger: logger, Metrics: reg,
 		Mailer: mailer(common, logger), Box: box, Catalog: catalog, BaseURL: common.BaseURL,
-		KubeconfigPath: common.Kubeconfig,
+		KubeconfigPath: common.Kubeconfig, WebhookCABundle: common.WebhookCABundle,
 		// Reading the kubeconfig Secret needs no River client.
 		VirtualConfig: (&clusters.Service{Pool: db.Pool, Box: box, KubeconfigPath: common.Kubeconfig}).VirtualConfig,
 	}, jobs.DefaultOptions(work))

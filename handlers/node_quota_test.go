@@ -1,0 +1,185 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// withTLS serves the platform over https, as the apiserver calls webhooks
+// only over https.
+func withTLS(d *handlers.Deps) { d.BaseURL = "https://" + strings.TrimPrefix(d.BaseURL, "http://") }
+
+// serverCA is the test server's certificate, the CA bundle the virtual
+// apiserver verifies the platform with.
+func (b *testBundle) serverCA() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.server.Certificate().Raw})
+}
+
+// syncNodeQuota plays the node_quota_sync worker, whose queue the handler
+// tests do not work.
+func (b *testBundle) syncNodeQuota(t *testing.T, clusterID int64) {
+	t.Helper()
+	w := &jobs.NodeQuotaSyncWorker{
+		Pool: b.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Box: b.box,
+		VirtualConfig: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig,
+		BaseURL:       b.server.URL, CABundle: b.serverCA(),
+	}
+	require.NoError(t, w.Work(context.Background(), &river.Job[jobs.NodeQuotaSyncArgs]{Args: jobs.NodeQuotaSyncArgs{ClusterID: clusterID}}))
+}
+
+// setPlanNodes puts the user on a plan of their own with this many nodes
+// per cluster.
+func (b *testBundle) setPlanNodes(t *testing.T, email string, nodes int) {
+	t.Helper()
+	ctx := context.Background()
+	var planID int64
+	require.NoError(t, b.pool.QueryRow(ctx, `INSERT INTO plans (name, max_clusters, max_nodes_per_cluster) VALUES ($1, 3, $2) RETURNING id`,
+		"plan-"+email, nodes).Scan(&planID))
+	_, err := b.pool.Exec(ctx, `UPDATE users SET plan_id = $1 WHERE email = $2`, planID, email)
+	require.NoError(t, err)
+}
+
+func createNode(kc kubernetes.Interface, name string, dryRun bool) error {
+	opts := metav1.CreateOptions{}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	_, err := kc.CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, opts)
+	return err
+}
+
+func TestNodeQuotaWebhook(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withTLS)
+	c, email := b.signedUpUser(t, "quota")
+	b.setPlanNodes(t, email, 2)
+	cl, virt := b.readyVirtualCluster(t, c, "quota")
+	kc := virt.Client(t)
+	ctx := context.Background()
+	page := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
+	toggle := fmt.Sprintf("/clusters/%d/node-quota", cl.ID)
+
+	_, body := c.get(page)
+	require.Contains(t, body, `data-testid="node-quota-enable"`)
+	resp := c.post(page, toggle, url.Values{"enabled": {"on"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.True(t, b.cluster(t, cl.ID).NodeQuotaEnabled)
+	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"))
+	_, body = c.get(page)
+	require.Contains(t, body, `data-testid="node-quota-disable"`)
+
+	b.syncNodeQuota(t, cl.ID)
+	cfg, err := kc.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, jobs.NodeQuotaWebhookName, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Len(t, cfg.Webhooks, 1)
+	wh := cfg.Webhooks[0]
+	prefix := fmt.Sprintf("%s/webhooks/node-quota/%d/", b.server.URL, cl.ID)
+	require.True(t, strings.HasPrefix(*wh.ClientConfig.URL, prefix), *wh.ClientConfig.URL)
+	require.Equal(t, b.serverCA(), wh.ClientConfig.CABundle)
+	require.Equal(t, admissionregistrationv1.Ignore, *wh.FailurePolicy)
+	require.Equal(t, admissionregistrationv1.SideEffectClassNone, *wh.SideEffects)
+	require.Equal(t, int32(5), *wh.TimeoutSeconds)
+	require.Equal(t, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, wh.Rules[0].Operations)
+	require.Equal(t, []string{"nodes"}, wh.Rules[0].Resources)
+
+	require.NoError(t, createNode(kc, "node-1", false))
+	require.NoError(t, createNode(kc, "node-2", false))
+	// The apiserver picks the configuration up from its watch; a dry run
+	// asks the webhook too, without creating anything.
+	require.Eventually(t, func() bool { return createNode(kc, "node-3", true) != nil }, 30*time.Second, 200*time.Millisecond)
+	err = createNode(kc, "node-3", false)
+	require.Error(t, err)
+	require.True(t, apierrors.IsForbidden(err), "%v", err)
+	require.Contains(t, err.Error(), "node quota exceeded: the plan allows 2 nodes per cluster")
+
+	// Someone who knows the cluster id but not the key is refused.
+	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","kind":{"group":"","version":"v1","kind":"Node"},"operation":"CREATE"}}`
+	for _, key := range []string{"wrong", "-"} {
+		resp, err := b.server.Client().Post(fmt.Sprintf("%s/webhooks/node-quota/%d/%s", b.server.URL, cl.ID, key), "application/json", strings.NewReader(review))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusForbidden, resp.StatusCode)
+		resp.Body.Close()
+	}
+	// The right key allows what is not a Node creation.
+	resp2, err := b.server.Client().Post(*wh.ClientConfig.URL, "application/json",
+		strings.NewReader(strings.Replace(review, `"CREATE"`, `"UPDATE"`, 1)))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp2.StatusCode)
+	require.Contains(t, readBody(t, resp2), `"allowed":true`)
+	resp2.Body.Close()
+
+	resp = c.post(page, toggle, url.Values{})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.False(t, b.cluster(t, cl.ID).NodeQuotaEnabled)
+	b.syncNodeQuota(t, cl.ID)
+	_, err = kc.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, jobs.NodeQuotaWebhookName, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "%v", err)
+	require.Eventually(t, func() bool { return createNode(kc, "node-3", false) == nil }, 30*time.Second, 200*time.Millisecond)
+	require.Equal(t, 2, b.auditCount(t, "cluster.node_quota"))
+
+	// The old key stopped working with the switch.
+	resp3, err := b.server.Client().Post(*wh.ClientConfig.URL, "application/json", strings.NewReader(review))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusForbidden, resp3.StatusCode)
+	resp3.Body.Close()
+}
+
+func TestNodeQuotaAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	c, email := b.signedUpUser(t, "quota-api")
+	key := c.createKey("ci")
+	q := queries.New(b.pool)
+	u, err := q.UserGetByEmail(ctx, email)
+	require.NoError(t, err)
+	cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{
+		OwnerID: u.ID, Name: "quota-api", Slug: "quota-api-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer",
+	})
+	require.NoError(t, err)
+	path := fmt.Sprintf("/api/v1/clusters/%d", cl.ID)
+
+	r := b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":true}`)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, `"node_quota_enabled":true`)
+	after := b.cluster(t, cl.ID)
+	require.True(t, after.NodeQuotaEnabled)
+	require.NotEmpty(t, after.NodeQuotaSecret)
+	require.Equal(t, cl.Generation, after.Generation, "the quota is no change of the cluster's spec")
+	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"))
+	var syncs int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'node_quota_sync' AND args->>'cluster_id' = $1`, fmt.Sprint(cl.ID)).Scan(&syncs))
+	require.Equal(t, 1, syncs)
+
+	// The same value again changes nothing.
+	r = b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":true}`)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"))
+
+	r = b.apiCall(t, http.MethodDelete, path, key, "")
+	require.Equal(t, http.StatusAccepted, r.status, r.body)
+	r = b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":false}`)
+	require.Equal(t, http.StatusConflict, r.status, r.body)
+	require.True(t, b.cluster(t, cl.ID).NodeQuotaEnabled)
+}
