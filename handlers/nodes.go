@@ -77,8 +77,21 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	case err != nil:
 		return nodeError(err)
 	}
+	joined, err := queries.New(h.Pool).JoinTokenNodeTokensByCluster(c.Request().Context(), cl.ID)
+	if err != nil {
+		return fmt.Errorf("tokens of nodes: %w", err)
+	}
+	tokenOf := make(map[string]string, len(joined))
+	for _, j := range joined {
+		tokenOf[j.NodeName] = j.Description
+		if j.Description == "" {
+			tokenOf[j.NodeName] = j.TokenID
+		}
+	}
 	for _, n := range list {
-		l.Nodes = append(l.Nodes, nodeView(n))
+		v := nodeView(n)
+		v.JoinedWith = tokenOf[n.Name]
+		l.Nodes = append(l.Nodes, v)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return renderPageOrFragment(c, views.NodesPage(l), views.NodeRows(l))

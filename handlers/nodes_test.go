@@ -230,6 +230,17 @@ func TestNodesConsole(t *testing.T) {
 	require.Contains(t, body, "203.0.113.7")
 	require.Contains(t, body, "linux/arm64")
 	require.Contains(t, body, `hx-trigger="every 5s"`)
+	require.Contains(t, body, `data-testid="node-joined-with"></td>`, "no token recorded yet")
+
+	// Once the token sync has seen the node's CSR, the list names its token.
+	jt, err := queries.New(b.pool).JoinTokenCreate(context.Background(), queries.JoinTokenCreateParams{
+		ClusterID: cl.ID, TokenID: "abc123", TokenHash: "nodes-test-hash", SealedToken: "sealed", Description: "rack 7",
+	})
+	require.NoError(t, err)
+	_, err = queries.New(b.pool).JoinTokenNodeRecord(context.Background(), queries.JoinTokenNodeRecordParams{TokenID: jt.ID, NodeName: "worker-1", CsrName: "csr-1"})
+	require.NoError(t, err)
+	_, body = c.get(base)
+	require.Contains(t, body, `data-testid="node-joined-with">rack 7</td>`)
 	code, rows := c.htmxGet(base)
 	require.Equal(t, http.StatusOK, code)
 	require.True(t, strings.HasPrefix(strings.TrimSpace(rows), `<tbody id="node-rows"`), rows)
@@ -293,7 +304,7 @@ func TestNodesConsole(t *testing.T) {
 	op = b.waitOperation(t, b.latestOperation(t, cl, "worker-1").ID)
 	require.Equal(t, jobs.NodeOpSucceeded, op.Status, op.Message)
 	require.Equal(t, fmt.Sprintf("%s/operations/%d", nodePage, op.ID), resp.Header.Get("Location"))
-	_, err := kc.CoreV1().Nodes().Get(context.Background(), "worker-1", metav1.GetOptions{})
+	_, err = kc.CoreV1().Nodes().Get(context.Background(), "worker-1", metav1.GetOptions{})
 	require.Error(t, err)
 	code, body = c.get(resp.Header.Get("Location"))
 	require.Equal(t, http.StatusOK, code)

@@ -80,3 +80,10 @@ JOIN join_tokens ON join_tokens.id = join_events.token_id
 WHERE join_tokens.cluster_id = @cluster_id
 ORDER BY join_events.id DESC
 LIMIT @row_limit;
+
+-- name: JoinTokenNodeTokensByCluster :many
+-- Which token each node of a cluster joined with, for the node list.
+SELECT join_token_nodes.node_name, join_tokens.token_id, join_tokens.description
+FROM join_token_nodes
+JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
+WHERE join_tokens.cluster_id = @cluster_id;

@@ -22,6 +22,8 @@ type Node struct {
 	InternalIP     string
 	ExternalIP     string
 	Created        time.Time
+	// JoinedWith names the join token the node joined with, if known.
+	JoinedWith string
 }
 
 // NodeList is the nodes page of a cluster. Error is the catalog message
