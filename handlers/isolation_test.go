@@ -63,6 +63,7 @@ var userScopedRoutes = []struct {
 		return fmt.Sprintf("/clusters/%d/nodes/worker-1/operations/%d", v.cluster.ID, v.nodeOp.ID)
 	}, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/node-quota", v.cluster.ID) }, url.Values{"enabled": {"on"}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/stale-node-cleanup", v.cluster.ID) }, url.Values{"hours": {"1"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, url.Values{"lifetime": {"1h"}, "uses": {"1"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/diagnostics", v.cluster.ID) }, nil},

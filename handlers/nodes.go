@@ -26,6 +26,7 @@ func (h *Handlers) nodeRoutes(e *echo.Echo) {
 	e.GET("/clusters/:id/nodes/:name/delete", h.showDeleteNodePage, h.requireUser)
 	e.POST("/clusters/:id/nodes/:name/delete", h.deleteNode, h.requireUser)
 	e.GET("/clusters/:id/nodes/:name/operations/:op", h.showNodeOperation, h.requireUser)
+	e.POST("/clusters/:id/stale-node-cleanup", h.setStaleNodeCleanup, h.requireUser)
 	h.apiNodeRoutes(e)
 }
 
@@ -68,6 +69,9 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 		return err
 	}
 	l := views.NodeList{Cluster: clusterView(cl), NodeQuotaEnabled: cl.NodeQuotaEnabled}
+	if cl.StaleNodeCleanupHours.Valid {
+		l.StaleCleanupHours = strconv.Itoa(int(cl.StaleNodeCleanupHours.Int32))
+	}
 	list, err := h.nodes().List(c.Request().Context(), cl)
 	switch {
 	case errors.Is(err, nodes.ErrUnreachable):

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -488,4 +489,44 @@ func TestNodeHealth(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, snap, 1)
 	require.Equal(t, "worker-1", snap[0].Name)
+}
+
+// TestStaleNodeCleanup: off by default; once on, the health job deletes
+// nodes NotReady for longer than the period, each audited, and keeps the
+// rest.
+func TestStaleNodeCleanup(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	c, _ := b.signedUpUser(t, "stale")
+	cl, kc := b.virtualCluster(t, c, "stale")
+	addNode(t, kc, "gone-long", corev1.ConditionFalse, time.Now().Add(-3*time.Hour))
+	addNode(t, kc, "gone-briefly", corev1.ConditionFalse, time.Now().Add(-10*time.Minute))
+	addNode(t, kc, "healthy", corev1.ConditionTrue, time.Now().Add(-5*time.Hour))
+
+	b.runNodeHealth(t)
+	_, err := kc.CoreV1().Nodes().Get(ctx, "gone-long", metav1.GetOptions{})
+	require.NoError(t, err, "off by default")
+
+	page := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
+	resp := c.post(page, fmt.Sprintf("/clusters/%d/stale-node-cleanup", cl.ID), url.Values{"hours": {"0"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body := c.get(page)
+	require.Contains(t, body, "Enter a number of hours from 1 to 8760")
+	require.False(t, b.cluster(t, cl.ID).StaleNodeCleanupHours.Valid, "a bad value changes nothing")
+
+	resp = c.post(page, fmt.Sprintf("/clusters/%d/stale-node-cleanup", cl.ID), url.Values{"hours": {"2"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.get(page)
+	require.Contains(t, body, `value="2"`)
+	require.Equal(t, 1, b.auditCount(t, "cluster.stale_node_cleanup"))
+
+	b.runNodeHealth(t)
+	_, err = kc.CoreV1().Nodes().Get(ctx, "gone-long", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "NotReady for 3 hours, past the 2-hour period")
+	for _, kept := range []string{"gone-briefly", "healthy"} {
+		_, err = kc.CoreV1().Nodes().Get(ctx, kept, metav1.GetOptions{})
+		require.NoError(t, err, kept)
+	}
+	require.Equal(t, 1, b.auditCount(t, "node.stale_delete"))
 }

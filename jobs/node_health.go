@@ -12,9 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubebyon/kubebyon/audit"
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/nodes/nodestate"
 	"github.com/kubebyon/kubebyon/notify"
@@ -106,6 +108,11 @@ func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) erro
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
 	}
+	if c.StaleNodeCleanupHours.Valid {
+		if list.Items, err = w.removeStale(ctx, client, c, list.Items); err != nil {
+			return err
+		}
+	}
 	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
 		names := make([]string, 0, len(list.Items))
@@ -124,6 +131,33 @@ func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) erro
 		}
 		return nil
 	})
+}
+
+// removeStale deletes the nodes NotReady for longer than the cluster's
+// clean-up period, each with an audit event, and returns the others.
+func (w *NodeHealthWorker) removeStale(ctx context.Context, client kubernetes.Interface, c queries.Cluster, nodes []corev1.Node) ([]corev1.Node, error) {
+	limit := time.Duration(c.StaleNodeCleanupHours.Int32) * time.Hour
+	kept := nodes[:0]
+	for i := range nodes {
+		n := &nodes[i]
+		readiness, since := nodestate.Readiness(n)
+		if readiness == nodestate.Ready || since.IsZero() || time.Since(since) < limit {
+			kept = append(kept, *n)
+			continue
+		}
+		err := client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("delete stale node %s: %w", n.Name, err)
+		}
+		if err := audit.Record(ctx, queries.New(w.Pool), audit.Actor{Email: "system"}, audit.Event{
+			Action: "node.stale_delete", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
+			Details: map[string]any{"node": n.Name, "not_ready_since": since.UTC(), "after_hours": c.StaleNodeCleanupHours.Int32},
+		}); err != nil {
+			return nil, err
+		}
+		w.Logger.Info("deleted stale node", "cluster_id", c.ID, "node", n.Name, "not_ready_since", since)
+	}
+	return kept, nil
 }
 
 func nodeRow(clusterID int64, n *corev1.Node) (queries.NodeUpsertParams, error) {

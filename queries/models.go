@@ -34,30 +34,31 @@ type AuditEvent struct {
 }
 
 type Cluster struct {
-	ID                   int64
-	OwnerID              int64
-	Name                 string
-	Slug                 string
-	Description          string
-	KubernetesVersion    string
-	PublicAccessMode     string
-	NodePort             pgtype.Int4
-	Generation           int64
-	ObservedGeneration   int64
-	Status               string
-	StatusMessage        string
-	Endpoint             string
-	DeleteRequestedAt    pgtype.Timestamptz
-	ReconcileStartedAt   pgtype.Timestamptz
-	ReadyAt              pgtype.Timestamptz
-	DeletedAt            pgtype.Timestamptz
-	CreatedAt            pgtype.Timestamptz
-	UpdatedAt            pgtype.Timestamptz
-	KonnectivityNodePort pgtype.Int4
-	ReconcileLeaseJob    pgtype.Int8
-	ReconcileLeaseUntil  pgtype.Timestamptz
-	NodeQuotaEnabled     bool
-	NodeQuotaSecret      string
+	ID                    int64
+	OwnerID               int64
+	Name                  string
+	Slug                  string
+	Description           string
+	KubernetesVersion     string
+	PublicAccessMode      string
+	NodePort              pgtype.Int4
+	Generation            int64
+	ObservedGeneration    int64
+	Status                string
+	StatusMessage         string
+	Endpoint              string
+	DeleteRequestedAt     pgtype.Timestamptz
+	ReconcileStartedAt    pgtype.Timestamptz
+	ReadyAt               pgtype.Timestamptz
+	DeletedAt             pgtype.Timestamptz
+	CreatedAt             pgtype.Timestamptz
+	UpdatedAt             pgtype.Timestamptz
+	KonnectivityNodePort  pgtype.Int4
+	ReconcileLeaseJob     pgtype.Int8
+	ReconcileLeaseUntil   pgtype.Timestamptz
+	NodeQuotaEnabled      bool
+	NodeQuotaSecret       string
+	StaleNodeCleanupHours pgtype.Int4
 }
 
 type ClusterEvent struct {

@@ -72,3 +72,6 @@ RETURNING nodes.name, old.alert_notification_id;
 
 -- name: NotificationMarkRead :exec
 UPDATE notifications SET read_at = now() WHERE id = @id AND user_id = @user_id AND read_at IS NULL;
+
+-- name: ClusterSetStaleNodeCleanup :exec
+UPDATE clusters SET stale_node_cleanup_hours = sqlc.narg('hours'), updated_at = now() WHERE id = @id;

@@ -12,7 +12,7 @@ import (
 )
 
 const clusterListReady = `-- name: ClusterListReady :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret FROM clusters WHERE status = 'ready' ORDER BY id
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours FROM clusters WHERE status = 'ready' ORDER BY id
 `
 
 func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
@@ -49,6 +49,7 @@ func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
 			&i.ReconcileLeaseUntil,
 			&i.NodeQuotaEnabled,
 			&i.NodeQuotaSecret,
+			&i.StaleNodeCleanupHours,
 		); err != nil {
 			return nil, err
 		}
@@ -58,6 +59,20 @@ func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const clusterSetStaleNodeCleanup = `-- name: ClusterSetStaleNodeCleanup :exec
+UPDATE clusters SET stale_node_cleanup_hours = $1, updated_at = now() WHERE id = $2
+`
+
+type ClusterSetStaleNodeCleanupParams struct {
+	Hours pgtype.Int4
+	ID    int64
+}
+
+func (q *Queries) ClusterSetStaleNodeCleanup(ctx context.Context, arg ClusterSetStaleNodeCleanupParams) error {
+	_, err := q.db.Exec(ctx, clusterSetStaleNodeCleanup, arg.Hours, arg.ID)
+	return err
 }
 
 const nodeClaimAlert = `-- name: NodeClaimAlert :many

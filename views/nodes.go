@@ -34,6 +34,8 @@ type NodeList struct {
 	Error   string
 	// NodeQuotaEnabled: Nodes beyond the plan's limit are refused.
 	NodeQuotaEnabled bool
+	// StaleCleanupHours is the stale-node clean-up period, "" when off.
+	StaleCleanupHours string
 }
 
 // NodeCondition is one condition of a node.
