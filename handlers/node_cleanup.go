@@ -25,7 +25,7 @@ func (h *Handlers) setStaleNodeCleanup(c echo.Context) error {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > 8760 {
 			h.flashError(c, "ErrStaleCleanupHours")
-			return redirect(c, clusterPathString(cl.ID, "nodes"))
+			return redirect(c, fmt.Sprintf("/clusters/%d/nodes", cl.ID))
 		}
 		hours = pgtype.Int4{Int32: int32(n), Valid: true}
 	}
@@ -45,9 +45,5 @@ func (h *Handlers) setStaleNodeCleanup(c echo.Context) error {
 		return err
 	}
 	h.flash(c, "FlashStaleCleanupSaved")
-	return redirect(c, clusterPathString(cl.ID, "nodes"))
-}
-
-func clusterPathString(id int64, sub string) string {
-	return fmt.Sprintf("/clusters/%d/%s", id, sub)
+	return redirect(c, fmt.Sprintf("/clusters/%d/nodes", cl.ID))
 }
