@@ -52,19 +52,23 @@ func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[Cluste
 	// outlives no job: it ends with the job's timeout if the job dies.
 	q := queries.New(w.Pool)
 	lease := queries.ClusterTakeReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID, Seconds: int32(w.Timeout(job)/time.Second) + 30}
+	release := func() {
+		release := queries.ClusterReleaseReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID}
+		if err := q.ClusterReleaseReconcileLease(context.WithoutCancel(ctx), release); err != nil {
+			w.Logger.Warn("release cluster lease", "cluster_id", job.Args.ClusterID, "error", err)
+		}
+	}
 	taken, err := q.ClusterTakeReconcileLease(ctx, lease)
 	if err != nil {
+		// A cancelled call may still have taken the lease on the server:
+		// give it back so the next attempt need not wait for it to expire.
+		release()
 		return fmt.Errorf("lease cluster %d: %w", job.Args.ClusterID, err)
 	}
 	if taken == 0 {
 		return river.JobSnooze(time.Second)
 	}
-	defer func() {
-		release := queries.ClusterReleaseReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID}
-		if err := q.ClusterReleaseReconcileLease(context.WithoutCancel(ctx), release); err != nil {
-			w.Logger.Warn("release cluster lease", "cluster_id", job.Args.ClusterID, "error", err)
-		}
-	}()
+	defer release()
 
 	c, err := q.ClusterGetByID(ctx, job.Args.ClusterID)
 	if errors.Is(err, pgx.ErrNoRows) {
