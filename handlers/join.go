@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/jointokens"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/ratelimit"
@@ -79,8 +81,9 @@ func (h *Handlers) recordJoinEvent(c echo.Context) error {
 		}
 		return c.NoContent(http.StatusTooManyRequests)
 	}
-	err := h.joinTokens().RecordEvent(c.Request().Context(), c.Param("token"), jointokens.Event{
-		Step: c.FormValue("step"), Status: c.FormValue("status"), Message: c.FormValue("message"), ClientIP: c.RealIP(),
+	step := c.FormValue("step")
+	clusterID, err := h.joinTokens().RecordEvent(c.Request().Context(), c.Param("token"), jointokens.Event{
+		Step: step, Status: c.FormValue("status"), Message: c.FormValue("message"), Host: c.FormValue("host"), ClientIP: c.RealIP(),
 	})
 	if errors.Is(err, jointokens.ErrEventInvalid) {
 		return c.NoContent(http.StatusBadRequest)
@@ -90,6 +93,13 @@ func (h *Handlers) recordJoinEvent(c echo.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	if step == jointokens.StepJoin {
+		// The machine has filed its CSR: learn of it now, not at the next
+		// periodic sync.
+		if _, err := h.River.Insert(c.Request().Context(), jobs.JoinTokenSyncArgs{ClusterID: clusterID}, nil); err != nil {
+			return fmt.Errorf("enqueue join token sync of cluster %d: %w", clusterID, err)
+		}
 	}
 	return c.NoContent(http.StatusNoContent)
 }

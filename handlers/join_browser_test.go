@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -20,7 +21,7 @@ func TestJoinTokenInBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	c, email := b.signedUpUser(t, "joinwatcher")
-	cl, _ := b.readyVirtualCluster(t, c, "watched")
+	cl, virt := b.readyVirtualCluster(t, c, "watched")
 
 	ctx := testenv.Browser(t)
 	browserSignIn(t, ctx, b.server.URL, email, "password of joinwatcher")
@@ -55,25 +56,43 @@ func TestJoinTokenInBrowser(t *testing.T) {
 	require.Equal(t, "Copied", copyLabel)
 	require.Equal(t, command, copied, "the button copies the command itself")
 
-	// The script reports its steps; the page polls for them.
+	// The script reports its steps; the token's diagnostics poll for them.
 	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`window.kubebyonSamePage = true`, nil)))
 	for _, ev := range []url.Values{
-		{"step": {"root"}, "status": {"ok"}},
-		{"step": {"systemd"}, "status": {"failed"}, "message": {"systemd is not running"}},
+		{"step": {"root"}, "status": {"ok"}, "host": {"node-a"}},
+		{"step": {"systemd"}, "status": {"failed"}, "message": {"systemd is not running"}, "host": {"node-a"}},
 	} {
 		resp, err := http.PostForm(b.server.URL+"/join/"+token+"/events", ev)
 		require.NoError(t, err)
 		resp.Body.Close()
 		require.Equal(t, http.StatusNoContent, resp.StatusCode)
 	}
+	id, _, _ := strings.Cut(token, ".")
+	under := `[data-testid="join-token"][data-token-id="` + id + `"] `
 	var message string
 	var samePage bool
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.WaitVisible(`[data-testid="join-event"][data-step="root"][data-status="ok"]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`[data-testid="join-event"][data-step="systemd"][data-status="failed"]`, chromedp.ByQuery),
-		chromedp.Text(`[data-testid="join-event"][data-step="systemd"]`, &message, chromedp.ByQuery),
+		chromedp.WaitVisible(under+`[data-testid="join-event"][data-host="node-a"][data-step="root"][data-status="ok"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(under+`[data-testid="join-event"][data-host="node-a"][data-step="systemd"][data-status="failed"]`, chromedp.ByQuery),
+		chromedp.Text(under+`[data-testid="join-event"][data-step="systemd"]`, &message, chromedp.ByQuery),
 		chromedp.Evaluate(`window.kubebyonSamePage === true`, &samePage),
 	))
 	require.True(t, samePage, "the join events arrived without a reload")
 	require.Contains(t, message, "systemd is not running")
+
+	// The machine joins (kubelet files its CSR with the one-use token) and
+	// the sync learns of it: the page shows the node, the token used up,
+	// and the join command gone, still without a reload.
+	kubeadmBootstrapBinding(t, virt)
+	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token), "node-a"))
+	b.syncJoinTokens(t, cl.ID)
+	var nodes string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.WaitVisible(under+`[data-testid="join-token-node"]`, chromedp.ByQuery),
+		chromedp.Text(under+`[data-testid="join-token-nodes"]`, &nodes, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector('[data-testid="join-command"]') === null`, nil),
+		chromedp.Evaluate(`window.kubebyonSamePage === true`, &samePage),
+	))
+	require.Contains(t, nodes, "node-a")
+	require.True(t, samePage)
 }

@@ -11,14 +11,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/jointokens"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
 func (h *Handlers) joinTokenRoutes(e *echo.Echo) {
 	e.GET("/clusters/:id/tokens", h.showJoinTokensPage, h.requireUser)
 	e.POST("/clusters/:id/tokens", h.createJoinToken, h.requireUser)
-	e.GET("/clusters/:id/tokens/diagnostics", h.showJoinDiagnostics, h.requireUser)
+	e.GET("/clusters/:id/tokens/:token/live", h.showJoinTokenLive, h.requireUser)
 	e.GET("/clusters/:id/tokens/:token/revoke", h.showRevokeJoinTokenPage, h.requireUser)
 	e.POST("/clusters/:id/tokens/:token/revoke", h.revokeJoinToken, h.requireUser)
 }
@@ -42,11 +41,7 @@ func (h *Handlers) renderJoinTokens(c echo.Context, status int, f views.Form) er
 	if err != nil {
 		return err
 	}
-	events, err := svc.Diagnostics(c.Request().Context(), u.ID, id)
-	if err != nil {
-		return err
-	}
-	d := views.JoinTokens{ClusterID: cl.ID, ClusterName: cl.Name, Ready: cl.Status == "ready", Form: f, Events: h.joinEventViews(tokens, events)}
+	d := views.JoinTokens{ClusterID: cl.ID, ClusterName: cl.Name, Ready: cl.Status == "ready", Form: f}
 	for _, t := range tokens {
 		d.Tokens = append(d.Tokens, h.joinTokenView(t))
 	}
@@ -82,27 +77,15 @@ func (h *Handlers) createJoinToken(c echo.Context) error {
 	return redirect(c, fmt.Sprintf("/clusters/%d/tokens", id))
 }
 
-// showJoinDiagnostics is the live fragment of join events.
-func (h *Handlers) showJoinDiagnostics(c echo.Context) error {
-	u, _ := currentUser(c)
-	id, err := clusterIDParam(c)
-	if err != nil {
-		return err
-	}
-	svc := h.joinTokens()
-	events, err := svc.Diagnostics(c.Request().Context(), u.ID, id)
-	if errors.Is(err, jointokens.ErrNotFound) {
-		return echo.ErrNotFound
-	}
-	if err != nil {
-		return err
-	}
-	_, tokens, err := svc.List(c.Request().Context(), u.ID, id)
+// showJoinTokenLive is the live fragment of one token: status, uses,
+// joined nodes and join diagnostics.
+func (h *Handlers) showJoinTokenLive(c echo.Context) error {
+	clusterID, t, err := h.ownJoinToken(c)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return render(c, http.StatusOK, views.JoinDiagnostics(id, h.joinEventViews(tokens, events)))
+	return render(c, http.StatusOK, views.JoinTokenLive(clusterID, t, true))
 }
 
 func (h *Handlers) showRevokeJoinTokenPage(c echo.Context) error {
@@ -138,31 +121,35 @@ func (h *Handlers) ownJoinToken(c echo.Context) (int64, views.JoinToken, error) 
 	if err != nil {
 		return 0, views.JoinToken{}, echo.ErrNotFound
 	}
-	svc := h.joinTokens()
-	row, err := svc.Get(c.Request().Context(), u.ID, clusterID, id)
+	t, err := h.joinTokens().One(c.Request().Context(), u.ID, clusterID, id)
 	if errors.Is(err, jointokens.ErrNotFound) {
 		return 0, views.JoinToken{}, echo.ErrNotFound
 	}
 	if err != nil {
 		return 0, views.JoinToken{}, err
 	}
-	nodes, err := svc.Nodes(c.Request().Context(), id)
-	if err != nil {
-		return 0, views.JoinToken{}, err
-	}
-	return clusterID, h.joinTokenView(jointokens.Listed{Token: row.JoinToken, Status: jointokens.Status(row.JoinToken, time.Now()), Nodes: nodes}), nil
+	return clusterID, h.joinTokenView(t), nil
 }
+
+// joinTokenLiveAfterUse is how long the console keeps watching a used-up
+// token: the script of its last machine may still be reporting.
+const joinTokenLiveAfterUse = time.Hour
 
 func (h *Handlers) joinTokenView(t jointokens.Listed) views.JoinToken {
 	v := views.JoinToken{
 		ID: t.Token.ID, TokenID: t.Token.TokenID, Description: t.Token.Description, Status: t.Status,
 		Uses: t.Token.Uses, MaxUses: t.Token.MaxUses.Int32, Expires: t.Token.ExpiresAt.Time,
+		Live: t.Status == jointokens.StatusActive ||
+			(t.Status == jointokens.StatusUsedUp && t.Token.UsedUpAt.Valid && time.Since(t.Token.UsedUpAt.Time) < joinTokenLiveAfterUse),
 	}
 	if t.Value != "" {
 		v.Command = joinCommand(h.BaseURL, t.Value)
 	}
 	for _, n := range t.Nodes {
-		v.Nodes = append(v.Nodes, n.NodeName)
+		v.Nodes = append(v.Nodes, views.JoinedNode{Name: n.NodeName, Registered: n.RegisteredAt.Valid})
+	}
+	for _, e := range t.Events {
+		v.Events = append(v.Events, views.JoinEvent{Host: e.Host, Step: e.Step, Status: e.Status, Message: e.Message, ClientIP: e.ClientIp, Time: e.CreatedAt.Time})
 	}
 	return v
 }
@@ -170,16 +157,4 @@ func (h *Handlers) joinTokenView(t jointokens.Listed) views.JoinToken {
 // joinCommand is what a node owner runs to join a machine.
 func joinCommand(baseURL, token string) string {
 	return fmt.Sprintf("curl -fsSL %s/join/%s | sudo sh", strings.TrimRight(baseURL, "/"), token)
-}
-
-func (h *Handlers) joinEventViews(tokens []jointokens.Listed, events []queries.JoinEvent) []views.JoinEvent {
-	names := make(map[int64]string, len(tokens))
-	for _, t := range tokens {
-		names[t.Token.ID] = t.Token.TokenID
-	}
-	out := make([]views.JoinEvent, len(events))
-	for i, e := range events {
-		out[i] = views.JoinEvent{TokenID: names[e.TokenID], Step: e.Step, Status: e.Status, Message: e.Message, ClientIP: e.ClientIp, Time: e.CreatedAt.Time}
-	}
-	return out
 }

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
 	"github.com/stretchr/testify/require"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -104,6 +106,27 @@ func fileNodeCSR(t *testing.T, kc kubernetes.Interface, node string) error {
 	return err
 }
 
+// kubeadmBootstrapBinding is kubeadm's binding in a virtual cluster:
+// bootstrap tokens may file node CSRs.
+func kubeadmBootstrapBinding(t *testing.T, virt *testenv.Kube) {
+	t.Helper()
+	_, err := virt.Client(t).RbacV1().ClusterRoleBindings().Create(context.Background(), &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeadm:kubelet-bootstrap"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node-bootstrapper"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: jointokens.NodeGroup}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+// syncJoinTokens works a join token sync of the cluster, as the worker
+// would (handler tests only insert cluster jobs).
+func (b *testBundle) syncJoinTokens(t *testing.T, clusterID int64) {
+	t.Helper()
+	w := &jobs.JoinTokenSyncWorker{Tokens: &jointokens.Service{Pool: b.pool, Box: b.box,
+		Virtual: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig}}
+	require.NoError(t, w.Work(context.Background(), &river.Job[jobs.JoinTokenSyncArgs]{Args: jobs.JoinTokenSyncArgs{ClusterID: clusterID}}))
+}
+
 func joinStatus(t *testing.T, b *testBundle, token string) (int, string, string) {
 	t.Helper()
 	resp, err := http.Get(b.server.URL + "/join/" + token)
@@ -122,13 +145,7 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	c, _ := b.signedUpUser(t, "joiner")
 	cl, virt := b.readyVirtualCluster(t, c, "joins")
 	admin := virt.Client(t)
-	// kubeadm's binding: bootstrap tokens may file node CSRs.
-	_, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubeadm:kubelet-bootstrap"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node-bootstrapper"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: jointokens.NodeGroup}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	kubeadmBootstrapBinding(t, virt)
 
 	page := fmt.Sprintf("/clusters/%d/tokens", cl.ID)
 	resp := c.post(page, page, url.Values{"description": {"rack 1"}, "lifetime": {"24h"}, "uses": {"n"}, "max_uses": {"0"}})
@@ -165,11 +182,7 @@ func TestJoinTokenLifecycle(t *testing.T) {
 
 	// A node joins: kubelet files its CSR with the token.
 	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token), "worker-1"))
-	sync := &jobs.JoinTokenSyncWorker{Tokens: &jointokens.Service{Pool: b.pool, Box: b.box,
-		Virtual: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig}}
-	runSync := func() {
-		require.NoError(t, sync.Work(ctx, &river.Job[jobs.JoinTokenSyncArgs]{Args: jobs.JoinTokenSyncArgs{ClusterID: cl.ID}}))
-	}
+	runSync := func() { b.syncJoinTokens(t, cl.ID) }
 	runSync()
 	runSync() // idempotent
 	var uses int32
@@ -185,15 +198,41 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	require.Equal(t, http.StatusGone, code)
 	require.Contains(t, body, "use limit")
 	_, body = c.get(page)
-	require.Contains(t, body, "worker-1")
+	require.Contains(t, body, `data-registered="false">worker-1<`, "its CSR is in, its Node not yet")
+	// kubelet registers the Node: the next sync notes it, although the
+	// token is used up.
+	_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	runSync()
+	_, body = c.get(page)
+	require.Contains(t, body, `data-registered="true">worker-1<`)
 
 	// An unlimited token reports join events, then is revoked.
 	token2 := createJoinToken(t, c, cl, url.Values{"lifetime": {"none"}, "uses": {"unlimited"}})
 	require.NotEqual(t, token, token2)
-	resp, err = http.PostForm(b.server.URL+"/join/"+token2+"/events", url.Values{"step": {"root"}, "status": {"failed"}, "message": {"not root"}})
+	id2, _, _ := strings.Cut(token2, ".")
+	var tokenRowID int64
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT id FROM join_tokens WHERE token_id = $1", id2).Scan(&tokenRowID))
+	live := fmt.Sprintf("%s/%d/live", page, tokenRowID)
+	code, body = c.get(live)
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `hx-trigger="every 3s"`, "an active token is watched")
+	require.Contains(t, body, "No machine has reported")
+	resp, err = http.PostForm(b.server.URL+"/join/"+token2+"/events", url.Values{"step": {"root"}, "status": {"failed"}, "message": {"not root"}, "host": {"rack1-a"}})
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	syncJobs := func() int {
+		var n int
+		require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'join_token_sync' AND (args->>'cluster_id')::bigint = $1", cl.ID).Scan(&n))
+		return n
+	}
+	require.Zero(t, syncJobs(), "a preflight step asks for no sync")
+	resp, err = http.PostForm(b.server.URL+"/join/"+token2+"/events", url.Values{"step": {"join"}, "status": {"ok"}, "host": {"rack1-b"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	require.Equal(t, 1, syncJobs(), "the join step asks for a sync at once")
 	resp, err = http.PostForm(b.server.URL+"/join/"+token2+"/events", url.Values{"step": {"root"}, "status": {"maybe"}})
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -202,15 +241,15 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
-	_, body = c.get(page + "/diagnostics")
-	require.Contains(t, body, `data-step="root" data-status="failed"`)
+	_, body = c.get(live)
+	require.Contains(t, body, `data-host="rack1-a" data-step="root" data-status="failed"`)
 	require.Contains(t, body, "not root")
+	require.Contains(t, body, `data-host="rack1-b" data-step="join" data-status="ok"`)
+	_, body = c.get(page)
+	require.Contains(t, body, `data-host="rack1-a" data-step="root" data-status="failed"`, "the diagnostics are under the token")
 
-	id2, _, _ := strings.Cut(token2, ".")
 	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token2), "worker-3"))
 	runSync()
-	var tokenRowID int64
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT id FROM join_tokens WHERE token_id = $1", id2).Scan(&tokenRowID))
 	revoke := fmt.Sprintf("%s/%d/revoke", page, tokenRowID)
 	code, body = c.get(revoke)
 	require.Equal(t, http.StatusOK, code)
@@ -222,6 +261,10 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	waitFor(t, func() bool { return apierrors.IsUnauthorized(fileNodeCSR(t, tokenClient(t, virt, token2), "worker-4")) }, "the revoked token stops authenticating")
 	code, _, _ = joinStatus(t, b, token2)
 	require.Equal(t, http.StatusGone, code)
+	_, body = c.get(live)
+	require.NotContains(t, body, "hx-trigger", "a revoked token is no longer watched")
+	require.Contains(t, body, `id="join-command-block-`+fmt.Sprint(tokenRowID)+`" hx-swap-oob="true"`, "its command leaves the page")
+	require.Contains(t, body, "worker-3")
 
 	var actions []string
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT array_agg(action ORDER BY id) FROM audit_events WHERE action LIKE 'join_token.%'").Scan(&actions))
@@ -284,7 +327,7 @@ func TestJoinScript(t *testing.T) {
 	require.NoError(t, os.WriteFile(osRelease, []byte("PRETTY_NAME=\"Debian GNU/Linux 13\"\nID=debian\n"), 0o600))
 	run := func(uid string, args ...string) (string, string, error) {
 		bin := t.TempDir()
-		stand := map[string]string{"id": "echo " + uid, "systemctl": "exit 0", "uname": "echo x86_64"}
+		stand := map[string]string{"id": "echo " + uid, "systemctl": "exit 0", "uname": `if [ "$1" = -n ]; then echo box-7; else echo x86_64; fi`}
 		for name, body := range stand {
 			require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
 		}
@@ -321,4 +364,80 @@ func TestJoinScript(t *testing.T) {
 	mu.Unlock()
 	require.Equal(t, []string{"curl:ok", "root:failed", "curl:ok", "flags:failed",
 		"curl:ok", "root:ok", "systemd:ok", "arch:ok", "os:ok", "endpoint:ok", "download:ok", "join:ok"}, steps())
+	var hosts []string
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT array_agg(host ORDER BY id) FROM join_events").Scan(&hosts))
+	require.Equal(t, []string{"box-7", "box-7", "box-7", "box-7", "box-7", "foo", "foo", "foo", "foo", "foo", "foo", "foo"}, hosts,
+		"the machine is named by its host name, then by the --node-name it joins as")
+}
+
+// TestJoinTokenSyncAll: the periodic job asks for a sync of each ready
+// cluster with a token still in use or a joined node not yet registered,
+// and of no other; one sync waits per cluster at most.
+func TestJoinTokenSyncAll(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	_, email := b.signedUpUser(t, "syncall")
+	u, err := queries.New(b.pool).UserGetByEmail(ctx, email)
+	require.NoError(t, err)
+	q := queries.New(b.pool)
+	cluster := func(name string, ready bool) int64 {
+		cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{OwnerID: u.ID, Name: name, Slug: name + "-" + strings.ToLower(rand.Text()[:6]), KubernetesVersion: "v1.34.0", PublicAccessMode: "nodeport"})
+		require.NoError(t, err)
+		if ready {
+			_, err = q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: "cp.example:443", Generation: cl.Generation})
+			require.NoError(t, err)
+		}
+		return cl.ID
+	}
+	token := func(clusterID int64) queries.JoinToken {
+		tok, err := q.JoinTokenCreate(ctx, queries.JoinTokenCreateParams{ClusterID: clusterID, TokenID: strings.ToLower(rand.Text()[:6]), TokenHash: rand.Text(), SealedToken: "x"})
+		require.NoError(t, err)
+		return tok
+	}
+	active := cluster("active", true)
+	token(active)
+	revoked := cluster("revoked", true)
+	_, err = q.JoinTokenRevoke(ctx, token(revoked).ID)
+	require.NoError(t, err)
+	awaiting := cluster("awaiting", true)
+	used := token(awaiting)
+	_, err = q.JoinTokenNodeRecord(ctx, queries.JoinTokenNodeRecordParams{TokenID: used.ID, NodeName: "late", CsrName: "csr-1"})
+	require.NoError(t, err)
+	require.NoError(t, q.JoinTokenMarkUsedUp(ctx, used.ID))
+	registered := cluster("registered", true)
+	done := token(registered)
+	_, err = q.JoinTokenNodeRecord(ctx, queries.JoinTokenNodeRecordParams{TokenID: done.ID, NodeName: "on-time", CsrName: "csr-2"})
+	require.NoError(t, err)
+	require.NoError(t, q.JoinTokenMarkUsedUp(ctx, done.ID))
+	_, err = q.JoinTokenNodeMarkRegistered(ctx, queries.JoinTokenNodeMarkRegisteredParams{ClusterID: registered, NodeNames: []string{"on-time"}})
+	require.NoError(t, err)
+	token(cluster("provisioning", false))
+
+	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.JoinTokenSyncAllWorker{Tokens: &jointokens.Service{Pool: b.pool, Box: b.box}})
+	enqueued := func() []int64 {
+		var ids []int64
+		require.NoError(t, b.pool.QueryRow(ctx, "SELECT coalesce(array_agg((args->>'cluster_id')::bigint ORDER BY (args->>'cluster_id')::bigint), '{}') FROM river_job WHERE kind = 'join_token_sync'").Scan(&ids))
+		return ids
+	}
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = w.Work(ctx, t, tx, jobs.JoinTokenSyncAllArgs{}, nil)
+	require.NoError(t, err)
+	require.NoError(t, tx.Rollback(ctx))
+	require.Equal(t, []int64{active, awaiting}, enqueued())
+
+	// (rivertest turns uniqueness off; the client the worker runs with
+	// does not.) One waits per cluster; once it ran, the next may come.
+	res, err := b.river.Insert(ctx, jobs.JoinTokenSyncArgs{ClusterID: revoked}, nil)
+	require.NoError(t, err)
+	require.False(t, res.UniqueSkippedAsDuplicate)
+	again, err := b.river.Insert(ctx, jobs.JoinTokenSyncArgs{ClusterID: revoked}, nil)
+	require.NoError(t, err)
+	require.True(t, again.UniqueSkippedAsDuplicate, "one waiting is enough")
+	_, err = b.pool.Exec(ctx, "UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1", res.Job.ID)
+	require.NoError(t, err)
+	again, err = b.river.Insert(ctx, jobs.JoinTokenSyncArgs{ClusterID: revoked}, nil)
+	require.NoError(t, err)
+	require.False(t, again.UniqueSkippedAsDuplicate, "a finished sync does not hold back the next")
 }

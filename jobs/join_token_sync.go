@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/kubebyon/kubebyon/jointokens"
 )
@@ -16,8 +17,10 @@ import (
 const JoinTokenSyncInterval = 30 * time.Second
 
 // JoinTokenSyncArgs asks for one cluster's join tokens to be synced with
-// the CSRs in its virtual control plane (jointokens.Service.Sync). One per
-// cluster and interval: the periodic JoinTokenSyncAll asks again anyway.
+// the CSRs and Nodes in its virtual control plane (jointokens.Service.Sync).
+// The periodic JoinTokenSyncAll asks for it, and so does a join script
+// that reports its join step, so the console learns of the node at once.
+// One waits per cluster at most; a finished one does not stop the next.
 type JoinTokenSyncArgs struct {
 	ClusterID int64 `json:"cluster_id"`
 }
@@ -25,9 +28,13 @@ type JoinTokenSyncArgs struct {
 // Kind implements river.JobArgs.
 func (JoinTokenSyncArgs) Kind() string { return "join_token_sync" }
 
-// InsertOpts implements river.JobArgsWithInsertOpts.
+// InsertOpts implements river.JobArgsWithInsertOpts. River requires the
+// running state among the unique ones: a request that arrives while one
+// runs is dropped, and the next periodic run picks its node up.
 func (JoinTokenSyncArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueClusters, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: JoinTokenSyncInterval}}
+	return river.InsertOpts{Queue: QueueClusters, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled,
+	}}}
 }
 
 // JoinTokenSyncWorker syncs one cluster's join tokens.

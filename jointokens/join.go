@@ -25,10 +25,11 @@ var (
 	ErrEventInvalid = errors.New("JoinEventInvalid")
 )
 
-// Bounds of a join event's step name and message, in characters.
+// Bounds of a join event's step name, message and host, in characters.
 const (
 	maxEventStepChars    = 40
 	MaxEventMessageChars = 1000
+	maxEventHostChars    = 253
 )
 
 // Check finds the token the join script was asked for and tells whether
@@ -61,31 +62,47 @@ func (s *Service) Check(ctx context.Context, value string) (queries.JoinTokenGet
 	return row, nil
 }
 
-// Event is one step the join script reports.
+// StepJoin is the join script's last step: the control plane's join
+// script ran, so the machine's kubelet has filed its CSR (or failed to).
+const StepJoin = "join"
+
+// Event is one step the join script reports, from the machine Host (its
+// node name or host name, as the script knows it) at ClientIP.
 type Event struct {
-	Step, Status, Message, ClientIP string
+	Step, Status, Message, Host, ClientIP string
 }
 
 // RecordEvent stores a step the join script reported for a token that may
 // still be used (a script started just before the token expired or was
-// used up may report its end).
-func (s *Service) RecordEvent(ctx context.Context, value string, e Event) error {
+// used up may report its end). It returns the token's cluster.
+func (s *Service) RecordEvent(ctx context.Context, value string, e Event) (int64, error) {
 	row, err := s.Check(ctx, value)
 	if err != nil && !errors.Is(err, ErrJoinUsedUp) && !errors.Is(err, ErrJoinExpired) && !errors.Is(err, ErrJoinNotReady) {
-		return err
+		return 0, err
 	}
-	e.Step, e.Message = strings.TrimSpace(e.Step), strings.TrimSpace(e.Message)
+	e.Step, e.Message, e.Host = strings.TrimSpace(e.Step), strings.TrimSpace(e.Message), strings.TrimSpace(e.Host)
 	if e.Step == "" || len(e.Step) > maxEventStepChars || strings.Trim(e.Step, "abcdefghijklmnopqrstuvwxyz_-0123456789") != "" ||
-		(e.Status != "ok" && e.Status != "failed") || !utf8.ValidString(e.Message) || strings.ContainsRune(e.Message, 0) {
-		return ErrEventInvalid
+		(e.Status != "ok" && e.Status != "failed") || !printable(e.Message) || !printable(e.Host) {
+		return 0, ErrEventInvalid
 	}
-	if utf8.RuneCountInString(e.Message) > MaxEventMessageChars {
-		e.Message = string([]rune(e.Message)[:MaxEventMessageChars])
-	}
+	e.Message, e.Host = truncate(e.Message, MaxEventMessageChars), truncate(e.Host, maxEventHostChars)
 	if _, err := queries.New(s.Pool).JoinEventCreate(ctx, queries.JoinEventCreateParams{
-		TokenID: row.JoinToken.ID, Step: e.Step, Status: e.Status, Message: e.Message, ClientIp: e.ClientIP,
+		TokenID: row.JoinToken.ID, Step: e.Step, Status: e.Status, Message: e.Message, ClientIp: e.ClientIP, Host: e.Host,
 	}); err != nil {
-		return fmt.Errorf("record join event: %w", err)
+		return 0, fmt.Errorf("record join event: %w", err)
 	}
-	return nil
+	return row.Cluster.ID, nil
+}
+
+// printable reports whether a reported text is valid UTF-8 without NUL.
+func printable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// truncate cuts s to at most n characters.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) > n {
+		return string([]rune(s)[:n])
+	}
+	return s
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// DiagnosticsLength is how many of a cluster's newest join events show.
-const DiagnosticsLength = 100
+// DiagnosticsPerToken is how many of a token's newest join events show
+// under it.
+const DiagnosticsPerToken = 20
 
 // Listed is a token with what the console shows of it.
 type Listed struct {
@@ -17,6 +18,8 @@ type Listed struct {
 	// Value is the token itself while it is active, for the join command.
 	Value string
 	Nodes []queries.JoinTokenNode
+	// Events are the newest join events reported with it, newest first.
+	Events []queries.JoinEvent
 }
 
 // List returns a user's cluster and its tokens, newest first.
@@ -34,42 +37,54 @@ func (s *Service) List(ctx context.Context, ownerID, clusterID int64) (queries.C
 	if err != nil {
 		return c, nil, fmt.Errorf("list joined nodes: %w", err)
 	}
-	byToken := map[int64][]queries.JoinTokenNode{}
-	for _, n := range nodes {
-		byToken[n.TokenID] = append(byToken[n.TokenID], n)
+	events, err := q.JoinEventListByCluster(ctx, queries.JoinEventListByClusterParams{ClusterID: c.ID, PerToken: DiagnosticsPerToken})
+	if err != nil {
+		return c, nil, fmt.Errorf("list join events: %w", err)
 	}
-	now := s.now()
+	nodesOf := map[int64][]queries.JoinTokenNode{}
+	for _, n := range nodes {
+		nodesOf[n.TokenID] = append(nodesOf[n.TokenID], n)
+	}
+	eventsOf := map[int64][]queries.JoinEvent{}
+	for _, e := range events {
+		eventsOf[e.TokenID] = append(eventsOf[e.TokenID], e)
+	}
 	out := make([]Listed, len(tokens))
 	for i, t := range tokens {
-		out[i] = Listed{Token: t, Status: Status(t, now), Nodes: byToken[t.ID]}
-		if out[i].Status == StatusActive {
-			if out[i].Value, err = s.Value(t); err != nil {
-				return c, nil, err
-			}
+		if out[i], err = s.listed(t, nodesOf[t.ID], eventsOf[t.ID]); err != nil {
+			return c, nil, err
 		}
 	}
 	return c, out, nil
 }
 
-// Nodes returns the nodes that joined with a token.
-func (s *Service) Nodes(ctx context.Context, tokenID int64) ([]queries.JoinTokenNode, error) {
-	nodes, err := queries.New(s.Pool).JoinTokenNodeListByToken(ctx, tokenID)
+// One returns a user's token of one of their clusters as List does, for
+// its live view and its revocation.
+func (s *Service) One(ctx context.Context, ownerID, clusterID, id int64) (Listed, error) {
+	row, err := s.Get(ctx, ownerID, clusterID, id)
 	if err != nil {
-		return nil, fmt.Errorf("list joined nodes: %w", err)
+		return Listed{}, err
 	}
-	return nodes, nil
+	q := queries.New(s.Pool)
+	nodes, err := q.JoinTokenNodeListByToken(ctx, id)
+	if err != nil {
+		return Listed{}, fmt.Errorf("list joined nodes: %w", err)
+	}
+	events, err := q.JoinEventListByToken(ctx, queries.JoinEventListByTokenParams{TokenID: id, RowLimit: DiagnosticsPerToken})
+	if err != nil {
+		return Listed{}, fmt.Errorf("list join events: %w", err)
+	}
+	return s.listed(row.JoinToken, nodes, events)
 }
 
-// Diagnostics returns the newest join events of a user's cluster, newest
-// first.
-func (s *Service) Diagnostics(ctx context.Context, ownerID, clusterID int64) ([]queries.JoinEvent, error) {
-	c, err := s.cluster(ctx, ownerID, clusterID)
-	if err != nil {
-		return nil, err
+func (s *Service) listed(t queries.JoinToken, nodes []queries.JoinTokenNode, events []queries.JoinEvent) (Listed, error) {
+	l := Listed{Token: t, Status: Status(t, s.now()), Nodes: nodes, Events: events}
+	if l.Status == StatusActive {
+		v, err := s.Value(t)
+		if err != nil {
+			return Listed{}, err
+		}
+		l.Value = v
 	}
-	events, err := queries.New(s.Pool).JoinEventListByCluster(ctx, queries.JoinEventListByClusterParams{ClusterID: c.ID, RowLimit: DiagnosticsLength})
-	if err != nil {
-		return nil, fmt.Errorf("list join events: %w", err)
-	}
-	return events, nil
+	return l, nil
 }

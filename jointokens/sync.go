@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubebyon/kubebyon/queries"
@@ -18,11 +19,13 @@ import (
 // nodeUserPrefix is how a kubelet's client certificate names its node.
 const nodeUserPrefix = "system:node:"
 
-// Sync learns from a ready cluster's CertificateSigningRequests which nodes
-// joined with which of its tokens: kubelet TLS bootstrap files each CSR as
-// system:bootstrap:<token id>, for CN system:node:<name>. It records each
-// node once, counts the token's uses, and deletes the bootstrap Secret of a
-// token that reached its use limit. Running it twice changes nothing.
+// Sync learns from a ready cluster's CertificateSigningRequests and Nodes
+// which nodes joined with which of its tokens: kubelet TLS bootstrap files
+// each CSR as system:bootstrap:<token id>, for CN system:node:<name>. It
+// records each node once, counts the token's uses, deletes the bootstrap
+// Secret of a token that reached its use limit, and notes when each
+// recorded node registered its Node object (a node that filed its CSR but
+// never registered is stuck). Running it twice changes nothing.
 func (s *Service) Sync(ctx context.Context, clusterID int64) error {
 	q := queries.New(s.Pool)
 	c, err := q.ClusterGetByID(ctx, clusterID)
@@ -39,13 +42,27 @@ func (s *Service) Sync(ctx context.Context, clusterID int64) error {
 	if err != nil {
 		return fmt.Errorf("list join tokens of cluster %d: %w", c.ID, err)
 	}
-	if len(tokens) == 0 {
+	awaiting, err := q.JoinTokenNodeCountAwaiting(ctx, c.ID)
+	if err != nil {
+		return fmt.Errorf("count nodes awaiting registration in cluster %d: %w", c.ID, err)
+	}
+	if len(tokens) == 0 && awaiting == 0 {
 		return nil
 	}
 	client, err := s.client(ctx, c)
 	if err != nil {
 		return err
 	}
+	if len(tokens) > 0 {
+		if err := s.syncCSRs(ctx, q, client, c, tokens); err != nil {
+			return err
+		}
+	}
+	return s.syncRegistered(ctx, q, client, c)
+}
+
+// syncCSRs records the nodes of the tokens' CSRs and the tokens' uses.
+func (s *Service) syncCSRs(ctx context.Context, q *queries.Queries, client kubernetes.Interface, c queries.Cluster, tokens []queries.JoinToken) error {
 	csrs, err := client.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("list CSRs of cluster %d: %w", c.ID, err)
@@ -85,6 +102,22 @@ func (s *Service) Sync(ctx context.Context, clusterID int64) error {
 		if err := q.JoinTokenMarkUsedUp(ctx, t.ID); err != nil {
 			return fmt.Errorf("mark join token %d used up: %w", t.ID, err)
 		}
+	}
+	return nil
+}
+
+// syncRegistered notes which recorded nodes now have a Node object.
+func (s *Service) syncRegistered(ctx context.Context, q *queries.Queries, client kubernetes.Interface, c queries.Cluster) error {
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list nodes of cluster %d: %w", c.ID, err)
+	}
+	names := make([]string, len(nodes.Items))
+	for i, n := range nodes.Items {
+		names[i] = n.Name
+	}
+	if _, err := q.JoinTokenNodeMarkRegistered(ctx, queries.JoinTokenNodeMarkRegisteredParams{ClusterID: c.ID, NodeNames: names}); err != nil {
+		return fmt.Errorf("mark registered nodes of cluster %d: %w", c.ID, err)
 	}
 	return nil
 }

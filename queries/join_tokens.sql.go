@@ -12,9 +12,9 @@ import (
 )
 
 const joinEventCreate = `-- name: JoinEventCreate :one
-INSERT INTO join_events (token_id, step, status, message, client_ip)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id, token_id, step, status, message, client_ip, created_at
+INSERT INTO join_events (token_id, step, status, message, client_ip, host)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id, token_id, step, status, message, client_ip, created_at, host
 `
 
 type JoinEventCreateParams struct {
@@ -23,6 +23,7 @@ type JoinEventCreateParams struct {
 	Status   string
 	Message  string
 	ClientIp string
+	Host     string
 }
 
 func (q *Queries) JoinEventCreate(ctx context.Context, arg JoinEventCreateParams) (JoinEvent, error) {
@@ -32,6 +33,7 @@ func (q *Queries) JoinEventCreate(ctx context.Context, arg JoinEventCreateParams
 		arg.Status,
 		arg.Message,
 		arg.ClientIp,
+		arg.Host,
 	)
 	var i JoinEvent
 	err := row.Scan(
@@ -42,27 +44,30 @@ func (q *Queries) JoinEventCreate(ctx context.Context, arg JoinEventCreateParams
 		&i.Message,
 		&i.ClientIp,
 		&i.CreatedAt,
+		&i.Host,
 	)
 	return i, err
 }
 
 const joinEventListByCluster = `-- name: JoinEventListByCluster :many
-SELECT join_events.id, join_events.token_id, join_events.step, join_events.status, join_events.message, join_events.client_ip, join_events.created_at
-FROM join_events
-JOIN join_tokens ON join_tokens.id = join_events.token_id
-WHERE join_tokens.cluster_id = $1
-ORDER BY join_events.id DESC
-LIMIT $2
+SELECT e.id, e.token_id, e.step, e.status, e.message, e.client_ip, e.created_at, e.host
+FROM join_tokens t
+CROSS JOIN LATERAL (
+  SELECT id, token_id, step, status, message, client_ip, created_at, host FROM join_events WHERE join_events.token_id = t.id ORDER BY join_events.id DESC LIMIT $1
+) e
+WHERE t.cluster_id = $2
+ORDER BY e.id DESC
 `
 
 type JoinEventListByClusterParams struct {
+	PerToken  int32
 	ClusterID int64
-	RowLimit  int32
 }
 
-// The newest events of a cluster's tokens, for the diagnostics.
+// The newest events of each of a cluster's tokens (at most @per_token
+// each), for the diagnostics under each token; newest first.
 func (q *Queries) JoinEventListByCluster(ctx context.Context, arg JoinEventListByClusterParams) ([]JoinEvent, error) {
-	rows, err := q.db.Query(ctx, joinEventListByCluster, arg.ClusterID, arg.RowLimit)
+	rows, err := q.db.Query(ctx, joinEventListByCluster, arg.PerToken, arg.ClusterID)
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +83,46 @@ func (q *Queries) JoinEventListByCluster(ctx context.Context, arg JoinEventListB
 			&i.Message,
 			&i.ClientIp,
 			&i.CreatedAt,
+			&i.Host,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const joinEventListByToken = `-- name: JoinEventListByToken :many
+SELECT id, token_id, step, status, message, client_ip, created_at, host FROM join_events WHERE token_id = $1 ORDER BY id DESC LIMIT $2
+`
+
+type JoinEventListByTokenParams struct {
+	TokenID  int64
+	RowLimit int32
+}
+
+// The newest events of one token, newest first.
+func (q *Queries) JoinEventListByToken(ctx context.Context, arg JoinEventListByTokenParams) ([]JoinEvent, error) {
+	rows, err := q.db.Query(ctx, joinEventListByToken, arg.TokenID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []JoinEvent{}
+	for rows.Next() {
+		var i JoinEvent
+		if err := rows.Scan(
+			&i.ID,
+			&i.TokenID,
+			&i.Step,
+			&i.Status,
+			&i.Message,
+			&i.ClientIp,
+			&i.CreatedAt,
+			&i.Host,
 		); err != nil {
 			return nil, err
 		}
@@ -93,11 +138,16 @@ const joinTokenClustersToSync = `-- name: JoinTokenClustersToSync :many
 SELECT DISTINCT clusters.id
 FROM clusters
 JOIN join_tokens ON join_tokens.cluster_id = clusters.id
-WHERE clusters.status = 'ready' AND join_tokens.revoked_at IS NULL AND join_tokens.used_up_at IS NULL
-  AND (join_tokens.expires_at IS NULL OR join_tokens.expires_at > now() - interval '1 hour')
+LEFT JOIN join_token_nodes ON join_token_nodes.token_id = join_tokens.id
+  AND join_token_nodes.registered_at IS NULL AND join_token_nodes.first_seen > now() - interval '1 day'
+WHERE clusters.status = 'ready'
+  AND ((join_tokens.revoked_at IS NULL AND join_tokens.used_up_at IS NULL
+        AND (join_tokens.expires_at IS NULL OR join_tokens.expires_at > now() - interval '1 hour'))
+       OR join_token_nodes.token_id IS NOT NULL)
 `
 
-// The ready clusters that have tokens to sync.
+// The ready clusters that have tokens to sync, or joined nodes that have
+// not registered yet (for a day after their CSR).
 func (q *Queries) JoinTokenClustersToSync(ctx context.Context) ([]int64, error) {
 	rows, err := q.db.Query(ctx, joinTokenClustersToSync)
 	if err != nil {
@@ -401,8 +451,25 @@ func (q *Queries) JoinTokenMarkUsedUp(ctx context.Context, id int64) error {
 	return err
 }
 
+const joinTokenNodeCountAwaiting = `-- name: JoinTokenNodeCountAwaiting :one
+SELECT count(*)
+FROM join_token_nodes
+JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
+WHERE join_tokens.cluster_id = $1
+  AND join_token_nodes.registered_at IS NULL AND join_token_nodes.first_seen > now() - interval '1 day'
+`
+
+// The nodes of a cluster that joined (filed a CSR) within the last day but
+// have not been seen as Node objects yet.
+func (q *Queries) JoinTokenNodeCountAwaiting(ctx context.Context, clusterID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, joinTokenNodeCountAwaiting, clusterID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const joinTokenNodeListByCluster = `-- name: JoinTokenNodeListByCluster :many
-SELECT join_token_nodes.token_id, join_token_nodes.node_name, join_token_nodes.csr_name, join_token_nodes.first_seen
+SELECT join_token_nodes.token_id, join_token_nodes.node_name, join_token_nodes.csr_name, join_token_nodes.first_seen, join_token_nodes.registered_at
 FROM join_token_nodes
 JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
 WHERE join_tokens.cluster_id = $1
@@ -423,6 +490,7 @@ func (q *Queries) JoinTokenNodeListByCluster(ctx context.Context, clusterID int6
 			&i.NodeName,
 			&i.CsrName,
 			&i.FirstSeen,
+			&i.RegisteredAt,
 		); err != nil {
 			return nil, err
 		}
@@ -435,7 +503,7 @@ func (q *Queries) JoinTokenNodeListByCluster(ctx context.Context, clusterID int6
 }
 
 const joinTokenNodeListByToken = `-- name: JoinTokenNodeListByToken :many
-SELECT token_id, node_name, csr_name, first_seen FROM join_token_nodes WHERE token_id = $1 ORDER BY first_seen, node_name
+SELECT token_id, node_name, csr_name, first_seen, registered_at FROM join_token_nodes WHERE token_id = $1 ORDER BY first_seen, node_name
 `
 
 func (q *Queries) JoinTokenNodeListByToken(ctx context.Context, tokenID int64) ([]JoinTokenNode, error) {
@@ -452,6 +520,7 @@ func (q *Queries) JoinTokenNodeListByToken(ctx context.Context, tokenID int64) (
 			&i.NodeName,
 			&i.CsrName,
 			&i.FirstSeen,
+			&i.RegisteredAt,
 		); err != nil {
 			return nil, err
 		}
@@ -461,6 +530,27 @@ func (q *Queries) JoinTokenNodeListByToken(ctx context.Context, tokenID int64) (
 		return nil, err
 	}
 	return items, nil
+}
+
+const joinTokenNodeMarkRegistered = `-- name: JoinTokenNodeMarkRegistered :execrows
+UPDATE join_token_nodes SET registered_at = now()
+FROM join_tokens
+WHERE join_tokens.id = join_token_nodes.token_id AND join_tokens.cluster_id = $1
+  AND join_token_nodes.registered_at IS NULL AND join_token_nodes.node_name = ANY($2::text[])
+`
+
+type JoinTokenNodeMarkRegisteredParams struct {
+	ClusterID int64
+	NodeNames []string
+}
+
+// Notes the first time each of these nodes was seen as a Node object.
+func (q *Queries) JoinTokenNodeMarkRegistered(ctx context.Context, arg JoinTokenNodeMarkRegisteredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, joinTokenNodeMarkRegistered, arg.ClusterID, arg.NodeNames)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const joinTokenNodeRecord = `-- name: JoinTokenNodeRecord :execrows

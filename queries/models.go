@@ -90,6 +90,7 @@ type JoinEvent struct {
 	Message   string
 	ClientIp  string
 	CreatedAt pgtype.Timestamptz
+	Host      string
 }
 
 type JoinToken struct {
@@ -108,10 +109,11 @@ type JoinToken struct {
 }
 
 type JoinTokenNode struct {
-	TokenID   int64
-	NodeName  string
-	CsrName   string
-	FirstSeen pgtype.Timestamptz
+	TokenID      int64
+	NodeName     string
+	CsrName      string
+	FirstSeen    pgtype.Timestamptz
+	RegisteredAt pgtype.Timestamptz
 }
 
 type Node struct {

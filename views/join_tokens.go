@@ -14,7 +14,6 @@ type JoinTokens struct {
 	// Ready says tokens can be made (the cluster is ready).
 	Ready  bool
 	Tokens []JoinToken
-	Events []JoinEvent
 	Form   Form
 }
 
@@ -30,12 +29,24 @@ type JoinToken struct {
 	Expires time.Time
 	// Command is the join command while the token is active.
 	Command string
-	Nodes   []string
+	Nodes   []JoinedNode
+	// Events are the token's newest join diagnostics, newest first.
+	Events []JoinEvent
+	// Live says the page keeps asking for the token's news: while it can
+	// be used, and for a while after its last use.
+	Live bool
+}
+
+// JoinedNode is a node that joined with a token.
+type JoinedNode struct {
+	Name string
+	// Registered says its Node object was seen (not only its CSR).
+	Registered bool
 }
 
 // JoinEvent is one step a join script reported.
 type JoinEvent struct {
-	TokenID  string
+	Host     string
 	Step     string
 	Status   string
 	Message  string
@@ -51,6 +62,14 @@ func joinTokenRevokeURL(clusterID, id int64) templ.SafeURL {
 	return templ.SafeURL(fmt.Sprintf("/clusters/%d/tokens/%d/revoke", clusterID, id))
 }
 
-func joinDiagnosticsPath(clusterID int64) string {
-	return fmt.Sprintf("/clusters/%d/tokens/diagnostics", clusterID)
+func joinTokenLivePath(clusterID, id int64) string {
+	return fmt.Sprintf("/clusters/%d/tokens/%d/live", clusterID, id)
+}
+
+func joinTokenLiveID(id int64) string {
+	return fmt.Sprintf("join-token-live-%d", id)
+}
+
+func joinCommandBlockID(id int64) string {
+	return fmt.Sprintf("join-command-block-%d", id)
 }
