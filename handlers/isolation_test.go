@@ -53,6 +53,7 @@ var userScopedRoutes = []struct {
 	// Nodes: the victim's cluster and a node name.
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/live", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/cordon", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/uncordon", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/drain", v.cluster.ID) }, nil},

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +20,7 @@ import (
 func (h *Handlers) nodeRoutes(e *echo.Echo) {
 	e.GET("/clusters/:id/nodes", h.showNodesPage, h.requireUser)
 	e.GET("/clusters/:id/nodes/:name", h.showNodePage, h.requireUser)
+	e.GET("/clusters/:id/nodes/:name/live", h.showNodeLive, h.requireUser)
 	e.POST("/clusters/:id/nodes/:name/cordon", h.cordonNode, h.requireUser)
 	e.POST("/clusters/:id/nodes/:name/uncordon", h.uncordonNode, h.requireUser)
 	e.GET("/clusters/:id/nodes/:name/drain", h.showDrainNodePage, h.requireUser)
@@ -111,7 +113,7 @@ func (h *Handlers) showNodePage(c echo.Context) error {
 	if err != nil {
 		return nodeError(err)
 	}
-	m := nodeDetailView(cl, d)
+	m := views.NodeDetail{Cluster: clusterView(cl), Live: nodeLiveView(cl.ID, d, time.Now())}
 	op, ok, err := h.nodes().LatestOperation(ctx, cl, d.Name)
 	if err != nil {
 		return err
@@ -162,8 +164,9 @@ func nodeView(n nodes.Summary) views.Node {
 	}
 }
 
-func nodeDetailView(cl queries.Cluster, d nodes.Detail) views.NodeDetail {
-	m := views.NodeDetail{Cluster: clusterView(cl), Node: nodeView(d.Summary)}
+// nodeLiveView is what the node page shows of the node's state, as of now.
+func nodeLiveView(clusterID int64, d nodes.Detail, now time.Time) views.NodeLive {
+	m := views.NodeLive{ClusterID: clusterID, Node: nodeView(d.Summary)}
 	for _, c := range d.Conditions {
 		m.Conditions = append(m.Conditions, views.NodeCondition{
 			Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, Time: c.LastTransitionTime.Time,
@@ -186,9 +189,25 @@ func nodeDetailView(cl queries.Cluster, d nodes.Detail) views.NodeDetail {
 	}
 	slices.Sort(m.Labels)
 	for _, p := range d.Pods {
-		m.Pods = append(m.Pods, views.NodePod{Namespace: p.Namespace, Name: p.Name, Phase: string(p.Status.Phase)})
+		m.Pods = append(m.Pods, nodePodView(p, now))
 	}
 	return m
+}
+
+// nodePodView is a pod as kubectl get pods shows it: its ready containers
+// of all, and their restarts.
+func nodePodView(p corev1.Pod, now time.Time) views.NodePod {
+	v := views.NodePod{
+		Namespace: p.Namespace, Name: p.Name, Phase: string(p.Status.Phase), Containers: len(p.Spec.Containers),
+		Created: p.CreationTimestamp.Time, Age: now.Sub(p.CreationTimestamp.Time),
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Ready {
+			v.Ready++
+		}
+		v.Restarts += cs.RestartCount
+	}
+	return v
 }
 
 // resetTokenPlaceholder stands in the reset command for a join token of

@@ -14,7 +14,8 @@ import (
 )
 
 // TestNodesInBrowser opens the nodes from the cluster page, cordons a
-// node, then drains it and watches the drain finish without a reload.
+// node, then drains it and watches the drain finish without a reload, and
+// then the node turn NotReady.
 func TestNodesInBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -59,4 +60,15 @@ func TestNodesInBrowser(t *testing.T) {
 	require.Contains(t, progress, "pod/web-5d8f-a in apps evicted")
 	require.True(t, strings.Contains(progress, "node/worker-1 drained"), progress)
 	require.Equal(t, []string{"agent-x"}, podsOn(t, kc, "worker-1"))
+
+	// The node's kubelet reports trouble: the page shows it by itself.
+	setNotReady(t, kc, "worker-1", "container runtime is down")
+	var message string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.WaitVisible(`[data-testid="node-live"] .node-badge-NotReady`, chromedp.ByQuery),
+		chromedp.Text(`[data-type="Ready"] [data-testid="node-condition-message"]`, &message, chromedp.ByQuery),
+		chromedp.Evaluate(`window.kubebyonSamePage === true`, &samePage),
+	))
+	require.Equal(t, "container runtime is down", message)
+	require.True(t, samePage, "the node's new state arrived without a reload")
 }

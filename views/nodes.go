@@ -52,17 +52,18 @@ type NodeResource struct {
 // NodePod is a pod on a node.
 type NodePod struct {
 	Namespace, Name, Phase string
+	// Ready of Containers are ready; Restarts counts their restarts.
+	Ready, Containers int
+	Restarts          int32
+	Created           time.Time
+	Age               time.Duration
 }
 
 // NodeDetail is the page of one node.
 type NodeDetail struct {
-	Cluster    Cluster
-	Node       Node
-	Conditions []NodeCondition
-	Resources  []NodeResource
-	Taints     []string
-	Labels     []string
-	Pods       []NodePod
+	Cluster Cluster
+	// Live is the part of the page that refreshes itself.
+	Live NodeLive
 	// Operation is the node's latest drain or deletion, if any.
 	Operation *NodeOperation
 }
