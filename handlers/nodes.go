@@ -66,11 +66,21 @@ func nodeError(err error) error {
 }
 
 func (h *Handlers) showNodesPage(c echo.Context) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.ownCluster(c)
 	if err != nil {
 		return err
 	}
 	l := views.NodeList{Cluster: clusterView(cl), NodeQuotaEnabled: cl.NodeQuotaEnabled}
+	if cl.Status != clusters.StatusReady {
+		if !wantsFragment(c) {
+			return echo.NewHTTPError(http.StatusConflict, "ErrNodesClusterNotReady")
+		}
+		// The open list says why its rows went and keeps asking: an
+		// upgrade ends ready again.
+		l.Error = "ErrNodesClusterNotReady"
+		c.Response().Header().Set("Cache-Control", "no-store")
+		return render(c, http.StatusOK, views.NodeRows(l))
+	}
 	if cl.StaleNodeCleanupHours.Valid {
 		l.StaleCleanupHours = strconv.Itoa(int(cl.StaleNodeCleanupHours.Int32))
 	}

@@ -311,6 +311,17 @@ func TestNodesConsole(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, fmt.Sprintf(`curl -fsSLk &#34;https://%s/node/join?token=&lt;JOIN-TOKEN&gt;&#34; | sh -s -- --reset-only`, cl.Endpoint))
 	require.Equal(t, 1, b.auditCount(t, "node.delete"))
+
+	// While the cluster is being updated the open list says so and keeps
+	// asking; a fresh visit is refused with the reason.
+	_, err = b.pool.Exec(context.Background(), "UPDATE clusters SET status = 'updating' WHERE id = $1", cl.ID)
+	require.NoError(t, err)
+	code, rows = c.htmxGet(base)
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, rows, `data-testid="nodes-error"`)
+	require.Contains(t, rows, `hx-trigger="every 5s"`)
+	code, _ = c.get(base)
+	require.Equal(t, http.StatusConflict, code)
 }
 
 // TestNodesAPI lists, cordons, drains and deletes nodes with an API key.
