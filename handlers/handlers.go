@@ -26,6 +26,7 @@ import (
 	"github.com/kubebyon/kubebyon/accounts"
 	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/nodequota"
 	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/static"
 	"github.com/kubebyon/kubebyon/views"
@@ -64,6 +65,9 @@ type Deps struct {
 type Handlers struct {
 	Deps
 	sessions *scs.SessionManager
+	// nodeQuotas answers the node quota webhook, keeping clients of the
+	// virtual clusters between calls.
+	nodeQuotas *nodequota.Service
 }
 
 // bodyLimit caps every request body but the avatar upload's (avatarBodyLimit).
@@ -74,7 +78,7 @@ func New(d Deps) *echo.Echo {
 	if d.RequestTimeout == 0 {
 		d.RequestTimeout = 30 * time.Second
 	}
-	h := &Handlers{Deps: d, sessions: newSessionManager(d.Pool, d.BaseURL)}
+	h := &Handlers{Deps: d, sessions: newSessionManager(d.Pool, d.BaseURL), nodeQuotas: newNodeQuota(d)}
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

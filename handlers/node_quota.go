@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -16,6 +18,8 @@ import (
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/nodequota"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/ratelimit"
 )
 
 func (h *Handlers) nodeQuotaRoutes(e *echo.Echo) {
@@ -29,8 +33,21 @@ func isWebhook(c echo.Context) bool {
 	return strings.HasPrefix(c.Request().URL.Path, "/webhooks/")
 }
 
+// nodeQuotaClusters is how many clusters' clients the webhook keeps.
+const nodeQuotaClusters = 1024
+
+// newNodeQuota is the node quota service of the handlers: one for all
+// requests, so that the clients of the virtual clusters it keeps outlive
+// a review.
+func newNodeQuota(d Deps) *nodequota.Service {
+	return &nodequota.Service{
+		Pool: d.Pool, River: d.River, Box: d.Box,
+		Clients: nodequota.NewClients(d.Clusters.VirtualConfig, nodeQuotaClusters),
+	}
+}
+
 func (h *Handlers) nodeQuota() *nodequota.Service {
-	return &nodequota.Service{Pool: h.Pool, River: h.River, Box: h.Box, Virtual: h.Clusters.VirtualConfig}
+	return h.nodeQuotas
 }
 
 // setNodeQuota switches the cluster's node quota; the webhook
@@ -68,6 +85,9 @@ func (h *Handlers) reviewNodeQuota(c echo.Context) error {
 	if err != nil {
 		return forbidden()
 	}
+	if limited, err := h.nodeQuotaLimited(c, id); limited || err != nil {
+		return err
+	}
 	var review admissionv1.AdmissionReview
 	if err := json.NewDecoder(c.Request().Body).Decode(&review); err != nil || review.Request == nil {
 		return c.JSON(http.StatusBadRequest, apiError{Error: apiErrorBody{Code: "bad_request", Message: locale.T(c.Request().Context(), "ErrNodeQuotaBadReview")}})
@@ -91,4 +111,24 @@ func (h *Handlers) reviewNodeQuota(c echo.Context) error {
 		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
 		Response: resp,
 	})
+}
+
+// nodeQuotaLimited counts a call to the cluster's webhook and answers 429
+// when it is over the limit. The limit counts before the key is checked,
+// so that no flood reaches the cluster or the host; whoever floods a
+// cluster's webhook can only make its quota let Nodes in for the rest of
+// the minute, as the configuration's failure policy Ignore admits a Node
+// when the webhook fails, which is the trade the quota makes anyway (it
+// is a plan limit, not a security boundary).
+func (h *Handlers) nodeQuotaLimited(c echo.Context, clusterID int64) (bool, error) {
+	ctx := c.Request().Context()
+	d, err := ratelimit.Hit(ctx, queries.New(h.Pool), ratelimit.NodeQuotaReviewsPerCluster, strconv.FormatInt(clusterID, 10), time.Now())
+	if err != nil {
+		return true, err
+	}
+	if d.Allowed {
+		return false, nil
+	}
+	c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.RetryAfter.Seconds()))))
+	return true, c.JSON(http.StatusTooManyRequests, apiError{Error: apiErrorBody{Code: "too_many_requests", Message: locale.T(ctx, "ErrNodeQuotaRateLimited")}})
 }

@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -36,16 +32,11 @@ func (b *testBundle) serverCA() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.server.Certificate().Raw})
 }
 
-// syncNodeQuota plays the node_quota_sync worker, whose queue the handler
-// tests do not work.
+// syncNodeQuota works the node_quota_sync jobs queued for the cluster,
+// whose queue the handler tests do not work; there must be one.
 func (b *testBundle) syncNodeQuota(t *testing.T, clusterID int64) {
 	t.Helper()
-	w := &jobs.NodeQuotaSyncWorker{
-		Pool: b.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Box: b.box,
-		VirtualConfig: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig,
-		BaseURL:       b.server.URL, CABundle: b.serverCA(),
-	}
-	require.NoError(t, w.Work(context.Background(), &river.Job[jobs.NodeQuotaSyncArgs]{Args: jobs.NodeQuotaSyncArgs{ClusterID: clusterID}}))
+	require.Positive(t, b.workNodeQuotaSyncs(t, clusterID), "a node quota sync was queued")
 }
 
 // setPlanNodes puts the user on a plan of their own with this many nodes

@@ -174,16 +174,52 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 		return river.JobSnooze(w.PollInterval)
 	}
 
-	n, err := q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: c.ID, Endpoint: rt.Endpoint(c.Slug), Generation: c.Generation})
+	ready, err := w.markReady(ctx, c, rt.Endpoint(c.Slug))
 	if err != nil {
-		return fmt.Errorf("mark ready: %w", err)
+		return err
 	}
-	if n == 0 {
+	if !ready {
 		// The row changed while we worked: go again for the new generation.
 		return river.JobSnooze(0)
 	}
 	logger.Info("cluster ready")
-	return w.event(ctx, q, c, "info", "Ready", "")
+	return nil
+}
+
+// markReady records that the cluster's control plane is ready, with its
+// event, in one transaction that also queues a sync of the node quota's
+// webhook configuration when the quota was ever switched on (its key
+// stays when it is switched off): a control plane that was changed,
+// restored or recreated gets the configuration back, or loses it if the
+// quota was turned off meanwhile (the sync skips clusters that are not
+// ready). It reports false when the cluster's generation moved on.
+func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluster, endpoint string) (bool, error) {
+	ready := false
+	err := pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		n, err := q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: c.ID, Endpoint: endpoint, Generation: c.Generation})
+		if err != nil {
+			return fmt.Errorf("mark ready: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		ready = true
+		// Read after the update, which holds the row: a switch flipped
+		// meanwhile either committed before and shows here, or waits for
+		// this transaction and then queues a sync that finds it ready.
+		latest, err := q.ClusterGetByID(ctx, c.ID)
+		if err != nil {
+			return fmt.Errorf("reload cluster: %w", err)
+		}
+		if latest.NodeQuotaEnabled || latest.NodeQuotaSecret != "" {
+			if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, NodeQuotaSyncArgs{ClusterID: c.ID}, nil); err != nil {
+				return fmt.Errorf("queue node quota sync: %w", err)
+			}
+		}
+		return w.event(ctx, q, c, "info", "Ready", "")
+	})
+	return ready, err
 }
 
 func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries, c queries.Cluster, hostCfg *rest.Config, client kubernetes.Interface, logger *slog.Logger) error {

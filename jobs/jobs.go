@@ -99,6 +99,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_quota_sync"), Box: d.Box,
 		VirtualConfig: d.VirtualConfig, BaseURL: d.BaseURL, CABundle: d.WebhookCABundle,
 	})
+	river.AddWorker(w, &NodeQuotaSyncAllWorker{Pool: d.Pool})
 	return w
 }
 
@@ -131,6 +132,11 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				river.PeriodicInterval(JoinTokenSyncInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return JoinTokenSyncAllArgs{}, nil },
 				&river.PeriodicJobOpts{ID: "join_token_sync_all"},
+			),
+			river.NewPeriodicJob(
+				river.PeriodicInterval(NodeQuotaSyncInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return NodeQuotaSyncAllArgs{}, nil },
+				&river.PeriodicJobOpts{ID: "node_quota_sync_all"},
 			),
 		}
 		if opts.NodeHealthInterval > 0 {

@@ -16,7 +16,6 @@ import (
 	"github.com/riverqueue/river"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubebyon/kubebyon/audit"
 	"github.com/kubebyon/kubebyon/clusters"
@@ -31,10 +30,12 @@ var ErrForbidden = errors.New("node quota webhook: unknown cluster or wrong key"
 
 // Service switches the quota and answers the webhook.
 type Service struct {
-	Pool    *pgxpool.Pool
-	River   *river.Client[pgx.Tx]
-	Box     *secrets.Box
-	Virtual jobs.VirtualConfigFunc
+	Pool  *pgxpool.Pool
+	River *river.Client[pgx.Tx]
+	Box   *secrets.Box
+	// Clients reach the virtual clusters to count their Nodes; share one
+	// between calls.
+	Clients *Clients
 }
 
 // SetEnabled switches the cluster's quota and asks for the webhook
@@ -114,19 +115,28 @@ func (s *Service) Review(ctx context.Context, clusterID int64, key string, req *
 }
 
 // countNodes counts the Nodes that exist in the virtual cluster; the one
-// under review is not among them yet.
+// under review is not among them yet. Any failed call drops the kept
+// client: an auth or connection error is what a recreated control plane
+// looks like, and a kept client that fails is tried once more afresh, so
+// that a changed kubeconfig costs no review.
 func (s *Service) countNodes(ctx context.Context, c queries.Cluster) (int, error) {
-	cfg, err := s.Virtual(ctx, c)
-	if err != nil {
-		return 0, fmt.Errorf("reach cluster %d: %w", c.ID, err)
+	n, kept, err := s.tryCountNodes(ctx, c)
+	if err != nil && kept {
+		n, _, err = s.tryCountNodes(ctx, c)
 	}
-	kc, err := kubernetes.NewForConfig(cfg)
+	return n, err
+}
+
+// tryCountNodes counts with the kept or a new client, reporting which.
+func (s *Service) tryCountNodes(ctx context.Context, c queries.Cluster) (int, bool, error) {
+	kc, kept, err := s.Clients.get(ctx, c)
 	if err != nil {
-		return 0, fmt.Errorf("client of cluster %d: %w", c.ID, err)
+		return 0, false, err
 	}
 	list, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return 0, fmt.Errorf("list nodes of cluster %d: %w", c.ID, err)
+		s.Clients.forget(c.ID)
+		return 0, kept, fmt.Errorf("list nodes of cluster %d: %w", c.ID, err)
 	}
-	return len(list.Items), nil
+	return len(list.Items), kept, nil
 }

@@ -6,3 +6,10 @@ UPDATE clusters SET node_quota_enabled = @enabled,
     updated_at = now()
 WHERE id = @id AND delete_requested_at IS NULL AND status <> 'deleted'
 RETURNING *;
+
+-- name: ClusterListNodeQuotaEnabled :many
+-- The ready clusters whose node quota is on, whose webhook configurations
+-- are written again periodically.
+SELECT id FROM clusters
+WHERE node_quota_enabled AND status = 'ready' AND delete_requested_at IS NULL
+ORDER BY id;

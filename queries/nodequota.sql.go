@@ -9,6 +9,34 @@ import (
 	"context"
 )
 
+const clusterListNodeQuotaEnabled = `-- name: ClusterListNodeQuotaEnabled :many
+SELECT id FROM clusters
+WHERE node_quota_enabled AND status = 'ready' AND delete_requested_at IS NULL
+ORDER BY id
+`
+
+// The ready clusters whose node quota is on, whose webhook configurations
+// are written again periodically.
+func (q *Queries) ClusterListNodeQuotaEnabled(ctx context.Context) ([]int64, error) {
+	rows, err := q.db.Query(ctx, clusterListNodeQuotaEnabled)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const clusterSetNodeQuota = `-- name: ClusterSetNodeQuota :one
 UPDATE clusters SET node_quota_enabled = $1,
     node_quota_secret = CASE WHEN $2::text <> '' THEN $2::text ELSE node_quota_secret END,

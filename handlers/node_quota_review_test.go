@@ -1,0 +1,153 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/ratelimit"
+	"github.com/kubebyon/kubebyon/testenv"
+)
+
+// nodeCreateReview is what an apiserver sends before creating a Node.
+const nodeCreateReview = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","kind":{"group":"","version":"v1","kind":"Node"},"operation":"CREATE"}}`
+
+// review posts a Node creation to a webhook URL, as the apiserver would,
+// and returns the status and body of the answer.
+func (b *testBundle) review(t *testing.T, hookURL string) (int, string) {
+	t.Helper()
+	resp, err := b.server.Client().Post(hookURL, "application/json", strings.NewReader(nodeCreateReview))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	return resp.StatusCode, readBody(t, resp)
+}
+
+// setKubeconfigSecret replaces the kubeconfig vcluster keeps for cl on
+// the host; nil deletes the Secret.
+func setKubeconfigSecret(t *testing.T, cl queries.Cluster, kubeconfig []byte) {
+	t.Helper()
+	ctx := context.Background()
+	secrets := testenv.HostKube(t).Client(t).CoreV1().Secrets(clusters.Namespace(cl))
+	if err := secrets.Delete(ctx, clusters.KubeconfigSecretName(cl), metav1.DeleteOptions{}); !apierrors.IsNotFound(err) {
+		require.NoError(t, err)
+	}
+	if kubeconfig == nil {
+		return
+	}
+	_, err := secrets.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: clusters.KubeconfigSecretName(cl)},
+		Data:       map[string][]byte{"config": kubeconfig},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+// nodeCounter is the kubeconfig of a user who may list the Nodes of virt,
+// until revoke takes that right away.
+func nodeCounter(t *testing.T, virt *testenv.Kube, user string) (kubeconfig []byte, revoke func()) {
+	t.Helper()
+	grantClusterWide(t, virt, user, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}})
+	cfg := virt.UserConfig(t, user)
+	return []byte(kubeconfigOf(t, cfg)), func() {
+		ctx := context.Background()
+		require.NoError(t, virt.Client(t).RbacV1().ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{}))
+		kc, err := kubernetes.NewForConfig(cfg)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			_, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			return apierrors.IsForbidden(err)
+		}, 15*time.Second, 50*time.Millisecond, "RBAC refuses %s", user)
+	}
+}
+
+// TestNodeQuotaReviewKeepsClient: the webhook reads the cluster's
+// kubeconfig Secret on the host once, not per review; a kept client that
+// fails is dropped, and the review tried once more with the Secret.
+func TestNodeQuotaReviewKeepsClient(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "quota-kept")
+	cl, virt := b.readyVirtualCluster(t, c, "quota-kept")
+	page := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
+	resp := c.post(page, fmt.Sprintf("/clusters/%d/node-quota", cl.ID), url.Values{"enabled": {"on"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	key, err := b.box.Open(b.cluster(t, cl.ID).NodeQuotaSecret)
+	require.NoError(t, err)
+	hook := jobs.NodeQuotaWebhookURL(b.server.URL, cl.ID, string(key))
+	allowed := func(msg string) {
+		t.Helper()
+		status, body := b.review(t, hook)
+		require.Equal(t, http.StatusOK, status, "%s: %s", msg, body)
+		require.Contains(t, body, `"allowed":true`, msg)
+	}
+
+	first, revokeFirst := nodeCounter(t, virt, "node-counter-1")
+	setKubeconfigSecret(t, cl, first)
+	allowed("first review")
+	setKubeconfigSecret(t, cl, nil)
+	allowed("the kept client answers without the Secret")
+
+	// Refused, the kept client is dropped and the Secret read again, which
+	// is gone.
+	revokeFirst()
+	status, body := b.review(t, hook)
+	require.Equal(t, http.StatusInternalServerError, status, body)
+
+	// Refused with a good Secret there, the review reads it and answers.
+	second, revokeSecond := nodeCounter(t, virt, "node-counter-2")
+	setKubeconfigSecret(t, cl, second)
+	allowed("a new client from the Secret")
+	setKubeconfigSecret(t, cl, virt.Kubeconfig(t))
+	revokeSecond()
+	allowed("the kept client refused, a new one from the Secret")
+}
+
+// TestNodeQuotaReviewRateLimit: past the per-cluster limit the webhook
+// answers 429 with a JSON error, and counts each cluster apart.
+func TestNodeQuotaReviewRateLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	rule := ratelimit.NodeQuotaReviewsPerCluster
+	// Counters set in this window and the next, so that the answers are
+	// the same wherever the minute turns: cluster 1 is one call below its
+	// limit, cluster 2 at it.
+	window := time.Now().Truncate(rule.Window)
+	for id, count := range map[int64]int32{1: rule.Limit - 1, 2: rule.Limit} {
+		for _, start := range []time.Time{window, window.Add(rule.Window)} {
+			_, err := b.pool.Exec(ctx, `INSERT INTO rate_limits (key, window_start, count) VALUES ($1, $2, $3)`,
+				fmt.Sprintf("%s:%d", rule.Name, id), start, count)
+			require.NoError(t, err)
+		}
+	}
+
+	// Below the limit the call goes on, to be refused for its key.
+	status, body := b.review(t, b.server.URL+jobs.NodeQuotaWebhookPath+"1/guess")
+	require.Equal(t, http.StatusForbidden, status, body)
+
+	resp, err := b.server.Client().Post(b.server.URL+jobs.NodeQuotaWebhookPath+"2/guess", "application/json", strings.NewReader(nodeCreateReview))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	require.NotEmpty(t, resp.Header.Get("Retry-After"))
+	var got struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+	require.Equal(t, "too_many_requests", got.Error.Code)
+	require.Contains(t, got.Error.Message, "Too many node admission reviews")
+}
