@@ -249,9 +249,11 @@ func TestApplyRateLimit(t *testing.T) {
 	var limited *adminusers.LimitedError
 	require.ErrorAs(t, s.Apply(ctx, adminusers.Promote, target.ID, "admin password 1", actor), &limited,
 		"even the right password is refused once over the limit")
-	require.Equal(t, 15*time.Minute, limited.RetryAfter)
+	// 11 hits in this window: one more passes once 1 + 11(1-f) <= 10 in
+	// the next, at f = 2/11 of it.
+	require.InDelta(t, float64(adminusers.ReauthPerAdmin.Window)*(1+2.0/11), float64(limited.RetryAfter), float64(time.Second))
 
-	now = now.Add(adminusers.ReauthPerAdmin.Window)
+	now = now.Add(limited.RetryAfter)
 	require.NoError(t, s.Apply(ctx, adminusers.Promote, target.ID, "admin password 1", actor))
 	require.Equal(t, 1, auditCount(t, pool, "admin.user_promote", target.ID))
 }

@@ -123,12 +123,17 @@ func TestNodeQuotaReviewRateLimit(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	rule := ratelimit.NodeQuotaReviewsPerCluster
-	// Counters set in this window and the next, so that the answers are
-	// the same wherever the minute turns: cluster 1 is one call below its
-	// limit, cluster 2 at it.
+	// Cluster 1 is one call below its limit, cluster 2 at it, with the
+	// answers the same wherever the minute turns: cluster 1's calls are
+	// all in this window (the next one only weighs them), cluster 2's in
+	// this window and the next.
 	window := time.Now().Truncate(rule.Window)
-	for id, count := range map[int64]int32{1: rule.Limit - 1, 2: rule.Limit} {
-		for _, start := range []time.Time{window, window.Add(rule.Window)} {
+	for id, starts := range map[int64][]time.Time{1: {window}, 2: {window, window.Add(rule.Window)}} {
+		count := rule.Limit - 1
+		if id == 2 {
+			count = rule.Limit
+		}
+		for _, start := range starts {
 			_, err := b.pool.Exec(ctx, `INSERT INTO rate_limits (key, window_start, count) VALUES ($1, $2, $3)`,
 				fmt.Sprintf("%s:%d", rule.Name, id), start, count)
 			require.NoError(t, err)

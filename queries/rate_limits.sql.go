@@ -24,23 +24,35 @@ func (q *Queries) RateLimitDeleteOld(ctx context.Context) (int64, error) {
 }
 
 const rateLimitHit = `-- name: RateLimitHit :one
-INSERT INTO rate_limits (key, window_start, count)
-VALUES ($1, $2, 1)
-ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limits.count + 1
-RETURNING count
+WITH hit AS (
+  INSERT INTO rate_limits (key, window_start, count)
+  VALUES ($1, $3, 1)
+  ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limits.count + 1
+  RETURNING count
+)
+SELECT hit.count::int AS count,
+  coalesce((SELECT rate_limits.count FROM rate_limits WHERE rate_limits.key = $1 AND rate_limits.window_start = $2), 0)::int AS previous
+FROM hit
 `
 
 type RateLimitHitParams struct {
-	Key         string
-	WindowStart pgtype.Timestamptz
+	Key           string
+	PreviousStart pgtype.Timestamptz
+	WindowStart   pgtype.Timestamptz
 }
 
-// Counts one hit in the key's current window and returns the count so far.
-func (q *Queries) RateLimitHit(ctx context.Context, arg RateLimitHitParams) (int32, error) {
-	row := q.db.QueryRow(ctx, rateLimitHit, arg.Key, arg.WindowStart)
-	var count int32
-	err := row.Scan(&count)
-	return count, err
+type RateLimitHitRow struct {
+	Count    int32
+	Previous int32
+}
+
+// Counts one hit in the key's current window and returns the count so far,
+// with the count of the window before it.
+func (q *Queries) RateLimitHit(ctx context.Context, arg RateLimitHitParams) (RateLimitHitRow, error) {
+	row := q.db.QueryRow(ctx, rateLimitHit, arg.Key, arg.PreviousStart, arg.WindowStart)
+	var i RateLimitHitRow
+	err := row.Scan(&i.Count, &i.Previous)
+	return i, err
 }
 
 const rateLimitReset = `-- name: RateLimitReset :exec

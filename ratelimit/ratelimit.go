@@ -1,5 +1,8 @@
-// Package ratelimit counts requests in fixed windows kept in PostgreSQL, so
-// that limits hold across every replica of the server. (The rate-limit
+// Package ratelimit counts requests in windows kept in PostgreSQL, so that
+// limits hold across every replica of the server. A hit is judged by the
+// sliding-window estimate (the current window's count plus the previous
+// window's, weighted by how much of it still lies within one window of
+// now), so a client cannot double its rate around a window's turn. (The rate-limit
 // libraries for Go keep state in memory or Redis; this platform's only
 // shared store is PostgreSQL.)
 package ratelimit
@@ -7,6 +10,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -41,17 +45,39 @@ type Decision struct {
 // Hit counts one hit of subject against rule at now.
 func Hit(ctx context.Context, q *queries.Queries, rule Rule, subject string, now time.Time) (Decision, error) {
 	start := now.Truncate(rule.Window)
-	n, err := q.RateLimitHit(ctx, queries.RateLimitHitParams{
-		Key:         rule.Name + ":" + subject,
-		WindowStart: pgtype.Timestamptz{Time: start, Valid: true},
+	row, err := q.RateLimitHit(ctx, queries.RateLimitHitParams{
+		Key:           rule.Name + ":" + subject,
+		WindowStart:   pgtype.Timestamptz{Time: start, Valid: true},
+		PreviousStart: pgtype.Timestamptz{Time: start.Add(-rule.Window), Valid: true},
 	})
 	if err != nil {
 		return Decision{}, fmt.Errorf("rate limit %s: %w", rule.Name, err)
 	}
-	if n > rule.Limit {
-		return Decision{Allowed: false, RetryAfter: start.Add(rule.Window).Sub(now)}, nil
+	return decide(rule, start, now, row.Count, row.Previous), nil
+}
+
+// decide judges a hit that made the current window's count current, with
+// previous hits in the window before.
+func decide(rule Rule, start, now time.Time, current, previous int32) Decision {
+	window := float64(rule.Window)
+	elapsed := float64(now.Sub(start)) / window
+	limit := float64(rule.Limit)
+	if float64(current)+float64(previous)*(1-elapsed) <= limit {
+		return Decision{Allowed: true}
 	}
-	return Decision{Allowed: true}, nil
+	// When one more hit would be let through, if none comes before it:
+	// within this window as the previous one slides out, or else within
+	// the next as this one does. (The estimate is over the limit, so with
+	// current+1 within it, previous is not 0.)
+	var at float64
+	if float64(current)+1 <= limit {
+		at = 1 - (limit-float64(current)-1)/float64(previous)
+	} else {
+		at = 2 - (limit-1)/float64(current)
+	}
+	// Whole seconds, rounded up: what Retry-After can say, and never early.
+	retry := math.Ceil((time.Duration(at*window) - now.Sub(start)).Seconds())
+	return Decision{Allowed: false, RetryAfter: time.Duration(max(retry, 1)) * time.Second}
 }
 
 // Reset forgets subject's hits against rule (after a successful sign-in).
