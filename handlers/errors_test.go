@@ -35,11 +35,17 @@ func TestServerErrors(t *testing.T) {
 	e.GET("/fails", func(echo.Context) error { return errors.New("secret internal detail") })
 	e.GET("/panics", func(echo.Context) error { panic("secret panic detail") })
 	e.GET("/api/v1/fails", func(echo.Context) error { return errors.New("secret api detail") })
+	e.GET("/join/:token/fails", func(echo.Context) error { return errors.New("secret join detail") })
+	e.POST("/webhooks/fails", func(echo.Context) error { return errors.New("secret webhook detail") })
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 
-	for _, path := range []string{"/fails", "/panics", "/api/v1/fails"} {
-		resp, err := http.Get(srv.URL + path)
+	for _, path := range []string{"/fails", "/panics", "/api/v1/fails", "/join/abc/fails", "/webhooks/fails"} {
+		get := http.Get
+		if path == "/webhooks/fails" {
+			get = func(url string) (*http.Response, error) { return http.Post(url, "application/json", nil) }
+		}
+		resp, err := get(srv.URL + path)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -47,9 +53,14 @@ func TestServerErrors(t *testing.T) {
 		reqID := resp.Header.Get("X-Request-Id")
 		require.NotEmpty(t, reqID, path)
 		require.NotContains(t, string(body), "secret", path)
-		if path == "/api/v1/fails" {
+		switch path {
+		case "/api/v1/fails", "/webhooks/fails":
 			require.JSONEq(t, `{"error":{"code":"internal_server_error","message":"Something went wrong"}}`, string(body))
-		} else {
+		case "/join/abc/fails":
+			// What a machine pipes into sh says so and exits 1.
+			require.Equal(t, "text/x-shellscript; charset=utf-8", resp.Header.Get("Content-Type"))
+			require.Equal(t, "#!/bin/sh\nprintf 'kubebyon: %s\\n' 'Something went wrong' >&2\nexit 1\n", string(body))
+		default:
 			require.Contains(t, string(body), `data-testid="error-page"`, path)
 			require.Contains(t, string(body), reqID, path)
 		}

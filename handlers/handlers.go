@@ -25,6 +25,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/accounts"
 	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/jointokens"
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/nodequota"
 	"github.com/kubebyon/kubebyon/secrets"
@@ -256,8 +257,14 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 	switch {
 	case c.Request().Method == http.MethodHead:
 		werr = c.NoContent(code)
-	case isAPI(c):
+	case isAPI(c), isWebhook(c):
 		werr = c.JSON(code, apiError{Error: apiErrorBody{Code: strings.ToLower(strings.ReplaceAll(http.StatusText(code), " ", "_")), Message: msg}})
+	case isJoin(c):
+		// What a machine pipes into sh: a script that says what went wrong,
+		// never an HTML page.
+		c.Response().Header().Set(echo.HeaderContentType, mimeShellScript)
+		c.Response().WriteHeader(code)
+		werr = jointokens.WriteRefusal(c.Request().Context(), c.Response(), errors.New(msgID))
 	default:
 		if code < 500 {
 			reqID = ""
