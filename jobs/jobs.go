@@ -136,7 +136,9 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			river.NewPeriodicJob(
 				river.PeriodicInterval(NodeQuotaSyncInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return NodeQuotaSyncAllArgs{}, nil },
-				&river.PeriodicJobOpts{ID: "node_quota_sync_all"},
+				// On start too: a restart with a new base URL or CA bundle
+				// rewrites the webhook configurations at once.
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "node_quota_sync_all"},
 			),
 		}
 		if opts.NodeHealthInterval > 0 {
