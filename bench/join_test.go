@@ -3,9 +3,16 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -69,6 +76,11 @@ func BenchmarkJoinScript(b *testing.B) {
 	require.NoError(b, err)
 	_, err = q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: "joins.bench.test:443", Generation: cl.Generation})
 	require.NoError(b, err)
+	// The CA the first join learns from the cluster's kubeconfig, kept on
+	// the row: every join after it reads it from there.
+	cl, err = q.ClusterGetByID(ctx, cl.ID)
+	require.NoError(b, err)
+	require.NoError(b, q.ClusterSetCACert(ctx, queries.ClusterSetCACertParams{CaCert: benchCA(b), ID: cl.ID, UpdatedAt: cl.UpdatedAt}))
 	tokens := insertJoinTokens(b, pool, box, cl.ID)
 
 	catalog, err := locale.New()
@@ -102,6 +114,7 @@ func BenchmarkJoinScript(b *testing.B) {
 	require.NoError(b, err)
 	require.Equal(b, http.StatusOK, resp.StatusCode, string(script))
 	require.Contains(b, string(script), "joins.bench.test:443", "the 200s measured are the join script")
+	require.Contains(b, string(script), "BEGIN CERTIFICATE", "with the cluster's CA")
 
 	for i := 0; i < b.N; i++ {
 		b.ResetTimer()
@@ -223,4 +236,19 @@ func roundTrip(hc *http.Client, req *http.Request) (int, error) {
 		return 0, fmt.Errorf("read %s: %w", req.URL.Path, err)
 	}
 	return resp.StatusCode, nil
+}
+
+// benchCA is a self-signed CA certificate, PEM.
+func benchCA(b *testing.B) string {
+	b.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	require.NoError(b, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bench cluster CA"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(b, err)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }

@@ -63,10 +63,19 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ca, err := h.joinTokens().CACert(ctx, row.Cluster)
+	if errors.Is(err, jointokens.ErrJoinUnavailable) {
+		h.Logger.WarnContext(ctx, "join script without the cluster's CA", "cluster_id", row.Cluster.ID, "error", err)
+		c.Response().WriteHeader(http.StatusServiceUnavailable)
+		return jointokens.WriteRefusal(ctx, c.Response(), jointokens.ErrJoinUnavailable)
+	}
+	if err != nil {
+		return err
+	}
 	c.Response().WriteHeader(http.StatusOK)
 	return jointokens.WriteScript(ctx, c.Response(), jointokens.ScriptData{
 		EventsURL: strings.TrimRight(h.BaseURL, "/") + "/join/" + token + "/events",
-		Endpoint:  row.Cluster.Endpoint, Token: token,
+		Endpoint:  row.Cluster.Endpoint, CACert: ca, Token: token,
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -175,6 +176,9 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	require.Equal(t, "text/x-shellscript; charset=utf-8", ctype)
 	require.Contains(t, body, cl.Endpoint)
+	ca := strings.TrimSpace(string(virt.CA))
+	require.Contains(t, body, ca, "the script checks the endpoint against the cluster's CA, from its kubeconfig")
+	require.Equal(t, ca, b.cluster(t, cl.ID).CaCert, "and keeps it for the next join")
 	code, _, body = joinStatus(t, b, "abcdef.0123456789abcdef")
 	require.Equal(t, http.StatusNotFound, code)
 	require.Contains(t, body, "exit 1")
@@ -272,9 +276,10 @@ func TestJoinTokenLifecycle(t *testing.T) {
 }
 
 // scriptToken makes a token for a ready cluster whose control plane
-// endpoint is a TLS test server, with the shared apiserver holding its
-// bootstrap Secret.
-func scriptToken(t *testing.T, b *testBundle, endpoint string) string {
+// endpoint is a TLS test server (its certificate the cluster's CA), with
+// the shared apiserver holding its bootstrap Secret. It returns the
+// cluster's id too.
+func scriptToken(t *testing.T, b *testBundle, cp *httptest.Server) (string, int64) {
 	t.Helper()
 	ctx := context.Background()
 	_, email := b.signedUpUser(t, "scripted")
@@ -283,13 +288,22 @@ func scriptToken(t *testing.T, b *testBundle, endpoint string) string {
 	q := queries.New(b.pool)
 	cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{OwnerID: u.ID, Name: "scripted", Slug: "scripted-" + strings.ToLower(rand.Text()[:6]), KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer"})
 	require.NoError(t, err)
-	_, err = q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: endpoint, Generation: cl.Generation})
+	_, err = q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: strings.TrimPrefix(cp.URL, "https://"), Generation: cl.Generation})
 	require.NoError(t, err)
+	setClusterCA(t, b, cl.ID, cp)
 	host := testenv.HostKube(t).Config
 	svc := &jointokens.Service{Pool: b.pool, Box: b.box, Virtual: func(context.Context, queries.Cluster) (*rest.Config, error) { return host, nil }}
 	created, err := svc.Create(ctx, u.ID, cl.ID, jointokens.Input{Lifetime: jointokens.Lifetime1Hour, Uses: jointokens.UsesOne}, audit.Actor{UserID: u.ID})
 	require.NoError(t, err)
-	return created.Value
+	return created.Value, cl.ID
+}
+
+// setClusterCA makes a TLS test server's certificate the cluster's CA.
+func setClusterCA(t *testing.T, b *testBundle, clusterID int64, srv *httptest.Server) {
+	t.Helper()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	_, err := b.pool.Exec(context.Background(), "UPDATE clusters SET ca_cert = $1 WHERE id = $2", string(ca), clusterID)
+	require.NoError(t, err)
 }
 
 // TestJoinScript runs the join script with a real sh, stand-ins only for
@@ -310,8 +324,16 @@ func TestJoinScript(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	t.Cleanup(cp.Close)
-	endpoint := strings.TrimPrefix(cp.URL, "https://")
-	token := scriptToken(t, b, endpoint)
+	token, clusterID := scriptToken(t, b, cp)
+
+	// Without the CA (no kubeconfig Secret to read it from) no script.
+	_, err := b.pool.Exec(context.Background(), "UPDATE clusters SET ca_cert = '' WHERE id = $1", clusterID)
+	require.NoError(t, err)
+	code, _, refusal := joinStatus(t, b, token)
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Contains(t, refusal, "connection details right now")
+	require.Contains(t, refusal, "exit 1")
+	setClusterCA(t, b, clusterID, cp)
 
 	code, _, script := joinStatus(t, b, token)
 	require.Equal(t, http.StatusOK, code, script)
@@ -368,6 +390,33 @@ func TestJoinScript(t *testing.T) {
 	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT array_agg(host ORDER BY id) FROM join_events").Scan(&hosts))
 	require.Equal(t, []string{"box-7", "box-7", "box-7", "box-7", "box-7", "foo", "foo", "foo", "foo", "foo", "foo", "foo"}, hosts,
 		"the machine is named by its host name, then by the --node-name it joins as")
+
+	// Something between the machine and the cluster presents another
+	// certificate: the script stops before it downloads anything.
+	// (Every httptest server has the same certificate; the cluster gets a
+	// CA of its own instead.)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "cluster CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(context.Background(), "UPDATE clusters SET ca_cert = $1 WHERE id = $2",
+		string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), clusterID)
+	require.NoError(t, err)
+	code, _, script = joinStatus(t, b, token)
+	require.Equal(t, http.StatusOK, code, script)
+	require.NoError(t, os.WriteFile(scriptPath, []byte(script), 0o600))
+	_, stderr, err = run("0")
+	require.Error(t, err)
+	require.Contains(t, stderr, "certificate is not the cluster's")
+	mu.Lock()
+	require.Len(t, joinRequests, 1, "no join script fetched through an intercepted connection")
+	mu.Unlock()
+	require.Equal(t, "endpoint:failed", steps()[len(steps())-1])
 }
 
 // TestJoinTokenSyncAll: the periodic job asks for a sync of each ready

@@ -62,6 +62,31 @@ func (s *Service) Check(ctx context.Context, value string) (queries.JoinTokenGet
 	return row, nil
 }
 
+// ErrJoinUnavailable refuses a join while the platform cannot read the
+// cluster's CA from its kubeconfig.
+var ErrJoinUnavailable = errors.New("JoinRefusedUnavailable")
+
+// CACert is the PEM of the CA that signs the cluster's control plane
+// certificate, which the join script checks the endpoint against. It is
+// read from the cluster's kubeconfig the first time and kept on the row.
+func (s *Service) CACert(ctx context.Context, c queries.Cluster) (string, error) {
+	if c.CaCert != "" {
+		return c.CaCert, nil
+	}
+	cfg, err := s.Virtual(ctx, c)
+	if err != nil {
+		return "", fmt.Errorf("%w: kubeconfig of cluster %d: %w", ErrJoinUnavailable, c.ID, err)
+	}
+	ca := strings.TrimSpace(string(cfg.CAData))
+	if ca == "" {
+		return "", fmt.Errorf("%w: the kubeconfig of cluster %d names no CA", ErrJoinUnavailable, c.ID)
+	}
+	if err := queries.New(s.Pool).ClusterSetCACert(ctx, queries.ClusterSetCACertParams{CaCert: ca, ID: c.ID, UpdatedAt: c.UpdatedAt}); err != nil {
+		return "", fmt.Errorf("keep the CA of cluster %d: %w", c.ID, err)
+	}
+	return ca, nil
+}
+
 // StepJoin is the join script's last step: the control plane's join
 // script ran, so the machine's kubelet has filed its CSR (or failed to).
 const StepJoin = "join"

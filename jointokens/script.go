@@ -24,10 +24,12 @@ func joinScript(ctx context.Context) *template.Template {
 }
 
 // ScriptData is what the join script needs: where to report, the control
-// plane's endpoint (host:port) and the token.
+// plane's endpoint (host:port) and the CA (PEM) its certificate must be
+// signed by, and the token.
 type ScriptData struct {
 	EventsURL string
 	Endpoint  string
+	CACert    string
 	Token     string
 }
 

@@ -76,8 +76,14 @@ WHERE id = @id;
 -- name: ClusterMarkReady :execrows
 UPDATE clusters
 SET status = 'ready', status_message = '', endpoint = @endpoint, observed_generation = @generation,
-    ready_at = coalesce(ready_at, now()), reconcile_started_at = NULL, updated_at = now()
+    ready_at = coalesce(ready_at, now()), reconcile_started_at = NULL, updated_at = now(), ca_cert = ''
 WHERE id = @id AND generation = @generation;
+
+-- name: ClusterSetCACert :exec
+-- Keeps the CA the join script verifies the endpoint with, unless the row
+-- changed since it was read (it may have become ready again, with a new
+-- CA); the next join then reads the CA again.
+UPDATE clusters SET ca_cert = @ca_cert WHERE id = @id AND updated_at = @updated_at AND status = 'ready';
 
 -- name: ClusterMarkFailed :exec
 UPDATE clusters SET status = 'failed', status_message = @status_message, updated_at = now() WHERE id = @id;

@@ -59,6 +59,7 @@ type Cluster struct {
 	NodeQuotaEnabled      bool
 	NodeQuotaSecret       string
 	StaleNodeCleanupHours pgtype.Int4
+	CaCert                string
 }
 
 type ClusterEvent struct {
