@@ -46,6 +46,7 @@ func setupService(t *testing.T) *svcBundle {
 	path := filepath.Join(t.TempDir(), "host.kubeconfig")
 	require.NoError(t, os.WriteFile(path, testenv.HostKube(t).Kubeconfig(t), 0o600))
 	rt := settings.Defaults()
+	rt.NodePortMin, rt.NodePortMax = testenv.NodePorts()
 	rt.APIBaseDomain = "clusters.test"
 	require.NoError(t, settings.Save(ctx, queries.New(pool), box, rt))
 	return &svcBundle{pool: pool, box: box, svc: newService(t, pool, box, path)}
@@ -192,6 +193,7 @@ func TestCreateNeedsHostCluster(t *testing.T) {
 	// A host but no API base domain.
 	b.svc.KubeconfigPath = ""
 	rt := settings.Defaults()
+	rt.NodePortMin, rt.NodePortMax = testenv.NodePorts()
 	rt.HostKubeconfig = string(testenv.HostKube(t).Kubeconfig(t))
 	require.NoError(t, settings.Save(ctx, queries.New(pool), box, rt))
 	_, err = b.svc.Create(ctx, u.ID, clusters.Input{Name: "first"}, a)
@@ -334,6 +336,7 @@ func TestApply(t *testing.T) {
 	ctx := context.Background()
 	u, a := b.user(t, "patcher@example.com")
 	rt := settings.Defaults()
+	rt.NodePortMin, rt.NodePortMax = testenv.NodePorts()
 	rt.APIBaseDomain = "clusters.test"
 	rt.AllowedVersions = []string{"v1.34.0", "v1.33.4"}
 	require.NoError(t, settings.Save(ctx, queries.New(b.pool), b.box, rt))

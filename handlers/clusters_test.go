@@ -29,6 +29,7 @@ func (b *testBundle) connectHost(t *testing.T) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(b.hostKubeconfig, testenv.HostKube(t).Kubeconfig(t), 0o600))
 	rt := settings.Defaults()
+	rt.NodePortMin, rt.NodePortMax = testenv.NodePorts()
 	rt.APIBaseDomain = "clusters.test"
 	rt.AllowedVersions = []string{"v1.34.0", "v1.33.4"}
 	require.NoError(t, settings.Save(context.Background(), queries.New(b.pool), b.box, rt))

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,6 +89,20 @@ func (k *Kube) UserConfig(t testing.TB, user string, groups ...string) *rest.Con
 	cfg := rest.CopyConfig(k.Config)
 	cfg.CertData, cfg.KeyData = certPEM, keyPEM
 	return cfg
+}
+
+// nodePortBlocks counts the blocks of NodePorts handed out (NodePorts).
+var nodePortBlocks atomic.Int32
+
+// NodePorts gives a test a block of 100 of the shared host apiserver's
+// NodePorts (its range is 30000-32767) that no other test of the process
+// got before, until 27 blocks are out. Each test's database allocates
+// ports without knowing the other tests' clusters, and the host refuses a
+// port twice; tests set their settings' range to their block.
+func NodePorts() (low, high int) {
+	n := int(nodePortBlocks.Add(1)-1) % 27
+	low = 30000 + n*100
+	return low, low + 99
 }
 
 // kubeShared is the test binary's etcd and host apiserver, and the
