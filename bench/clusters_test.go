@@ -23,6 +23,7 @@ import (
 	"github.com/kubebyon/kubebyon/audit"
 	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/settings"
@@ -59,8 +60,10 @@ func BenchmarkClusterCreateToInstalled(b *testing.B) {
 
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	opts := jobs.DefaultOptions(true)
+	catalog, err := locale.New()
+	require.NoError(b, err)
 	rc, err := jobs.NewClient(jobs.Deps{
-		Pool: pool, Logger: logger, Metrics: prometheus.NewRegistry(), Box: box,
+		Pool: pool, Logger: logger, Metrics: prometheus.NewRegistry(), Box: box, Catalog: catalog,
 		Charts: &vcluster.Charts{}, KubeconfigPath: kubecfg,
 	}, opts)
 	require.NoError(b, err)

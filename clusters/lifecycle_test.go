@@ -27,6 +27,8 @@ import (
 	"github.com/kubebyon/kubebyon/audit"
 	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/notify"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/settings"
@@ -61,6 +63,7 @@ func setup(t *testing.T) *testBundle {
 	require.NoError(t, os.WriteFile(kubecfg, host.Kubeconfig(t), 0o600))
 
 	rt := settings.Defaults()
+	rt.NodePortMin, rt.NodePortMax = testenv.NodePorts()
 	rt.APIBaseDomain = "clusters.test"
 	rt.ChartPath = testenv.VClusterChart(t)
 	rt.AllowedVersions = []string{"v1.34.0", "v1.33.4"}
@@ -80,8 +83,10 @@ func setup(t *testing.T) *testBundle {
 }
 
 func (b *testBundle) worker(t *testing.T, readyTimeout time.Duration) *rivertest.Worker[jobs.ClusterReconcileArgs, pgx.Tx] {
+	catalog, err := locale.New()
+	require.NoError(t, err)
 	w := &jobs.ClusterReconcileWorker{
-		Pool: b.pool, Logger: b.logger, Box: b.box, Charts: &vcluster.Charts{},
+		Pool: b.pool, Logger: b.logger, Box: b.box, Charts: &vcluster.Charts{}, Catalog: catalog,
 		KubeconfigPath: b.kubecfg, PollInterval: 10 * time.Millisecond, ReadyTimeout: readyTimeout,
 	}
 	return rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, w)
@@ -94,6 +99,18 @@ func (b *testBundle) work(t *testing.T, ctx context.Context, w *rivertest.Worker
 	require.NoError(t, err)
 	defer tx.Rollback(context.Background()) //nolint:errcheck
 	return w.Work(ctx, t, tx, jobs.ClusterReconcileArgs{ClusterID: id}, nil)
+}
+
+// notices are the titles of the owner's in-app notifications of kind,
+// oldest first, and how many emails are queued.
+func (b *testBundle) notices(t *testing.T, kind notify.Kind) ([]string, int) {
+	t.Helper()
+	ctx := context.Background()
+	var titles []string
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT coalesce(array_agg(title ORDER BY id), '{}') FROM notifications WHERE user_id = $1 AND kind = $2", b.owner.ID, string(kind)).Scan(&titles))
+	var emails int
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'email'").Scan(&emails))
+	return titles, emails
 }
 
 func (b *testBundle) cluster(t *testing.T, id int64) queries.Cluster {
@@ -195,6 +212,9 @@ func TestLifecycle(t *testing.T) {
 	require.Equal(t, c.Slug+".clusters.test", c.Endpoint)
 	require.Equal(t, c.Generation, c.ObservedGeneration)
 	require.Equal(t, []string{"Created", "Provisioning", "Installing", "WaitingForControlPlane", "Ready"}, b.reasons(t, c.ID))
+	ready, emails := b.notices(t, notify.ClusterReady)
+	require.Equal(t, []string{"Cluster life is ready"}, ready, "the owner is told in the console")
+	require.Zero(t, emails, "not by email, unless they ask for it")
 
 	// The kubeconfig vcluster wrote works, once pointed at the server.
 	secret, err := b.client.CoreV1().Secrets(vcluster.Namespace(c)).Get(ctx, vcluster.KubeconfigSecretName(c), metav1.GetOptions{})
@@ -220,6 +240,8 @@ func TestLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rels, 2)
 	require.Equal(t, "v1.33.4", rels[1].Config["controlPlane"].(map[string]any)["distro"].(map[string]any)["k8s"].(map[string]any)["image"].(map[string]any)["tag"])
+	ready, _ = b.notices(t, notify.ClusterReady)
+	require.Len(t, ready, 2, "ready again after the upgrade")
 
 	// Delete: uninstall, namespace asked to go, then gone.
 	_, err = b.svc.Delete(ctx, b.owner.ID, c.ID, "life", audit.Actor{UserID: b.owner.ID})
@@ -314,12 +336,17 @@ func TestHostUnreachable(t *testing.T) {
 	require.NoError(t, os.WriteFile(b.kubecfg, badBytes, 0o600))
 
 	w := b.worker(t, time.Minute)
-	_, err = b.work(t, ctx, w, c.ID)
-	require.Error(t, err, "River retries it with backoff")
+	for range 3 {
+		_, err = b.work(t, ctx, w, c.ID)
+		require.Error(t, err, "River retries it with backoff")
+	}
 	c = b.cluster(t, c.ID)
 	require.Equal(t, "failed", c.Status)
 	require.Contains(t, c.StatusMessage, "connection refused")
 	require.Contains(t, b.reasons(t, c.ID), "HostUnreachable")
+	failed, emails := b.notices(t, notify.ClusterFailed)
+	require.Equal(t, []string{"Cluster offline failed"}, failed, "three attempts, one failure told")
+	require.Equal(t, 1, emails, "failures go by email too")
 
 	// The host is back: the next attempt goes on.
 	require.NoError(t, os.WriteFile(b.kubecfg, b.host.Kubeconfig(t), 0o600))
@@ -360,6 +387,14 @@ func TestReadyTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobSnoozed, res.EventKind)
 	require.Equal(t, "provisioning", b.cluster(t, c.ID).Status)
+
+	// The retried cluster fails again: that is news again.
+	_, err = b.pool.Exec(ctx, "UPDATE clusters SET reconcile_started_at = now() - interval '61 seconds' WHERE id = $1", c.ID)
+	require.NoError(t, err)
+	_, err = b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	failed, _ := b.notices(t, notify.ClusterFailed)
+	require.Equal(t, []string{"Cluster slow failed", "Cluster slow failed"}, failed)
 }
 
 // TestCreateRefusals: bad input and limits change nothing.

@@ -14,10 +14,22 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/notify"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/settings"
 	"github.com/kubebyon/kubebyon/vcluster"
+)
+
+// leaseCallTimeout bounds the calls that take and give back a cluster's
+// lease, which run to the end even when the job's context ends.
+const leaseCallTimeout = 10 * time.Second
+
+// Email templates of the cluster lifecycle.
+const (
+	EmailClusterReady  = "ClusterReady"
+	EmailClusterFailed = "ClusterFailed"
 )
 
 // ClusterReconcileWorker drives the host cluster toward a cluster's row:
@@ -31,6 +43,8 @@ type ClusterReconcileWorker struct {
 	Logger *slog.Logger
 	Box    *secrets.Box
 	Charts *vcluster.Charts
+	// Catalog words the owner's notices of a ready or failed cluster.
+	Catalog *locale.Catalog
 	// KubeconfigPath is KUBEBYON_KUBECONFIG.
 	KubeconfigPath string
 	// PollInterval is how long a job snoozes between readiness checks.
@@ -54,16 +68,26 @@ func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[Cluste
 	lease := queries.ClusterTakeReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID, Seconds: int32(w.Timeout(job)/time.Second) + 30}
 	release := func() {
 		release := queries.ClusterReleaseReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID}
-		if err := q.ClusterReleaseReconcileLease(context.WithoutCancel(ctx), release); err != nil {
+		releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseCallTimeout)
+		defer cancel()
+		if err := q.ClusterReleaseReconcileLease(releaseCtx, release); err != nil {
 			w.Logger.Warn("release cluster lease", "cluster_id", job.Args.ClusterID, "error", err)
 		}
 	}
-	taken, err := q.ClusterTakeReconcileLease(ctx, lease)
+	// Taken whole even when the job's context ends meanwhile: a call
+	// cancelled in flight may still take the lease on the server after
+	// this job gave up, leaving it to expire before another job can work
+	// the cluster.
+	leaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseCallTimeout)
+	taken, err := q.ClusterTakeReconcileLease(leaseCtx, lease)
+	cancel()
 	if err != nil {
-		// A cancelled call may still have taken the lease on the server:
-		// give it back so the next attempt need not wait for it to expire.
 		release()
 		return fmt.Errorf("lease cluster %d: %w", job.Args.ClusterID, err)
+	}
+	if ctx.Err() != nil {
+		release()
+		return fmt.Errorf("lease cluster %d: %w", job.Args.ClusterID, ctx.Err())
 	}
 	if taken == 0 {
 		return river.JobSnooze(time.Second)
@@ -165,6 +189,9 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 			if err := q.ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: c.ID, StatusMessage: msg}); err != nil {
 				return fmt.Errorf("mark failed: %w", err)
 			}
+			if err := w.noticeFailure(ctx, c, msg); err != nil {
+				return err
+			}
 			// Nothing to retry on its own: the user retries from the console.
 			return w.event(ctx, q, c, "error", "Failed", msg)
 		}
@@ -217,6 +244,9 @@ func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluste
 				return fmt.Errorf("queue node quota sync: %w", err)
 			}
 		}
+		if err := w.noticeOwner(ctx, tx, c, notify.ClusterReady, EmailClusterReady, map[string]any{}); err != nil {
+			return err
+		}
 		return w.event(ctx, q, c, "info", "Ready", "")
 	})
 	return ready, err
@@ -267,10 +297,43 @@ func (w *ClusterReconcileWorker) fail(ctx context.Context, q *queries.Queries, c
 	if err := q.ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: c.ID, StatusMessage: msg}); err != nil {
 		return fmt.Errorf("mark failed: %w (after: %v)", err, cause)
 	}
+	if err := w.noticeFailure(ctx, c, msg); err != nil {
+		return fmt.Errorf("%w (after: %v)", err, cause)
+	}
 	if err := w.event(ctx, q, c, "error", reason, msg); err != nil {
 		return fmt.Errorf("%w (after: %v)", err, cause)
 	}
 	return fmt.Errorf("reconcile cluster %d: %w", c.ID, cause)
+}
+
+// noticeFailure tells the owner that the cluster failed, once per failure:
+// River's retries of it find the notice claimed until the cluster is
+// ready again, retried or changed.
+func (w *ClusterReconcileWorker) noticeFailure(ctx context.Context, c queries.Cluster, msg string) error {
+	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		claimed, err := q.ClusterClaimFailureNotice(ctx, c.ID)
+		if err != nil {
+			return fmt.Errorf("claim failure notice of cluster %d: %w", c.ID, err)
+		}
+		if claimed == 0 {
+			return nil
+		}
+		return w.noticeOwner(ctx, tx, c, notify.ClusterFailed, EmailClusterFailed, map[string]any{"Reason": msg})
+	})
+}
+
+// noticeOwner tells the cluster's owner about it, in tx.
+func (w *ClusterReconcileWorker) noticeOwner(ctx context.Context, tx pgx.Tx, c queries.Cluster, kind notify.Kind, template string, data map[string]any) error {
+	owner, err := queries.New(tx).UserGetByID(ctx, c.OwnerID)
+	if err != nil {
+		return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
+	}
+	data["Cluster"], data["ClusterID"] = c.Name, c.ID
+	if _, err := (Notices{Catalog: w.Catalog, Box: w.Box}).Tell(ctx, tx, owner, kind, template, data); err != nil {
+		return fmt.Errorf("notice of cluster %d: %w", c.ID, err)
+	}
+	return nil
 }
 
 // event appends a cluster event, unless the newest one says the same, so

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,8 +71,11 @@ func (w *EmailWorker) Work(ctx context.Context, job *river.Job[EmailArgs]) error
 		// Sealed with another key: retrying cannot help.
 		return river.JobCancel(fmt.Errorf("open email data: %w", err))
 	}
+	// Numbers stay as written: a float64 id of a million would print 1e+06.
 	data := map[string]any{}
-	if err := json.Unmarshal(raw, &data); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&data); err != nil {
 		return river.JobCancel(fmt.Errorf("decode email data: %w", err))
 	}
 	data["BaseURL"] = w.BaseURL

@@ -1,8 +1,11 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,6 +13,8 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/kubebyon/kubebyon/jointokens"
+	"github.com/kubebyon/kubebyon/notify"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // JoinTokenSyncInterval is how often the tokens of ready clusters are
@@ -37,11 +42,22 @@ func (JoinTokenSyncArgs) InsertOpts() river.InsertOpts {
 	}}}
 }
 
-// JoinTokenSyncWorker syncs one cluster's join tokens.
+// JoinTokenSyncWorker syncs one cluster's join tokens and tells the owner
+// of the nodes that joined.
 type JoinTokenSyncWorker struct {
 	river.WorkerDefaults[JoinTokenSyncArgs]
-	Tokens *jointokens.Service
+	Tokens  *jointokens.Service
+	Notices Notices
 }
+
+// Email templates of joins: one node, or several in one sync.
+const (
+	EmailNodeJoined  = "NodeJoined"
+	EmailNodesJoined = "NodesJoined"
+)
+
+// joinedNamesShown bounds the node names one notice lists.
+const joinedNamesShown = 10
 
 // Timeout implements river.Worker: a few API calls.
 func (w *JoinTokenSyncWorker) Timeout(*river.Job[JoinTokenSyncArgs]) time.Duration {
@@ -50,7 +66,51 @@ func (w *JoinTokenSyncWorker) Timeout(*river.Job[JoinTokenSyncArgs]) time.Durati
 
 // Work implements river.Worker.
 func (w *JoinTokenSyncWorker) Work(ctx context.Context, job *river.Job[JoinTokenSyncArgs]) error {
-	return w.Tokens.Sync(ctx, job.Args.ClusterID)
+	if err := w.Tokens.Sync(ctx, job.Args.ClusterID); err != nil {
+		return err
+	}
+	return w.noticeJoins(ctx, job.Args.ClusterID)
+}
+
+// noticeJoins tells the owner of the joins not told yet, in one notice,
+// in the transaction that claims them.
+func (w *JoinTokenSyncWorker) noticeJoins(ctx context.Context, clusterID int64) error {
+	return pgx.BeginFunc(ctx, w.Tokens.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		joins, err := q.JoinTokenNodeClaimNotices(ctx, clusterID)
+		if err != nil {
+			return fmt.Errorf("claim join notices of cluster %d: %w", clusterID, err)
+		}
+		if len(joins) == 0 {
+			return nil
+		}
+		c, err := q.ClusterGetByID(ctx, clusterID)
+		if err != nil {
+			return fmt.Errorf("load cluster %d: %w", clusterID, err)
+		}
+		owner, err := q.UserGetByID(ctx, c.OwnerID)
+		if err != nil {
+			return fmt.Errorf("load owner of cluster %d: %w", clusterID, err)
+		}
+		slices.SortFunc(joins, func(a, b queries.JoinTokenNodeClaimNoticesRow) int { return strings.Compare(a.NodeName, b.NodeName) })
+		data := map[string]any{"Cluster": c.Name, "ClusterID": c.ID, "Count": len(joins)}
+		template := EmailNodesJoined
+		if len(joins) == 1 {
+			template = EmailNodeJoined
+			data["Node"], data["Token"] = joins[0].NodeName, cmp.Or(joins[0].Description, joins[0].TokenID)
+		} else {
+			names := make([]string, 0, joinedNamesShown)
+			for _, j := range joins[:min(len(joins), joinedNamesShown)] {
+				names = append(names, j.NodeName)
+			}
+			data["Nodes"] = strings.Join(names, ", ")
+			if more := len(joins) - len(names); more > 0 {
+				data["More"] = more
+			}
+		}
+		_, err = w.Notices.Tell(ctx, tx, owner, notify.JoinTokenUsed, template, data)
+		return err
+	})
 }
 
 // JoinTokenSyncAllArgs asks for a JoinTokenSync job per ready cluster with

@@ -205,7 +205,7 @@ func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error 
 			return fmt.Errorf("claim node alerts: %w", err)
 		}
 		for _, n := range alerts {
-			id, err := w.tell(ctx, tx, owner, c, n.Name, EmailNodeNotReady, string(notify.NodeNotReady))
+			id, err := w.tell(ctx, tx, owner, c, n.Name, EmailNodeNotReady)
 			if err != nil {
 				return err
 			}
@@ -226,7 +226,7 @@ func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error 
 					return fmt.Errorf("clear alert of node %s: %w", n.Name, err)
 				}
 			}
-			if _, err := w.tell(ctx, tx, owner, c, n.Name, EmailNodeRecovered, string(notify.NodeNotReady)); err != nil {
+			if _, err := w.tell(ctx, tx, owner, c, n.Name, EmailNodeRecovered); err != nil {
 				return err
 			}
 		}
@@ -234,39 +234,9 @@ func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error 
 	})
 }
 
-// tell writes the in-app notification (when the owner wants them) and
-// queues the email (likewise); it returns the notification's id, or 0.
-func (w *NodeHealthWorker) tell(ctx context.Context, tx pgx.Tx, owner queries.User, c queries.Cluster, node, template, kind string) (int64, error) {
-	q := queries.New(tx)
+// tell tells the owner about a node, as their preferences for NotReady
+// nodes say; it returns the in-app notification's id, or 0.
+func (w *NodeHealthWorker) tell(ctx context.Context, tx pgx.Tx, owner queries.User, c queries.Cluster, node, template string) (int64, error) {
 	data := map[string]any{"Node": node, "Cluster": c.Name, "ClusterID": c.ID, "Minutes": int(w.Threshold.Minutes())}
-	var id int64
-	inApp, err := notify.Enabled(ctx, q, owner.ID, notify.NodeNotReady, notify.InApp)
-	if err != nil {
-		return 0, err
-	}
-	if inApp {
-		l := w.Catalog.For(owner.Language)
-		n, err := q.NotificationCreate(ctx, queries.NotificationCreateParams{
-			UserID: owner.ID, Kind: kind,
-			Title: l.T("Mail"+template+"Subject", data), Body: l.T("Notify"+template+"Body", data),
-		})
-		if err != nil {
-			return 0, fmt.Errorf("notify about node %s: %w", node, err)
-		}
-		id = n.ID
-	}
-	byEmail, err := notify.Enabled(ctx, q, owner.ID, notify.NodeNotReady, notify.Email)
-	if err != nil {
-		return 0, err
-	}
-	if byEmail {
-		args, err := NewEmail(w.Box, owner.Email, owner.Language, template, data)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, args, nil); err != nil {
-			return 0, fmt.Errorf("queue email about node %s: %w", node, err)
-		}
-	}
-	return id, nil
+	return Notices{Catalog: w.Catalog, Box: w.Box}.Tell(ctx, tx, owner, notify.NodeNotReady, template, data)
 }

@@ -41,7 +41,7 @@ SET description = @description, kubernetes_version = @kubernetes_version,
     generation = generation + 1,
     status = CASE WHEN status IN ('ready', 'failed') THEN (CASE WHEN observed_generation > 0 THEN 'updating' ELSE 'pending' END) ELSE status END,
     status_message = CASE WHEN status = 'failed' THEN '' ELSE status_message END,
-    reconcile_started_at = NULL, updated_at = now()
+    reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = @id
 RETURNING *;
 
@@ -52,7 +52,7 @@ UPDATE clusters SET description = @description, updated_at = now() WHERE id = @i
 -- name: ClusterRequestDelete :one
 UPDATE clusters
 SET delete_requested_at = coalesce(delete_requested_at, now()), status = 'deleting',
-    generation = generation + 1, status_message = '', updated_at = now()
+    generation = generation + 1, status_message = '', updated_at = now(), failure_notified = false
 WHERE id = @id
 RETURNING *;
 
@@ -60,7 +60,7 @@ RETURNING *;
 -- A failed cluster gets a fresh attempt at its current generation.
 UPDATE clusters
 SET status = CASE WHEN delete_requested_at IS NULL THEN 'pending' ELSE 'deleting' END,
-    status_message = '', reconcile_started_at = NULL, updated_at = now()
+    status_message = '', reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = @id AND status = 'failed'
 RETURNING *;
 
@@ -76,7 +76,8 @@ WHERE id = @id;
 -- name: ClusterMarkReady :execrows
 UPDATE clusters
 SET status = 'ready', status_message = '', endpoint = @endpoint, observed_generation = @generation,
-    ready_at = coalesce(ready_at, now()), reconcile_started_at = NULL, updated_at = now(), ca_cert = ''
+    ready_at = coalesce(ready_at, now()), reconcile_started_at = NULL, updated_at = now(), ca_cert = '',
+    failure_notified = false
 WHERE id = @id AND generation = @generation;
 
 -- name: ClusterSetCACert :exec
@@ -87,6 +88,11 @@ UPDATE clusters SET ca_cert = @ca_cert WHERE id = @id AND updated_at = @updated_
 
 -- name: ClusterMarkFailed :exec
 UPDATE clusters SET status = 'failed', status_message = @status_message, updated_at = now() WHERE id = @id;
+
+-- name: ClusterClaimFailureNotice :execrows
+-- The first failure since the cluster was last ready, retried or changed
+-- claims the owner's notice; later attempts find it claimed.
+UPDATE clusters SET failure_notified = true WHERE id = @id AND NOT failure_notified;
 
 -- name: ClusterMarkDeleted :exec
 UPDATE clusters

@@ -11,6 +11,20 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const clusterClaimFailureNotice = `-- name: ClusterClaimFailureNotice :execrows
+UPDATE clusters SET failure_notified = true WHERE id = $1 AND NOT failure_notified
+`
+
+// The first failure since the cluster was last ready, retried or changed
+// claims the owner's notice; later attempts find it claimed.
+func (q *Queries) ClusterClaimFailureNotice(ctx context.Context, id int64) (int64, error) {
+	result, err := q.db.Exec(ctx, clusterClaimFailureNotice, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const clusterCountActiveByOwner = `-- name: ClusterCountActiveByOwner :one
 SELECT count(*) FROM clusters WHERE owner_id = $1 AND status <> 'deleted'
 `
@@ -25,7 +39,7 @@ func (q *Queries) ClusterCountActiveByOwner(ctx context.Context, ownerID int64) 
 const clusterCreate = `-- name: ClusterCreate :one
 INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
 `
 
 type ClusterCreateParams struct {
@@ -78,12 +92,13 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 		&i.NodeQuotaSecret,
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
+		&i.FailureNotified,
 	)
 	return i, err
 }
 
 const clusterGetByID = `-- name: ClusterGetByID :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert FROM clusters WHERE id = $1
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1
 `
 
 func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error) {
@@ -116,12 +131,13 @@ func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error)
 		&i.NodeQuotaSecret,
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
+		&i.FailureNotified,
 	)
 	return i, err
 }
 
 const clusterGetForOwner = `-- name: ClusterGetForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
 `
 
 type ClusterGetForOwnerParams struct {
@@ -160,12 +176,13 @@ func (q *Queries) ClusterGetForOwner(ctx context.Context, arg ClusterGetForOwner
 		&i.NodeQuotaSecret,
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
+		&i.FailureNotified,
 	)
 	return i, err
 }
 
 const clusterListByOwner = `-- name: ClusterListByOwner :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert FROM clusters
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters
 WHERE owner_id = $1 AND status <> 'deleted'
   AND ($2::bigint = 0 OR id < $2::bigint)
 ORDER BY id DESC
@@ -215,6 +232,7 @@ func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwner
 			&i.NodeQuotaSecret,
 			&i.StaleNodeCleanupHours,
 			&i.CaCert,
+			&i.FailureNotified,
 		); err != nil {
 			return nil, err
 		}
@@ -227,7 +245,7 @@ func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwner
 }
 
 const clusterLock = `-- name: ClusterLock :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert FROM clusters WHERE id = $1 FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
@@ -260,12 +278,13 @@ func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
 		&i.NodeQuotaSecret,
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
+		&i.FailureNotified,
 	)
 	return i, err
 }
 
 const clusterLockForOwner = `-- name: ClusterLockForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
 `
 
 type ClusterLockForOwnerParams struct {
@@ -303,6 +322,7 @@ func (q *Queries) ClusterLockForOwner(ctx context.Context, arg ClusterLockForOwn
 		&i.NodeQuotaSecret,
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
+		&i.FailureNotified,
 	)
 	return i, err
 }
@@ -346,7 +366,8 @@ func (q *Queries) ClusterMarkFailed(ctx context.Context, arg ClusterMarkFailedPa
 const clusterMarkReady = `-- name: ClusterMarkReady :execrows
 UPDATE clusters
 SET status = 'ready', status_message = '', endpoint = $1, observed_generation = $2,
-    ready_at = coalesce(ready_at, now()), reconcile_started_at = NULL, updated_at = now(), ca_cert = ''
+    ready_at = coalesce(ready_at, now()), reconcile_started_at = NULL, updated_at = now(), ca_cert = '',
+    failure_notified = false
 WHERE id = $3 AND generation = $2
 `
 
@@ -408,9 +429,9 @@ func (q *Queries) ClusterReleaseReconcileLease(ctx context.Context, arg ClusterR
 const clusterRequestDelete = `-- name: ClusterRequestDelete :one
 UPDATE clusters
 SET delete_requested_at = coalesce(delete_requested_at, now()), status = 'deleting',
-    generation = generation + 1, status_message = '', updated_at = now()
+    generation = generation + 1, status_message = '', updated_at = now(), failure_notified = false
 WHERE id = $1
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
 `
 
 func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, error) {
@@ -443,6 +464,7 @@ func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, 
 		&i.NodeQuotaSecret,
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
+		&i.FailureNotified,
 	)
 	return i, err
 }
@@ -450,9 +472,9 @@ func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, 
 const clusterRetry = `-- name: ClusterRetry :one
 UPDATE clusters
 SET status = CASE WHEN delete_requested_at IS NULL THEN 'pending' ELSE 'deleting' END,
-    status_message = '', reconcile_started_at = NULL, updated_at = now()
+    status_message = '', reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $1 AND status = 'failed'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
 `
 
 // A failed cluster gets a fresh attempt at its current generation.
@@ -486,6 +508,7 @@ func (q *Queries) ClusterRetry(ctx context.Context, id int64) (Cluster, error) {
 		&i.NodeQuotaSecret,
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
+		&i.FailureNotified,
 	)
 	return i, err
 }
@@ -564,7 +587,7 @@ func (q *Queries) ClusterTakeReconcileLease(ctx context.Context, arg ClusterTake
 }
 
 const clusterUpdateDescription = `-- name: ClusterUpdateDescription :one
-UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert
+UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
 `
 
 type ClusterUpdateDescriptionParams struct {
@@ -603,6 +626,7 @@ func (q *Queries) ClusterUpdateDescription(ctx context.Context, arg ClusterUpdat
 		&i.NodeQuotaSecret,
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
+		&i.FailureNotified,
 	)
 	return i, err
 }
@@ -615,9 +639,9 @@ SET description = $1, kubernetes_version = $2,
     generation = generation + 1,
     status = CASE WHEN status IN ('ready', 'failed') THEN (CASE WHEN observed_generation > 0 THEN 'updating' ELSE 'pending' END) ELSE status END,
     status_message = CASE WHEN status = 'failed' THEN '' ELSE status_message END,
-    reconcile_started_at = NULL, updated_at = now()
+    reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $6
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
 `
 
 type ClusterUpdateSpecParams struct {
@@ -667,6 +691,7 @@ func (q *Queries) ClusterUpdateSpec(ctx context.Context, arg ClusterUpdateSpecPa
 		&i.NodeQuotaSecret,
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
+		&i.FailureNotified,
 	)
 	return i, err
 }

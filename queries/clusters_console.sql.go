@@ -50,7 +50,7 @@ func (q *Queries) ClusterEventListLatest(ctx context.Context, arg ClusterEventLi
 }
 
 const clusterGetForOwnerWithDeleted = `-- name: ClusterGetForOwnerWithDeleted :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert FROM clusters WHERE id = $1 AND owner_id = $2
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1 AND owner_id = $2
 `
 
 type ClusterGetForOwnerWithDeletedParams struct {
@@ -90,6 +90,7 @@ func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg Cluster
 		&i.NodeQuotaSecret,
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
+		&i.FailureNotified,
 	)
 	return i, err
 }

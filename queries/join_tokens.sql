@@ -114,3 +114,11 @@ SELECT join_token_nodes.node_name, join_tokens.token_id, join_tokens.description
 FROM join_token_nodes
 JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
 WHERE join_tokens.cluster_id = @cluster_id;
+
+-- name: JoinTokenNodeClaimNotices :many
+-- The joins of a cluster its owner has not been told of yet, claimed.
+UPDATE join_token_nodes SET notified_at = now()
+FROM join_tokens
+WHERE join_tokens.id = join_token_nodes.token_id AND join_tokens.cluster_id = @cluster_id
+  AND join_token_nodes.notified_at IS NULL
+RETURNING join_token_nodes.node_name, join_tokens.token_id, join_tokens.description;

@@ -241,7 +241,7 @@ func (q *Queries) JoinTokenCreate(ctx context.Context, arg JoinTokenCreateParams
 }
 
 const joinTokenGetByHash = `-- name: JoinTokenGetByHash :one
-SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens.token_hash, join_tokens.sealed_token, join_tokens.description, join_tokens.expires_at, join_tokens.max_uses, join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at, join_tokens.created_at, clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert
+SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens.token_hash, join_tokens.sealed_token, join_tokens.description, join_tokens.expires_at, join_tokens.max_uses, join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at, join_tokens.created_at, clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.token_hash = $1
@@ -294,12 +294,13 @@ func (q *Queries) JoinTokenGetByHash(ctx context.Context, tokenHash string) (Joi
 		&i.Cluster.NodeQuotaSecret,
 		&i.Cluster.StaleNodeCleanupHours,
 		&i.Cluster.CaCert,
+		&i.Cluster.FailureNotified,
 	)
 	return i, err
 }
 
 const joinTokenGetForOwner = `-- name: JoinTokenGetForOwner :one
-SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens.token_hash, join_tokens.sealed_token, join_tokens.description, join_tokens.expires_at, join_tokens.max_uses, join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at, join_tokens.created_at, clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert
+SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens.token_hash, join_tokens.sealed_token, join_tokens.description, join_tokens.expires_at, join_tokens.max_uses, join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at, join_tokens.created_at, clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.id = $1 AND join_tokens.cluster_id = $2
@@ -359,6 +360,7 @@ func (q *Queries) JoinTokenGetForOwner(ctx context.Context, arg JoinTokenGetForO
 		&i.Cluster.NodeQuotaSecret,
 		&i.Cluster.StaleNodeCleanupHours,
 		&i.Cluster.CaCert,
+		&i.Cluster.FailureNotified,
 	)
 	return i, err
 }
@@ -453,6 +455,41 @@ func (q *Queries) JoinTokenMarkUsedUp(ctx context.Context, id int64) error {
 	return err
 }
 
+const joinTokenNodeClaimNotices = `-- name: JoinTokenNodeClaimNotices :many
+UPDATE join_token_nodes SET notified_at = now()
+FROM join_tokens
+WHERE join_tokens.id = join_token_nodes.token_id AND join_tokens.cluster_id = $1
+  AND join_token_nodes.notified_at IS NULL
+RETURNING join_token_nodes.node_name, join_tokens.token_id, join_tokens.description
+`
+
+type JoinTokenNodeClaimNoticesRow struct {
+	NodeName    string
+	TokenID     string
+	Description string
+}
+
+// The joins of a cluster its owner has not been told of yet, claimed.
+func (q *Queries) JoinTokenNodeClaimNotices(ctx context.Context, clusterID int64) ([]JoinTokenNodeClaimNoticesRow, error) {
+	rows, err := q.db.Query(ctx, joinTokenNodeClaimNotices, clusterID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []JoinTokenNodeClaimNoticesRow{}
+	for rows.Next() {
+		var i JoinTokenNodeClaimNoticesRow
+		if err := rows.Scan(&i.NodeName, &i.TokenID, &i.Description); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const joinTokenNodeCountAwaiting = `-- name: JoinTokenNodeCountAwaiting :one
 SELECT count(*)
 FROM join_token_nodes
@@ -471,7 +508,7 @@ func (q *Queries) JoinTokenNodeCountAwaiting(ctx context.Context, clusterID int6
 }
 
 const joinTokenNodeListByCluster = `-- name: JoinTokenNodeListByCluster :many
-SELECT join_token_nodes.token_id, join_token_nodes.node_name, join_token_nodes.csr_name, join_token_nodes.first_seen, join_token_nodes.registered_at
+SELECT join_token_nodes.token_id, join_token_nodes.node_name, join_token_nodes.csr_name, join_token_nodes.first_seen, join_token_nodes.registered_at, join_token_nodes.notified_at
 FROM join_token_nodes
 JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
 WHERE join_tokens.cluster_id = $1
@@ -493,6 +530,7 @@ func (q *Queries) JoinTokenNodeListByCluster(ctx context.Context, clusterID int6
 			&i.CsrName,
 			&i.FirstSeen,
 			&i.RegisteredAt,
+			&i.NotifiedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -505,7 +543,7 @@ func (q *Queries) JoinTokenNodeListByCluster(ctx context.Context, clusterID int6
 }
 
 const joinTokenNodeListByToken = `-- name: JoinTokenNodeListByToken :many
-SELECT token_id, node_name, csr_name, first_seen, registered_at FROM join_token_nodes WHERE token_id = $1 ORDER BY first_seen, node_name
+SELECT token_id, node_name, csr_name, first_seen, registered_at, notified_at FROM join_token_nodes WHERE token_id = $1 ORDER BY first_seen, node_name
 `
 
 func (q *Queries) JoinTokenNodeListByToken(ctx context.Context, tokenID int64) ([]JoinTokenNode, error) {
@@ -523,6 +561,7 @@ func (q *Queries) JoinTokenNodeListByToken(ctx context.Context, tokenID int64) (
 			&i.CsrName,
 			&i.FirstSeen,
 			&i.RegisteredAt,
+			&i.NotifiedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -60,6 +60,7 @@ type Cluster struct {
 	NodeQuotaSecret       string
 	StaleNodeCleanupHours pgtype.Int4
 	CaCert                string
+	FailureNotified       bool
 }
 
 type ClusterEvent struct {
@@ -115,6 +116,7 @@ type JoinTokenNode struct {
 	CsrName      string
 	FirstSeen    pgtype.Timestamptz
 	RegisteredAt pgtype.Timestamptz
+	NotifiedAt   pgtype.Timestamptz
 }
 
 type Node struct {

@@ -42,7 +42,7 @@ UPDATE clusters SET node_quota_enabled = $1,
     node_quota_secret = CASE WHEN $2::text <> '' THEN $2::text ELSE node_quota_secret END,
     updated_at = now()
 WHERE id = $3 AND delete_requested_at IS NULL AND status <> 'deleted'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
 `
 
 type ClusterSetNodeQuotaParams struct {
@@ -83,6 +83,7 @@ func (q *Queries) ClusterSetNodeQuota(ctx context.Context, arg ClusterSetNodeQuo
 		&i.NodeQuotaSecret,
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
+		&i.FailureNotified,
 	)
 	return i, err
 }

@@ -12,7 +12,7 @@ import (
 )
 
 const clusterListReady = `-- name: ClusterListReady :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert FROM clusters WHERE status = 'ready' ORDER BY id
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE status = 'ready' ORDER BY id
 `
 
 func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
@@ -51,6 +51,7 @@ func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
 			&i.NodeQuotaSecret,
 			&i.StaleNodeCleanupHours,
 			&i.CaCert,
+			&i.FailureNotified,
 		); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,60 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/notify"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/secrets"
+)
+
+// Notices tells users about what happens to their clusters, in-app and by
+// email, each as the user's preferences say.
+type Notices struct {
+	Catalog *locale.Catalog
+	Box     *secrets.Box
+}
+
+// Tell writes the in-app notification and queues the email of template
+// about an event of kind, in the caller's transaction (the job's River
+// client inserts the email). The messages are Mail<template>Subject (also
+// the in-app title), Mail<template>Body and Notify<template>Body. It
+// returns the in-app notification's id, or 0 when the user wants none.
+func (n Notices) Tell(ctx context.Context, tx pgx.Tx, user queries.User, kind notify.Kind, template string, data map[string]any) (int64, error) {
+	q := queries.New(tx)
+	var id int64
+	inApp, err := notify.Enabled(ctx, q, user.ID, kind, notify.InApp)
+	if err != nil {
+		return 0, err
+	}
+	if inApp {
+		l := n.Catalog.For(user.Language)
+		row, err := q.NotificationCreate(ctx, queries.NotificationCreateParams{
+			UserID: user.ID, Kind: string(kind),
+			Title: l.T("Mail"+template+"Subject", data), Body: l.T("Notify"+template+"Body", data),
+		})
+		if err != nil {
+			return 0, fmt.Errorf("notify user %d of %s: %w", user.ID, template, err)
+		}
+		id = row.ID
+	}
+	byEmail, err := notify.Enabled(ctx, q, user.ID, kind, notify.Email)
+	if err != nil {
+		return 0, err
+	}
+	if byEmail {
+		args, err := NewEmail(n.Box, user.Email, user.Language, template, data)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, args, nil); err != nil {
+			return 0, fmt.Errorf("queue email to user %d about %s: %w", user.ID, template, err)
+		}
+	}
+	return id, nil
+}
