@@ -87,13 +87,30 @@ func (s *Service) UpdateProfile(ctx context.Context, u queries.User, in ProfileI
 // RequestEmailChange mails a code to the new address; the address changes
 // only once that code comes back (ConfirmEmailChange). A new request
 // replaces an open one, and at most one code is sent a minute.
-func (s *Service) RequestEmailChange(ctx context.Context, u queries.User, rawEmail string, actor audit.Actor) error {
+//
+// An account with a password confirms it: whoever holds a stolen session
+// must not be able to move the account to an address of theirs, and from
+// there reset the password.
+func (s *Service) RequestEmailChange(ctx context.Context, u queries.User, rawEmail, password string, actor audit.Actor) error {
 	email, ok := NormalizeEmail(rawEmail)
+	errs := FieldErrors{}
 	switch {
 	case !ok:
-		return FieldErrors{"new_email": "ErrEmailInvalid"}
+		errs["new_email"] = "ErrEmailInvalid"
 	case strings.EqualFold(email, u.Email):
-		return FieldErrors{"new_email": "ErrEmailSame"}
+		errs["new_email"] = "ErrEmailSame"
+	}
+	if u.PasswordHash.Valid {
+		ok, err := passwords.Verify(password, u.PasswordHash.String)
+		if err != nil {
+			return fmt.Errorf("verify password: %w", err)
+		}
+		if !ok {
+			errs["email_password"] = "ErrCurrentPasswordWrong"
+		}
+	}
+	if len(errs) > 0 {
+		return errs
 	}
 	return s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
 		if err := emailFree(ctx, q, email, u.ID); err != nil {

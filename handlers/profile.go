@@ -134,7 +134,7 @@ func profileFailed(c echo.Context, page func(views.Form) templ.Component, f view
 
 func (h *Handlers) requestEmailChange(c echo.Context) error {
 	u, _ := currentUser(c)
-	f := formFrom(c, "new_email")
+	f := formFrom(c, "new_email", "email_password")
 	page, err := h.profilePage(c, u, emailSlot)
 	if err != nil {
 		return err
@@ -142,7 +142,7 @@ func (h *Handlers) requestEmailChange(c echo.Context) error {
 	if done, err := h.limit(c, emailChangePerUser, userKey(u), &f, page); done {
 		return err
 	}
-	if err := h.Accounts.RequestEmailChange(c.Request().Context(), u, f.Value("new_email"), actor(c)); err != nil {
+	if err := h.Accounts.RequestEmailChange(c.Request().Context(), u, f.Value("new_email"), f.Value("email_password"), actor(c)); err != nil {
 		return profileFailed(c, page, f, err)
 	}
 	h.flash(c, "FlashEmailCodeSent")

@@ -78,6 +78,7 @@ func TestProfileSettingsInBrowser(t *testing.T) {
 	newEmail := uniqueEmail("journey-new")
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.SendKeys(`#new_email`, newEmail, chromedp.ByQuery),
+		chromedp.SendKeys(`#email_password`, "password of journey", chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="email-form"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="email-code-form"]`, chromedp.ByQuery),
 	))

@@ -226,17 +226,29 @@ func TestChangeEmail(t *testing.T) {
 		{"taken by another account", strings.ToUpper(takenEmail), "Another account uses this address. Choose a different one."},
 	}
 	for _, tt := range bad {
-		resp := c.post(profilePage, "/settings/email", url.Values{"new_email": {tt.email}})
+		resp := c.post(profilePage, "/settings/email", url.Values{"new_email": {tt.email}, "email_password": {"password of mover"}})
 		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, tt.name)
 		require.Contains(t, readBody(t, resp), `data-testid="error-new_email">`+tt.msg, tt.name)
 	}
 	require.Zero(t, b.emailJobs(t, takenEmail, "EmailChangeCode"), "no code goes to another account's address")
 
-	resp := c.post(profilePage, "/settings/email", url.Values{"new_email": {newEmail}})
+	// A stolen session alone cannot move the account: the password is asked.
+	_, body := c.get(profilePage)
+	require.Contains(t, body, `name="email_password"`)
+	for _, pw := range []string{"", "a guess"} {
+		resp := c.post(profilePage, "/settings/email", url.Values{"new_email": {newEmail}, "email_password": {pw}})
+		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+		body := readBody(t, resp)
+		require.Contains(t, body, `data-testid="error-email_password">`)
+		require.NotContains(t, body, "a guess", "the password is not shown again")
+	}
+	require.Zero(t, b.emailJobs(t, newEmail, "EmailChangeCode"), "no code without the password")
+
+	resp := c.post(profilePage, "/settings/email", url.Values{"new_email": {newEmail}, "email_password": {"password of mover"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
 	first := codeFrom(t, b.mail.WaitMessages(t, newEmail, 1)[0])
 	require.Zero(t, b.emailJobs(t, oldEmail, "EmailChangeCode"), "the code goes to the new address only")
-	_, body := c.get(profilePage)
+	_, body = c.get(profilePage)
 	require.Contains(t, body, `data-testid="pending-email"`)
 	require.Contains(t, body, newEmail)
 	require.Contains(t, body, `data-testid="current-email">`+oldEmail, "the address changes only with the code")
@@ -294,7 +306,7 @@ func TestChangeEmailTakenMeanwhile(t *testing.T) {
 	b := setup(t)
 	c, email := b.signedUpUser(t, "racer")
 	target := uniqueEmail("contested")
-	resp := c.post(profilePage, "/settings/email", url.Values{"new_email": {target}})
+	resp := c.post(profilePage, "/settings/email", url.Values{"new_email": {target}, "email_password": {"password of racer"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	code := codeFrom(t, b.mail.WaitMessages(t, target, 1)[0])
 
