@@ -100,7 +100,7 @@ func (c Change) check() settings.FieldErrors {
 			errs[field] = ErrReplaceAndClear.Error()
 		}
 	}
-	if c.HostKubeconfig.Value != "" && !selfContained(c.HostKubeconfig.Value) {
+	if c.HostKubeconfig.Value != "" && !settings.SelfContained([]byte(c.HostKubeconfig.Value)) {
 		errs[FieldHostKubeconfig] = ErrKubeconfigExternal.Error()
 	}
 	return errs
@@ -257,29 +257,6 @@ func details(changed []string, next settings.Runtime) map[string]any {
 	return d
 }
 
-// selfContained reports whether a kubeconfig carries its credentials in
-// itself. An uploaded kubeconfig must not make the platform run programs
-// (exec plugins, auth providers) or read files on its machine: that would
-// give whoever holds an admin session a shell there. One that does not
-// parse is left to settings' validation.
-func selfContained(kubeconfig string) bool {
-	cfg, err := clientcmd.Load([]byte(kubeconfig))
-	if err != nil {
-		return true
-	}
-	for _, a := range cfg.AuthInfos {
-		if a.Exec != nil || a.AuthProvider != nil || a.ClientCertificate != "" || a.ClientKey != "" || a.TokenFile != "" {
-			return false
-		}
-	}
-	for _, c := range cfg.Clusters {
-		if c.CertificateAuthority != "" {
-			return false
-		}
-	}
-	return true
-}
-
 // Source is where the host cluster's credentials come from.
 type Source string
 
@@ -352,7 +329,7 @@ func (s *Service) Test(ctx context.Context, upload string, clearStored bool) (So
 
 func (s *Service) testConfig(ctx context.Context, upload string, clearStored bool) (*rest.Config, Source, error) {
 	if upload != "" {
-		if !selfContained(upload) {
+		if !settings.SelfContained([]byte(upload)) {
 			return nil, SourceUpload, settings.FieldErrors{FieldHostKubeconfig: ErrKubeconfigExternal.Error()}
 		}
 		cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(upload))

@@ -432,3 +432,33 @@ func TestKubeconfig(t *testing.T) {
 	require.ErrorIs(t, err, clusters.ErrNotFound)
 	require.Equal(t, 1, downloads(), "only handing it out is recorded")
 }
+
+// TestVirtualConfigSelfContained: a kubeconfig Secret that would make the
+// platform run a program (or read a file) is refused, and nothing runs.
+func TestVirtualConfigSelfContained(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	ctx := context.Background()
+	u, a := b.user(t, "exec@example.com")
+	c, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "execs"}, a)
+	require.NoError(t, err)
+	_, err = queries.New(b.pool).ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: c.ID, Endpoint: c.Slug + ".clusters.test", Generation: c.Generation})
+	require.NoError(t, err)
+	c, err = b.svc.Get(ctx, u.ID, c.ID)
+	require.NoError(t, err)
+	pwned := filepath.Join(t.TempDir(), "pwned")
+	putKubeconfigSecret(t, c, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ["-c", "touch %s"]}}}]
+`, pwned)))
+
+	cfg, err := b.svc.VirtualConfig(ctx, c)
+	require.ErrorIs(t, err, clusters.ErrKubeconfigMissing)
+	require.Nil(t, cfg)
+	_, _, err = b.svc.Kubeconfig(ctx, u.ID, c.ID, a)
+	require.ErrorIs(t, err, clusters.ErrKubeconfigMissing)
+	require.NoFileExists(t, pwned)
+}

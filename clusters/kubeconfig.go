@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/audit"
 	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/settings"
 )
 
 // Errors of the kubeconfig download (catalog message IDs).
@@ -93,6 +94,11 @@ func (s *Service) readKubeconfigSecret(ctx context.Context, c queries.Cluster) (
 	raw := secret.Data[kubeconfigKey]
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("%w: secret %s/%s has no %q", ErrKubeconfigMissing, Namespace(c), KubeconfigSecretName(c), kubeconfigKey)
+	}
+	if !settings.SelfContained(raw) {
+		// vcluster writes certificates and keys inline; anything else did
+		// not come from it, and the platform must not run or read it.
+		return nil, fmt.Errorf("%w: secret %s/%s names a program or a file", ErrKubeconfigMissing, Namespace(c), KubeconfigSecretName(c))
 	}
 	return raw, nil
 }

@@ -153,7 +153,9 @@ func (f FieldErrors) Error() string { return fmt.Sprintf("invalid settings: %v",
 func (r *Runtime) Validate() error {
 	errs := FieldErrors{}
 	if r.HostKubeconfig != "" {
-		if _, err := clientcmd.RESTConfigFromKubeConfig([]byte(r.HostKubeconfig)); err != nil {
+		if !SelfContained([]byte(r.HostKubeconfig)) {
+			errs["hostKubeconfig"] = "ErrAdminSettingsKubeconfigExternal"
+		} else if _, err := clientcmd.RESTConfigFromKubeConfig([]byte(r.HostKubeconfig)); err != nil {
 			errs["hostKubeconfig"] = "ErrSettingKubeconfig"
 		}
 	}
@@ -219,6 +221,29 @@ func (r Runtime) VersionAllowed(v string) bool { return slices.Contains(r.Allowe
 
 // ErrNoHostCluster says no host cluster is configured.
 var ErrNoHostCluster = errors.New("no host cluster is configured")
+
+// SelfContained reports whether a kubeconfig carries its credentials in
+// itself. A kubeconfig the platform is given (an admin's upload, a virtual
+// cluster's Secret) must not make it run programs (exec plugins, auth
+// providers) or read files on its machine: that would hand a shell there
+// to whoever wrote it. One that does not parse is left to the parsing.
+func SelfContained(kubeconfig []byte) bool {
+	cfg, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		return true
+	}
+	for _, a := range cfg.AuthInfos {
+		if a.Exec != nil || a.AuthProvider != nil || a.ClientCertificate != "" || a.ClientKey != "" || a.TokenFile != "" {
+			return false
+		}
+	}
+	for _, c := range cfg.Clusters {
+		if c.CertificateAuthority != "" {
+			return false
+		}
+	}
+	return true
+}
 
 // HostConfig returns the host cluster's client configuration: the uploaded
 // kubeconfig, else the file KUBEBYON_KUBECONFIG names, else in-cluster.
