@@ -112,7 +112,7 @@ func (c Change) check() settings.FieldErrors {
 // adminusers' ErrWrongPassword, *LimitedError and ErrNotAdmin.
 func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]string, error) {
 	errs := c.check()
-	current, err := settings.Load(ctx, queries.New(s.Pool), s.Box)
+	current, unreadable, err := load(ctx, queries.New(s.Pool), s.Box)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	changed, err := diff(current, next)
+	changed, err := diff(current, next, unreadable)
 	if err != nil || len(changed) == 0 {
 		return nil, err
 	}
@@ -155,12 +155,12 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		}
 		// Compared again under the lock: another admin may have saved
 		// since the settings were read.
-		current, err := settings.Load(ctx, q, s.Box)
+		current, unreadable, err := load(ctx, q, s.Box)
 		if err != nil {
 			return err
 		}
 		next := c.on(current)
-		if changed, err = diff(current, next); err != nil || len(changed) == 0 {
+		if changed, err = diff(current, next, unreadable); err != nil || len(changed) == 0 {
 			return err
 		}
 		if changesSecret(changed) && !confirmed {
@@ -193,8 +193,21 @@ func lockAdmin(ctx context.Context, q *queries.Queries, adminID int64) error {
 	return nil
 }
 
-// diff names the fields that differ, by their JSON names, sorted.
-func diff(a, b settings.Runtime) ([]string, error) {
+// load reads the stored settings, and the secrets among them that the
+// platform key cannot open (which read as empty).
+func load(ctx context.Context, q *queries.Queries, box *secrets.Box) (settings.Runtime, []string, error) {
+	rt, err := settings.Load(ctx, q, box)
+	var unreadable *settings.UnreadableError
+	if errors.As(err, &unreadable) {
+		return rt, unreadable.Fields, nil
+	}
+	return rt, nil, err
+}
+
+// diff names the fields that differ, by their JSON names, sorted. The
+// unreadable secrets count as changed whatever the form says: saving
+// writes them anew (the values given, or none).
+func diff(a, b settings.Runtime, unreadable []string) ([]string, error) {
 	am, err := fieldsOf(a)
 	if err != nil {
 		return nil, err
@@ -214,6 +227,11 @@ func diff(a, b settings.Runtime) ([]string, error) {
 	}
 	if a.PlatformAccessKey != b.PlatformAccessKey {
 		changed = append(changed, FieldPlatformAccessKey)
+	}
+	for _, f := range unreadable {
+		if !slices.Contains(changed, f) {
+			changed = append(changed, f)
+		}
 	}
 	slices.Sort(changed)
 	return changed, nil
@@ -338,7 +356,7 @@ func (s *Service) testConfig(ctx context.Context, upload string, clearStored boo
 		}
 		return cfg, SourceUpload, nil
 	}
-	rt, err := settings.Load(ctx, queries.New(s.Pool), s.Box)
+	rt, _, err := load(ctx, queries.New(s.Pool), s.Box)
 	if err != nil {
 		return nil, SourceNone, err
 	}

@@ -55,6 +55,10 @@ func (h *Handlers) showAdminSettingsPage(c echo.Context) error {
 func (h *Handlers) renderAdminSettings(c echo.Context, status int, f *views.Form, test *views.AdminHostTest) error {
 	ctx := c.Request().Context()
 	rt, err := settings.Load(ctx, queries.New(h.Pool), h.Box)
+	var unreadable *settings.UnreadableError
+	if errors.As(err, &unreadable) {
+		err = nil
+	}
 	if err != nil {
 		return err
 	}
@@ -73,6 +77,7 @@ func (h *Handlers) renderAdminSettings(c echo.Context, status int, f *views.Form
 		},
 		AccessKeyStored: rt.PlatformAccessKey != "",
 		Test:            test,
+		Unreadable:      unreadable != nil,
 	}))
 }
 

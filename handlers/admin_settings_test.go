@@ -27,6 +27,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/settings"
 	"github.com/kubebyon/kubebyon/testenv"
 )
@@ -525,4 +526,41 @@ func TestAdminSettingsKubeconfigFromEnvironment(t *testing.T) {
 	require.Contains(t, body, `data-source="file"`)
 	require.Contains(t, body, `data-ok="true"`)
 	require.Contains(t, body, "Tested with the KUBEBYON_KUBECONFIG file.")
+}
+
+// TestAdminSettingsAfterKeyChange: secrets sealed with another platform
+// key do not break the page; it says what happened, and saving new ones
+// (with the password) puts the platform right.
+func TestAdminSettingsAfterKeyChange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	admin, _ := b.signedUpAdmin(t, "rekeyed")
+	oldKey, err := secrets.New(bytes.Repeat([]byte{42}, 32))
+	require.NoError(t, err)
+	rt := settings.Defaults()
+	rt.HostKubeconfig = kubeconfigOf(t, testenv.HostKube(t).Config)
+	rt.PlatformAccessKey = "old-access-key"
+	require.NoError(t, settings.Save(ctx, queries.New(b.pool), oldKey, rt))
+	_, err = settings.Load(ctx, queries.New(b.pool), b.box)
+	var unreadable *settings.UnreadableError
+	require.ErrorAs(t, err, &unreadable)
+	require.Equal(t, []string{"hostKubeconfig", "platformAccessKey"}, unreadable.Fields)
+
+	code, body := admin.get(settingsPage)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `data-testid="settings-unreadable"`)
+
+	form := fullSettings(t)
+	resp, body := admin.postSettings(settingsPage, form, "", false)
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, "rewriting the secrets needs the password")
+	require.Contains(t, body, `data-testid="error-password">`)
+	kubeconfig := kubeconfigOf(t, testenv.HostKube(t).Config)
+	resp, body = admin.postSettings(settingsPage, with(form, "platformAccessKey", "new-access-key", "password", "password of rekeyed"), kubeconfig, false)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	got := b.loadSettings(t)
+	require.Equal(t, strings.TrimSpace(kubeconfig), got.HostKubeconfig)
+	require.Equal(t, "new-access-key", got.PlatformAccessKey)
+	_, body = admin.get(settingsPage)
+	require.NotContains(t, body, `data-testid="settings-unreadable"`)
 }

@@ -105,20 +105,39 @@ func Load(ctx context.Context, q *queries.Queries, box *secrets.Box) (Runtime, e
 	if err := json.Unmarshal(row.Value, &s); err != nil {
 		return Runtime{}, fmt.Errorf("decode runtime settings: %w", err)
 	}
+	var unreadable []string
 	for _, f := range []struct {
+		name   string
 		sealed string
 		into   *string
-	}{{s.HostKubeconfigSealed, &s.HostKubeconfig}, {s.PlatformAccessKeySealed, &s.PlatformAccessKey}} {
+	}{{"hostKubeconfig", s.HostKubeconfigSealed, &s.HostKubeconfig}, {"platformAccessKey", s.PlatformAccessKeySealed, &s.PlatformAccessKey}} {
 		if f.sealed == "" {
 			continue
 		}
 		b, err := box.Open(f.sealed)
 		if err != nil {
-			return Runtime{}, fmt.Errorf("decrypt runtime settings (was KUBEBYON_SECRET_KEY changed?): %w", err)
+			unreadable = append(unreadable, f.name)
+			continue
 		}
 		*f.into = string(b)
 	}
+	if len(unreadable) > 0 {
+		return s.Runtime, &UnreadableError{Fields: unreadable}
+	}
 	return s.Runtime, nil
+}
+
+// UnreadableError says which stored secrets (by their JSON names) the
+// platform key cannot open: they were sealed with another
+// KUBEBYON_SECRET_KEY. Load returns it with the rest of the settings and
+// those secrets empty, so the admin settings page can say so and take new
+// ones; everything else treats it as the error it is.
+type UnreadableError struct {
+	Fields []string
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("decrypt runtime settings: %s sealed with another KUBEBYON_SECRET_KEY: restore that key, or enter them again in the admin settings", strings.Join(e.Fields, " and "))
 }
 
 // Save validates and stores the settings (q should be the transaction that

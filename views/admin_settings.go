@@ -12,6 +12,9 @@ type AdminSettings struct {
 	AccessKeyStored bool
 	// Test is the connection test the form asked for; nil when none ran.
 	Test *AdminHostTest
+	// Unreadable tells that stored secrets were sealed with another
+	// KUBEBYON_SECRET_KEY.
+	Unreadable bool
 }
 
 // AdminHost is where the host cluster's credentials come from now.
