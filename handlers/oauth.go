@@ -70,6 +70,8 @@ type oauthFlow struct {
 	Provider string `json:"provider"`
 	State    string `json:"state"`
 	Session  string `json:"session"` // goth's marshalled session
+	// Next is the local page to land on once signed in.
+	Next string `json:"next,omitempty"`
 }
 
 // startOAuth sends the browser to the provider with a new state bound to
@@ -94,7 +96,7 @@ func (h *Handlers) startOAuth(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("begin %s sign-in: %w", p.Name, err)
 	}
-	flow, err := json.Marshal(oauthFlow{Provider: p.Name, State: state, Session: sess.Marshal()})
+	flow, err := json.Marshal(oauthFlow{Provider: p.Name, State: state, Session: sess.Marshal(), Next: safeNext(c.QueryParam("next"))})
 	if err != nil {
 		return fmt.Errorf("encode %s sign-in: %w", p.Name, err)
 	}
@@ -135,7 +137,7 @@ func (h *Handlers) finishOAuth(c echo.Context) error {
 	var link *accounts.LinkRequired
 	switch {
 	case errors.As(err, &link):
-		return h.askToLink(c, id, link)
+		return h.askToLink(c, id, link, safeNext(flow.Next))
 	case errors.Is(err, accounts.ErrDisabled), errors.Is(err, accounts.ErrIdentityUnverified), errors.Is(err, accounts.ErrIdentityConflict):
 		return h.oauthFailed(c, err.Error())
 	case err != nil:
@@ -150,7 +152,7 @@ func (h *Handlers) finishOAuth(c echo.Context) error {
 	case res.Linked:
 		h.flash(c, "FlashOAuthLinked")
 	}
-	return redirect(c, "/")
+	return redirect(c, safeNext(flow.Next))
 }
 
 // oauthFailed shows why a sign-in with a provider did not happen, on the
@@ -185,11 +187,12 @@ type pendingLink struct {
 	HasPassword bool              `json:"has_password"`
 	Providers   []string          `json:"providers"`
 	Expires     time.Time         `json:"expires"`
+	Next        string            `json:"next,omitempty"`
 }
 
-func (h *Handlers) askToLink(c echo.Context, id accounts.Identity, link *accounts.LinkRequired) error {
+func (h *Handlers) askToLink(c echo.Context, id accounts.Identity, link *accounts.LinkRequired, next string) error {
 	id.Email = link.Email
-	b, err := json.Marshal(pendingLink{Identity: id, HasPassword: link.HasPassword, Providers: link.Providers, Expires: time.Now().Add(linkTTL)})
+	b, err := json.Marshal(pendingLink{Identity: id, HasPassword: link.HasPassword, Providers: link.Providers, Expires: time.Now().Add(linkTTL), Next: next})
 	if err != nil {
 		return fmt.Errorf("encode pending link: %w", err)
 	}
@@ -263,5 +266,5 @@ func (h *Handlers) linkIdentity(c echo.Context) error {
 		return err
 	}
 	h.flash(c, "FlashOAuthLinked")
-	return redirect(c, "/")
+	return redirect(c, safeNext(p.Next))
 }

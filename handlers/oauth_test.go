@@ -279,7 +279,13 @@ func (c *client) fetchURL(rawURL string) (*http.Response, string) {
 // sends the browser: the provider's authorize URL.
 func (c *client) start(provider string) *url.URL {
 	c.t.Helper()
-	resp, _ := c.fetchURL(c.base + "/auth/" + provider)
+	return c.startAt("/auth/" + provider)
+}
+
+// startAt is start from a given start URL (path and query).
+func (c *client) startAt(path string) *url.URL {
+	c.t.Helper()
+	resp, _ := c.fetchURL(c.base + path)
 	require.Equal(c.t, http.StatusSeeOther, resp.StatusCode)
 	u, err := url.Parse(resp.Header.Get("Location"))
 	require.NoError(c.t, err)
@@ -291,7 +297,13 @@ func (c *client) start(provider string) *url.URL {
 // callback sends the browser.
 func (c *client) signInWith(provider string) string {
 	c.t.Helper()
-	resp, body := c.fetchURL(c.start(provider).String())
+	return c.signInFrom("/auth/"+provider, provider)
+}
+
+// signInFrom is signInWith from a given start URL (path and query).
+func (c *client) signInFrom(path, provider string) string {
+	c.t.Helper()
+	resp, body := c.fetchURL(c.startAt(path).String())
 	require.Equal(c.t, http.StatusFound, resp.StatusCode, body)
 	callback := resp.Header.Get("Location")
 	require.True(c.t, strings.HasPrefix(callback, c.base+"/auth/"+provider+"/callback?"), callback)
@@ -607,4 +619,31 @@ func TestOAuthSignInInBrowser(t *testing.T) {
 	))
 	require.Equal(t, "Welcome, Browser Octo", greeting)
 	require.Contains(t, flash, "Welcome to KubeBYON!")
+}
+
+// TestOAuthReturnsToNext: a sign-in with a provider started from a page
+// that asked for one lands back on it, also after linking; a next that is
+// not a local path lands on the dashboard.
+func TestOAuthReturnsToNext(t *testing.T) {
+	t.Parallel()
+	b := setupOAuth(t)
+	b.github.signIn(person{ID: "9001", Login: "returner", Name: "Returner", Email: uniqueEmail("returner"), Verified: true})
+
+	c := b.client(t)
+	resp, _ := c.fetchURL(c.base + "/clusters")
+	require.Equal(t, "/login?next=%2Fclusters", resp.Header.Get("Location"))
+	_, body := c.get("/login?next=%2Fclusters")
+	require.Contains(t, body, `href="/auth/github?next=%2Fclusters"`)
+	require.Equal(t, "/clusters", c.signInFrom("/auth/github?next=%2Fclusters", "github"))
+
+	require.Equal(t, "/", b.client(t).signInFrom("/auth/github?next=%2F%2Fevil.example%2F", "github"))
+
+	// Through the link page too.
+	_, email := b.signedUpUser(t, "returning-linker")
+	b.github.signIn(person{ID: "9002", Login: "rl", Name: "RL", Email: email, Verified: true})
+	c = b.client(t)
+	require.Equal(t, "/auth/link", c.signInFrom("/auth/github?next=%2Fsettings%2Fprofile", "github"))
+	resp = c.post("/auth/link", "/auth/link", url.Values{"password": {"password of returning-linker"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.Equal(t, "/settings/profile", resp.Header.Get("Location"))
 }
