@@ -17,6 +17,7 @@ import (
 	"image/png"
 	"io"
 
+	"github.com/disintegration/imaging"
 	"golang.org/x/image/draw"
 	"golang.org/x/image/webp"
 )
@@ -42,13 +43,22 @@ type format struct {
 	name         string
 	decodeConfig func(io.Reader) (image.Config, error)
 	decode       func(io.Reader) (image.Image, error)
+	// turns says the decoder may turn the image a quarter (EXIF
+	// orientation), so that its width and height swap.
+	turns bool
 }
 
 var (
-	pngFormat  = format{"png", png.DecodeConfig, png.Decode}
-	jpegFormat = format{"jpeg", jpeg.DecodeConfig, jpeg.Decode}
-	webpFormat = format{"webp", webp.DecodeConfig, webp.Decode}
+	pngFormat  = format{"png", png.DecodeConfig, png.Decode, false}
+	jpegFormat = format{"jpeg", jpeg.DecodeConfig, decodeJPEG, true}
+	webpFormat = format{"webp", webp.DecodeConfig, webp.Decode, false}
 )
+
+// decodeJPEG applies the EXIF orientation a camera wrote: a phone photo
+// taken upright is stored sideways with a tag that says so.
+func decodeJPEG(r io.Reader) (image.Image, error) {
+	return imaging.Decode(r, imaging.AutoOrientation(true))
+}
 
 // sniff picks the decoder from the file's signature.
 func sniff(b []byte) (format, bool) {
@@ -86,7 +96,10 @@ func Process(upload []byte) ([]byte, error) {
 	}
 	// The decoders check the header against the data, but a decoded image
 	// of another size than announced must not slip past the limits.
-	if b := img.Bounds(); b.Dx() != cfg.Width || b.Dy() != cfg.Height {
+	b := img.Bounds()
+	asAnnounced := b.Dx() == cfg.Width && b.Dy() == cfg.Height
+	turned := f.turns && b.Dx() == cfg.Height && b.Dy() == cfg.Width
+	if !asAnnounced && !turned {
 		return nil, fmt.Errorf("%w: %s is %dx%d, header said %dx%d", ErrCorrupt, f.name, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
 	}
 	var out bytes.Buffer

@@ -226,3 +226,65 @@ func TestInitialsSVG(t *testing.T) {
 	require.Equal(t, fill(avatars.InitialsSVG(7, "A")), fill(avatars.InitialsSVG(7, "B")))
 	require.NotEqual(t, fill(avatars.InitialsSVG(7, "A")), fill(avatars.InitialsSVG(8, "A")))
 }
+
+// withOrientation puts an EXIF segment with the orientation tag into a
+// JPEG, as a camera does.
+func withOrientation(jpg []byte, orientation uint16) []byte {
+	exif := []byte("Exif\x00\x00MM\x00\x2a\x00\x00\x00\x08") // TIFF header, first IFD at 8
+	exif = append(exif, 0, 1)                                // one entry
+	exif = append(exif, 0x01, 0x12, 0, 3, 0, 0, 0, 1)        // Orientation, SHORT, count 1
+	exif = binary.BigEndian.AppendUint16(exif, orientation)
+	exif = append(exif, 0, 0, 0, 0, 0, 0) // value padding, no next IFD
+	segment := []byte{0xff, 0xe1, 0, 0}
+	binary.BigEndian.PutUint16(segment[2:], uint16(len(exif)+2))
+	out := append(append([]byte{}, jpg[:2]...), segment...)
+	out = append(out, exif...)
+	return append(out, jpg[2:]...)
+}
+
+// TestProcessAppliesEXIFOrientation: a photo stored sideways with the tag
+// that says so comes out upright.
+func TestProcessAppliesEXIFOrientation(t *testing.T) {
+	t.Parallel()
+	// 300x200, red above and blue below: turned a quarter clockwise
+	// (orientation 6) it is 200x300, blue on the left and red on the right.
+	img := image.NewNRGBA(image.Rect(0, 0, 300, 200))
+	for y := 0; y < 200; y++ {
+		for x := 0; x < 300; x++ {
+			c := blue
+			if y < 100 {
+				c = red
+			}
+			img.SetNRGBA(x, y, c)
+		}
+	}
+	colorAt := func(out []byte, x, y int) string {
+		dec, err := png.Decode(bytes.NewReader(out))
+		require.NoError(t, err)
+		r, _, b, _ := dec.At(x, y).RGBA()
+		switch {
+		case r>>8 > 200 && b>>8 < 60:
+			return "red"
+		case b>>8 > 200 && r>>8 < 60:
+			return "blue"
+		}
+		return "mixed"
+	}
+	q, tq := avatars.Size/4, avatars.Size*3/4
+	tests := []struct {
+		orientation          uint16
+		topLeft, bottomRight string
+	}{
+		{1, "red", "blue"},
+		{6, "blue", "red"},
+		{8, "red", "blue"}, // a quarter counter-clockwise: red on the left
+		{3, "blue", "red"},
+	}
+	for _, tt := range tests {
+		out, err := avatars.Process(withOrientation(encodeJPEG(t, img), tt.orientation))
+		require.NoError(t, err, "orientation %d", tt.orientation)
+		require.Equal(t, tt.topLeft, colorAt(out, q, q), "orientation %d: top left", tt.orientation)
+		require.Equal(t, tt.bottomRight, colorAt(out, tq, tq), "orientation %d: bottom right", tt.orientation)
+		require.NotContains(t, string(out), "Exif")
+	}
+}
