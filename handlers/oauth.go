@@ -72,6 +72,9 @@ type oauthFlow struct {
 	Session  string `json:"session"` // goth's marshalled session
 	// Next is the local page to land on once signed in.
 	Next string `json:"next,omitempty"`
+	// LinkTo is the signed-in user who asked, from their settings, to link
+	// the provider's account to theirs (0: a sign-in).
+	LinkTo int64 `json:"link_to,omitempty"`
 }
 
 // startOAuth sends the browser to the provider with a new state bound to
@@ -96,7 +99,11 @@ func (h *Handlers) startOAuth(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("begin %s sign-in: %w", p.Name, err)
 	}
-	flow, err := json.Marshal(oauthFlow{Provider: p.Name, State: state, Session: sess.Marshal(), Next: safeNext(c.QueryParam("next"))})
+	f := oauthFlow{Provider: p.Name, State: state, Session: sess.Marshal(), Next: safeNext(c.QueryParam("next"))}
+	if u, ok := currentUser(c); ok && c.QueryParam("link") == "1" {
+		f.LinkTo = u.ID
+	}
+	flow, err := json.Marshal(f)
 	if err != nil {
 		return fmt.Errorf("encode %s sign-in: %w", p.Name, err)
 	}
@@ -133,6 +140,9 @@ func (h *Handlers) finishOAuth(c echo.Context) error {
 	if u, ok := currentUser(c); ok {
 		current = &u
 	}
+	if flow.LinkTo != 0 {
+		return h.finishLink(c, id, current, flow.LinkTo)
+	}
 	res, err := h.Accounts.SignInWithIdentity(ctx, id, current, locale.Lang(ctx), actor(c))
 	var link *accounts.LinkRequired
 	switch {
@@ -153,6 +163,24 @@ func (h *Handlers) finishOAuth(c echo.Context) error {
 		h.flash(c, "FlashOAuthLinked")
 	}
 	return redirect(c, safeNext(flow.Next))
+}
+
+// finishLink links the provider's account to the user who asked for it
+// from their settings, if that user is still the one signed in here.
+func (h *Handlers) finishLink(c echo.Context, id accounts.Identity, current *queries.User, linkTo int64) error {
+	if current == nil || current.ID != linkTo {
+		return h.oauthFailed(c, "FlashOAuthState")
+	}
+	err := h.Accounts.LinkIdentityToUser(c.Request().Context(), id, *current, actor(c))
+	switch {
+	case errors.Is(err, accounts.ErrIdentityOtherAccount):
+		h.flashError(c, err.Error())
+	case err != nil:
+		return err
+	default:
+		h.flash(c, "FlashOAuthLinked")
+	}
+	return redirect(c, "/settings/sign-in")
 }
 
 // oauthFailed shows why a sign-in with a provider did not happen, on the

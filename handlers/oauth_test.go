@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -646,4 +647,55 @@ func TestOAuthReturnsToNext(t *testing.T) {
 	resp = c.post("/auth/link", "/auth/link", url.Values{"password": {"password of returning-linker"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
 	require.Equal(t, "/settings/profile", resp.Header.Get("Location"))
+}
+
+// TestSignInMethods: a signed-in user links a GitHub account with another
+// email from the settings, sees and unlinks it; nobody else can unlink it
+// or link it to theirs; the only way left to sign in cannot be unlinked.
+func TestSignInMethods(t *testing.T) {
+	t.Parallel()
+	b := setupOAuth(t)
+	c, email := b.signedUpUser(t, "methods")
+	a := b.account(t, email)
+	b.github.signIn(person{ID: "5150", Login: "methods-gh", Name: "M", Email: uniqueEmail("elsewhere"), Verified: true})
+
+	code, body := c.get("/settings/sign-in")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `data-testid="identities-empty"`)
+	require.Contains(t, body, `href="/auth/github?link=1"`)
+	require.Equal(t, "/settings/sign-in", c.signInFrom("/auth/github?link=1", "github"))
+	require.Len(t, b.identities(t, a.ID), 1, "linked to the signed-in account, whatever email GitHub gives")
+	require.Equal(t, 1, b.count(t, "users"), "no account was made")
+	_, body = c.get("/settings/sign-in")
+	require.Contains(t, body, `data-testid="identity" data-provider="github"`)
+	require.NotContains(t, body, `href="/auth/github?link=1"`)
+	var identityID int64
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT id FROM oauth_identities WHERE user_id = $1", a.ID).Scan(&identityID))
+	unlink := fmt.Sprintf("/settings/sign-in/%d/unlink", identityID)
+
+	// Someone else can neither unlink it nor take it.
+	other, _ := b.signedUpUser(t, "other-methods")
+	resp := other.post("/settings/sign-in", unlink, nil)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.Equal(t, "/settings/sign-in", other.signInFrom("/auth/github?link=1", "github"))
+	_, body = other.get("/settings/sign-in")
+	require.Contains(t, body, "already signs in to another KubeBYON account")
+	require.Len(t, b.identities(t, a.ID), 1)
+
+	resp = c.post("/settings/sign-in", unlink, nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.Empty(t, b.identities(t, a.ID))
+	require.Contains(t, b.auditTrail(t, a.ID), "user.unlink_identity:github")
+
+	// An account made with Google has no password: its only identity stays.
+	b.google.signIn(person{ID: "424242", Name: "Only Google", Email: uniqueEmail("only-google"), Verified: true})
+	g := b.client(t)
+	require.Equal(t, "/", g.signInWith("google"))
+	var googleUser, googleID int64
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT user_id, id FROM oauth_identities WHERE provider = 'google'").Scan(&googleUser, &googleID))
+	resp = g.post("/settings/sign-in", fmt.Sprintf("/settings/sign-in/%d/unlink", googleID), nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = g.get("/settings/sign-in")
+	require.Contains(t, body, "This is your only way to sign in.")
+	require.Len(t, b.identities(t, googleUser), 1)
 }

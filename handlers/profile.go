@@ -34,6 +34,7 @@ func (h *Handlers) settingsRoutes(e *echo.Echo) {
 	g.POST("/password", h.changePassword)
 	g.POST(avatarUploadRoute, h.uploadAvatar)
 	g.POST("/avatar/remove", h.removeAvatar)
+	h.signInMethodRoutes(g)
 	g.GET("/notifications", h.showNotificationsPage)
 	g.POST("/notifications", h.updateNotifications)
 	// Not behind requireUser: an image request that is not allowed gets

@@ -27,3 +27,9 @@ SET name = @name, password_hash = NULL, language = @language,
     email_verified_at = now(), updated_at = now()
 WHERE id = @id AND email_verified_at IS NULL
 RETURNING *;
+
+-- name: OAuthIdentityListByUser :many
+SELECT * FROM oauth_identities WHERE user_id = @user_id ORDER BY provider, id;
+
+-- name: OAuthIdentityDelete :execrows
+DELETE FROM oauth_identities WHERE id = @id AND user_id = @user_id;

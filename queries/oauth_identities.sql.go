@@ -31,6 +31,23 @@ func (q *Queries) OAuthIdentityCreate(ctx context.Context, arg OAuthIdentityCrea
 	return err
 }
 
+const oAuthIdentityDelete = `-- name: OAuthIdentityDelete :execrows
+DELETE FROM oauth_identities WHERE id = $1 AND user_id = $2
+`
+
+type OAuthIdentityDeleteParams struct {
+	ID     int64
+	UserID int64
+}
+
+func (q *Queries) OAuthIdentityDelete(ctx context.Context, arg OAuthIdentityDeleteParams) (int64, error) {
+	result, err := q.db.Exec(ctx, oAuthIdentityDelete, arg.ID, arg.UserID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const oAuthIdentityGetUser = `-- name: OAuthIdentityGetUser :one
 SELECT users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.plan_id FROM oauth_identities
 JOIN users ON users.id = oauth_identities.user_id
@@ -61,6 +78,37 @@ func (q *Queries) OAuthIdentityGetUser(ctx context.Context, arg OAuthIdentityGet
 		&i.PlanID,
 	)
 	return i, err
+}
+
+const oAuthIdentityListByUser = `-- name: OAuthIdentityListByUser :many
+SELECT id, user_id, provider, subject, email, created_at FROM oauth_identities WHERE user_id = $1 ORDER BY provider, id
+`
+
+func (q *Queries) OAuthIdentityListByUser(ctx context.Context, userID int64) ([]OauthIdentity, error) {
+	rows, err := q.db.Query(ctx, oAuthIdentityListByUser, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OauthIdentity{}
+	for rows.Next() {
+		var i OauthIdentity
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserID,
+			&i.Provider,
+			&i.Subject,
+			&i.Email,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const oAuthIdentityListProvidersByUser = `-- name: OAuthIdentityListProvidersByUser :many

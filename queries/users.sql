@@ -34,3 +34,7 @@ UPDATE users SET last_sign_in_at = now() WHERE id = @id;
 
 -- name: UserSetPassword :exec
 UPDATE users SET password_hash = @password_hash, updated_at = now() WHERE id = @id;
+
+-- name: UserLockByID :one
+-- Holds the user's row while a change that must see all of it is made.
+SELECT * FROM users WHERE id = @id FOR UPDATE;

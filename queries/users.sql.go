@@ -137,6 +137,31 @@ func (q *Queries) UserGetByID(ctx context.Context, id int64) (User, error) {
 	return i, err
 }
 
+const userLockByID = `-- name: UserLockByID :one
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users WHERE id = $1 FOR UPDATE
+`
+
+// Holds the user's row while a change that must see all of it is made.
+func (q *Queries) UserLockByID(ctx context.Context, id int64) (User, error) {
+	row := q.db.QueryRow(ctx, userLockByID, id)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.Role,
+		&i.EmailVerifiedAt,
+		&i.DisabledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Language,
+		&i.LastSignInAt,
+		&i.PlanID,
+	)
+	return i, err
+}
+
 const userMarkVerified = `-- name: UserMarkVerified :exec
 UPDATE users SET email_verified_at = now(), updated_at = now()
 WHERE id = $1 AND email_verified_at IS NULL

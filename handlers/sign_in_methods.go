@@ -1,0 +1,60 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// signInMethodRoutes are the user's sign-in methods page and its unlink.
+func (h *Handlers) signInMethodRoutes(g *echo.Group) {
+	g.GET("/sign-in", h.showSignInMethods)
+	g.POST("/sign-in/:identity/unlink", h.unlinkIdentity)
+}
+
+func (h *Handlers) showSignInMethods(c echo.Context) error {
+	u, _ := currentUser(c)
+	ids, err := h.Accounts.Identities(c.Request().Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	d := views.SignInMethods{HasPassword: u.PasswordHash.Valid}
+	linked := map[string]bool{}
+	for _, i := range ids {
+		linked[i.Provider] = true
+		d.Identities = append(d.Identities, views.LinkedIdentity{
+			ID: i.ID, Name: i.Provider, Provider: h.providerLabel(i.Provider), Email: i.Email, Linked: i.CreatedAt.Time,
+		})
+	}
+	for _, p := range h.providerButtons() {
+		if !linked[p.Name] {
+			d.Linkable = append(d.Linkable, p)
+		}
+	}
+	return render(c, http.StatusOK, views.SettingsSignInPage(d))
+}
+
+func (h *Handlers) unlinkIdentity(c echo.Context) error {
+	u, _ := currentUser(c)
+	id, err := strconv.ParseInt(c.Param("identity"), 10, 64)
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	err = h.Accounts.UnlinkIdentity(c.Request().Context(), u.ID, id, actor(c))
+	switch {
+	case errors.Is(err, accounts.ErrIdentityNotFound):
+		return echo.ErrNotFound
+	case errors.Is(err, accounts.ErrLastSignInMethod):
+		h.flashError(c, err.Error())
+	case err != nil:
+		return err
+	default:
+		h.flash(c, "FlashIdentityUnlinked")
+	}
+	return redirect(c, "/settings/sign-in")
+}
