@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/kubebyon/kubebyon/audit"
 	"github.com/kubebyon/kubebyon/jobs"
@@ -58,6 +59,23 @@ type Service struct {
 
 	dummyOnce sync.Once
 	dummy     string
+
+	// avatarSlots bound how many uploads decode at once: a picture at the
+	// size limit takes a few hundred MB while it is decoded.
+	avatarOnce  sync.Once
+	avatarSlots *semaphore.Weighted
+}
+
+// AvatarsAtOnce is how many avatar uploads are decoded at the same time;
+// the others wait their turn.
+const AvatarsAtOnce = 2
+
+func (s *Service) avatarSlot(ctx context.Context) (release func(), err error) {
+	s.avatarOnce.Do(func() { s.avatarSlots = semaphore.NewWeighted(AvatarsAtOnce) })
+	if err := s.avatarSlots.Acquire(ctx, 1); err != nil {
+		return nil, fmt.Errorf("wait to decode an avatar: %w", err)
+	}
+	return func() { s.avatarSlots.Release(1) }, nil
 }
 
 func (s *Service) now() time.Time {

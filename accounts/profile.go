@@ -286,7 +286,12 @@ func (s *Service) ChangePassword(ctx context.Context, u queries.User, current, n
 // it the user's avatar. Problems with the picture are FieldErrors on
 // "avatar".
 func (s *Service) SetAvatar(ctx context.Context, userID int64, upload []byte, actor audit.Actor) error {
+	release, err := s.avatarSlot(ctx)
+	if err != nil {
+		return err
+	}
 	img, err := avatars.Process(upload)
+	release()
 	if err != nil {
 		for _, known := range []error{avatars.ErrTooLarge, avatars.ErrUnsupported, avatars.ErrCorrupt, avatars.ErrDimensions} {
 			if errors.Is(err, known) {

@@ -1,0 +1,36 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/audit"
+)
+
+// TestAvatarSlots: no more than AvatarsAtOnce uploads decode at once; the
+// next waits for a slot, and gives up with its request.
+func TestAvatarSlots(t *testing.T) {
+	t.Parallel()
+	s := &Service{}
+	ctx := context.Background()
+	var releases []func()
+	for range AvatarsAtOnce {
+		release, err := s.avatarSlot(ctx)
+		require.NoError(t, err)
+		releases = append(releases, release)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	err := s.SetAvatar(short, 1, []byte("not decoded"), audit.Actor{})
+	require.True(t, errors.Is(err, context.DeadlineExceeded), "waited for a slot: %v", err)
+
+	releases[0]()
+	release, err := s.avatarSlot(ctx)
+	require.NoError(t, err, "a freed slot is taken at once")
+	release()
+	releases[1]()
+}
