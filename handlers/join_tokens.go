@@ -17,9 +17,10 @@ import (
 func (h *Handlers) joinTokenRoutes(e *echo.Echo) {
 	e.GET("/clusters/:id/tokens", h.showJoinTokensPage, h.requireUser)
 	e.POST("/clusters/:id/tokens", h.createJoinToken, h.requireUser)
-	e.GET("/clusters/:id/tokens/:token/live", h.showJoinTokenLive, h.requireUser)
-	e.GET("/clusters/:id/tokens/:token/revoke", h.showRevokeJoinTokenPage, h.requireUser)
-	e.POST("/clusters/:id/tokens/:token/revoke", h.revokeJoinToken, h.requireUser)
+	// :joinToken is the token's row id; a :token is a token's value.
+	e.GET("/clusters/:id/tokens/:joinToken/live", h.showJoinTokenLive, h.requireUser)
+	e.GET("/clusters/:id/tokens/:joinToken/revoke", h.showRevokeJoinTokenPage, h.requireUser)
+	e.POST("/clusters/:id/tokens/:joinToken/revoke", h.revokeJoinToken, h.requireUser)
 }
 
 func (h *Handlers) showJoinTokensPage(c echo.Context) error {
@@ -117,7 +118,7 @@ func (h *Handlers) ownJoinToken(c echo.Context) (int64, views.JoinToken, error) 
 	if err != nil {
 		return 0, views.JoinToken{}, err
 	}
-	id, err := strconv.ParseInt(c.Param("token"), 10, 64)
+	id, err := strconv.ParseInt(c.Param("joinToken"), 10, 64)
 	if err != nil {
 		return 0, views.JoinToken{}, echo.ErrNotFound
 	}
