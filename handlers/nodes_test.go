@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/testenv"
@@ -31,22 +30,8 @@ import (
 // is a second real apiserver, and returns a client of that apiserver.
 func (b *testBundle) virtualCluster(t *testing.T, c *client, name string) (queries.Cluster, kubernetes.Interface) {
 	t.Helper()
-	ctx := context.Background()
-	b.connectHost(t)
-	cl := b.newCluster(t, c, name)
-	b.markReady(t, cl)
-	virt := testenv.NewKube(t)
-	host := testenv.HostKube(t).Client(t)
-	ns := clusters.Namespace(cl)
-	_, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = host.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	_, err = host.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: clusters.KubeconfigSecretName(cl)},
-		Data:       map[string][]byte{"config": virt.Kubeconfig(t)},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	return b.cluster(t, cl.ID), virt.Client(t)
+	cl, virt := b.readyVirtualCluster(t, c, name)
+	return cl, virt.Client(t)
 }
 
 // addNode plays a kubelet registering: a Node with its status.
