@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/fields"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/notify"
 	"github.com/kubebyon/kubebyon/passwords"
@@ -93,9 +94,7 @@ func (s *Service) inTx(ctx context.Context, fn func(pgx.Tx, *queries.Queries) er
 }
 
 // FieldErrors maps form fields to catalog message IDs.
-type FieldErrors map[string]string
-
-func (f FieldErrors) Error() string { return fmt.Sprintf("invalid fields: %v", map[string]string(f)) }
+type FieldErrors = fields.Errors
 
 // NormalizeEmail trims an address and checks its form.
 func NormalizeEmail(raw string) (string, bool) {

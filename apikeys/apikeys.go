@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/fields"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/secrets"
 )
@@ -38,9 +39,7 @@ var (
 )
 
 // FieldErrors maps form fields to catalog message IDs.
-type FieldErrors map[string]string
-
-func (f FieldErrors) Error() string { return fmt.Sprintf("invalid fields: %v", map[string]string(f)) }
+type FieldErrors = fields.Errors
 
 // The expiry choices of the create form.
 const (

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/fields"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/secrets"
@@ -45,9 +46,7 @@ var (
 )
 
 // FieldErrors maps form fields to catalog message IDs.
-type FieldErrors map[string]string
-
-func (f FieldErrors) Error() string { return fmt.Sprintf("invalid fields: %v", map[string]string(f)) }
+type FieldErrors = fields.Errors
 
 // Service carries what the cluster actions need.
 type Service struct {

@@ -26,6 +26,7 @@ import (
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/fields"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/secrets"
 )
@@ -73,9 +74,7 @@ var (
 )
 
 // FieldErrors maps form fields to catalog message IDs.
-type FieldErrors map[string]string
-
-func (f FieldErrors) Error() string { return fmt.Sprintf("invalid fields: %v", map[string]string(f)) }
+type FieldErrors = fields.Errors
 
 // Service carries what the token actions need.
 type Service struct {

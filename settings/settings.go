@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubebyon/kubebyon/fields"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/secrets"
 )
@@ -164,9 +165,7 @@ func Save(ctx context.Context, q *queries.Queries, box *secrets.Box, r Runtime) 
 }
 
 // FieldErrors maps setting fields to catalog message IDs.
-type FieldErrors map[string]string
-
-func (f FieldErrors) Error() string { return fmt.Sprintf("invalid settings: %v", map[string]string(f)) }
+type FieldErrors = fields.Errors
 
 // Validate checks every field.
 func (r *Runtime) Validate() error {
