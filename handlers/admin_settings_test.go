@@ -424,9 +424,9 @@ func TestAdminSettingsTestConnection(t *testing.T) {
 		require.True(t, strings.HasPrefix(body, `<article data-testid="settings-test-result" data-source="upload"`), body)
 		require.NotContains(t, body, "<html")
 		require.Contains(t, body, `data-ok="false"`)
-		require.Contains(t, body, "permissions are missing (50)")
+		require.Contains(t, body, "permissions are missing (61)")
 		require.Contains(t, body, "Server "+k.URL+", Kubernetes v1.34.2.")
-		require.Equal(t, 50, strings.Count(body, `data-allowed="false"`))
+		require.Equal(t, 61, strings.Count(body, `data-allowed="false"`))
 		require.Zero(t, strings.Count(body, `data-allowed="true"`))
 		require.Contains(t, body, `data-testid="perm-create-namespaces" data-allowed="false"`)
 		require.Contains(t, body, `data-testid="perm-delete-statefulsets.apps" data-allowed="false"`)
@@ -440,7 +440,7 @@ func TestAdminSettingsTestConnection(t *testing.T) {
 		_, body = admin.postSettings(test, fullSettings(t), "", true)
 		require.Contains(t, body, `data-source="stored"`)
 		require.Contains(t, body, "Tested with the stored kubeconfig.")
-		require.Contains(t, body, "permissions are missing (50)")
+		require.Contains(t, body, "permissions are missing (61)")
 		// Ticking "remove" tests what would be left: nothing.
 		_, body = admin.postSettings(test, with(fullSettings(t), "hostKubeconfigClear", "on"), "", true)
 		require.Contains(t, body, "There is nothing to test")
@@ -454,15 +454,15 @@ func TestAdminSettingsTestConnection(t *testing.T) {
 		var body string
 		require.Eventually(t, func() bool {
 			_, body = admin.postSettings(test, fullSettings(t), limited, true)
-			return strings.Count(body, `data-allowed="true"`) == 7
+			return strings.Count(body, `data-allowed="true"`) == 8
 		}, 10*time.Second, 100*time.Millisecond, "the apiserver's RBAC cache catches up")
 		require.Contains(t, body, `data-testid="perm-get-secrets" data-allowed="true"`)
 		require.Contains(t, body, `data-testid="perm-list-secrets" data-allowed="true"`)
 		require.Contains(t, body, `data-testid="perm-create-secrets" data-allowed="false"`)
-		for _, verb := range []string{"create", "get", "list", "update", "delete"} {
+		for _, verb := range []string{"create", "get", "list", "update", "patch", "delete"} {
 			require.Contains(t, body, `data-testid="perm-`+verb+`-poddisruptionbudgets.policy" data-allowed="true"`)
 		}
-		require.Contains(t, body, "permissions are missing (43)")
+		require.Contains(t, body, "permissions are missing (53)")
 	})
 
 	t.Run("without JavaScript the page comes back", func(t *testing.T) {
@@ -475,7 +475,7 @@ func TestAdminSettingsTestConnection(t *testing.T) {
 		require.Contains(t, body, `value="0.29.9"`, "the form keeps what was typed")
 		require.Contains(t, body, `data-ok="true"`)
 		require.Contains(t, body, "every permission the platform needs is granted")
-		require.Equal(t, 50, strings.Count(body, `data-allowed="true"`))
+		require.Equal(t, 61, strings.Count(body, `data-allowed="true"`))
 		require.NotContains(t, body, "BEGIN CERTIFICATE", "the uploaded kubeconfig is not shown back")
 		require.Equal(t, before, b.settingsRow(t), "testing saves nothing")
 	})

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,22 +45,28 @@ func (r Requirement) Name() string {
 	return r.Resource + "." + r.Group
 }
 
-// Verbs the platform may use, in the order reports show them.
-var Verbs = []string{"create", "get", "list", "update", "delete"}
+// Verbs the platform may use, in the order reports show them: Helm
+// patches what an upgrade changes, and the chart's Role grants rights on
+// pods and the like that the platform itself does not use, which takes
+// escalate (and bind, for its RoleBinding) on roles.
+var Verbs = []string{"create", "get", "list", "update", "patch", "delete", "escalate", "bind"}
+
+// objectVerbs are what Helm does to the objects of a release.
+var objectVerbs = []string{"create", "get", "list", "update", "patch", "delete"}
 
 // Required is what installing, upgrading and removing a vcluster with Helm
 // needs (Helm keeps its releases in Secrets), plus reading the nodes.
 var Required = []Requirement{
 	{Resource: "namespaces", Verbs: []string{"create", "get", "delete"}},
-	{Resource: "secrets", Verbs: Verbs, Namespaced: true},
-	{Resource: "services", Verbs: Verbs, Namespaced: true},
-	{Resource: "serviceaccounts", Verbs: Verbs, Namespaced: true},
-	{Resource: "configmaps", Verbs: Verbs, Namespaced: true},
-	{Group: "apps", Resource: "statefulsets", Verbs: Verbs, Namespaced: true},
-	{Group: "rbac.authorization.k8s.io", Resource: "roles", Verbs: Verbs, Namespaced: true},
-	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Verbs: Verbs, Namespaced: true},
-	{Group: "policy", Resource: "poddisruptionbudgets", Verbs: Verbs, Namespaced: true},
-	{Resource: "persistentvolumeclaims", Verbs: Verbs, Namespaced: true},
+	{Resource: "secrets", Verbs: objectVerbs, Namespaced: true},
+	{Resource: "services", Verbs: objectVerbs, Namespaced: true},
+	{Resource: "serviceaccounts", Verbs: objectVerbs, Namespaced: true},
+	{Resource: "configmaps", Verbs: objectVerbs, Namespaced: true},
+	{Group: "apps", Resource: "statefulsets", Verbs: objectVerbs, Namespaced: true},
+	{Group: "rbac.authorization.k8s.io", Resource: "roles", Verbs: append(slices.Clone(objectVerbs), "escalate", "bind"), Namespaced: true},
+	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Verbs: objectVerbs, Namespaced: true},
+	{Group: "policy", Resource: "poddisruptionbudgets", Verbs: objectVerbs, Namespaced: true},
+	{Resource: "persistentvolumeclaims", Verbs: objectVerbs, Namespaced: true},
 	{Resource: "nodes", Verbs: []string{"get", "list"}},
 }
 

@@ -54,7 +54,7 @@ func TestCheckAsAdmin(t *testing.T) {
 	require.True(t, r.OK())
 	require.Zero(t, r.Missing())
 	require.Len(t, granted(r), allPermissions())
-	require.Equal(t, 50, allPermissions(), "namespaces 3, nine namespaced resources 5 each, nodes 2")
+	require.Equal(t, 61, allPermissions(), "namespaces 3, nine namespaced resources 6 each, escalate and bind on roles, nodes 2")
 }
 
 // TestCheckGrantsExactly: a user without bindings has nothing; cluster-wide
@@ -124,7 +124,7 @@ func TestCheckGrantsExactly(t *testing.T) {
 	require.Equal(t, allPermissions()-len(want), r.Missing())
 	for _, res := range r.Results {
 		if res.Resource == "secrets" {
-			require.Equal(t, []string{"create", "update", "delete"}, res.Missing())
+			require.Equal(t, []string{"create", "update", "patch", "delete"}, res.Missing())
 		}
 	}
 }
