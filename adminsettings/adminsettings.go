@@ -112,7 +112,7 @@ func (c Change) check() settings.FieldErrors {
 // adminusers' ErrWrongPassword, *LimitedError and ErrNotAdmin.
 func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]string, error) {
 	errs := c.check()
-	current, unreadable, err := load(ctx, queries.New(s.Pool), s.Box)
+	current, unreadable, err := s.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -193,8 +193,13 @@ func lockAdmin(ctx context.Context, q *queries.Queries, adminID int64) error {
 	return nil
 }
 
-// load reads the stored settings, and the secrets among them that the
-// platform key cannot open (which read as empty).
+// Load reads the stored settings, and names the secrets among them that
+// the platform key cannot open (they read as empty).
+func (s *Service) Load(ctx context.Context) (settings.Runtime, []string, error) {
+	return load(ctx, queries.New(s.Pool), s.Box)
+}
+
+// load is Load within q (a transaction).
 func load(ctx context.Context, q *queries.Queries, box *secrets.Box) (settings.Runtime, []string, error) {
 	rt, err := settings.Load(ctx, q, box)
 	var unreadable *settings.UnreadableError
@@ -356,7 +361,7 @@ func (s *Service) testConfig(ctx context.Context, upload string, clearStored boo
 		}
 		return cfg, SourceUpload, nil
 	}
-	rt, _, err := load(ctx, queries.New(s.Pool), s.Box)
+	rt, _, err := s.Load(ctx)
 	if err != nil {
 		return nil, SourceNone, err
 	}

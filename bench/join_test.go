@@ -3,16 +3,9 @@ package bench
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	crand "crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -80,7 +73,7 @@ func BenchmarkJoinScript(b *testing.B) {
 	// the row: every join after it reads it from there.
 	cl, err = q.ClusterGetByID(ctx, cl.ID)
 	require.NoError(b, err)
-	require.NoError(b, q.ClusterSetCACert(ctx, queries.ClusterSetCACertParams{CaCert: benchCA(b), ID: cl.ID, UpdatedAt: cl.UpdatedAt}))
+	require.NoError(b, q.ClusterSetCACert(ctx, queries.ClusterSetCACertParams{CaCert: string(testenv.SelfSignedCA(b, "bench cluster CA")), ID: cl.ID, UpdatedAt: cl.UpdatedAt}))
 	tokens := insertJoinTokens(b, pool, box, cl.ID)
 
 	catalog, err := locale.New()
@@ -236,19 +229,4 @@ func roundTrip(hc *http.Client, req *http.Request) (int, error) {
 		return 0, fmt.Errorf("read %s: %w", req.URL.Path, err)
 	}
 	return resp.StatusCode, nil
-}
-
-// benchCA is a self-signed CA certificate, PEM.
-func benchCA(b *testing.B) string {
-	b.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
-	require.NoError(b, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bench cluster CA"},
-		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(b, err)
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }

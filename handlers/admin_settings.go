@@ -16,7 +16,6 @@ import (
 	"github.com/kubebyon/kubebyon/adminsettings"
 	"github.com/kubebyon/kubebyon/adminusers"
 	"github.com/kubebyon/kubebyon/hostcheck"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/settings"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -54,11 +53,7 @@ func (h *Handlers) showAdminSettingsPage(c echo.Context) error {
 // outcome (nil: none ran).
 func (h *Handlers) renderAdminSettings(c echo.Context, status int, f *views.Form, test *views.AdminHostTest) error {
 	ctx := c.Request().Context()
-	rt, err := settings.Load(ctx, queries.New(h.Pool), h.Box)
-	var unreadable *settings.UnreadableError
-	if errors.As(err, &unreadable) {
-		err = nil
-	}
+	rt, unreadable, err := h.adminSettings().Load(ctx)
 	if err != nil {
 		return err
 	}
@@ -77,7 +72,7 @@ func (h *Handlers) renderAdminSettings(c echo.Context, status int, f *views.Form
 		},
 		AccessKeyStored: rt.PlatformAccessKey != "",
 		Test:            test,
-		Unreadable:      unreadable != nil,
+		Unreadable:      len(unreadable) > 0,
 	}))
 }
 

@@ -55,7 +55,8 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 		return jointokens.WriteRefusal(ctx, c.Response(), errJoinRateLimited)
 	}
 	token := c.Param("token")
-	row, err := h.joinTokens().Check(ctx, token)
+	svc := h.joinTokens()
+	row, err := svc.Check(ctx, token)
 	if status := joinRefusalStatus(err); status != 0 {
 		c.Response().WriteHeader(status)
 		return jointokens.WriteRefusal(ctx, c.Response(), err)
@@ -63,7 +64,7 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ca, err := h.joinTokens().CACert(ctx, row.Cluster)
+	ca, err := svc.CACert(ctx, row.Cluster)
 	if errors.Is(err, jointokens.ErrJoinUnavailable) {
 		h.Logger.WarnContext(ctx, "join script without the cluster's CA", "cluster_id", row.Cluster.ID, "error", err)
 		c.Response().WriteHeader(http.StatusServiceUnavailable)

@@ -9,7 +9,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -412,17 +411,8 @@ func TestJoinScript(t *testing.T) {
 	// certificate: the script stops before it downloads anything.
 	// (Every httptest server has the same certificate; the cluster gets a
 	// CA of its own instead.)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "cluster CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
 	_, err = b.pool.Exec(context.Background(), "UPDATE clusters SET ca_cert = $1 WHERE id = $2",
-		string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), clusterID)
+		string(testenv.SelfSignedCA(t, "cluster CA")), clusterID)
 	require.NoError(t, err)
 	code, _, script = joinStatus(t, b, token)
 	require.Equal(t, http.StatusOK, code, script)
