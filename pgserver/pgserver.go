@@ -54,6 +54,8 @@ type Server struct {
 	proc *process
 	// stopping is set by Stop, after which Watch restarts nothing.
 	stopping bool
+	// restarting is set while Watch brings the server back.
+	restarting bool
 }
 
 // process is one run of the postmaster.
@@ -308,7 +310,7 @@ var ErrDown = errors.New("embedded PostgreSQL is not running")
 func (s *Server) Alive() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.proc != nil && s.proc.exited() {
+	if s.proc != nil && (s.restarting || s.proc.exited()) {
 		return ErrDown
 	}
 	return nil
@@ -338,15 +340,17 @@ func (s *Server) Watch(ctx context.Context, backoff wait.Backoff, restarted func
 			return nil
 		}
 		s.opts.Logger.Error("embedded PostgreSQL exited; restarting it", "error", p.waitErr, "log", s.logPath, "log_tail", s.logTail())
+		s.setRestarting(true)
 		if err := s.restart(ctx, backoff); err != nil {
 			return err
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || s.isStopping() {
 			return nil
 		}
 		if restarted != nil {
 			restarted()
 		}
+		s.setRestarting(false)
 	}
 }
 
@@ -396,6 +400,12 @@ func (s *Server) startAgain(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+func (s *Server) setRestarting(v bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.restarting = v
 }
 
 func (s *Server) isStopping() bool {
