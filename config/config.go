@@ -51,6 +51,9 @@ type Serve struct {
 	Listen  string
 	Workers bool
 	Migrate bool
+	// MetricsListen serves /metrics (with /healthz and /readyz) apart from
+	// the public listener; empty turns it off.
+	MetricsListen string
 
 	// TrustedProxies are CIDRs of load balancers whose X-Forwarded-For
 	// header names the client.
@@ -90,6 +93,7 @@ var (
 	settingWorkers       = setting{"KUBEBYON_WORKERS", "workers"}
 	settingMigrate       = setting{"KUBEBYON_MIGRATE", "migrate"}
 	settingMetricsListen = setting{"KUBEBYON_WORKER_METRICS_LISTEN", "metrics-listen"}
+	settingServeMetrics  = setting{"KUBEBYON_METRICS_LISTEN", "metrics-listen"}
 	settingSMTPURL       = setting{"KUBEBYON_SMTP_URL", "smtp-url"}
 	settingTrusted       = setting{"KUBEBYON_TRUSTED_PROXIES", "trusted-proxies"}
 	settingKubeconfig    = setting{"KUBEBYON_KUBECONFIG", "kubeconfig"}
@@ -109,6 +113,9 @@ const (
 	DefaultLogLevel      = "info"
 	DefaultLogFormat     = "text"
 	DefaultMetricsListen = ":9090"
+	// DefaultServeMetricsListen keeps serve's metrics on the machine
+	// itself: the public listener must not expose them.
+	DefaultServeMetricsListen = "127.0.0.1:9090"
 )
 
 func envOr(getenv Getenv, s setting, def string) string {
@@ -160,6 +167,7 @@ func RegisterServe(fs *flag.FlagSet, getenv Getenv) *Serve {
 	fs.StringVar(&s.GitHubClientSecret, settingGitHubSecret.flag, getenv(settingGitHubSecret.env), "GitHub OAuth app client secret (env KUBEBYON_GITHUB_CLIENT_SECRET)")
 	fs.StringVar(&s.GoogleClientID, settingGoogleID.flag, getenv(settingGoogleID.env), "Google OAuth client ID; sign-in with Google is on when set (env KUBEBYON_GOOGLE_CLIENT_ID)")
 	fs.StringVar(&s.GoogleClientSecret, settingGoogleSecret.flag, getenv(settingGoogleSecret.env), "Google OAuth client secret (env KUBEBYON_GOOGLE_CLIENT_SECRET)")
+	fs.StringVar(&s.MetricsListen, settingServeMetrics.flag, envOr(getenv, settingServeMetrics, DefaultServeMetricsListen), "address for /metrics (and /healthz, /readyz), apart from the public listener; empty turns it off (env KUBEBYON_METRICS_LISTEN)")
 	boolVar(fs, &s.Workers, getenv, settingWorkers, true, "run the background workers in this process", &s.envErrs)
 	boolVar(fs, &s.Migrate, getenv, settingMigrate, false, "apply database migrations before serving", &s.envErrs)
 	return s
@@ -277,6 +285,11 @@ func (s *Serve) Validate() error {
 			return fmt.Errorf("%s has %q: use CIDRs such as 10.0.0.0/8, comma-separated", settingTrusted, part)
 		}
 		s.TrustedProxies = append(s.TrustedProxies, n)
+	}
+	if s.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(s.MetricsListen); err != nil {
+			return fmt.Errorf("%s is %q: use host:port, :port, or empty to turn it off", settingServeMetrics, s.MetricsListen)
+		}
 	}
 	if (s.GitHubClientID == "") != (s.GitHubClientSecret == "") {
 		return fmt.Errorf("set both %s and %s, or neither", settingGitHubID, settingGitHubSecret)

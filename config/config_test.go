@@ -33,6 +33,7 @@ func TestServeSettings(t *testing.T) {
 			require.True(t, s.Workers)
 			require.False(t, s.Migrate)
 			require.Equal(t, "info", c.LogLevel)
+			require.Equal(t, "127.0.0.1:9090", s.MetricsListen)
 		}},
 		{name: "env", env: map[string]string{"KUBEBYON_LISTEN": "127.0.0.1:9000", "KUBEBYON_WORKERS": "false", "KUBEBYON_BASE_URL": "https://kb.example.com/"},
 			check: func(t *testing.T, c *config.Common, s *config.Serve) {
@@ -46,6 +47,13 @@ func TestServeSettings(t *testing.T) {
 				require.False(t, s.Workers)
 				require.True(t, s.Migrate)
 			}},
+		{name: "metrics listen", env: map[string]string{"KUBEBYON_METRICS_LISTEN": ":9100"}, check: func(t *testing.T, c *config.Common, s *config.Serve) {
+			require.Equal(t, ":9100", s.MetricsListen)
+		}},
+		{name: "metrics off", args: []string{"--metrics-listen", ""}, check: func(t *testing.T, c *config.Common, s *config.Serve) {
+			require.Empty(t, s.MetricsListen)
+		}},
+		{name: "bad metrics listen", env: map[string]string{"KUBEBYON_METRICS_LISTEN": "9100"}, wantErr: "KUBEBYON_METRICS_LISTEN (--metrics-listen) is \"9100\""},
 		{name: "base URL with path", args: []string{"--base-url", "https://kb.example.com/app"}, wantErr: "KUBEBYON_BASE_URL (--base-url)"},
 		{name: "base URL scheme", args: []string{"--base-url", "ftp://kb.example.com"}, wantErr: "KUBEBYON_BASE_URL (--base-url)"},
 		{name: "trusted proxies", args: []string{"--trusted-proxies", "10.0.0.0/8, 192.168.1.1"}, check: func(t *testing.T, c *config.Common, s *config.Serve) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubebyon/kubebyon/config"
 	"github.com/kubebyon/kubebyon/pgserver"
@@ -76,6 +77,35 @@ func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("connect to database at %s: %w", pcfg.ConnConfig.Host, err)
 	}
 	return pool, nil
+}
+
+// restartBackoff is how Watch retries the embedded server: five attempts,
+// the first after half a second, doubling, about 15 seconds in all. A server
+// that does not come back by then will not without help.
+func restartBackoff() wait.Backoff {
+	return wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Steps: 5}
+}
+
+// Watch restarts the embedded server whenever it exits, until ctx ends, and
+// then drops the pool's connections to the old one. It returns an error when
+// the server does not come back after restartBackoff's attempts; the program
+// should then exit. With DATABASE_URL, or a server another process runs,
+// there is nothing to watch: it returns nil when ctx ends.
+func (db *DB) Watch(ctx context.Context) error {
+	if db.embedded == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return db.embedded.Watch(ctx, restartBackoff(), db.Pool.Reset)
+}
+
+// Alive returns an error while the embedded server this process runs is
+// down; the database is not this process's to judge otherwise.
+func (db *DB) Alive() error {
+	if db.embedded == nil {
+		return nil
+	}
+	return db.embedded.Alive()
 }
 
 // Close closes the pool, then stops the embedded server.

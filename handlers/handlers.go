@@ -41,9 +41,13 @@ type Deps struct {
 	Catalog *locale.Catalog
 	// BaseURL is the platform's public URL (KUBEBYON_BASE_URL).
 	BaseURL string
-	// Metrics receives the HTTP metrics; Gatherer serves /metrics.
+	// Metrics receives the HTTP metrics; Gatherer serves /metrics (on the
+	// probes server, NewProbes, not on the public one).
 	Metrics  prometheus.Registerer
 	Gatherer prometheus.Gatherer
+	// Alive reports whether what the process itself runs (the embedded
+	// PostgreSQL) is up, for /healthz; nil when there is nothing to check.
+	Alive func() error
 	// RequestTimeout bounds a request's context (default 30s).
 	RequestTimeout time.Duration
 	// Accounts runs sign-up, sign-in and the other account actions.
@@ -90,7 +94,8 @@ func New(d Deps) *echo.Echo {
 	e.Use(h.logRequests())
 	// Metrics run the error handler themselves to see the final status, so
 	// everything inside them, panics included, is counted.
-	e.Use(newHTTPMetrics(d.Metrics).middleware)
+	metrics := newHTTPMetrics(d.Metrics)
+	e.Use(metrics.middleware)
 	e.Use(h.recoverPanics())
 	e.Use(securityHeaders(strings.HasPrefix(d.BaseURL, "https://")))
 	// Both limits apply here, before the CSRF check reads the form: a
@@ -119,11 +124,14 @@ func New(d Deps) *echo.Echo {
 	e.Use(browser(h.loadUser))
 
 	h.routes(e)
+	metrics.knowRoutes(e.Routes())
 	return e
 }
 
 func (h *Handlers) routes(e *echo.Echo) {
-	h.probeRoutes(e)
+	// Load balancers and orchestrators probe the public listener.
+	e.GET("/healthz", h.showHealth)
+	e.GET("/readyz", h.showReadiness)
 	e.Group("/static", cacheStatic).StaticFS("/", static.FS)
 
 	e.GET("/", h.showHomePage)
@@ -140,19 +148,16 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.nodeQuotaRoutes(e)
 }
 
-// NewProbes serves only /healthz, /readyz and /metrics, for a worker process.
+// NewProbes serves only /healthz, /readyz and /metrics: the metrics
+// listener of serve and worker, which is not for the public.
 func NewProbes(d Deps) *echo.Echo {
 	h := &Handlers{Deps: d}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	h.probeRoutes(e)
-	return e
-}
-
-func (h *Handlers) probeRoutes(e *echo.Echo) {
 	e.GET("/healthz", h.showHealth)
 	e.GET("/readyz", h.showReadiness)
 	e.GET("/metrics", h.showMetrics)
+	return e
 }
 
 func newSessionManager(pool *pgxpool.Pool, baseURL string) *scs.SessionManager {

@@ -1,7 +1,10 @@
 package handlers
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -13,24 +16,52 @@ type probeResult struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// showHealth is the liveness probe: the process answers.
+// readyTimeout bounds the readiness check: a hung database must make the
+// probe fail fast, not after the request timeout.
+const readyTimeout = 2 * time.Second
+
+// The reasons a probe gives to anyone who asks; the details go to the log.
+const (
+	reasonDatabaseDown        = "database down"
+	reasonDatabaseUnreachable = "database unreachable"
+	reasonSchemaOutOfDate     = "schema out of date"
+)
+
+// showHealth is the liveness probe: the process answers, and the embedded
+// PostgreSQL it runs, if any, is up.
 func (h *Handlers) showHealth(c echo.Context) error {
+	if h.Alive != nil {
+		if err := h.Alive(); err != nil {
+			h.Logger.ErrorContext(c.Request().Context(), "liveness check failed", "error", err)
+			return c.JSON(http.StatusServiceUnavailable, probeResult{Status: "unavailable", Error: reasonDatabaseDown})
+		}
+	}
 	return c.JSON(http.StatusOK, probeResult{Status: "ok"})
 }
 
 // showReadiness is the readiness probe: the database answers and its schema
-// is the one this build expects. The error text is for operators.
+// is the one this build expects.
 func (h *Handlers) showReadiness(c echo.Context) error {
-	if err := h.ready(c); err != nil {
-		return c.JSON(http.StatusServiceUnavailable, probeResult{Status: "unavailable", Error: err.Error()})
+	if reason, err := h.ready(c.Request().Context()); err != nil {
+		h.Logger.WarnContext(c.Request().Context(), "readiness check failed", "error", err)
+		return c.JSON(http.StatusServiceUnavailable, probeResult{Status: "unavailable", Error: reason})
 	}
 	return c.JSON(http.StatusOK, probeResult{Status: "ok"})
 }
 
-func (h *Handlers) ready(c echo.Context) error {
-	ctx := c.Request().Context()
+// ready checks the database within readyTimeout. On failure it returns a
+// short reason for anyone to see and the error for the log.
+func (h *Handlers) ready(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
 	if err := h.Pool.Ping(ctx); err != nil {
-		return err
+		return reasonDatabaseUnreachable, err
 	}
-	return migrations.Check(ctx, h.Pool)
+	if err := migrations.Check(ctx, h.Pool); err != nil {
+		if errors.Is(err, migrations.ErrNotCurrent) {
+			return reasonSchemaOutOfDate, err
+		}
+		return reasonDatabaseUnreachable, err
+	}
+	return "", nil
 }

@@ -2,43 +2,183 @@ package handlers_test
 
 import (
 	"context"
+	"crypto/rand"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/database"
+	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/migrations"
+	"github.com/kubebyon/kubebyon/pgserver"
 )
+
+// fetch sends one request and returns its status and body.
+func fetch(t *testing.T, client *http.Client, method, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	require.NoError(t, err)
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// withRegistry gives the handlers a metrics registry of the test's own.
+func withRegistry(reg *prometheus.Registry) func(*handlers.Deps) {
+	return func(d *handlers.Deps) { d.Metrics, d.Gatherer = reg, reg }
+}
 
 func TestProbesAndMetrics(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	reg := prometheus.NewRegistry()
+	b := setup(t, withRegistry(reg))
+	// The metrics listener of 'serve': apart from the public one.
+	probes := httptest.NewServer(handlers.NewProbes(handlers.Deps{Pool: b.pool, Logger: slog.New(slog.DiscardHandler), Gatherer: reg}))
+	t.Cleanup(probes.Close)
+	get := func(base, path string) (int, string) { return fetch(t, http.DefaultClient, http.MethodGet, base+path) }
 
-	get := func(path string) (int, string) {
-		resp, err := http.Get(b.server.URL + path)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		return resp.StatusCode, string(body)
+	for _, base := range []string{b.server.URL, probes.URL} {
+		code, body := get(base, "/healthz")
+		require.Equal(t, http.StatusOK, code)
+		require.JSONEq(t, `{"status":"ok"}`, body)
+
+		code, body = get(base, "/readyz")
+		require.Equal(t, http.StatusOK, code)
+		require.JSONEq(t, `{"status":"ok"}`, body)
 	}
 
-	code, body := get("/healthz")
-	require.Equal(t, http.StatusOK, code)
-	require.JSONEq(t, `{"status":"ok"}`, body)
-
-	code, body = get("/readyz")
-	require.Equal(t, http.StatusOK, code)
-	require.JSONEq(t, `{"status":"ok"}`, body)
-
-	code, body = get("/metrics")
+	code, _ := get(b.server.URL, "/metrics")
+	require.Equal(t, http.StatusNotFound, code, "the public listener must not serve /metrics")
+	code, body := get(probes.URL, "/metrics")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `kubebyon_http_request_duration_seconds_count{code="200",method="GET",route="/readyz"} 1`)
+	require.Contains(t, body, `kubebyon_http_request_duration_seconds_count{code="404",method="GET",route="unmatched"} 1`)
 
 	// A schema behind this build makes the platform not ready, with a
-	// message that says what to do.
+	// short reason; the details are for the log only.
 	_, err := b.pool.Exec(context.Background(), "UPDATE schema_version SET version = version - 1")
 	require.NoError(t, err)
-	code, body = get("/readyz")
+	for _, base := range []string{b.server.URL, probes.URL} {
+		code, body := get(base, "/readyz")
+		require.Equal(t, http.StatusServiceUnavailable, code)
+		require.JSONEq(t, `{"status":"unavailable","error":"schema out of date"}`, body)
+	}
+}
+
+// TestMetricsLabelsAreBounded sends requests with made-up methods and paths,
+// as anyone on the internet can: they must not add series.
+func TestMetricsLabelsAreBounded(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	b := setup(t, withRegistry(reg))
+	const name = "kubebyon_http_request_duration_seconds"
+
+	madeUp := func(n int) {
+		for range n {
+			word := strings.ToUpper(rand.Text()[:8])
+			for _, path := range []string{"/", "/healthz", "/clusters/1", "/no/such/" + word, "/static/" + word, "/api/v1/" + word} {
+				fetch(t, http.DefaultClient, word, b.server.URL+path)
+				fetch(t, http.DefaultClient, http.MethodGet, b.server.URL+path+"/"+word)
+			}
+		}
+	}
+	madeUp(3)
+	series, err := testutil.GatherAndCount(reg, name)
+	require.NoError(t, err)
+	madeUp(50)
+	after, err := testutil.GatherAndCount(reg, name)
+	require.NoError(t, err)
+	require.Equal(t, series, after, "made-up methods and paths added series")
+
+	probes := httptest.NewServer(handlers.NewProbes(handlers.Deps{Gatherer: reg}))
+	t.Cleanup(probes.Close)
+	_, body := fetch(t, http.DefaultClient, http.MethodGet, probes.URL+"/metrics")
+	require.Contains(t, body, `method="OTHER"`)
+	require.Contains(t, body, `route="unmatched"`)
+	require.NotContains(t, body, "/no/such/")
+}
+
+// TestReadinessWithHungDatabase stops every process of a PostgreSQL server
+// of the test's own, as a hung database host would: /readyz must answer 503
+// within its own short timeout, not after the 30 s request timeout.
+func TestReadinessWithHungDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	srv, err := pgserver.Start(ctx, pgserver.Options{Dir: dir, Database: "hung", Settings: map[string]string{"fsync": "off"}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = srv.Stop(stopCtx)
+	})
+	pool, err := database.Connect(ctx, srv.URL())
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	_, err = migrations.Up(ctx, pool)
+	require.NoError(t, err)
+	b := setup(t, func(d *handlers.Deps) { d.Pool = pool })
+
+	// Shorter than the request timeout, longer than the probe's own.
+	client := &http.Client{Timeout: 10 * time.Second}
+	code, _ := fetch(t, client, http.MethodGet, b.server.URL+"/readyz")
+	require.Equal(t, http.StatusOK, code)
+
+	raw, err := os.ReadFile(filepath.Join(dir, "pgdata", "postmaster.pid"))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.SplitN(string(raw), "\n", 2)[0])
+	require.NoError(t, err)
+	// The postmaster first, so that it starts no more backends, then its
+	// children: each runs in a session of its own.
+	stopped := append([]int{pid}, childrenOf(t, pid)...)
+	t.Cleanup(func() {
+		for _, p := range stopped {
+			_ = syscall.Kill(p, syscall.SIGCONT)
+		}
+	})
+	for _, p := range stopped {
+		require.NoError(t, syscall.Kill(p, syscall.SIGSTOP))
+	}
+
+	code, body := fetch(t, client, http.MethodGet, b.server.URL+"/readyz")
 	require.Equal(t, http.StatusServiceUnavailable, code)
-	require.Contains(t, body, "kubebyon migrate")
+	require.JSONEq(t, `{"status":"unavailable","error":"database unreachable"}`, body)
+	require.NotContains(t, body, dir, "the socket path is for the log")
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	require.NoError(t, err)
+	var out []int
+	for _, f := range stats {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ppid ...; comm may hold spaces.
+		fields := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			out = append(out, child)
+		}
+	}
+	require.NotEmpty(t, out, "PostgreSQL runs no children")
+	return out
 }

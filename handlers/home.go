@@ -34,7 +34,7 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 
 // showStatus is the status panel fragment the home page loads with htmx.
 func (h *Handlers) showStatus(c echo.Context) error {
-	err := h.ready(c)
+	_, err := h.ready(c.Request().Context())
 	if err != nil {
 		h.Logger.WarnContext(c.Request().Context(), "platform not ready", "error", err)
 	}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 
@@ -10,10 +11,20 @@ import (
 )
 
 // httpMetrics records request counts and latency by route template (never
-// the raw path, which would make a series per id).
+// the raw path, which would make a series per id). Every label is bounded:
+// anyone can send any method and path, and each new value would be a new
+// series kept for the life of the process.
 type httpMetrics struct {
 	duration *prometheus.HistogramVec
+	// routes are the registered route templates; set once the routes are.
+	routes map[string]bool
 }
+
+// Label values for what the server does not know.
+const (
+	otherMethod    = "OTHER"
+	unmatchedRoute = "unmatched"
+)
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	m := &httpMetrics{
@@ -27,6 +38,14 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	return m
 }
 
+// knowRoutes records the route templates the server has.
+func (m *httpMetrics) knowRoutes(routes []*echo.Route) {
+	m.routes = make(map[string]bool, len(routes))
+	for _, r := range routes {
+		m.routes[r.Path] = true
+	}
+}
+
 func (m *httpMetrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
@@ -38,13 +57,28 @@ func (m *httpMetrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			err = nil
 			status = c.Response().Status
 		}
-		route := c.Path()
-		if route == "" {
-			route = "unmatched"
-		}
-		m.duration.WithLabelValues(c.Request().Method, route, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+		m.duration.WithLabelValues(methodLabel(c.Request().Method), m.routeLabel(c.Path()), strconv.Itoa(status)).Observe(time.Since(start).Seconds())
 		return err
 	}
+}
+
+// routeLabel is the route template, or one value for paths no route
+// matched (Echo names those after the nearest node of its routing tree).
+func (m *httpMetrics) routeLabel(path string) string {
+	if m.routes[path] {
+		return path
+	}
+	return unmatchedRoute
+}
+
+// methodLabel is the method when it is a standard one, else one value.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return otherMethod
 }
 
 func (h *Handlers) showMetrics(c echo.Context) error {

@@ -17,10 +17,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // ErrNotInstalled says that no PostgreSQL server binaries were found.
@@ -39,12 +41,37 @@ type Options struct {
 
 // Server is a running PostgreSQL server.
 type Server struct {
-	cmd     *exec.Cmd
-	done    chan struct{}
-	waitErr error
 	opts    Options
 	sockDir string
 	logPath string
+	binDir  string
+	pgdata  string
+	cred    *syscall.Credential
+
+	mu sync.Mutex
+	// proc is the postmaster we started; nil when another process runs
+	// the server.
+	proc *process
+	// stopping is set by Stop, after which Watch restarts nothing.
+	stopping bool
+	// restarting is set while Watch brings the server back.
+	restarting bool
+}
+
+// process is one run of the postmaster.
+type process struct {
+	cmd     *exec.Cmd
+	done    chan struct{}
+	waitErr error
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // socketFile is the name PostgreSQL gives its socket for port 5432.
@@ -108,7 +135,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	opts.Dir = dir
 	pgdata := filepath.Join(dir, "pgdata")
-	s := &Server{opts: opts, done: make(chan struct{}), logPath: filepath.Join(dir, "postgres.log")}
+	s := &Server{opts: opts, logPath: filepath.Join(dir, "postgres.log"), binDir: binDir, pgdata: pgdata, cred: cred}
 	if s.sockDir, err = socketDir(dir); err != nil {
 		return nil, err
 	}
@@ -127,7 +154,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		if conn, err := pgx.Connect(ctx, s.URL()); err == nil {
 			_ = conn.Close(ctx)
 			opts.Logger.Info("using the embedded PostgreSQL another kubebyon process runs", "socket_dir", s.sockDir)
-			close(s.done)
 			return s, nil
 		}
 	}
@@ -139,47 +165,56 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 	}
 
+	p, err := s.launch()
+	if err != nil {
+		return nil, err
+	}
+	s.proc = p
+	if err := s.waitReady(ctx, p); err != nil {
+		_ = s.Stop(context.Background())
+		return nil, err
+	}
+	opts.Logger.Info("embedded PostgreSQL ready", "socket_dir", s.sockDir)
+	return s, nil
+}
+
+// launch starts a postmaster on the cluster.
+func (s *Server) launch() (*process, error) {
 	logFile, err := os.OpenFile(s.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres log: %w", err)
 	}
 	defer logFile.Close()
 
-	args := []string{"-D", pgdata,
+	args := []string{"-D", s.pgdata,
 		"-c", "listen_addresses=",
 		"-c", "unix_socket_directories=" + s.sockDir,
 		"-c", "unix_socket_permissions=0700",
 		"-c", "logging_collector=off",
 	}
-	keys := make([]string, 0, len(opts.Settings))
-	for k := range opts.Settings {
+	keys := make([]string, 0, len(s.opts.Settings))
+	for k := range s.opts.Settings {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		args = append(args, "-c", k+"="+opts.Settings[k])
+		args = append(args, "-c", k+"="+s.opts.Settings[k])
 	}
-	s.cmd = exec.Command(filepath.Join(binDir, "postgres"), args...)
-	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{
-		Credential: cred,
+	p := &process{cmd: exec.Command(filepath.Join(s.binDir, "postgres"), args...), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{
+		Credential: s.cred,
 		Setpgid:    true, // a terminal's Ctrl-C reaches us, and we stop it in order
 		Pdeathsig:  syscall.SIGINT,
 	}
-	if err := s.cmd.Start(); err != nil {
+	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
 	go func() {
-		s.waitErr = s.cmd.Wait()
-		close(s.done)
+		p.waitErr = p.cmd.Wait()
+		close(p.done)
 	}()
-
-	if err := s.waitReady(ctx); err != nil {
-		_ = s.Stop(context.Background())
-		return nil, err
-	}
-	opts.Logger.Info("embedded PostgreSQL ready", "socket_dir", s.sockDir)
-	return s, nil
+	return p, nil
 }
 
 func (s *Server) initdb(ctx context.Context, binDir, pgdata string, cred *syscall.Credential) error {
@@ -199,7 +234,7 @@ func (s *Server) initdb(ctx context.Context, binDir, pgdata string, cred *syscal
 
 // waitReady polls until the server accepts connections, then creates the
 // database when missing.
-func (s *Server) waitReady(ctx context.Context) error {
+func (s *Server) waitReady(ctx context.Context, p *process) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	for {
@@ -209,8 +244,8 @@ func (s *Server) waitReady(ctx context.Context) error {
 			return s.ensureDatabase(ctx, conn)
 		}
 		select {
-		case <-s.done:
-			return fmt.Errorf("embedded PostgreSQL exited: %v; its log %s says: %s", s.waitErr, s.logPath, s.logTail())
+		case <-p.done:
+			return fmt.Errorf("embedded PostgreSQL exited: %v; its log %s says: %s", p.waitErr, s.logPath, s.logTail())
 		case <-ctx.Done():
 			return fmt.Errorf("embedded PostgreSQL did not accept connections in time (%w); its log %s says: %s", err, s.logPath, s.logTail())
 		case <-time.After(50 * time.Millisecond):
@@ -247,21 +282,136 @@ func (s *Server) URLFor(db string) string { return s.connString(db) }
 // it if ctx ends first. A server that another process started is left
 // running.
 func (s *Server) Stop(ctx context.Context) error {
-	select {
-	case <-s.done:
+	s.mu.Lock()
+	s.stopping = true
+	p := s.proc
+	s.mu.Unlock()
+	if p == nil || p.exited() {
 		return nil
-	default:
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case <-s.done:
+	case <-p.done:
 		s.opts.Logger.Info("embedded PostgreSQL stopped")
 		return nil
 	case <-ctx.Done():
-		_ = s.cmd.Process.Kill()
-		<-s.done
+		_ = p.cmd.Process.Kill()
+		<-p.done
 		return fmt.Errorf("embedded PostgreSQL did not stop in time; killed it")
 	}
+}
+
+// ErrDown says that the server this process started has exited.
+var ErrDown = errors.New("embedded PostgreSQL is not running")
+
+// Alive returns ErrDown while the server this process started is not
+// running (exited, or being restarted by Watch). A server another process
+// runs is not ours to judge: nil.
+func (s *Server) Alive() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc != nil && (s.restarting || s.proc.exited()) {
+		return ErrDown
+	}
+	return nil
+}
+
+// Watch restarts the server whenever it exits until ctx ends or Stop is
+// called, waiting between attempts as backoff says and calling restarted
+// after each restart. It returns an error when backoff's steps are used up
+// without the server coming back: the caller should then exit, for a
+// supervisor to restart the whole program. A server another process runs
+// is not watched.
+func (s *Server) Watch(ctx context.Context, backoff wait.Backoff, restarted func()) error {
+	for {
+		s.mu.Lock()
+		p := s.proc
+		s.mu.Unlock()
+		if p == nil {
+			<-ctx.Done()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.done:
+		}
+		if s.isStopping() {
+			return nil
+		}
+		s.opts.Logger.Error("embedded PostgreSQL exited; restarting it", "error", p.waitErr, "log", s.logPath, "log_tail", s.logTail())
+		s.setRestarting(true)
+		if err := s.restart(ctx, backoff); err != nil {
+			return err
+		}
+		if ctx.Err() != nil || s.isStopping() {
+			return nil
+		}
+		if restarted != nil {
+			restarted()
+		}
+		s.setRestarting(false)
+	}
+}
+
+// restart starts the server again, trying as often as backoff allows.
+func (s *Server) restart(ctx context.Context, backoff wait.Backoff) error {
+	var err error
+	for attempt := 1; backoff.Steps > 0; attempt++ {
+		delay := backoff.Step()
+		s.opts.Logger.Warn("restarting embedded PostgreSQL", "attempt", attempt, "in", delay)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+		if err = s.startAgain(ctx); err == nil {
+			s.opts.Logger.Info("embedded PostgreSQL restarted", "attempt", attempt, "socket_dir", s.sockDir)
+			return nil
+		}
+		if s.isStopping() {
+			return nil
+		}
+		s.opts.Logger.Error("embedded PostgreSQL did not restart", "attempt", attempt, "error", err)
+	}
+	return fmt.Errorf("embedded PostgreSQL exited and did not restart: %w", err)
+}
+
+// startAgain launches a new postmaster, unless Stop was called, and waits
+// until it is ready.
+func (s *Server) startAgain(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		return ErrDown
+	}
+	p, err := s.launch()
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	s.proc = p
+	s.mu.Unlock()
+	if err := s.waitReady(ctx, p); err != nil {
+		if !p.exited() {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		return err
+	}
+	return nil
+}
+
+func (s *Server) setRestarting(v bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.restarting = v
+}
+
+func (s *Server) isStopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopping
 }
 
 func (s *Server) logTail() string {

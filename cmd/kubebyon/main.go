@@ -239,6 +239,13 @@ func (c *cli) serve(args []string) error {
 		return fmt.Errorf("cannot listen on %s (KUBEBYON_LISTEN or --listen): %w", scfg.Listen, unwrapSyscall(err))
 	}
 	defer ln.Close()
+	var metricsLn net.Listener
+	if scfg.MetricsListen != "" {
+		if metricsLn, err = net.Listen("tcp", scfg.MetricsListen); err != nil {
+			return fmt.Errorf("cannot listen on %s (KUBEBYON_METRICS_LISTEN or --metrics-listen): %w", scfg.MetricsListen, unwrapSyscall(err))
+		}
+		defer metricsLn.Close()
+	}
 
 	logger := common.Logger(c.stderr)
 	ctx, cancel := signalContext()
@@ -249,10 +256,12 @@ func (c *cli) serve(args []string) error {
 		return err
 	}
 	defer deps.stop(scfg.Workers)
+	ctx, dbFailed := watchDatabase(ctx, deps.db)
 
 	e := handlers.New(handlers.Deps{
 		Pool: deps.db.Pool, River: deps.river, Logger: logger, Catalog: deps.catalog,
 		BaseURL: common.BaseURL, Metrics: deps.registry, Gatherer: deps.registry,
+		Alive:          deps.db.Alive,
 		Accounts:       &accounts.Service{Pool: deps.db.Pool, River: deps.river, Box: deps.box},
 		TrustedProxies: scfg.TrustedProxies,
 		OAuth:          oauthProviders(scfg, common.BaseURL),
@@ -260,9 +269,37 @@ func (c *cli) serve(args []string) error {
 		KubeconfigPath: common.Kubeconfig,
 		Clusters:       &clusters.Service{Pool: deps.db.Pool, River: deps.river, Box: deps.box, KubeconfigPath: common.Kubeconfig},
 	})
-	srv := newHTTPServer(e, logger)
-	logger.Info("kubebyon serving", "version", version, "listen", ln.Addr().String(), "base_url", common.BaseURL, "workers", scfg.Workers)
-	return serveUntilDone(ctx, srv, ln, logger)
+	servers := []endpoint{{newHTTPServer(e, logger), ln}}
+	metricsAddr := ""
+	if metricsLn != nil {
+		probes := handlers.NewProbes(handlers.Deps{Pool: deps.db.Pool, Logger: logger, Gatherer: deps.registry, Alive: deps.db.Alive})
+		servers = append(servers, endpoint{newHTTPServer(probes, logger), metricsLn})
+		metricsAddr = metricsLn.Addr().String()
+	}
+	logger.Info("kubebyon serving", "version", version, "listen", ln.Addr().String(), "metrics_listen", metricsAddr, "base_url", common.BaseURL, "workers", scfg.Workers)
+	if err := serveUntilDone(ctx, logger, servers...); err != nil {
+		return err
+	}
+	return dbFailed()
+}
+
+// watchDatabase restarts the embedded PostgreSQL whenever it stops. The
+// context it returns ends when the server cannot be brought back; failed
+// then says why, for the program to exit non-zero and its supervisor to
+// restart it.
+func watchDatabase(ctx context.Context, db *database.DB) (_ context.Context, failed func() error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		if err := db.Watch(ctx); err != nil {
+			cancel(err)
+		}
+	}()
+	return ctx, func() error {
+		if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	}
 }
 
 // oauthProviders are the sign-in providers whose client IDs are set.
@@ -309,15 +346,19 @@ func (c *cli) worker(args []string) error {
 		return err
 	}
 	defer deps.stop(true)
+	ctx, dbFailed := watchDatabase(ctx, deps.db)
 	logger.Info("kubebyon worker running", "version", version)
 
 	if ln == nil {
 		<-ctx.Done()
 		logger.Info("shutting down")
-		return nil
+		return dbFailed()
 	}
-	e := handlers.NewProbes(handlers.Deps{Pool: deps.db.Pool, Logger: logger, Gatherer: deps.registry})
-	return serveUntilDone(ctx, newHTTPServer(e, logger), ln, logger)
+	e := handlers.NewProbes(handlers.Deps{Pool: deps.db.Pool, Logger: logger, Gatherer: deps.registry, Alive: deps.db.Alive})
+	if err := serveUntilDone(ctx, logger, endpoint{newHTTPServer(e, logger), ln}); err != nil {
+		return err
+	}
+	return dbFailed()
 }
 
 func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
@@ -330,22 +371,33 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
+// endpoint is an HTTP server and the listener it serves.
+type endpoint struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
 // serveUntilDone serves until ctx ends, then drains in-flight requests.
-func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+func serveUntilDone(ctx context.Context, logger *slog.Logger, endpoints ...endpoint) error {
+	errc := make(chan error, len(endpoints))
+	for _, ep := range endpoints {
+		go func() { errc <- ep.srv.Serve(ep.ln) }()
+	}
+	var serveErr error
 	select {
 	case err := <-errc:
-		return fmt.Errorf("http server: %w", err)
+		serveErr = fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down: draining requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("drain requests: %w", err)
+	for _, ep := range endpoints {
+		if err := ep.srv.Shutdown(shutdownCtx); err != nil && serveErr == nil {
+			serveErr = fmt.Errorf("drain requests: %w", err)
+		}
 	}
-	return nil
+	return serveErr
 }
 
 func (c *cli) migrate(args []string) error {

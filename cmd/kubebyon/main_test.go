@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -76,18 +78,37 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
+// syncBuffer is a buffer a running command writes while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // server is a running 'kubebyon serve'.
 type server struct {
-	cmd    *exec.Cmd
-	addr   string
-	stderr *bytes.Buffer
-	done   chan error
+	cmd         *exec.Cmd
+	addr        string
+	metricsAddr string
+	stderr      *syncBuffer
+	done        chan error
 }
 
 func startServe(t *testing.T, env []string, args ...string) *server {
 	t.Helper()
-	s := &server{addr: freeAddr(t), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(binary, append([]string{"serve", "--listen", s.addr}, args...)...)
+	s := &server{addr: freeAddr(t), metricsAddr: freeAddr(t), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s.cmd = exec.Command(binary, append([]string{"serve", "--listen", s.addr, "--metrics-listen", s.metricsAddr}, args...)...)
 	s.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	s.cmd.Stderr = s.stderr
 	require.NoError(t, s.cmd.Start())
@@ -178,7 +199,7 @@ func TestMigrate(t *testing.T) {
 	t.Parallel()
 	env := []string{"DATABASE_URL=" + testenv.EmptyDBURL(t), "KUBEBYON_DATA_DIR=" + t.TempDir()}
 
-	for _, cmd := range [][]string{{"serve", "--listen", freeAddr(t)}, {"worker", "--metrics-listen", ""}} {
+	for _, cmd := range [][]string{{"serve", "--listen", freeAddr(t), "--metrics-listen", ""}, {"worker", "--metrics-listen", ""}} {
 		r := kubebyon(t, env, "", cmd...)
 		require.Equal(t, 1, r.code, cmd)
 		require.Contains(t, r.stderr, "schema version is 0, this build needs", cmd)
@@ -202,6 +223,12 @@ func TestWorkerAndAPISplit(t *testing.T) {
 
 	api := startServe(t, env, "--workers=false")
 	api.waitReady(t)
+	// /metrics is served on the metrics listener only.
+	code, _ := httpGet(t, "http://"+api.addr+"/metrics")
+	require.Equal(t, http.StatusNotFound, code)
+	code, body := httpGet(t, "http://"+api.metricsAddr+"/metrics")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `kubebyon_http_request_duration_seconds_count{code="200",method="GET",route="/readyz"}`)
 
 	metricsAddr := freeAddr(t)
 	w := exec.Command(binary, "worker", "--metrics-listen", metricsAddr)
@@ -251,6 +278,7 @@ func TestBadConfiguration(t *testing.T) {
 		{"unparseable DATABASE_URL", []string{"DATABASE_URL=postgres://u@host:notaport/db"}, []string{"serve"}, "DATABASE_URL (--database-url) cannot be parsed"},
 		{"unwritable data dir", []string{"KUBEBYON_DATA_DIR=" + filepath.Join(file, "data")}, []string{"serve"}, "KUBEBYON_DATA_DIR (--data-dir)"},
 		{"port in use", nil, []string{"serve", "--listen", busy.Addr().String()}, "cannot listen on " + busy.Addr().String() + " (KUBEBYON_LISTEN or --listen): address already in use"},
+		{"metrics port in use", nil, []string{"serve", "--listen", freeAddr(t), "--metrics-listen", busy.Addr().String()}, "cannot listen on " + busy.Addr().String() + " (KUBEBYON_METRICS_LISTEN or --metrics-listen): address already in use"},
 		{"bad listen address", []string{"KUBEBYON_LISTEN=8080"}, []string{"serve"}, "KUBEBYON_LISTEN (--listen) is \"8080\""},
 		{"bad base URL", []string{"KUBEBYON_BASE_URL=kubebyon.example.com"}, []string{"serve"}, "KUBEBYON_BASE_URL (--base-url)"},
 		{"bad log level", []string{"KUBEBYON_LOG_LEVEL=loud"}, []string{"migrate"}, "KUBEBYON_LOG_LEVEL (--log-level) is \"loud\": use debug, info, warn or error"},
@@ -286,4 +314,118 @@ func TestVersionAndUsage(t *testing.T) {
 	r = kubebyon(t, nil, "", "admin")
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, "kubebyon admin create")
+}
+
+// httpGet fetches url and returns the status and body.
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, err = b.ReadFrom(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, b.String()
+}
+
+// waitFor polls cond every 50 ms until it holds, failing after a minute or
+// when serve exits.
+func (s *server) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		select {
+		case err := <-s.done:
+			s.done <- err
+			t.Fatalf("serve exited (%v) waiting for %s: %s", err, what, s.stderr)
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "waiting for %s: %s", what, s.stderr)
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// status is the status code of GET path on serve's public listener, or 0
+// when it does not answer.
+func (s *server) status(path string) int {
+	resp, err := http.Get("http://" + s.addr + path)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// killEmbeddedPostgres breaks the embedded server's configuration, so that
+// it cannot start again until mended, and SIGKILLs its postmaster. It
+// returns the postmaster's PID and the original configuration.
+func killEmbeddedPostgres(t *testing.T, dataDir string) (int, []byte) {
+	t.Helper()
+	pgdata := filepath.Join(dataDir, "postgres", "pgdata")
+	pid := postmasterPID(t, pgdata)
+	conf := filepath.Join(pgdata, "postgresql.conf")
+	orig, err := os.ReadFile(conf)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(conf, append(bytes.Clone(orig), "this is not a setting\n"...), 0o600))
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	return pid, orig
+}
+
+func postmasterPID(t *testing.T, pgdata string) int {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(pgdata, "postmaster.pid"))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.SplitN(string(raw), "\n", 2)[0])
+	require.NoError(t, err)
+	return pid
+}
+
+// TestServeRestartsEmbeddedPostgres kills the embedded PostgreSQL's
+// postmaster under a running serve: /healthz says unhealthy while it is
+// down, serve restarts it with backoff and says so, and the platform is
+// ready again on the same data.
+func TestServeRestartsEmbeddedPostgres(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, []string{"KUBEBYON_DATA_DIR=" + dataDir}, "--migrate")
+	s.waitReady(t)
+	require.Equal(t, http.StatusOK, s.status("/healthz"))
+
+	// The first restart fails on the broken configuration, which keeps the
+	// server down long enough to look at it; mended, the next one works.
+	old, conf := killEmbeddedPostgres(t, dataDir)
+	s.waitFor(t, "a failed restart", func() bool { return strings.Contains(s.stderr.String(), "embedded PostgreSQL did not restart") })
+	require.Contains(t, s.stderr.String(), "embedded PostgreSQL exited; restarting it")
+	require.Equal(t, http.StatusServiceUnavailable, s.status("/healthz"), "healthy while its database is down")
+	require.Equal(t, http.StatusServiceUnavailable, s.status("/readyz"))
+	require.NoError(t, os.WriteFile(filepath.Join(dataDir, "postgres", "pgdata", "postgresql.conf"), conf, 0o600))
+
+	s.waitFor(t, "ready again", func() bool { return s.status("/readyz") == http.StatusOK })
+	require.Equal(t, http.StatusOK, s.status("/healthz"))
+	require.Contains(t, s.stderr.String(), "embedded PostgreSQL restarted")
+	require.NotEqual(t, old, postmasterPID(t, filepath.Join(dataDir, "postgres", "pgdata")))
+	s.stop(t)
+}
+
+// TestServeExitsWhenEmbeddedPostgresStaysDown: a PostgreSQL that cannot
+// start again makes serve exit non-zero after its attempts, for a
+// supervisor to restart the container, rather than run on without it.
+func TestServeExitsWhenEmbeddedPostgresStaysDown(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, []string{"KUBEBYON_DATA_DIR=" + dataDir}, "--migrate")
+	s.waitReady(t)
+
+	killEmbeddedPostgres(t, dataDir)
+	s.waitFor(t, "unhealthy", func() bool { return s.status("/healthz") == http.StatusServiceUnavailable })
+	select {
+	case err := <-s.done:
+		s.done <- err
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit)
+		require.Equal(t, 1, exit.ExitCode())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("serve did not exit with its PostgreSQL gone: %s", s.stderr)
+	}
+	require.Contains(t, s.stderr.String(), "kubebyon serve: embedded PostgreSQL exited and did not restart")
 }
