@@ -214,8 +214,8 @@ func (h *Handlers) signIn(c echo.Context) error {
 // (against fixation) bound to a new signed-in session row.
 func (h *Handlers) signInAs(c echo.Context, u queries.User, method string) error {
 	ctx := c.Request().Context()
-	if err := h.sessions.RenewToken(ctx); err != nil {
-		return fmt.Errorf("renew session token: %w", err)
+	if err := h.renewSession(ctx); err != nil {
+		return err
 	}
 	a := actor(c)
 	sid, err := h.Accounts.StartSession(ctx, u, method, a)
