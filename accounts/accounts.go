@@ -49,6 +49,7 @@ var (
 	ErrCodeExpired     = errors.New("ErrCodeExpired")
 	ErrTooManyAttempts = errors.New("ErrCodeTooManyAttempts")
 	ErrResendTooSoon   = errors.New("ErrResendTooSoon")
+	ErrAvatarBusy      = errors.New("ErrAvatarBusy")
 )
 
 // Service carries what the account actions need.
@@ -65,6 +66,10 @@ type Service struct {
 	// size limit takes a few hundred MB while it is decoded.
 	avatarOnce  sync.Once
 	avatarSlots *semaphore.Weighted
+	// avatarUsers are the users whose upload is being processed: one at a
+	// time each, so that one user's parallel uploads cannot take every slot.
+	avatarMu    sync.Mutex
+	avatarUsers map[int64]bool
 }
 
 // AvatarsAtOnce is how many avatar uploads are decoded at the same time;
@@ -77,6 +82,25 @@ func (s *Service) avatarSlot(ctx context.Context) (release func(), err error) {
 		return nil, fmt.Errorf("wait to decode an avatar: %w", err)
 	}
 	return func() { s.avatarSlots.Release(1) }, nil
+}
+
+// avatarUserSlot claims the user's one avatar upload in this process; ok
+// is false while another of theirs is being processed.
+func (s *Service) avatarUserSlot(userID int64) (release func(), ok bool) {
+	s.avatarMu.Lock()
+	defer s.avatarMu.Unlock()
+	if s.avatarUsers[userID] {
+		return nil, false
+	}
+	if s.avatarUsers == nil {
+		s.avatarUsers = map[int64]bool{}
+	}
+	s.avatarUsers[userID] = true
+	return func() {
+		s.avatarMu.Lock()
+		defer s.avatarMu.Unlock()
+		delete(s.avatarUsers, userID)
+	}, true
 }
 
 func (s *Service) now() time.Time {

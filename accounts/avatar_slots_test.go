@@ -34,3 +34,23 @@ func TestAvatarSlots(t *testing.T) {
 	release()
 	releases[1]()
 }
+
+// TestAvatarOneAtATimePerUser: while one upload of a user's is processed,
+// their next is refused with a field error at once; other users go ahead.
+func TestAvatarOneAtATimePerUser(t *testing.T) {
+	t.Parallel()
+	s := &Service{}
+	ctx := context.Background()
+	release, ok := s.avatarUserSlot(1)
+	require.True(t, ok)
+
+	err := s.SetAvatar(ctx, 1, []byte("not a picture"), audit.Actor{})
+	require.Equal(t, FieldErrors{"avatar": "ErrAvatarBusy"}, err)
+	// Another user's upload is processed (and refused for what it is).
+	err = s.SetAvatar(ctx, 2, []byte("not a picture"), audit.Actor{})
+	require.Equal(t, FieldErrors{"avatar": "ErrAvatarType"}, err)
+
+	release()
+	err = s.SetAvatar(ctx, 1, []byte("not a picture"), audit.Actor{})
+	require.Equal(t, FieldErrors{"avatar": "ErrAvatarType"}, err, "the user's next upload goes ahead")
+}

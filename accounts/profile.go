@@ -284,8 +284,13 @@ func (s *Service) ChangePassword(ctx context.Context, u queries.User, current, n
 
 // SetAvatar processes an uploaded picture (see package avatars) and makes
 // it the user's avatar. Problems with the picture are FieldErrors on
-// "avatar".
+// "avatar", as is a second upload of the user's while one is processed.
 func (s *Service) SetAvatar(ctx context.Context, userID int64, upload []byte, actor audit.Actor) error {
+	releaseUser, ok := s.avatarUserSlot(userID)
+	if !ok {
+		return FieldErrors{"avatar": ErrAvatarBusy.Error()}
+	}
+	defer releaseUser()
 	release, err := s.avatarSlot(ctx)
 	if err != nil {
 		return err
@@ -293,7 +298,7 @@ func (s *Service) SetAvatar(ctx context.Context, userID int64, upload []byte, ac
 	img, err := avatars.Process(upload)
 	release()
 	if err != nil {
-		for _, known := range []error{avatars.ErrTooLarge, avatars.ErrUnsupported, avatars.ErrCorrupt, avatars.ErrDimensions} {
+		for _, known := range []error{avatars.ErrTooLarge, avatars.ErrUnsupported, avatars.ErrCorrupt, avatars.ErrDimensions, avatars.ErrDecodedSize} {
 			if errors.Is(err, known) {
 				return FieldErrors{"avatar": known.Error()}
 			}

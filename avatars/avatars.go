@@ -1,7 +1,8 @@
 // Package avatars turns an uploaded picture into the platform's avatar: a
 // 256x256 PNG cropped to a centred square. Only PNG, JPEG and WebP are
 // accepted, told apart by their bytes, never by a file name. The size the
-// header claims is checked before anything is decoded, so a small file that
+// header claims, and the memory its pixels take at the colour depth it
+// declares, are checked before anything is decoded, so a small file that
 // would unpack into gigabytes of pixels is refused without allocating them.
 // Re-encoding drops everything but the pixels (EXIF, GPS, comments).
 package avatars
@@ -13,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"image/jpeg"
 	"image/png"
 	"io"
@@ -30,12 +32,18 @@ const (
 	Size      = 256        // the avatar's side
 )
 
+// MaxDecodedBytes caps the memory the decoded pixels take (width x height x
+// bytes per pixel, see decodedBytes): a 16-bit RGBA picture at MaxPixels
+// would take 320 MB.
+const MaxDecodedBytes = 128 << 20
+
 // Errors users see, as catalog message IDs.
 var (
 	ErrTooLarge    = errors.New("ErrAvatarTooLarge")
 	ErrUnsupported = errors.New("ErrAvatarType")
 	ErrCorrupt     = errors.New("ErrAvatarCorrupt")
 	ErrDimensions  = errors.New("ErrAvatarDimensions")
+	ErrDecodedSize = errors.New("ErrAvatarDecodedSize")
 )
 
 // format is a decoder for one kind of image.
@@ -90,6 +98,9 @@ func Process(upload []byte) ([]byte, error) {
 	if err := checkDimensions(cfg.Width, cfg.Height); err != nil {
 		return nil, err
 	}
+	if n := decodedBytes(f, cfg); n > MaxDecodedBytes {
+		return nil, fmt.Errorf("%w: %dx%d %s takes %d bytes decoded", ErrDecodedSize, cfg.Width, cfg.Height, f.name, n)
+	}
 	img, err := f.decode(bytes.NewReader(upload))
 	if err != nil {
 		return nil, fmt.Errorf("%w: decode %s: %v", ErrCorrupt, f.name, err)
@@ -115,6 +126,37 @@ func checkDimensions(w, h int) error {
 		return fmt.Errorf("%w: %dx%d", ErrDimensions, w, h)
 	}
 	return nil
+}
+
+// decodedBytes is the memory the decoder takes for the pixels of an image
+// of cfg's size and colour model. A JPEG the decoder turns (EXIF
+// orientation) is copied once more, as NRGBA.
+func decodedBytes(f format, cfg image.Config) int {
+	n := cfg.Width * cfg.Height * bytesPerPixel(cfg.ColorModel)
+	if f.turns {
+		n += cfg.Width * cfg.Height * 4
+	}
+	return n
+}
+
+// bytesPerPixel is what the image type a decoder makes for model takes per
+// pixel; YCbCr counts as unsubsampled (4:4:4), the most it can take.
+func bytesPerPixel(model color.Model) int {
+	if _, ok := model.(color.Palette); ok {
+		return 1
+	}
+	switch model {
+	case color.GrayModel, color.AlphaModel:
+		return 1
+	case color.Gray16Model, color.Alpha16Model:
+		return 2
+	case color.YCbCrModel:
+		return 3
+	case color.RGBAModel, color.NRGBAModel, color.CMYKModel, color.NYCbCrAModel:
+		return 4
+	}
+	// RGBA64 and NRGBA64, and anything else: the widest pixel there is.
+	return 8
 }
 
 // squareThumbnail crops the largest centred square and scales it to Size.

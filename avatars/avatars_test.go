@@ -99,13 +99,17 @@ func TestProcessDecodesEachFormat(t *testing.T) {
 }
 
 // pngHeader is a PNG signature and a valid IHDR chunk announcing w x h
-// pixels, and nothing else.
-func pngHeader(w, h uint32) []byte {
+// 8-bit RGBA pixels, and nothing else.
+func pngHeader(w, h uint32) []byte { return pngHeaderOf(w, h, 8, 6) }
+
+// pngHeaderOf is pngHeader with another bit depth and colour type (0 grey,
+// 6 RGBA).
+func pngHeaderOf(w, h uint32, depth, colorType byte) []byte {
 	var ihdr bytes.Buffer
 	ihdr.WriteString("IHDR")
 	_ = binary.Write(&ihdr, binary.BigEndian, w)
 	_ = binary.Write(&ihdr, binary.BigEndian, h)
-	ihdr.Write([]byte{8, 6, 0, 0, 0}) // 8-bit RGBA, no interlace
+	ihdr.Write([]byte{depth, colorType, 0, 0, 0}) // no interlace
 	var b bytes.Buffer
 	b.WriteString("\x89PNG\r\n\x1a\n")
 	_ = binary.Write(&b, binary.BigEndian, uint32(ihdr.Len()-4))
@@ -117,18 +121,28 @@ func pngHeader(w, h uint32) []byte {
 // TestProcessRejectsDecompressionBomb is not parallel: it measures the
 // heap, which other tests would disturb.
 func TestProcessRejectsDecompressionBomb(t *testing.T) {
-	bomb := pngHeader(100_000, 100_000)
-	_, err := png.DecodeConfig(bytes.NewReader(bomb))
-	require.NoError(t, err, "the crafted header is a valid PNG header")
-
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	_, err = avatars.Process(bomb)
-	runtime.ReadMemStats(&after)
-	require.ErrorIs(t, err, avatars.ErrDimensions)
-	// 100000 x 100000 RGBA would be 40 GB; reading the header takes a few KB.
-	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated")
+	tests := []struct {
+		name string
+		bomb []byte
+		want error
+	}{
+		// 100000 x 100000 RGBA would be 40 GB.
+		{"too many pixels", pngHeader(100_000, 100_000), avatars.ErrDimensions},
+		// Within the pixel limits, but 16-bit RGBA: 320 MB decoded.
+		{"too deep for its pixels", pngHeaderOf(8000, 5000, 16, 6), avatars.ErrDecodedSize},
+	}
+	for _, tt := range tests {
+		_, err := png.DecodeConfig(bytes.NewReader(tt.bomb))
+		require.NoError(t, err, "the crafted header is a valid PNG header")
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err = avatars.Process(tt.bomb)
+		runtime.ReadMemStats(&after)
+		require.ErrorIs(t, err, tt.want, tt.name)
+		// Reading the header takes a few KB.
+		require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated: %s", tt.name)
+	}
 }
 
 func TestProcessRejectsBadUploads(t *testing.T) {
@@ -152,6 +166,9 @@ func TestProcessRejectsBadUploads(t *testing.T) {
 		{"riff webp garbage", []byte("RIFF\x10\x00\x00\x00WEBPVP8 garbage!"), avatars.ErrCorrupt},
 		{"too wide", pngHeader(avatars.MaxSide+1, 10), avatars.ErrDimensions},
 		{"too many pixels", pngHeader(7000, 7000), avatars.ErrDimensions},
+		{"8-bit RGBA, 144 MB decoded", pngHeader(6000, 6000), avatars.ErrDecodedSize},
+		{"16-bit grey, 8000x5000: 80 MB decoded", pngHeaderOf(8000, 5000, 16, 0), avatars.ErrCorrupt},
+		{"16-bit RGBA, 8000x5000: 320 MB decoded", pngHeaderOf(8000, 5000, 16, 6), avatars.ErrDecodedSize},
 		{"zero height", pngHeader(10, 0), avatars.ErrCorrupt},
 		{"over 2 MB", append(good, make([]byte, avatars.MaxBytes)...), avatars.ErrTooLarge},
 	}

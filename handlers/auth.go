@@ -184,7 +184,16 @@ func (h *Handlers) signIn(c echo.Context) error {
 	if done, err := h.limit(c, ratelimit.SignInPerIP, c.RealIP(), &f, page); done {
 		return err
 	}
-	if done, err := h.limit(c, ratelimit.SignInPerAccount, email, &f, page); done {
+	// A browser that signed in to this account before is limited on its
+	// own, any other per account: wrong passwords from elsewhere lock the
+	// account out of new browsers only.
+	rule, subject := ratelimit.SignInPerAccount, email
+	if ck, err := c.Cookie(h.cookieName(deviceCookie)); err == nil {
+		if device, ok := h.Accounts.Device(ck.Value, email, time.Now()); ok {
+			rule, subject = ratelimit.SignInPerDevice, device
+		}
+	}
+	if done, err := h.limit(c, rule, subject, &f, page); done {
 		return err
 	}
 	u, err := h.Accounts.Authenticate(ctx, f.Value("email"), c.FormValue("password"))
@@ -201,7 +210,7 @@ func (h *Handlers) signIn(c echo.Context) error {
 		}
 		return err
 	}
-	if err := ratelimit.Reset(ctx, queries.New(h.Pool), ratelimit.SignInPerAccount, email); err != nil {
+	if err := ratelimit.Reset(ctx, queries.New(h.Pool), rule, subject); err != nil {
 		return err
 	}
 	if err := h.signInAs(c, u, "password"); err != nil {
@@ -211,11 +220,12 @@ func (h *Handlers) signIn(c echo.Context) error {
 }
 
 // signInAs starts a session for u in this browser: a new session token
-// (against fixation) bound to a new signed-in session row.
+// (against fixation) bound to a new signed-in session row, and a device
+// cookie that names the account.
 func (h *Handlers) signInAs(c echo.Context, u queries.User, method string) error {
 	ctx := c.Request().Context()
-	if err := h.sessions.RenewToken(ctx); err != nil {
-		return fmt.Errorf("renew session token: %w", err)
+	if err := h.renewSession(ctx); err != nil {
+		return err
 	}
 	a := actor(c)
 	sid, err := h.Accounts.StartSession(ctx, u, method, a)
@@ -223,8 +233,17 @@ func (h *Handlers) signInAs(c echo.Context, u queries.User, method string) error
 		return err
 	}
 	h.sessions.Put(ctx, sessionID, sid)
+	value, expires := h.Accounts.NewDevice(u.Email, time.Now())
+	c.SetCookie(&http.Cookie{
+		Name: h.cookieName(deviceCookie), Value: value, Path: "/", Expires: expires,
+		MaxAge: int(accounts.DeviceLifetime.Seconds()), HttpOnly: true, Secure: h.https(), SameSite: http.SameSiteLaxMode,
+	})
 	return nil
 }
+
+// deviceCookie names the cookie by which a browser that signed in to an
+// account is known to it (accounts.NewDevice).
+const deviceCookie = "kubebyon_device"
 
 func (h *Handlers) signOut(c echo.Context) error {
 	ctx := c.Request().Context()

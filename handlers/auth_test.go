@@ -288,11 +288,48 @@ func TestSignInRateLimit(t *testing.T) {
 	require.Contains(t, readBody(t, resp), "Too many attempts. Try again in")
 }
 
+// TestSignInLockoutSparesKnownBrowsers: wrong passwords from one client
+// lock the account out of browsers it never signed in from, but a browser
+// holding the device cookie of an earlier sign-in still signs in.
+func TestSignInLockoutSparesKnownBrowsers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	owner, email := b.signedUpUser(t, "owner")
+	// The owner's device cookie was issued for this account; another
+	// account's gives no way around its lockout.
+	other, _ := b.signedUpUser(t, "other")
+	for _, c := range []*client{owner, other} {
+		resp := c.post("/", "/logout", nil)
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	}
+
+	attacker := b.client(t)
+	for i := 0; i < 10; i++ {
+		resp := attacker.post("/login", "/login", url.Values{"email": {email}, "password": {"wrong password"}})
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "attempt %d", i+1)
+	}
+	tests := []struct {
+		name   string
+		client *client
+		want   int
+	}{
+		{"the attacker", attacker, http.StatusTooManyRequests},
+		{"a fresh browser", b.client(t), http.StatusTooManyRequests},
+		{"a browser known to another account", other, http.StatusTooManyRequests},
+		{"the owner's browser", owner, http.StatusSeeOther},
+	}
+	for _, tt := range tests {
+		resp := tt.client.post("/login", "/login", url.Values{"email": {email}, "password": {"password of owner"}})
+		require.Equal(t, tt.want, resp.StatusCode, tt.name)
+	}
+	require.True(t, owner.signedIn())
+}
+
 func TestCSRFAndSecurityHeaders(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	c := b.client(t)
-	c.csrf("/login") // has the CSRF cookie, but sends no token:
+	c.csrf("/login") // has a session with a CSRF token, but sends no token:
 	resp, err := c.http.PostForm(b.server.URL+"/login", url.Values{"email": {"a@example.com"}, "password": {"x"}})
 	require.NoError(t, err)
 	defer resp.Body.Close()

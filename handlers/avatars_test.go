@@ -33,11 +33,15 @@ func testPNG(t *testing.T, w, h int, c color.Color) []byte {
 }
 
 // bombPNG is a valid PNG header announcing 100000 x 100000 pixels.
-func bombPNG() []byte {
+func bombPNG() []byte { return pngHeader(100_000, 100_000, 8, 6) }
+
+// pngHeader is a PNG signature and an IHDR chunk announcing w x h pixels of
+// the bit depth and colour type (6: RGBA), and nothing else.
+func pngHeader(w, h uint32, depth, colorType byte) []byte {
 	var ihdr bytes.Buffer
 	ihdr.WriteString("IHDR")
-	_ = binary.Write(&ihdr, binary.BigEndian, [2]uint32{100_000, 100_000})
-	ihdr.Write([]byte{8, 6, 0, 0, 0})
+	_ = binary.Write(&ihdr, binary.BigEndian, [2]uint32{w, h})
+	ihdr.Write([]byte{depth, colorType, 0, 0, 0})
 	var b bytes.Buffer
 	b.WriteString("\x89PNG\r\n\x1a\n")
 	_ = binary.Write(&b, binary.BigEndian, uint32(13))
@@ -148,6 +152,7 @@ func TestAvatarBadUploads(t *testing.T) {
 		{"svg", "logo.svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`), "Upload a PNG, JPEG or WebP picture."},
 		{"truncated", "cut.png", good[:len(good)-20], "The picture could not be read"},
 		{"decompression bomb", "bomb.png", bombPNG(), "The picture has too many pixels"},
+		{"16-bit RGBA, 320 MB decoded", "deep.png", pngHeader(8000, 5000, 16, 6), "The picture takes too much memory to unpack"},
 		{"over 2 MB", "big.png", overTwoMB, "The picture is larger than 2 MB."},
 		{"no file", "", nil, "Choose a picture to upload."},
 	}

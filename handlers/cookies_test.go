@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/testenv"
 )
 
@@ -55,16 +57,18 @@ func TestSessionCookie(t *testing.T) {
 }
 
 // TestHTTPSBaseURL checks that an https base URL turns on HSTS and Secure
-// cookies.
+// cookies with the __Host- prefix, and that no cookie carries a CSRF token.
 func TestHTTPSBaseURL(t *testing.T) {
 	t.Parallel()
 	pool := testenv.DB(t)
 	catalog, err := locale.New()
 	require.NoError(t, err)
+	box, err := secrets.New(bytes.Repeat([]byte{7}, 32))
+	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
 	srv := httptest.NewServer(handlers.New(handlers.Deps{
 		Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
-		BaseURL: "https://kubebyon.example.com", Metrics: reg, Gatherer: reg,
+		BaseURL: "https://kubebyon.example.com", Metrics: reg, Gatherer: reg, Box: box,
 	}))
 	t.Cleanup(srv.Close)
 
@@ -73,9 +77,12 @@ func TestHTTPSBaseURL(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "max-age=31536000; includeSubDomains", resp.Header.Get("Strict-Transport-Security"))
-	ck := cookieNamed(resp, "kubebyon_csrf")
-	require.NotNil(t, ck)
+	require.Len(t, resp.Cookies(), 1, "the session cookie only: the CSRF token stays on the server")
+	ck := cookieNamed(resp, "__Host-kubebyon_session")
+	require.NotNil(t, ck, "the session cookie is __Host- prefixed")
 	require.True(t, ck.Secure)
 	require.True(t, ck.HttpOnly)
-	require.Equal(t, http.SameSiteStrictMode, ck.SameSite)
+	require.Equal(t, http.SameSiteLaxMode, ck.SameSite)
+	require.Equal(t, "/", ck.Path, "__Host- cookies are for every path")
+	require.Empty(t, ck.Domain, "__Host- cookies name no domain")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/testenv"
 )
 
@@ -28,9 +29,11 @@ func TestServerErrors(t *testing.T) {
 	require.NoError(t, err)
 	var logs bytes.Buffer
 	reg := prometheus.NewRegistry()
+	box, err := secrets.New(bytes.Repeat([]byte{7}, 32))
+	require.NoError(t, err)
 	e := handlers.New(handlers.Deps{
 		Pool: pool, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Catalog: catalog,
-		BaseURL: "http://localhost", Metrics: reg, Gatherer: reg,
+		BaseURL: "http://localhost", Metrics: reg, Gatherer: reg, Box: box,
 	})
 	e.GET("/fails", func(echo.Context) error { return errors.New("secret internal detail") })
 	e.GET("/panics", func(echo.Context) error { panic("secret panic detail") })

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
-	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -83,7 +82,8 @@ func New(d Deps) *echo.Echo {
 	if d.RequestTimeout == 0 {
 		d.RequestTimeout = 30 * time.Second
 	}
-	h := &Handlers{Deps: d, sessions: newSessionManager(d.Pool, d.BaseURL), nodeQuotas: newNodeQuota(d)}
+	h := &Handlers{Deps: d, nodeQuotas: newNodeQuota(d)}
+	h.sessions = h.newSessionManager()
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -107,12 +107,12 @@ func New(d Deps) *echo.Echo {
 	// Browser sessions, CSRF and the signed-in user are for pages only: the
 	// JSON API authenticates each request with a bearer key, the join
 	// endpoints with the join token in their path, the webhooks with the
-	// key in their URL.
+	// key in their URL; probes and static files need no session.
 	browser := func(m echo.MiddlewareFunc) echo.MiddlewareFunc {
 		return func(next echo.HandlerFunc) echo.HandlerFunc {
 			withM := m(next)
 			return func(c echo.Context) error {
-				if isAPI(c) || isJoin(c) || isWebhook(c) {
+				if isAPI(c) || isJoin(c) || isWebhook(c) || isProbeOrStatic(c) {
 					return next(c)
 				}
 				return withM(c)
@@ -120,7 +120,7 @@ func New(d Deps) *echo.Echo {
 		}
 	}
 	e.Use(browser(echo.WrapMiddleware(h.sessions.LoadAndSave)))
-	e.Use(browser(csrf(strings.HasPrefix(d.BaseURL, "https://"))))
+	e.Use(browser(h.csrf))
 	e.Use(browser(h.loadUser))
 
 	h.routes(e)
@@ -160,18 +160,53 @@ func NewProbes(d Deps) *echo.Echo {
 	return e
 }
 
-func newSessionManager(pool *pgxpool.Pool, baseURL string) *scs.SessionManager {
+func (h *Handlers) newSessionManager() *scs.SessionManager {
 	sm := scs.New()
 	// Expired rows are deleted by the SessionCleanup River job.
-	sm.Store = pgxstore.NewWithCleanupInterval(pool, 0)
+	sm.Store = sessionStore{pool: h.Pool, box: h.Box}
 	sm.Lifetime = 14 * 24 * time.Hour
 	sm.IdleTimeout = 3 * 24 * time.Hour
-	sm.Cookie.Name = "kubebyon_session"
+	sm.Cookie.Name = h.cookieName("kubebyon_session")
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
-	u, err := url.Parse(baseURL)
-	sm.Cookie.Secure = err == nil && u.Scheme == "https"
+	sm.Cookie.Secure = h.https()
+	sm.ErrorFunc = h.sessionFailed
 	return sm
+}
+
+// https reports whether the platform is served over https (its base URL).
+func (h *Handlers) https() bool {
+	u, err := url.Parse(h.BaseURL)
+	return err == nil && u.Scheme == "https"
+}
+
+// cookieName prefixes the platform's cookies with __Host- under https: the
+// browser then takes them only from this host, over https, for every path,
+// so that a sibling domain or a plain-http page cannot set them. (Browsers
+// refuse the prefix without Secure, hence plain names over http.)
+func (h *Handlers) cookieName(name string) string {
+	if h.https() {
+		return "__Host-" + name
+	}
+	return name
+}
+
+// sessionFailed answers a request whose session could not be loaded or
+// saved (scs calls it outside Echo's error handling): 503 when the
+// database did not answer within the request's deadline, 500 otherwise.
+func (h *Handlers) sessionFailed(w http.ResponseWriter, r *http.Request, err error) {
+	ctx := context.WithoutCancel(r.Context())
+	code := http.StatusInternalServerError
+	if errors.Is(err, context.DeadlineExceeded) {
+		code = http.StatusServiceUnavailable
+	}
+	reqID := w.Header().Get(echo.HeaderXRequestID)
+	h.Logger.ErrorContext(ctx, "session failed", "error", err, "request_id", reqID, "method", r.Method, "path", r.URL.Path)
+	w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	w.WriteHeader(code)
+	if err := views.ErrorPage(code, locale.T(ctx, "ErrorServer"), reqID).Render(ctx, w); err != nil {
+		h.Logger.ErrorContext(ctx, "write error response", "error", err)
+	}
 }
 
 // cacheStatic lets browsers keep assets for an hour.
@@ -204,6 +239,16 @@ func render(c echo.Context, status int, comp templ.Component) error {
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(status)
 	return comp.Render(c.Request().Context(), c.Response())
+}
+
+// isProbeOrStatic reports whether the request is for a probe or a static
+// file.
+func isProbeOrStatic(c echo.Context) bool {
+	switch p := c.Request().URL.Path; {
+	case p == "/healthz", p == "/readyz", p == "/metrics", strings.HasPrefix(p, "/static/"):
+		return true
+	}
+	return false
 }
 
 // isAPI reports whether the request is for the JSON API, whose errors are JSON.

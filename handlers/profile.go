@@ -214,8 +214,8 @@ func (h *Handlers) changePassword(c echo.Context) error {
 		return profileFailed(c, page, f, err)
 	}
 	// A new cookie token for this browser too, as after signing in.
-	if err := h.sessions.RenewToken(ctx); err != nil {
-		return fmt.Errorf("renew session token: %w", err)
+	if err := h.renewSession(ctx); err != nil {
+		return err
 	}
 	h.flash(c, "FlashPasswordChanged")
 	return redirect(c, "/settings/profile")

@@ -1,11 +1,14 @@
 package handlers
 
 import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"fmt"
 	"net"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 )
 
 // contentSecurityPolicy allows only our own scripts and styles: no inline
@@ -34,21 +37,46 @@ func securityHeaders(https bool) echo.MiddlewareFunc {
 	}
 }
 
+// sessionCSRF is the session key of the browser's CSRF token.
+const sessionCSRF = "csrf"
+
 // csrf checks the token of every state-changing browser request: a form's
-// _csrf field, or the X-CSRF-Token header htmx sends. (The JSON API does not
+// _csrf field, or the X-CSRF-Token header htmx sends. The token lives in the
+// server-side session (a cookie could be set by an attacker who controls a
+// sibling domain or a plain-http page), is made on the first page a browser
+// loads, and is replaced at sign-in (renewSession). (The JSON API does not
 // pass through it: it authenticates with bearer keys, never with cookies.)
-func csrf(https bool) echo.MiddlewareFunc {
-	return middleware.CSRFWithConfig(middleware.CSRFConfig{
-		TokenLookup:    "header:X-CSRF-Token,form:_csrf",
-		CookieName:     "kubebyon_csrf",
-		CookiePath:     "/",
-		CookieHTTPOnly: true,
-		CookieSecure:   https,
-		CookieSameSite: http.SameSiteStrictMode,
-		ErrorHandler: func(err error, c echo.Context) error {
+func (h *Handlers) csrf(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		want := h.sessions.GetString(ctx, sessionCSRF)
+		switch c.Request().Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+			if want == "" {
+				h.sessions.Put(ctx, sessionCSRF, rand.Text())
+			}
+			return next(c)
+		}
+		got := c.Request().Header.Get("X-CSRF-Token")
+		if got == "" {
+			got = c.FormValue("_csrf")
+		}
+		if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 			return echo.NewHTTPError(http.StatusForbidden, "ErrCSRF")
-		},
-	})
+		}
+		return next(c)
+	}
+}
+
+// renewSession gives the browser a new session token and a new CSRF token,
+// when who it is changes (sign-in, a new password): neither a token planted
+// before nor one seen before works after.
+func (h *Handlers) renewSession(ctx context.Context) error {
+	if err := h.sessions.RenewToken(ctx); err != nil {
+		return fmt.Errorf("renew session token: %w", err)
+	}
+	h.sessions.Put(ctx, sessionCSRF, rand.Text())
+	return nil
 }
 
 // ipExtractor finds the client's address: the connection's, unless it

@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/kubebyon/kubebyon/audit"
 	"github.com/kubebyon/kubebyon/queries"
@@ -38,10 +37,7 @@ const touchEvery = time.Minute
 func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		info := &webctx.Info{}
-		if tok, ok := c.Get(middleware.DefaultCSRFConfig.ContextKey).(string); ok {
-			info.CSRF = tok
-		}
+		info := &webctx.Info{CSRF: h.sessions.GetString(ctx, sessionCSRF)}
 		if sid := h.sessions.GetString(ctx, sessionID); sid != "" {
 			row, err := queries.New(h.Pool).UserSessionAuthenticate(ctx, sid)
 			switch {

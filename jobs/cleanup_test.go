@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alexedwards/scs/pgxstore"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/testenv"
 )
 
@@ -23,7 +24,6 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 type testBundle struct {
 	pool   *pgxpool.Pool
-	store  *pgxstore.PostgresStore
 	logger *slog.Logger
 }
 
@@ -32,17 +32,20 @@ func setup(t *testing.T) *testBundle {
 	pool := testenv.DB(t)
 	return &testBundle{
 		pool:   pool,
-		store:  pgxstore.NewWithCleanupInterval(pool, 0),
 		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 }
 
-// seedSessions writes one expired and one live session through the real
-// session store.
+// seedSessions writes one expired and one live session with the session
+// store's own query (the store keeps them under their tokens' hashes).
 func (b *testBundle) seedSessions(t *testing.T) {
 	t.Helper()
-	require.NoError(t, b.store.Commit("expired", []byte("old"), time.Now().Add(-time.Minute)))
-	require.NoError(t, b.store.Commit("live", []byte("new"), time.Now().Add(time.Hour)))
+	q := queries.New(b.pool)
+	for tok, expiry := range map[string]time.Time{"expired": time.Now().Add(-time.Minute), "live": time.Now().Add(time.Hour)} {
+		require.NoError(t, q.SessionCommit(context.Background(), queries.SessionCommitParams{
+			TokenHash: tok, Data: []byte(tok), Expiry: pgtype.Timestamptz{Time: expiry, Valid: true},
+		}))
+	}
 }
 
 func (b *testBundle) sessionTokens(t *testing.T) []string {

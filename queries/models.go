@@ -187,6 +187,7 @@ type RateLimit struct {
 }
 
 type Session struct {
+	// HMAC-SHA256 of the session token (secrets.Box.MAC), never the token
 	Token  string
 	Data   []byte
 	Expiry pgtype.Timestamptz

@@ -7,7 +7,34 @@ package queries
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
+
+const sessionCommit = `-- name: SessionCommit :exec
+INSERT INTO sessions (token, data, expiry) VALUES ($1, $2, $3)
+ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry
+`
+
+type SessionCommitParams struct {
+	TokenHash string
+	Data      []byte
+	Expiry    pgtype.Timestamptz
+}
+
+func (q *Queries) SessionCommit(ctx context.Context, arg SessionCommitParams) error {
+	_, err := q.db.Exec(ctx, sessionCommit, arg.TokenHash, arg.Data, arg.Expiry)
+	return err
+}
+
+const sessionDelete = `-- name: SessionDelete :exec
+DELETE FROM sessions WHERE token = $1
+`
+
+func (q *Queries) SessionDelete(ctx context.Context, tokenHash string) error {
+	_, err := q.db.Exec(ctx, sessionDelete, tokenHash)
+	return err
+}
 
 const sessionDeleteExpired = `-- name: SessionDeleteExpired :execrows
 DELETE FROM sessions WHERE expiry < now()
@@ -19,4 +46,18 @@ func (q *Queries) SessionDeleteExpired(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const sessionFind = `-- name: SessionFind :one
+
+SELECT data FROM sessions WHERE token = $1 AND now() < expiry
+`
+
+// The scs session store (handlers.sessionStore). token holds a keyed hash
+// of the cookie's token, never the token itself.
+func (q *Queries) SessionFind(ctx context.Context, tokenHash string) ([]byte, error) {
+	row := q.db.QueryRow(ctx, sessionFind, tokenHash)
+	var data []byte
+	err := row.Scan(&data)
+	return data, err
 }

@@ -28,6 +28,9 @@ type Rule struct {
 // The platform's limits.
 var (
 	SignInPerAccount = Rule{"signin-account", 10, 15 * time.Minute}
+	// SignInPerDevice replaces SignInPerAccount for a browser holding a
+	// device cookie of the account (accounts.Device).
+	SignInPerDevice  = Rule{"signin-device", 10, 15 * time.Minute}
 	SignInPerIP      = Rule{"signin-ip", 50, 15 * time.Minute}
 	SignUpPerIP      = Rule{"signup-ip", 10, time.Hour}
 	VerifyPerIP      = Rule{"verify-ip", 30, 15 * time.Minute}

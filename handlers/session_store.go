@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/secrets"
+)
+
+// sessionStore keeps scs sessions in PostgreSQL. It stores a keyed hash of
+// each token, never the token: whoever reads the database cannot use a row
+// as a cookie. It takes the request's context (scs.CtxStore), so that a
+// database that hangs holds a request no longer than its deadline
+// (pgxstore runs every query with context.Background()).
+type sessionStore struct {
+	pool *pgxpool.Pool
+	box  *secrets.Box
+}
+
+var _ scs.CtxStore = sessionStore{}
+
+// tokenHash is what is stored of a session token.
+func (s sessionStore) tokenHash(token string) string {
+	return s.box.MAC("session-token", []byte(token))
+}
+
+func (s sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
+	b, err := queries.New(s.pool).SessionFind(ctx, s.tokenHash(token))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("find session: %w", err)
+	}
+	return b, true, nil
+}
+
+// CommitCtx saves nothing once the request's context has ended. scs commits
+// when the handler returns and again when the first byte of the response is
+// written; Echo writes an error page after its timeout middleware has
+// cancelled the context. By then the session was saved, or the database
+// did not answer within the deadline: there is nothing left to wait for.
+func (s sessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	err := queries.New(s.pool).SessionCommit(ctx, queries.SessionCommitParams{
+		TokenHash: s.tokenHash(token), Data: b, Expiry: pgtype.Timestamptz{Time: expiry, Valid: true},
+	})
+	if err != nil {
+		return fmt.Errorf("commit session: %w", err)
+	}
+	return nil
+}
+
+func (s sessionStore) DeleteCtx(ctx context.Context, token string) error {
+	if err := queries.New(s.pool).SessionDelete(ctx, s.tokenHash(token)); err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
+
+// Find, Commit and Delete complete scs.Store, which CtxStore embeds; scs
+// calls the context-taking methods above.
+
+func (s sessionStore) Find(token string) ([]byte, bool, error) {
+	return s.FindCtx(context.Background(), token)
+}
+
+func (s sessionStore) Commit(token string, b []byte, expiry time.Time) error {
+	return s.CommitCtx(context.Background(), token, b, expiry)
+}
+
+func (s sessionStore) Delete(token string) error {
+	return s.DeleteCtx(context.Background(), token)
+}

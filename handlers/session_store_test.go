@@ -1,0 +1,169 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/database"
+	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/migrations"
+	"github.com/kubebyon/kubebyon/passwords"
+	"github.com/kubebyon/kubebyon/pgserver"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// privateDB starts a migrated PostgreSQL server of the test's own (the
+// shared one must keep answering the other tests), and returns a pool on it
+// and a function that stops every process of the server (SIGSTOP), so that
+// it hangs as a stuck machine would. The returned resume undoes it; it also
+// runs when the test ends.
+func privateDB(t *testing.T) (pool *pgxpool.Pool, freeze func(), resume func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Under the system temp dir itself, as testenv does: the server may run
+	// as another user, who cannot enter t.TempDir()'s parent.
+	dir, err := os.MkdirTemp("", "kubebyon-hang-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	srv, err := pgserver.Start(ctx, pgserver.Options{
+		Dir: dir, Database: "kubebyon",
+		Settings: map[string]string{"fsync": "off", "synchronous_commit": "off"},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	pool, err = database.Connect(ctx, srv.URL())
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	_, err = migrations.Up(ctx, pool)
+	require.NoError(t, err)
+
+	pidFile, err := os.ReadFile(filepath.Join(dir, "pgdata", "postmaster.pid"))
+	require.NoError(t, err)
+	postmaster, err := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+	require.NoError(t, err)
+	var stopped []int
+	freeze = func() {
+		// The backends of open connections too: each one is a child of the
+		// postmaster in a process group of its own.
+		stopped = append(childrenOf(t, postmaster), postmaster)
+		for _, pid := range stopped {
+			require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+		}
+	}
+	var once sync.Once
+	resume = func() {
+		once.Do(func() {
+			for _, pid := range stopped {
+				_ = syscall.Kill(pid, syscall.SIGCONT)
+			}
+		})
+	}
+	t.Cleanup(resume)
+	return pool, freeze, resume
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var kids []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone since
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after ')'.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			kids = append(kids, child)
+		}
+	}
+	return kids
+}
+
+// TestSignedInPageWhileDatabaseHangs checks that the session store honours
+// the request's deadline: with the database hung, a signed-in page answers
+// 503 when the request times out, instead of waiting for the database.
+func TestSignedInPageWhileDatabaseHangs(t *testing.T) {
+	t.Parallel()
+	pool, freeze, resume := privateDB(t)
+	b := setup(t, func(d *handlers.Deps) {
+		d.Pool = pool
+		d.Accounts = &accounts.Service{Pool: pool, River: d.River, Box: d.Box}
+		// Room for a password check on a busy machine.
+		d.RequestTimeout = 10 * time.Second
+	})
+	hash, err := passwords.Hash("password of hung")
+	require.NoError(t, err)
+	_, err = queries.New(pool).UserCreate(context.Background(), queries.UserCreateParams{
+		Email: "hung@example.com", Name: "Hung", Role: "user",
+		PasswordHash:    pgtype.Text{String: hash, Valid: true},
+		EmailVerifiedAt: pgtype.Timestamptz{Time: time.Now(), Valid: true},
+	})
+	require.NoError(t, err)
+	c := b.client(t)
+	resp := c.post("/login", "/login", url.Values{"email": {"hung@example.com"}, "password": {"password of hung"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	status, body := c.get("/settings/profile")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "hung@example.com")
+
+	freeze()
+	defer resume() // before the server's clean-up waits for its requests
+	// Far longer than the request timeout: the client gives up only when
+	// the server does not answer at all.
+	c.http.Timeout = time.Minute
+	got, err := c.http.Get(b.server.URL + "/settings/profile")
+	require.NoError(t, err, "the page answers while the database hangs")
+	got.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, got.StatusCode)
+}
+
+// TestSessionTokenStoredHashed checks that the sessions table holds a keyed
+// hash of the cookie's token, never the token, and that the session works.
+func TestSessionTokenStoredHashed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, email := b.signedUpUser(t, "hashed")
+	u, err := url.Parse(b.server.URL)
+	require.NoError(t, err)
+	var token string
+	for _, ck := range c.http.Jar.Cookies(u) {
+		if ck.Name == "kubebyon_session" {
+			token = ck.Value
+		}
+	}
+	require.NotEmpty(t, token)
+
+	ctx := context.Background()
+	var plain, hashed int
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM sessions WHERE token = $1", token).Scan(&plain))
+	require.Zero(t, plain, "no row holds the cookie's token")
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM sessions WHERE token = $1",
+		b.box.MAC("session-token", []byte(token))).Scan(&hashed))
+	require.Equal(t, 1, hashed, "the session is stored under the token's keyed hash")
+
+	status, body := c.get("/settings/profile")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, email, "the session still signs the browser in")
+}
