@@ -1,7 +1,6 @@
 package clusters_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -37,7 +36,12 @@ import (
 	"github.com/kubebyon/kubebyon/vcluster"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) != "" {
+		os.Exit(runWorker())
+	}
+	testenv.Main(m)
+}
 
 type testBundle struct {
 	pool    *pgxpool.Pool
@@ -57,7 +61,7 @@ func setup(t *testing.T) *testBundle {
 	t.Helper()
 	ctx := context.Background()
 	pool := testenv.DB(t)
-	box, err := secrets.New(bytes.Repeat([]byte{9}, 32))
+	box, err := testBox()
 	require.NoError(t, err)
 	host := testenv.HostKube(t)
 	kubecfg := filepath.Join(t.TempDir(), "host.kubeconfig")

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,18 +53,26 @@ type ClusterReconcileWorker struct {
 	// ReadyTimeout is how long a generation may take to become ready before
 	// the cluster is marked failed.
 	ReadyTimeout time.Duration
+	// StepTimeout bounds one attempt (DefaultClusterStepTimeout when zero).
+	StepTimeout time.Duration
 }
 
-// Timeout implements river.Worker: one attempt does API calls and a Helm
-// operation, never a long wait.
+// DefaultClusterStepTimeout bounds one attempt of a cluster reconcile: API
+// calls and one Helm operation, never a long wait.
+const DefaultClusterStepTimeout = 5 * time.Minute
+
+// Timeout implements river.Worker. River's rescuer waits for it too before
+// it runs again a job whose worker died.
 func (w *ClusterReconcileWorker) Timeout(*river.Job[ClusterReconcileArgs]) time.Duration {
-	return 5 * time.Minute
+	return cmp.Or(w.StepTimeout, DefaultClusterStepTimeout)
 }
 
 // Work implements river.Worker.
 func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[ClusterReconcileArgs]) error {
 	// One job per cluster at a time, through a lease on the row that
-	// outlives no job: it ends with the job's timeout if the job dies.
+	// outlives no job: it ends shortly after the job's timeout if the job
+	// dies. River's rescuer runs the dead job again (same id, so it takes
+	// its lease back at once); any other job waits for the lease to end.
 	q := queries.New(w.Pool)
 	lease := queries.ClusterTakeReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID, Seconds: int32(w.Timeout(job)/time.Second) + 30}
 	release := func() {
