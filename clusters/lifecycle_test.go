@@ -574,7 +574,8 @@ func TestOneReadyNotice(t *testing.T) {
 	require.Len(t, first, 1)
 	res, err := b.workJob(t, w, first[0])
 	require.Error(t, err)
-	require.Equal(t, rivertype.JobStateRetryable, res.Job.State, "River retries it")
+	require.Equal(t, river.EventKindJobFailed, res.EventKind)
+	require.Equal(t, first[0].ID, b.waitingReconciles(t, c.ID)[0].ID, "River retries it")
 	require.Equal(t, "failed", b.cluster(t, c.ID).Status)
 
 	// The host is back and the owner retries: one job is left to run.
