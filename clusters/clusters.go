@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubebyon/kubebyon/audit"
@@ -265,6 +266,17 @@ func (s *Service) Retry(ctx context.Context, ownerID, id int64, actor audit.Acto
 		}
 		if err != nil {
 			return fmt.Errorf("retry cluster: %w", err)
+		}
+		// The retry supersedes the attempts River still holds for the
+		// failure (its own retries, waiting): they would run the work
+		// again after this one. A running one is left to finish; the
+		// cluster's lease keeps it apart from the new job.
+		superseded := river.NewJobDeleteManyParams().
+			Kinds(jobs.ClusterReconcileArgs{}.Kind()).
+			States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateScheduled).
+			Where("(args->>'cluster_id')::bigint = @cluster_id", river.NamedArgs{"cluster_id": id})
+		if _, err := s.River.JobDeleteManyTx(ctx, tx, superseded); err != nil {
+			return fmt.Errorf("remove superseded reconciles: %w", err)
 		}
 		return s.record(ctx, tx, q, c, actor, "cluster.retry", "RetryRequested")
 	})

@@ -1,7 +1,6 @@
 package clusters_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,7 +36,12 @@ import (
 	"github.com/kubebyon/kubebyon/vcluster"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) != "" {
+		os.Exit(runWorker())
+	}
+	testenv.Main(m)
+}
 
 type testBundle struct {
 	pool    *pgxpool.Pool
@@ -56,7 +61,7 @@ func setup(t *testing.T) *testBundle {
 	t.Helper()
 	ctx := context.Background()
 	pool := testenv.DB(t)
-	box, err := secrets.New(bytes.Repeat([]byte{9}, 32))
+	box, err := testBox()
 	require.NoError(t, err)
 	host := testenv.HostKube(t)
 	kubecfg := filepath.Join(t.TempDir(), "host.kubeconfig")
@@ -514,4 +519,106 @@ func TestOneReconcileAtATime(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobSnoozed, res.EventKind)
 	require.Equal(t, "provisioning", b.cluster(t, c.ID).Status, "its turn came")
+}
+
+// waitingReconciles are the cluster's reconcile jobs that River still
+// holds to run: available, waiting for a retry, or scheduled.
+func (b *testBundle) waitingReconciles(t *testing.T, id int64) []*rivertype.JobRow {
+	t.Helper()
+	res, err := b.svc.River.JobList(context.Background(), river.NewJobListParams().
+		Kinds(jobs.ClusterReconcileArgs{}.Kind()).
+		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateScheduled).
+		Where("(args->>'cluster_id')::bigint = @id", river.NamedArgs{"id": id}))
+	require.NoError(t, err)
+	return res.Jobs
+}
+
+// workJob runs one attempt of a job River holds and keeps its outcome,
+// as River would.
+func (b *testBundle) workJob(t *testing.T, w *rivertest.Worker[jobs.ClusterReconcileArgs, pgx.Tx], job *rivertype.JobRow) (*rivertest.WorkResult, error) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck
+	res, workErr := w.WorkJob(ctx, t, tx, job)
+	require.NoError(t, tx.Commit(ctx))
+	return res, workErr
+}
+
+// TestOneReadyNotice: one cluster, one ready notice. A Retry supersedes
+// the retry River still holds for the failure; a job that reaches a
+// cluster already ready (one running when the Retry came, or run again by
+// River's rescuer) tells nobody again.
+func TestOneReadyNotice(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	virt := testenv.NewKube(t)
+	w := b.worker(t, time.Minute)
+	c := b.create(t, "once")
+
+	// The first attempt fails (the host refuses connections); River keeps
+	// the job for a retry with backoff.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refusing := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	bad, err := clientcmd.Load(b.host.Kubeconfig(t))
+	require.NoError(t, err)
+	for _, cl := range bad.Clusters {
+		cl.Server = "https://" + refusing
+	}
+	require.NoError(t, clientcmd.WriteToFile(*bad, b.kubecfg))
+	first := b.waitingReconciles(t, c.ID)
+	require.Len(t, first, 1)
+	res, err := b.workJob(t, w, first[0])
+	require.Error(t, err)
+	require.Equal(t, river.EventKindJobFailed, res.EventKind)
+	require.Equal(t, first[0].ID, b.waitingReconciles(t, c.ID)[0].ID, "River retries it")
+	require.Equal(t, "failed", b.cluster(t, c.ID).Status)
+
+	// The host is back and the owner retries: one job is left to run.
+	require.NoError(t, os.WriteFile(b.kubecfg, b.host.Kubeconfig(t), 0o600))
+	_, err = b.svc.Retry(ctx, b.owner.ID, c.ID, audit.Actor{UserID: b.owner.ID})
+	require.NoError(t, err)
+	waiting := b.waitingReconciles(t, c.ID)
+	require.Len(t, waiting, 1, "the retry supersedes River's")
+	require.NotEqual(t, first[0].ID, waiting[0].ID)
+
+	// Every job River holds for the cluster runs to its end.
+	for range 10 {
+		waiting = b.waitingReconciles(t, c.ID)
+		if len(waiting) == 0 {
+			break
+		}
+		res, err := b.workJob(t, w, waiting[0])
+		require.NoError(t, err)
+		if res.EventKind == river.EventKindJobSnoozed {
+			b.playControlPlane(t, b.cluster(t, c.ID), virt)
+		}
+	}
+	require.Empty(t, waiting)
+	require.Equal(t, "ready", b.cluster(t, c.ID).Status)
+
+	// Another job comes to the ready cluster.
+	res, err = b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+	c = b.cluster(t, c.ID)
+	require.Equal(t, "ready", c.Status)
+
+	ready, _ := b.notices(t, notify.ClusterReady)
+	require.Equal(t, []string{"Cluster once is ready"}, ready)
+	require.Equal(t, 1, countOf(b.reasons(t, c.ID), "Ready"))
+}
+
+func countOf(s []string, v string) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
 }

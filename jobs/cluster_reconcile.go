@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,18 +53,26 @@ type ClusterReconcileWorker struct {
 	// ReadyTimeout is how long a generation may take to become ready before
 	// the cluster is marked failed.
 	ReadyTimeout time.Duration
+	// StepTimeout bounds one attempt (DefaultClusterStepTimeout when zero).
+	StepTimeout time.Duration
 }
 
-// Timeout implements river.Worker: one attempt does API calls and a Helm
-// operation, never a long wait.
+// DefaultClusterStepTimeout bounds one attempt of a cluster reconcile: API
+// calls and one Helm operation, never a long wait.
+const DefaultClusterStepTimeout = 5 * time.Minute
+
+// Timeout implements river.Worker. River's rescuer waits for it too before
+// it runs again a job whose worker died.
 func (w *ClusterReconcileWorker) Timeout(*river.Job[ClusterReconcileArgs]) time.Duration {
-	return 5 * time.Minute
+	return cmp.Or(w.StepTimeout, DefaultClusterStepTimeout)
 }
 
 // Work implements river.Worker.
 func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[ClusterReconcileArgs]) error {
 	// One job per cluster at a time, through a lease on the row that
-	// outlives no job: it ends with the job's timeout if the job dies.
+	// outlives no job: it ends shortly after the job's timeout if the job
+	// dies. River's rescuer runs the dead job again (same id, so it takes
+	// its lease back at once); any other job waits for the lease to end.
 	q := queries.New(w.Pool)
 	lease := queries.ClusterTakeReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID, Seconds: int32(w.Timeout(job)/time.Second) + 30}
 	release := func() {
@@ -102,6 +111,12 @@ func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[Cluste
 		return fmt.Errorf("load cluster %d: %w", job.Args.ClusterID, err)
 	}
 	if c.Status == "deleted" {
+		return nil
+	}
+	// Ready at the generation asked for: another job finished the work (a
+	// Retry racing River's own retry of the failure, or a rescued job), and
+	// running it again would only flip the cluster through "updating".
+	if c.Status == "ready" && c.ObservedGeneration == c.Generation && !c.DeleteRequestedAt.Valid {
 		return nil
 	}
 	logger := w.Logger.With("cluster_id", c.ID, "slug", c.Slug, "generation", c.Generation, "attempt", job.Attempt)
@@ -213,17 +228,26 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 	return nil
 }
 
-// markReady records that the cluster's control plane is ready, with its
-// event, in one transaction that also queues a sync of the node quota's
-// webhook configuration when the quota was ever switched on (its key
-// stays when it is switched off): a control plane that was changed,
-// restored or recreated gets the configuration back, or loses it if the
-// quota was turned off meanwhile (the sync skips clusters that are not
-// ready). It reports false when the cluster's generation moved on.
+// markReady records that the cluster's control plane is ready in one
+// transaction that, on the transition to ready only, also writes the event,
+// tells the owner, and queues a sync of the node quota's webhook
+// configuration when the quota was ever switched on (its key stays when it
+// is switched off): a control plane that was changed, restored or recreated
+// gets the configuration back, or loses it if the quota was turned off
+// meanwhile (the sync skips clusters that are not ready). The row is locked
+// first, so two jobs can never both see the transition. It reports false
+// when the cluster's generation moved on.
 func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluster, endpoint string) (bool, error) {
 	ready := false
 	err := pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
+		// Locked before the update: a quota switch flipped meanwhile either
+		// committed before and shows here, or waits for this transaction
+		// and then queues a sync that finds the cluster ready.
+		prev, err := q.ClusterLock(ctx, c.ID)
+		if err != nil {
+			return fmt.Errorf("lock cluster: %w", err)
+		}
 		n, err := q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: c.ID, Endpoint: endpoint, Generation: c.Generation})
 		if err != nil {
 			return fmt.Errorf("mark ready: %w", err)
@@ -232,14 +256,10 @@ func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluste
 			return nil
 		}
 		ready = true
-		// Read after the update, which holds the row: a switch flipped
-		// meanwhile either committed before and shows here, or waits for
-		// this transaction and then queues a sync that finds it ready.
-		latest, err := q.ClusterGetByID(ctx, c.ID)
-		if err != nil {
-			return fmt.Errorf("reload cluster: %w", err)
+		if prev.Status == "ready" && prev.ObservedGeneration == c.Generation {
+			return nil
 		}
-		if latest.NodeQuotaEnabled || latest.NodeQuotaSecret != "" {
+		if prev.NodeQuotaEnabled || prev.NodeQuotaSecret != "" {
 			if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, NodeQuotaSyncArgs{ClusterID: c.ID}, nil); err != nil {
 				return fmt.Errorf("queue node quota sync: %w", err)
 			}

@@ -4,6 +4,7 @@
 package jobs
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -63,7 +64,24 @@ type Options struct {
 	// reported to the cluster's owner.
 	NodeHealthInterval time.Duration
 	NodeNotReadyAfter  time.Duration
+	// ClusterStepTimeout bounds one attempt of a cluster reconcile, and
+	// JobTimeout the attempts of kinds with no timeout of their own.
+	ClusterStepTimeout time.Duration
+	JobTimeout         time.Duration
+	// RescueStuckJobsAfter is how long a job may stay running before
+	// River's rescuer takes it for dead (its worker was killed or its
+	// machine lost) and runs it again; the rescuer also waits for the
+	// job's own timeout. Zero means DefaultRescueStuckJobsAfter.
+	RescueStuckJobsAfter time.Duration
 }
+
+// DefaultRescueStuckJobsAfter is the longest fixed step of any job kind (a
+// cluster reconcile's or a node health run's five minutes) and a grace
+// for a live worker to wrap up after its attempt's context ended. A drain
+// runs as long as its own timeout says, which the rescuer waits for too.
+// River's default, an hour, left a cluster whose worker died pending for
+// that long.
+const DefaultRescueStuckJobsAfter = DefaultClusterStepTimeout + 30*time.Second
 
 // DefaultOptions are the production settings.
 func DefaultOptions(work bool) Options {
@@ -71,6 +89,8 @@ func DefaultOptions(work bool) Options {
 		Work: work, MaxWorkers: 20, CleanupInterval: 15 * time.Minute,
 		ClusterPollInterval: 5 * time.Second, ClusterReadyTimeout: 10 * time.Minute,
 		NodeHealthInterval: time.Minute, NodeNotReadyAfter: 5 * time.Minute,
+		ClusterStepTimeout: DefaultClusterStepTimeout, JobTimeout: river.JobTimeoutDefault,
+		RescueStuckJobsAfter: DefaultRescueStuckJobsAfter,
 	}
 }
 
@@ -86,6 +106,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 	river.AddWorker(w, &ClusterReconcileWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "cluster_reconcile"), Box: d.Box, Charts: charts, Catalog: d.Catalog,
 		KubeconfigPath: d.KubeconfigPath, PollInterval: opts.ClusterPollInterval, ReadyTimeout: opts.ClusterReadyTimeout,
+		StepTimeout: opts.ClusterStepTimeout,
 	})
 	river.AddWorker(w, &NodeDrainWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: d.VirtualConfig})
 	river.AddWorker(w, &NodeHealthWorker{
@@ -106,8 +127,10 @@ func Workers(d Deps, opts Options) *river.Workers {
 // NewClient builds the River client. Start it only when opts.Work is set.
 func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	cfg := &river.Config{
-		Logger:  d.Logger.With("component", "river"),
-		Workers: Workers(d, opts),
+		Logger:               d.Logger.With("component", "river"),
+		Workers:              Workers(d, opts),
+		JobTimeout:           opts.JobTimeout,
+		RescueStuckJobsAfter: cmp.Or(opts.RescueStuckJobsAfter, DefaultRescueStuckJobsAfter),
 	}
 	if opts.Work {
 		cfg.Queues = map[string]river.QueueConfig{

@@ -4,15 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/downloader"
+	"helm.sh/helm/v3/pkg/getter"
+	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/repo"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
@@ -36,7 +43,10 @@ type Charts struct {
 }
 
 // Load returns the chart for the settings: the local directory when one is
-// set (air-gapped installs), else the repository and version.
+// set (air-gapped installs), else the repository and version. A repository
+// chart is always fetched from the repository: no path on the machine,
+// such as a folder named like the chart in the working directory, is ever
+// consulted for it.
 func (c *Charts) Load(rt settings.Runtime) (*chart.Chart, error) {
 	key := rt.ChartPath
 	if key == "" {
@@ -47,23 +57,83 @@ func (c *Charts) Load(rt settings.Runtime) (*chart.Chart, error) {
 	if ch, ok := c.loaded[key]; ok {
 		return ch, nil
 	}
-	path := rt.ChartPath
-	if path == "" {
-		opts := action.ChartPathOptions{RepoURL: rt.ChartRepo, Version: rt.ChartVersion}
-		var err error
-		if path, err = opts.LocateChart(ChartName, cli.New()); err != nil {
-			return nil, fmt.Errorf("download chart %s %s from %s: %w", ChartName, rt.ChartVersion, rt.ChartRepo, err)
+	var ch *chart.Chart
+	var err error
+	if rt.ChartPath != "" {
+		if ch, err = loader.Load(rt.ChartPath); err != nil {
+			return nil, fmt.Errorf("load chart %s: %w", rt.ChartPath, err)
 		}
-	}
-	ch, err := loader.Load(path)
-	if err != nil {
-		return nil, fmt.Errorf("load chart %s: %w", path, err)
+	} else if ch, err = download(rt.ChartRepo, rt.ChartVersion); err != nil {
+		return nil, fmt.Errorf("download chart %s %s from %s: %w", ChartName, rt.ChartVersion, rt.ChartRepo, err)
 	}
 	if c.loaded == nil {
 		c.loaded = map[string]*chart.Chart{}
 	}
 	c.loaded[key] = ch
 	return ch, nil
+}
+
+// download fetches the chart from an HTTP(S) chart repository (through its
+// index) or an OCI registry (oci://host/path, the chart under it), with
+// Helm's downloader, into a temporary directory of its own. Unlike Helm's
+// LocateChart it never looks for a local chart first, and it keeps no
+// repository cache in the home directory, which may not be writable.
+func download(repoURL, version string) (*chart.Chart, error) {
+	dir, err := os.MkdirTemp("", "kubebyon-chart-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	// The registry client reads the credentials of `helm registry login`,
+	// as Helm does; public registries need none.
+	rc, err := registry.NewClient()
+	if err != nil {
+		return nil, fmt.Errorf("registry client: %w", err)
+	}
+	getters := getter.Getters()
+	ref := strings.TrimSuffix(repoURL, "/") + "/" + ChartName
+	if !registry.IsOCI(repoURL) {
+		if ref, err = chartURL(repoURL, version, dir, getters); err != nil {
+			return nil, err
+		}
+	}
+	dl := downloader.ChartDownloader{
+		Out: io.Discard, Getters: getters, RegistryClient: rc,
+		Options: []getter.Option{getter.WithRegistryClient(rc)},
+		// No repositories.yaml: the chart's URL is all there is.
+		RepositoryConfig: filepath.Join(dir, "repositories.yaml"), RepositoryCache: dir,
+	}
+	path, _, err := dl.DownloadTo(ref, version, dir)
+	if err != nil {
+		return nil, err
+	}
+	return loader.Load(path)
+}
+
+// chartURL reads the repository's index and returns the URL of the chart
+// at version (the newest when empty).
+func chartURL(repoURL, version, cacheDir string, getters getter.Providers) (string, error) {
+	r, err := repo.NewChartRepository(&repo.Entry{Name: "vcluster", URL: repoURL}, getters)
+	if err != nil {
+		return "", err
+	}
+	r.CachePath = cacheDir
+	indexPath, err := r.DownloadIndexFile()
+	if err != nil {
+		return "", fmt.Errorf("read the repository's index: %w", err)
+	}
+	index, err := repo.LoadIndexFile(indexPath)
+	if err != nil {
+		return "", fmt.Errorf("read the repository's index: %w", err)
+	}
+	cv, err := index.Get(ChartName, version)
+	if err != nil {
+		return "", err
+	}
+	if len(cv.URLs) == 0 {
+		return "", fmt.Errorf("chart %s %s has no download URL", ChartName, cv.Version)
+	}
+	return repo.ResolveReferenceURL(repoURL, cv.URLs[0])
 }
 
 // helmFor returns a Helm configuration for one namespace of the host.
