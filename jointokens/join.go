@@ -21,9 +21,31 @@ var (
 	ErrJoinExpired  = errors.New("JoinRefusedExpired")
 	ErrJoinUsedUp   = errors.New("JoinRefusedUsedUp")
 	ErrJoinNotReady = errors.New("JoinRefusedClusterNotReady")
+	// ErrJoinRateLimited refuses a client that asked too often.
+	ErrJoinRateLimited = errors.New("JoinRefusedRateLimited")
 	// ErrEventInvalid is a malformed report of the join script.
 	ErrEventInvalid = errors.New("JoinEventInvalid")
 )
+
+// RefusalCode is the short, stable name of a refusal that tools read
+// from the join endpoint's X-KubeBYON-Join-Refused header.
+func RefusalCode(reason error) string {
+	switch {
+	case errors.Is(reason, ErrJoinUnknown):
+		return "unknown"
+	case errors.Is(reason, ErrJoinRevoked):
+		return "revoked"
+	case errors.Is(reason, ErrJoinExpired):
+		return "expired"
+	case errors.Is(reason, ErrJoinUsedUp):
+		return "used-up"
+	case errors.Is(reason, ErrJoinNotReady):
+		return "cluster-not-ready"
+	case errors.Is(reason, ErrJoinRateLimited):
+		return "rate-limited"
+	}
+	return "unavailable"
+}
 
 // Bounds of a join event's step name, message and host, in characters.
 const (
