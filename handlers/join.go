@@ -62,7 +62,7 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 	token := c.Param("token")
 	svc := h.joinTokens()
 	row, err := svc.Check(ctx, token)
-	if joinRefusalStatus(err) != 0 {
+	if _, refused := jointokens.RefusalCode(err); refused {
 		return h.refuseJoin(c, err)
 	}
 	if err != nil {
@@ -85,7 +85,8 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 
 // refuseJoin answers with the script that prints why and exits 1.
 func (h *Handlers) refuseJoin(c echo.Context, reason error) error {
-	c.Response().Header().Set(joinRefusedHeader, jointokens.RefusalCode(reason))
+	code, _ := jointokens.RefusalCode(reason)
+	c.Response().Header().Set(joinRefusedHeader, code)
 	c.Response().WriteHeader(http.StatusOK)
 	return jointokens.WriteRefusal(c.Request().Context(), c.Response(), reason)
 }

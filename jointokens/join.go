@@ -28,23 +28,26 @@ var (
 )
 
 // RefusalCode is the short, stable name of a refusal that tools read
-// from the join endpoint's X-KubeBYON-Join-Refused header.
-func RefusalCode(reason error) string {
+// from the join endpoint's X-KubeBYON-Join-Refused header; ok is false
+// for an error that is no refusal.
+func RefusalCode(reason error) (code string, ok bool) {
 	switch {
 	case errors.Is(reason, ErrJoinUnknown):
-		return "unknown"
+		return "unknown", true
 	case errors.Is(reason, ErrJoinRevoked):
-		return "revoked"
+		return "revoked", true
 	case errors.Is(reason, ErrJoinExpired):
-		return "expired"
+		return "expired", true
 	case errors.Is(reason, ErrJoinUsedUp):
-		return "used-up"
+		return "used-up", true
 	case errors.Is(reason, ErrJoinNotReady):
-		return "cluster-not-ready"
+		return "cluster-not-ready", true
 	case errors.Is(reason, ErrJoinRateLimited):
-		return "rate-limited"
+		return "rate-limited", true
+	case errors.Is(reason, ErrJoinUnavailable):
+		return "unavailable", true
 	}
-	return "unavailable"
+	return "", false
 }
 
 // Bounds of a join event's step name, message and host, in characters.
