@@ -141,7 +141,7 @@ func (h *Handlers) showNodePage(c echo.Context) error {
 		return err
 	}
 	if ok {
-		v := h.nodeOperationView(cl, op)
+		v := h.nodeOperationView(op)
 		m.Operation = &v
 	}
 	return render(c, http.StatusOK, views.NodePage(m))
@@ -165,7 +165,7 @@ func (h *Handlers) showNodeOperation(c echo.Context) error {
 	if op.NodeName != c.Param("name") {
 		return echo.ErrNotFound
 	}
-	v := h.nodeOperationView(cl, op)
+	v := h.nodeOperationView(op)
 	c.Response().Header().Set("Cache-Control", "no-store")
 	c.Response().Header().Add("Vary", "HX-Request")
 	if !wantsFragment(c) {
@@ -237,7 +237,7 @@ func nodePodView(p corev1.Pod, now time.Time) views.NodePod {
 // would let whoever sees it join a machine.
 const resetTokenPlaceholder = "<JOIN-TOKEN>"
 
-func (h *Handlers) nodeOperationView(cl queries.Cluster, op queries.NodeOperation) views.NodeOperation {
+func (h *Handlers) nodeOperationView(op queries.NodeOperation) views.NodeOperation {
 	return views.NodeOperation{
 		ID: op.ID, ClusterID: op.ClusterID, NodeName: op.NodeName, Kind: op.Kind, Status: op.Status,
 		Message: op.Message, Progress: op.Progress, Updated: op.UpdatedAt.Time,
