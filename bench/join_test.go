@@ -56,7 +56,7 @@ const (
 // X-Forwarded-For naming one of joinBenchClients addresses, as a fleet of
 // machines behind a load balancer would: the figures include the rate
 // limiter's database write, as real joins do, and every response must be
-// the 200 script, not a cheap 429.
+// the 200 script, not a cheap refusal.
 func BenchmarkJoinScript(b *testing.B) {
 	ctx := context.Background()
 	pool := testenv.DB(b)
@@ -228,5 +228,12 @@ func roundTrip(hc *http.Client, req *http.Request) (int, error) {
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		return 0, fmt.Errorf("read %s: %w", req.URL.Path, err)
 	}
+	if resp.Header.Get("X-KubeBYON-Join-Refused") != "" {
+		// A refusal is a 200 too (a script that exits 1): it counts apart.
+		return statusJoinRefused, nil
+	}
 	return resp.StatusCode, nil
 }
+
+// statusJoinRefused stands for a refused join among the HTTP statuses.
+const statusJoinRefused = -1

@@ -42,6 +42,10 @@ type apiCluster struct {
 	CreatedAt          time.Time  `json:"created_at"`
 	ReadyAt            *time.Time `json:"ready_at"`
 	NodeQuotaEnabled   bool       `json:"node_quota_enabled"`
+	// The host NodePorts the public entry forwards the endpoint's https
+	// and konnectivity to; null when none is allocated.
+	HTTPSNodePort        *int32 `json:"https_node_port"`
+	KonnectivityNodePort *int32 `json:"konnectivity_node_port"`
 }
 
 func apiClusterFrom(c queries.Cluster) apiCluster {
@@ -55,6 +59,12 @@ func apiClusterFrom(c queries.Cluster) apiCluster {
 	if c.ReadyAt.Valid {
 		t := c.ReadyAt.Time.UTC()
 		out.ReadyAt = &t
+	}
+	if c.NodePort.Valid {
+		out.HTTPSNodePort = &c.NodePort.Int32
+	}
+	if c.KonnectivityNodePort.Valid {
+		out.KonnectivityNodePort = &c.KonnectivityNodePort.Int32
 	}
 	return out
 }

@@ -43,6 +43,8 @@ type apiClusterJSON struct {
 	ObservedGeneration int64   `json:"observed_generation"`
 	CreatedAt          string  `json:"created_at"`
 	ReadyAt            *string `json:"ready_at"`
+	HTTPSNodePort      *int32  `json:"https_node_port"`
+	KonnectivityPort   *int32  `json:"konnectivity_node_port"`
 }
 
 func decodeAs[T any](t *testing.T, r apiResponse) T {
@@ -76,7 +78,10 @@ func TestAPIClusters(t *testing.T) {
 	var fields map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.body), &fields))
 	require.ElementsMatch(t, []string{"id", "name", "slug", "description", "kubernetes_version", "public_access_mode", "status",
-		"status_message", "endpoint", "generation", "observed_generation", "created_at", "ready_at", "node_quota_enabled"}, keys(fields))
+		"status_message", "endpoint", "generation", "observed_generation", "created_at", "ready_at", "node_quota_enabled",
+		"https_node_port", "konnectivity_node_port"}, keys(fields))
+	require.Nil(t, fields["https_node_port"], "a LoadBalancer cluster has no NodePorts: null")
+	require.Nil(t, fields["konnectivity_node_port"])
 	created := decodeAs[apiClusterJSON](t, r)
 	require.Equal(t, fmt.Sprintf("/api/v1/clusters/%d", created.ID), r.header.Get("Location"))
 	require.Equal(t, "api-made", created.Name)
@@ -96,6 +101,10 @@ func TestAPIClusters(t *testing.T) {
 	minimal := decodeAs[apiClusterJSON](t, r)
 	require.Equal(t, "v1.34.0", minimal.KubernetesVersion)
 	require.Equal(t, "nodeport", minimal.PublicAccessMode)
+	row := b.cluster(t, minimal.ID)
+	require.True(t, row.NodePort.Valid && row.KonnectivityNodePort.Valid, "a NodePort cluster has both ports allocated")
+	require.Equal(t, &row.NodePort.Int32, minimal.HTTPSNodePort, "the API shows the NodePorts behind the endpoint")
+	require.Equal(t, &row.KonnectivityNodePort.Int32, minimal.KonnectivityPort)
 
 	r = b.apiCall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"Bad_Name","kubernetes_version":"v0.1.0"}`)
 	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)

@@ -17,10 +17,10 @@ import (
 func (h *Handlers) apiNodeRoutes(e *echo.Echo) {
 	api := e.Group("/api/v1/clusters/:id/nodes")
 	api.GET("", h.listAPINodes, h.requireAPIKey)
-	api.POST("/:name/cordon", h.cordonAPINode, h.requireAPIKey)
-	api.POST("/:name/uncordon", h.uncordonAPINode, h.requireAPIKey)
-	api.POST("/:name/drain", h.drainAPINode, h.requireAPIKey)
-	api.DELETE("/:name", h.deleteAPINode, h.requireAPIKey)
+	api.POST("/:name/cordon", h.cordonAPINode, h.requireAPIKey, validNodeName)
+	api.POST("/:name/uncordon", h.uncordonAPINode, h.requireAPIKey, validNodeName)
+	api.POST("/:name/drain", h.drainAPINode, h.requireAPIKey, validNodeName)
+	api.DELETE("/:name", h.deleteAPINode, h.requireAPIKey, validNodeName)
 }
 
 // apiNode is a node as the API shows it.
@@ -48,6 +48,7 @@ type apiDrainBody struct {
 	Drain              *bool `json:"drain"`
 	IgnoreDaemonSets   *bool `json:"ignore_daemonsets"`
 	DeleteEmptyDirData *bool `json:"delete_emptydir_data"`
+	Force              *bool `json:"force"`
 	GracePeriodSeconds *int  `json:"grace_period_seconds"`
 	TimeoutSeconds     *int  `json:"timeout_seconds"`
 }
@@ -59,6 +60,9 @@ func (b apiDrainBody) options() nodes.DrainOptions {
 	}
 	if b.DeleteEmptyDirData != nil {
 		o.DeleteEmptyDirData = *b.DeleteEmptyDirData
+	}
+	if b.Force != nil {
+		o.Force = *b.Force
 	}
 	if b.GracePeriodSeconds != nil {
 		o.GracePeriodSeconds = *b.GracePeriodSeconds

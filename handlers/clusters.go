@@ -126,7 +126,8 @@ func clusterView(c queries.Cluster) views.Cluster {
 	changeable := !c.DeleteRequestedAt.Valid && c.Status != clusters.StatusDeleted
 	return views.Cluster{
 		ID: c.ID, Name: c.Name, Description: c.Description,
-		KubernetesVersion: c.KubernetesVersion, AccessMode: c.PublicAccessMode, NodePort: c.NodePort.Int32,
+		KubernetesVersion: c.KubernetesVersion, AccessMode: c.PublicAccessMode,
+		NodePort: c.NodePort.Int32, KonnectivityPort: c.KonnectivityNodePort.Int32,
 		Status: c.Status, StatusMessage: c.StatusMessage, Endpoint: c.Endpoint,
 		Generation: c.Generation, ObservedGeneration: c.ObservedGeneration,
 		Created: c.CreatedAt.Time, Ready: c.ReadyAt.Time,

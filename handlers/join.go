@@ -41,8 +41,14 @@ func (h *Handlers) joinTokens() *jointokens.Service {
 	return &jointokens.Service{Pool: h.Pool, Box: h.Box, Virtual: h.Clusters.VirtualConfig}
 }
 
+// joinRefusedHeader names, for tooling, why GET /join/<token> refused.
+const joinRefusedHeader = "X-KubeBYON-Join-Refused"
+
 // serveJoinScript answers with the join script, or with a script that says
-// why the token cannot join a node (and an HTTP status saying so too).
+// why the token cannot join a node and exits 1. Refusals are HTTP 200 too:
+// the documented `curl -fsSL ... | sudo sh` would otherwise print only
+// curl's "(22) ... error" and hand sh nothing, which exits 0. The header
+// joinRefusedHeader names the reason for tooling.
 func (h *Handlers) serveJoinScript(c echo.Context) error {
 	ctx := c.Request().Context()
 	c.Response().Header().Set(echo.HeaderContentType, mimeShellScript)
@@ -51,15 +57,13 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		c.Response().WriteHeader(http.StatusTooManyRequests)
-		return jointokens.WriteRefusal(ctx, c.Response(), errJoinRateLimited)
+		return h.refuseJoin(c, jointokens.ErrJoinRateLimited)
 	}
 	token := c.Param("token")
 	svc := h.joinTokens()
 	row, err := svc.Check(ctx, token)
-	if status := joinRefusalStatus(err); status != 0 {
-		c.Response().WriteHeader(status)
-		return jointokens.WriteRefusal(ctx, c.Response(), err)
+	if _, refused := jointokens.RefusalCode(err); refused {
+		return h.refuseJoin(c, err)
 	}
 	if err != nil {
 		return err
@@ -67,8 +71,7 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 	ca, err := svc.CACert(ctx, row.Cluster)
 	if errors.Is(err, jointokens.ErrJoinUnavailable) {
 		h.Logger.WarnContext(ctx, "join script without the cluster's CA", "cluster_id", row.Cluster.ID, "error", err)
-		c.Response().WriteHeader(http.StatusServiceUnavailable)
-		return jointokens.WriteRefusal(ctx, c.Response(), jointokens.ErrJoinUnavailable)
+		return h.refuseJoin(c, jointokens.ErrJoinUnavailable)
 	}
 	if err != nil {
 		return err
@@ -80,8 +83,13 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 	})
 }
 
-// errJoinRateLimited is the refusal of a client that asked too often.
-var errJoinRateLimited = errors.New("JoinRefusedRateLimited")
+// refuseJoin answers with the script that prints why and exits 1.
+func (h *Handlers) refuseJoin(c echo.Context, reason error) error {
+	code, _ := jointokens.RefusalCode(reason)
+	c.Response().Header().Set(joinRefusedHeader, code)
+	c.Response().WriteHeader(http.StatusOK)
+	return jointokens.WriteRefusal(c.Request().Context(), c.Response(), reason)
+}
 
 // recordJoinEvent stores one step the join script reports.
 func (h *Handlers) recordJoinEvent(c echo.Context) error {
@@ -114,7 +122,8 @@ func (h *Handlers) recordJoinEvent(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// joinRefusalStatus is the HTTP status of a refused token; 0 for others.
+// joinRefusalStatus is the HTTP status with which the events endpoint
+// answers a refused token; 0 for other errors.
 func joinRefusalStatus(err error) int {
 	switch {
 	case errors.Is(err, jointokens.ErrJoinUnknown):

@@ -146,6 +146,30 @@ func joinStatus(t *testing.T, b *testBundle, token string) (int, string, string)
 	return resp.StatusCode, resp.Header.Get("Content-Type"), readBody(t, resp)
 }
 
+// joinRefusal fetches the join script of a token the platform refuses:
+// HTTP 200 (so that curl -f hands the script to sh) with the reason in
+// the header, and returns the script.
+func joinRefusal(t *testing.T, b *testBundle, token, reason string) string {
+	t.Helper()
+	resp, err := http.Get(b.server.URL + "/join/" + token)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body := readBody(t, resp)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	require.Equal(t, reason, resp.Header.Get("X-KubeBYON-Join-Refused"))
+	require.Contains(t, body, "exit 1")
+	return body
+}
+
+// runJoinCommand runs the documented join command, curl -fsSL piped into
+// sh, with the machine's real curl and sh (sudo left out).
+func runJoinCommand(t *testing.T, b *testBundle, token string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `curl -fsSL "$1" | sh`, "sh", b.server.URL+"/join/"+token)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
 // TestJoinTokenLifecycle: a token made in the console is a bootstrap token
 // the real apiserver accepts; the CSR filed with it is recorded as a join,
 // the use limit deletes the Secret, and revocation ends authentication.
@@ -189,10 +213,12 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	ca := strings.TrimSpace(string(virt.CA))
 	require.Contains(t, body, ca, "the script checks the endpoint against the cluster's CA, from its kubeconfig")
 	require.Equal(t, ca, b.cluster(t, cl.ID).CaCert, "and keeps it for the next join")
-	code, _, body = joinStatus(t, b, "abcdef.0123456789abcdef")
-	require.Equal(t, http.StatusNotFound, code)
-	require.Contains(t, body, "exit 1")
+	body = joinRefusal(t, b, "abcdef.0123456789abcdef", "unknown")
 	require.Contains(t, body, "unknown")
+	out, err := runJoinCommand(t, b, "abcdef.0123456789abcdef")
+	require.Error(t, err, "the documented command fails on a refused token")
+	require.Equal(t, 1, err.(*exec.ExitError).ExitCode())
+	require.Contains(t, out, "kubebyon: This join token is unknown.", "and says why")
 
 	// A node joins: kubelet files its CSR with the token.
 	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token), "worker-1"))
@@ -211,9 +237,10 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	_, err = admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "the used-up token's Secret is deleted: %v", err)
 	waitFor(t, func() bool { return apierrors.IsUnauthorized(fileNodeCSR(t, tokenClient(t, virt, token), "worker-2")) }, "the used-up token stops authenticating")
-	code, _, body = joinStatus(t, b, token)
-	require.Equal(t, http.StatusGone, code)
-	require.Contains(t, body, "use limit")
+	require.Contains(t, joinRefusal(t, b, token, "used-up"), "use limit")
+	out, err = runJoinCommand(t, b, token)
+	require.Error(t, err)
+	require.Contains(t, out, "This join token has reached its use limit.")
 	_, body = c.get(page)
 	require.Contains(t, body, `data-registered="false">worker-1<`, "its CSR is in, its Node not yet")
 	// kubelet registers the Node: the next sync notes it, although the
@@ -279,8 +306,7 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	_, err = admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id2, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err))
 	waitFor(t, func() bool { return apierrors.IsUnauthorized(fileNodeCSR(t, tokenClient(t, virt, token2), "worker-4")) }, "the revoked token stops authenticating")
-	code, _, _ = joinStatus(t, b, token2)
-	require.Equal(t, http.StatusGone, code)
+	joinRefusal(t, b, token2, "revoked")
 	_, body = c.get(live)
 	require.NotContains(t, body, "hx-trigger", "a revoked token is no longer watched")
 	require.Contains(t, body, `id="join-command-block-`+fmt.Sprint(tokenRowID)+`" hx-swap-oob="true"`, "its command leaves the page")
@@ -345,10 +371,7 @@ func TestJoinScript(t *testing.T) {
 	// Without the CA (no kubeconfig Secret to read it from) no script.
 	_, err := b.pool.Exec(context.Background(), "UPDATE clusters SET ca_cert = '' WHERE id = $1", clusterID)
 	require.NoError(t, err)
-	code, _, refusal := joinStatus(t, b, token)
-	require.Equal(t, http.StatusServiceUnavailable, code)
-	require.Contains(t, refusal, "connection details right now")
-	require.Contains(t, refusal, "exit 1")
+	require.Contains(t, joinRefusal(t, b, token, "unavailable"), "connection details right now")
 	setClusterCA(t, b, clusterID, cp)
 
 	code, _, script := joinStatus(t, b, token)
@@ -400,12 +423,24 @@ func TestJoinScript(t *testing.T) {
 	mu.Lock()
 	require.Equal(t, []string{"/node/join?token=" + token}, joinRequests)
 	mu.Unlock()
-	require.Equal(t, []string{"curl:ok", "root:failed", "curl:ok", "flags:failed",
+	require.Equal(t, []string{"curl:ok", "root:failed", "flags:failed",
 		"curl:ok", "root:ok", "systemd:ok", "arch:ok", "os:ok", "endpoint:ok", "download:ok", "join:ok"}, steps())
 	var hosts []string
 	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT array_agg(host ORDER BY id) FROM join_events").Scan(&hosts))
-	require.Equal(t, []string{"box-7", "box-7", "box-7", "box-7", "box-7", "foo", "foo", "foo", "foo", "foo", "foo", "foo"}, hosts,
-		"the machine is named by its host name, then by the --node-name it joins as")
+	require.Equal(t, []string{"box-7", "box-7", "box-7", "foo", "foo", "foo", "foo", "foo", "foo", "foo", "foo"}, hosts,
+		"without --node-name the machine is its host name; with it, every report of the run names the node")
+
+	// --reset-only: the control plane's script cleans the machine, fetched
+	// from the endpoint verified with the cluster's CA as for a join; it is
+	// reported as a reset, not a join.
+	stdout, stderr, err = run("0", "--reset-only")
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Contains(t, stdout, "control plane join: --reset-only")
+	require.Contains(t, stdout, "The machine is cleaned")
+	mu.Lock()
+	require.Len(t, joinRequests, 2)
+	mu.Unlock()
+	require.Equal(t, []string{"endpoint:ok", "download:ok", "reset:ok"}, steps()[len(steps())-3:])
 
 	// Something between the machine and the cluster presents another
 	// certificate: the script stops before it downloads anything.
@@ -417,13 +452,15 @@ func TestJoinScript(t *testing.T) {
 	code, _, script = joinStatus(t, b, token)
 	require.Equal(t, http.StatusOK, code, script)
 	require.NoError(t, os.WriteFile(scriptPath, []byte(script), 0o600))
-	_, stderr, err = run("0")
-	require.Error(t, err)
-	require.Contains(t, stderr, "certificate is not the cluster's")
-	mu.Lock()
-	require.Len(t, joinRequests, 1, "no join script fetched through an intercepted connection")
-	mu.Unlock()
-	require.Equal(t, "endpoint:failed", steps()[len(steps())-1])
+	for _, args := range [][]string{nil, {"--reset-only"}} {
+		_, stderr, err = run("0", args...)
+		require.Error(t, err, "%v", args)
+		require.Contains(t, stderr, "certificate is not the cluster's")
+		mu.Lock()
+		require.Len(t, joinRequests, 2, "no script fetched through an intercepted connection (%v)", args)
+		mu.Unlock()
+		require.Equal(t, "endpoint:failed", steps()[len(steps())-1])
+	}
 }
 
 // TestJoinTokenSyncAll: the periodic job asks for a sync of each ready

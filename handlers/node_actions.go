@@ -72,10 +72,13 @@ func (h *Handlers) showNodeAction(c echo.Context, withDelete bool) error {
 // number is not one.
 func drainForm(c echo.Context) (views.Form, nodes.DrainOptions, bool) {
 	f := views.NewForm()
-	for _, k := range []string{"ignore_daemonsets", "delete_emptydir_data", "drain_first", "grace_period", "timeout"} {
+	for _, k := range []string{"ignore_daemonsets", "delete_emptydir_data", "force", "drain_first", "grace_period", "timeout"} {
 		f.Values[k] = strings.TrimSpace(c.FormValue(k))
 	}
-	opts := nodes.DrainOptions{IgnoreDaemonSets: f.Values["ignore_daemonsets"] == "on", DeleteEmptyDirData: f.Values["delete_emptydir_data"] == "on"}
+	opts := nodes.DrainOptions{
+		IgnoreDaemonSets: f.Values["ignore_daemonsets"] == "on", DeleteEmptyDirData: f.Values["delete_emptydir_data"] == "on",
+		Force: f.Values["force"] == "on",
+	}
 	grace, err := strconv.Atoi(f.Values["grace_period"])
 	if err != nil || grace < -1 || grace > nodes.MaxGracePeriodSeconds {
 		f.Errors["grace_period"] = "ErrNodeGracePeriod"

@@ -42,5 +42,5 @@ func (h *Handlers) showNodeLive(c echo.Context) error {
 	default:
 		live = nodeLiveView(cl.ID, d, time.Now())
 	}
-	return render(c, http.StatusOK, views.NodeLivePanel(live))
+	return render(c, http.StatusOK, views.NodeLiveUpdate(live))
 }

@@ -75,7 +75,19 @@ func TestNodeLive(t *testing.T) {
 	require.Contains(t, panel, `<span class="node-badge node-badge-NotReady" data-testid="node-status">NotReady</span>`)
 	require.Contains(t, panel, `<td data-testid="node-condition-message">container runtime is down</td>`)
 	require.Contains(t, panel, "KubeletNotReady")
-	require.NotContains(t, panel, "node-cordon", "the actions stay out of the refreshed part")
+	section := panel[:strings.Index(panel, "</section>")]
+	require.NotContains(t, section, "node-cordon", "the actions stay out of the refreshed part")
+	require.Contains(t, panel[len(section):], `hx-swap-oob="true"`, "but Cordon or Uncordon follows out of band")
+	require.Contains(t, panel[len(section):], `data-testid="node-cordon"`)
+	// Cordoned meanwhile (a drain does so): the poll offers Uncordon.
+	n, err := kc.CoreV1().Nodes().Get(ctx, "worker-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	n.Spec.Unschedulable = true
+	_, err = kc.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	_, panel = c.liveGet(live)
+	require.Contains(t, panel, fmt.Sprintf(`<form id="node-cordon-action" method="post" action="%s/uncordon" class="inline-form" hx-swap-oob="true">`, page))
+	require.Contains(t, panel, `data-testid="node-uncordon"`)
 	require.NotContains(t, panel, "late-pod")
 
 	// A pod scheduled after the page was loaded, its container ready
@@ -110,6 +122,7 @@ func TestNodeLive(t *testing.T) {
 	resp, panel = c.liveGet(live)
 	require.Equal(t, http.StatusOK, resp.StatusCode, panel)
 	require.Contains(t, panel, "This node is no longer in the cluster.")
+	require.NotContains(t, panel, "node-cordon-action", "no action for a node that is gone")
 	require.NotContains(t, panel, "hx-trigger")
 	require.NotContains(t, panel, "hx-get")
 

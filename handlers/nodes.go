@@ -19,17 +19,29 @@ import (
 
 func (h *Handlers) nodeRoutes(e *echo.Echo) {
 	e.GET("/clusters/:id/nodes", h.showNodesPage, h.requireUser)
-	e.GET("/clusters/:id/nodes/:name", h.showNodePage, h.requireUser)
-	e.GET("/clusters/:id/nodes/:name/live", h.showNodeLive, h.requireUser)
-	e.POST("/clusters/:id/nodes/:name/cordon", h.cordonNode, h.requireUser)
-	e.POST("/clusters/:id/nodes/:name/uncordon", h.uncordonNode, h.requireUser)
-	e.GET("/clusters/:id/nodes/:name/drain", h.showDrainNodePage, h.requireUser)
-	e.POST("/clusters/:id/nodes/:name/drain", h.drainNode, h.requireUser)
-	e.GET("/clusters/:id/nodes/:name/delete", h.showDeleteNodePage, h.requireUser)
-	e.POST("/clusters/:id/nodes/:name/delete", h.deleteNode, h.requireUser)
-	e.GET("/clusters/:id/nodes/:name/operations/:op", h.showNodeOperation, h.requireUser)
+	e.GET("/clusters/:id/nodes/:name", h.showNodePage, h.requireUser, validNodeName)
+	e.GET("/clusters/:id/nodes/:name/live", h.showNodeLive, h.requireUser, validNodeName)
+	e.POST("/clusters/:id/nodes/:name/cordon", h.cordonNode, h.requireUser, validNodeName)
+	e.POST("/clusters/:id/nodes/:name/uncordon", h.uncordonNode, h.requireUser, validNodeName)
+	e.GET("/clusters/:id/nodes/:name/drain", h.showDrainNodePage, h.requireUser, validNodeName)
+	e.POST("/clusters/:id/nodes/:name/drain", h.drainNode, h.requireUser, validNodeName)
+	e.GET("/clusters/:id/nodes/:name/delete", h.showDeleteNodePage, h.requireUser, validNodeName)
+	e.POST("/clusters/:id/nodes/:name/delete", h.deleteNode, h.requireUser, validNodeName)
+	e.GET("/clusters/:id/nodes/:name/operations/:op", h.showNodeOperation, h.requireUser, validNodeName)
 	e.POST("/clusters/:id/stale-node-cleanup", h.setStaleNodeCleanup, h.requireUser)
 	h.apiNodeRoutes(e)
+}
+
+// validNodeName answers 404 for a path whose node name no Node can have,
+// before the cluster is asked (which would answer for ".." with an error
+// that looks like an unreachable cluster).
+func validNodeName(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !nodes.ValidName(c.Param("name")) {
+			return echo.ErrNotFound
+		}
+		return next(c)
+	}
 }
 
 func (h *Handlers) nodes() *nodes.Service {
@@ -129,7 +141,7 @@ func (h *Handlers) showNodePage(c echo.Context) error {
 		return err
 	}
 	if ok {
-		v := nodeOperationView(cl, op)
+		v := h.nodeOperationView(op)
 		m.Operation = &v
 	}
 	return render(c, http.StatusOK, views.NodePage(m))
@@ -153,7 +165,7 @@ func (h *Handlers) showNodeOperation(c echo.Context) error {
 	if op.NodeName != c.Param("name") {
 		return echo.ErrNotFound
 	}
-	v := nodeOperationView(cl, op)
+	v := h.nodeOperationView(op)
 	c.Response().Header().Set("Cache-Control", "no-store")
 	c.Response().Header().Add("Vary", "HX-Request")
 	if !wantsFragment(c) {
@@ -221,19 +233,21 @@ func nodePodView(p corev1.Pod, now time.Time) views.NodePod {
 }
 
 // resetTokenPlaceholder stands in the reset command for a join token of
-// the cluster's, which its owner pastes in.
+// the cluster's, which its owner pastes in: the page shows no secret that
+// would let whoever sees it join a machine.
 const resetTokenPlaceholder = "<JOIN-TOKEN>"
 
-func nodeOperationView(cl queries.Cluster, op queries.NodeOperation) views.NodeOperation {
+func (h *Handlers) nodeOperationView(op queries.NodeOperation) views.NodeOperation {
 	return views.NodeOperation{
 		ID: op.ID, ClusterID: op.ClusterID, NodeName: op.NodeName, Kind: op.Kind, Status: op.Status,
 		Message: op.Message, Progress: op.Progress, Updated: op.UpdatedAt.Time,
-		ResetCommand: resetCommand(cl),
+		ResetCommand: resetCommand(h.BaseURL),
 	}
 }
 
-// resetCommand is what cleans the host of a deleted node: the control
-// plane's join script with --reset-only.
-func resetCommand(cl queries.Cluster) string {
-	return fmt.Sprintf(`curl -fsSLk "https://%s/node/join?token=%s" | sh -s -- --reset-only`, cl.Endpoint, resetTokenPlaceholder)
+// resetCommand is what cleans the host of a deleted node: the platform's
+// join script with --reset-only, which runs the control plane's own reset
+// after verifying the endpoint with the cluster's CA that it carries.
+func resetCommand(baseURL string) string {
+	return joinCommand(baseURL, resetTokenPlaceholder) + " -s -- --reset-only"
 }

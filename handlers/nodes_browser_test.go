@@ -13,9 +13,10 @@ import (
 	"github.com/kubebyon/kubebyon/testenv"
 )
 
-// TestNodesInBrowser opens the nodes from the cluster page, cordons a
-// node, then drains it and watches the drain finish without a reload, and
-// then the node turn NotReady.
+// TestNodesInBrowser opens the nodes from the cluster page, cordons and
+// uncordons a node, then drains it, forcing out a pod no controller
+// manages, and watches without a reload the drain finish, the node's
+// action turn to Uncordon, and then the node turn NotReady.
 func TestNodesInBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -23,6 +24,7 @@ func TestNodesInBrowser(t *testing.T) {
 	cl, kc := b.virtualCluster(t, c, "fleet")
 	addNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
 	addWorkloads(t, kc, "worker-1")
+	addBarePod(t, kc, "worker-1", "scratch")
 	playKubelet(t, kc, "worker-1")
 
 	ctx := testenv.Browser(t)
@@ -42,6 +44,11 @@ func TestNodesInBrowser(t *testing.T) {
 	require.Equal(t, "Ready", status)
 	require.Equal(t, "SchedulingDisabled", cordoned)
 	require.True(t, unschedulable(t, kc, "worker-1"))
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Click(`[data-testid="node-uncordon"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="node-cordon"]`, chromedp.ByQuery),
+	))
+	require.False(t, unschedulable(t, kc, "worker-1"))
 
 	var progress string
 	var samePage bool
@@ -49,17 +56,22 @@ func TestNodesInBrowser(t *testing.T) {
 		chromedp.Click(`[data-testid="node-drain"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="node-action-form"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="delete_emptydir_data"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="force"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="node-action-submit"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="node-operation"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="node-cordon"]`, chromedp.ByQuery),
 		chromedp.Evaluate(`window.kubebyonSamePage = true`, nil),
 		chromedp.WaitVisible(`#node-operation[data-status="succeeded"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="node-operation-progress"]`, &progress, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="node-uncordon"]`, chromedp.ByQuery),
 		chromedp.Evaluate(`window.kubebyonSamePage === true`, &samePage),
 	))
-	require.True(t, samePage, "the drain's progress arrived without a reload")
+	require.True(t, samePage, "the drain's progress, and the cordon it put in place, arrived without a reload")
 	require.Contains(t, progress, "pod/web-5d8f-a in apps evicted")
+	require.Contains(t, progress, "pod/scratch in bare evicted", "forced")
 	require.True(t, strings.Contains(progress, "node/worker-1 drained"), progress)
 	require.Equal(t, []string{"agent-x"}, podsOn(t, kc, "worker-1"))
+	require.True(t, unschedulable(t, kc, "worker-1"))
 
 	// The node's kubelet reports trouble: the page shows it by itself.
 	setNotReady(t, kc, "worker-1", "container runtime is down")

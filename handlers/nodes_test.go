@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -108,6 +110,24 @@ func addWorkloads(t *testing.T, kc kubernetes.Interface, node string) {
 		_, err := kc.CoreV1().Pods("apps").Create(ctx, p, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
+}
+
+// addBarePod puts on the node, in namespace bare, a pod that no
+// controller manages.
+func addBarePod(t *testing.T, kc kubernetes.Interface, node, name string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bare"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	// The ServiceAccount admission plugin wants the namespace's default
+	// account; no controller makes it here.
+	_, err = kc.CoreV1().ServiceAccounts("bare").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = kc.CoreV1().Pods("bare").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
 }
 
 // playKubelet finishes the deletion of the node's pods, as the kubelet
@@ -294,7 +314,12 @@ func TestNodesConsole(t *testing.T) {
 	require.Error(t, err)
 	code, body = c.get(resp.Header.Get("Location"))
 	require.Equal(t, http.StatusOK, code)
-	require.Contains(t, body, fmt.Sprintf(`curl -fsSLk &#34;https://%s/node/join?token=&lt;JOIN-TOKEN&gt;&#34; | sh -s -- --reset-only`, cl.Endpoint))
+	m := regexp.MustCompile(`data-testid="node-reset-command"><code>([^<]*)</code>`).FindStringSubmatch(body)
+	require.NotNil(t, m, body)
+	reset := html.UnescapeString(m[1])
+	require.Equal(t, fmt.Sprintf("curl -fsSL %s/join/<JOIN-TOKEN> | sudo sh -s -- --reset-only", b.server.URL), reset,
+		"the platform's join script, which verifies the control plane with the cluster's CA (TestJoinScript runs it with --reset-only)")
+	require.NotContains(t, reset, "-k", "no certificate check skipped")
 	require.Equal(t, 1, b.auditCount(t, "node.delete"))
 
 	// While the cluster is being updated the open list says so and keeps
@@ -348,6 +373,9 @@ func TestNodesAPI(t *testing.T) {
 
 	r = b.apiCall(t, http.MethodPost, base+"/worker-a/drain", key, `{"timeout_seconds": 0}`)
 	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
+	// A pod no controller manages stops a drain, unless it is forced.
+	addBarePod(t, kc, "worker-a", "scratch")
+	playKubelet(t, kc, "worker-a")
 	r = b.apiCall(t, http.MethodPost, base+"/worker-a/drain", key, `{"timeout_seconds": 30}`)
 	require.Equal(t, http.StatusAccepted, r.status, r.body)
 	var op struct {
@@ -358,7 +386,16 @@ func TestNodesAPI(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.body), &op))
 	require.Equal(t, "drain", op.Kind)
 	done := b.waitOperation(t, op.ID)
+	require.Equal(t, jobs.NodeOpFailed, done.Status)
+	require.Contains(t, done.Message, "cannot delete Pods that declare no controller")
+	require.Equal(t, []string{"scratch"}, podsOn(t, kc, "worker-a"))
+	r = b.apiCall(t, http.MethodPost, base+"/worker-a/drain", key, `{"timeout_seconds": 30, "force": true}`)
+	require.Equal(t, http.StatusAccepted, r.status, r.body)
+	require.NoError(t, json.Unmarshal([]byte(r.body), &op))
+	done = b.waitOperation(t, op.ID)
 	require.Equal(t, jobs.NodeOpSucceeded, done.Status, done.Message)
+	require.Contains(t, strings.Join(done.Progress, "\n"), "pod/scratch in bare evicted")
+	require.Empty(t, podsOn(t, kc, "worker-a"))
 	require.True(t, unschedulable(t, kc, "worker-a"))
 
 	r = b.apiCall(t, http.MethodDelete, base+"/worker-b", key, "")

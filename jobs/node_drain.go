@@ -39,6 +39,8 @@ const (
 type DrainOptions struct {
 	IgnoreDaemonSets   bool `json:"ignore_daemonsets"`
 	DeleteEmptyDirData bool `json:"delete_emptydir_data"`
+	// Force also deletes pods no controller manages (kubectl drain --force).
+	Force bool `json:"force"`
 	// GracePeriodSeconds overrides each pod's own; -1 keeps the pod's.
 	GracePeriodSeconds int `json:"grace_period_seconds"`
 	TimeoutSeconds     int `json:"timeout_seconds"`
@@ -146,7 +148,7 @@ func drainNode(ctx context.Context, client kubernetes.Interface, name string, op
 	}
 	h := &drain.Helper{
 		Ctx: ctx, Client: client,
-		IgnoreAllDaemonSets: opts.IgnoreDaemonSets, DeleteEmptyDirData: opts.DeleteEmptyDirData,
+		IgnoreAllDaemonSets: opts.IgnoreDaemonSets, DeleteEmptyDirData: opts.DeleteEmptyDirData, Force: opts.Force,
 		GracePeriodSeconds: opts.GracePeriodSeconds, Timeout: time.Duration(opts.TimeoutSeconds) * time.Second,
 		Out: progress, ErrOut: progress,
 		OnPodDeletionOrEvictionFinished: func(pod *corev1.Pod, usingEviction bool, err error) {

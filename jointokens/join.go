@@ -21,9 +21,34 @@ var (
 	ErrJoinExpired  = errors.New("JoinRefusedExpired")
 	ErrJoinUsedUp   = errors.New("JoinRefusedUsedUp")
 	ErrJoinNotReady = errors.New("JoinRefusedClusterNotReady")
+	// ErrJoinRateLimited refuses a client that asked too often.
+	ErrJoinRateLimited = errors.New("JoinRefusedRateLimited")
 	// ErrEventInvalid is a malformed report of the join script.
 	ErrEventInvalid = errors.New("JoinEventInvalid")
 )
+
+// RefusalCode is the short, stable name of a refusal that tools read
+// from the join endpoint's X-KubeBYON-Join-Refused header; ok is false
+// for an error that is no refusal.
+func RefusalCode(reason error) (code string, ok bool) {
+	switch {
+	case errors.Is(reason, ErrJoinUnknown):
+		return "unknown", true
+	case errors.Is(reason, ErrJoinRevoked):
+		return "revoked", true
+	case errors.Is(reason, ErrJoinExpired):
+		return "expired", true
+	case errors.Is(reason, ErrJoinUsedUp):
+		return "used-up", true
+	case errors.Is(reason, ErrJoinNotReady):
+		return "cluster-not-ready", true
+	case errors.Is(reason, ErrJoinRateLimited):
+		return "rate-limited", true
+	case errors.Is(reason, ErrJoinUnavailable):
+		return "unavailable", true
+	}
+	return "", false
+}
 
 // Bounds of a join event's step name, message and host, in characters.
 const (

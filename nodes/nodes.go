@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/drain"
 
@@ -122,6 +123,12 @@ func (s *Service) List(ctx context.Context, c queries.Cluster) ([]Summary, error
 	}
 	slices.SortFunc(out, func(a, b Summary) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// ValidName reports whether name can name a Node: a DNS subdomain, as
+// the apiserver requires of Node names.
+func ValidName(name string) bool {
+	return len(validation.IsDNS1123Subdomain(name)) == 0
 }
 
 // node reads one Node; a missing one is ErrNotFound.

@@ -19,7 +19,8 @@ type Cluster struct {
 	Description        string
 	KubernetesVersion  string
 	AccessMode         string // "nodeport" or "loadbalancer"
-	NodePort           int32  // 0: none
+	NodePort           int32  // host NodePort of https; 0: none
+	KonnectivityPort   int32  // host NodePort of konnectivity; 0: none
 	Status             string
 	StatusMessage      string
 	Endpoint           string // host name, "" until ready
@@ -139,6 +140,15 @@ func clusterEndpoint(ctx context.Context, c Cluster) string {
 		return locale.T(ctx, "ClusterNoEndpoint")
 	}
 	return "https://" + c.Endpoint
+}
+
+// clusterNodePorts lists the cluster's host NodePorts by what they carry.
+func clusterNodePorts(ctx context.Context, c Cluster) string {
+	s := locale.T(ctx, "ClusterNodePortHTTPS", map[string]any{"Port": c.NodePort})
+	if c.KonnectivityPort != 0 {
+		s += ", " + locale.T(ctx, "ClusterNodePortKonnectivity", map[string]any{"Port": c.KonnectivityPort})
+	}
+	return s
 }
 
 // clusterTime shows a time in UTC, or a dash for the zero time.
