@@ -143,3 +143,36 @@ func TestUnstorableInputReported(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
 	require.Contains(t, readBody(t, resp), "“email”: 请使用不含 NUL 字符或无效 UTF-8 的文本。")
 }
+
+// TestRequestTooLargeTranslated: the 413 says so in the reader's language,
+// on the error page and in the API's JSON.
+func TestRequestTooLargeTranslated(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	big := strings.Repeat("x", 2<<20)
+	for _, tc := range []struct {
+		path, lang, want string
+	}{
+		{"/login", "en", "The request is too large"},
+		{"/login", "zh-CN", "请求内容过大"},
+		{"/api/v1/clusters", "en", `{"error":{"code":"request_entity_too_large","message":"The request is too large"}}`},
+		{"/api/v1/clusters", "zh-CN", `{"error":{"code":"request_entity_too_large","message":"请求内容过大"}}`},
+	} {
+		req, err := http.NewRequest(http.MethodPost, b.server.URL+tc.path, strings.NewReader(big))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Accept-Language", tc.lang)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body := readBody(t, resp)
+		resp.Body.Close()
+		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, tc)
+		require.NotContains(t, body, "ErrorRequestTooLarge", tc)
+		if strings.HasPrefix(tc.path, "/api/") {
+			require.JSONEq(t, tc.want, body, tc)
+		} else {
+			require.Contains(t, body, `data-testid="error-page"`, tc)
+			require.Contains(t, body, "<h1>"+tc.want+"</h1>", tc)
+		}
+	}
+}
