@@ -262,7 +262,13 @@ func change(ctx context.Context, q *queries.Queries, a Action, u queries.User) (
 		if err != nil {
 			return nil, fmt.Errorf("end sessions of user %d: %w", u.ID, err)
 		}
-		return map[string]any{"sessions_ended": n}, nil
+		// Its API keys too: the API refuses them while the account is
+		// disabled, and they must not work again once it is enabled.
+		keys, err := q.ApiKeyRevokeAllForUser(ctx, u.ID)
+		if err != nil {
+			return nil, fmt.Errorf("revoke api keys of user %d: %w", u.ID, err)
+		}
+		return map[string]any{"sessions_ended": n, "api_keys_revoked": keys}, nil
 	case Enable:
 		if !u.DisabledAt.Valid {
 			return nil, ErrNoChange

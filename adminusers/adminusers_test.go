@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/adminusers"
+	"github.com/kubebyon/kubebyon/apikeys"
 	"github.com/kubebyon/kubebyon/audit"
 	"github.com/kubebyon/kubebyon/passwords"
 	"github.com/kubebyon/kubebyon/queries"
@@ -126,13 +127,22 @@ func TestApply(t *testing.T) {
 		require.NoError(t, q.UserSessionCreate(ctx, queries.UserSessionCreateParams{ID: id, UserID: target.ID}))
 	}
 	actor := audit.Actor{UserID: admin.ID, Email: admin.Email, IP: "192.0.2.1"}
+	// One key in use and one its owner revoked before.
+	keys := &apikeys.Service{Pool: pool}
+	active, err := keys.Create(ctx, target.ID, "active", apikeys.Expiry{Choice: apikeys.ExpiryNever}, actor)
+	require.NoError(t, err)
+	revoked, err := keys.Create(ctx, target.ID, "revoked", apikeys.Expiry{Choice: apikeys.ExpiryNever}, actor)
+	require.NoError(t, err)
+	require.NoError(t, keys.Revoke(ctx, target.ID, revoked.Key.ID, actor))
+	revokedBefore, err := keys.Get(ctx, target.ID, revoked.Key.ID)
+	require.NoError(t, err)
 	get := func() queries.User {
 		u, err := q.UserGetByID(ctx, target.ID)
 		require.NoError(t, err)
 		return u
 	}
 
-	err := s.Apply(ctx, adminusers.Disable, target.ID, "not my password", actor)
+	err = s.Apply(ctx, adminusers.Disable, target.ID, "not my password", actor)
 	require.ErrorIs(t, err, adminusers.ErrWrongPassword)
 	require.False(t, get().DisabledAt.Valid, "a wrong password changes nothing")
 	sessions, err := q.UserSessionListActiveByUser(ctx, target.ID)
@@ -151,7 +161,7 @@ func TestApply(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx,
 		"SELECT details, actor_id, ip FROM audit_events WHERE action = 'admin.user_disable' AND target_id = $1",
 		fmt.Sprint(target.ID)).Scan(&details, &actorID, &ip))
-	require.JSONEq(t, `{"email": "target@example.com", "sessions_ended": 2}`, string(details))
+	require.JSONEq(t, `{"email": "target@example.com", "sessions_ended": 2, "api_keys_revoked": 1}`, string(details))
 	require.Equal(t, admin.ID, actorID)
 	require.Equal(t, "192.0.2.1", ip)
 
@@ -162,6 +172,14 @@ func TestApply(t *testing.T) {
 	sessions, err = q.UserSessionListActiveByUser(ctx, target.ID)
 	require.NoError(t, err)
 	require.Empty(t, sessions, "enabling does not bring old sessions back")
+	_, err = keys.Authenticate(ctx, active.Value)
+	require.ErrorIs(t, err, apikeys.ErrUnauthorized, "enabling does not bring old API keys back")
+	k, err := keys.Get(ctx, target.ID, active.Key.ID)
+	require.NoError(t, err)
+	require.Equal(t, "revoked", apikeys.Status(k, time.Now()))
+	k, err = keys.Get(ctx, target.ID, revoked.Key.ID)
+	require.NoError(t, err)
+	require.Equal(t, revokedBefore.RevokedAt, k.RevokedAt, "a key revoked before keeps its time")
 
 	require.NoError(t, s.Apply(ctx, adminusers.Promote, target.ID, "admin password 1", actor))
 	require.Equal(t, "admin", get().Role)
@@ -170,7 +188,7 @@ func TestApply(t *testing.T) {
 	require.Equal(t, "user", get().Role)
 
 	for action, want := range map[string]string{
-		"admin.user_disable": `{"email": "target@example.com", "sessions_ended": 2}`,
+		"admin.user_disable": `{"email": "target@example.com", "sessions_ended": 2, "api_keys_revoked": 1}`,
 		"admin.user_enable":  `{"email": "target@example.com"}`,
 		"admin.user_promote": `{"email": "target@example.com", "from": "user", "to": "admin"}`,
 		"admin.user_demote":  `{"email": "target@example.com", "from": "admin", "to": "user"}`,

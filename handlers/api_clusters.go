@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -200,19 +199,6 @@ func valueOr(p *string, def string) string {
 		return def
 	}
 	return *p
-}
-
-// decodeJSON reads a JSON object with only known fields into v.
-func decodeJSON(c echo.Context, v any) error {
-	dec := json.NewDecoder(c.Request().Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "ErrAPIInvalidJSON").SetInternal(err)
-	}
-	if dec.More() {
-		return echo.NewHTTPError(http.StatusBadRequest, "ErrAPIInvalidJSON")
-	}
-	return nil
 }
 
 // apiClusterError answers a cluster action's error: field errors and what

@@ -24,6 +24,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/accounts"
 	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/fields"
 	"github.com/kubebyon/kubebyon/jointokens"
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/nodequota"
@@ -98,12 +99,14 @@ func New(d Deps) *echo.Echo {
 	e.Use(metrics.middleware)
 	e.Use(h.recoverPanics())
 	e.Use(securityHeaders(strings.HasPrefix(d.BaseURL, "https://")))
+	// The language comes before anything that can refuse a request (the
+	// body limits), so that every error is shown translated.
+	e.Use(h.localize)
 	// Both limits apply here, before the CSRF check reads the form: a
 	// route-level limit would come after it.
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: bodyLimit, Skipper: isAvatarUpload}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: avatarBodyLimit, Skipper: func(c echo.Context) bool { return !isAvatarUpload(c) }}))
 	e.Use(middleware.ContextTimeout(d.RequestTimeout))
-	e.Use(h.localize)
 	// Browser sessions, CSRF and the signed-in user are for pages only: the
 	// JSON API authenticates each request with a bearer key, the join
 	// endpoints with the join token in their path, the webhooks with the
@@ -122,6 +125,7 @@ func New(d Deps) *echo.Echo {
 	e.Use(browser(echo.WrapMiddleware(h.sessions.LoadAndSave)))
 	e.Use(browser(h.csrf))
 	e.Use(browser(h.loadUser))
+	e.Use(rejectUnstorableInput)
 
 	h.routes(e)
 	metrics.knowRoutes(e.Routes())
@@ -277,7 +281,12 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 	c.SetRequest(c.Request().WithContext(context.WithoutCancel(c.Request().Context())))
 	code := http.StatusInternalServerError
 	var he *echo.HTTPError
-	if errors.As(err, &he) {
+	var fe fields.Errors
+	if errors.As(err, &fe) {
+		// Field errors no form shows again (rejectUnstorableInput, an API
+		// body): 422 naming the fields.
+		code = http.StatusUnprocessableEntity
+	} else if errors.As(err, &he) {
 		code = he.Code
 	} else if errors.Is(err, context.DeadlineExceeded) {
 		code = http.StatusServiceUnavailable
@@ -302,11 +311,22 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 		}
 	}
 	msg := locale.T(c.Request().Context(), msgID)
+	if fe != nil {
+		ctx := c.Request().Context()
+		msg = locale.T(ctx, "ErrFormFieldsInvalid", map[string]any{"Fields": fieldsSummary(fe, func(id string) string { return locale.T(ctx, id) })})
+	}
 
 	var werr error
 	switch {
 	case c.Request().Method == http.MethodHead:
 		werr = c.NoContent(code)
+	case fe != nil && (isAPI(c) || isWebhook(c)):
+		ctx := c.Request().Context()
+		body := apiInvalidBody{Code: "invalid", Message: locale.T(ctx, "ErrAPIInvalidFields"), Fields: map[string]string{}}
+		for k, v := range fe {
+			body.Fields[k] = locale.T(ctx, v)
+		}
+		werr = c.JSON(code, apiInvalid{Error: body})
 	case isAPI(c), isWebhook(c):
 		werr = c.JSON(code, apiError{Error: apiErrorBody{Code: strings.ToLower(strings.ReplaceAll(http.StatusText(code), " ", "_")), Message: msg}})
 	case isJoin(c):
@@ -314,7 +334,12 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 		// never an HTML page.
 		c.Response().Header().Set(echo.HeaderContentType, mimeShellScript)
 		c.Response().WriteHeader(code)
-		werr = jointokens.WriteRefusal(c.Request().Context(), c.Response(), errors.New(msgID))
+		reason := msgID
+		if fe != nil {
+			// Already translated; the catalog gives it back unchanged.
+			reason = msg
+		}
+		werr = jointokens.WriteRefusal(c.Request().Context(), c.Response(), errors.New(reason))
 	default:
 		if code < 500 {
 			reqID = ""

@@ -7,11 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,10 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/database"
 	"github.com/kubebyon/kubebyon/handlers"
-	"github.com/kubebyon/kubebyon/migrations"
-	"github.com/kubebyon/kubebyon/pgserver"
 )
 
 // fetch sends one request and returns its status and body.
@@ -118,20 +111,7 @@ func TestMetricsLabelsAreBounded(t *testing.T) {
 // within its own short timeout, not after the 30 s request timeout.
 func TestReadinessWithHungDatabase(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	dir := t.TempDir()
-	srv, err := pgserver.Start(ctx, pgserver.Options{Dir: dir, Database: "hung", Settings: map[string]string{"fsync": "off"}})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = srv.Stop(stopCtx)
-	})
-	pool, err := database.Connect(ctx, srv.URL())
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	_, err = migrations.Up(ctx, pool)
-	require.NoError(t, err)
+	pool, freeze, _ := privateDB(t)
 	b := setup(t, func(d *handlers.Deps) { d.Pool = pool })
 
 	// Shorter than the request timeout, longer than the probe's own.
@@ -139,46 +119,9 @@ func TestReadinessWithHungDatabase(t *testing.T) {
 	code, _ := fetch(t, client, http.MethodGet, b.server.URL+"/readyz")
 	require.Equal(t, http.StatusOK, code)
 
-	raw, err := os.ReadFile(filepath.Join(dir, "pgdata", "postmaster.pid"))
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.SplitN(string(raw), "\n", 2)[0])
-	require.NoError(t, err)
-	// The postmaster first, so that it starts no more backends, then its
-	// children: each runs in a session of its own.
-	stopped := append([]int{pid}, childrenOf(t, pid)...)
-	t.Cleanup(func() {
-		for _, p := range stopped {
-			_ = syscall.Kill(p, syscall.SIGCONT)
-		}
-	})
-	for _, p := range stopped {
-		require.NoError(t, syscall.Kill(p, syscall.SIGSTOP))
-	}
-
+	freeze()
 	code, body := fetch(t, client, http.MethodGet, b.server.URL+"/readyz")
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.JSONEq(t, `{"status":"unavailable","error":"database unreachable"}`, body)
-	require.NotContains(t, body, dir, "the socket path is for the log")
-}
-
-// childrenOf lists the processes whose parent is pid.
-func childrenOf(t *testing.T, pid int) []int {
-	t.Helper()
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	require.NoError(t, err)
-	var out []int
-	for _, f := range stats {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			continue // exited meanwhile
-		}
-		// pid (comm) state ppid ...; comm may hold spaces.
-		fields := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-			out = append(out, child)
-		}
-	}
-	require.NotEmpty(t, out, "PostgreSQL runs no children")
-	return out
+	require.NotContains(t, body, "kubebyon-hang-", "the socket path is for the log")
 }

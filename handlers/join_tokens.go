@@ -43,6 +43,8 @@ func (h *Handlers) renderJoinTokens(c echo.Context, status int, f views.Form) er
 		return err
 	}
 	d := views.JoinTokens{ClusterID: cl.ID, ClusterName: cl.Name, Ready: cl.Status == "ready", Form: f}
+	// The page shows each usable token's join command, a credential.
+	c.Response().Header().Set("Cache-Control", "no-store")
 	for _, t := range tokens {
 		d.Tokens = append(d.Tokens, h.joinTokenView(t))
 	}

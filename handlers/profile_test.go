@@ -125,8 +125,7 @@ func TestUpdateProfile(t *testing.T) {
 	}{
 		{"no name", "name", "Enter your name.", url.Values{"name": {"   "}, "language": {""}}},
 		{"long name", "name", "Use at most 100 characters.", url.Values{"name": {strings.Repeat("名", 101)}, "language": {""}}},
-		{"control character", "name", "Remove line breaks", url.Values{"name": {"Ada\x00Lovelace"}, "language": {""}}},
-		{"invalid UTF-8", "name", "Remove line breaks", url.Values{"name": {"Ada \xff"}, "language": {""}}},
+		{"control character", "name", "Remove line breaks", url.Values{"name": {"Ada\x07Lovelace"}, "language": {""}}},
 		{"unknown language", "language", "Choose a language from the list.", url.Values{"name": {"Ada"}, "language": {"fr"}}},
 	}
 	for _, tt := range tests {
@@ -134,6 +133,14 @@ func TestUpdateProfile(t *testing.T) {
 		body := readBody(t, resp)
 		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, tt.name)
 		require.Contains(t, body, `data-testid="error-`+tt.field+`">`+tt.msg, tt.name)
+	}
+	// Text PostgreSQL cannot store is refused before the handler runs
+	// (rejectUnstorableInput), on the error page that names the field.
+	for _, name := range []string{"Ada\x00Lovelace", "Ada \xff"} {
+		resp := c.post(profilePage, profilePage, url.Values{"name": {name}, "language": {""}})
+		body := readBody(t, resp)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, name)
+		require.Contains(t, body, "“name”: Use text without NUL characters or invalid UTF-8.", name)
 	}
 	require.NotContains(t, b.audits(t, id), "user.update_profile", "nothing is saved from a bad form")
 

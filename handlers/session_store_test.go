@@ -98,6 +98,7 @@ func childrenOf(t *testing.T, pid int) []int {
 			kids = append(kids, child)
 		}
 	}
+	require.NotEmpty(t, kids, "PostgreSQL runs no children")
 	return kids
 }
 

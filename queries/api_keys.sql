@@ -27,3 +27,9 @@ WHERE api_keys.prefix = @prefix;
 
 -- name: ApiKeyTouch :exec
 UPDATE api_keys SET last_used_at = @now WHERE id = @id;
+
+-- name: ApiKeyRevokeAllForUser :execrows
+-- Disabling an account ends its keys for good: enabling it again must not
+-- bring them back.
+UPDATE api_keys SET revoked_at = now()
+WHERE user_id = @user_id AND revoked_at IS NULL;

@@ -183,6 +183,21 @@ func (q *Queries) ApiKeyRevoke(ctx context.Context, arg ApiKeyRevokeParams) (Api
 	return i, err
 }
 
+const apiKeyRevokeAllForUser = `-- name: ApiKeyRevokeAllForUser :execrows
+UPDATE api_keys SET revoked_at = now()
+WHERE user_id = $1 AND revoked_at IS NULL
+`
+
+// Disabling an account ends its keys for good: enabling it again must not
+// bring them back.
+func (q *Queries) ApiKeyRevokeAllForUser(ctx context.Context, userID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, apiKeyRevokeAllForUser, userID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const apiKeyTouch = `-- name: ApiKeyTouch :exec
 UPDATE api_keys SET last_used_at = $1 WHERE id = $2
 `

@@ -1,0 +1,59 @@
+package handlers
+
+import (
+	"errors"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/fields"
+)
+
+// rejectUnstorableInput refuses every request whose query or form holds
+// text PostgreSQL cannot store (NUL, invalid UTF-8), before any handler,
+// rate limit or query sees it: 422 naming the fields (handleError). One
+// check here covers every form, the ones to come included.
+func rejectUnstorableInput(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		values := c.QueryParams()
+		if hasFormBody(c.Request()) {
+			form, err := c.FormParams()
+			if err != nil {
+				var he *echo.HTTPError
+				if errors.As(err, &he) {
+					return he
+				}
+				return echo.NewHTTPError(http.StatusBadRequest, "ErrFormUnreadable").SetInternal(err)
+			}
+			// The form holds the query's values and a multipart form's
+			// text parts too (net/http merges them).
+			values = form
+		}
+		if fe := fields.CheckValues(values); fe != nil {
+			return fe
+		}
+		return next(c)
+	}
+}
+
+// hasFormBody reports whether the request carries a form: URL-encoded or
+// multipart.
+func hasFormBody(r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
+	return mt == echo.MIMEApplicationForm || mt == echo.MIMEMultipartForm
+}
+
+// fieldsSummary lists fields with their messages, for pages that show the
+// errors of a form they cannot render again (handleError).
+func fieldsSummary(fe fields.Errors, t func(string) string) string {
+	parts := make([]string, 0, len(fe))
+	for _, n := range fe.Names() {
+		parts = append(parts, "“"+n+"”: "+t(fe[n]))
+	}
+	return strings.Join(parts, " ")
+}
