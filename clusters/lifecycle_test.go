@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -83,10 +84,8 @@ func setup(t *testing.T) *testBundle {
 }
 
 func (b *testBundle) worker(t *testing.T, readyTimeout time.Duration) *rivertest.Worker[jobs.ClusterReconcileArgs, pgx.Tx] {
-	catalog, err := locale.New()
-	require.NoError(t, err)
 	w := &jobs.ClusterReconcileWorker{
-		Pool: b.pool, Logger: b.logger, Box: b.box, Charts: &vcluster.Charts{}, Catalog: catalog,
+		Pool: b.pool, Logger: b.logger, Box: b.box, Charts: &vcluster.Charts{},
 		KubeconfigPath: b.kubecfg, PollInterval: 10 * time.Millisecond, ReadyTimeout: readyTimeout,
 	}
 	return rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, w)
@@ -106,8 +105,17 @@ func (b *testBundle) work(t *testing.T, ctx context.Context, w *rivertest.Worker
 func (b *testBundle) notices(t *testing.T, kind notify.Kind) ([]string, int) {
 	t.Helper()
 	ctx := context.Background()
-	var titles []string
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT coalesce(array_agg(title ORDER BY id), '{}') FROM notifications WHERE user_id = $1 AND kind = $2", b.owner.ID, string(kind)).Scan(&titles))
+	catalog, err := locale.New()
+	require.NoError(t, err)
+	rows, err := queries.New(b.pool).NotificationListByUser(ctx, queries.NotificationListByUserParams{UserID: b.owner.ID, RowLimit: 1000})
+	require.NoError(t, err)
+	titles := []string{}
+	for _, n := range slices.Backward(rows) {
+		if n.Kind == string(kind) {
+			title, _ := notify.Word(catalog.For("en"), n)
+			titles = append(titles, title)
+		}
+	}
 	var emails int
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'email'").Scan(&emails))
 	return titles, emails
