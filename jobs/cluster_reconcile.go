@@ -140,6 +140,12 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 				return err
 			}
 		}
+		// Installed all the same: the admin may connect a platform later.
+		if !rt.Licensed() {
+			if err := w.event(ctx, q, c, "warning", "NoLicense", ""); err != nil {
+				return err
+			}
+		}
 		var err error
 		if c, err = q.ClusterGetByID(ctx, c.ID); err != nil {
 			return fmt.Errorf("reload cluster: %w", err)
