@@ -116,7 +116,7 @@ func JoinTokensPage(d JoinTokens) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = FlashMessage().Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = LoopbackBaseURLWarning(d.LoopbackBaseURL).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
