@@ -4,6 +4,7 @@
 package accounts
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -135,7 +136,9 @@ type SignUpInput struct {
 	Email    string
 	Name     string
 	Password string
-	Language string
+	// MailLanguage is the language of the email with the code: the
+	// browser's. The account's own language stays "Same as my browser".
+	MailLanguage string
 }
 
 // Validate checks the form, returning FieldErrors.
@@ -203,7 +206,7 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput, actor audit.Actor)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			u, err := q.UserCreateUnverified(ctx, queries.UserCreateUnverifiedParams{
-				Email: in.Email, Name: in.Name, PasswordHash: text(hash), Language: in.Language,
+				Email: in.Email, Name: in.Name, PasswordHash: text(hash),
 			})
 			if isUniqueViolation(err) {
 				// Registered a moment ago by a concurrent request: say the same.
@@ -216,7 +219,7 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput, actor audit.Actor)
 			if err := audit.Record(ctx, q, actor, audit.Event{Action: "user.signup", TargetType: "user", TargetID: fmt.Sprint(u.ID)}); err != nil {
 				return err
 			}
-			return s.sendCode(ctx, tx, q, u, "signup", "", SignupCodeTTL, jobs.EmailSignupCode)
+			return s.sendCodeIn(ctx, tx, q, u, in.MailLanguage, "signup", "", SignupCodeTTL, jobs.EmailSignupCode)
 		case err != nil:
 			return fmt.Errorf("look up user: %w", err)
 		case existing.EmailVerifiedAt.Valid:
@@ -228,19 +231,20 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput, actor audit.Actor)
 			return err
 		default:
 			u, err := q.UserUpdateUnverified(ctx, queries.UserUpdateUnverifiedParams{
-				ID: existing.ID, Name: in.Name, PasswordHash: text(hash), Language: in.Language,
+				ID: existing.ID, Name: in.Name, PasswordHash: text(hash),
 			})
 			if err != nil {
 				return fmt.Errorf("update unverified user: %w", err)
 			}
-			return s.sendCode(ctx, tx, q, u, "signup", "", SignupCodeTTL, jobs.EmailSignupCode)
+			return s.sendCodeIn(ctx, tx, q, u, in.MailLanguage, "signup", "", SignupCodeTTL, jobs.EmailSignupCode)
 		}
 	})
 }
 
 // ResendSignupCode mails a new code to an unverified account, at most once a
-// minute. Unknown or verified addresses get the same answer and no mail.
-func (s *Service) ResendSignupCode(ctx context.Context, email string) error {
+// minute, in the browser's language (lang) unless the account has its own.
+// Unknown or verified addresses get the same answer and no mail.
+func (s *Service) ResendSignupCode(ctx context.Context, email, lang string) error {
 	return s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
 		u, err := q.UserGetByEmail(ctx, email)
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && u.EmailVerifiedAt.Valid) {
@@ -252,7 +256,7 @@ func (s *Service) ResendSignupCode(ctx context.Context, email string) error {
 		if err := s.checkResend(ctx, q, u.ID, "signup"); err != nil {
 			return err
 		}
-		return s.sendCode(ctx, tx, q, u, "signup", "", SignupCodeTTL, jobs.EmailSignupCode)
+		return s.sendCodeIn(ctx, tx, q, u, cmp.Or(u.Language, lang), "signup", "", SignupCodeTTL, jobs.EmailSignupCode)
 	})
 }
 
@@ -272,8 +276,13 @@ func (s *Service) checkResend(ctx context.Context, q *queries.Queries, userID in
 
 // sendCode replaces the user's open codes of a purpose with a new one and
 // enqueues the email that carries it, to `to` (the account's address unless
-// given).
+// given), in the account's language.
 func (s *Service) sendCode(ctx context.Context, tx pgx.Tx, q *queries.Queries, u queries.User, purpose, newEmail string, ttl time.Duration, template string) error {
+	return s.sendCodeIn(ctx, tx, q, u, u.Language, purpose, newEmail, ttl, template)
+}
+
+// sendCodeIn is sendCode with the email in lang.
+func (s *Service) sendCodeIn(ctx context.Context, tx pgx.Tx, q *queries.Queries, u queries.User, lang, purpose, newEmail string, ttl time.Duration, template string) error {
 	code, err := newCode()
 	if err != nil {
 		return err
@@ -294,7 +303,7 @@ func (s *Service) sendCode(ctx context.Context, tx pgx.Tx, q *queries.Queries, u
 	if newEmail != "" {
 		to = newEmail
 	}
-	args, err := jobs.NewEmail(s.Box, to, u.Language, template, map[string]any{
+	args, err := jobs.NewEmail(s.Box, to, lang, template, map[string]any{
 		"Code": code, "Name": u.Name, "Minutes": int(ttl / time.Minute),
 	})
 	if err != nil {

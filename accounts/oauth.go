@@ -60,7 +60,7 @@ type IdentitySignIn struct {
 // signed in) when the provider vouches for its email, linking it; else a new
 // account when nobody has the email. Otherwise it returns *LinkRequired, or
 // ErrIdentityUnverified when the provider vouches for no email.
-func (s *Service) SignInWithIdentity(ctx context.Context, id Identity, current *queries.User, language string, actor audit.Actor) (IdentitySignIn, error) {
+func (s *Service) SignInWithIdentity(ctx context.Context, id Identity, current *queries.User, actor audit.Actor) (IdentitySignIn, error) {
 	var out IdentitySignIn
 	err := s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
 		u, err := q.OAuthIdentityGetUser(ctx, queries.OAuthIdentityGetUserParams{Provider: id.Provider, Subject: id.Subject})
@@ -87,7 +87,7 @@ func (s *Service) SignInWithIdentity(ctx context.Context, id Identity, current *
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			out.Created = true
-			out.User, err = createForIdentity(ctx, q, id, language, actor)
+			out.User, err = createForIdentity(ctx, q, id, actor)
 			return err
 		case err != nil:
 			return fmt.Errorf("look up user: %w", err)
@@ -95,7 +95,7 @@ func (s *Service) SignInWithIdentity(ctx context.Context, id Identity, current *
 			return ErrDisabled
 		case !existing.EmailVerifiedAt.Valid:
 			out.Created = true
-			out.User, err = claimForIdentity(ctx, q, existing, id, language, actor)
+			out.User, err = claimForIdentity(ctx, q, existing, id, actor)
 			return err
 		}
 		providers, err := q.OAuthIdentityListProvidersByUser(ctx, existing.ID)
@@ -135,9 +135,9 @@ func linkIdentity(ctx context.Context, q *queries.Queries, u queries.User, id Id
 	})
 }
 
-func createForIdentity(ctx context.Context, q *queries.Queries, id Identity, language string, actor audit.Actor) (queries.User, error) {
+func createForIdentity(ctx context.Context, q *queries.Queries, id Identity, actor audit.Actor) (queries.User, error) {
 	u, err := q.UserCreateFromIdentity(ctx, queries.UserCreateFromIdentityParams{
-		Email: id.Email, Name: identityName(id), Language: language,
+		Email: id.Email, Name: identityName(id),
 	})
 	if isUniqueViolation(err) {
 		return u, ErrIdentityConflict
@@ -158,9 +158,9 @@ func createForIdentity(ctx context.Context, q *queries.Queries, id Identity, lan
 // claimForIdentity gives an unverified account to the person the provider
 // vouches for. Keeping the sign-up's password would let whoever typed the
 // address (perhaps not its owner) into the account once it is verified.
-func claimForIdentity(ctx context.Context, q *queries.Queries, existing queries.User, id Identity, language string, actor audit.Actor) (queries.User, error) {
+func claimForIdentity(ctx context.Context, q *queries.Queries, existing queries.User, id Identity, actor audit.Actor) (queries.User, error) {
 	u, err := q.UserClaimUnverified(ctx, queries.UserClaimUnverifiedParams{
-		ID: existing.ID, Name: identityName(id), Language: language,
+		ID: existing.ID, Name: identityName(id),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return u, ErrIdentityConflict // verified a moment ago

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -88,10 +89,8 @@ func setup(t *testing.T) *testBundle {
 }
 
 func (b *testBundle) worker(t *testing.T, readyTimeout time.Duration) *rivertest.Worker[jobs.ClusterReconcileArgs, pgx.Tx] {
-	catalog, err := locale.New()
-	require.NoError(t, err)
 	w := &jobs.ClusterReconcileWorker{
-		Pool: b.pool, Logger: b.logger, Box: b.box, Charts: &vcluster.Charts{}, Catalog: catalog,
+		Pool: b.pool, Logger: b.logger, Box: b.box, Charts: &vcluster.Charts{},
 		KubeconfigPath: b.kubecfg, PollInterval: 10 * time.Millisecond, ReadyTimeout: readyTimeout,
 	}
 	return rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, w)
@@ -111,8 +110,17 @@ func (b *testBundle) work(t *testing.T, ctx context.Context, w *rivertest.Worker
 func (b *testBundle) notices(t *testing.T, kind notify.Kind) ([]string, int) {
 	t.Helper()
 	ctx := context.Background()
-	var titles []string
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT coalesce(array_agg(title ORDER BY id), '{}') FROM notifications WHERE user_id = $1 AND kind = $2", b.owner.ID, string(kind)).Scan(&titles))
+	catalog, err := locale.New()
+	require.NoError(t, err)
+	rows, err := queries.New(b.pool).NotificationListByUser(ctx, queries.NotificationListByUserParams{UserID: b.owner.ID, RowLimit: 1000})
+	require.NoError(t, err)
+	titles := []string{}
+	for _, n := range slices.Backward(rows) {
+		if n.Kind == string(kind) {
+			title, _ := notify.Word(catalog.For("en"), n)
+			titles = append(titles, title)
+		}
+	}
 	var emails int
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'email'").Scan(&emails))
 	return titles, emails
@@ -216,7 +224,7 @@ func TestLifecycle(t *testing.T) {
 	require.Equal(t, "ready", c.Status)
 	require.Equal(t, c.Slug+".clusters.test", c.Endpoint)
 	require.Equal(t, c.Generation, c.ObservedGeneration)
-	require.Equal(t, []string{"Created", "Provisioning", "Installing", "WaitingForControlPlane", "Ready"}, b.reasons(t, c.ID))
+	require.Equal(t, []string{"Created", "Provisioning", "NoLicense", "Installing", "WaitingForControlPlane", "Ready"}, b.reasons(t, c.ID))
 	ready, emails := b.notices(t, notify.ClusterReady)
 	require.Equal(t, []string{"Cluster life is ready"}, ready, "the owner is told in the console")
 	require.Zero(t, emails, "not by email, unless they ask for it")
@@ -270,6 +278,37 @@ func TestLifecycle(t *testing.T) {
 
 	// The name can be used again.
 	b.create(t, "life")
+}
+
+// TestLicenseEvent: a cluster reconciled without a vCluster Platform
+// connection, whose license private nodes need, says so in its events.
+func TestLicenseEvent(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		accessKey string
+		warned    bool
+	}{
+		{name: "unlicensed", warned: true},
+		{name: "licensed", accessKey: "platform-access-key"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			ctx := context.Background()
+			rt, err := settings.Load(ctx, queries.New(b.pool), b.box)
+			require.NoError(t, err)
+			rt.PlatformHost, rt.PlatformAccessKey, rt.PlatformProject = "platform.example.com", tt.accessKey, "default"
+			require.NoError(t, settings.Save(ctx, queries.New(b.pool), b.box, rt))
+			c := b.create(t, tt.name)
+			_, err = b.work(t, ctx, b.worker(t, time.Minute), c.ID)
+			require.NoError(t, err)
+			evs, err := queries.New(b.pool).ClusterEventListByCluster(ctx, queries.ClusterEventListByClusterParams{ClusterID: c.ID, RowLimit: 1000})
+			require.NoError(t, err)
+			warned := slices.ContainsFunc(evs, func(e queries.ClusterEvent) bool { return e.Reason == "NoLicense" && e.Level == "warning" })
+			require.Equal(t, tt.warned, warned, b.reasons(t, c.ID))
+		})
+	}
 }
 
 // TestCrashSafety interrupts the worker at many points of a first install

@@ -415,3 +415,19 @@ func readCertificates(path string) ([]byte, error) {
 	}
 	return raw, nil
 }
+
+// LoopbackBaseURL reports whether a base URL names this machine only
+// (localhost, 127.0.0.0/8, ::1): links and join commands made from it work
+// nowhere else.
+func LoopbackBaseURL(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -129,3 +129,22 @@ func TestSecretKey(t *testing.T) {
 	_, err = c.Key()
 	require.ErrorContains(t, err, "secret key file")
 }
+
+func TestLoopbackBaseURL(t *testing.T) {
+	t.Parallel()
+	for url, want := range map[string]bool{
+		config.DefaultBaseURL:           true,
+		"http://LOCALHOST.:8080":        true,
+		"http://app.localhost":          true,
+		"http://127.0.0.1:8080":         true,
+		"http://127.1.2.3":              true,
+		"http://[::1]:8080":             true,
+		"https://kubebyon.example.com":  false,
+		"http://10.0.0.5:8080":          false,
+		"http://[2001:db8::1]:8080":     false,
+		"https://localhost.example.com": false,
+		"http://notlocalhost:8080":      false,
+	} {
+		require.Equal(t, want, config.LoopbackBaseURL(url), url)
+	}
+}

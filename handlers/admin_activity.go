@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/url"
 	"strconv"
 	"strings"
@@ -60,6 +62,11 @@ func adminEventView(e queries.AuditEvent) views.AdminEvent {
 	details := string(e.Details)
 	if details == "{}" {
 		details = ""
+	}
+	// One key a line reads better than one long line in a table cell.
+	var indented bytes.Buffer
+	if details != "" && json.Indent(&indented, e.Details, "", "  ") == nil {
+		details = indented.String()
 	}
 	return views.AdminEvent{
 		ID: e.ID, Time: timeOf(e.CreatedAt), ActorID: e.ActorID.Int64, ActorEmail: e.ActorEmail,

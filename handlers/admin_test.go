@@ -399,7 +399,7 @@ func TestAdminActivity(t *testing.T) {
 	for i := 1; i < len(all); i++ {
 		require.Less(t, all[i], all[i-1], "newest first, no repeats")
 	}
-	require.True(t, strings.HasSuffix(frag, `{&#34;n&#34;: 1}</code></td></tr>`), "the oldest event comes last")
+	require.True(t, strings.HasSuffix(frag, "{\n  &#34;n&#34;: 1\n}</code></td></tr>"), "the oldest event comes last, its details indented")
 
 	// The action filter is exact.
 	_, body = admin.get("/admin/activity?action=test.load")

@@ -24,7 +24,7 @@ func (h *Handlers) adminRoutes(e *echo.Echo) {
 	// well, and unlike requireUser it answers visitors with the same 404 as
 	// everyone else, instead of a redirect to sign in that would tell them
 	// the area exists.
-	g := e.Group("/admin", h.requireAdmin)
+	g := e.Group("/admin", h.requireAdmin, h.adminNotices)
 	g.GET("", func(c echo.Context) error { return redirect(c, "/admin/users") })
 	g.GET("/users", h.showAdminUsersPage)
 	g.GET("/users/:id", h.showAdminUserPage)

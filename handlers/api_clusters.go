@@ -215,7 +215,7 @@ func (h *Handlers) apiClusterError(c echo.Context, err error) error {
 		}
 		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: body})
 	case errors.Is(err, clusters.ErrNotFound):
-		return echo.ErrNotFound
+		return errClusterNotFound
 	case errors.Is(err, clusters.ErrDeleting):
 		return echo.NewHTTPError(http.StatusConflict, clusters.ErrDeleting.Error())
 	}

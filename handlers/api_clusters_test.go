@@ -224,7 +224,9 @@ func TestAPIClustersAuthAndIsolation(t *testing.T) {
 	for _, call := range calls[2:] {
 		r := b.apiCall(t, call.method, call.path, otherKey, call.body)
 		require.Equal(t, http.StatusNotFound, r.status, call.method+" "+call.path)
-		require.Equal(t, "not_found", decodeAs[apiErrorJSON](t, r).Error.Code)
+		e := decodeAs[apiErrorJSON](t, r).Error
+		require.Equal(t, "not_found", e.Code)
+		require.Equal(t, "Cluster not found", e.Message, "says what was not found")
 	}
 	r := b.apiCall(t, http.MethodGet, "/api/v1/clusters", otherKey, "")
 	require.JSONEq(t, `{"clusters":[]}`, r.body)

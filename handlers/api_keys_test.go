@@ -342,7 +342,7 @@ func TestAPIAuthentication(t *testing.T) {
 	t.Run("unknown API routes are JSON 404s", func(t *testing.T) {
 		r := b.api(t, nil, "/api/v1/nothing", "Bearer "+key)
 		require.Equal(t, http.StatusNotFound, r.status)
-		require.JSONEq(t, `{"error":{"code":"not_found","message":"Page not found"}}`, r.body)
+		require.JSONEq(t, `{"error":{"code":"not_found","message":"Not found"}}`, r.body)
 	})
 
 	t.Run("messages follow Accept-Language", func(t *testing.T) {

@@ -98,7 +98,7 @@ func (h *Handlers) signUp(c echo.Context) error {
 	}
 	in := accounts.SignUpInput{
 		Email: c.FormValue("email"), Name: c.FormValue("name"), Password: c.FormValue("password"),
-		Language: locale.Lang(c.Request().Context()),
+		MailLanguage: locale.Lang(c.Request().Context()),
 	}
 	err := h.Accounts.SignUp(c.Request().Context(), in, actor(c))
 	if err != nil {
@@ -157,7 +157,7 @@ func (h *Handlers) resendSignupCode(c echo.Context) error {
 	if done, err := h.limit(c, ratelimit.VerifyPerIP, c.RealIP(), &f, page); done {
 		return err
 	}
-	if err := h.Accounts.ResendSignupCode(c.Request().Context(), email); err != nil {
+	if err := h.Accounts.ResendSignupCode(c.Request().Context(), email, locale.Lang(c.Request().Context())); err != nil {
 		if applyError(&f, err) {
 			return render(c, http.StatusTooManyRequests, page(f))
 		}
@@ -198,7 +198,7 @@ func (h *Handlers) signIn(c echo.Context) error {
 	}
 	u, err := h.Accounts.Authenticate(ctx, f.Value("email"), c.FormValue("password"))
 	if errors.Is(err, accounts.ErrUnverified) {
-		if err := h.Accounts.ResendSignupCode(ctx, u.Email); err != nil && !errors.Is(err, accounts.ErrResendTooSoon) {
+		if err := h.Accounts.ResendSignupCode(ctx, u.Email, locale.Lang(ctx)); err != nil && !errors.Is(err, accounts.ErrResendTooSoon) {
 			return err
 		}
 		h.flash(c, "FlashVerifyFirst")

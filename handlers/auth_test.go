@@ -93,6 +93,45 @@ func (b *testBundle) signedUpUser(t *testing.T, name string) (*client, string) {
 	return c, email
 }
 
+// acceptLanguage plays a browser set to a language.
+type acceptLanguage struct {
+	lang string
+	next http.RoundTripper
+}
+
+func (a acceptLanguage) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Accept-Language", a.lang)
+	return a.next.RoundTrip(r)
+}
+
+// TestSignUpFollowsTheBrowsersLanguage: a new account's language is "Same
+// as my browser", while its code comes in the browser's language.
+func TestSignUpFollowsTheBrowsersLanguage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.client(t)
+	c.http.Transport = acceptLanguage{lang: "zh-CN,zh;q=0.9", next: c.http.Transport}
+	email := uniqueEmail("browserlang")
+	signUp(t, c, email, "Li", "password of li")
+	msg := b.mail.WaitMessages(t, email, 1)[0]
+	require.Contains(t, msg.Subject, "您的 KubeBYON 验证码", "the code comes in the browser's language")
+	resp := c.post("/signup/verify?email="+url.QueryEscape(email), "/signup/verify", url.Values{"email": {email}, "code": {codeFrom(t, msg)}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+
+	var lang string
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT language FROM users WHERE email = $1", email).Scan(&lang))
+	require.Empty(t, lang, "the account follows the browser")
+	_, page := c.get("/settings/profile")
+	require.Contains(t, page, `<html lang="zh-CN">`)
+	require.Contains(t, page, `<option value="" selected>`, "the profile shows Same as my browser")
+
+	// The same account in an English browser reads English.
+	c.http.Transport = acceptLanguage{lang: "en", next: c.http.Transport.(acceptLanguage).next}
+	_, page = c.get("/settings/profile")
+	require.Contains(t, page, `<html lang="en">`)
+}
+
 func TestSignUpBadInput(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

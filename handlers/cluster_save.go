@@ -26,7 +26,7 @@ func (h *Handlers) showNewClusterPage(c echo.Context) error {
 		f.Values["kubernetes_version"] = rt.AllowedVersions[0]
 	}
 	f.Values["public_access_mode"] = rt.DefaultAccessMode
-	return render(c, http.StatusOK, views.ClusterFormPage(views.ClusterForm{Form: f, Versions: rt.AllowedVersions}))
+	return render(c, http.StatusOK, views.ClusterFormPage(views.ClusterForm{Form: f, Versions: rt.AllowedVersions, NoLicense: !rt.Licensed()}))
 }
 
 func (h *Handlers) createCluster(c echo.Context) error {
@@ -129,7 +129,7 @@ func (h *Handlers) renderClusterForm(c echo.Context, status int, f views.Form, c
 	if err != nil {
 		return err
 	}
-	m := views.ClusterForm{Form: f, Versions: rt.AllowedVersions}
+	m := views.ClusterForm{Form: f, Versions: rt.AllowedVersions, NoLicense: !rt.Licensed()}
 	if cl != nil {
 		v := clusterView(*cl)
 		m.Cluster = &v

@@ -102,7 +102,7 @@ func (h *Handlers) showClusterUpdates(c echo.Context) error {
 func clusterIDParam(c echo.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return 0, echo.ErrNotFound
+		return 0, errClusterNotFound
 	}
 	return id, nil
 }
@@ -117,7 +117,7 @@ func (h *Handlers) ownCluster(c echo.Context) (queries.Cluster, error) {
 	}
 	cl, err := h.Clusters.Get(c.Request().Context(), u.ID, id)
 	if errors.Is(err, clusters.ErrNotFound) {
-		return cl, echo.ErrNotFound
+		return cl, errClusterNotFound
 	}
 	return cl, err
 }

@@ -270,6 +270,26 @@ type apiErrorBody struct {
 	Message string `json:"message"`
 }
 
+// errClusterNotFound answers for a cluster that does not exist or is not
+// the user's: the API says which thing was not found.
+var errClusterNotFound = echo.NewHTTPError(http.StatusNotFound, "ErrorClusterNotFound")
+
+// notFoundMessage is the message of a 404: the API's names what was not
+// found when the handler said (an HTTPError other than Echo's own, whose
+// message is a catalog message), else "Not found"; pages say "Page not
+// found".
+func notFoundMessage(c echo.Context, he *echo.HTTPError) string {
+	if !isAPI(c) {
+		return "ErrorNotFound"
+	}
+	if he != nil && he != echo.ErrNotFound && he != echo.ErrMethodNotAllowed {
+		if s, ok := he.Message.(string); ok {
+			return s
+		}
+	}
+	return "ErrorAPINotFound"
+}
+
 // handleError renders errors: JSON for the API, a styled page otherwise.
 // Server errors are logged with the request ID and shown without details.
 func (h *Handlers) handleError(err error, c echo.Context) {
@@ -300,7 +320,7 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 	msgID := "ErrorServer"
 	switch code {
 	case http.StatusNotFound, http.StatusMethodNotAllowed:
-		code, msgID = http.StatusNotFound, "ErrorNotFound"
+		code, msgID = http.StatusNotFound, notFoundMessage(c, he)
 	case http.StatusRequestEntityTooLarge:
 		msgID = "ErrorRequestTooLarge"
 	}

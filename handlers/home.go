@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/views"
+	"github.com/kubebyon/kubebyon/webctx"
 )
 
 // dashboardClusters is how many of the newest clusters the dashboard lists.
@@ -18,6 +19,9 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 		return render(c, http.StatusOK, views.Home())
 	}
 	ctx := c.Request().Context()
+	if u.Role == "admin" {
+		webctx.From(ctx).LoopbackBaseURL = h.loopbackBaseURL()
+	}
 	page, err := h.Clusters.List(ctx, u.ID, 0, dashboardClusters)
 	if err != nil {
 		return err

@@ -110,7 +110,16 @@ func TestErrors(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-	require.JSONEq(t, `{"error":{"code":"not_found","message":"Page not found"}}`, string(body))
+	require.JSONEq(t, `{"error":{"code":"not_found","message":"Not found"}}`, string(body))
+
+	req, err := http.NewRequest(http.MethodGet, b.server.URL+"/api/v1/nothing", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept-Language", "zh-CN")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.JSONEq(t, `{"error":{"code":"not_found","message":"未找到"}}`, string(body), "in the caller's language")
 
 	resp, err = http.Post(b.server.URL+"/", "application/octet-stream", strings.NewReader(strings.Repeat("x", 2<<20)))
 	require.NoError(t, err)

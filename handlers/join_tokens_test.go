@@ -37,7 +37,7 @@ import (
 	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/jointokens"
-	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/notify"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/testenv"
 )
@@ -124,12 +124,10 @@ func kubeadmBootstrapBinding(t *testing.T, virt *testenv.Kube) {
 func (b *testBundle) syncJoinTokens(t *testing.T, clusterID int64) {
 	t.Helper()
 	ctx := context.Background()
-	catalog, err := locale.New()
-	require.NoError(t, err)
 	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.JoinTokenSyncWorker{
 		Tokens: &jointokens.Service{Pool: b.pool, Box: b.box,
 			Virtual: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig},
-		Notices: jobs.Notices{Catalog: catalog, Box: b.box},
+		Notices: jobs.Notices{Box: b.box},
 	})
 	tx, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
@@ -177,7 +175,7 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	c, _ := b.signedUpUser(t, "joiner")
+	c, email := b.signedUpUser(t, "joiner")
 	cl, virt := b.readyVirtualCluster(t, c, "joins")
 	admin := virt.Client(t)
 	kubeadmBootstrapBinding(t, virt)
@@ -231,9 +229,9 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	require.Equal(t, int32(1), uses)
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT array_agg(node_name) FROM join_token_nodes").Scan(&nodes))
 	require.Equal(t, []string{"worker-1"}, nodes)
-	var told []string
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT array_agg(body) FROM notifications WHERE kind = 'join_token_used'").Scan(&told))
-	require.Equal(t, []string{"The node worker-1 joined your cluster joins with the join token rack 1."}, told, "told once, in the console")
+	told := b.notices(t, email, notify.JoinTokenUsed)
+	require.Len(t, told, 1, "told once, in the console")
+	require.Equal(t, "The node worker-1 joined your cluster joins with the join token rack 1.", told[0].body)
 	_, err = admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "the used-up token's Secret is deleted: %v", err)
 	waitFor(t, func() bool { return apierrors.IsUnauthorized(fileNodeCSR(t, tokenClient(t, virt, token), "worker-2")) }, "the used-up token stops authenticating")
@@ -295,8 +293,8 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token2), "worker-3"))
 	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token2), "worker-5"))
 	runSync()
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT array_agg(body ORDER BY id) FROM notifications WHERE kind = 'join_token_used'").Scan(&told))
-	require.Equal(t, "2 nodes joined your cluster joins: worker-3, worker-5.", told[len(told)-1], "one notice for the nodes of one sync")
+	told = b.notices(t, email, notify.JoinTokenUsed)
+	require.Equal(t, "2 nodes joined your cluster joins: worker-3, worker-5.", told[len(told)-1].body, "one notice for the nodes of one sync")
 	revoke := fmt.Sprintf("%s/%d/revoke", page, tokenRowID)
 	code, body = c.get(revoke)
 	require.Equal(t, http.StatusOK, code)

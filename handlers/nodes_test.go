@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/notify"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/testenv"
 )
@@ -451,17 +452,10 @@ type notificationRow struct {
 
 func (b *testBundle) notifications(t *testing.T, email string) []notificationRow {
 	t.Helper()
-	rows, err := b.pool.Query(context.Background(),
-		`SELECT n.title, n.read_at IS NULL FROM notifications n JOIN users u ON u.id = n.user_id WHERE u.email = $1 AND n.kind = 'node_not_ready' ORDER BY n.id`, email)
-	require.NoError(t, err)
-	defer rows.Close()
 	var out []notificationRow
-	for rows.Next() {
-		var r notificationRow
-		require.NoError(t, rows.Scan(&r.title, &r.unread))
-		out = append(out, r)
+	for _, n := range b.notices(t, email, notify.NodeNotReady) {
+		out = append(out, notificationRow{title: n.title, unread: n.unread})
 	}
-	require.NoError(t, rows.Err())
 	return out
 }
 

@@ -7,6 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/notify"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -21,9 +23,15 @@ func (h *Handlers) inboxRoutes(e *echo.Echo) {
 
 func (h *Handlers) showNotificationsInbox(c echo.Context) error {
 	u, _ := currentUser(c)
-	items, err := queries.New(h.Pool).NotificationListByUser(c.Request().Context(), queries.NotificationListByUserParams{UserID: u.ID, RowLimit: inboxSize})
+	ctx := c.Request().Context()
+	rows, err := queries.New(h.Pool).NotificationListByUser(ctx, queries.NotificationListByUserParams{UserID: u.ID, RowLimit: inboxSize})
 	if err != nil {
 		return fmt.Errorf("list notifications: %w", err)
+	}
+	items := make([]views.Notification, len(rows))
+	for i, n := range rows {
+		title, body := notify.Word(locale.From(ctx), n)
+		items[i] = views.Notification{Title: title, Body: body, Created: n.CreatedAt.Time, Unread: !n.ReadAt.Valid}
 	}
 	return render(c, http.StatusOK, views.NotificationsPage(items))
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/accounts"
-	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/ratelimit"
 	"github.com/kubebyon/kubebyon/secrets"
@@ -143,7 +142,7 @@ func (h *Handlers) finishOAuth(c echo.Context) error {
 	if flow.LinkTo != 0 {
 		return h.finishLink(c, id, current, flow.LinkTo)
 	}
-	res, err := h.Accounts.SignInWithIdentity(ctx, id, current, locale.Lang(ctx), actor(c))
+	res, err := h.Accounts.SignInWithIdentity(ctx, id, current, actor(c))
 	var link *accounts.LinkRequired
 	switch {
 	case errors.As(err, &link):

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/notify"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/secrets"
@@ -44,8 +43,6 @@ type ClusterReconcileWorker struct {
 	Logger *slog.Logger
 	Box    *secrets.Box
 	Charts *vcluster.Charts
-	// Catalog words the owner's notices of a ready or failed cluster.
-	Catalog *locale.Catalog
 	// KubeconfigPath is KUBEBYON_KUBECONFIG.
 	KubeconfigPath string
 	// PollInterval is how long a job snoozes between readiness checks.
@@ -155,6 +152,12 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 		}
 		if c.Status != status && status == "provisioning" {
 			if err := w.event(ctx, q, c, "info", "Provisioning", ""); err != nil {
+				return err
+			}
+		}
+		// Installed all the same: the admin may connect a platform later.
+		if !rt.Licensed() {
+			if err := w.event(ctx, q, c, "warning", "NoLicense", ""); err != nil {
 				return err
 			}
 		}
@@ -350,7 +353,7 @@ func (w *ClusterReconcileWorker) noticeOwner(ctx context.Context, tx pgx.Tx, c q
 		return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
 	}
 	data["Cluster"], data["ClusterID"] = c.Name, c.ID
-	if _, err := (Notices{Catalog: w.Catalog, Box: w.Box}).Tell(ctx, tx, owner, kind, template, data); err != nil {
+	if _, err := (Notices{Box: w.Box}).Tell(ctx, tx, owner, kind, template, data); err != nil {
 		return fmt.Errorf("notice of cluster %d: %w", c.ID, err)
 	}
 	return nil

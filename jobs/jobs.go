@@ -104,17 +104,17 @@ func Workers(d Deps, opts Options) *river.Workers {
 		charts = &vcluster.Charts{}
 	}
 	river.AddWorker(w, &ClusterReconcileWorker{
-		Pool: d.Pool, Logger: d.Logger.With("component", "cluster_reconcile"), Box: d.Box, Charts: charts, Catalog: d.Catalog,
+		Pool: d.Pool, Logger: d.Logger.With("component", "cluster_reconcile"), Box: d.Box, Charts: charts,
 		KubeconfigPath: d.KubeconfigPath, PollInterval: opts.ClusterPollInterval, ReadyTimeout: opts.ClusterReadyTimeout,
 		StepTimeout: opts.ClusterStepTimeout,
 	})
 	river.AddWorker(w, &NodeDrainWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: d.VirtualConfig})
 	river.AddWorker(w, &NodeHealthWorker{
-		Pool: d.Pool, Logger: d.Logger.With("component", "node_health"), Box: d.Box, Catalog: d.Catalog,
+		Pool: d.Pool, Logger: d.Logger.With("component", "node_health"), Box: d.Box,
 		VirtualConfig: d.VirtualConfig, Threshold: opts.NodeNotReadyAfter,
 	})
 	tokens := &jointokens.Service{Pool: d.Pool, Box: d.Box, Virtual: d.VirtualConfig}
-	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: tokens, Notices: Notices{Catalog: d.Catalog, Box: d.Box}})
+	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: tokens, Notices: Notices{Box: d.Box}})
 	river.AddWorker(w, &JoinTokenSyncAllWorker{Tokens: tokens})
 	river.AddWorker(w, &NodeQuotaSyncWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_quota_sync"), Box: d.Box,

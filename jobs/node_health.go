@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubebyon/kubebyon/audit"
-	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/nodes/nodestate"
 	"github.com/kubebyon/kubebyon/notify"
 	"github.com/kubebyon/kubebyon/queries"
@@ -51,7 +50,6 @@ type NodeHealthWorker struct {
 	Pool          *pgxpool.Pool
 	Logger        *slog.Logger
 	Box           *secrets.Box
-	Catalog       *locale.Catalog
 	VirtualConfig VirtualConfigFunc
 	Threshold     time.Duration
 }
@@ -238,5 +236,5 @@ func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error 
 // nodes say; it returns the in-app notification's id, or 0.
 func (w *NodeHealthWorker) tell(ctx context.Context, tx pgx.Tx, owner queries.User, c queries.Cluster, node, template string) (int64, error) {
 	data := map[string]any{"Node": node, "Cluster": c.Name, "ClusterID": c.ID, "Minutes": int(w.Threshold.Minutes())}
-	return Notices{Catalog: w.Catalog, Box: w.Box}.Tell(ctx, tx, owner, notify.NodeNotReady, template, data)
+	return Notices{Box: w.Box}.Tell(ctx, tx, owner, notify.NodeNotReady, template, data)
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
-	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/notify"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/secrets"
@@ -16,15 +15,15 @@ import (
 // Notices tells users about what happens to their clusters, in-app and by
 // email, each as the user's preferences say.
 type Notices struct {
-	Catalog *locale.Catalog
-	Box     *secrets.Box
+	Box *secrets.Box
 }
 
 // Tell writes the in-app notification and queues the email of template
 // about an event of kind, in the caller's transaction (the job's River
 // client inserts the email). The messages are Mail<template>Subject (also
-// the in-app title), Mail<template>Body and Notify<template>Body. It
-// returns the in-app notification's id, or 0 when the user wants none.
+// the in-app title), Mail<template>Body and Notify<template>Body; each is
+// worded when read or sent, in the reader's language. It returns the
+// in-app notification's id, or 0 when the user wants none.
 func (n Notices) Tell(ctx context.Context, tx pgx.Tx, user queries.User, kind notify.Kind, template string, data map[string]any) (int64, error) {
 	q := queries.New(tx)
 	var id int64
@@ -33,13 +32,9 @@ func (n Notices) Tell(ctx context.Context, tx pgx.Tx, user queries.User, kind no
 		return 0, err
 	}
 	if inApp {
-		l := n.Catalog.For(user.Language)
-		row, err := q.NotificationCreate(ctx, queries.NotificationCreateParams{
-			UserID: user.ID, Kind: string(kind),
-			Title: l.T("Mail"+template+"Subject", data), Body: l.T("Notify"+template+"Body", data),
-		})
+		row, err := notify.Create(ctx, q, user.ID, kind, template, data)
 		if err != nil {
-			return 0, fmt.Errorf("notify user %d of %s: %w", user.ID, template, err)
+			return 0, err
 		}
 		id = row.ID
 	}

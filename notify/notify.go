@@ -3,12 +3,15 @@
 package notify
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -97,4 +100,37 @@ func Matrix(ctx context.Context, q *queries.Queries, userID int64) (map[Kind]map
 		}
 	}
 	return m, nil
+}
+
+// Create stores an in-app notification as a message of the catalog and its
+// parameters, so that each reader reads it in their language of the
+// moment: its title is Mail<message>Subject, its body Notify<message>Body.
+func Create(ctx context.Context, q *queries.Queries, userID int64, k Kind, message string, params map[string]any) (queries.Notification, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return queries.Notification{}, fmt.Errorf("encode notification %s: %w", message, err)
+	}
+	n, err := q.NotificationCreate(ctx, queries.NotificationCreateParams{UserID: userID, Kind: string(k), Message: message, Params: raw})
+	if err != nil {
+		return queries.Notification{}, fmt.Errorf("notify user %d of %s: %w", userID, message, err)
+	}
+	return n, nil
+}
+
+// Word returns a notification's title and body in l's language. A
+// notification stored before messages were (no message) keeps the words it
+// was written with.
+func Word(l *locale.Localizer, n queries.Notification) (title, body string) {
+	if n.Message == "" {
+		return n.Title, n.Body
+	}
+	// Numbers stay as written: a float64 count of a million would print 1e+06.
+	params := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(n.Params))
+	dec.UseNumber()
+	if err := dec.Decode(&params); err != nil {
+		// Only ever written by Create: the words show without their values.
+		params = map[string]any{}
+	}
+	return l.T("Mail"+n.Message+"Subject", params), l.T("Notify"+n.Message+"Body", params)
 }

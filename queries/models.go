@@ -152,6 +152,8 @@ type Notification struct {
 	Body      string
 	CreatedAt pgtype.Timestamptz
 	ReadAt    pgtype.Timestamptz
+	Message   string
+	Params    []byte
 }
 
 type NotificationPreference struct {

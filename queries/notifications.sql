@@ -11,8 +11,8 @@ VALUES (@user_id, @kind, @channel, @enabled)
 ON CONFLICT (user_id, kind, channel) DO UPDATE SET enabled = EXCLUDED.enabled;
 
 -- name: NotificationCreate :one
-INSERT INTO notifications (user_id, kind, title, body)
-VALUES (@user_id, @kind, @title, @body)
+INSERT INTO notifications (user_id, kind, message, params)
+VALUES (@user_id, @kind, @message, @params)
 RETURNING *;
 
 -- name: NotificationListByUser :many

@@ -21,24 +21,24 @@ func (q *Queries) NotificationCountUnread(ctx context.Context, userID int64) (in
 }
 
 const notificationCreate = `-- name: NotificationCreate :one
-INSERT INTO notifications (user_id, kind, title, body)
+INSERT INTO notifications (user_id, kind, message, params)
 VALUES ($1, $2, $3, $4)
-RETURNING id, user_id, kind, title, body, created_at, read_at
+RETURNING id, user_id, kind, title, body, created_at, read_at, message, params
 `
 
 type NotificationCreateParams struct {
-	UserID int64
-	Kind   string
-	Title  string
-	Body   string
+	UserID  int64
+	Kind    string
+	Message string
+	Params  []byte
 }
 
 func (q *Queries) NotificationCreate(ctx context.Context, arg NotificationCreateParams) (Notification, error) {
 	row := q.db.QueryRow(ctx, notificationCreate,
 		arg.UserID,
 		arg.Kind,
-		arg.Title,
-		arg.Body,
+		arg.Message,
+		arg.Params,
 	)
 	var i Notification
 	err := row.Scan(
@@ -49,12 +49,14 @@ func (q *Queries) NotificationCreate(ctx context.Context, arg NotificationCreate
 		&i.Body,
 		&i.CreatedAt,
 		&i.ReadAt,
+		&i.Message,
+		&i.Params,
 	)
 	return i, err
 }
 
 const notificationListByUser = `-- name: NotificationListByUser :many
-SELECT id, user_id, kind, title, body, created_at, read_at FROM notifications WHERE user_id = $1 ORDER BY id DESC LIMIT $2
+SELECT id, user_id, kind, title, body, created_at, read_at, message, params FROM notifications WHERE user_id = $1 ORDER BY id DESC LIMIT $2
 `
 
 type NotificationListByUserParams struct {
@@ -79,6 +81,8 @@ func (q *Queries) NotificationListByUser(ctx context.Context, arg NotificationLi
 			&i.Body,
 			&i.CreatedAt,
 			&i.ReadAt,
+			&i.Message,
+			&i.Params,
 		); err != nil {
 			return nil, err
 		}

@@ -137,23 +137,22 @@ func (q *Queries) OAuthIdentityListProvidersByUser(ctx context.Context, userID i
 
 const userClaimUnverified = `-- name: UserClaimUnverified :one
 UPDATE users
-SET name = $1, password_hash = NULL, language = $2,
+SET name = $1, password_hash = NULL, language = '',
     email_verified_at = now(), updated_at = now()
-WHERE id = $3 AND email_verified_at IS NULL
+WHERE id = $2 AND email_verified_at IS NULL
 RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
 type UserClaimUnverifiedParams struct {
-	Name     string
-	Language string
-	ID       int64
+	Name string
+	ID   int64
 }
 
 // A provider vouched for the email of an account nobody verified. Whoever
 // signed up with it never proved the address was theirs, so their name and
 // password go: the account becomes the provider's verified person's.
 func (q *Queries) UserClaimUnverified(ctx context.Context, arg UserClaimUnverifiedParams) (User, error) {
-	row := q.db.QueryRow(ctx, userClaimUnverified, arg.Name, arg.Language, arg.ID)
+	row := q.db.QueryRow(ctx, userClaimUnverified, arg.Name, arg.ID)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -173,21 +172,21 @@ func (q *Queries) UserClaimUnverified(ctx context.Context, arg UserClaimUnverifi
 }
 
 const userCreateFromIdentity = `-- name: UserCreateFromIdentity :one
-INSERT INTO users (email, name, language, email_verified_at)
-VALUES ($1, $2, $3, now())
+INSERT INTO users (email, name, email_verified_at)
+VALUES ($1, $2, now())
 RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
 type UserCreateFromIdentityParams struct {
-	Email    string
-	Name     string
-	Language string
+	Email string
+	Name  string
 }
 
 // An account made by signing in with a provider that vouched for the email:
-// verified from the start, without a password.
+// verified from the start, without a password. Its language follows the
+// browser until its owner picks one.
 func (q *Queries) UserCreateFromIdentity(ctx context.Context, arg UserCreateFromIdentityParams) (User, error) {
-	row := q.db.QueryRow(ctx, userCreateFromIdentity, arg.Email, arg.Name, arg.Language)
+	row := q.db.QueryRow(ctx, userCreateFromIdentity, arg.Email, arg.Name)
 	var i User
 	err := row.Scan(
 		&i.ID,

@@ -15,13 +15,14 @@ RETURNING *;
 SELECT * FROM users WHERE id = @id;
 
 -- name: UserCreateUnverified :one
-INSERT INTO users (email, name, password_hash, language)
-VALUES (@email, @name, @password_hash, @language)
+-- The account's language follows the browser until its owner picks one.
+INSERT INTO users (email, name, password_hash)
+VALUES (@email, @name, @password_hash)
 RETURNING *;
 
 -- name: UserUpdateUnverified :one
 -- Sign-up again with the same email before verifying: take the new details.
-UPDATE users SET name = @name, password_hash = @password_hash, language = @language, updated_at = now()
+UPDATE users SET name = @name, password_hash = @password_hash, updated_at = now()
 WHERE id = @id AND email_verified_at IS NULL
 RETURNING *;
 

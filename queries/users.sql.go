@@ -52,8 +52,8 @@ func (q *Queries) UserCreate(ctx context.Context, arg UserCreateParams) (User, e
 }
 
 const userCreateUnverified = `-- name: UserCreateUnverified :one
-INSERT INTO users (email, name, password_hash, language)
-VALUES ($1, $2, $3, $4)
+INSERT INTO users (email, name, password_hash)
+VALUES ($1, $2, $3)
 RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
@@ -61,16 +61,11 @@ type UserCreateUnverifiedParams struct {
 	Email        string
 	Name         string
 	PasswordHash pgtype.Text
-	Language     string
 }
 
+// The account's language follows the browser until its owner picks one.
 func (q *Queries) UserCreateUnverified(ctx context.Context, arg UserCreateUnverifiedParams) (User, error) {
-	row := q.db.QueryRow(ctx, userCreateUnverified,
-		arg.Email,
-		arg.Name,
-		arg.PasswordHash,
-		arg.Language,
-	)
+	row := q.db.QueryRow(ctx, userCreateUnverified, arg.Email, arg.Name, arg.PasswordHash)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -227,26 +222,20 @@ func (q *Queries) UserSetRoleByEmail(ctx context.Context, arg UserSetRoleByEmail
 }
 
 const userUpdateUnverified = `-- name: UserUpdateUnverified :one
-UPDATE users SET name = $1, password_hash = $2, language = $3, updated_at = now()
-WHERE id = $4 AND email_verified_at IS NULL
+UPDATE users SET name = $1, password_hash = $2, updated_at = now()
+WHERE id = $3 AND email_verified_at IS NULL
 RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
 `
 
 type UserUpdateUnverifiedParams struct {
 	Name         string
 	PasswordHash pgtype.Text
-	Language     string
 	ID           int64
 }
 
 // Sign-up again with the same email before verifying: take the new details.
 func (q *Queries) UserUpdateUnverified(ctx context.Context, arg UserUpdateUnverifiedParams) (User, error) {
-	row := q.db.QueryRow(ctx, userUpdateUnverified,
-		arg.Name,
-		arg.PasswordHash,
-		arg.Language,
-		arg.ID,
-	)
+	row := q.db.QueryRow(ctx, userUpdateUnverified, arg.Name, arg.PasswordHash, arg.ID)
 	var i User
 	err := row.Scan(
 		&i.ID,

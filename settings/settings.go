@@ -237,6 +237,10 @@ func validVersion(v string) bool {
 // VersionAllowed reports whether users may pick v.
 func (r Runtime) VersionAllowed(v string) bool { return slices.Contains(r.AllowedVersions, v) }
 
+// Licensed reports whether a vCluster Platform connection is set: its
+// license is what private nodes (the vcluster-pro image) need.
+func (r Runtime) Licensed() bool { return r.PlatformAccessKey != "" }
+
 // ErrNoHostCluster says no host cluster is configured.
 var ErrNoHostCluster = errors.New("no host cluster is configured")
 

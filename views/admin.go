@@ -115,3 +115,11 @@ func adminRoleMsg(role string) string {
 	}
 	return "AdminRoleUser"
 }
+
+// adminEventColumns is the number of columns of an audit event table.
+func adminEventColumns(withActor bool) string {
+	if withActor {
+		return "5"
+	}
+	return "4"
+}

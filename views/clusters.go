@@ -73,6 +73,9 @@ type ClusterForm struct {
 	Form     Form
 	Versions []string
 	Cluster  *Cluster
+	// NoLicense says that no vCluster Platform connection licenses
+	// private nodes.
+	NoLicense bool
 }
 
 // DashboardClusters is the clusters box of the dashboard: the newest few.

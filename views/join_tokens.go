@@ -15,6 +15,9 @@ type JoinTokens struct {
 	Ready  bool
 	Tokens []JoinToken
 	Form   Form
+	// LoopbackBaseURL is the base URL the join commands are made from,
+	// when it names the platform's machine only; else empty.
+	LoopbackBaseURL string
 }
 
 // JoinToken is one token as the console shows it.

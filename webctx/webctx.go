@@ -26,6 +26,9 @@ type Info struct {
 	Flash *Flash
 	// Unread is the signed-in user's count of unread notifications.
 	Unread int64
+	// LoopbackBaseURL is the platform's base URL when it names this
+	// machine only, for the warning an admin sees; else empty.
+	LoopbackBaseURL string
 }
 
 type key struct{}

@@ -1,0 +1,26 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestJoinTokenCreatedSaidOnce: the page after a new token says once that
+// it was made.
+func TestJoinTokenCreatedSaidOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "once")
+	cl, _ := b.readyVirtualCluster(t, c, "once")
+	page := fmt.Sprintf("/clusters/%d/tokens", cl.ID)
+	resp := c.post(page, page, url.Values{"description": {"rack"}, "lifetime": {"1h"}, "uses": {"1"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	_, body := c.get(page)
+	require.Equal(t, 1, strings.Count(body, "Join token created. Copy the command below."), body)
+	require.Equal(t, 1, strings.Count(body, `data-testid="flash"`))
+}

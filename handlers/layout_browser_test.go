@@ -1,0 +1,132 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/testenv"
+)
+
+// overflowing lists what sticks out of the viewport: the page itself when
+// it scrolls sideways, and every element whose box passes an edge of the
+// viewport without a scrolling ancestor (a table's wrapper) to hold it; at
+// 1280 px and more, also a table wider than its wrapper. Badges and the
+// dates in tables must each stay on one line.
+const overflowing = `(() => {
+	const vw = window.innerWidth, out = [];
+	const name = el => el.tagName.toLowerCase() + (el.dataset.testid ? '[' + el.dataset.testid + ']' : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+	if (document.documentElement.scrollWidth > vw) {
+		out.push('the page is ' + document.documentElement.scrollWidth + 'px wide');
+	}
+	const scrolls = el => {
+		for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+			if (/(auto|scroll)/.test(getComputedStyle(p).overflowX)) return true;
+		}
+		return false;
+	};
+	for (const el of document.body.querySelectorAll('*')) {
+		const r = el.getBoundingClientRect();
+		if (r.width === 0 || r.height === 0 || scrolls(el)) continue;
+		if (r.right > vw + 0.5 || r.left < -0.5) {
+			out.push(name(el) + ' spans ' + Math.round(r.left) + '..' + Math.round(r.right));
+		}
+	}
+	// On a laptop's screen the tables fit: their wrappers need not scroll.
+	if (vw >= 1280) {
+		for (const el of document.querySelectorAll('.overflow-auto')) {
+			if (el.scrollWidth > el.clientWidth) out.push(name(el.firstElementChild) + ' is ' + el.scrollWidth + 'px in ' + el.clientWidth + 'px');
+		}
+	}
+	for (const el of document.querySelectorAll('.badge, .node-badge, .cluster-badge, .admin-badge, td time')) {
+		const r = el.getBoundingClientRect(), fs = parseFloat(getComputedStyle(el).fontSize);
+		if (r.height > 2.2 * fs) out.push(name(el) + ' wraps: ' + Math.round(r.height) + 'px high');
+	}
+	return out.slice(0, 20);
+})()`
+
+// TestLayoutFitsTheScreen visits the main pages, with data, at a laptop's
+// width and a phone's: nothing may stick out of the screen, wide tables
+// scroll inside their own wrapper. SCREENSHOTS=<dir> keeps a picture of
+// each page.
+func TestLayoutFitsTheScreen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	admin, email := b.signedUpAdmin(t, "layout")
+	cl, virt := b.readyVirtualCluster(t, admin, "layout-production-cluster")
+	kc := virt.Client(t)
+	for i := range 6 {
+		addNode(t, kc, fmt.Sprintf("worker-%02d-rack-b.datacenter-east.example.com", i), corev1.ConditionTrue, time.Now().Add(-time.Hour))
+	}
+	addNode(t, kc, "worker-99-down", corev1.ConditionFalse, time.Now().Add(-time.Hour))
+	n, err := kc.CoreV1().Nodes().Get(ctx, "worker-00-rack-b.datacenter-east.example.com", metav1.GetOptions{})
+	require.NoError(t, err)
+	n.Spec.Unschedulable = true
+	_, err = kc.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	failed := b.newCluster(t, admin, "layout-failed")
+	err = queries.New(b.pool).ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: failed.ID, StatusMessage: "the control plane did not become ready within 10m0s"})
+	require.NoError(t, err)
+	createJoinToken(t, admin, cl, url.Values{"description": {"rack b, second row"}, "lifetime": {"24h"}, "uses": {"unlimited"}})
+	require.NoError(t, audit.Record(ctx, queries.New(b.pool), audit.Actor{Email: email, IP: "2001:db8:1234:5678::1"}, audit.Event{
+		Action: "admin.settings_update", TargetType: "settings", TargetID: "runtime",
+		Details: map[string]any{"changed": []string{"chartRepo", "chartVersion", "platformHost", "apiBaseDomain", "allowedVersions", "nodePortMin", "nodePortMax"}, "note": "a-very-long-value-without-any-space-to-break-it-at-0123456789abcdef0123456789abcdef"},
+	}))
+
+	pages := []struct {
+		path, ready string
+	}{
+		{"/clusters", `[data-testid="clusters"]`},
+		{fmt.Sprintf("/clusters/%d", cl.ID), `[data-testid="cluster-events"]`},
+		{fmt.Sprintf("/clusters/%d", failed.ID), `[data-testid="cluster-events"]`},
+		{fmt.Sprintf("/clusters/%d/nodes", cl.ID), `[data-testid="node-row"][data-node="worker-99-down"]`},
+		{fmt.Sprintf("/clusters/%d/tokens", cl.ID), `[data-testid="join-token"]`},
+		{"/admin/users", `[data-testid="admin-users-results"]`},
+		{"/admin/activity", `[data-testid="activity-details"]`},
+		{"/admin/settings", `[data-testid="settings-form"]`},
+	}
+	shots := os.Getenv("SCREENSHOTS")
+	for _, width := range []int64{1280, 390} {
+		for i, p := range pages {
+			// A browser per page: a slow machine stays within its deadline.
+			t.Run(fmt.Sprintf("%d%s", width, p.path), func(t *testing.T) {
+				bctx := testenv.Browser(t)
+				require.NoError(t, chromedp.Run(bctx, chromedp.EmulateViewport(width, 900)))
+				browserSignIn(t, bctx, b.server.URL, email, "password of layout")
+				actions := []chromedp.Action{
+					chromedp.Navigate(b.server.URL + p.path),
+					chromedp.WaitVisible(p.ready, chromedp.ByQuery),
+				}
+				if p.path == "/admin/settings" {
+					// The permission table comes with a test of the connection.
+					actions = append(actions,
+						chromedp.SetUploadFiles(`#hostKubeconfigFile`, []string{b.hostKubeconfig}, chromedp.ByQuery),
+						chromedp.Click(`[data-testid="settings-test"]`, chromedp.ByQuery),
+						chromedp.WaitVisible(`[data-testid="settings-permissions"]`, chromedp.ByQuery))
+				}
+				var out []string
+				actions = append(actions, chromedp.Evaluate(overflowing, &out))
+				if shots != "" {
+					var png []byte
+					actions = append(actions, chromedp.FullScreenshot(&png, 100), chromedp.ActionFunc(func(context.Context) error {
+						return os.WriteFile(filepath.Join(shots, fmt.Sprintf("%d-%d.png", width, i)), png, 0o644)
+					}))
+				}
+				require.NoError(t, chromedp.Run(bctx, actions...))
+				require.Empty(t, out, "%s at %dpx", p.path, width)
+			})
+		}
+	}
+}
