@@ -226,7 +226,7 @@ func TestAPIClustersAuthAndIsolation(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, r.status, call.method+" "+call.path)
 		e := decodeAs[apiErrorJSON](t, r).Error
 		require.Equal(t, "not_found", e.Code)
-		require.Equal(t, "Cluster not found", e.Message, "says what was not found")
+		require.Equal(t, "Cluster not found", e.Message, "says what was not found: "+call.method+" "+call.path)
 	}
 	r := b.apiCall(t, http.MethodGet, "/api/v1/clusters", otherKey, "")
 	require.JSONEq(t, `{"clusters":[]}`, r.body)

@@ -26,7 +26,7 @@ func (h *Handlers) sendKubeconfig(c echo.Context, ownerID, id int64) error {
 	cl, kubeconfig, err := h.Clusters.Kubeconfig(c.Request().Context(), ownerID, id, actor(c))
 	switch {
 	case errors.Is(err, clusters.ErrNotFound):
-		return echo.ErrNotFound
+		return errClusterNotFound
 	case errors.Is(err, clusters.ErrNotReady):
 		return echo.NewHTTPError(http.StatusConflict, clusters.ErrNotReady.Error())
 	case errors.Is(err, clusters.ErrKubeconfigMissing):
