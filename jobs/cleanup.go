@@ -13,11 +13,11 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// CleanupArgs asks for expired rows to be deleted: sessions, stale signed-in
-// browsers, old one-time codes and rate-limit windows; and for node
-// operations whose job River gave up on to be marked failed. It runs periodically
-// on River's leader only, once however many replicas run; the session
-// store's own cleanup goroutine is off for that reason.
+// CleanupArgs asks for expired rows to be deleted (sessions, stale signed-in
+// browsers, old one-time codes and rate-limit windows) and for the node
+// operations whose job River gave up on to be marked failed. It runs
+// periodically on River's leader only, once however many replicas run; the
+// session store's own cleanup goroutine is off for that reason.
 type CleanupArgs struct{}
 
 // Kind implements river.JobArgs.

@@ -176,9 +176,11 @@ func drainNode(ctx context.Context, client kubernetes.Interface, name string, op
 			progress.line(fmt.Sprintf("pod/%s in %s %s", pod.Name, pod.Namespace, verb))
 		},
 	}
-	if err := drain.RunCordonOrUncordon(h, node, true); apierrors.IsNotFound(err) {
+	err = drain.RunCordonOrUncordon(h, node, true)
+	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("drain node %s: %w", name, errNodeGone)
-	} else if err != nil {
+	}
+	if err != nil {
 		return fmt.Errorf("cordon node %s: %w", name, err)
 	}
 	progress.line(fmt.Sprintf("node/%s cordoned", name))
