@@ -126,7 +126,14 @@ func (w *NodeDrainWorker) run(ctx context.Context, args NodeDrainArgs, progress 
 		return fmt.Errorf("cluster client: %w", err)
 	}
 	if args.Drain != nil {
-		if err := drainNode(ctx, client, args.NodeName, *args.Drain, progress); err != nil {
+		err := drainNode(ctx, client, args.NodeName, *args.Drain, progress)
+		// A deletion whose Node is gone was done by an earlier attempt
+		// whose worker died before it recorded so: the rerun succeeds.
+		if errors.Is(err, errNodeGone) && args.DeleteNode {
+			progress.line(fmt.Sprintf("node/%s already deleted", args.NodeName))
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -140,9 +147,15 @@ func (w *NodeDrainWorker) run(ctx context.Context, args NodeDrainArgs, progress 
 	return nil
 }
 
+// errNodeGone is a Node deleted before or while it was drained.
+var errNodeGone = errors.New("the node no longer exists")
+
 // drainNode cordons the node and evicts its pods, as kubectl drain does.
 func drainNode(ctx context.Context, client kubernetes.Interface, name string, opts DrainOptions, progress *progressWriter) error {
 	node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("drain node %s: %w", name, errNodeGone)
+	}
 	if err != nil {
 		return fmt.Errorf("get node %s: %w", name, err)
 	}
@@ -163,7 +176,11 @@ func drainNode(ctx context.Context, client kubernetes.Interface, name string, op
 			progress.line(fmt.Sprintf("pod/%s in %s %s", pod.Name, pod.Namespace, verb))
 		},
 	}
-	if err := drain.RunCordonOrUncordon(h, node, true); err != nil {
+	err = drain.RunCordonOrUncordon(h, node, true)
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("drain node %s: %w", name, errNodeGone)
+	}
+	if err != nil {
 		return fmt.Errorf("cordon node %s: %w", name, err)
 	}
 	progress.line(fmt.Sprintf("node/%s cordoned", name))

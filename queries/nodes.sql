@@ -19,6 +19,9 @@ SELECT * FROM node_operations
 WHERE cluster_id = @cluster_id AND node_name = @node_name AND status = 'running'
 ORDER BY id DESC LIMIT 1;
 
+-- name: NodeOperationListRunning :many
+SELECT * FROM node_operations WHERE status = 'running' ORDER BY id;
+
 -- name: NodeOperationAppend :exec
 UPDATE node_operations
 SET progress = array_append(progress, @line::text), updated_at = now()

@@ -346,6 +346,40 @@ func (q *Queries) NodeOperationLatest(ctx context.Context, arg NodeOperationLate
 	return i, err
 }
 
+const nodeOperationListRunning = `-- name: NodeOperationListRunning :many
+SELECT id, cluster_id, node_name, kind, status, message, progress, created_at, updated_at FROM node_operations WHERE status = 'running' ORDER BY id
+`
+
+func (q *Queries) NodeOperationListRunning(ctx context.Context) ([]NodeOperation, error) {
+	rows, err := q.db.Query(ctx, nodeOperationListRunning)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodeOperation{}
+	for rows.Next() {
+		var i NodeOperation
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClusterID,
+			&i.NodeName,
+			&i.Kind,
+			&i.Status,
+			&i.Message,
+			&i.Progress,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const nodeOperationRunning = `-- name: NodeOperationRunning :one
 SELECT id, cluster_id, node_name, kind, status, message, progress, created_at, updated_at FROM node_operations
 WHERE cluster_id = $1 AND node_name = $2 AND status = 'running'
