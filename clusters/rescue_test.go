@@ -23,6 +23,7 @@ import (
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/secrets"
+	"github.com/kubebyon/kubebyon/testenv"
 	"github.com/kubebyon/kubebyon/vcluster"
 )
 
@@ -104,7 +105,7 @@ func (b *testBundle) startWorker(t *testing.T, kubeconfig string, stepTimeout, r
 		workerStepTimeoutEnv+"="+stepTimeout.String(),
 		workerRescueEnv+"="+rescueAfter.String(),
 	)
-	logs := &syncBuffer{}
+	logs := &testenv.Output{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -196,22 +197,4 @@ func TestKilledWorkerRescued(t *testing.T) {
 	rels, err := vcluster.Releases(b.host.Config, vcluster.Namespace(c), vcluster.ReleaseName(c), b.logger)
 	require.NoError(t, err)
 	require.NotEmpty(t, rels)
-}
-
-// syncBuffer collects a process's output written from two pipes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

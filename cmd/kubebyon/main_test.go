@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -78,36 +77,18 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// syncBuffer is a buffer a running command writes while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // server is a running 'kubebyon serve'.
 type server struct {
 	cmd         *exec.Cmd
 	addr        string
 	metricsAddr string
-	stderr      *syncBuffer
+	stderr      *testenv.Output
 	done        chan error
 }
 
 func startServe(t *testing.T, env []string, args ...string) *server {
 	t.Helper()
-	s := &server{addr: freeAddr(t), metricsAddr: freeAddr(t), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &server{addr: freeAddr(t), metricsAddr: freeAddr(t), stderr: &testenv.Output{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(binary, append([]string{"serve", "--listen", s.addr, "--metrics-listen", s.metricsAddr}, args...)...)
 	s.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	s.cmd.Stderr = s.stderr
