@@ -68,7 +68,9 @@ func Browser(t testing.TB) context.Context {
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	// A bound on a whole browser test, with room for a loaded CI machine
+	// (browser tests run in parallel with the rest of the package).
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() {
 		cancelTimeout()
 		cancelCtx()
