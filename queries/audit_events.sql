@@ -1,3 +1,11 @@
+-- name: AdminSettingsKubeconfigUpload :one
+-- When, and by whom, the stored host kubeconfig was uploaded: the audit
+-- stream's latest upload.
+SELECT created_at, actor_email FROM audit_events
+WHERE action = 'admin.settings_update' AND details->>'hostKubeconfig' = 'uploaded'
+ORDER BY id DESC
+LIMIT 1;
+
 -- name: AuditEventCreate :exec
 INSERT INTO audit_events (actor_id, actor_email, action, target_type, target_id, ip, user_agent, details)
 VALUES (@actor_id, @actor_email, @action, @target_type, @target_id, @ip, @user_agent, @details);

@@ -11,6 +11,27 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const adminSettingsKubeconfigUpload = `-- name: AdminSettingsKubeconfigUpload :one
+SELECT created_at, actor_email FROM audit_events
+WHERE action = 'admin.settings_update' AND details->>'hostKubeconfig' = 'uploaded'
+ORDER BY id DESC
+LIMIT 1
+`
+
+type AdminSettingsKubeconfigUploadRow struct {
+	CreatedAt  pgtype.Timestamptz
+	ActorEmail string
+}
+
+// When, and by whom, the stored host kubeconfig was uploaded: the audit
+// stream's latest upload.
+func (q *Queries) AdminSettingsKubeconfigUpload(ctx context.Context) (AdminSettingsKubeconfigUploadRow, error) {
+	row := q.db.QueryRow(ctx, adminSettingsKubeconfigUpload)
+	var i AdminSettingsKubeconfigUploadRow
+	err := row.Scan(&i.CreatedAt, &i.ActorEmail)
+	return i, err
+}
+
 const auditEventCreate = `-- name: AuditEventCreate :exec
 INSERT INTO audit_events (actor_id, actor_email, action, target_type, target_id, ip, user_agent, details)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

@@ -12,3 +12,10 @@ LIMIT @row_limit;
 
 -- name: ClusterEventLatest :one
 SELECT * FROM cluster_events WHERE cluster_id = @cluster_id ORDER BY id DESC LIMIT 1;
+
+-- name: ClusterEventListLatest :many
+-- A cluster's newest events, newest first.
+SELECT * FROM cluster_events
+WHERE cluster_id = @cluster_id
+ORDER BY id DESC
+LIMIT @row_limit;

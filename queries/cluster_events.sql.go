@@ -99,3 +99,43 @@ func (q *Queries) ClusterEventListByCluster(ctx context.Context, arg ClusterEven
 	}
 	return items, nil
 }
+
+const clusterEventListLatest = `-- name: ClusterEventListLatest :many
+SELECT id, cluster_id, level, reason, message, created_at FROM cluster_events
+WHERE cluster_id = $1
+ORDER BY id DESC
+LIMIT $2
+`
+
+type ClusterEventListLatestParams struct {
+	ClusterID int64
+	RowLimit  int32
+}
+
+// A cluster's newest events, newest first.
+func (q *Queries) ClusterEventListLatest(ctx context.Context, arg ClusterEventListLatestParams) ([]ClusterEvent, error) {
+	rows, err := q.db.Query(ctx, clusterEventListLatest, arg.ClusterID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClusterEvent{}
+	for rows.Next() {
+		var i ClusterEvent
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClusterID,
+			&i.Level,
+			&i.Reason,
+			&i.Message,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -115,3 +115,30 @@ WHERE id = @cluster_id
 -- name: ClusterReleaseReconcileLease :exec
 UPDATE clusters SET reconcile_lease_job = NULL, reconcile_lease_until = NULL
 WHERE id = @cluster_id AND reconcile_lease_job = @job_id::bigint;
+
+-- name: ClusterGetForOwnerWithDeleted :one
+-- A user's cluster, deleted ones included: a page that watched a cluster
+-- go away still finds it, to show the end.
+SELECT * FROM clusters WHERE id = @id AND owner_id = @owner_id;
+
+-- name: ClusterSetNodeQuota :one
+-- Switches the node quota; a new sealed secret replaces the old one only
+-- when given. A cluster being deleted is not changed.
+UPDATE clusters SET node_quota_enabled = @enabled,
+    node_quota_secret = CASE WHEN @sealed_secret::text <> '' THEN @sealed_secret::text ELSE node_quota_secret END,
+    updated_at = now()
+WHERE id = @id AND delete_requested_at IS NULL AND status <> 'deleted'
+RETURNING *;
+
+-- name: ClusterListNodeQuotaEnabled :many
+-- The ready clusters whose node quota is on, whose webhook configurations
+-- are written again periodically.
+SELECT id FROM clusters
+WHERE node_quota_enabled AND status = 'ready' AND delete_requested_at IS NULL
+ORDER BY id;
+
+-- name: ClusterListReady :many
+SELECT * FROM clusters WHERE status = 'ready' ORDER BY id;
+
+-- name: ClusterSetStaleNodeCleanup :exec
+UPDATE clusters SET stale_node_cleanup_hours = sqlc.narg('hours'), updated_at = now() WHERE id = @id;

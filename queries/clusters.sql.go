@@ -181,6 +181,52 @@ func (q *Queries) ClusterGetForOwner(ctx context.Context, arg ClusterGetForOwner
 	return i, err
 }
 
+const clusterGetForOwnerWithDeleted = `-- name: ClusterGetForOwnerWithDeleted :one
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1 AND owner_id = $2
+`
+
+type ClusterGetForOwnerWithDeletedParams struct {
+	ID      int64
+	OwnerID int64
+}
+
+// A user's cluster, deleted ones included: a page that watched a cluster
+// go away still finds it, to show the end.
+func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg ClusterGetForOwnerWithDeletedParams) (Cluster, error) {
+	row := q.db.QueryRow(ctx, clusterGetForOwnerWithDeleted, arg.ID, arg.OwnerID)
+	var i Cluster
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.Name,
+		&i.Slug,
+		&i.Description,
+		&i.KubernetesVersion,
+		&i.PublicAccessMode,
+		&i.NodePort,
+		&i.Generation,
+		&i.ObservedGeneration,
+		&i.Status,
+		&i.StatusMessage,
+		&i.Endpoint,
+		&i.DeleteRequestedAt,
+		&i.ReconcileStartedAt,
+		&i.ReadyAt,
+		&i.DeletedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
+		&i.StaleNodeCleanupHours,
+		&i.CaCert,
+		&i.FailureNotified,
+	)
+	return i, err
+}
+
 const clusterListByOwner = `-- name: ClusterListByOwner :many
 SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters
 WHERE owner_id = $1 AND status <> 'deleted'
@@ -198,6 +244,86 @@ type ClusterListByOwnerParams struct {
 // Keyset pagination, newest first.
 func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwnerParams) ([]Cluster, error) {
 	rows, err := q.db.Query(ctx, clusterListByOwner, arg.OwnerID, arg.BeforeID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Cluster{}
+	for rows.Next() {
+		var i Cluster
+		if err := rows.Scan(
+			&i.ID,
+			&i.OwnerID,
+			&i.Name,
+			&i.Slug,
+			&i.Description,
+			&i.KubernetesVersion,
+			&i.PublicAccessMode,
+			&i.NodePort,
+			&i.Generation,
+			&i.ObservedGeneration,
+			&i.Status,
+			&i.StatusMessage,
+			&i.Endpoint,
+			&i.DeleteRequestedAt,
+			&i.ReconcileStartedAt,
+			&i.ReadyAt,
+			&i.DeletedAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.KonnectivityNodePort,
+			&i.ReconcileLeaseJob,
+			&i.ReconcileLeaseUntil,
+			&i.NodeQuotaEnabled,
+			&i.NodeQuotaSecret,
+			&i.StaleNodeCleanupHours,
+			&i.CaCert,
+			&i.FailureNotified,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const clusterListNodeQuotaEnabled = `-- name: ClusterListNodeQuotaEnabled :many
+SELECT id FROM clusters
+WHERE node_quota_enabled AND status = 'ready' AND delete_requested_at IS NULL
+ORDER BY id
+`
+
+// The ready clusters whose node quota is on, whose webhook configurations
+// are written again periodically.
+func (q *Queries) ClusterListNodeQuotaEnabled(ctx context.Context) ([]int64, error) {
+	rows, err := q.db.Query(ctx, clusterListNodeQuotaEnabled)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const clusterListReady = `-- name: ClusterListReady :many
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE status = 'ready' ORDER BY id
+`
+
+func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
+	rows, err := q.db.Query(ctx, clusterListReady)
 	if err != nil {
 		return nil, err
 	}
@@ -528,6 +654,71 @@ type ClusterSetCACertParams struct {
 // CA); the next join then reads the CA again.
 func (q *Queries) ClusterSetCACert(ctx context.Context, arg ClusterSetCACertParams) error {
 	_, err := q.db.Exec(ctx, clusterSetCACert, arg.CaCert, arg.ID, arg.UpdatedAt)
+	return err
+}
+
+const clusterSetNodeQuota = `-- name: ClusterSetNodeQuota :one
+UPDATE clusters SET node_quota_enabled = $1,
+    node_quota_secret = CASE WHEN $2::text <> '' THEN $2::text ELSE node_quota_secret END,
+    updated_at = now()
+WHERE id = $3 AND delete_requested_at IS NULL AND status <> 'deleted'
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
+`
+
+type ClusterSetNodeQuotaParams struct {
+	Enabled      bool
+	SealedSecret string
+	ID           int64
+}
+
+// Switches the node quota; a new sealed secret replaces the old one only
+// when given. A cluster being deleted is not changed.
+func (q *Queries) ClusterSetNodeQuota(ctx context.Context, arg ClusterSetNodeQuotaParams) (Cluster, error) {
+	row := q.db.QueryRow(ctx, clusterSetNodeQuota, arg.Enabled, arg.SealedSecret, arg.ID)
+	var i Cluster
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.Name,
+		&i.Slug,
+		&i.Description,
+		&i.KubernetesVersion,
+		&i.PublicAccessMode,
+		&i.NodePort,
+		&i.Generation,
+		&i.ObservedGeneration,
+		&i.Status,
+		&i.StatusMessage,
+		&i.Endpoint,
+		&i.DeleteRequestedAt,
+		&i.ReconcileStartedAt,
+		&i.ReadyAt,
+		&i.DeletedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
+		&i.StaleNodeCleanupHours,
+		&i.CaCert,
+		&i.FailureNotified,
+	)
+	return i, err
+}
+
+const clusterSetStaleNodeCleanup = `-- name: ClusterSetStaleNodeCleanup :exec
+UPDATE clusters SET stale_node_cleanup_hours = $1, updated_at = now() WHERE id = $2
+`
+
+type ClusterSetStaleNodeCleanupParams struct {
+	Hours pgtype.Int4
+	ID    int64
+}
+
+func (q *Queries) ClusterSetStaleNodeCleanup(ctx context.Context, arg ClusterSetStaleNodeCleanupParams) error {
+	_, err := q.db.Exec(ctx, clusterSetStaleNodeCleanup, arg.Hours, arg.ID)
 	return err
 }
 

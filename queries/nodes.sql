@@ -1,40 +1,3 @@
--- name: NodeOperationCreate :one
-INSERT INTO node_operations (cluster_id, node_name, kind)
-VALUES (@cluster_id, @node_name, @kind)
-RETURNING *;
-
--- name: NodeOperationGet :one
-SELECT * FROM node_operations WHERE id = @id AND cluster_id = @cluster_id;
-
--- name: NodeOperationGetByID :one
-SELECT * FROM node_operations WHERE id = @id;
-
--- name: NodeOperationLatest :one
-SELECT * FROM node_operations
-WHERE cluster_id = @cluster_id AND node_name = @node_name
-ORDER BY id DESC LIMIT 1;
-
--- name: NodeOperationRunning :one
-SELECT * FROM node_operations
-WHERE cluster_id = @cluster_id AND node_name = @node_name AND status = 'running'
-ORDER BY id DESC LIMIT 1;
-
--- name: NodeOperationListRunning :many
-SELECT * FROM node_operations WHERE status = 'running' ORDER BY id;
-
--- name: NodeOperationAppend :exec
-UPDATE node_operations
-SET progress = array_append(progress, @line::text), updated_at = now()
-WHERE id = @id;
-
--- name: NodeOperationFinish :exec
-UPDATE node_operations
-SET status = @status, message = @message, updated_at = now()
-WHERE id = @id AND status = 'running';
-
--- name: ClusterListReady :many
-SELECT * FROM clusters WHERE status = 'ready' ORDER BY id;
-
 -- name: NodeUpsert :exec
 INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since)
 VALUES (@cluster_id, @name, @ready, @conditions, @kubelet_version, @addresses, now(), @not_ready_since)
@@ -72,9 +35,3 @@ UPDATE nodes SET alerted_at = NULL, alert_notification_id = NULL
 FROM old
 WHERE nodes.cluster_id = old.cluster_id AND nodes.name = old.name
 RETURNING nodes.name, old.alert_notification_id;
-
--- name: NotificationMarkRead :exec
-UPDATE notifications SET read_at = now() WHERE id = @id AND user_id = @user_id AND read_at IS NULL;
-
--- name: ClusterSetStaleNodeCleanup :exec
-UPDATE clusters SET stale_node_cleanup_hours = sqlc.narg('hours'), updated_at = now() WHERE id = @id;

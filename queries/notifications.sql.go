@@ -106,72 +106,16 @@ func (q *Queries) NotificationMarkAllRead(ctx context.Context, userID int64) (in
 	return result.RowsAffected(), nil
 }
 
-const notificationPreferenceGet = `-- name: NotificationPreferenceGet :one
-SELECT enabled FROM notification_preferences
-WHERE user_id = $1 AND kind = $2 AND channel = $3
+const notificationMarkRead = `-- name: NotificationMarkRead :exec
+UPDATE notifications SET read_at = now() WHERE id = $1 AND user_id = $2 AND read_at IS NULL
 `
 
-type NotificationPreferenceGetParams struct {
-	UserID  int64
-	Kind    string
-	Channel string
+type NotificationMarkReadParams struct {
+	ID     int64
+	UserID int64
 }
 
-func (q *Queries) NotificationPreferenceGet(ctx context.Context, arg NotificationPreferenceGetParams) (bool, error) {
-	row := q.db.QueryRow(ctx, notificationPreferenceGet, arg.UserID, arg.Kind, arg.Channel)
-	var enabled bool
-	err := row.Scan(&enabled)
-	return enabled, err
-}
-
-const notificationPreferenceList = `-- name: NotificationPreferenceList :many
-SELECT user_id, kind, channel, enabled FROM notification_preferences WHERE user_id = $1
-`
-
-func (q *Queries) NotificationPreferenceList(ctx context.Context, userID int64) ([]NotificationPreference, error) {
-	rows, err := q.db.Query(ctx, notificationPreferenceList, userID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []NotificationPreference{}
-	for rows.Next() {
-		var i NotificationPreference
-		if err := rows.Scan(
-			&i.UserID,
-			&i.Kind,
-			&i.Channel,
-			&i.Enabled,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const notificationPreferenceSet = `-- name: NotificationPreferenceSet :exec
-INSERT INTO notification_preferences (user_id, kind, channel, enabled)
-VALUES ($1, $2, $3, $4)
-ON CONFLICT (user_id, kind, channel) DO UPDATE SET enabled = EXCLUDED.enabled
-`
-
-type NotificationPreferenceSetParams struct {
-	UserID  int64
-	Kind    string
-	Channel string
-	Enabled bool
-}
-
-func (q *Queries) NotificationPreferenceSet(ctx context.Context, arg NotificationPreferenceSetParams) error {
-	_, err := q.db.Exec(ctx, notificationPreferenceSet,
-		arg.UserID,
-		arg.Kind,
-		arg.Channel,
-		arg.Enabled,
-	)
+func (q *Queries) NotificationMarkRead(ctx context.Context, arg NotificationMarkReadParams) error {
+	_, err := q.db.Exec(ctx, notificationMarkRead, arg.ID, arg.UserID)
 	return err
 }

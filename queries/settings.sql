@@ -1,3 +1,9 @@
+-- name: AdminSettingsLock :exec
+-- Runs settings changes one after the other (until the transaction ends),
+-- so that each audit event lists exactly what its change changed. An
+-- advisory lock works before the settings row first exists.
+SELECT pg_advisory_xact_lock(hashtext('settings.runtime'));
+
 -- name: SettingGet :one
 SELECT * FROM settings WHERE key = @key;
 

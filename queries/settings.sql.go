@@ -9,6 +9,18 @@ import (
 	"context"
 )
 
+const adminSettingsLock = `-- name: AdminSettingsLock :exec
+SELECT pg_advisory_xact_lock(hashtext('settings.runtime'))
+`
+
+// Runs settings changes one after the other (until the transaction ends),
+// so that each audit event lists exactly what its change changed. An
+// advisory lock works before the settings row first exists.
+func (q *Queries) AdminSettingsLock(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, adminSettingsLock)
+	return err
+}
+
 const settingGet = `-- name: SettingGet :one
 SELECT key, value, secret, updated_at FROM settings WHERE key = $1
 `

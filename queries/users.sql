@@ -1,3 +1,64 @@
+-- name: AdminUserList :many
+-- Keyset-paginated by id. An empty search matches everyone; otherwise a
+-- case-insensitive substring of the email or the name (strpos, so that
+-- % and _ typed by the admin are not wildcards).
+SELECT * FROM users
+WHERE id > @after_id::bigint
+  AND (@search::text = ''
+       OR strpos(lower(email), lower(@search::text)) > 0
+       OR strpos(lower(name), lower(@search::text)) > 0)
+ORDER BY id
+LIMIT @row_limit;
+
+-- name: AdminUserLockForUpdate :many
+-- The acting admin and the target, locked in id order, so that concurrent
+-- admin actions on the same accounts run one after the other.
+SELECT * FROM users
+WHERE id = ANY(@ids::bigint[])
+ORDER BY id
+FOR UPDATE;
+
+-- name: AdminUserDisable :exec
+UPDATE users SET disabled_at = now(), updated_at = now()
+WHERE id = @id AND disabled_at IS NULL;
+
+-- name: AdminUserEnable :exec
+UPDATE users SET disabled_at = NULL, updated_at = now()
+WHERE id = @id AND disabled_at IS NOT NULL;
+
+-- name: AdminUserSetRole :exec
+UPDATE users SET role = @role, updated_at = now()
+WHERE id = @id;
+
+-- name: UserCreateFromIdentity :one
+-- An account made by signing in with a provider that vouched for the email:
+-- verified from the start, without a password. Its language follows the
+-- browser until its owner picks one.
+INSERT INTO users (email, name, email_verified_at)
+VALUES (@email, @name, now())
+RETURNING *;
+
+-- name: UserClaimUnverified :one
+-- A provider vouched for the email of an account nobody verified. Whoever
+-- signed up with it never proved the address was theirs, so their name and
+-- password go: the account becomes the provider's verified person's.
+UPDATE users
+SET name = @name, password_hash = NULL, language = '',
+    email_verified_at = now(), updated_at = now()
+WHERE id = @id AND email_verified_at IS NULL
+RETURNING *;
+
+-- name: UserUpdateProfile :one
+UPDATE users SET name = @name, language = @language, updated_at = now()
+WHERE id = @id
+RETURNING *;
+
+-- name: UserSetEmail :one
+-- The unique index on lower(email) refuses an address another account has.
+UPDATE users SET email = @email, updated_at = now()
+WHERE id = @id
+RETURNING *;
+
 -- name: UserCreate :one
 INSERT INTO users (email, name, password_hash, role, email_verified_at)
 VALUES (@email, @name, @password_hash, @role, @email_verified_at)

@@ -11,6 +11,171 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const adminUserDisable = `-- name: AdminUserDisable :exec
+UPDATE users SET disabled_at = now(), updated_at = now()
+WHERE id = $1 AND disabled_at IS NULL
+`
+
+func (q *Queries) AdminUserDisable(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, adminUserDisable, id)
+	return err
+}
+
+const adminUserEnable = `-- name: AdminUserEnable :exec
+UPDATE users SET disabled_at = NULL, updated_at = now()
+WHERE id = $1 AND disabled_at IS NOT NULL
+`
+
+func (q *Queries) AdminUserEnable(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, adminUserEnable, id)
+	return err
+}
+
+const adminUserList = `-- name: AdminUserList :many
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users
+WHERE id > $1::bigint
+  AND ($2::text = ''
+       OR strpos(lower(email), lower($2::text)) > 0
+       OR strpos(lower(name), lower($2::text)) > 0)
+ORDER BY id
+LIMIT $3
+`
+
+type AdminUserListParams struct {
+	AfterID  int64
+	Search   string
+	RowLimit int32
+}
+
+// Keyset-paginated by id. An empty search matches everyone; otherwise a
+// case-insensitive substring of the email or the name (strpos, so that
+// % and _ typed by the admin are not wildcards).
+func (q *Queries) AdminUserList(ctx context.Context, arg AdminUserListParams) ([]User, error) {
+	rows, err := q.db.Query(ctx, adminUserList, arg.AfterID, arg.Search, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []User{}
+	for rows.Next() {
+		var i User
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.Name,
+			&i.PasswordHash,
+			&i.Role,
+			&i.EmailVerifiedAt,
+			&i.DisabledAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Language,
+			&i.LastSignInAt,
+			&i.PlanID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adminUserLockForUpdate = `-- name: AdminUserLockForUpdate :many
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users
+WHERE id = ANY($1::bigint[])
+ORDER BY id
+FOR UPDATE
+`
+
+// The acting admin and the target, locked in id order, so that concurrent
+// admin actions on the same accounts run one after the other.
+func (q *Queries) AdminUserLockForUpdate(ctx context.Context, ids []int64) ([]User, error) {
+	rows, err := q.db.Query(ctx, adminUserLockForUpdate, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []User{}
+	for rows.Next() {
+		var i User
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.Name,
+			&i.PasswordHash,
+			&i.Role,
+			&i.EmailVerifiedAt,
+			&i.DisabledAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Language,
+			&i.LastSignInAt,
+			&i.PlanID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adminUserSetRole = `-- name: AdminUserSetRole :exec
+UPDATE users SET role = $1, updated_at = now()
+WHERE id = $2
+`
+
+type AdminUserSetRoleParams struct {
+	Role string
+	ID   int64
+}
+
+func (q *Queries) AdminUserSetRole(ctx context.Context, arg AdminUserSetRoleParams) error {
+	_, err := q.db.Exec(ctx, adminUserSetRole, arg.Role, arg.ID)
+	return err
+}
+
+const userClaimUnverified = `-- name: UserClaimUnverified :one
+UPDATE users
+SET name = $1, password_hash = NULL, language = '',
+    email_verified_at = now(), updated_at = now()
+WHERE id = $2 AND email_verified_at IS NULL
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+`
+
+type UserClaimUnverifiedParams struct {
+	Name string
+	ID   int64
+}
+
+// A provider vouched for the email of an account nobody verified. Whoever
+// signed up with it never proved the address was theirs, so their name and
+// password go: the account becomes the provider's verified person's.
+func (q *Queries) UserClaimUnverified(ctx context.Context, arg UserClaimUnverifiedParams) (User, error) {
+	row := q.db.QueryRow(ctx, userClaimUnverified, arg.Name, arg.ID)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.Role,
+		&i.EmailVerifiedAt,
+		&i.DisabledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Language,
+		&i.LastSignInAt,
+		&i.PlanID,
+	)
+	return i, err
+}
+
 const userCreate = `-- name: UserCreate :one
 INSERT INTO users (email, name, password_hash, role, email_verified_at)
 VALUES ($1, $2, $3, $4, $5)
@@ -33,6 +198,40 @@ func (q *Queries) UserCreate(ctx context.Context, arg UserCreateParams) (User, e
 		arg.Role,
 		arg.EmailVerifiedAt,
 	)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.Role,
+		&i.EmailVerifiedAt,
+		&i.DisabledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Language,
+		&i.LastSignInAt,
+		&i.PlanID,
+	)
+	return i, err
+}
+
+const userCreateFromIdentity = `-- name: UserCreateFromIdentity :one
+INSERT INTO users (email, name, email_verified_at)
+VALUES ($1, $2, now())
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+`
+
+type UserCreateFromIdentityParams struct {
+	Email string
+	Name  string
+}
+
+// An account made by signing in with a provider that vouched for the email:
+// verified from the start, without a password. Its language follows the
+// browser until its owner picks one.
+func (q *Queries) UserCreateFromIdentity(ctx context.Context, arg UserCreateFromIdentityParams) (User, error) {
+	row := q.db.QueryRow(ctx, userCreateFromIdentity, arg.Email, arg.Name)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -176,6 +375,38 @@ func (q *Queries) UserRecordSignIn(ctx context.Context, id int64) error {
 	return err
 }
 
+const userSetEmail = `-- name: UserSetEmail :one
+UPDATE users SET email = $1, updated_at = now()
+WHERE id = $2
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+`
+
+type UserSetEmailParams struct {
+	Email string
+	ID    int64
+}
+
+// The unique index on lower(email) refuses an address another account has.
+func (q *Queries) UserSetEmail(ctx context.Context, arg UserSetEmailParams) (User, error) {
+	row := q.db.QueryRow(ctx, userSetEmail, arg.Email, arg.ID)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.Role,
+		&i.EmailVerifiedAt,
+		&i.DisabledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Language,
+		&i.LastSignInAt,
+		&i.PlanID,
+	)
+	return i, err
+}
+
 const userSetPassword = `-- name: UserSetPassword :exec
 UPDATE users SET password_hash = $1, updated_at = now() WHERE id = $2
 `
@@ -203,6 +434,38 @@ type UserSetRoleByEmailParams struct {
 
 func (q *Queries) UserSetRoleByEmail(ctx context.Context, arg UserSetRoleByEmailParams) (User, error) {
 	row := q.db.QueryRow(ctx, userSetRoleByEmail, arg.Role, arg.Email)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.Role,
+		&i.EmailVerifiedAt,
+		&i.DisabledAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Language,
+		&i.LastSignInAt,
+		&i.PlanID,
+	)
+	return i, err
+}
+
+const userUpdateProfile = `-- name: UserUpdateProfile :one
+UPDATE users SET name = $1, language = $2, updated_at = now()
+WHERE id = $3
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+`
+
+type UserUpdateProfileParams struct {
+	Name     string
+	Language string
+	ID       int64
+}
+
+func (q *Queries) UserUpdateProfile(ctx context.Context, arg UserUpdateProfileParams) (User, error) {
+	row := q.db.QueryRow(ctx, userUpdateProfile, arg.Name, arg.Language, arg.ID)
 	var i User
 	err := row.Scan(
 		&i.ID,

@@ -1,14 +1,3 @@
--- name: UserUpdateProfile :one
-UPDATE users SET name = @name, language = @language, updated_at = now()
-WHERE id = @id
-RETURNING *;
-
--- name: UserSetEmail :one
--- The unique index on lower(email) refuses an address another account has.
-UPDATE users SET email = @email, updated_at = now()
-WHERE id = @id
-RETURNING *;
-
 -- name: UserAvatarGet :one
 SELECT * FROM user_avatars WHERE user_id = @user_id;
 

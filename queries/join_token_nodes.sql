@@ -1,0 +1,45 @@
+-- name: JoinTokenNodeCountAwaiting :one
+-- The nodes of a cluster that joined (filed a CSR) within the last day but
+-- have not been seen as Node objects yet.
+SELECT count(*)
+FROM join_token_nodes
+JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
+WHERE join_tokens.cluster_id = @cluster_id
+  AND join_token_nodes.registered_at IS NULL AND join_token_nodes.first_seen > now() - interval '1 day';
+
+-- name: JoinTokenNodeMarkRegistered :execrows
+-- Notes the first time each of these nodes was seen as a Node object.
+UPDATE join_token_nodes SET registered_at = now()
+FROM join_tokens
+WHERE join_tokens.id = join_token_nodes.token_id AND join_tokens.cluster_id = @cluster_id
+  AND join_token_nodes.registered_at IS NULL AND join_token_nodes.node_name = ANY(@node_names::text[]);
+
+-- name: JoinTokenNodeRecord :execrows
+INSERT INTO join_token_nodes (token_id, node_name, csr_name)
+VALUES (@token_id, @node_name, @csr_name)
+ON CONFLICT (token_id, node_name) DO NOTHING;
+
+-- name: JoinTokenNodeListByCluster :many
+SELECT join_token_nodes.*
+FROM join_token_nodes
+JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
+WHERE join_tokens.cluster_id = @cluster_id
+ORDER BY join_token_nodes.first_seen, join_token_nodes.node_name;
+
+-- name: JoinTokenNodeListByToken :many
+SELECT * FROM join_token_nodes WHERE token_id = @token_id ORDER BY first_seen, node_name;
+
+-- name: JoinTokenNodeTokensByCluster :many
+-- Which token each node of a cluster joined with, for the node list.
+SELECT join_token_nodes.node_name, join_tokens.token_id, join_tokens.description
+FROM join_token_nodes
+JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
+WHERE join_tokens.cluster_id = @cluster_id;
+
+-- name: JoinTokenNodeClaimNotices :many
+-- The joins of a cluster its owner has not been told of yet, claimed.
+UPDATE join_token_nodes SET notified_at = now()
+FROM join_tokens
+WHERE join_tokens.id = join_token_nodes.token_id AND join_tokens.cluster_id = @cluster_id
+  AND join_token_nodes.notified_at IS NULL
+RETURNING join_token_nodes.node_name, join_tokens.token_id, join_tokens.description;
