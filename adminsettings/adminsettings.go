@@ -3,6 +3,9 @@
 // against the stored settings; changing a secret (the host kubeconfig, the
 // vCluster Platform access key) needs the admin's password; the settings
 // and their audit event are written in one transaction.
+//
+// Package settings stores and loads what is edited here; package config is
+// the process's own start-up settings, which admins cannot change here.
 package adminsettings
 
 import (

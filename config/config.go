@@ -1,6 +1,11 @@
 // Package config reads KubeBYON's settings from environment variables and
 // command-line flags (a flag wins over its variable) and validates them, with
 // messages that name the setting and say how to fix it.
+//
+// These are the process's start-up settings (listen address, database,
+// secret key, SMTP, OAuth). The settings admins change at run time in the
+// back office are in package settings (storage) and adminsettings (the
+// admin's edit, checked and audited).
 package config
 
 import (

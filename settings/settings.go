@@ -2,6 +2,9 @@
 // office: the host cluster, the vcluster chart, the vCluster Platform
 // connection that private nodes need, and cluster defaults. Secret values
 // are encrypted with the platform key before they are stored.
+//
+// Start-up settings (environment and flags) are package config; the admin's
+// edit of these settings, with its checks and audit event, is adminsettings.
 package settings
 
 import (
