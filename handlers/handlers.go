@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -236,13 +235,6 @@ func (h *Handlers) localize(next echo.HandlerFunc) echo.HandlerFunc {
 func (h *Handlers) setLanguage(c echo.Context, preferred string) {
 	l := h.Catalog.For(preferred, c.Request().Header.Get("Accept-Language"))
 	c.SetRequest(c.Request().WithContext(locale.With(c.Request().Context(), l)))
-}
-
-// render writes a component with the given status.
-func render(c echo.Context, status int, comp templ.Component) error {
-	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	c.Response().WriteHeader(status)
-	return comp.Render(c.Request().Context(), c.Response())
 }
 
 // isProbeOrStatic reports whether the request is for a probe or a static
