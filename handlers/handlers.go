@@ -97,7 +97,7 @@ func New(d Deps) *echo.Echo {
 	metrics := newHTTPMetrics(d.Metrics)
 	e.Use(metrics.middleware)
 	e.Use(h.recoverPanics())
-	e.Use(securityHeaders(strings.HasPrefix(d.BaseURL, "https://")))
+	e.Use(securityHeaders(h.https()))
 	// The language comes before anything that can refuse a request (the
 	// body limits), so that every error is shown translated.
 	e.Use(h.localize)
