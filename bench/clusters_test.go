@@ -20,15 +20,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/audit"
-	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/settings"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/internal/vcluster"
 	"github.com/kubebyon/kubebyon/jobs"
-	"github.com/kubebyon/kubebyon/locale"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/secrets"
-	"github.com/kubebyon/kubebyon/settings"
-	"github.com/kubebyon/kubebyon/testenv"
-	"github.com/kubebyon/kubebyon/vcluster"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

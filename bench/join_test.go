@@ -25,13 +25,13 @@ import (
 	"github.com/stretchr/testify/require"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
-	"github.com/kubebyon/kubebyon/accounts"
-	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/handlers"
-	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/secrets"
-	"github.com/kubebyon/kubebyon/testenv"
 )
 
 const (

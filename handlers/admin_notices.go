@@ -3,8 +3,8 @@ package handlers
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/config"
-	"github.com/kubebyon/kubebyon/webctx"
+	"github.com/kubebyon/kubebyon/internal/config"
+	"github.com/kubebyon/kubebyon/views"
 )
 
 // loopbackBaseURL is the base URL when it names this machine only (the
@@ -21,7 +21,7 @@ func (h *Handlers) loopbackBaseURL() string {
 // configuration.
 func (h *Handlers) adminNotices(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		webctx.From(c.Request().Context()).LoopbackBaseURL = h.loopbackBaseURL()
+		views.PageOf(c.Request().Context()).LoopbackBaseURL = h.loopbackBaseURL()
 		return next(c)
 	}
 }

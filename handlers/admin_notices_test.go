@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/settings"
 )
 
 // TestLoopbackBaseURLWarning: with a base URL only the platform's machine

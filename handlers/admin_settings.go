@@ -13,10 +13,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/adminsettings"
-	"github.com/kubebyon/kubebyon/adminusers"
-	"github.com/kubebyon/kubebyon/hostcheck"
-	"github.com/kubebyon/kubebyon/settings"
+	"github.com/kubebyon/kubebyon/internal/adminsettings"
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/hostcheck"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/views"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/testenv"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
 // TestAdminSettingsInBrowser: an admin opens Settings, uploads a

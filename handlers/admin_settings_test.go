@@ -26,10 +26,10 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/settings"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/secrets"
-	"github.com/kubebyon/kubebyon/settings"
-	"github.com/kubebyon/kubebyon/testenv"
 )
 
 const settingsPage = "/admin/settings"

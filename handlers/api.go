@@ -9,9 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/apikeys"
+	"github.com/kubebyon/kubebyon/internal/apikeys"
+	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/ratelimit"
 )
 
 // apiRoutes is the JSON API. Every route needs an API key; session cookies

@@ -11,7 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/fields"
+	"github.com/kubebyon/kubebyon/internal/input"
 )
 
 // decodeJSON reads the request's body, one JSON object, into v: every API
@@ -44,8 +44,8 @@ func decodeJSON(c echo.Context, v any) error {
 
 // unstorableJSON finds the members of a valid JSON document whose name or
 // string value holds NUL, keyed by their top-level name.
-func unstorableJSON(body []byte) fields.Errors {
-	var fe fields.Errors
+func unstorableJSON(body []byte) input.Errors {
+	var fe input.Errors
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	for {
 		tok, err := dec.ReadToken()
@@ -53,17 +53,17 @@ func unstorableJSON(body []byte) fields.Errors {
 			// The document was decoded already: the end is io.EOF.
 			return fe
 		}
-		if tok.Kind() != '"' || fields.Storable(tok.String()) {
+		if tok.Kind() != '"' || input.Storable(tok.String()) {
 			continue
 		}
 		if fe == nil {
-			fe = fields.Errors{}
+			fe = input.Errors{}
 		}
 		var name string
 		for t := range dec.StackPointer().Tokens() {
 			name = t
 			break
 		}
-		fe[fields.Printable(name)] = fields.ErrUnstorable
+		fe[input.Printable(name)] = input.ErrUnstorable
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/testenv"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
 var newKeyInPage = regexp.MustCompile(`id="new-api-key"[^>]* value="(kbn_[a-z2-7]{8}_[a-z2-7]{32})"`)

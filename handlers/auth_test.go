@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/testenv"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
 // TestSignUpAndSignInInBrowser is the first journey: sign up, get the code

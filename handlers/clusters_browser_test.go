@@ -13,8 +13,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/testenv"
 )
 
 var clusterPageURL = regexp.MustCompile(`/clusters/(\d+)$`)

@@ -21,13 +21,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
-	"github.com/kubebyon/kubebyon/accounts"
-	"github.com/kubebyon/kubebyon/clusters"
-	"github.com/kubebyon/kubebyon/fields"
-	"github.com/kubebyon/kubebyon/jointokens"
-	"github.com/kubebyon/kubebyon/locale"
-	"github.com/kubebyon/kubebyon/nodequota"
-	"github.com/kubebyon/kubebyon/secrets"
+	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
+	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/static"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -293,7 +293,7 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 	c.SetRequest(c.Request().WithContext(context.WithoutCancel(c.Request().Context())))
 	code := http.StatusInternalServerError
 	var he *echo.HTTPError
-	var fe fields.Errors
+	var fe input.Errors
 	if errors.As(err, &fe) {
 		// Field errors no form shows again (rejectUnstorableInput, an API
 		// body): 422 naming the fields.

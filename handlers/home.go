@@ -6,7 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/views"
-	"github.com/kubebyon/kubebyon/webctx"
 )
 
 // dashboardClusters is how many of the newest clusters the dashboard lists.
@@ -20,7 +19,7 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if u.Role == "admin" {
-		webctx.From(ctx).LoopbackBaseURL = h.loopbackBaseURL()
+		views.PageOf(ctx).LoopbackBaseURL = h.loopbackBaseURL()
 	}
 	page, err := h.Clusters.List(ctx, u.ID, 0, dashboardClusters)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/fields"
+	"github.com/kubebyon/kubebyon/internal/input"
 )
 
 // rejectUnstorableInput refuses every request whose query or form holds
@@ -31,7 +31,7 @@ func rejectUnstorableInput(next echo.HandlerFunc) echo.HandlerFunc {
 			// text parts too (net/http merges them).
 			values = form
 		}
-		if fe := fields.CheckValues(values); fe != nil {
+		if fe := input.CheckValues(values); fe != nil {
 			return fe
 		}
 		return next(c)
@@ -50,7 +50,7 @@ func hasFormBody(r *http.Request) bool {
 
 // fieldsSummary lists fields with their messages, for pages that show the
 // errors of a form they cannot render again (handleError).
-func fieldsSummary(fe fields.Errors, t func(string) string) string {
+func fieldsSummary(fe input.Errors, t func(string) string) string {
 	parts := make([]string, 0, len(fe))
 	for _, n := range fe.Names() {
 		parts = append(parts, "“"+n+"”: "+t(fe[n]))

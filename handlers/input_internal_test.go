@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/fields"
+	"github.com/kubebyon/kubebyon/internal/input"
 )
 
 // FuzzRejectUnstorableInput: whatever query and URL-encoded form a request
@@ -34,9 +34,9 @@ func FuzzRejectUnstorableInput(f *testing.F) {
 			values, err := c.FormParams()
 			require.NoError(t, err)
 			for name, vs := range values {
-				require.True(t, fields.Storable(name), "%q", name)
+				require.True(t, input.Storable(name), "%q", name)
 				for _, v := range vs {
-					require.True(t, fields.Storable(v), "%q", v)
+					require.True(t, input.Storable(v), "%q", v)
 				}
 			}
 			return nil
@@ -49,14 +49,14 @@ func FuzzRejectUnstorableInput(f *testing.F) {
 			require.NoError(t, err)
 			return
 		}
-		var fe fields.Errors
+		var fe input.Errors
 		var he *echo.HTTPError
 		switch {
 		case errors.As(err, &fe):
 			require.NotEmpty(t, fe)
 			for name, id := range fe {
-				require.True(t, fields.Storable(name), "%q", name)
-				require.Equal(t, fields.ErrUnstorable, id)
+				require.True(t, input.Storable(name), "%q", name)
+				require.Equal(t, input.ErrUnstorable, id)
 			}
 		case errors.As(err, &he):
 			require.Equal(t, http.StatusBadRequest, he.Code, "a form that cannot be parsed")
@@ -84,12 +84,12 @@ func FuzzDecodeJSON(f *testing.F) {
 		if err == nil {
 			for _, s := range []*string{v.Name, v.KubernetesVersion, v.PublicAccessMode, v.Description} {
 				if s != nil {
-					require.True(t, fields.Storable(*s), "%q", *s)
+					require.True(t, input.Storable(*s), "%q", *s)
 				}
 			}
 			return
 		}
-		var fe fields.Errors
+		var fe input.Errors
 		var he *echo.HTTPError
 		switch {
 		case errors.As(err, &fe):

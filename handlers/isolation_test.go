@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/apikeys"
-	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/internal/apikeys"
+	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/queries"
 )
 

@@ -12,10 +12,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/jobs"
-	"github.com/kubebyon/kubebyon/jointokens"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/ratelimit"
 )
 
 // joinEventBodyLimit caps a join script's report.

@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/testenv"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
 // browserSignIn signs in through the login form.

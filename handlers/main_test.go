@@ -22,14 +22,14 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/accounts"
-	"github.com/kubebyon/kubebyon/clusters"
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
-	"github.com/kubebyon/kubebyon/locale"
-	"github.com/kubebyon/kubebyon/mail"
-	"github.com/kubebyon/kubebyon/secrets"
-	"github.com/kubebyon/kubebyon/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

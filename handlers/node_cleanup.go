@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/queries"
 )
 

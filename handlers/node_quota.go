@@ -14,12 +14,12 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
+	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/jobs"
-	"github.com/kubebyon/kubebyon/locale"
-	"github.com/kubebyon/kubebyon/nodequota"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/ratelimit"
 )
 
 func (h *Handlers) nodeQuotaRoutes(e *echo.Echo) {

@@ -17,11 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubebyon/kubebyon/clusters"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/ratelimit"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/ratelimit"
-	"github.com/kubebyon/kubebyon/testenv"
 )
 
 // nodeCreateReview is what an apiserver sends before creating a Node.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/notify"
+	"github.com/kubebyon/kubebyon/internal/notify"
 )
 
 // FuzzParsePreferences sends the parser arbitrary forms: the result always

@@ -13,10 +13,10 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/ratelimit"
+	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/ratelimit"
-	"github.com/kubebyon/kubebyon/secrets"
 	"github.com/kubebyon/kubebyon/views"
 )
 

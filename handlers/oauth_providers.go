@@ -16,7 +16,7 @@ import (
 	"github.com/markbates/goth/providers/github"
 	"github.com/markbates/goth/providers/openidConnect"
 
-	"github.com/kubebyon/kubebyon/accounts"
+	"github.com/kubebyon/kubebyon/internal/accounts"
 )
 
 // OAuthProvider is a configured way to sign in with another site; build it

@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/locale"
-	"github.com/kubebyon/kubebyon/testenv"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
 // secretParams are the path parameters that carry a credential: a route

@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/audit"
+	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/webctx"
+	"github.com/kubebyon/kubebyon/views"
 )
 
 // Session keys.
@@ -37,7 +37,7 @@ const touchEvery = time.Minute
 func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		info := &webctx.Info{CSRF: h.sessions.GetString(ctx, sessionCSRF)}
+		info := &views.Page{CSRF: h.sessions.GetString(ctx, sessionCSRF)}
 		if sid := h.sessions.GetString(ctx, sessionID); sid != "" {
 			row, err := queries.New(h.Pool).UserSessionAuthenticate(ctx, sid)
 			switch {
@@ -50,7 +50,7 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 				u := row.User
 				c.Set(ctxUser, u)
 				c.Set(ctxSessionID, sid)
-				info.User = &webctx.User{ID: u.ID, Name: u.Name, Email: u.Email, Admin: u.Role == "admin"}
+				info.User = &views.PageUser{ID: u.ID, Name: u.Name, Email: u.Email, Admin: u.Role == "admin"}
 				if time.Since(row.SessionLastSeenAt.Time) > touchEvery {
 					if err := queries.New(h.Pool).UserSessionTouch(ctx, sid); err != nil {
 						h.Logger.WarnContext(ctx, "touch session", "error", err)
@@ -65,11 +65,11 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		if msg := h.sessions.PopString(ctx, sessionFlash); msg != "" {
-			info.Flash = &webctx.Flash{Kind: "success", Message: msg}
+			info.Flash = &views.Flash{Kind: "success", Message: msg}
 		} else if msg := h.sessions.PopString(ctx, sessionFlashErr); msg != "" {
-			info.Flash = &webctx.Flash{Kind: "error", Message: msg}
+			info.Flash = &views.Flash{Kind: "error", Message: msg}
 		}
-		c.SetRequest(c.Request().WithContext(webctx.With(c.Request().Context(), info)))
+		c.SetRequest(c.Request().WithContext(views.WithPage(c.Request().Context(), info)))
 		return next(c)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/secrets"
 )
 
 // sessionStore keeps scs sessions in PostgreSQL. It stores a keyed hash of

@@ -17,12 +17,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/accounts"
-	"github.com/kubebyon/kubebyon/database"
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/database"
+	"github.com/kubebyon/kubebyon/internal/passwords"
+	"github.com/kubebyon/kubebyon/internal/pgserver"
 	"github.com/kubebyon/kubebyon/migrations"
-	"github.com/kubebyon/kubebyon/passwords"
-	"github.com/kubebyon/kubebyon/pgserver"
 	"github.com/kubebyon/kubebyon/queries"
 )
 

@@ -15,9 +15,9 @@ import (
 	"github.com/riverqueue/river/rivertest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -8,9 +8,9 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/kubebyon/kubebyon/locale"
-	"github.com/kubebyon/kubebyon/mail"
-	"github.com/kubebyon/kubebyon/secrets"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/secrets"
 )
 
 // EmailArgs is one email to send. Its template data (which can hold a

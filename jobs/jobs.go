@@ -16,11 +16,11 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
-	"github.com/kubebyon/kubebyon/jointokens"
-	"github.com/kubebyon/kubebyon/locale"
-	"github.com/kubebyon/kubebyon/mail"
-	"github.com/kubebyon/kubebyon/secrets"
-	"github.com/kubebyon/kubebyon/vcluster"
+	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/vcluster"
 )
 
 // Deps are what the workers need.

@@ -18,8 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/secrets"
 )
 
 // NodeQuotaWebhookName names the ValidatingWebhookConfiguration (and its

@@ -7,9 +7,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
-	"github.com/kubebyon/kubebyon/notify"
+	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/kubebyon/kubebyon/secrets"
 )
 
 // Notices tells users about what happens to their clusters, in-app and by

@@ -9,7 +9,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/kubebyon/kubebyon/locale"
+import "github.com/kubebyon/kubebyon/internal/locale"
 
 // AdminSettingsPage is the platform settings form: the host cluster, the
 // vcluster chart, the vCluster Platform connection and cluster defaults.

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/internal/locale"
 )
 
 // AdminUsersPage lists the accounts, with a search box. Without JavaScript

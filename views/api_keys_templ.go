@@ -14,8 +14,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kubebyon/kubebyon/apikeys"
-	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/internal/apikeys"
+	"github.com/kubebyon/kubebyon/internal/locale"
 )
 
 // APIKey is one key as the settings pages show it: never its value.

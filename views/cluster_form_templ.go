@@ -12,9 +12,9 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"fmt"
 
-	"github.com/kubebyon/kubebyon/clusters"
-	"github.com/kubebyon/kubebyon/locale"
-	"github.com/kubebyon/kubebyon/settings"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/settings"
 )
 
 // ClusterFormPage creates a cluster, or edits one (m.Cluster set): its

@@ -7,9 +7,9 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/kubebyon/kubebyon/clusters"
-	"github.com/kubebyon/kubebyon/locale"
-	"github.com/kubebyon/kubebyon/settings"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/settings"
 )
 
 // Cluster is a cluster as the console shows it. Zero times were never set.

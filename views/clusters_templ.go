@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strconv"
 
-	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/internal/locale"
 )
 
 // ClustersPage lists the user's clusters, newest first, or invites them to

@@ -9,7 +9,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/kubebyon/kubebyon/locale"
+import "github.com/kubebyon/kubebyon/internal/locale"
 
 // ErrorPage is shown for HTTP errors: a short message and, for server
 // errors, the request ID to quote to an operator. Never internals.

@@ -9,7 +9,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/kubebyon/kubebyon/locale"
+import "github.com/kubebyon/kubebyon/internal/locale"
 
 // Home is the landing page.
 func Home() templ.Component {

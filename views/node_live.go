@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/internal/locale"
 )
 
 // NodeLive is the part of a node's page that refreshes itself: the node's

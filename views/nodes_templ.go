@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strings"
 
-	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/internal/locale"
 )
 
 // nodeBreadcrumb leads back to the cluster and its nodes.

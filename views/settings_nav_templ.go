@@ -9,7 +9,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/kubebyon/kubebyon/locale"
+import "github.com/kubebyon/kubebyon/internal/locale"
 
 // SettingsNav links the settings pages; current is the path of the page
 // shown, which is marked as the current one.

@@ -9,7 +9,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/kubebyon/kubebyon/locale"
+import "github.com/kubebyon/kubebyon/internal/locale"
 
 // NotificationSettings is the preferences matrix: a row per kind of event,
 // a column per channel.

@@ -9,7 +9,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/kubebyon/kubebyon/locale"
+import "github.com/kubebyon/kubebyon/internal/locale"
 
 // ProfileSettings is the profile page: each of its forms as submitted (or
 // empty), and what the page shows about the account.

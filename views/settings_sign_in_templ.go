@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kubebyon/kubebyon/locale"
+	"github.com/kubebyon/kubebyon/internal/locale"
 )
 
 // SignInMethods is how a user can sign in: a password, and accounts at

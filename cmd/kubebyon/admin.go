@@ -16,11 +16,11 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/kubebyon/kubebyon/audit"
-	"github.com/kubebyon/kubebyon/config"
-	"github.com/kubebyon/kubebyon/database"
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/config"
+	"github.com/kubebyon/kubebyon/internal/database"
+	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/migrations"
-	"github.com/kubebyon/kubebyon/passwords"
 	"github.com/kubebyon/kubebyon/queries"
 )
 

@@ -24,16 +24,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/riverqueue/river"
 
-	"github.com/kubebyon/kubebyon/accounts"
-	"github.com/kubebyon/kubebyon/clusters"
-	"github.com/kubebyon/kubebyon/config"
-	"github.com/kubebyon/kubebyon/database"
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/config"
+	"github.com/kubebyon/kubebyon/internal/database"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/jobs"
-	"github.com/kubebyon/kubebyon/locale"
-	"github.com/kubebyon/kubebyon/mail"
 	"github.com/kubebyon/kubebyon/migrations"
-	"github.com/kubebyon/kubebyon/secrets"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

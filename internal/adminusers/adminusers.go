@@ -1,0 +1,294 @@
+// Package adminusers is what admins do with other people's accounts: find
+// them, look at one, disable and enable it, promote and demote it. Changes
+// are dangerous, so each is confirmed with the acting admin's password and
+// runs in one transaction with its audit event.
+package adminusers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/passwords"
+	"github.com/kubebyon/kubebyon/internal/ratelimit"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Page sizes.
+const (
+	PageSize     = 25
+	RecentEvents = 20
+)
+
+// ReauthPerAdmin limits password confirmations, so that a stolen admin
+// session cannot be used to guess the admin's password. A success resets it.
+var ReauthPerAdmin = ratelimit.Rule{Name: "admin-reauth", Limit: 10, Window: 15 * time.Minute}
+
+// Errors whose messages admins see (catalog message IDs).
+var (
+	ErrWrongPassword = errors.New("ErrAdminWrongPassword")
+	ErrSelfDisable   = errors.New("ErrAdminSelfDisable")
+	ErrSelfDemote    = errors.New("ErrAdminSelfDemote")
+	ErrNoChange      = errors.New("ErrAdminNoChange")
+)
+
+// Errors the handlers answer with 404.
+var (
+	ErrNotFound = errors.New("adminusers: no such user")
+	// ErrNotAdmin is the acting account losing its admin role (or being
+	// disabled) by a concurrent action between the request's check and the
+	// change.
+	ErrNotAdmin = errors.New("adminusers: the acting account is not an active admin")
+)
+
+// LimitedError says too many confirmations were tried; RetryAfter is when
+// the next one is allowed.
+type LimitedError struct{ RetryAfter time.Duration }
+
+func (e *LimitedError) Error() string {
+	return fmt.Sprintf("adminusers: too many password confirmations, retry after %s", e.RetryAfter)
+}
+
+// Service carries what the admin actions need.
+type Service struct {
+	Pool *pgxpool.Pool
+	Now  func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Status is an account's state as the admin pages show it.
+type Status string
+
+// Account states.
+const (
+	StatusActive     Status = "active"
+	StatusUnverified Status = "unverified"
+	StatusDisabled   Status = "disabled"
+)
+
+// StatusOf tells whether u can sign in, and if not, why.
+func StatusOf(u queries.User) Status {
+	switch {
+	case u.DisabledAt.Valid:
+		return StatusDisabled
+	case !u.EmailVerifiedAt.Valid:
+		return StatusUnverified
+	}
+	return StatusActive
+}
+
+// Page is one page of the user list.
+type Page struct {
+	Users []queries.User
+	// NextAfter is the cursor of the next page: 0 on the last page.
+	NextAfter int64
+}
+
+// List returns the users with an id above after whose email or name
+// contains search (any case), PageSize at most, in id order.
+func (s *Service) List(ctx context.Context, search string, after int64) (Page, error) {
+	// One more row than shown tells whether there is a next page.
+	rows, err := queries.New(s.Pool).AdminUserList(ctx, queries.AdminUserListParams{
+		AfterID: after, Search: strings.TrimSpace(search), RowLimit: PageSize + 1,
+	})
+	if err != nil {
+		return Page{}, fmt.Errorf("list users: %w", err)
+	}
+	p := Page{Users: rows}
+	if len(rows) > PageSize {
+		p.Users = rows[:PageSize]
+		p.NextAfter = p.Users[PageSize-1].ID
+	}
+	return p, nil
+}
+
+// Detail is one account with its signed-in browsers and what it did lately.
+type Detail struct {
+	User     queries.User
+	Sessions []queries.UserSession
+	Events   []queries.AuditEvent
+}
+
+// Get returns the account with id, or ErrNotFound.
+func (s *Service) Get(ctx context.Context, id int64) (Detail, error) {
+	q := queries.New(s.Pool)
+	var d Detail
+	var err error
+	d.User, err = q.UserGetByID(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return d, ErrNotFound
+	}
+	if err != nil {
+		return d, fmt.Errorf("get user %d: %w", id, err)
+	}
+	if d.Sessions, err = q.UserSessionListActiveByUser(ctx, id); err != nil {
+		return d, fmt.Errorf("list sessions of user %d: %w", id, err)
+	}
+	d.Events, err = q.AuditEventListByActor(ctx, queries.AuditEventListByActorParams{
+		ActorID: pgtype.Int8{Int64: id, Valid: true}, RowLimit: RecentEvents,
+	})
+	if err != nil {
+		return d, fmt.Errorf("list events of user %d: %w", id, err)
+	}
+	return d, nil
+}
+
+// Action is a change an admin makes to an account.
+type Action string
+
+// The admin actions; each is audited as "admin.user_<action>".
+const (
+	Disable Action = "disable"
+	Enable  Action = "enable"
+	Promote Action = "promote"
+	Demote  Action = "demote"
+)
+
+// Actions lists every action.
+var Actions = []Action{Disable, Enable, Promote, Demote}
+
+// Apply makes the change a to the account userID on behalf of the admin
+// actor.UserID, who confirms it with their password. Disabling also ends
+// every session of the account at once.
+func (s *Service) Apply(ctx context.Context, a Action, userID int64, password string, actor audit.Actor) error {
+	adminID := actor.UserID
+	if userID == adminID {
+		switch a {
+		case Disable:
+			return ErrSelfDisable
+		case Demote:
+			return ErrSelfDemote
+		}
+	}
+	if err := s.confirm(ctx, adminID, password); err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		rows, err := q.AdminUserLockForUpdate(ctx, []int64{adminID, userID})
+		if err != nil {
+			return fmt.Errorf("lock users: %w", err)
+		}
+		var admin, target *queries.User
+		for i := range rows {
+			if rows[i].ID == adminID {
+				admin = &rows[i]
+			}
+			if rows[i].ID == userID {
+				target = &rows[i]
+			}
+		}
+		// Checked again under the lock: another admin may have demoted or
+		// disabled this one since the request began.
+		if admin == nil || admin.Role != "admin" || admin.DisabledAt.Valid {
+			return ErrNotAdmin
+		}
+		if target == nil {
+			return ErrNotFound
+		}
+		details, err := change(ctx, q, a, *target)
+		if err != nil {
+			return err
+		}
+		details["email"] = target.Email
+		return audit.Record(ctx, q, actor, audit.Event{
+			Action: "admin.user_" + string(a), TargetType: "user", TargetID: strconv.FormatInt(userID, 10), Details: details,
+		})
+	})
+}
+
+// confirm checks the admin's password, counting the attempt against
+// ReauthPerAdmin.
+func (s *Service) confirm(ctx context.Context, adminID int64, password string) error {
+	q := queries.New(s.Pool)
+	subject := strconv.FormatInt(adminID, 10)
+	d, err := ratelimit.Hit(ctx, q, ReauthPerAdmin, subject, s.now())
+	if err != nil {
+		return err
+	}
+	if !d.Allowed {
+		return &LimitedError{RetryAfter: d.RetryAfter}
+	}
+	admin, err := q.UserGetByID(ctx, adminID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotAdmin
+	}
+	if err != nil {
+		return fmt.Errorf("get admin %d: %w", adminID, err)
+	}
+	// An account without a password (signed up with a provider) has none
+	// to confirm with.
+	if !admin.PasswordHash.Valid {
+		return ErrWrongPassword
+	}
+	ok, err := passwords.Verify(password, admin.PasswordHash.String)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrWrongPassword
+	}
+	return ratelimit.Reset(ctx, q, ReauthPerAdmin, subject)
+}
+
+// change applies a to u and returns the audit details.
+func change(ctx context.Context, q *queries.Queries, a Action, u queries.User) (map[string]any, error) {
+	switch a {
+	case Disable:
+		if u.DisabledAt.Valid {
+			return nil, ErrNoChange
+		}
+		if err := q.AdminUserDisable(ctx, u.ID); err != nil {
+			return nil, fmt.Errorf("disable user %d: %w", u.ID, err)
+		}
+		// The session middleware refuses a disabled account's sessions
+		// already; ending them means enabling it again does not bring the
+		// old browsers back.
+		n, err := q.UserSessionEndAllForUser(ctx, queries.UserSessionEndAllForUserParams{UserID: u.ID, KeepID: ""})
+		if err != nil {
+			return nil, fmt.Errorf("end sessions of user %d: %w", u.ID, err)
+		}
+		// Its API keys too: the API refuses them while the account is
+		// disabled, and they must not work again once it is enabled.
+		keys, err := q.ApiKeyRevokeAllForUser(ctx, u.ID)
+		if err != nil {
+			return nil, fmt.Errorf("revoke api keys of user %d: %w", u.ID, err)
+		}
+		return map[string]any{"sessions_ended": n, "api_keys_revoked": keys}, nil
+	case Enable:
+		if !u.DisabledAt.Valid {
+			return nil, ErrNoChange
+		}
+		if err := q.AdminUserEnable(ctx, u.ID); err != nil {
+			return nil, fmt.Errorf("enable user %d: %w", u.ID, err)
+		}
+		return map[string]any{}, nil
+	case Promote, Demote:
+		role := "admin"
+		if a == Demote {
+			role = "user"
+		}
+		if u.Role == role {
+			return nil, ErrNoChange
+		}
+		if err := q.AdminUserSetRole(ctx, queries.AdminUserSetRoleParams{ID: u.ID, Role: role}); err != nil {
+			return nil, fmt.Errorf("set role of user %d: %w", u.ID, err)
+		}
+		return map[string]any{"from": u.Role, "to": role}, nil
+	}
+	return nil, fmt.Errorf("unknown admin action %q", a)
+}

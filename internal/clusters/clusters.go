@@ -1,0 +1,366 @@
+// Package clusters is what users do with their clusters: create, change,
+// delete and retry them. Each action writes the row, a cluster event, the
+// audit event and the ClusterReconcile job in one transaction; the job then
+// does the work on the host cluster.
+package clusters
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/settings"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// MaxNameLength keeps kubebyon-<name>-<suffix> within a namespace name.
+const MaxNameLength = 40
+
+// MaxDescriptionLength bounds the free-text description.
+const MaxDescriptionLength = 500
+
+// Errors users see (catalog message IDs).
+var (
+	ErrNotFound       = errors.New("ErrClusterNotFound")
+	ErrPlanLimit      = errors.New("ErrClusterPlanLimit")
+	ErrNoHostCluster  = errors.New("ErrClusterNoHost")
+	ErrNoBaseDomain   = errors.New("ErrClusterNoBaseDomain")
+	ErrDeleting       = errors.New("ErrClusterDeleting")
+	ErrNotFailed      = errors.New("ErrClusterNotFailed")
+	ErrNoFreeNodePort = errors.New("ErrClusterNoNodePort")
+)
+
+// FieldErrors maps form fields to catalog message IDs.
+type FieldErrors = input.Errors
+
+// Service carries what the cluster actions need.
+type Service struct {
+	Pool  *pgxpool.Pool
+	River *river.Client[pgx.Tx]
+	Box   *secrets.Box
+	// KubeconfigPath is KUBEBYON_KUBECONFIG, one way to name the host cluster.
+	KubeconfigPath string
+}
+
+// Input is the create and update form.
+type Input struct {
+	Name              string
+	Description       string
+	KubernetesVersion string
+	PublicAccessMode  string
+}
+
+// validate checks the input against the settings. On update the name is
+// not checked (it cannot change).
+func (in *Input) validate(rt settings.Runtime, create bool) error {
+	errs := FieldErrors{}
+	in.Name = strings.TrimSpace(in.Name)
+	if create {
+		switch {
+		case in.Name == "":
+			errs["name"] = "ErrClusterNameRequired"
+		case len(in.Name) > MaxNameLength:
+			errs["name"] = "ErrClusterNameTooLong"
+		case len(validation.IsDNS1123Label(in.Name)) > 0:
+			errs["name"] = "ErrClusterNameInvalid"
+		}
+	}
+	in.Description = strings.TrimSpace(in.Description)
+	if !utf8.ValidString(in.Description) || utf8.RuneCountInString(in.Description) > MaxDescriptionLength || strings.ContainsRune(in.Description, 0) {
+		errs["description"] = "ErrClusterDescriptionInvalid"
+	}
+	if in.KubernetesVersion == "" && len(rt.AllowedVersions) > 0 {
+		in.KubernetesVersion = rt.AllowedVersions[0]
+	}
+	if !rt.VersionAllowed(in.KubernetesVersion) {
+		errs["kubernetes_version"] = "ErrClusterVersion"
+	}
+	if in.PublicAccessMode == "" {
+		in.PublicAccessMode = rt.DefaultAccessMode
+	}
+	if in.PublicAccessMode != settings.AccessNodePort && in.PublicAccessMode != settings.AccessLoadBalancer {
+		errs["public_access_mode"] = "ErrClusterAccessMode"
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// Runtime loads the runtime settings.
+func (s *Service) Runtime(ctx context.Context) (settings.Runtime, error) {
+	return settings.Load(ctx, queries.New(s.Pool), s.Box)
+}
+
+// ready checks that clusters can be made at all.
+func (s *Service) ready(rt settings.Runtime) error {
+	if _, err := rt.HostConfig(s.KubeconfigPath); err != nil {
+		if errors.Is(err, settings.ErrNoHostCluster) {
+			return ErrNoHostCluster
+		}
+		return fmt.Errorf("%w: %v", ErrNoHostCluster, err)
+	}
+	if rt.APIBaseDomain == "" {
+		return ErrNoBaseDomain
+	}
+	return nil
+}
+
+// Create asks for a new cluster.
+func (s *Service) Create(ctx context.Context, ownerID int64, in Input, actor audit.Actor) (queries.Cluster, error) {
+	rt, err := s.Runtime(ctx)
+	if err != nil {
+		return queries.Cluster{}, err
+	}
+	if err := in.validate(rt, true); err != nil {
+		return queries.Cluster{}, err
+	}
+	if err := s.ready(rt); err != nil {
+		return queries.Cluster{}, err
+	}
+	var c queries.Cluster
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if err := q.ClusterLockOwner(ctx, ownerID); err != nil {
+			return fmt.Errorf("lock owner: %w", err)
+		}
+		plan, err := q.PlanForUser(ctx, ownerID)
+		if err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+		n, err := q.ClusterCountActiveByOwner(ctx, ownerID)
+		if err != nil {
+			return fmt.Errorf("count clusters: %w", err)
+		}
+		if n >= int64(plan.MaxClusters) {
+			return ErrPlanLimit
+		}
+		ports, err := s.nodePorts(ctx, q, rt, in.PublicAccessMode, nodePorts{})
+		if err != nil {
+			return err
+		}
+		c, err = q.ClusterCreate(ctx, queries.ClusterCreateParams{
+			OwnerID: ownerID, Name: in.Name, Slug: in.Name + "-" + suffix(),
+			Description: in.Description, KubernetesVersion: in.KubernetesVersion,
+			PublicAccessMode: in.PublicAccessMode, NodePort: ports.https, KonnectivityNodePort: ports.konnectivity,
+		})
+		if isUniqueViolation(err, "clusters_owner_name_key") {
+			return FieldErrors{"name": "ErrClusterNameTaken"}
+		}
+		if err != nil {
+			return fmt.Errorf("create cluster: %w", err)
+		}
+		return s.record(ctx, tx, q, c, actor, "cluster.create", "Created")
+	})
+	return c, err
+}
+
+// Update changes what may change: Kubernetes version, access mode,
+// description. A description alone does not touch the host cluster.
+func (s *Service) Update(ctx context.Context, ownerID, id int64, in Input, actor audit.Actor) (queries.Cluster, error) {
+	rt, err := s.Runtime(ctx)
+	if err != nil {
+		return queries.Cluster{}, err
+	}
+	var c queries.Cluster
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		cur, err := q.ClusterLockForOwner(ctx, queries.ClusterLockForOwnerParams{ID: id, OwnerID: ownerID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("load cluster: %w", err)
+		}
+		if cur.DeleteRequestedAt.Valid {
+			return ErrDeleting
+		}
+		in.Name = cur.Name
+		if in.KubernetesVersion == cur.KubernetesVersion && !rt.VersionAllowed(cur.KubernetesVersion) {
+			// Keeping a version the admin has since withdrawn is fine.
+			rt.AllowedVersions = append(rt.AllowedVersions, cur.KubernetesVersion)
+		}
+		if err := in.validate(rt, false); err != nil {
+			return err
+		}
+		if in.KubernetesVersion == cur.KubernetesVersion && in.PublicAccessMode == cur.PublicAccessMode {
+			if c, err = q.ClusterUpdateDescription(ctx, queries.ClusterUpdateDescriptionParams{ID: id, Description: in.Description}); err != nil {
+				return fmt.Errorf("update cluster: %w", err)
+			}
+			return audit.Record(ctx, q, actor, audit.Event{Action: "cluster.update", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
+				Details: map[string]any{"description": true}})
+		}
+		ports, err := s.nodePorts(ctx, q, rt, in.PublicAccessMode, nodePorts{https: cur.NodePort, konnectivity: cur.KonnectivityNodePort})
+		if err != nil {
+			return err
+		}
+		c, err = q.ClusterUpdateSpec(ctx, queries.ClusterUpdateSpecParams{
+			ID: id, Description: in.Description, KubernetesVersion: in.KubernetesVersion,
+			PublicAccessMode: in.PublicAccessMode, NodePort: ports.https, KonnectivityNodePort: ports.konnectivity,
+		})
+		if err != nil {
+			return fmt.Errorf("update cluster: %w", err)
+		}
+		return s.record(ctx, tx, q, c, actor, "cluster.update", "Updated")
+	})
+	return c, err
+}
+
+// Delete asks for a cluster to be removed; confirm must repeat its name.
+func (s *Service) Delete(ctx context.Context, ownerID, id int64, confirm string, actor audit.Actor) (queries.Cluster, error) {
+	var c queries.Cluster
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		cur, err := q.ClusterLockForOwner(ctx, queries.ClusterLockForOwnerParams{ID: id, OwnerID: ownerID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("load cluster: %w", err)
+		}
+		if strings.TrimSpace(confirm) != cur.Name {
+			return FieldErrors{"confirm": "ErrClusterConfirmName"}
+		}
+		if cur.DeleteRequestedAt.Valid {
+			c = cur
+			return nil
+		}
+		if c, err = q.ClusterRequestDelete(ctx, id); err != nil {
+			return fmt.Errorf("delete cluster: %w", err)
+		}
+		return s.record(ctx, tx, q, c, actor, "cluster.delete", "DeleteRequested")
+	})
+	return c, err
+}
+
+// Retry starts a failed cluster's work again.
+func (s *Service) Retry(ctx context.Context, ownerID, id int64, actor audit.Actor) (queries.Cluster, error) {
+	var c queries.Cluster
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if _, err := q.ClusterLockForOwner(ctx, queries.ClusterLockForOwnerParams{ID: id, OwnerID: ownerID}); errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("load cluster: %w", err)
+		}
+		var err error
+		c, err = q.ClusterRetry(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFailed
+		}
+		if err != nil {
+			return fmt.Errorf("retry cluster: %w", err)
+		}
+		// The retry supersedes the attempts River still holds for the
+		// failure (its own retries, waiting): they would run the work
+		// again after this one. A running one is left to finish; the
+		// cluster's lease keeps it apart from the new job.
+		superseded := river.NewJobDeleteManyParams().
+			Kinds(jobs.ClusterReconcileArgs{}.Kind()).
+			States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateScheduled).
+			Where("(args->>'cluster_id')::bigint = @cluster_id", river.NamedArgs{"cluster_id": id})
+		if _, err := s.River.JobDeleteManyTx(ctx, tx, superseded); err != nil {
+			return fmt.Errorf("remove superseded reconciles: %w", err)
+		}
+		return s.record(ctx, tx, q, c, actor, "cluster.retry", "RetryRequested")
+	})
+	return c, err
+}
+
+// Get returns a user's cluster.
+func (s *Service) Get(ctx context.Context, ownerID, id int64) (queries.Cluster, error) {
+	c, err := queries.New(s.Pool).ClusterGetForOwner(ctx, queries.ClusterGetForOwnerParams{ID: id, OwnerID: ownerID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, ErrNotFound
+	}
+	return c, err
+}
+
+// record writes the cluster event (its reason names the catalog message
+// ClusterEvent<reason>), the audit event and the reconcile job.
+func (s *Service) record(ctx context.Context, tx pgx.Tx, q *queries.Queries, c queries.Cluster, actor audit.Actor, action, reason string) error {
+	if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: "info", Reason: reason}); err != nil {
+		return fmt.Errorf("cluster event: %w", err)
+	}
+	if err := audit.Record(ctx, q, actor, audit.Event{Action: action, TargetType: "cluster", TargetID: fmt.Sprint(c.ID), Details: map[string]any{
+		"name": c.Name, "kubernetes_version": c.KubernetesVersion, "public_access_mode": c.PublicAccessMode, "generation": c.Generation,
+	}}); err != nil {
+		return err
+	}
+	if _, err := s.River.InsertTx(ctx, tx, jobs.ClusterReconcileArgs{ClusterID: c.ID}, nil); err != nil {
+		return fmt.Errorf("enqueue reconcile: %w", err)
+	}
+	return nil
+}
+
+// nodePorts are a cluster's NodePorts in nodeport mode.
+type nodePorts struct{ https, konnectivity pgtype.Int4 }
+
+// nodePorts keeps the cluster's NodePorts in nodeport mode, or picks free
+// ones in the admin's range; loadbalancer mode needs none. The UNIQUE
+// constraints settle races: the loser's transaction fails and the user can
+// submit again.
+func (s *Service) nodePorts(ctx context.Context, q *queries.Queries, rt settings.Runtime, mode string, current nodePorts) (nodePorts, error) {
+	if mode != settings.AccessNodePort {
+		return nodePorts{}, nil
+	}
+	if current.https.Valid && current.konnectivity.Valid {
+		return current, nil
+	}
+	used, err := q.ClusterNodePortsInUse(ctx)
+	if err != nil {
+		return nodePorts{}, fmt.Errorf("node ports in use: %w", err)
+	}
+	taken := make(map[int32]bool, len(used))
+	for _, p := range used {
+		taken[p] = true
+	}
+	span := rt.NodePortMax - rt.NodePortMin + 1
+	start, err := rand.Int(rand.Reader, big.NewInt(int64(span)))
+	if err != nil {
+		return nodePorts{}, err
+	}
+	var free []int32
+	for i := 0; i < span && len(free) < 2; i++ {
+		p := int32(rt.NodePortMin + (int(start.Int64())+i)%span)
+		if !taken[p] {
+			free = append(free, p)
+		}
+	}
+	if len(free) < 2 {
+		return nodePorts{}, ErrNoFreeNodePort
+	}
+	return nodePorts{https: pgtype.Int4{Int32: free[0], Valid: true}, konnectivity: pgtype.Int4{Int32: free[1], Valid: true}}, nil
+}
+
+// suffix makes slugs globally unique: six characters of [a-z0-9].
+func suffix() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 6)
+	for i := range b {
+		n, _ := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		b[i] = alphabet[n.Int64()]
+	}
+	return string(b)
+}
+
+func isUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == constraint
+}

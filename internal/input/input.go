@@ -1,0 +1,64 @@
+// Package input is the error a form's input gets: what is wrong with each
+// field, as catalog message IDs, for the handlers to show next to it.
+package input
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Errors maps field names to message IDs. The domain packages name it
+// FieldErrors (an alias, so one errors.As finds any of them).
+type Errors map[string]string
+
+func (f Errors) Error() string { return fmt.Sprintf("invalid fields: %v", map[string]string(f)) }
+
+// ErrUnstorable is the message ID of a field whose text PostgreSQL cannot
+// store.
+const ErrUnstorable = "ErrFieldUnstorable"
+
+// Storable reports whether s can be PostgreSQL text: valid UTF-8 without
+// NUL, which PostgreSQL refuses in text and would turn into a server error.
+func Storable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// CheckValues finds the fields of a form or query whose name or values
+// cannot be stored; a name that cannot be shown as it is gets its bad
+// bytes replaced.
+func CheckValues(v url.Values) Errors {
+	var errs Errors
+	for name, values := range v {
+		ok := Storable(name)
+		for _, s := range values {
+			ok = ok && Storable(s)
+		}
+		if ok {
+			continue
+		}
+		if errs == nil {
+			errs = Errors{}
+		}
+		errs[Printable(name)] = ErrUnstorable
+	}
+	return errs
+}
+
+// Names are the field names, sorted.
+func (f Errors) Names() []string {
+	names := make([]string, 0, len(f))
+	for n := range f {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Printable is s with invalid UTF-8 and NUL replaced by U+FFFD, so that it
+// can be stored and shown.
+func Printable(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}

@@ -1,0 +1,55 @@
+package input_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/internal/input"
+)
+
+func TestCheckValues(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		in   url.Values
+		want input.Errors
+	}{
+		{"clean", url.Values{"name": {"ab cd", "名字"}, "empty": {""}}, nil},
+		{"nul", url.Values{"name": {"ab\x00cd"}, "ok": {"x"}}, input.Errors{"name": input.ErrUnstorable}},
+		{"invalid utf-8", url.Values{"email": {"a\xffb@x.test"}}, input.Errors{"email": input.ErrUnstorable}},
+		{"second value", url.Values{"uses": {"1", "\x00"}}, input.Errors{"uses": input.ErrUnstorable}},
+		{"bad name", url.Values{"n\xffm\x00": {"v"}}, input.Errors{"n\uFFFDm\uFFFD": input.ErrUnstorable}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, input.CheckValues(tc.in))
+		})
+	}
+}
+
+// FuzzStorable checks the rule against its definition and that what
+// Printable makes of any text is storable and unchanged when it already was.
+func FuzzStorable(f *testing.F) {
+	for _, s := range []string{"", "ab\x00cd", "a\xffb@x.test", "名字", "\xed\xa0\x80", "\uFFFD", "a%00b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := utf8.ValidString(s) && !strings.Contains(s, "\x00")
+		require.Equal(t, want, input.Storable(s))
+		p := input.Printable(s)
+		require.True(t, input.Storable(p), "%q", p)
+		if want {
+			require.Equal(t, s, p)
+		}
+		errs := input.CheckValues(url.Values{s: {"ok"}, "v": {s}})
+		if want {
+			require.Empty(t, errs)
+		} else {
+			require.Equal(t, input.Errors{p: input.ErrUnstorable, "v": input.ErrUnstorable}, errs)
+		}
+	})
+}

@@ -1,0 +1,142 @@
+// Package nodequota is the optional per-cluster node quota: a validating
+// admission webhook in the virtual cluster asks the platform before each
+// Node is created, and the platform denies Nodes beyond the owner's plan
+// limit of nodes per cluster.
+package nodequota
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// ErrForbidden is a webhook call for a cluster without the quota, or with
+// the wrong key.
+var ErrForbidden = errors.New("node quota webhook: unknown cluster or wrong key")
+
+// Service switches the quota and answers the webhook.
+type Service struct {
+	Pool  *pgxpool.Pool
+	River *river.Client[pgx.Tx]
+	Box   *secrets.Box
+	// Clients reach the virtual clusters to count their Nodes; share one
+	// between calls.
+	Clients *Clients
+}
+
+// SetEnabled switches the cluster's quota and asks for the webhook
+// configuration to follow, in one transaction. Enabling makes a new key,
+// so a URL seen before stops working.
+func (s *Service) SetEnabled(ctx context.Context, c queries.Cluster, enabled bool, actor audit.Actor) (queries.Cluster, error) {
+	sealed := ""
+	if enabled {
+		sealed = s.Box.Seal([]byte(rand.Text()))
+	}
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		var err error
+		c, err = q.ClusterSetNodeQuota(ctx, queries.ClusterSetNodeQuotaParams{ID: c.ID, Enabled: enabled, SealedSecret: sealed})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return clusters.ErrDeleting
+		}
+		if err != nil {
+			return fmt.Errorf("switch node quota: %w", err)
+		}
+		if err := audit.Record(ctx, q, actor, audit.Event{
+			Action: "cluster.node_quota", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
+			Details: map[string]any{"cluster": c.Name, "enabled": enabled},
+		}); err != nil {
+			return err
+		}
+		if _, err := s.River.InsertTx(ctx, tx, jobs.NodeQuotaSyncArgs{ClusterID: c.ID}, nil); err != nil {
+			return fmt.Errorf("queue node quota sync: %w", err)
+		}
+		return nil
+	})
+	return c, err
+}
+
+// Decision is the answer to one admission review: Limit is the plan's
+// nodes per cluster when the Node is denied.
+type Decision struct {
+	Allowed bool
+	Limit   int32
+}
+
+// Review decides on an admission request that came with key for the
+// cluster. Only Node creations are counted; anything else is allowed.
+func (s *Service) Review(ctx context.Context, clusterID int64, key string, req *admissionv1.AdmissionRequest) (Decision, error) {
+	c, err := queries.New(s.Pool).ClusterGetByID(ctx, clusterID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Decision{}, ErrForbidden
+	}
+	if err != nil {
+		return Decision{}, fmt.Errorf("load cluster %d: %w", clusterID, err)
+	}
+	if !c.NodeQuotaEnabled || c.NodeQuotaSecret == "" {
+		return Decision{}, ErrForbidden
+	}
+	want, err := s.Box.Open(c.NodeQuotaSecret)
+	if err != nil {
+		return Decision{}, fmt.Errorf("open node quota key of cluster %d: %w", c.ID, err)
+	}
+	if subtle.ConstantTimeCompare(want, []byte(key)) != 1 {
+		return Decision{}, ErrForbidden
+	}
+	if req.Operation != admissionv1.Create || req.Kind.Group != "" || req.Kind.Kind != "Node" {
+		return Decision{Allowed: true}, nil
+	}
+	plan, err := queries.New(s.Pool).PlanForUser(ctx, c.OwnerID)
+	if err != nil {
+		return Decision{}, fmt.Errorf("plan of user %d: %w", c.OwnerID, err)
+	}
+	n, err := s.countNodes(ctx, c)
+	if err != nil {
+		return Decision{}, err
+	}
+	if n >= int(plan.MaxNodesPerCluster) {
+		return Decision{Limit: plan.MaxNodesPerCluster}, nil
+	}
+	return Decision{Allowed: true}, nil
+}
+
+// countNodes counts the Nodes that exist in the virtual cluster; the one
+// under review is not among them yet. Any failed call drops the kept
+// client: an auth or connection error is what a recreated control plane
+// looks like, and a kept client that fails is tried once more afresh, so
+// that a changed kubeconfig costs no review.
+func (s *Service) countNodes(ctx context.Context, c queries.Cluster) (int, error) {
+	n, kept, err := s.tryCountNodes(ctx, c)
+	if err != nil && kept {
+		n, _, err = s.tryCountNodes(ctx, c)
+	}
+	return n, err
+}
+
+// tryCountNodes counts with the kept or a new client, reporting which.
+func (s *Service) tryCountNodes(ctx context.Context, c queries.Cluster) (int, bool, error) {
+	kc, kept, err := s.Clients.get(ctx, c)
+	if err != nil {
+		return 0, false, err
+	}
+	list, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		s.Clients.forget(c.ID)
+		return 0, kept, fmt.Errorf("list nodes of cluster %d: %w", c.ID, err)
+	}
+	return len(list.Items), kept, nil
+}

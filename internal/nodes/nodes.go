@@ -1,0 +1,298 @@
+// Package nodes is what cluster owners do with the nodes of their ready
+// clusters: list and inspect them in the virtual cluster, cordon and
+// uncordon them at once, and drain or delete them through the node_drain
+// job. Every action writes an audit event.
+package nodes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubectl/pkg/drain"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/nodes/nodestate"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Errors users see (catalog message IDs).
+var (
+	ErrNotFound      = errors.New("ErrNodeNotFound")
+	ErrUnreachable   = errors.New("ErrNodeClusterUnreachable")
+	ErrOperationBusy = errors.New("ErrNodeOperationBusy")
+)
+
+// Limits of the drain options.
+const (
+	MaxGracePeriodSeconds = 3600
+	MaxTimeoutSeconds     = 3600
+	DefaultTimeoutSeconds = 300
+)
+
+// Kinds of node operation.
+const (
+	OpDrain  = "drain"
+	OpDelete = "delete"
+)
+
+// Service carries what the node actions need.
+type Service struct {
+	Pool     *pgxpool.Pool
+	River    *river.Client[pgx.Tx]
+	Clusters *clusters.Service
+}
+
+// Summary is one node in the list.
+type Summary struct {
+	Name           string
+	Status         string // nodestate.Ready, NotReady or Unknown
+	Unschedulable  bool
+	Roles          []string
+	KubeletVersion string
+	OS, Arch       string
+	InternalIP     string
+	ExternalIP     string
+	Created        time.Time
+}
+
+// Detail is one node with everything the node page shows.
+type Detail struct {
+	Summary
+	Conditions  []corev1.NodeCondition
+	Capacity    corev1.ResourceList
+	Allocatable corev1.ResourceList
+	Taints      []corev1.Taint
+	Labels      map[string]string
+	Pods        []corev1.Pod
+}
+
+func summarize(n *corev1.Node) Summary {
+	status, _ := nodestate.Readiness(n)
+	return Summary{
+		Name: n.Name, Status: status, Unschedulable: n.Spec.Unschedulable, Roles: nodestate.Roles(n),
+		KubeletVersion: n.Status.NodeInfo.KubeletVersion, OS: n.Status.NodeInfo.OperatingSystem, Arch: n.Status.NodeInfo.Architecture,
+		InternalIP: nodestate.Address(n, corev1.NodeInternalIP), ExternalIP: nodestate.Address(n, corev1.NodeExternalIP),
+		Created: n.CreationTimestamp.Time,
+	}
+}
+
+// client is a client of the cluster's virtual control plane.
+func (s *Service) client(ctx context.Context, c queries.Cluster) (kubernetes.Interface, error) {
+	cfg, err := s.Clusters.VirtualConfig(ctx, c)
+	if errors.Is(err, clusters.ErrNotReady) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	return kc, nil
+}
+
+// List is the cluster's nodes by name.
+func (s *Service) List(ctx context.Context, c queries.Cluster) ([]Summary, error) {
+	kc, err := s.client(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	list, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%w: list nodes: %v", ErrUnreachable, err)
+	}
+	out := make([]Summary, len(list.Items))
+	for i := range list.Items {
+		out[i] = summarize(&list.Items[i])
+	}
+	slices.SortFunc(out, func(a, b Summary) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// ValidName reports whether name can name a Node: a DNS subdomain, as
+// the apiserver requires of Node names.
+func ValidName(name string) bool {
+	return len(validation.IsDNS1123Subdomain(name)) == 0
+}
+
+// node reads one Node; a missing one is ErrNotFound.
+func node(ctx context.Context, kc kubernetes.Interface, name string) (*corev1.Node, error) {
+	n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: get node %s: %v", ErrUnreachable, name, err)
+	}
+	return n, nil
+}
+
+// Get is one node and the pods on it.
+func (s *Service) Get(ctx context.Context, c queries.Cluster, name string) (Detail, error) {
+	kc, err := s.client(ctx, c)
+	if err != nil {
+		return Detail{}, err
+	}
+	n, err := node(ctx, kc, name)
+	if err != nil {
+		return Detail{}, err
+	}
+	pods, err := kc.CoreV1().Pods("").List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", name).String(),
+	})
+	if err != nil {
+		return Detail{}, fmt.Errorf("%w: list pods on %s: %v", ErrUnreachable, name, err)
+	}
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int {
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return Detail{
+		Summary: summarize(n), Conditions: n.Status.Conditions,
+		Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable,
+		Taints: n.Spec.Taints, Labels: n.Labels, Pods: pods.Items,
+	}, nil
+}
+
+// Cordon marks the node unschedulable (desired true) or schedulable again.
+func (s *Service) Cordon(ctx context.Context, c queries.Cluster, name string, desired bool, actor audit.Actor) error {
+	kc, err := s.client(ctx, c)
+	if err != nil {
+		return err
+	}
+	n, err := node(ctx, kc, name)
+	if err != nil {
+		return err
+	}
+	if err := drain.RunCordonOrUncordon(&drain.Helper{Ctx: ctx, Client: kc}, n, desired); err != nil {
+		return fmt.Errorf("%w: cordon %s: %v", ErrUnreachable, name, err)
+	}
+	action := "node.uncordon"
+	if desired {
+		action = "node.cordon"
+	}
+	// A single insert: it needs no transaction of its own.
+	return audit.Record(ctx, queries.New(s.Pool), actor, nodeEvent(action, c, name, nil))
+}
+
+func nodeEvent(action string, c queries.Cluster, name string, details map[string]any) audit.Event {
+	d := map[string]any{"cluster_id": c.ID, "cluster": c.Name, "node": name}
+	for k, v := range details {
+		d[k] = v
+	}
+	return audit.Event{Action: action, TargetType: "node", TargetID: fmt.Sprintf("%d/%s", c.ID, name), Details: d}
+}
+
+// DrainOptions are checked and completed drain options.
+type DrainOptions = jobs.DrainOptions
+
+// ValidDrainOptions checks the options' bounds.
+func ValidDrainOptions(o DrainOptions) bool {
+	return o.GracePeriodSeconds >= -1 && o.GracePeriodSeconds <= MaxGracePeriodSeconds &&
+		o.TimeoutSeconds >= 1 && o.TimeoutSeconds <= MaxTimeoutSeconds
+}
+
+// ErrInvalidOptions is options out of bounds.
+var ErrInvalidOptions = errors.New("ErrNodeDrainOptions")
+
+// Drain starts draining the node: the operation's row, the audit event and
+// the job in one transaction.
+func (s *Service) Drain(ctx context.Context, c queries.Cluster, name string, opts DrainOptions, actor audit.Actor) (queries.NodeOperation, error) {
+	if !ValidDrainOptions(opts) {
+		return queries.NodeOperation{}, ErrInvalidOptions
+	}
+	return s.start(ctx, c, name, OpDrain, &opts, actor)
+}
+
+// Delete starts deleting the Node object, draining it first when drainFirst
+// is given.
+func (s *Service) Delete(ctx context.Context, c queries.Cluster, name string, drainFirst *DrainOptions, actor audit.Actor) (queries.NodeOperation, error) {
+	if drainFirst != nil && !ValidDrainOptions(*drainFirst) {
+		return queries.NodeOperation{}, ErrInvalidOptions
+	}
+	return s.start(ctx, c, name, OpDelete, drainFirst, actor)
+}
+
+func (s *Service) start(ctx context.Context, c queries.Cluster, name, kind string, opts *DrainOptions, actor audit.Actor) (queries.NodeOperation, error) {
+	kc, err := s.client(ctx, c)
+	if err != nil {
+		return queries.NodeOperation{}, err
+	}
+	if _, err := node(ctx, kc, name); err != nil {
+		return queries.NodeOperation{}, err
+	}
+	var op queries.NodeOperation
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		// One operation per node at a time: the cluster row's lock
+		// serialises starts.
+		if _, err := q.ClusterLock(ctx, c.ID); err != nil {
+			return fmt.Errorf("lock cluster %d: %w", c.ID, err)
+		}
+		if _, err := q.NodeOperationRunning(ctx, queries.NodeOperationRunningParams{ClusterID: c.ID, NodeName: name}); err == nil {
+			return ErrOperationBusy
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("running operations of %s: %w", name, err)
+		}
+		op, err = q.NodeOperationCreate(ctx, queries.NodeOperationCreateParams{ClusterID: c.ID, NodeName: name, Kind: kind})
+		if err != nil {
+			return fmt.Errorf("create node operation: %w", err)
+		}
+		details := map[string]any{"operation_id": op.ID}
+		if opts != nil {
+			details["drain"] = opts
+		}
+		if err := audit.Record(ctx, q, actor, nodeEvent("node."+kind, c, name, details)); err != nil {
+			return err
+		}
+		args := jobs.NodeDrainArgs{OperationID: op.ID, ClusterID: c.ID, NodeName: name, Drain: opts, DeleteNode: kind == OpDelete}
+		if _, err := s.River.InsertTx(ctx, tx, args, nil); err != nil {
+			return fmt.Errorf("queue node operation: %w", err)
+		}
+		return nil
+	})
+	return op, err
+}
+
+// Operation is one operation of the cluster's; another cluster's is
+// ErrNotFound.
+func (s *Service) Operation(ctx context.Context, c queries.Cluster, id int64) (queries.NodeOperation, error) {
+	op, err := queries.New(s.Pool).NodeOperationGet(ctx, queries.NodeOperationGetParams{ID: id, ClusterID: c.ID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return op, ErrNotFound
+	}
+	if err != nil {
+		return op, fmt.Errorf("load node operation %d: %w", id, err)
+	}
+	return op, nil
+}
+
+// LatestOperation is the node's latest operation, if any.
+func (s *Service) LatestOperation(ctx context.Context, c queries.Cluster, name string) (queries.NodeOperation, bool, error) {
+	op, err := queries.New(s.Pool).NodeOperationLatest(ctx, queries.NodeOperationLatestParams{ClusterID: c.ID, NodeName: name})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return op, false, nil
+	}
+	if err != nil {
+		return op, false, fmt.Errorf("latest operation of %s: %w", name, err)
+	}
+	return op, true, nil
+}

@@ -1,0 +1,136 @@
+// Package notify knows the kinds of notification, the channels they go
+// through, and each user's choice for every pair.
+package notify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Kind is an event a user can be told about.
+type Kind string
+
+// The kinds, in the order the preferences page shows them.
+const (
+	ClusterReady   Kind = "cluster_ready"
+	ClusterFailed  Kind = "cluster_failed"
+	NodeNotReady   Kind = "node_not_ready"
+	JoinTokenUsed  Kind = "join_token_used"
+	SecuritySignIn Kind = "security_sign_in"
+	Billing        Kind = "billing"
+)
+
+// Kinds lists every kind.
+var Kinds = []Kind{ClusterReady, ClusterFailed, NodeNotReady, JoinTokenUsed, SecuritySignIn, Billing}
+
+// Channel is a way to reach the user.
+type Channel string
+
+// The channels.
+const (
+	Email Channel = "email"
+	InApp Channel = "in_app"
+)
+
+// Channels lists every channel.
+var Channels = []Channel{Email, InApp}
+
+// ValidKind reports whether k is a known kind.
+func ValidKind(k string) bool {
+	for _, x := range Kinds {
+		if string(x) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidChannel reports whether c is a known channel.
+func ValidChannel(c string) bool { return c == string(Email) || c == string(InApp) }
+
+// Default is what a user gets before choosing: everything in-app; by email
+// only what needs attention (failures, unhealthy nodes, security, billing).
+func Default(k Kind, c Channel) bool {
+	if c == InApp {
+		return true
+	}
+	switch k {
+	case ClusterFailed, NodeNotReady, SecuritySignIn, Billing:
+		return true
+	}
+	return false
+}
+
+// Enabled reports whether the user wants kind k through channel c.
+func Enabled(ctx context.Context, q *queries.Queries, userID int64, k Kind, c Channel) (bool, error) {
+	on, err := q.NotificationPreferenceGet(ctx, queries.NotificationPreferenceGetParams{UserID: userID, Kind: string(k), Channel: string(c)})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Default(k, c), nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("notification preference %s/%s: %w", k, c, err)
+	}
+	return on, nil
+}
+
+// Matrix returns the user's choice for every kind and channel.
+func Matrix(ctx context.Context, q *queries.Queries, userID int64) (map[Kind]map[Channel]bool, error) {
+	rows, err := q.NotificationPreferenceList(ctx, userID)
+	if err != nil {
+		return nil, fmt.Errorf("notification preferences: %w", err)
+	}
+	m := make(map[Kind]map[Channel]bool, len(Kinds))
+	for _, k := range Kinds {
+		m[k] = map[Channel]bool{}
+		for _, c := range Channels {
+			m[k][c] = Default(k, c)
+		}
+	}
+	for _, r := range rows {
+		if _, ok := m[Kind(r.Kind)]; ok {
+			m[Kind(r.Kind)][Channel(r.Channel)] = r.Enabled
+		}
+	}
+	return m, nil
+}
+
+// Create stores an in-app notification as a message of the catalog and its
+// parameters, so that each reader reads it in their language of the
+// moment: its title is Mail<message>Subject, its body Notify<message>Body.
+func Create(ctx context.Context, q *queries.Queries, userID int64, k Kind, message string, params map[string]any) (queries.Notification, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return queries.Notification{}, fmt.Errorf("encode notification %s: %w", message, err)
+	}
+	n, err := q.NotificationCreate(ctx, queries.NotificationCreateParams{UserID: userID, Kind: string(k), Message: message, Params: raw})
+	if err != nil {
+		return queries.Notification{}, fmt.Errorf("notify user %d of %s: %w", userID, message, err)
+	}
+	return n, nil
+}
+
+// Word returns a notification's title and body in l's language. A
+// notification stored before messages were (no message) keeps the words it
+// was written with.
+func Word(l *locale.Localizer, n queries.Notification) (title, body string) {
+	if n.Message == "" {
+		return n.Title, n.Body
+	}
+	// Numbers stay as written: a float64 count of a million would print 1e+06.
+	params := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(n.Params))
+	dec.UseNumber()
+	if err := dec.Decode(&params); err != nil {
+		// Only ever written by Create: the words show without their values.
+		params = map[string]any{}
+	}
+	return l.T("Mail"+n.Message+"Subject", params), l.T("Notify"+n.Message+"Body", params)
+}

@@ -1,0 +1,47 @@
+package views
+
+import "context"
+
+// Page is what every page needs to know about its request, put in the
+// request's context by the handlers' middleware (WithPage) and read by the
+// layout and components (PageOf): the signed-in user, the CSRF token, the
+// flash message.
+type Page struct {
+	CSRF  string
+	User  *PageUser
+	Flash *Flash
+	// Unread is the signed-in user's count of unread notifications.
+	Unread int64
+	// LoopbackBaseURL is the platform's base URL when it names this
+	// machine only, for the warning an admin sees; else empty.
+	LoopbackBaseURL string
+}
+
+// PageUser is the signed-in user as the pages show them.
+type PageUser struct {
+	ID    int64
+	Name  string
+	Email string
+	Admin bool
+}
+
+// Flash is a one-time message shown on the next page.
+type Flash struct {
+	Kind    string // "success" or "error"
+	Message string // a catalog message ID
+}
+
+type pageKey struct{}
+
+// WithPage stores p in ctx.
+func WithPage(ctx context.Context, p *Page) context.Context {
+	return context.WithValue(ctx, pageKey{}, p)
+}
+
+// PageOf returns the request's page context; empty outside a request.
+func PageOf(ctx context.Context) *Page {
+	if p, ok := ctx.Value(pageKey{}).(*Page); ok {
+		return p
+	}
+	return &Page{}
+}
