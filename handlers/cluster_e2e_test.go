@@ -40,7 +40,7 @@ func TestClusterEndToEnd(t *testing.T) {
 			Pool: d.Pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: prometheus.NewRegistry(),
 			Box: d.Box, Catalog: d.Catalog, KubeconfigPath: d.Clusters.KubeconfigPath,
 		}, jobs.Options{
-			Work: true, MaxWorkers: 2, CleanupInterval: time.Hour, WorkQueues: []string{jobs.QueueClusters},
+			Work: true, MaxWorkers: 2, CleanupInterval: time.Hour, WorkQueues: []string{clusters.Queue},
 			ClusterPollInterval: 100 * time.Millisecond, ClusterReadyTimeout: time.Minute,
 		})
 		require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -18,7 +19,7 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 		return render(c, http.StatusOK, views.Home())
 	}
 	ctx := c.Request().Context()
-	if u.Role == "admin" {
+	if u.Role == accounts.RoleAdmin {
 		views.PageOf(ctx).LoopbackBaseURL = h.loopbackBaseURL()
 	}
 	page, err := h.Clusters.List(ctx, u.ID, 0, dashboardClusters)

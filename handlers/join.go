@@ -14,7 +14,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
-	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -115,7 +114,7 @@ func (h *Handlers) recordJoinEvent(c echo.Context) error {
 	if step == jointokens.StepJoin {
 		// The machine has filed its CSR: learn of it now, not at the next
 		// periodic sync.
-		if _, err := h.River.Insert(c.Request().Context(), jobs.JoinTokenSyncArgs{ClusterID: clusterID}, nil); err != nil {
+		if _, err := h.River.Insert(c.Request().Context(), jointokens.SyncArgs{ClusterID: clusterID}, nil); err != nil {
 			return fmt.Errorf("enqueue join token sync of cluster %d: %w", clusterID, err)
 		}
 	}

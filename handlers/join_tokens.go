@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -42,7 +43,7 @@ func (h *Handlers) renderJoinTokens(c echo.Context, status int, f views.Form) er
 	if err != nil {
 		return err
 	}
-	d := views.JoinTokens{ClusterID: cl.ID, ClusterName: cl.Name, Ready: cl.Status == "ready", Form: f, LoopbackBaseURL: h.loopbackBaseURL()}
+	d := views.JoinTokens{ClusterID: cl.ID, ClusterName: cl.Name, Ready: cl.Status == clusters.StatusReady, Form: f, LoopbackBaseURL: h.loopbackBaseURL()}
 	// The page shows each usable token's join command, a credential.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	for _, t := range tokens {

@@ -127,12 +127,12 @@ func (b *testBundle) syncJoinTokens(t *testing.T, clusterID int64) {
 	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.JoinTokenSyncWorker{
 		Tokens: &jointokens.Service{Pool: b.pool, Box: b.box,
 			Virtual: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig},
-		Notices: jobs.Notices{Box: b.box},
+		Notices: notify.Notices{Box: b.box},
 	})
 	tx, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx) //nolint:errcheck // the job row only
-	_, err = w.Work(ctx, t, tx, jobs.JoinTokenSyncArgs{ClusterID: clusterID}, nil)
+	_, err = w.Work(ctx, t, tx, jointokens.SyncArgs{ClusterID: clusterID}, nil)
 	require.NoError(t, err)
 }
 
@@ -513,22 +513,22 @@ func TestJoinTokenSyncAll(t *testing.T) {
 	}
 	tx, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
-	_, err = w.Work(ctx, t, tx, jobs.JoinTokenSyncAllArgs{}, nil)
+	_, err = w.Work(ctx, t, tx, jointokens.SyncAllArgs{}, nil)
 	require.NoError(t, err)
 	require.NoError(t, tx.Rollback(ctx))
 	require.Equal(t, []int64{active, awaiting}, enqueued())
 
 	// (rivertest turns uniqueness off; the client the worker runs with
 	// does not.) One waits per cluster; once it ran, the next may come.
-	res, err := b.river.Insert(ctx, jobs.JoinTokenSyncArgs{ClusterID: revoked}, nil)
+	res, err := b.river.Insert(ctx, jointokens.SyncArgs{ClusterID: revoked}, nil)
 	require.NoError(t, err)
 	require.False(t, res.UniqueSkippedAsDuplicate)
-	again, err := b.river.Insert(ctx, jobs.JoinTokenSyncArgs{ClusterID: revoked}, nil)
+	again, err := b.river.Insert(ctx, jointokens.SyncArgs{ClusterID: revoked}, nil)
 	require.NoError(t, err)
 	require.True(t, again.UniqueSkippedAsDuplicate, "one waiting is enough")
 	_, err = b.pool.Exec(ctx, "UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1", res.Job.ID)
 	require.NoError(t, err)
-	again, err = b.river.Insert(ctx, jobs.JoinTokenSyncArgs{ClusterID: revoked}, nil)
+	again, err = b.river.Insert(ctx, jointokens.SyncArgs{ClusterID: revoked}, nil)
 	require.NoError(t, err)
 	require.False(t, again.UniqueSkippedAsDuplicate, "a finished sync does not hold back the next")
 }

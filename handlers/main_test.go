@@ -27,6 +27,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
@@ -183,6 +184,6 @@ func uniqueEmail(name string) string {
 // handler tests play the reconcile worker themselves.
 func pageTestJobOptions() jobs.Options {
 	opts := jobs.DefaultOptions(true)
-	opts.WorkQueues = []string{river.QueueDefault, jobs.QueueEmail}
+	opts.WorkQueues = []string{river.QueueDefault, notify.QueueEmail}
 	return opts
 }

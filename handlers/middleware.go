@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
 )
 
 // logRequests writes one structured line per request.
@@ -69,9 +69,9 @@ func (h *Handlers) recoverPanics() echo.MiddlewareFunc {
 // credential for the virtual cluster and must not reach the logs, nor the
 // key of a node quota webhook (its last segment).
 func redactPath(p string) string {
-	if rest, ok := strings.CutPrefix(p, jobs.NodeQuotaWebhookPath); ok {
+	if rest, ok := strings.CutPrefix(p, nodequota.WebhookPath); ok {
 		id, _, _ := strings.Cut(rest, "/")
-		return jobs.NodeQuotaWebhookPath + id + "/[redacted]"
+		return nodequota.WebhookPath + id + "/[redacted]"
 	}
 	rest, ok := strings.CutPrefix(p, "/join/")
 	if !ok {

@@ -18,13 +18,12 @@ import (
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
-	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
 func (h *Handlers) nodeQuotaRoutes(e *echo.Echo) {
 	e.POST("/clusters/:id/node-quota", h.setNodeQuota, h.requireUser)
-	e.POST(jobs.NodeQuotaWebhookPath+":id/:key", h.reviewNodeQuota)
+	e.POST(nodequota.WebhookPath+":id/:key", h.reviewNodeQuota)
 }
 
 // isWebhook reports whether the request is a virtual apiserver's call to

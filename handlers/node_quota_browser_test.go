@@ -10,8 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/kubebyon/kubebyon/jobs"
 )
 
 // TestNodeQuotaInBrowser: the owner switches the node quota on from the
@@ -39,7 +39,7 @@ func TestNodeQuotaInBrowser(t *testing.T) {
 	require.Contains(t, flash, "Node quota turned on")
 	require.Contains(t, status, "Node quota is on")
 	b.syncNodeQuota(t, cl.ID)
-	cfg, err := hooks.Get(context.Background(), jobs.NodeQuotaWebhookName, metav1.GetOptions{})
+	cfg, err := hooks.Get(context.Background(), nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Len(t, cfg.Webhooks, 1)
 
@@ -52,6 +52,6 @@ func TestNodeQuotaInBrowser(t *testing.T) {
 	require.Contains(t, flash, "Node quota turned off")
 	require.Contains(t, status, "Node quota is off")
 	b.syncNodeQuota(t, cl.ID)
-	_, err = hooks.Get(context.Background(), jobs.NodeQuotaWebhookName, metav1.GetOptions{})
+	_, err = hooks.Get(context.Background(), nodequota.WebhookName, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "%v", err)
 }

@@ -18,9 +18,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -87,7 +87,7 @@ func TestNodeQuotaReviewKeepsClient(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
 	key, err := b.box.Open(b.cluster(t, cl.ID).NodeQuotaSecret)
 	require.NoError(t, err)
-	hook := jobs.NodeQuotaWebhookURL(b.server.URL, cl.ID, string(key))
+	hook := nodequota.WebhookURL(b.server.URL, cl.ID, string(key))
 	allowed := func(msg string) {
 		t.Helper()
 		status, body := b.review(t, hook)
@@ -141,10 +141,10 @@ func TestNodeQuotaReviewRateLimit(t *testing.T) {
 	}
 
 	// Below the limit the call goes on, to be refused for its key.
-	status, body := b.review(t, b.server.URL+jobs.NodeQuotaWebhookPath+"1/guess")
+	status, body := b.review(t, b.server.URL+nodequota.WebhookPath+"1/guess")
 	require.Equal(t, http.StatusForbidden, status, body)
 
-	resp, err := b.server.Client().Post(b.server.URL+jobs.NodeQuotaWebhookPath+"2/guess", "application/json", strings.NewReader(nodeCreateReview))
+	resp, err := b.server.Client().Post(b.server.URL+nodequota.WebhookPath+"2/guess", "application/json", strings.NewReader(nodeCreateReview))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)

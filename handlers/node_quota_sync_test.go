@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -79,7 +80,7 @@ func (b *testBundle) queuedNodeQuotaSyncs(t *testing.T, clusterID int64, onlyUni
 func (b *testBundle) runNodeQuotaSyncAll(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	res, err := b.river.Insert(ctx, jobs.NodeQuotaSyncAllArgs{}, nil)
+	res, err := b.river.Insert(ctx, nodequota.SyncAllArgs{}, nil)
 	require.NoError(t, err)
 	var state rivertype.JobState
 	require.Eventually(t, func() bool {
@@ -109,9 +110,9 @@ func TestNodeQuotaPeriodicSync(t *testing.T) {
 	}
 	b.syncNodeQuota(t, on.ID)
 	hooks := virt.Client(t).AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	written, err := hooks.Get(ctx, jobs.NodeQuotaWebhookName, metav1.GetOptions{})
+	written, err := hooks.Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
-	require.NoError(t, hooks.Delete(ctx, jobs.NodeQuotaWebhookName, metav1.DeleteOptions{}))
+	require.NoError(t, hooks.Delete(ctx, nodequota.WebhookName, metav1.DeleteOptions{}))
 
 	// Twice, as periods would: still one sync queued, and only for the
 	// ready cluster with the quota on.
@@ -122,7 +123,7 @@ func TestNodeQuotaPeriodicSync(t *testing.T) {
 	require.Empty(t, b.queuedNodeQuotaSyncs(t, notReady.ID, true))
 
 	require.Equal(t, 1, b.workNodeQuotaSyncs(t, on.ID))
-	restored, err := hooks.Get(ctx, jobs.NodeQuotaWebhookName, metav1.GetOptions{})
+	restored, err := hooks.Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, written.Webhooks, restored.Webhooks)
 	// The switch's sync of the cluster that is not ready finishes without
@@ -139,9 +140,9 @@ func TestNodeQuotaPeriodicSync(t *testing.T) {
 	require.NoError(t, err)
 	b.runNodeQuotaSyncAll(t)
 	require.Empty(t, b.queuedNodeQuotaSyncs(t, on.ID, false))
-	_, err = b.river.Insert(ctx, jobs.NodeQuotaSyncArgs{ClusterID: on.ID}, nil)
+	_, err = b.river.Insert(ctx, nodequota.SyncArgs{ClusterID: on.ID}, nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, b.workNodeQuotaSyncs(t, on.ID))
-	_, err = hooks.Get(ctx, jobs.NodeQuotaWebhookName, metav1.GetOptions{})
+	_, err = hooks.Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
 }

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubebyon/kubebyon/handlers"
-	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -81,7 +81,7 @@ func TestNodeQuotaWebhook(t *testing.T) {
 	require.Contains(t, body, `data-testid="node-quota-disable"`)
 
 	b.syncNodeQuota(t, cl.ID)
-	cfg, err := kc.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, jobs.NodeQuotaWebhookName, metav1.GetOptions{})
+	cfg, err := kc.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Len(t, cfg.Webhooks, 1)
 	wh := cfg.Webhooks[0]
@@ -124,7 +124,7 @@ func TestNodeQuotaWebhook(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
 	require.False(t, b.cluster(t, cl.ID).NodeQuotaEnabled)
 	b.syncNodeQuota(t, cl.ID)
-	_, err = kc.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, jobs.NodeQuotaWebhookName, metav1.GetOptions{})
+	_, err = kc.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "%v", err)
 	require.Eventually(t, func() bool { return createNode(kc, "node-3", false) == nil }, 30*time.Second, 200*time.Millisecond)
 	require.Equal(t, 2, b.auditCount(t, "cluster.node_quota"))

@@ -23,9 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -183,7 +183,7 @@ func (b *testBundle) waitOperation(t *testing.T, id int64) queries.NodeOperation
 		var err error
 		op, err = queries.New(b.pool).NodeOperationGetByID(context.Background(), id)
 		require.NoError(t, err)
-		return op.Status != jobs.NodeOpRunning
+		return op.Status != nodes.OperationRunning
 	}, "the node operation finishes")
 	return op
 }
@@ -285,7 +285,7 @@ func TestNodesConsole(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
 	require.Equal(t, nodePage, resp.Header.Get("Location"))
 	op := b.waitOperation(t, b.latestOperation(t, cl, "worker-1").ID)
-	require.Equal(t, jobs.NodeOpSucceeded, op.Status, op.Message)
+	require.Equal(t, nodes.OperationSucceeded, op.Status, op.Message)
 	progress := strings.Join(op.Progress, "\n")
 	require.Contains(t, progress, "pod/web-5d8f-a in apps evicted")
 	require.Contains(t, progress, "pod/web-5d8f-cache in apps evicted")
@@ -309,7 +309,7 @@ func TestNodesConsole(t *testing.T) {
 	})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
 	op = b.waitOperation(t, b.latestOperation(t, cl, "worker-1").ID)
-	require.Equal(t, jobs.NodeOpSucceeded, op.Status, op.Message)
+	require.Equal(t, nodes.OperationSucceeded, op.Status, op.Message)
 	require.Equal(t, fmt.Sprintf("%s/operations/%d", nodePage, op.ID), resp.Header.Get("Location"))
 	_, err = kc.CoreV1().Nodes().Get(context.Background(), "worker-1", metav1.GetOptions{})
 	require.Error(t, err)
@@ -387,14 +387,14 @@ func TestNodesAPI(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.body), &op))
 	require.Equal(t, "drain", op.Kind)
 	done := b.waitOperation(t, op.ID)
-	require.Equal(t, jobs.NodeOpFailed, done.Status)
+	require.Equal(t, nodes.OperationFailed, done.Status)
 	require.Contains(t, done.Message, "cannot delete Pods that declare no controller")
 	require.Equal(t, []string{"scratch"}, podsOn(t, kc, "worker-a"))
 	r = b.apiCall(t, http.MethodPost, base+"/worker-a/drain", key, `{"timeout_seconds": 30, "force": true}`)
 	require.Equal(t, http.StatusAccepted, r.status, r.body)
 	require.NoError(t, json.Unmarshal([]byte(r.body), &op))
 	done = b.waitOperation(t, op.ID)
-	require.Equal(t, jobs.NodeOpSucceeded, done.Status, done.Message)
+	require.Equal(t, nodes.OperationSucceeded, done.Status, done.Message)
 	require.Contains(t, strings.Join(done.Progress, "\n"), "pod/scratch in bare evicted")
 	require.Empty(t, podsOn(t, kc, "worker-a"))
 	require.True(t, unschedulable(t, kc, "worker-a"))
@@ -404,7 +404,7 @@ func TestNodesAPI(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.body), &op))
 	require.Equal(t, "delete", op.Kind)
 	done = b.waitOperation(t, op.ID)
-	require.Equal(t, jobs.NodeOpSucceeded, done.Status, done.Message)
+	require.Equal(t, nodes.OperationSucceeded, done.Status, done.Message)
 	nodes, err := kc.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, nodes.Items, 1)
@@ -419,7 +419,7 @@ func TestNodesAPI(t *testing.T) {
 func (b *testBundle) runNodeHealth(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	res, err := b.river.Insert(ctx, jobs.NodeHealthArgs{}, nil)
+	res, err := b.river.Insert(ctx, nodes.HealthArgs{}, nil)
 	require.NoError(t, err)
 	waitFor(t, func() bool {
 		j, err := b.river.JobGet(ctx, res.Job.ID)

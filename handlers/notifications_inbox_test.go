@@ -12,7 +12,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
-	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -89,7 +88,7 @@ func TestNotificationsInReadersLanguage(t *testing.T) {
 	user, err := queries.New(b.pool).UserGetByID(ctx, id)
 	require.NoError(t, err)
 	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		_, err := jobs.Notices{Box: b.box}.Tell(ctx, tx, user, notify.ClusterReady, jobs.EmailClusterReady, map[string]any{"Cluster": "demo", "ClusterID": 7})
+		_, err := notify.Notices{Box: b.box}.Tell(ctx, tx, user, notify.ClusterReady, notify.EmailClusterReady, map[string]any{"Cluster": "demo", "ClusterID": 7})
 		return err
 	}))
 

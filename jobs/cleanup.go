@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -79,7 +80,7 @@ func (w *CleanupWorker) failInterruptedNodeOperations(ctx context.Context) (int6
 	}
 	var n int64
 	for _, op := range ops {
-		params := river.NewJobListParams().Kinds(NodeDrainArgs{}.Kind()).States(liveJobStates...).First(1).
+		params := river.NewJobListParams().Kinds(nodes.OperationArgs{}.Kinds()...).States(liveJobStates...).First(1).
 			Where("(args->>'operation_id')::bigint = @operation_id", river.NamedArgs{"operation_id": op.ID})
 		live, err := client.JobList(ctx, params)
 		if err != nil {
@@ -90,7 +91,7 @@ func (w *CleanupWorker) failInterruptedNodeOperations(ctx context.Context) (int6
 		}
 		// Only a row still running changes: a worker that finished it
 		// meanwhile keeps its outcome.
-		if err := q.NodeOperationFinish(ctx, queries.NodeOperationFinishParams{ID: op.ID, Status: NodeOpFailed, Message: nodeOpInterrupted}); err != nil {
+		if err := q.NodeOperationFinish(ctx, queries.NodeOperationFinishParams{ID: op.ID, Status: nodes.OperationFailed, Message: nodeOpInterrupted}); err != nil {
 			return n, fmt.Errorf("fail node operation %d: %w", op.ID, err)
 		}
 		n++

@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -26,19 +28,13 @@ import (
 // lease, which run to the end even when the job's context ends.
 const leaseCallTimeout = 10 * time.Second
 
-// Email templates of the cluster lifecycle.
-const (
-	EmailClusterReady  = "ClusterReady"
-	EmailClusterFailed = "ClusterFailed"
-)
-
 // ClusterReconcileWorker drives the host cluster toward a cluster's row:
 // namespace, license Secret, Helm release, then waits for the control plane
 // by snoozing (never sleeping); or, once deletion is asked for, removes the
 // release and the namespace. Every step is idempotent, so a worker killed
 // anywhere leaves nothing the next run cannot finish.
 type ClusterReconcileWorker struct {
-	river.WorkerDefaults[ClusterReconcileArgs]
+	river.WorkerDefaults[clusters.ReconcileArgs]
 	Pool   *pgxpool.Pool
 	Logger *slog.Logger
 	Box    *secrets.Box
@@ -60,12 +56,12 @@ const DefaultClusterStepTimeout = 5 * time.Minute
 
 // Timeout implements river.Worker. River's rescuer waits for it too before
 // it runs again a job whose worker died.
-func (w *ClusterReconcileWorker) Timeout(*river.Job[ClusterReconcileArgs]) time.Duration {
+func (w *ClusterReconcileWorker) Timeout(*river.Job[clusters.ReconcileArgs]) time.Duration {
 	return cmp.Or(w.StepTimeout, DefaultClusterStepTimeout)
 }
 
 // Work implements river.Worker.
-func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[ClusterReconcileArgs]) error {
+func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[clusters.ReconcileArgs]) error {
 	// One job per cluster at a time, through a lease on the row that
 	// outlives no job: it ends shortly after the job's timeout if the job
 	// dies. River's rescuer runs the dead job again (same id, so it takes
@@ -107,13 +103,13 @@ func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[Cluste
 	if err != nil {
 		return fmt.Errorf("load cluster %d: %w", job.Args.ClusterID, err)
 	}
-	if c.Status == "deleted" {
+	if c.Status == clusters.StatusDeleted {
 		return nil
 	}
 	// Ready at the generation asked for: another job finished the work (a
 	// Retry racing River's own retry of the failure, or a rescued job), and
 	// running it again would only flip the cluster through "updating".
-	if c.Status == "ready" && c.ObservedGeneration == c.Generation && !c.DeleteRequestedAt.Valid {
+	if c.Status == clusters.StatusReady && c.ObservedGeneration == c.Generation && !c.DeleteRequestedAt.Valid {
 		return nil
 	}
 	logger := w.Logger.With("cluster_id", c.ID, "slug", c.Slug, "generation", c.Generation, "attempt", job.Attempt)
@@ -142,15 +138,15 @@ func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[Cluste
 func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, c queries.Cluster, rt settings.Runtime, hostCfg *rest.Config, client kubernetes.Interface, logger *slog.Logger) error {
 	// A first install provisions; a change of a cluster that was ready
 	// updates (its "Updated" event was written with the change).
-	status := "provisioning"
+	status := clusters.StatusProvisioning
 	if c.ObservedGeneration > 0 {
-		status = "updating"
+		status = clusters.StatusUpdating
 	}
 	if c.Status != status || !c.ReconcileStartedAt.Valid {
 		if err := q.ClusterStartReconcile(ctx, queries.ClusterStartReconcileParams{ID: c.ID, Status: status}); err != nil {
 			return fmt.Errorf("start reconcile: %w", err)
 		}
-		if c.Status != status && status == "provisioning" {
+		if c.Status != status && status == clusters.StatusProvisioning {
 			if err := w.event(ctx, q, c, "info", "Provisioning", ""); err != nil {
 				return err
 			}
@@ -259,15 +255,15 @@ func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluste
 			return nil
 		}
 		ready = true
-		if prev.Status == "ready" && prev.ObservedGeneration == c.Generation {
+		if prev.Status == clusters.StatusReady && prev.ObservedGeneration == c.Generation {
 			return nil
 		}
 		if prev.NodeQuotaEnabled || prev.NodeQuotaSecret != "" {
-			if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, NodeQuotaSyncArgs{ClusterID: c.ID}, nil); err != nil {
+			if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, nodequota.SyncArgs{ClusterID: c.ID}, nil); err != nil {
 				return fmt.Errorf("queue node quota sync: %w", err)
 			}
 		}
-		if err := w.noticeOwner(ctx, tx, c, notify.ClusterReady, EmailClusterReady, map[string]any{}); err != nil {
+		if err := w.noticeOwner(ctx, tx, c, notify.ClusterReady, notify.EmailClusterReady, map[string]any{}); err != nil {
 			return err
 		}
 		return w.event(ctx, q, c, "info", "Ready", "")
@@ -276,8 +272,8 @@ func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluste
 }
 
 func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries, c queries.Cluster, hostCfg *rest.Config, client kubernetes.Interface, logger *slog.Logger) error {
-	if c.Status != "deleting" {
-		if err := q.ClusterSetStatus(ctx, queries.ClusterSetStatusParams{ID: c.ID, Status: "deleting"}); err != nil {
+	if c.Status != clusters.StatusDeleting {
+		if err := q.ClusterSetStatus(ctx, queries.ClusterSetStatusParams{ID: c.ID, Status: clusters.StatusDeleting}); err != nil {
 			return fmt.Errorf("mark deleting: %w", err)
 		}
 	}
@@ -342,7 +338,7 @@ func (w *ClusterReconcileWorker) noticeFailure(ctx context.Context, c queries.Cl
 		if claimed == 0 {
 			return nil
 		}
-		return w.noticeOwner(ctx, tx, c, notify.ClusterFailed, EmailClusterFailed, map[string]any{"Reason": msg})
+		return w.noticeOwner(ctx, tx, c, notify.ClusterFailed, notify.EmailClusterFailed, map[string]any{"Reason": msg})
 	})
 }
 
@@ -353,7 +349,7 @@ func (w *ClusterReconcileWorker) noticeOwner(ctx context.Context, tx pgx.Tx, c q
 		return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
 	}
 	data["Cluster"], data["ClusterID"] = c.Name, c.ID
-	if _, err := (Notices{Box: w.Box}).Tell(ctx, tx, owner, kind, template, data); err != nil {
+	if _, err := (notify.Notices{Box: w.Box}).Tell(ctx, tx, owner, kind, template, data); err != nil {
 		return fmt.Errorf("notice of cluster %d: %w", c.ID, err)
 	}
 	return nil

@@ -10,54 +10,13 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 )
 
-// EmailArgs is one email to send. Its template data (which can hold a
-// one-time code) is sealed with the platform key, since job arguments sit in
-// the database.
-type EmailArgs struct {
-	To       string `json:"to"`
-	Lang     string `json:"lang"`
-	Template string `json:"template"`
-	Sealed   string `json:"sealed"`
-}
-
-// Kind implements river.JobArgs.
-func (EmailArgs) Kind() string { return "email" }
-
-// InsertOpts keeps email jobs in their own queue, so a slow mail server
-// never holds up cluster work.
-func (EmailArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueEmail, MaxAttempts: 10}
-}
-
-// QueueEmail is the queue of email jobs.
-const QueueEmail = "email"
-
-// Email templates: each has the messages Mail<Template>Subject and
-// Mail<Template>Body in the catalog.
-const (
-	EmailSignupCode      = "SignupCode"
-	EmailSignupExists    = "SignupExists"
-	EmailChangeCode      = "EmailChangeCode"
-	EmailPasswordReset   = "PasswordReset"
-	EmailNewSignIn       = "NewSignIn"
-	EmailPasswordChanged = "PasswordChanged"
-)
-
-// NewEmail seals data into the arguments of an email job.
-func NewEmail(box *secrets.Box, to, lang, template string, data map[string]any) (EmailArgs, error) {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return EmailArgs{}, fmt.Errorf("encode email data: %w", err)
-	}
-	return EmailArgs{To: to, Lang: lang, Template: template, Sealed: box.Seal(raw)}, nil
-}
-
 // EmailWorker renders an email in the recipient's language and sends it.
 type EmailWorker struct {
-	river.WorkerDefaults[EmailArgs]
+	river.WorkerDefaults[notify.EmailArgs]
 	Sender  mail.Sender
 	Box     *secrets.Box
 	Catalog *locale.Catalog
@@ -65,7 +24,7 @@ type EmailWorker struct {
 }
 
 // Work implements river.Worker.
-func (w *EmailWorker) Work(ctx context.Context, job *river.Job[EmailArgs]) error {
+func (w *EmailWorker) Work(ctx context.Context, job *river.Job[notify.EmailArgs]) error {
 	raw, err := w.Box.Open(job.Args.Sealed)
 	if err != nil {
 		// Sealed with another key: retrying cannot help.

@@ -16,9 +16,13 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
+	"github.com/kubebyon/kubebyon/internal/nodes"
+	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/vcluster"
 )
@@ -37,7 +41,7 @@ type Deps struct {
 	KubeconfigPath string
 	// VirtualConfig reaches a ready cluster's control plane, for the node
 	// jobs (clusters.Service.VirtualConfig).
-	VirtualConfig VirtualConfigFunc
+	VirtualConfig clusters.VirtualConfigFunc
 	// WebhookCABundle is the PEM the virtual apiservers verify the
 	// platform's certificate with when they call the node quota webhook
 	// (KUBEBYON_WEBHOOK_CA_FILE); empty means their system roots.
@@ -108,13 +112,13 @@ func Workers(d Deps, opts Options) *river.Workers {
 		KubeconfigPath: d.KubeconfigPath, PollInterval: opts.ClusterPollInterval, ReadyTimeout: opts.ClusterReadyTimeout,
 		StepTimeout: opts.ClusterStepTimeout,
 	})
-	river.AddWorker(w, &NodeDrainWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: d.VirtualConfig})
+	river.AddWorker(w, &NodeOperationWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: d.VirtualConfig})
 	river.AddWorker(w, &NodeHealthWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_health"), Box: d.Box,
 		VirtualConfig: d.VirtualConfig, Threshold: opts.NodeNotReadyAfter,
 	})
 	tokens := &jointokens.Service{Pool: d.Pool, Box: d.Box, Virtual: d.VirtualConfig}
-	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: tokens, Notices: Notices{Box: d.Box}})
+	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: tokens, Notices: notify.Notices{Box: d.Box}})
 	river.AddWorker(w, &JoinTokenSyncAllWorker{Tokens: tokens})
 	river.AddWorker(w, &NodeQuotaSyncWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_quota_sync"), Box: d.Box,
@@ -135,8 +139,8 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	if opts.Work {
 		cfg.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: opts.MaxWorkers},
-			QueueEmail:         {MaxWorkers: 5},
-			QueueClusters:      {MaxWorkers: opts.MaxWorkers},
+			notify.QueueEmail:  {MaxWorkers: 5},
+			clusters.Queue:     {MaxWorkers: opts.MaxWorkers},
 		}
 		if len(opts.WorkQueues) > 0 {
 			for name := range cfg.Queues {
@@ -152,13 +156,13 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "cleanup"},
 			),
 			river.NewPeriodicJob(
-				river.PeriodicInterval(JoinTokenSyncInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return JoinTokenSyncAllArgs{}, nil },
+				river.PeriodicInterval(jointokens.SyncInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return jointokens.SyncAllArgs{}, nil },
 				&river.PeriodicJobOpts{ID: "join_token_sync_all"},
 			),
 			river.NewPeriodicJob(
-				river.PeriodicInterval(NodeQuotaSyncInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return NodeQuotaSyncAllArgs{}, nil },
+				river.PeriodicInterval(nodequota.SyncInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return nodequota.SyncAllArgs{}, nil },
 				// On start too: a restart with a new base URL or CA bundle
 				// rewrites the webhook configurations at once.
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "node_quota_sync_all"},
@@ -167,7 +171,7 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 		if opts.NodeHealthInterval > 0 {
 			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(
 				river.PeriodicInterval(opts.NodeHealthInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return NodeHealthArgs{}, nil },
+				func() (river.JobArgs, *river.InsertOpts) { return nodes.HealthArgs{}, nil },
 				&river.PeriodicJobOpts{ID: "node_health"},
 			))
 		}

@@ -17,49 +17,34 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/nodes/nodestate"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
-
-// Email templates of node health.
-const (
-	EmailNodeNotReady  = "NodeNotReady"
-	EmailNodeRecovered = "NodeRecovered"
-)
-
-// NodeHealthArgs snapshots the nodes of every ready cluster (periodic).
-type NodeHealthArgs struct{}
-
-// Kind implements river.JobArgs.
-func (NodeHealthArgs) Kind() string { return "node_health" }
-
-// InsertOpts implements river.JobArgsWithInsertOpts: the next run comes a
-// minute later, so a failed one is not retried.
-func (NodeHealthArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 1}
-}
 
 // NodeHealthWorker records each ready cluster's nodes in the nodes table
 // and tells the owner once per episode when a node has been NotReady for
 // longer than Threshold, and again when it recovers. The claims on the
 // table are atomic, so overlapping runs never tell twice.
 type NodeHealthWorker struct {
-	river.WorkerDefaults[NodeHealthArgs]
+	river.WorkerDefaults[nodes.HealthArgs]
 	Pool          *pgxpool.Pool
 	Logger        *slog.Logger
 	Box           *secrets.Box
-	VirtualConfig VirtualConfigFunc
+	VirtualConfig clusters.VirtualConfigFunc
 	Threshold     time.Duration
 }
 
 // Timeout implements river.Worker.
-func (w *NodeHealthWorker) Timeout(*river.Job[NodeHealthArgs]) time.Duration { return 5 * time.Minute }
+func (w *NodeHealthWorker) Timeout(*river.Job[nodes.HealthArgs]) time.Duration {
+	return 5 * time.Minute
+}
 
 // Work implements river.Worker. A cluster that cannot be reached is logged
 // and skipped: its nodes keep their last snapshot.
-func (w *NodeHealthWorker) Work(ctx context.Context, _ *river.Job[NodeHealthArgs]) error {
+func (w *NodeHealthWorker) Work(ctx context.Context, _ *river.Job[nodes.HealthArgs]) error {
 	cls, err := queries.New(w.Pool).ClusterListReady(ctx)
 	if err != nil {
 		return fmt.Errorf("list ready clusters: %w", err)
@@ -133,13 +118,13 @@ func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) erro
 
 // removeStale deletes the nodes NotReady for longer than the cluster's
 // clean-up period, each with an audit event, and returns the others.
-func (w *NodeHealthWorker) removeStale(ctx context.Context, client kubernetes.Interface, c queries.Cluster, nodes []corev1.Node) ([]corev1.Node, error) {
+func (w *NodeHealthWorker) removeStale(ctx context.Context, client kubernetes.Interface, c queries.Cluster, list []corev1.Node) ([]corev1.Node, error) {
 	limit := time.Duration(c.StaleNodeCleanupHours.Int32) * time.Hour
-	kept := nodes[:0]
-	for i := range nodes {
-		n := &nodes[i]
-		readiness, since := nodestate.Readiness(n)
-		if readiness == nodestate.Ready || since.IsZero() || time.Since(since) < limit {
+	kept := list[:0]
+	for i := range list {
+		n := &list[i]
+		readiness, since := nodes.Readiness(n)
+		if readiness == nodes.Ready || since.IsZero() || time.Since(since) < limit {
 			kept = append(kept, *n)
 			continue
 		}
@@ -159,7 +144,7 @@ func (w *NodeHealthWorker) removeStale(ctx context.Context, client kubernetes.In
 }
 
 func nodeRow(clusterID int64, n *corev1.Node) (queries.NodeUpsertParams, error) {
-	readiness, since := nodestate.Readiness(n)
+	readiness, since := nodes.Readiness(n)
 	conds := make([]nodeCondition, len(n.Status.Conditions))
 	for i, c := range n.Status.Conditions {
 		conds[i] = nodeCondition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime.UTC()}
@@ -177,7 +162,7 @@ func nodeRow(clusterID int64, n *corev1.Node) (queries.NodeUpsertParams, error) 
 		return queries.NodeUpsertParams{}, fmt.Errorf("encode addresses of %s: %w", n.Name, err)
 	}
 	p := queries.NodeUpsertParams{
-		ClusterID: clusterID, Name: n.Name, Ready: readiness == nodestate.Ready,
+		ClusterID: clusterID, Name: n.Name, Ready: readiness == nodes.Ready,
 		Conditions: condJSON, KubeletVersion: n.Status.NodeInfo.KubeletVersion, Addresses: addrJSON,
 	}
 	if !p.Ready {
@@ -203,7 +188,7 @@ func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error 
 			return fmt.Errorf("claim node alerts: %w", err)
 		}
 		for _, n := range alerts {
-			id, err := w.tell(ctx, tx, owner, c, n.Name, EmailNodeNotReady)
+			id, err := w.tell(ctx, tx, owner, c, n.Name, notify.EmailNodeNotReady)
 			if err != nil {
 				return err
 			}
@@ -224,7 +209,7 @@ func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error 
 					return fmt.Errorf("clear alert of node %s: %w", n.Name, err)
 				}
 			}
-			if _, err := w.tell(ctx, tx, owner, c, n.Name, EmailNodeRecovered); err != nil {
+			if _, err := w.tell(ctx, tx, owner, c, n.Name, notify.EmailNodeRecovered); err != nil {
 				return err
 			}
 		}
@@ -236,5 +221,5 @@ func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error 
 // nodes say; it returns the in-app notification's id, or 0.
 func (w *NodeHealthWorker) tell(ctx context.Context, tx pgx.Tx, owner queries.User, c queries.Cluster, node, template string) (int64, error) {
 	data := map[string]any{"Node": node, "Cluster": c.Name, "ClusterID": c.ID, "Minutes": int(w.Threshold.Minutes())}
-	return Notices{Box: w.Box}.Tell(ctx, tx, owner, notify.NodeNotReady, template, data)
+	return notify.Notices{Box: w.Box}.Tell(ctx, tx, owner, notify.NodeNotReady, template, data)
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/locale"
 )
 
@@ -100,9 +102,9 @@ func adminUserURL(id int64) templ.SafeURL {
 // adminStatusMsg is the message ID of an account status.
 func adminStatusMsg(status string) string {
 	switch status {
-	case "disabled":
+	case string(adminusers.StatusDisabled):
 		return "AdminStatusDisabled"
-	case "unverified":
+	case string(adminusers.StatusUnverified):
 		return "AdminStatusUnverified"
 	}
 	return "AdminStatusActive"
@@ -110,7 +112,7 @@ func adminStatusMsg(status string) string {
 
 // adminRoleMsg is the message ID of a role.
 func adminRoleMsg(role string) string {
-	if role == "admin" {
+	if role == accounts.RoleAdmin {
 		return "AdminRoleAdmin"
 	}
 	return "AdminRoleUser"

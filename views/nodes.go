@@ -9,6 +9,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 )
 
 // Node is a node as the console lists it.
@@ -83,7 +84,7 @@ type NodeOperation struct {
 }
 
 // Done reports whether the operation has finished.
-func (o NodeOperation) Done() bool { return o.Status != "running" }
+func (o NodeOperation) Done() bool { return o.Status != nodes.OperationRunning }
 
 // NodeActionForm is the drain form, or the delete confirmation (Delete)
 // whose drain options apply when drain_first is checked.

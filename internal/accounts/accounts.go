@@ -29,8 +29,13 @@ import (
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/secrets"
-	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
+)
+
+// The roles of an account.
+const (
+	RoleUser  = "user"
+	RoleAdmin = "admin"
 )
 
 // Code lifetimes and limits.
@@ -219,11 +224,11 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput, actor audit.Actor)
 			if err := audit.Record(ctx, q, actor, audit.Event{Action: "user.signup", TargetType: "user", TargetID: fmt.Sprint(u.ID)}); err != nil {
 				return err
 			}
-			return s.sendCodeIn(ctx, tx, q, u, in.MailLanguage, "signup", "", SignupCodeTTL, jobs.EmailSignupCode)
+			return s.sendCodeIn(ctx, tx, q, u, in.MailLanguage, "signup", "", SignupCodeTTL, notify.EmailSignupCode)
 		case err != nil:
 			return fmt.Errorf("look up user: %w", err)
 		case existing.EmailVerifiedAt.Valid:
-			args, err := jobs.NewEmail(s.Box, existing.Email, existing.Language, jobs.EmailSignupExists, map[string]any{})
+			args, err := notify.NewEmail(s.Box, existing.Email, existing.Language, notify.EmailSignupExists, map[string]any{})
 			if err != nil {
 				return err
 			}
@@ -236,7 +241,7 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput, actor audit.Actor)
 			if err != nil {
 				return fmt.Errorf("update unverified user: %w", err)
 			}
-			return s.sendCodeIn(ctx, tx, q, u, in.MailLanguage, "signup", "", SignupCodeTTL, jobs.EmailSignupCode)
+			return s.sendCodeIn(ctx, tx, q, u, in.MailLanguage, "signup", "", SignupCodeTTL, notify.EmailSignupCode)
 		}
 	})
 }
@@ -256,7 +261,7 @@ func (s *Service) ResendSignupCode(ctx context.Context, email, lang string) erro
 		if err := s.checkResend(ctx, q, u.ID, "signup"); err != nil {
 			return err
 		}
-		return s.sendCodeIn(ctx, tx, q, u, cmp.Or(u.Language, lang), "signup", "", SignupCodeTTL, jobs.EmailSignupCode)
+		return s.sendCodeIn(ctx, tx, q, u, cmp.Or(u.Language, lang), "signup", "", SignupCodeTTL, notify.EmailSignupCode)
 	})
 }
 
@@ -303,7 +308,7 @@ func (s *Service) sendCodeIn(ctx context.Context, tx pgx.Tx, q *queries.Queries,
 	if newEmail != "" {
 		to = newEmail
 	}
-	args, err := jobs.NewEmail(s.Box, to, lang, template, map[string]any{
+	args, err := notify.NewEmail(s.Box, to, lang, template, map[string]any{
 		"Code": code, "Name": u.Name, "Minutes": int(ttl / time.Minute),
 	})
 	if err != nil {
@@ -464,7 +469,7 @@ func (s *Service) StartSession(ctx context.Context, u queries.User, method strin
 		if err != nil || !on {
 			return err
 		}
-		args, err := jobs.NewEmail(s.Box, u.Email, u.Language, jobs.EmailNewSignIn, map[string]any{
+		args, err := notify.NewEmail(s.Box, u.Email, u.Language, notify.EmailNewSignIn, map[string]any{
 			"Name": u.Name, "IP": actor.IP, "UserAgent": truncate(actor.UserAgent, 200),
 			"Time": s.now().UTC().Format("2006-01-02 15:04 MST"),
 		})
@@ -505,7 +510,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email string, actor 
 		if err := audit.Record(ctx, q, actor, audit.Event{Action: "user.password_reset_request", TargetType: "user", TargetID: fmt.Sprint(u.ID)}); err != nil {
 			return err
 		}
-		return s.sendCode(ctx, tx, q, u, "password_reset", "", ResetCodeTTL, jobs.EmailPasswordReset)
+		return s.sendCode(ctx, tx, q, u, "password_reset", "", ResetCodeTTL, notify.EmailPasswordReset)
 	})
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/passwords"
-	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -125,7 +124,7 @@ func (s *Service) RequestEmailChange(ctx context.Context, u queries.User, rawEma
 		}); err != nil {
 			return err
 		}
-		return s.sendCode(ctx, tx, q, u, "email_change", email, EmailChangeCodeTTL, jobs.EmailChangeCode)
+		return s.sendCode(ctx, tx, q, u, "email_change", email, EmailChangeCodeTTL, notify.EmailChangeCode)
 	})
 }
 
@@ -174,7 +173,7 @@ func (s *Service) ResendEmailChangeCode(ctx context.Context, u queries.User) err
 		if err := s.checkResend(ctx, q, u.ID, "email_change"); err != nil {
 			return err
 		}
-		return s.sendCode(ctx, tx, q, u, "email_change", email, EmailChangeCodeTTL, jobs.EmailChangeCode)
+		return s.sendCode(ctx, tx, q, u, "email_change", email, EmailChangeCodeTTL, notify.EmailChangeCode)
 	})
 }
 
@@ -217,7 +216,7 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, u queries.User, code s
 		}); err != nil {
 			return err
 		}
-		args, err := jobs.NewEmail(s.Box, u.Email, u.Language, emailChangedTemplate, map[string]any{"Name": u.Name, "NewEmail": out.Email})
+		args, err := notify.NewEmail(s.Box, u.Email, u.Language, emailChangedTemplate, map[string]any{"Name": u.Name, "NewEmail": out.Email})
 		if err != nil {
 			return err
 		}
@@ -271,7 +270,7 @@ func (s *Service) ChangePassword(ctx context.Context, u queries.User, current, n
 		}); err != nil {
 			return err
 		}
-		args, err := jobs.NewEmail(s.Box, u.Email, u.Language, jobs.EmailPasswordChanged, map[string]any{"Name": u.Name})
+		args, err := notify.NewEmail(s.Box, u.Email, u.Language, notify.EmailPasswordChanged, map[string]any{"Name": u.Name})
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/hostcheck"
@@ -190,7 +191,7 @@ func lockAdmin(ctx context.Context, q *queries.Queries, adminID int64) error {
 	if err != nil {
 		return fmt.Errorf("lock admin: %w", err)
 	}
-	if len(rows) != 1 || rows[0].Role != "admin" || rows[0].DisabledAt.Valid {
+	if len(rows) != 1 || rows[0].Role != accounts.RoleAdmin || rows[0].DisabledAt.Valid {
 		return adminusers.ErrNotAdmin
 	}
 	return nil

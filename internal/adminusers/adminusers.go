@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
@@ -194,7 +195,7 @@ func (s *Service) Apply(ctx context.Context, a Action, userID int64, password st
 		}
 		// Checked again under the lock: another admin may have demoted or
 		// disabled this one since the request began.
-		if admin == nil || admin.Role != "admin" || admin.DisabledAt.Valid {
+		if admin == nil || admin.Role != accounts.RoleAdmin || admin.DisabledAt.Valid {
 			return ErrNotAdmin
 		}
 		if target == nil {
@@ -278,9 +279,9 @@ func change(ctx context.Context, q *queries.Queries, a Action, u queries.User) (
 		}
 		return map[string]any{}, nil
 	case Promote, Demote:
-		role := "admin"
+		role := accounts.RoleAdmin
 		if a == Demote {
-			role = "user"
+			role = accounts.RoleUser
 		}
 		if u.Role == role {
 			return nil, ErrNoChange

@@ -25,7 +25,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
-	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -272,7 +271,7 @@ func (s *Service) Retry(ctx context.Context, ownerID, id int64, actor audit.Acto
 		// again after this one. A running one is left to finish; the
 		// cluster's lease keeps it apart from the new job.
 		superseded := river.NewJobDeleteManyParams().
-			Kinds(jobs.ClusterReconcileArgs{}.Kind()).
+			Kinds(ReconcileArgs{}.Kind()).
 			States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateScheduled).
 			Where("(args->>'cluster_id')::bigint = @cluster_id", river.NamedArgs{"cluster_id": id})
 		if _, err := s.River.JobDeleteManyTx(ctx, tx, superseded); err != nil {
@@ -303,7 +302,7 @@ func (s *Service) record(ctx context.Context, tx pgx.Tx, q *queries.Queries, c q
 	}}); err != nil {
 		return err
 	}
-	if _, err := s.River.InsertTx(ctx, tx, jobs.ClusterReconcileArgs{ClusterID: c.ID}, nil); err != nil {
+	if _, err := s.River.InsertTx(ctx, tx, ReconcileArgs{ClusterID: c.ID}, nil); err != nil {
 		return fmt.Errorf("enqueue reconcile: %w", err)
 	}
 	return nil

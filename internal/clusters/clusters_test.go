@@ -24,7 +24,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -99,7 +98,7 @@ func TestCreate(t *testing.T) {
 	require.Equal(t, settings.AccessNodePort, c.PublicAccessMode, "the admin's default access mode")
 	require.True(t, c.NodePort.Valid)
 
-	job := rivertest.RequireInserted(ctx, t, riverpgxv5.New(b.pool), jobs.ClusterReconcileArgs{}, &rivertest.RequireInsertedOpts{Queue: jobs.QueueClusters})
+	job := rivertest.RequireInserted(ctx, t, riverpgxv5.New(b.pool), clusters.ReconcileArgs{}, &rivertest.RequireInsertedOpts{Queue: clusters.Queue})
 	require.Equal(t, c.ID, job.Args.ClusterID)
 	_, events, err := b.svc.Timeline(ctx, u.ID, c.ID)
 	require.NoError(t, err)

@@ -88,7 +88,7 @@ func setup(t *testing.T) *testBundle {
 	}
 }
 
-func (b *testBundle) worker(t *testing.T, readyTimeout time.Duration) *rivertest.Worker[jobs.ClusterReconcileArgs, pgx.Tx] {
+func (b *testBundle) worker(t *testing.T, readyTimeout time.Duration) *rivertest.Worker[clusters.ReconcileArgs, pgx.Tx] {
 	w := &jobs.ClusterReconcileWorker{
 		Pool: b.pool, Logger: b.logger, Box: b.box, Charts: &vcluster.Charts{},
 		KubeconfigPath: b.kubecfg, PollInterval: 10 * time.Millisecond, ReadyTimeout: readyTimeout,
@@ -97,12 +97,12 @@ func (b *testBundle) worker(t *testing.T, readyTimeout time.Duration) *rivertest
 }
 
 // work runs one attempt of the reconcile job for a cluster.
-func (b *testBundle) work(t *testing.T, ctx context.Context, w *rivertest.Worker[jobs.ClusterReconcileArgs, pgx.Tx], id int64) (*rivertest.WorkResult, error) {
+func (b *testBundle) work(t *testing.T, ctx context.Context, w *rivertest.Worker[clusters.ReconcileArgs, pgx.Tx], id int64) (*rivertest.WorkResult, error) {
 	t.Helper()
 	tx, err := b.pool.Begin(context.Background())
 	require.NoError(t, err)
 	defer tx.Rollback(context.Background()) //nolint:errcheck
-	return w.Work(ctx, t, tx, jobs.ClusterReconcileArgs{ClusterID: id}, nil)
+	return w.Work(ctx, t, tx, clusters.ReconcileArgs{ClusterID: id}, nil)
 }
 
 // notices are the titles of the owner's in-app notifications of kind,
@@ -565,7 +565,7 @@ func TestOneReconcileAtATime(t *testing.T) {
 func (b *testBundle) waitingReconciles(t *testing.T, id int64) []*rivertype.JobRow {
 	t.Helper()
 	res, err := b.svc.River.JobList(context.Background(), river.NewJobListParams().
-		Kinds(jobs.ClusterReconcileArgs{}.Kind()).
+		Kinds(clusters.ReconcileArgs{}.Kind()).
 		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateScheduled).
 		Where("(args->>'cluster_id')::bigint = @id", river.NamedArgs{"id": id}))
 	require.NoError(t, err)
@@ -574,7 +574,7 @@ func (b *testBundle) waitingReconciles(t *testing.T, id int64) []*rivertype.JobR
 
 // workJob runs one attempt of a job River holds and keeps its outcome,
 // as River would.
-func (b *testBundle) workJob(t *testing.T, w *rivertest.Worker[jobs.ClusterReconcileArgs, pgx.Tx], job *rivertype.JobRow) (*rivertest.WorkResult, error) {
+func (b *testBundle) workJob(t *testing.T, w *rivertest.Worker[clusters.ReconcileArgs, pgx.Tx], job *rivertype.JobRow) (*rivertest.WorkResult, error) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := b.pool.Begin(ctx)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -82,7 +83,7 @@ func TestNodeQuotaSyncOnReady(t *testing.T) {
 	res, err := sync.WorkJob(ctx, t, tx, job)
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
-	cfg, err := virt.Client(t).AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, jobs.NodeQuotaWebhookName, metav1.GetOptions{})
+	cfg, err := virt.Client(t).AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Contains(t, *cfg.Webhooks[0].ClientConfig.URL, "https://kubebyon.test/webhooks/node-quota/")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -65,7 +66,7 @@ func runWorker() int {
 		return fail(err)
 	}
 	opts := jobs.DefaultOptions(true)
-	opts.WorkQueues = []string{jobs.QueueClusters}
+	opts.WorkQueues = []string{clusters.Queue}
 	opts.NodeHealthInterval = 0
 	if opts.ClusterStepTimeout, err = time.ParseDuration(os.Getenv(workerStepTimeoutEnv)); err != nil {
 		return fail(err)

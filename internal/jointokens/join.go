@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
+	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -70,7 +71,7 @@ func (s *Service) Check(ctx context.Context, value string) (queries.JoinTokenGet
 	if err != nil {
 		return row, fmt.Errorf("find join token: %w", err)
 	}
-	if row.Cluster.Status == "deleted" {
+	if row.Cluster.Status == clusters.StatusDeleted {
 		return row, ErrJoinUnknown
 	}
 	switch Status(row.JoinToken, s.now()) {
@@ -81,7 +82,7 @@ func (s *Service) Check(ctx context.Context, value string) (queries.JoinTokenGet
 	case StatusUsedUp:
 		return row, ErrJoinUsedUp
 	}
-	if row.Cluster.Status != "ready" || row.Cluster.Endpoint == "" {
+	if row.Cluster.Status != clusters.StatusReady || row.Cluster.Endpoint == "" {
 		return row, ErrJoinNotReady
 	}
 	return row, nil
@@ -122,6 +123,12 @@ type Event struct {
 	Step, Status, Message, Host, ClientIP string
 }
 
+// The statuses of a join step the script reports.
+const (
+	EventOK     = "ok"
+	EventFailed = "failed"
+)
+
 // RecordEvent stores a step the join script reported for a token that may
 // still be used (a script started just before the token expired or was
 // used up may report its end). It returns the token's cluster.
@@ -132,7 +139,7 @@ func (s *Service) RecordEvent(ctx context.Context, value string, e Event) (int64
 	}
 	e.Step, e.Message, e.Host = strings.TrimSpace(e.Step), strings.TrimSpace(e.Message), strings.TrimSpace(e.Host)
 	if e.Step == "" || len(e.Step) > maxEventStepChars || strings.Trim(e.Step, "abcdefghijklmnopqrstuvwxyz_-0123456789") != "" ||
-		(e.Status != "ok" && e.Status != "failed") || !printable(e.Message) || !printable(e.Host) {
+		(e.Status != EventOK && e.Status != EventFailed) || !printable(e.Message) || !printable(e.Host) {
 		return 0, ErrEventInvalid
 	}
 	e.Message, e.Host = truncate(e.Message, MaxEventMessageChars), truncate(e.Host, maxEventHostChars)

@@ -21,11 +21,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
@@ -82,7 +82,7 @@ type Service struct {
 	Box  *secrets.Box
 	// Virtual is the platform's client configuration for a ready cluster's
 	// virtual control plane (clusters.Service.VirtualConfig).
-	Virtual func(ctx context.Context, c queries.Cluster) (*rest.Config, error)
+	Virtual clusters.VirtualConfigFunc
 	Now     func() time.Time
 }
 
@@ -162,7 +162,7 @@ func (s *Service) Create(ctx context.Context, ownerID, clusterID int64, in Input
 	if err != nil {
 		return Created{}, err
 	}
-	if c.Status != "ready" {
+	if c.Status != clusters.StatusReady {
 		return Created{}, ErrClusterNotReady
 	}
 	value, err := bootstraputil.GenerateBootstrapToken()

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -35,7 +36,7 @@ func (s *Service) Sync(ctx context.Context, clusterID int64) error {
 	if err != nil {
 		return fmt.Errorf("load cluster %d: %w", clusterID, err)
 	}
-	if c.Status != "ready" {
+	if c.Status != clusters.StatusReady {
 		return nil
 	}
 	tokens, err := q.JoinTokenListToSync(ctx, c.ID)

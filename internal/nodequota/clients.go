@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -23,13 +23,13 @@ const clientTTL = time.Minute
 // the host cluster. It holds at most a fixed number of clusters (the least
 // recently used go first) and is safe for concurrent use.
 type Clients struct {
-	virtual jobs.VirtualConfigFunc
+	virtual clusters.VirtualConfigFunc
 	cache   *cache.LRUExpireCache
 }
 
 // NewClients keeps the clients of up to size clusters, made from the
 // configurations virtual gives.
-func NewClients(virtual jobs.VirtualConfigFunc, size int) *Clients {
+func NewClients(virtual clusters.VirtualConfigFunc, size int) *Clients {
 	return &Clients{virtual: virtual, cache: cache.NewLRUExpireCache(size)}
 }
 

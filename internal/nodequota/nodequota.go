@@ -20,7 +20,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/secrets"
-	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -62,7 +61,7 @@ func (s *Service) SetEnabled(ctx context.Context, c queries.Cluster, enabled boo
 		}); err != nil {
 			return err
 		}
-		if _, err := s.River.InsertTx(ctx, tx, jobs.NodeQuotaSyncArgs{ClusterID: c.ID}, nil); err != nil {
+		if _, err := s.River.InsertTx(ctx, tx, SyncArgs{ClusterID: c.ID}, nil); err != nil {
 			return fmt.Errorf("queue node quota sync: %w", err)
 		}
 		return nil

@@ -1,7 +1,7 @@
 // Package nodes is what cluster owners do with the nodes of their ready
 // clusters: list and inspect them in the virtual cluster, cordon and
-// uncordon them at once, and drain or delete them through the node_drain
-// job. Every action writes an audit event.
+// uncordon them at once, and drain or delete them through the
+// node_operation job. Every action writes an audit event.
 package nodes
 
 import (
@@ -25,8 +25,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/nodes/nodestate"
-	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -60,7 +58,7 @@ type Service struct {
 // Summary is one node in the list.
 type Summary struct {
 	Name           string
-	Status         string // nodestate.Ready, NotReady or Unknown
+	Status         string // Ready, NotReady or Unknown
 	Unschedulable  bool
 	Roles          []string
 	KubeletVersion string
@@ -82,11 +80,11 @@ type Detail struct {
 }
 
 func summarize(n *corev1.Node) Summary {
-	status, _ := nodestate.Readiness(n)
+	status, _ := Readiness(n)
 	return Summary{
-		Name: n.Name, Status: status, Unschedulable: n.Spec.Unschedulable, Roles: nodestate.Roles(n),
+		Name: n.Name, Status: status, Unschedulable: n.Spec.Unschedulable, Roles: Roles(n),
 		KubeletVersion: n.Status.NodeInfo.KubeletVersion, OS: n.Status.NodeInfo.OperatingSystem, Arch: n.Status.NodeInfo.Architecture,
-		InternalIP: nodestate.Address(n, corev1.NodeInternalIP), ExternalIP: nodestate.Address(n, corev1.NodeExternalIP),
+		InternalIP: Address(n, corev1.NodeInternalIP), ExternalIP: Address(n, corev1.NodeExternalIP),
 		Created: n.CreationTimestamp.Time,
 	}
 }
@@ -201,9 +199,6 @@ func nodeEvent(action string, c queries.Cluster, name string, details map[string
 	return audit.Event{Action: action, TargetType: "node", TargetID: fmt.Sprintf("%d/%s", c.ID, name), Details: d}
 }
 
-// DrainOptions are checked and completed drain options.
-type DrainOptions = jobs.DrainOptions
-
 // ValidDrainOptions checks the options' bounds.
 func ValidDrainOptions(o DrainOptions) bool {
 	return o.GracePeriodSeconds >= -1 && o.GracePeriodSeconds <= MaxGracePeriodSeconds &&
@@ -263,7 +258,7 @@ func (s *Service) start(ctx context.Context, c queries.Cluster, name, kind strin
 		if err := audit.Record(ctx, q, actor, nodeEvent("node."+kind, c, name, details)); err != nil {
 			return err
 		}
-		args := jobs.NodeDrainArgs{OperationID: op.ID, ClusterID: c.ID, NodeName: name, Drain: opts, DeleteNode: kind == OpDelete}
+		args := OperationArgs{OperationID: op.ID, ClusterID: c.ID, NodeName: name, Drain: opts, DeleteNode: kind == OpDelete}
 		if _, err := s.River.InsertTx(ctx, tx, args, nil); err != nil {
 			return fmt.Errorf("queue node operation: %w", err)
 		}

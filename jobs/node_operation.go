@@ -17,67 +17,25 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/kubectl/pkg/drain"
 
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// VirtualConfigFunc gives the platform's client configuration for a ready
-// cluster's virtual control plane (clusters.Service.VirtualConfig; package
-// clusters needs this one, so it is passed in).
-type VirtualConfigFunc func(ctx context.Context, c queries.Cluster) (*rest.Config, error)
-
-// The statuses of a node operation.
-const (
-	NodeOpRunning   = "running"
-	NodeOpSucceeded = "succeeded"
-	NodeOpFailed    = "failed"
-)
-
-// DrainOptions are kubectl drain's options the console offers.
-type DrainOptions struct {
-	IgnoreDaemonSets   bool `json:"ignore_daemonsets"`
-	DeleteEmptyDirData bool `json:"delete_emptydir_data"`
-	// Force also deletes pods no controller manages (kubectl drain --force).
-	Force bool `json:"force"`
-	// GracePeriodSeconds overrides each pod's own; -1 keeps the pod's.
-	GracePeriodSeconds int `json:"grace_period_seconds"`
-	TimeoutSeconds     int `json:"timeout_seconds"`
-}
-
-// NodeDrainArgs runs one node operation (a node_operations row): drain the
-// node (when Drain is set), then delete the Node object (when DeleteNode
-// is set).
-type NodeDrainArgs struct {
-	OperationID int64         `json:"operation_id"`
-	ClusterID   int64         `json:"cluster_id"`
-	NodeName    string        `json:"node_name"`
-	Drain       *DrainOptions `json:"drain,omitempty"`
-	DeleteNode  bool          `json:"delete_node"`
-}
-
-// Kind implements river.JobArgs.
-func (NodeDrainArgs) Kind() string { return "node_drain" }
-
-// InsertOpts implements river.JobArgsWithInsertOpts: a retry continues a
-// drain whose worker died; a drain that failed is recorded, not retried.
-func (NodeDrainArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 3}
-}
-
-// NodeDrainWorker drains and deletes nodes of virtual clusters, writing its
+// NodeOperationWorker drains and deletes nodes of virtual clusters, writing its
 // progress to the operation's row as it goes.
-type NodeDrainWorker struct {
-	river.WorkerDefaults[NodeDrainArgs]
+type NodeOperationWorker struct {
+	river.WorkerDefaults[nodes.OperationArgs]
 	Pool          *pgxpool.Pool
 	Logger        *slog.Logger
-	VirtualConfig VirtualConfigFunc
+	VirtualConfig clusters.VirtualConfigFunc
 }
 
 // Timeout implements river.Worker: the drain's own timeout bounds the wait
 // for pods; the margin covers the API calls around it.
-func (w *NodeDrainWorker) Timeout(job *river.Job[NodeDrainArgs]) time.Duration {
+func (w *NodeOperationWorker) Timeout(job *river.Job[nodes.OperationArgs]) time.Duration {
 	if job.Args.Drain == nil {
 		return 2 * time.Minute
 	}
@@ -85,7 +43,7 @@ func (w *NodeDrainWorker) Timeout(job *river.Job[NodeDrainArgs]) time.Duration {
 }
 
 // Work implements river.Worker.
-func (w *NodeDrainWorker) Work(ctx context.Context, job *river.Job[NodeDrainArgs]) error {
+func (w *NodeOperationWorker) Work(ctx context.Context, job *river.Job[nodes.OperationArgs]) error {
 	q := queries.New(w.Pool)
 	op, err := q.NodeOperationGetByID(ctx, job.Args.OperationID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -94,15 +52,15 @@ func (w *NodeDrainWorker) Work(ctx context.Context, job *river.Job[NodeDrainArgs
 	if err != nil {
 		return fmt.Errorf("load node operation %d: %w", job.Args.OperationID, err)
 	}
-	if op.Status != NodeOpRunning {
+	if op.Status != nodes.OperationRunning {
 		return nil
 	}
 	progress := &progressWriter{ctx: context.WithoutCancel(ctx), q: q, id: op.ID, logger: w.Logger}
 	runErr := w.run(ctx, job.Args, progress)
 	progress.flush()
-	status, message := NodeOpSucceeded, ""
+	status, message := nodes.OperationSucceeded, ""
 	if runErr != nil {
-		status, message = NodeOpFailed, runErr.Error()
+		status, message = nodes.OperationFailed, runErr.Error()
 		w.Logger.Warn("node operation failed", "operation_id", op.ID, "cluster_id", op.ClusterID, "node", op.NodeName, "err", runErr)
 	}
 	if err := q.NodeOperationFinish(context.WithoutCancel(ctx), queries.NodeOperationFinishParams{ID: op.ID, Status: status, Message: message}); err != nil {
@@ -112,7 +70,7 @@ func (w *NodeDrainWorker) Work(ctx context.Context, job *river.Job[NodeDrainArgs
 }
 
 // run does the operation: cordon and drain, then delete.
-func (w *NodeDrainWorker) run(ctx context.Context, args NodeDrainArgs, progress *progressWriter) error {
+func (w *NodeOperationWorker) run(ctx context.Context, args nodes.OperationArgs, progress *progressWriter) error {
 	c, err := queries.New(w.Pool).ClusterGetByID(ctx, args.ClusterID)
 	if err != nil {
 		return fmt.Errorf("load cluster %d: %w", args.ClusterID, err)
@@ -151,7 +109,7 @@ func (w *NodeDrainWorker) run(ctx context.Context, args NodeDrainArgs, progress 
 var errNodeGone = errors.New("the node no longer exists")
 
 // drainNode cordons the node and evicts its pods, as kubectl drain does.
-func drainNode(ctx context.Context, client kubernetes.Interface, name string, opts DrainOptions, progress *progressWriter) error {
+func drainNode(ctx context.Context, client kubernetes.Interface, name string, opts nodes.DrainOptions, progress *progressWriter) error {
 	node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("drain node %s: %w", name, errNodeGone)

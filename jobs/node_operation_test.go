@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -42,19 +43,19 @@ func (b *testBundle) readyCluster(t *testing.T, name string) queries.Cluster {
 func TestNodeDrainRerunAfterNodeGone(t *testing.T) {
 	t.Parallel()
 	kube := testenv.HostKube(t)
-	drainOpts := &jobs.DrainOptions{IgnoreDaemonSets: true, GracePeriodSeconds: -1, TimeoutSeconds: 30}
+	drainOpts := &nodes.DrainOptions{IgnoreDaemonSets: true, GracePeriodSeconds: -1, TimeoutSeconds: 30}
 	tests := []struct {
 		name       string
 		kind       string
-		drain      *jobs.DrainOptions
+		drain      *nodes.DrainOptions
 		deleteNode bool
 		status     string
 		message    string
 		progress   string
 	}{
-		{name: "drain-then-delete", kind: "delete", drain: drainOpts, deleteNode: true, status: jobs.NodeOpSucceeded, progress: "already deleted"},
-		{name: "delete", kind: "delete", deleteNode: true, status: jobs.NodeOpSucceeded, progress: "deleted"},
-		{name: "drain", kind: "drain", drain: drainOpts, status: jobs.NodeOpFailed, message: "the node no longer exists"},
+		{name: "drain-then-delete", kind: nodes.OpDelete, drain: drainOpts, deleteNode: true, status: nodes.OperationSucceeded, progress: "already deleted"},
+		{name: "delete", kind: nodes.OpDelete, deleteNode: true, status: nodes.OperationSucceeded, progress: "deleted"},
+		{name: "drain", kind: nodes.OpDrain, drain: drainOpts, status: nodes.OperationFailed, message: "the node no longer exists"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,23 +65,23 @@ func TestNodeDrainRerunAfterNodeGone(t *testing.T) {
 			cl := b.readyCluster(t, "rerun-"+tt.name)
 			// The host apiserver is shared: the node's name is this test's.
 			nodeName := fmt.Sprintf("gone-%s-%d", tt.name, cl.ID)
-			nodes := kube.Client(t).CoreV1().Nodes()
-			_, err := nodes.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}, metav1.CreateOptions{})
+			nodeClient := kube.Client(t).CoreV1().Nodes()
+			_, err := nodeClient.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}, metav1.CreateOptions{})
 			require.NoError(t, err)
 			// The first attempt deleted the Node, then its worker died.
-			require.NoError(t, nodes.Delete(ctx, nodeName, metav1.DeleteOptions{}))
+			require.NoError(t, nodeClient.Delete(ctx, nodeName, metav1.DeleteOptions{}))
 
 			q := queries.New(b.pool)
 			op, err := q.NodeOperationCreate(ctx, queries.NodeOperationCreateParams{ClusterID: cl.ID, NodeName: nodeName, Kind: tt.kind})
 			require.NoError(t, err)
-			worker := &jobs.NodeDrainWorker{Pool: b.pool, Logger: b.logger, VirtualConfig: func(context.Context, queries.Cluster) (*rest.Config, error) {
+			worker := &jobs.NodeOperationWorker{Pool: b.pool, Logger: b.logger, VirtualConfig: func(context.Context, queries.Cluster) (*rest.Config, error) {
 				return rest.CopyConfig(kube.Config), nil
 			}}
 			w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, worker)
 			tx, err := b.pool.Begin(ctx)
 			require.NoError(t, err)
 			defer tx.Rollback(ctx) //nolint:errcheck
-			args := jobs.NodeDrainArgs{OperationID: op.ID, ClusterID: cl.ID, NodeName: nodeName, Drain: tt.drain, DeleteNode: tt.deleteNode}
+			args := nodes.OperationArgs{OperationID: op.ID, ClusterID: cl.ID, NodeName: nodeName, Drain: tt.drain, DeleteNode: tt.deleteNode}
 			res, err := w.Work(ctx, t, tx, args, &river.InsertOpts{MaxAttempts: 3})
 			require.NoError(t, err)
 			require.Equal(t, river.EventKindJobCompleted, res.EventKind)
@@ -115,22 +116,22 @@ func TestCleanupFailsInterruptedNodeOperations(t *testing.T) {
 		finish string
 		want   string
 	}{
-		{name: "discarded", want: jobs.NodeOpFailed, end: func(t *testing.T, id int64) {
+		{name: "discarded", want: nodes.OperationFailed, end: func(t *testing.T, id int64) {
 			// What River's rescuer writes for a job stuck in its last
 			// attempt: it never runs the worker again.
 			_, err := b.pool.Exec(ctx, "UPDATE river_job SET state = 'discarded', attempt = max_attempts, finalized_at = now() WHERE id = $1", id)
 			require.NoError(t, err)
 		}},
-		{name: "cancelled", want: jobs.NodeOpFailed, end: func(t *testing.T, id int64) {
+		{name: "cancelled", want: nodes.OperationFailed, end: func(t *testing.T, id int64) {
 			_, err := inserter.JobCancel(ctx, id)
 			require.NoError(t, err)
 		}},
-		{name: "deleted", want: jobs.NodeOpFailed, end: func(t *testing.T, id int64) {
+		{name: "deleted", want: nodes.OperationFailed, end: func(t *testing.T, id int64) {
 			_, err := inserter.JobDelete(ctx, id)
 			require.NoError(t, err)
 		}},
-		{name: "queued", want: jobs.NodeOpRunning, end: func(*testing.T, int64) {}},
-		{name: "finished", finish: jobs.NodeOpSucceeded, want: jobs.NodeOpSucceeded, end: func(t *testing.T, id int64) {
+		{name: "queued", want: nodes.OperationRunning, end: func(*testing.T, int64) {}},
+		{name: "finished", finish: nodes.OperationSucceeded, want: nodes.OperationSucceeded, end: func(t *testing.T, id int64) {
 			_, err := inserter.JobDelete(ctx, id)
 			require.NoError(t, err)
 		}},
@@ -145,7 +146,7 @@ func TestCleanupFailsInterruptedNodeOperations(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			res, err := inserter.InsertTx(ctx, tx, jobs.NodeDrainArgs{OperationID: ops[i].ID, ClusterID: cl.ID, NodeName: "worker-" + tt.name}, nil)
+			res, err := inserter.InsertTx(ctx, tx, nodes.OperationArgs{OperationID: ops[i].ID, ClusterID: cl.ID, NodeName: "worker-" + tt.name}, nil)
 			if err != nil {
 				return err
 			}
@@ -170,7 +171,7 @@ func TestCleanupFailsInterruptedNodeOperations(t *testing.T) {
 		op, err := q.NodeOperationGetByID(ctx, ops[i].ID)
 		require.NoError(t, err)
 		require.Equal(t, tt.want, op.Status, tt.name)
-		if tt.want == jobs.NodeOpFailed {
+		if tt.want == nodes.OperationFailed {
 			require.Contains(t, op.Message, "interrupted", tt.name)
 		}
 	}

@@ -1,7 +1,8 @@
-// Package nodestate reads what a Node object says about the node: whether
-// it is ready, its roles and addresses. Both the console and the health
-// job use it, so they agree on what "ready" means.
-package nodestate
+package nodes
+
+// What a Node object says about the node: whether it is ready, its roles
+// and addresses. Both the console and the health job read it here, so they
+// agree on what "ready" means.
 
 import (
 	"slices"

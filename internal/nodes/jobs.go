@@ -1,0 +1,62 @@
+package nodes
+
+import "github.com/riverqueue/river"
+
+// The statuses of a node operation (a node_operations row).
+const (
+	OperationRunning   = "running"
+	OperationSucceeded = "succeeded"
+	OperationFailed    = "failed"
+)
+
+// DrainOptions are kubectl drain's options the console offers.
+type DrainOptions struct {
+	IgnoreDaemonSets   bool `json:"ignore_daemonsets"`
+	DeleteEmptyDirData bool `json:"delete_emptydir_data"`
+	// Force also deletes pods no controller manages (kubectl drain --force).
+	Force bool `json:"force"`
+	// GracePeriodSeconds overrides each pod's own; -1 keeps the pod's.
+	GracePeriodSeconds int `json:"grace_period_seconds"`
+	TimeoutSeconds     int `json:"timeout_seconds"`
+}
+
+// OperationArgs runs one node operation (a node_operations row, worked by
+// jobs.NodeOperationWorker): drain the node (when Drain is set), then
+// delete the Node object (when DeleteNode is set).
+type OperationArgs struct {
+	OperationID int64         `json:"operation_id"`
+	ClusterID   int64         `json:"cluster_id"`
+	NodeName    string        `json:"node_name"`
+	Drain       *DrainOptions `json:"drain,omitempty"`
+	DeleteNode  bool          `json:"delete_node"`
+}
+
+// Kind implements river.JobArgs.
+func (OperationArgs) Kind() string { return "node_operation" }
+
+// KindAliases implements river.JobArgsWithKindAliases: the kind was
+// node_drain, which jobs queued before the rename still carry. Remove it
+// once no such job can be left (a release later).
+func (OperationArgs) KindAliases() []string { return []string{"node_drain"} }
+
+// Kinds are the operation job's kind and its aliases, for listing its jobs.
+func (a OperationArgs) Kinds() []string { return append([]string{a.Kind()}, a.KindAliases()...) }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: a retry continues a
+// drain whose worker died; a drain that failed is recorded, not retried.
+func (OperationArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 3}
+}
+
+// HealthArgs snapshots the nodes of every ready cluster (periodic, worked
+// by jobs.NodeHealthWorker).
+type HealthArgs struct{}
+
+// Kind implements river.JobArgs.
+func (HealthArgs) Kind() string { return "node_health" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: the next run comes a
+// minute later, so a failed one is not retried.
+func (HealthArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 1}
+}

@@ -1,0 +1,108 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// EmailArgs is one email to send (worked by jobs.EmailWorker). Its
+// template data (which can hold a one-time code) is sealed with the
+// platform key, since job arguments sit in the database.
+type EmailArgs struct {
+	To       string `json:"to"`
+	Lang     string `json:"lang"`
+	Template string `json:"template"`
+	Sealed   string `json:"sealed"`
+}
+
+// Kind implements river.JobArgs.
+func (EmailArgs) Kind() string { return "email" }
+
+// InsertOpts keeps email jobs in their own queue, so a slow mail server
+// never holds up cluster work.
+func (EmailArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueEmail, MaxAttempts: 10}
+}
+
+// QueueEmail is the queue of email jobs.
+const QueueEmail = "email"
+
+// Email templates: each has the messages Mail<Template>Subject and
+// Mail<Template>Body in the catalog; those sent as notices (Notices.Tell)
+// also have Notify<Template>Body.
+const (
+	// Accounts.
+	EmailSignupCode      = "SignupCode"
+	EmailSignupExists    = "SignupExists"
+	EmailChangeCode      = "EmailChangeCode"
+	EmailPasswordReset   = "PasswordReset"
+	EmailNewSignIn       = "NewSignIn"
+	EmailPasswordChanged = "PasswordChanged"
+	// The cluster lifecycle.
+	EmailClusterReady  = "ClusterReady"
+	EmailClusterFailed = "ClusterFailed"
+	// Joins: one node, or several in one sync.
+	EmailNodeJoined  = "NodeJoined"
+	EmailNodesJoined = "NodesJoined"
+	// Node health.
+	EmailNodeNotReady  = "NodeNotReady"
+	EmailNodeRecovered = "NodeRecovered"
+)
+
+// NewEmail seals data into the arguments of an email job.
+func NewEmail(box *secrets.Box, to, lang, template string, data map[string]any) (EmailArgs, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return EmailArgs{}, fmt.Errorf("encode email data: %w", err)
+	}
+	return EmailArgs{To: to, Lang: lang, Template: template, Sealed: box.Seal(raw)}, nil
+}
+
+// Notices tells users about what happens to their clusters, in-app and by
+// email, each as the user's preferences say.
+type Notices struct {
+	Box *secrets.Box
+}
+
+// Tell writes the in-app notification and queues the email of template
+// about an event of kind, in the caller's transaction (the job's River
+// client inserts the email). The messages are Mail<template>Subject (also
+// the in-app title), Mail<template>Body and Notify<template>Body; each is
+// worded when read or sent, in the reader's language. It returns the
+// in-app notification's id, or 0 when the user wants none.
+func (n Notices) Tell(ctx context.Context, tx pgx.Tx, user queries.User, kind Kind, template string, data map[string]any) (int64, error) {
+	q := queries.New(tx)
+	var id int64
+	inApp, err := Enabled(ctx, q, user.ID, kind, InApp)
+	if err != nil {
+		return 0, err
+	}
+	if inApp {
+		row, err := Create(ctx, q, user.ID, kind, template, data)
+		if err != nil {
+			return 0, err
+		}
+		id = row.ID
+	}
+	byEmail, err := Enabled(ctx, q, user.ID, kind, Email)
+	if err != nil {
+		return 0, err
+	}
+	if byEmail {
+		args, err := NewEmail(n.Box, user.Email, user.Language, template, data)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, args, nil); err != nil {
+			return 0, fmt.Errorf("queue email to user %d about %s: %w", user.ID, template, err)
+		}
+	}
+	return id, nil
+}
