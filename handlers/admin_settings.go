@@ -34,12 +34,6 @@ var settingsFields = []string{
 	"hostKubeconfigClear", "platformAccessKeyClear",
 }
 
-func (h *Handlers) adminSettingsRoutes(g *echo.Group) {
-	g.GET("/settings", h.showAdminSettingsPage)
-	g.POST("/settings", h.saveAdminSettings)
-	g.POST("/settings/test", h.testAdminSettings)
-}
-
 func (h *Handlers) adminSettings() *adminsettings.Service {
 	return &adminsettings.Service{Pool: h.Pool, Box: h.Box, KubeconfigPath: h.KubeconfigPath}
 }

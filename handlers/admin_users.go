@@ -18,22 +18,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-func (h *Handlers) adminRoutes(e *echo.Echo) {
-	// requireAdmin alone guards the area: it needs a signed-in user as
-	// well, and unlike requireUser it answers visitors with the same 404 as
-	// everyone else, instead of a redirect to sign in that would tell them
-	// the area exists.
-	g := e.Group("/admin", h.requireAdmin, h.adminNotices)
-	g.GET("", func(c echo.Context) error { return redirect(c, "/admin/users") })
-	g.GET("/users", h.showAdminUsersPage)
-	g.GET("/users/:id", h.showAdminUserPage)
-	for _, a := range adminusers.Actions {
-		g.POST("/users/:id/"+string(a), h.changeAdminUser(a))
-	}
-	g.GET("/activity", h.showAdminActivityPage)
-	h.adminSettingsRoutes(g)
-}
-
 func (h *Handlers) adminUsers() *adminusers.Service {
 	return &adminusers.Service{Pool: h.Pool}
 }

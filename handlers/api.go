@@ -14,15 +14,6 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// apiRoutes is the JSON API. Every route needs an API key; session cookies
-// count for nothing here. Each route takes requireAPIKey itself: as group
-// middleware it would also answer unknown paths with 401, where they must
-// stay 404.
-func (h *Handlers) apiRoutes(e *echo.Echo) {
-	api := e.Group("/api/v1")
-	api.GET("/me", h.showAPIMe, h.requireAPIKey)
-}
-
 // invalidTokenChallenge answers a key that is malformed or does not work
 // (RFC 6750); a request without one gets the bare "Bearer".
 const invalidTokenChallenge = `Bearer error="invalid_token"`

@@ -13,18 +13,6 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// apiClusterRoutes are the clusters in the JSON API; requireAPIKey is on
-// each route, as apiRoutes explains.
-func (h *Handlers) apiClusterRoutes(e *echo.Echo) {
-	api := e.Group("/api/v1/clusters")
-	api.GET("", h.listAPIClusters, h.requireAPIKey)
-	api.POST("", h.createAPICluster, h.requireAPIKey)
-	api.GET("/:id", h.showAPICluster, h.requireAPIKey)
-	api.PATCH("/:id", h.updateAPICluster, h.requireAPIKey)
-	api.DELETE("/:id", h.deleteAPICluster, h.requireAPIKey)
-	api.GET("/:id/kubeconfig", h.downloadAPIKubeconfig, h.requireAPIKey)
-}
-
 // apiCluster is a cluster as the API shows it.
 type apiCluster struct {
 	ID                 int64      `json:"id"`

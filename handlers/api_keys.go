@@ -19,14 +19,6 @@ import (
 // a second key.
 const sessionAPIKeyForm = "api_key_form"
 
-func (h *Handlers) apiKeyRoutes(e *echo.Echo) {
-	e.GET("/settings/api-keys", h.showAPIKeysPage, h.requireUser)
-	e.POST("/settings/api-keys", h.createAPIKey, h.requireUser)
-	e.GET("/settings/api-keys/:id/revoke", h.showRevokeAPIKeyPage, h.requireUser)
-	e.POST("/settings/api-keys/:id/revoke", h.revokeAPIKey, h.requireUser)
-	h.apiRoutes(e)
-}
-
 // apiKeys is the key service; it needs nothing but the pool.
 func (h *Handlers) apiKeys() *apikeys.Service {
 	return &apikeys.Service{Pool: h.Pool}

@@ -12,17 +12,6 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// apiNodeRoutes are the nodes in the JSON API; requireAPIKey is on each
-// route, as apiRoutes explains.
-func (h *Handlers) apiNodeRoutes(e *echo.Echo) {
-	api := e.Group("/api/v1/clusters/:id/nodes")
-	api.GET("", h.listAPINodes, h.requireAPIKey)
-	api.POST("/:name/cordon", h.cordonAPINode, h.requireAPIKey, validNodeName)
-	api.POST("/:name/uncordon", h.uncordonAPINode, h.requireAPIKey, validNodeName)
-	api.POST("/:name/drain", h.drainAPINode, h.requireAPIKey, validNodeName)
-	api.DELETE("/:name", h.deleteAPINode, h.requireAPIKey, validNodeName)
-}
-
 // apiNode is a node as the API shows it.
 type apiNode struct {
 	Name           string    `json:"name"`

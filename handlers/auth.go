@@ -20,21 +20,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-func (h *Handlers) authRoutes(e *echo.Echo) {
-	e.GET("/signup", h.showSignUpPage)
-	e.POST("/signup", h.signUp)
-	e.GET("/signup/verify", h.showVerifyPage)
-	e.POST("/signup/verify", h.verifySignup)
-	e.POST("/signup/resend", h.resendSignupCode)
-	e.GET("/login", h.showLoginPage)
-	e.POST("/login", h.signIn)
-	e.POST("/logout", h.signOut)
-	e.GET("/password/reset", h.showResetRequestPage)
-	e.POST("/password/reset", h.requestPasswordReset)
-	e.GET("/password/reset/confirm", h.showResetConfirmPage)
-	e.POST("/password/reset/confirm", h.resetPassword)
-}
-
 // formFrom copies the named form fields.
 func formFrom(c echo.Context, names ...string) views.Form {
 	f := views.NewForm()

@@ -16,22 +16,6 @@ import (
 // statusStopPolling is the status that tells htmx to stop polling.
 const statusStopPolling = 286
 
-func (h *Handlers) clusterRoutes(e *echo.Echo) {
-	e.GET("/clusters", h.showClustersPage, h.requireUser)
-	e.GET("/clusters/new", h.showNewClusterPage, h.requireUser)
-	e.POST("/clusters", h.createCluster, h.requireUser)
-	e.GET("/clusters/:id", h.showClusterPage, h.requireUser)
-	e.GET("/clusters/:id/events", h.showClusterUpdates, h.requireUser)
-	e.GET("/clusters/:id/edit", h.showEditClusterPage, h.requireUser)
-	e.POST("/clusters/:id/edit", h.updateCluster, h.requireUser)
-	e.GET("/clusters/:id/delete", h.showDeleteClusterPage, h.requireUser)
-	e.POST("/clusters/:id/delete", h.deleteCluster, h.requireUser)
-	e.POST("/clusters/:id/retry", h.retryCluster, h.requireUser)
-	e.GET("/clusters/:id/kubeconfig", h.downloadKubeconfig, h.requireUser)
-	h.apiClusterRoutes(e)
-	h.nodeRoutes(e)
-}
-
 func (h *Handlers) showClustersPage(c echo.Context) error {
 	u, _ := currentUser(c)
 	before := queryID(c, "before")

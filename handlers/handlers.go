@@ -28,7 +28,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/secrets"
-	"github.com/kubebyon/kubebyon/static"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -131,35 +130,13 @@ func New(d Deps) *echo.Echo {
 	return e
 }
 
-func (h *Handlers) routes(e *echo.Echo) {
-	// Load balancers and orchestrators probe the public listener.
-	e.GET("/healthz", h.showHealth)
-	e.GET("/readyz", h.showReadiness)
-	e.Group("/static", cacheStatic).StaticFS("/", static.FS)
-
-	e.GET("/", h.showHomePage)
-	e.GET("/status", h.showStatus)
-	h.authRoutes(e)
-	h.inboxRoutes(e)
-	h.adminRoutes(e)
-	h.apiKeyRoutes(e)
-	h.oauthRoutes(e)
-	h.settingsRoutes(e)
-	h.clusterRoutes(e)
-	h.joinRoutes(e)
-	h.joinTokenRoutes(e)
-	h.nodeQuotaRoutes(e)
-}
-
 // NewProbes serves only /healthz, /readyz and /metrics: the metrics
 // listener of serve and worker, which is not for the public.
 func NewProbes(d Deps) *echo.Echo {
 	h := &Handlers{Deps: d}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.GET("/healthz", h.showHealth)
-	e.GET("/readyz", h.showReadiness)
-	e.GET("/metrics", h.showMetrics)
+	h.probeRoutes(e)
 	return e
 }
 

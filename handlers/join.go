@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
@@ -22,13 +21,6 @@ const joinEventBodyLimit = "4K"
 
 // mimeShellScript is what the join endpoint answers with, errors included.
 const mimeShellScript = "text/x-shellscript; charset=utf-8"
-
-// joinRoutes are what a machine joining a cluster calls with the token in
-// the path: no session, no CSRF (isJoin).
-func (h *Handlers) joinRoutes(e *echo.Echo) {
-	e.GET("/join/:token", h.serveJoinScript)
-	e.POST("/join/:token/events", h.recordJoinEvent, middleware.BodyLimit(joinEventBodyLimit))
-}
 
 // isJoin reports whether the request is for the join endpoints.
 func isJoin(c echo.Context) bool {

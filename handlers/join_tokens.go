@@ -15,15 +15,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-func (h *Handlers) joinTokenRoutes(e *echo.Echo) {
-	e.GET("/clusters/:id/tokens", h.showJoinTokensPage, h.requireUser)
-	e.POST("/clusters/:id/tokens", h.createJoinToken, h.requireUser)
-	// :joinToken is the token's row id; a :token is a token's value.
-	e.GET("/clusters/:id/tokens/:joinToken/live", h.showJoinTokenLive, h.requireUser)
-	e.GET("/clusters/:id/tokens/:joinToken/revoke", h.showRevokeJoinTokenPage, h.requireUser)
-	e.POST("/clusters/:id/tokens/:joinToken/revoke", h.revokeJoinToken, h.requireUser)
-}
-
 func (h *Handlers) showJoinTokensPage(c echo.Context) error {
 	return h.renderJoinTokens(c, http.StatusOK, views.NewForm())
 }

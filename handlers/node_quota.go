@@ -21,11 +21,6 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-func (h *Handlers) nodeQuotaRoutes(e *echo.Echo) {
-	e.POST("/clusters/:id/node-quota", h.setNodeQuota, h.requireUser)
-	e.POST(nodequota.WebhookPath+":id/:key", h.reviewNodeQuota)
-}
-
 // isWebhook reports whether the request is a virtual apiserver's call to
 // a webhook, which authenticates with the key in its URL, not a session.
 func isWebhook(c echo.Context) bool {

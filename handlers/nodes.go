@@ -17,21 +17,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-func (h *Handlers) nodeRoutes(e *echo.Echo) {
-	e.GET("/clusters/:id/nodes", h.showNodesPage, h.requireUser)
-	e.GET("/clusters/:id/nodes/:name", h.showNodePage, h.requireUser, validNodeName)
-	e.GET("/clusters/:id/nodes/:name/live", h.showNodeLive, h.requireUser, validNodeName)
-	e.POST("/clusters/:id/nodes/:name/cordon", h.cordonNode, h.requireUser, validNodeName)
-	e.POST("/clusters/:id/nodes/:name/uncordon", h.uncordonNode, h.requireUser, validNodeName)
-	e.GET("/clusters/:id/nodes/:name/drain", h.showDrainNodePage, h.requireUser, validNodeName)
-	e.POST("/clusters/:id/nodes/:name/drain", h.drainNode, h.requireUser, validNodeName)
-	e.GET("/clusters/:id/nodes/:name/delete", h.showDeleteNodePage, h.requireUser, validNodeName)
-	e.POST("/clusters/:id/nodes/:name/delete", h.deleteNode, h.requireUser, validNodeName)
-	e.GET("/clusters/:id/nodes/:name/operations/:op", h.showNodeOperation, h.requireUser, validNodeName)
-	e.POST("/clusters/:id/stale-node-cleanup", h.setStaleNodeCleanup, h.requireUser)
-	h.apiNodeRoutes(e)
-}
-
 // validNodeName answers 404 for a path whose node name no Node can have,
 // before the cluster is asked (which would answer for ".." with an error
 // that looks like an unreachable cluster).

@@ -16,11 +16,6 @@ import (
 // inboxSize is how many notifications the page shows.
 const inboxSize = 50
 
-func (h *Handlers) inboxRoutes(e *echo.Echo) {
-	e.GET("/notifications", h.showNotificationsInbox, h.requireUser)
-	e.POST("/notifications/read", h.markNotificationsRead, h.requireUser)
-}
-
 func (h *Handlers) showNotificationsInbox(c echo.Context) error {
 	u, _ := currentUser(c)
 	ctx := c.Request().Context()

@@ -30,13 +30,6 @@ const (
 // provider vouched for them.
 const linkTTL = 10 * time.Minute
 
-func (h *Handlers) oauthRoutes(e *echo.Echo) {
-	e.GET("/auth/link", h.showLinkPage)
-	e.POST("/auth/link", h.linkIdentity)
-	e.GET("/auth/:provider", h.startOAuth)
-	e.GET("/auth/:provider/callback", h.finishOAuth)
-}
-
 // providerButtons lists the sign-in providers that are configured.
 func (h *Handlers) providerButtons() []views.OAuthProvider {
 	out := make([]views.OAuthProvider, 0, len(h.OAuth))

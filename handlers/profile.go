@@ -23,25 +23,6 @@ var (
 	avatarUploadPerUser   = ratelimit.Rule{Name: "avatar-upload-user", Limit: 30, Window: time.Hour}
 )
 
-func (h *Handlers) settingsRoutes(e *echo.Echo) {
-	g := e.Group("/settings", h.requireUser)
-	g.GET("/profile", h.showProfilePage)
-	g.POST("/profile", h.updateProfile)
-	g.POST("/email", h.requestEmailChange)
-	g.POST("/email/confirm", h.confirmEmailChange)
-	g.POST("/email/resend", h.resendEmailChangeCode)
-	g.POST("/email/cancel", h.cancelEmailChange)
-	g.POST("/password", h.changePassword)
-	g.POST(avatarUploadRoute, h.uploadAvatar)
-	g.POST("/avatar/remove", h.removeAvatar)
-	h.signInMethodRoutes(g)
-	g.GET("/notifications", h.showNotificationsPage)
-	g.POST("/notifications", h.updateNotifications)
-	// Not behind requireUser: an image request that is not allowed gets
-	// a 404, not a redirect to the sign-in page.
-	e.GET("/avatars/:id", h.showAvatar)
-}
-
 // profileSettings is the profile page for u with fresh forms.
 func (h *Handlers) profileSettings(c echo.Context, u queries.User) (views.ProfileSettings, error) {
 	ctx := c.Request().Context()

@@ -11,12 +11,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// signInMethodRoutes are the user's sign-in methods page and its unlink.
-func (h *Handlers) signInMethodRoutes(g *echo.Group) {
-	g.GET("/sign-in", h.showSignInMethods)
-	g.POST("/sign-in/:identity/unlink", h.unlinkIdentity)
-}
-
 func (h *Handlers) showSignInMethods(c echo.Context) error {
 	u, _ := currentUser(c)
 	ids, err := h.Accounts.Identities(c.Request().Context(), u.ID)

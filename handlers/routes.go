@@ -1,0 +1,167 @@
+package handlers
+
+import (
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
+	"github.com/kubebyon/kubebyon/static"
+)
+
+// routes is every route of the public server, by area. Each line names the
+// handler and the route's own middleware; what every request goes through
+// (sessions, CSRF, limits, logs) is set up in New.
+//
+// Who may ask:
+//   - requireUser: a signed-in user, else a redirect to sign in. Handlers
+//     of a cluster's pages then load it for that user only (404 for
+//     another's).
+//   - requireAdmin: a signed-in admin, else the same 404 as an unknown
+//     path, so that visitors do not learn the area exists.
+//   - requireAPIKey: a bearer API key. It sits on each API route, not on
+//     a group: as group middleware it would answer unknown paths with 401,
+//     where they must stay 404. Session cookies count for nothing there.
+//   - the join and webhook routes authenticate with the token or key in
+//     their path (no session, no CSRF: isJoin, isWebhook).
+func (h *Handlers) routes(e *echo.Echo) {
+	// Probes, for load balancers and orchestrators, and static files.
+	e.GET("/healthz", h.showHealth)
+	e.GET("/readyz", h.showReadiness)
+	e.Group("/static", cacheStatic).StaticFS("/", static.FS)
+
+	// Home and the platform's status.
+	e.GET("/", h.showHomePage)
+	e.GET("/status", h.showStatus)
+
+	// Sign-up, sign-in, password reset (auth.go).
+	e.GET("/signup", h.showSignUpPage)
+	e.POST("/signup", h.signUp)
+	e.GET("/signup/verify", h.showVerifyPage)
+	e.POST("/signup/verify", h.verifySignup)
+	e.POST("/signup/resend", h.resendSignupCode)
+	e.GET("/login", h.showLoginPage)
+	e.POST("/login", h.signIn)
+	e.POST("/logout", h.signOut)
+	e.GET("/password/reset", h.showResetRequestPage)
+	e.POST("/password/reset", h.requestPasswordReset)
+	e.GET("/password/reset/confirm", h.showResetConfirmPage)
+	e.POST("/password/reset/confirm", h.resetPassword)
+
+	// Sign-in with GitHub or Google, and linking it to an account (oauth.go).
+	e.GET("/auth/link", h.showLinkPage)
+	e.POST("/auth/link", h.linkIdentity)
+	e.GET("/auth/:provider", h.startOAuth)
+	e.GET("/auth/:provider/callback", h.finishOAuth)
+
+	// The user's settings: profile, email, password, avatar (profile.go,
+	// avatars.go), sign-in methods (sign_in_methods.go), notification
+	// settings (notification_settings.go).
+	settings := e.Group("/settings", h.requireUser)
+	settings.GET("/profile", h.showProfilePage)
+	settings.POST("/profile", h.updateProfile)
+	settings.POST("/email", h.requestEmailChange)
+	settings.POST("/email/confirm", h.confirmEmailChange)
+	settings.POST("/email/resend", h.resendEmailChangeCode)
+	settings.POST("/email/cancel", h.cancelEmailChange)
+	settings.POST("/password", h.changePassword)
+	settings.POST(avatarUploadRoute, h.uploadAvatar)
+	settings.POST("/avatar/remove", h.removeAvatar)
+	settings.GET("/sign-in", h.showSignInMethods)
+	settings.POST("/sign-in/:identity/unlink", h.unlinkIdentity)
+	settings.GET("/notifications", h.showNotificationsPage)
+	settings.POST("/notifications", h.updateNotifications)
+	// Not behind requireUser: an image request that is not allowed gets a
+	// 404, not a redirect to the sign-in page.
+	e.GET("/avatars/:id", h.showAvatar)
+
+	// API keys (api_keys.go).
+	e.GET("/settings/api-keys", h.showAPIKeysPage, h.requireUser)
+	e.POST("/settings/api-keys", h.createAPIKey, h.requireUser)
+	e.GET("/settings/api-keys/:id/revoke", h.showRevokeAPIKeyPage, h.requireUser)
+	e.POST("/settings/api-keys/:id/revoke", h.revokeAPIKey, h.requireUser)
+
+	// The notification inbox (notifications_inbox.go).
+	e.GET("/notifications", h.showNotificationsInbox, h.requireUser)
+	e.POST("/notifications/read", h.markNotificationsRead, h.requireUser)
+
+	// Clusters (clusters.go, cluster_*.go).
+	e.GET("/clusters", h.showClustersPage, h.requireUser)
+	e.GET("/clusters/new", h.showNewClusterPage, h.requireUser)
+	e.POST("/clusters", h.createCluster, h.requireUser)
+	e.GET("/clusters/:id", h.showClusterPage, h.requireUser)
+	e.GET("/clusters/:id/events", h.showClusterUpdates, h.requireUser)
+	e.GET("/clusters/:id/edit", h.showEditClusterPage, h.requireUser)
+	e.POST("/clusters/:id/edit", h.updateCluster, h.requireUser)
+	e.GET("/clusters/:id/delete", h.showDeleteClusterPage, h.requireUser)
+	e.POST("/clusters/:id/delete", h.deleteCluster, h.requireUser)
+	e.POST("/clusters/:id/retry", h.retryCluster, h.requireUser)
+	e.GET("/clusters/:id/kubeconfig", h.downloadKubeconfig, h.requireUser)
+	e.POST("/clusters/:id/node-quota", h.setNodeQuota, h.requireUser)
+	e.POST("/clusters/:id/stale-node-cleanup", h.setStaleNodeCleanup, h.requireUser)
+
+	// A cluster's join tokens (join_tokens.go). :joinToken is the token's
+	// row id; a :token is a token's value.
+	e.GET("/clusters/:id/tokens", h.showJoinTokensPage, h.requireUser)
+	e.POST("/clusters/:id/tokens", h.createJoinToken, h.requireUser)
+	e.GET("/clusters/:id/tokens/:joinToken/live", h.showJoinTokenLive, h.requireUser)
+	e.GET("/clusters/:id/tokens/:joinToken/revoke", h.showRevokeJoinTokenPage, h.requireUser)
+	e.POST("/clusters/:id/tokens/:joinToken/revoke", h.revokeJoinToken, h.requireUser)
+
+	// A cluster's nodes (nodes.go, node_*.go). validNodeName answers 404
+	// for a name no Node can have.
+	e.GET("/clusters/:id/nodes", h.showNodesPage, h.requireUser)
+	e.GET("/clusters/:id/nodes/:name", h.showNodePage, h.requireUser, validNodeName)
+	e.GET("/clusters/:id/nodes/:name/live", h.showNodeLive, h.requireUser, validNodeName)
+	e.POST("/clusters/:id/nodes/:name/cordon", h.cordonNode, h.requireUser, validNodeName)
+	e.POST("/clusters/:id/nodes/:name/uncordon", h.uncordonNode, h.requireUser, validNodeName)
+	e.GET("/clusters/:id/nodes/:name/drain", h.showDrainNodePage, h.requireUser, validNodeName)
+	e.POST("/clusters/:id/nodes/:name/drain", h.drainNode, h.requireUser, validNodeName)
+	e.GET("/clusters/:id/nodes/:name/delete", h.showDeleteNodePage, h.requireUser, validNodeName)
+	e.POST("/clusters/:id/nodes/:name/delete", h.deleteNode, h.requireUser, validNodeName)
+	e.GET("/clusters/:id/nodes/:name/operations/:op", h.showNodeOperation, h.requireUser, validNodeName)
+
+	// What a machine joining a cluster calls, with the token in the path
+	// (join.go).
+	e.GET("/join/:token", h.serveJoinScript)
+	e.POST("/join/:token/events", h.recordJoinEvent, middleware.BodyLimit(joinEventBodyLimit))
+
+	// Webhooks a virtual cluster's apiserver calls, with the key in the
+	// path (node_quota.go).
+	e.POST(nodequota.WebhookPath+":id/:key", h.reviewNodeQuota)
+
+	// The JSON API (api*.go).
+	e.GET("/api/v1/me", h.showAPIMe, h.requireAPIKey)
+	e.GET("/api/v1/clusters", h.listAPIClusters, h.requireAPIKey)
+	e.POST("/api/v1/clusters", h.createAPICluster, h.requireAPIKey)
+	e.GET("/api/v1/clusters/:id", h.showAPICluster, h.requireAPIKey)
+	e.PATCH("/api/v1/clusters/:id", h.updateAPICluster, h.requireAPIKey)
+	e.DELETE("/api/v1/clusters/:id", h.deleteAPICluster, h.requireAPIKey)
+	e.GET("/api/v1/clusters/:id/kubeconfig", h.downloadAPIKubeconfig, h.requireAPIKey)
+	e.GET("/api/v1/clusters/:id/nodes", h.listAPINodes, h.requireAPIKey)
+	e.POST("/api/v1/clusters/:id/nodes/:name/cordon", h.cordonAPINode, h.requireAPIKey, validNodeName)
+	e.POST("/api/v1/clusters/:id/nodes/:name/uncordon", h.uncordonAPINode, h.requireAPIKey, validNodeName)
+	e.POST("/api/v1/clusters/:id/nodes/:name/drain", h.drainAPINode, h.requireAPIKey, validNodeName)
+	e.DELETE("/api/v1/clusters/:id/nodes/:name", h.deleteAPINode, h.requireAPIKey, validNodeName)
+
+	// The admin area (admin_*.go). requireAdmin alone guards it: it needs
+	// a signed-in user as well.
+	admin := e.Group("/admin", h.requireAdmin, h.adminNotices)
+	admin.GET("", func(c echo.Context) error { return redirect(c, "/admin/users") })
+	admin.GET("/users", h.showAdminUsersPage)
+	admin.GET("/users/:id", h.showAdminUserPage)
+	for _, a := range adminusers.Actions {
+		admin.POST("/users/:id/"+string(a), h.changeAdminUser(a))
+	}
+	admin.GET("/activity", h.showAdminActivityPage)
+	admin.GET("/settings", h.showAdminSettingsPage)
+	admin.POST("/settings", h.saveAdminSettings)
+	admin.POST("/settings/test", h.testAdminSettings)
+}
+
+// probeRoutes are the metrics listener's (NewProbes): not for the public.
+func (h *Handlers) probeRoutes(e *echo.Echo) {
+	e.GET("/healthz", h.showHealth)
+	e.GET("/readyz", h.showReadiness)
+	e.GET("/metrics", h.showMetrics)
+}
