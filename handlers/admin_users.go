@@ -8,9 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/adminusers"
@@ -148,12 +146,4 @@ func adminUserView(u queries.User) views.AdminUser {
 		Disabled:   timeOf(u.DisabledAt),
 		LastSignIn: timeOf(u.LastSignInAt),
 	}
-}
-
-// timeOf is a nullable time; NULL is the zero time.
-func timeOf(t pgtype.Timestamptz) time.Time {
-	if !t.Valid {
-		return time.Time{}
-	}
-	return t.Time
 }

@@ -20,38 +20,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// formFrom copies the named form fields.
-func formFrom(c echo.Context, names ...string) views.Form {
-	f := views.NewForm()
-	for _, n := range names {
-		f.Values[n] = c.FormValue(n)
-	}
-	return f
-}
-
-// applyError puts a domain error on the form: field errors next to their
-// fields, known errors above the form. It reports false for other errors,
-// which the caller returns as server errors.
-func applyError(f *views.Form, err error) bool {
-	var fe accounts.FieldErrors
-	if errors.As(err, &fe) {
-		for k, v := range fe {
-			f.Errors[k] = v
-		}
-		return true
-	}
-	for _, known := range []error{
-		accounts.ErrBadCredentials, accounts.ErrDisabled, accounts.ErrCodeInvalid,
-		accounts.ErrCodeExpired, accounts.ErrTooManyAttempts, accounts.ErrResendTooSoon,
-	} {
-		if errors.Is(err, known) {
-			f.Error = known.Error()
-			return true
-		}
-	}
-	return false
-}
-
 // limit counts a hit against a rule. When over it, it renders page with a
 // 429 and the form's error, and returns handled=true.
 func (h *Handlers) limit(c echo.Context, rule ratelimit.Rule, subject string, f *views.Form, page func(views.Form) templ.Component) (bool, error) {
@@ -303,4 +271,27 @@ func (h *Handlers) resetPassword(c echo.Context) error {
 	}
 	h.flash(c, "FlashPasswordReset")
 	return redirect(c, "/login")
+}
+
+// applyError puts a domain error on the form: field errors next to their
+// fields, known errors above the form. It reports false for other errors,
+// which the caller returns as server errors.
+func applyError(f *views.Form, err error) bool {
+	var fe accounts.FieldErrors
+	if errors.As(err, &fe) {
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+		return true
+	}
+	for _, known := range []error{
+		accounts.ErrBadCredentials, accounts.ErrDisabled, accounts.ErrCodeInvalid,
+		accounts.ErrCodeExpired, accounts.ErrTooManyAttempts, accounts.ErrResendTooSoon,
+	} {
+		if errors.Is(err, known) {
+			f.Error = known.Error()
+			return true
+		}
+	}
+	return false
 }

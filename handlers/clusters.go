@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -80,15 +79,6 @@ func (h *Handlers) showClusterUpdates(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, views.ClusterUpdatesFragment(m))
-}
-
-// clusterIDParam is the :id of the path; a malformed one is not found.
-func clusterIDParam(c echo.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
-		return 0, errClusterNotFound
-	}
-	return id, nil
 }
 
 // ownCluster is the signed-in user's cluster named in the path; anyone

@@ -3,12 +3,17 @@ package handlers
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/a-h/templ"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/views"
 )
 
-// The helpers every area's handlers use to answer with HTML.
+// The helpers every area's handlers share: answering with HTML, reading
+// forms and path parameters.
 
 // render writes a component with the given status.
 func render(c echo.Context, status int, comp templ.Component) error {
@@ -41,4 +46,30 @@ func queryID(c echo.Context, name string) int64 {
 		return 0
 	}
 	return id
+}
+
+// formFrom copies the named form fields.
+func formFrom(c echo.Context, names ...string) views.Form {
+	f := views.NewForm()
+	for _, n := range names {
+		f.Values[n] = c.FormValue(n)
+	}
+	return f
+}
+
+// clusterIDParam is the :id of the path; a malformed one is not found.
+func clusterIDParam(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return 0, errClusterNotFound
+	}
+	return id, nil
+}
+
+// timeOf is a nullable time; NULL is the zero time.
+func timeOf(t pgtype.Timestamptz) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time
 }
