@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -64,7 +65,7 @@ func BenchmarkClusterCreateToInstalled(b *testing.B) {
 	require.NoError(b, err)
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Metrics: prometheus.NewRegistry(), Box: box, Catalog: catalog,
-		Charts: &vcluster.Charts{}, KubeconfigPath: kubecfg,
+		Charts: &vcluster.Charts{}, KubeconfigPath: kubecfg, JoinTokens: &jointokens.Service{Pool: pool, Box: box},
 	}, opts)
 	require.NoError(b, err)
 	svc := &clusters.Service{Pool: pool, River: rc, Box: box, KubeconfigPath: kubecfg}

@@ -28,6 +28,7 @@ import (
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -86,12 +87,14 @@ func BenchmarkJoinScript(b *testing.B) {
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(b, err)
 	reg := prometheus.NewRegistry()
+	clusterSvc := &clusters.Service{Pool: pool, River: rc, Box: box}
 	srv.Config.Handler = handlers.New(handlers.Deps{
 		Pool: pool, River: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
-		Accounts: &accounts.Service{Pool: pool, River: rc, Box: box},
-		Box:      box,
-		Clusters: &clusters.Service{Pool: pool, River: rc, Box: box},
+		Accounts:   &accounts.Service{Pool: pool, River: rc, Box: box},
+		Box:        box,
+		Clusters:   clusterSvc,
+		JoinTokens: &jointokens.Service{Pool: pool, Box: box, Virtual: clusterSvc.VirtualConfig},
 	})
 	srv.Start()
 	b.Cleanup(srv.Close)

@@ -34,10 +34,6 @@ var settingsFields = []string{
 	"hostKubeconfigClear", "platformAccessKeyClear",
 }
 
-func (h *Handlers) adminSettings() *adminsettings.Service {
-	return &adminsettings.Service{Pool: h.Pool, Box: h.Box, KubeconfigPath: h.KubeconfigPath}
-}
-
 func (h *Handlers) showAdminSettingsPage(c echo.Context) error {
 	return h.renderAdminSettings(c, http.StatusOK, nil, nil)
 }
@@ -47,11 +43,11 @@ func (h *Handlers) showAdminSettingsPage(c echo.Context) error {
 // outcome (nil: none ran).
 func (h *Handlers) renderAdminSettings(c echo.Context, status int, f *views.Form, test *views.AdminHostTest) error {
 	ctx := c.Request().Context()
-	rt, unreadable, err := h.adminSettings().Load(ctx)
+	rt, unreadable, err := h.AdminSettings.Load(ctx)
 	if err != nil {
 		return err
 	}
-	host, err := h.adminSettings().Host(ctx, rt)
+	host, err := h.AdminSettings.Host(ctx, rt)
 	if err != nil {
 		return err
 	}
@@ -167,7 +163,7 @@ func (h *Handlers) saveAdminSettings(c echo.Context) error {
 		f.Error = "ErrAdminSettingsNotSaved"
 		return h.renderAdminSettings(c, http.StatusUnprocessableEntity, &f, nil)
 	}
-	changed, err := h.adminSettings().Apply(c.Request().Context(), change, actor(c))
+	changed, err := h.AdminSettings.Apply(c.Request().Context(), change, actor(c))
 	var invalid settings.FieldErrors
 	var limited *adminusers.LimitedError
 	switch {
@@ -211,7 +207,7 @@ func (h *Handlers) testAdminSettings(c echo.Context) error {
 	case err != nil:
 		return err
 	default:
-		src, report, err := h.adminSettings().Test(c.Request().Context(), upload, f.Value("hostKubeconfigClear") == "on")
+		src, report, err := h.AdminSettings.Test(c.Request().Context(), upload, f.Value("hostKubeconfigClear") == "on")
 		if test, err = hostTestView(src, report, err); err != nil {
 			return err
 		}

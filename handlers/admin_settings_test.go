@@ -26,6 +26,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -513,7 +514,9 @@ func TestAdminSettingsKubeconfigFromEnvironment(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, os.WriteFile(path, testenv.HostKube(t).Kubeconfig(t), 0o600))
-	b := setup(t, func(d *handlers.Deps) { d.KubeconfigPath = path })
+	b := setup(t, func(d *handlers.Deps) {
+		d.AdminSettings = &adminsettings.Service{Pool: d.Pool, Box: d.Box, KubeconfigPath: path}
+	})
 	admin, _ := b.signedUpAdmin(t, "operator")
 
 	code, body := admin.get(settingsPage)

@@ -16,14 +16,10 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-func (h *Handlers) adminUsers() *adminusers.Service {
-	return &adminusers.Service{Pool: h.Pool}
-}
-
 func (h *Handlers) showAdminUsersPage(c echo.Context) error {
 	search := strings.TrimSpace(c.QueryParam("q"))
 	after := queryID(c, "after")
-	page, err := h.adminUsers().List(c.Request().Context(), search, after)
+	page, err := h.AdminUsers.List(c.Request().Context(), search, after)
 	if err != nil {
 		return err
 	}
@@ -66,7 +62,7 @@ func (h *Handlers) showAdminUserPage(c echo.Context) error {
 // renderAdminUser shows the account with id; f is the form of action,
 // when one was submitted and failed.
 func (h *Handlers) renderAdminUser(c echo.Context, status int, id int64, f views.Form, action adminusers.Action) error {
-	d, err := h.adminUsers().Get(c.Request().Context(), id)
+	d, err := h.AdminUsers.Get(c.Request().Context(), id)
 	if errors.Is(err, adminusers.ErrNotFound) {
 		return echo.ErrNotFound
 	}
@@ -100,7 +96,7 @@ func (h *Handlers) changeAdminUser(a adminusers.Action) echo.HandlerFunc {
 		if err != nil {
 			return echo.ErrNotFound
 		}
-		err = h.adminUsers().Apply(c.Request().Context(), a, id, c.FormValue("password"), actor(c))
+		err = h.AdminUsers.Apply(c.Request().Context(), a, id, c.FormValue("password"), actor(c))
 		f := views.NewForm()
 		var limited *adminusers.LimitedError
 		switch {

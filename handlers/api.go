@@ -31,7 +31,7 @@ func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 		if len(headers) > 1 || !ok {
 			return h.apiUnauthorized(c, invalidTokenChallenge)
 		}
-		u, err := h.apiKeys().Authenticate(c.Request().Context(), key)
+		u, err := h.APIKeys.Authenticate(c.Request().Context(), key)
 		if errors.Is(err, apikeys.ErrUnauthorized) {
 			return h.apiUnauthorized(c, invalidTokenChallenge)
 		}

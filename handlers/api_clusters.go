@@ -139,7 +139,7 @@ func (h *Handlers) updateAPICluster(c echo.Context) error {
 		return h.apiClusterError(c, clusters.FieldErrors{"name": "ErrClusterNameFixed"})
 	}
 	if body.NodeQuotaEnabled != nil && *body.NodeQuotaEnabled != cl.NodeQuotaEnabled {
-		cl, err = h.nodeQuota().SetEnabled(c.Request().Context(), cl, *body.NodeQuotaEnabled, actor(c))
+		cl, err = h.NodeQuota.SetEnabled(c.Request().Context(), cl, *body.NodeQuotaEnabled, actor(c))
 		if err != nil {
 			return h.apiClusterError(c, err)
 		}

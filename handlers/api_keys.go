@@ -19,11 +19,6 @@ import (
 // a second key.
 const sessionAPIKeyForm = "api_key_form"
 
-// apiKeys is the key service; it needs nothing but the pool.
-func (h *Handlers) apiKeys() *apikeys.Service {
-	return &apikeys.Service{Pool: h.Pool}
-}
-
 func (h *Handlers) showAPIKeysPage(c echo.Context) error {
 	f := views.NewForm()
 	f.Values["expiry"] = apikeys.Expiry90Days
@@ -36,7 +31,7 @@ func (h *Handlers) renderAPIKeysPage(c echo.Context, status int, f views.Form) e
 	u, _ := currentUser(c)
 	f.Values["form_id"] = rand.Text()
 	h.sessions.Put(c.Request().Context(), sessionAPIKeyForm, f.Values["form_id"])
-	keys, err := h.apiKeys().List(c.Request().Context(), u.ID)
+	keys, err := h.APIKeys.List(c.Request().Context(), u.ID)
 	if err != nil {
 		return err
 	}
@@ -60,7 +55,7 @@ func (h *Handlers) createAPIKey(c echo.Context) error {
 	}
 	f := formFrom(c, "name", "expiry", "expires_on")
 	expiry := apikeys.Expiry{Choice: f.Value("expiry"), Date: f.Value("expires_on")}
-	created, err := h.apiKeys().Create(c.Request().Context(), u.ID, f.Value("name"), expiry, actor(c))
+	created, err := h.APIKeys.Create(c.Request().Context(), u.ID, f.Value("name"), expiry, actor(c))
 	var fe apikeys.FieldErrors
 	if errors.As(err, &fe) {
 		for k, v := range fe {
@@ -89,7 +84,7 @@ func (h *Handlers) revokeAPIKey(c echo.Context) error {
 	if !ok {
 		return echo.ErrNotFound
 	}
-	err := h.apiKeys().Revoke(c.Request().Context(), u.ID, id, actor(c))
+	err := h.APIKeys.Revoke(c.Request().Context(), u.ID, id, actor(c))
 	if errors.Is(err, apikeys.ErrNotFound) {
 		return echo.ErrNotFound
 	}
@@ -108,7 +103,7 @@ func (h *Handlers) ownAPIKey(c echo.Context) (queries.ApiKey, error) {
 	if !ok {
 		return queries.ApiKey{}, echo.ErrNotFound
 	}
-	k, err := h.apiKeys().Get(c.Request().Context(), u.ID, id)
+	k, err := h.APIKeys.Get(c.Request().Context(), u.ID, id)
 	if errors.Is(err, apikeys.ErrNotFound) {
 		return k, echo.ErrNotFound
 	}

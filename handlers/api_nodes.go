@@ -81,7 +81,7 @@ func (h *Handlers) listAPINodes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.nodes().List(c.Request().Context(), cl)
+	list, err := h.Nodes.List(c.Request().Context(), cl)
 	if err != nil {
 		return nodeError(err)
 	}
@@ -108,7 +108,7 @@ func (h *Handlers) setAPICordon(c echo.Context, desired bool) error {
 	if err != nil {
 		return err
 	}
-	if err := h.nodes().Cordon(c.Request().Context(), cl, c.Param("name"), desired, actor(c)); err != nil {
+	if err := h.Nodes.Cordon(c.Request().Context(), cl, c.Param("name"), desired, actor(c)); err != nil {
 		return nodeError(err)
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -132,7 +132,7 @@ func (h *Handlers) drainAPINode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	op, err := h.nodes().Drain(c.Request().Context(), cl, c.Param("name"), body.options(), actor(c))
+	op, err := h.Nodes.Drain(c.Request().Context(), cl, c.Param("name"), body.options(), actor(c))
 	if err != nil {
 		return h.apiNodeError(c, err)
 	}
@@ -153,7 +153,7 @@ func (h *Handlers) deleteAPINode(c echo.Context) error {
 		o := body.options()
 		drainFirst = &o
 	}
-	op, err := h.nodes().Delete(c.Request().Context(), cl, c.Param("name"), drainFirst, actor(c))
+	op, err := h.Nodes.Delete(c.Request().Context(), cl, c.Param("name"), drainFirst, actor(c))
 	if err != nil {
 		return h.apiNodeError(c, err)
 	}

@@ -38,7 +38,7 @@ func TestClusterEndToEnd(t *testing.T) {
 	b := setup(t, func(d *handlers.Deps) {
 		rc, err := jobs.NewClient(jobs.Deps{
 			Pool: d.Pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: prometheus.NewRegistry(),
-			Box: d.Box, Catalog: d.Catalog, KubeconfigPath: d.Clusters.KubeconfigPath,
+			Box: d.Box, Catalog: d.Catalog, KubeconfigPath: d.Clusters.KubeconfigPath, JoinTokens: d.JoinTokens,
 		}, jobs.Options{
 			Work: true, MaxWorkers: 2, CleanupInterval: time.Hour, WorkQueues: []string{clusters.Queue},
 			ClusterPollInterval: 100 * time.Millisecond, ClusterReadyTimeout: time.Minute,

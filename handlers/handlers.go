@@ -22,11 +22,15 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminsettings"
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -48,8 +52,6 @@ type Deps struct {
 	Alive func() error
 	// RequestTimeout bounds a request's context (default 30s).
 	RequestTimeout time.Duration
-	// Accounts runs sign-up, sign-in and the other account actions.
-	Accounts *accounts.Service
 	// TrustedProxies are the networks whose X-Forwarded-For is believed
 	// when finding a client's address (rate limits, audit).
 	TrustedProxies []*net.IPNet
@@ -57,20 +59,32 @@ type Deps struct {
 	OAuth []OAuthProvider
 	// Box seals the secrets among the platform settings (platform key).
 	Box *secrets.Box
-	// KubeconfigPath is the host cluster's kubeconfig file
-	// (KUBEBYON_KUBECONFIG), used when no kubeconfig was uploaded.
-	KubeconfigPath string
-	// Clusters runs what users do with their clusters.
+
+	// The domain services, each built once (by cmd) and shared by every
+	// request.
+	//
+	// Accounts: sign-up, sign-in and the other account actions.
+	Accounts *accounts.Service
+	// Clusters: what users do with their clusters.
 	Clusters *clusters.Service
+	// Nodes: listing, cordoning, draining and deleting nodes.
+	Nodes *nodes.Service
+	// JoinTokens: tokens, the join script and its reports.
+	JoinTokens *jointokens.Service
+	// NodeQuota: the node quota switch and its webhook, which keeps
+	// clients of the virtual clusters between calls.
+	NodeQuota *nodequota.Service
+	// APIKeys: the users' API keys.
+	APIKeys *apikeys.Service
+	// AdminUsers and AdminSettings: the admin area.
+	AdminUsers    *adminusers.Service
+	AdminSettings *adminsettings.Service
 }
 
 // Handlers carries the dependencies of every route.
 type Handlers struct {
 	Deps
 	sessions *scs.SessionManager
-	// nodeQuotas answers the node quota webhook, keeping clients of the
-	// virtual clusters between calls.
-	nodeQuotas *nodequota.Service
 }
 
 // bodyLimit caps every request body but the avatar upload's (avatarBodyLimit).
@@ -81,7 +95,7 @@ func New(d Deps) *echo.Echo {
 	if d.RequestTimeout == 0 {
 		d.RequestTimeout = 30 * time.Second
 	}
-	h := &Handlers{Deps: d, nodeQuotas: newNodeQuota(d)}
+	h := &Handlers{Deps: d}
 	h.sessions = h.newSessionManager()
 
 	e := echo.New()

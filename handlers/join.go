@@ -27,11 +27,6 @@ func isJoin(c echo.Context) bool {
 	return strings.HasPrefix(c.Request().URL.Path, "/join/")
 }
 
-// joinTokens is the join token service over the handlers' dependencies.
-func (h *Handlers) joinTokens() *jointokens.Service {
-	return &jointokens.Service{Pool: h.Pool, Box: h.Box, Virtual: h.Clusters.VirtualConfig}
-}
-
 // joinRefusedHeader names, for tooling, why GET /join/<token> refused.
 const joinRefusedHeader = "X-KubeBYON-Join-Refused"
 
@@ -51,7 +46,7 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 		return h.refuseJoin(c, jointokens.ErrJoinRateLimited)
 	}
 	token := c.Param("token")
-	svc := h.joinTokens()
+	svc := h.JoinTokens
 	row, err := svc.Check(ctx, token)
 	if _, refused := jointokens.RefusalCode(err); refused {
 		return h.refuseJoin(c, err)
@@ -91,7 +86,7 @@ func (h *Handlers) recordJoinEvent(c echo.Context) error {
 		return c.NoContent(http.StatusTooManyRequests)
 	}
 	step := c.FormValue("step")
-	clusterID, err := h.joinTokens().RecordEvent(c.Request().Context(), c.Param("token"), jointokens.Event{
+	clusterID, err := h.JoinTokens.RecordEvent(c.Request().Context(), c.Param("token"), jointokens.Event{
 		Step: step, Status: c.FormValue("status"), Message: c.FormValue("message"), Host: c.FormValue("host"), ClientIP: c.RealIP(),
 	})
 	if errors.Is(err, jointokens.ErrEventInvalid) {

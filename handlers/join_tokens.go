@@ -26,7 +26,7 @@ func (h *Handlers) renderJoinTokens(c echo.Context, status int, f views.Form) er
 	if err != nil {
 		return err
 	}
-	svc := h.joinTokens()
+	svc := h.JoinTokens
 	cl, tokens, err := svc.List(c.Request().Context(), u.ID, id)
 	if errors.Is(err, jointokens.ErrNotFound) {
 		return echo.ErrNotFound
@@ -50,7 +50,7 @@ func (h *Handlers) createJoinToken(c echo.Context) error {
 		return err
 	}
 	f := formFrom(c, "description", "lifetime", "uses", "max_uses")
-	_, err = h.joinTokens().Create(c.Request().Context(), u.ID, id, jointokens.Input{
+	_, err = h.JoinTokens.Create(c.Request().Context(), u.ID, id, jointokens.Input{
 		Description: f.Value("description"), Lifetime: f.Value("lifetime"), Uses: f.Value("uses"), MaxUses: f.Value("max_uses"),
 	}, actor(c))
 	var fe jointokens.FieldErrors
@@ -97,7 +97,7 @@ func (h *Handlers) revokeJoinToken(c echo.Context) error {
 		return err
 	}
 	u, _ := currentUser(c)
-	if _, err := h.joinTokens().Revoke(c.Request().Context(), u.ID, clusterID, t.ID, actor(c)); err != nil {
+	if _, err := h.JoinTokens.Revoke(c.Request().Context(), u.ID, clusterID, t.ID, actor(c)); err != nil {
 		return err
 	}
 	h.flash(c, "FlashJoinTokenRevoked")
@@ -116,7 +116,7 @@ func (h *Handlers) ownJoinToken(c echo.Context) (int64, views.JoinToken, error) 
 	if err != nil {
 		return 0, views.JoinToken{}, echo.ErrNotFound
 	}
-	t, err := h.joinTokens().One(c.Request().Context(), u.ID, clusterID, id)
+	t, err := h.JoinTokens.One(c.Request().Context(), u.ID, clusterID, id)
 	if errors.Is(err, jointokens.ErrNotFound) {
 		return 0, views.JoinToken{}, echo.ErrNotFound
 	}

@@ -24,9 +24,15 @@ import (
 
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminsettings"
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -66,10 +72,14 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	srv := httptest.NewUnstartedServer(nil)
 	baseURL := "http://" + srv.Listener.Addr().String()
 	hostKubeconfig := filepath.Join(t.TempDir(), "host.kubeconfig")
+	// The services are built once, as cmd builds them; the River clients
+	// come in once they exist.
+	clusterSvc := &clusters.Service{Pool: pool, Box: box, KubeconfigPath: hostKubeconfig}
+	tokens := &jointokens.Service{Pool: pool, Box: box, Virtual: clusterSvc.VirtualConfig}
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Metrics: reg, Box: box, Catalog: catalog, BaseURL: baseURL,
 		Mailer:        mail.NewSMTP(smtpURL, "KubeBYON <noreply@kubebyon.test>"),
-		VirtualConfig: (&clusters.Service{Pool: pool, Box: box, KubeconfigPath: hostKubeconfig}).VirtualConfig,
+		VirtualConfig: clusterSvc.VirtualConfig, JoinTokens: tokens,
 	}, pageTestJobOptions())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -83,12 +93,21 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 
+	clusterSvc.River = inserter
 	deps := handlers.Deps{
 		Pool: pool, River: rc, Logger: logger, Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg,
-		Accounts: &accounts.Service{Pool: pool, River: rc, Box: box},
-		Box:      box,
-		Clusters: &clusters.Service{Pool: pool, River: inserter, Box: box, KubeconfigPath: hostKubeconfig},
+		Box:        box,
+		Accounts:   &accounts.Service{Pool: pool, River: rc, Box: box},
+		Clusters:   clusterSvc,
+		Nodes:      &nodes.Service{Pool: pool, River: rc, Clusters: clusterSvc},
+		JoinTokens: tokens,
+		NodeQuota:  &nodequota.Service{Pool: pool, River: rc, Box: box, Clients: nodequota.NewClients(clusterSvc.VirtualConfig, nodequota.ClientsKept)},
+		APIKeys:    &apikeys.Service{Pool: pool},
+		AdminUsers: &adminusers.Service{Pool: pool},
+		// No KUBEBYON_KUBECONFIG: the host comes from the admin settings
+		// (connectHost), as the admin settings tests expect.
+		AdminSettings: &adminsettings.Service{Pool: pool, Box: box},
 	}
 	for _, o := range opts {
 		o(&deps)

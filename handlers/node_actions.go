@@ -23,7 +23,7 @@ func (h *Handlers) setCordon(c echo.Context, desired bool) error {
 		return err
 	}
 	name := c.Param("name")
-	if err := h.nodes().Cordon(c.Request().Context(), cl, name, desired, actor(c)); err != nil {
+	if err := h.Nodes.Cordon(c.Request().Context(), cl, name, desired, actor(c)); err != nil {
 		return nodeError(err)
 	}
 	if desired {
@@ -60,7 +60,7 @@ func (h *Handlers) showNodeAction(c echo.Context, withDelete bool) error {
 		return err
 	}
 	name := c.Param("name")
-	if _, err := h.nodes().Get(c.Request().Context(), cl, name); err != nil {
+	if _, err := h.Nodes.Get(c.Request().Context(), cl, name); err != nil {
 		return nodeError(err)
 	}
 	return render(c, http.StatusOK, views.NodeActionPage(views.NodeActionForm{
@@ -111,7 +111,7 @@ func (h *Handlers) startNodeOperation(c echo.Context, withDelete bool) error {
 	}
 	ctx := c.Request().Context()
 	if !withDelete {
-		_, err := h.nodes().Drain(ctx, cl, name, opts, actor(c))
+		_, err := h.Nodes.Drain(ctx, cl, name, opts, actor(c))
 		if err != nil {
 			return h.nodeActionError(c, cl.ID, name, err)
 		}
@@ -122,7 +122,7 @@ func (h *Handlers) startNodeOperation(c echo.Context, withDelete bool) error {
 	if f.Values["drain_first"] == "on" {
 		drainFirst = &opts
 	}
-	op, err := h.nodes().Delete(ctx, cl, name, drainFirst, actor(c))
+	op, err := h.Nodes.Delete(ctx, cl, name, drainFirst, actor(c))
 	if err != nil {
 		return h.nodeActionError(c, cl.ID, name, err)
 	}

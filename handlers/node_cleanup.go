@@ -1,16 +1,14 @@
 package handlers
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 )
 
 // setStaleNodeCleanup turns the cluster's stale-node clean-up on (after
@@ -20,30 +18,22 @@ func (h *Handlers) setStaleNodeCleanup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var hours pgtype.Int4
+	back := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
+	hours := 0
 	if raw := strings.TrimSpace(c.FormValue("hours")); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > 8760 {
-			h.flashError(c, "ErrStaleCleanupHours")
-			return redirect(c, fmt.Sprintf("/clusters/%d/nodes", cl.ID))
+		// Zero is no period: an empty field turns the clean-up off.
+		if hours, err = strconv.Atoi(raw); err != nil || hours == 0 {
+			hours = -1
 		}
-		hours = pgtype.Int4{Int32: int32(n), Valid: true}
 	}
-	ctx := c.Request().Context()
-	err = pgx.BeginFunc(ctx, h.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		if err := q.ClusterSetStaleNodeCleanup(ctx, queries.ClusterSetStaleNodeCleanupParams{ID: cl.ID, Hours: hours}); err != nil {
-			return fmt.Errorf("set stale node clean-up: %w", err)
-		}
-		details := map[string]any{"enabled": hours.Valid}
-		if hours.Valid {
-			details["hours"] = hours.Int32
-		}
-		return audit.Record(ctx, q, actor(c), audit.Event{Action: "cluster.stale_node_cleanup", TargetType: "cluster", TargetID: fmt.Sprint(cl.ID), Details: details})
-	})
+	err = h.Nodes.SetStaleCleanup(c.Request().Context(), cl, hours, actor(c))
+	if errors.Is(err, nodes.ErrStaleCleanupHours) {
+		h.flashError(c, err.Error())
+		return redirect(c, back)
+	}
 	if err != nil {
 		return err
 	}
 	h.flash(c, "FlashStaleCleanupSaved")
-	return redirect(c, fmt.Sprintf("/clusters/%d/nodes", cl.ID))
+	return redirect(c, back)
 }

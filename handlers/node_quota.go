@@ -27,23 +27,6 @@ func isWebhook(c echo.Context) bool {
 	return strings.HasPrefix(c.Request().URL.Path, "/webhooks/")
 }
 
-// nodeQuotaClusters is how many clusters' clients the webhook keeps.
-const nodeQuotaClusters = 1024
-
-// newNodeQuota is the node quota service of the handlers: one for all
-// requests, so that the clients of the virtual clusters it keeps outlive
-// a review.
-func newNodeQuota(d Deps) *nodequota.Service {
-	return &nodequota.Service{
-		Pool: d.Pool, River: d.River, Box: d.Box,
-		Clients: nodequota.NewClients(d.Clusters.VirtualConfig, nodeQuotaClusters),
-	}
-}
-
-func (h *Handlers) nodeQuota() *nodequota.Service {
-	return h.nodeQuotas
-}
-
 // setNodeQuota switches the cluster's node quota; the webhook
 // configuration follows in the background.
 func (h *Handlers) setNodeQuota(c echo.Context) error {
@@ -52,7 +35,7 @@ func (h *Handlers) setNodeQuota(c echo.Context) error {
 		return err
 	}
 	enabled := c.FormValue("enabled") == "on"
-	_, err = h.nodeQuota().SetEnabled(c.Request().Context(), cl, enabled, actor(c))
+	_, err = h.NodeQuota.SetEnabled(c.Request().Context(), cl, enabled, actor(c))
 	if errors.Is(err, clusters.ErrDeleting) {
 		h.flashError(c, clusters.ErrDeleting.Error())
 		return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
@@ -87,7 +70,7 @@ func (h *Handlers) reviewNodeQuota(c echo.Context) error {
 		return c.JSON(http.StatusBadRequest, apiError{Error: apiErrorBody{Code: "bad_request", Message: locale.T(c.Request().Context(), "ErrNodeQuotaBadReview")}})
 	}
 	ctx := c.Request().Context()
-	d, err := h.nodeQuota().Review(ctx, id, c.Param("key"), review.Request)
+	d, err := h.NodeQuota.Review(ctx, id, c.Param("key"), review.Request)
 	if errors.Is(err, nodequota.ErrForbidden) {
 		return forbidden()
 	}

@@ -29,10 +29,6 @@ func validNodeName(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (h *Handlers) nodes() *nodes.Service {
-	return &nodes.Service{Pool: h.Pool, River: h.River, Clusters: h.Clusters}
-}
-
 // ownReadyCluster is the signed-in user's cluster named in the path, which
 // must be ready for its nodes to be reached.
 func (h *Handlers) ownReadyCluster(c echo.Context) (queries.Cluster, error) {
@@ -81,7 +77,7 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	if cl.StaleNodeCleanupHours.Valid {
 		l.StaleCleanupHours = strconv.Itoa(int(cl.StaleNodeCleanupHours.Int32))
 	}
-	list, err := h.nodes().List(c.Request().Context(), cl)
+	list, err := h.Nodes.List(c.Request().Context(), cl)
 	switch {
 	case errors.Is(err, nodes.ErrUnreachable):
 		// The page stays up and keeps asking: the cluster may come back.
@@ -116,12 +112,12 @@ func (h *Handlers) showNodePage(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	d, err := h.nodes().Get(ctx, cl, c.Param("name"))
+	d, err := h.Nodes.Get(ctx, cl, c.Param("name"))
 	if err != nil {
 		return nodeError(err)
 	}
 	m := views.NodeDetail{Cluster: clusterView(cl), Live: nodeLiveView(cl.ID, d, time.Now())}
-	op, ok, err := h.nodes().LatestOperation(ctx, cl, d.Name)
+	op, ok, err := h.Nodes.LatestOperation(ctx, cl, d.Name)
 	if err != nil {
 		return err
 	}
@@ -143,7 +139,7 @@ func (h *Handlers) showNodeOperation(c echo.Context) error {
 	if err != nil {
 		return echo.ErrNotFound
 	}
-	op, err := h.nodes().Operation(c.Request().Context(), cl, id)
+	op, err := h.Nodes.Operation(c.Request().Context(), cl, id)
 	if err != nil {
 		return nodeError(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -96,7 +97,7 @@ func TestClientRunsPeriodicCleanup(t *testing.T) {
 	defer cancel()
 
 	reg := prometheus.NewRegistry()
-	client, err := jobs.NewClient(jobs.Deps{Pool: b.pool, Logger: b.logger, Metrics: reg}, jobs.DefaultOptions(true))
+	client, err := jobs.NewClient(jobs.Deps{Pool: b.pool, Logger: b.logger, Metrics: reg, JoinTokens: &jointokens.Service{Pool: b.pool}}, jobs.DefaultOptions(true))
 	require.NoError(t, err)
 	events, stopEvents := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
 	defer stopEvents()

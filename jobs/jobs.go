@@ -42,6 +42,9 @@ type Deps struct {
 	// VirtualConfig reaches a ready cluster's control plane, for the node
 	// jobs (clusters.Service.VirtualConfig).
 	VirtualConfig clusters.VirtualConfigFunc
+	// JoinTokens syncs the join tokens with the clusters (the service the
+	// handlers use too).
+	JoinTokens *jointokens.Service
 	// WebhookCABundle is the PEM the virtual apiservers verify the
 	// platform's certificate with when they call the node quota webhook
 	// (KUBEBYON_WEBHOOK_CA_FILE); empty means their system roots.
@@ -117,9 +120,8 @@ func Workers(d Deps, opts Options) *river.Workers {
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_health"), Box: d.Box,
 		VirtualConfig: d.VirtualConfig, Threshold: opts.NodeNotReadyAfter,
 	})
-	tokens := &jointokens.Service{Pool: d.Pool, Box: d.Box, Virtual: d.VirtualConfig}
-	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: tokens, Notices: notify.Notices{Box: d.Box}})
-	river.AddWorker(w, &JoinTokenSyncAllWorker{Tokens: tokens})
+	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: d.JoinTokens, Notices: notify.Notices{Box: d.Box}})
+	river.AddWorker(w, &JoinTokenSyncAllWorker{Tokens: d.JoinTokens})
 	river.AddWorker(w, &NodeQuotaSyncWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_quota_sync"), Box: d.Box,
 		VirtualConfig: d.VirtualConfig, BaseURL: d.BaseURL, CABundle: d.WebhookCABundle,

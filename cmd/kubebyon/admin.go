@@ -7,21 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"net/mail"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/config"
 	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/migrations"
-	"github.com/kubebyon/kubebyon/queries"
 )
 
 const adminUsage = `Usage:
@@ -75,13 +68,14 @@ func (c *cli) admin(args []string) error {
 	if err := migrations.Check(ctx, db.Pool); err != nil {
 		return err
 	}
+	users := &adminusers.Service{Pool: db.Pool}
 	if action == "promote" {
-		u, err := promoteAdmin(ctx, db.Pool, addr.Address)
-		if errors.Is(err, pgx.ErrNoRows) {
+		u, err := users.PromoteByEmail(ctx, addr.Address)
+		if errors.Is(err, adminusers.ErrNoAccount) {
 			return fmt.Errorf("no account with email %s; create one with 'kubebyon admin create --email %s'", addr.Address, addr.Address)
 		}
 		if err != nil {
-			return fmt.Errorf("promote %s: %w", addr.Address, err)
+			return err
 		}
 		fmt.Fprintf(c.stdout, "%s is now an admin\n", u.Email)
 		return nil
@@ -91,61 +85,18 @@ func (c *cli) admin(args []string) error {
 	if err != nil {
 		return err
 	}
-	u, err := createAdmin(ctx, db.Pool, addr.Address, *name, hash)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+	u, err := users.CreateAdmin(ctx, addr.Address, *name, hash)
+	if errors.Is(err, adminusers.ErrAccountExists) {
 		return fmt.Errorf("an account with email %s exists already; make it an admin with 'kubebyon admin promote --email %s'", addr.Address, addr.Address)
 	}
 	if err != nil {
-		return fmt.Errorf("create admin %s: %w", addr.Address, err)
+		return err
 	}
 	fmt.Fprintf(c.stdout, "created admin %s\n", u.Email)
 	if !*pwStdin {
 		fmt.Fprintf(c.stdout, "password (shown once): %s\n", password)
 	}
 	return nil
-}
-
-// promoteAdmin makes the account with email an admin, with its audit event.
-// The audit log names the command as the actor: it runs as no user.
-func promoteAdmin(ctx context.Context, pool *pgxpool.Pool, email string) (queries.User, error) {
-	var u queries.User
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		var err error
-		if u, err = q.UserSetRoleByEmail(ctx, queries.UserSetRoleByEmailParams{Email: email, Role: "admin"}); err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Actor{Email: "cli"}, audit.Event{
-			Action: "admin.promote_via_cli", TargetType: "user", TargetID: strconv.FormatInt(u.ID, 10),
-			Details: map[string]any{"email": u.Email},
-		})
-	})
-	return u, err
-}
-
-// createAdmin makes a verified admin account, with its audit event.
-func createAdmin(ctx context.Context, pool *pgxpool.Pool, email, name, hash string) (queries.User, error) {
-	var u queries.User
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		var err error
-		u, err = q.UserCreate(ctx, queries.UserCreateParams{
-			Email:           email,
-			Name:            name,
-			PasswordHash:    pgtype.Text{String: hash, Valid: true},
-			Role:            "admin",
-			EmailVerifiedAt: pgtype.Timestamptz{Time: time.Now(), Valid: true},
-		})
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Actor{Email: "cli"}, audit.Event{
-			Action: "admin.create_via_cli", TargetType: "user", TargetID: strconv.FormatInt(u.ID, 10),
-			Details: map[string]any{"email": u.Email},
-		})
-	})
-	return u, err
 }
 
 func (c *cli) adminPassword(fromStdin bool) (string, error) {

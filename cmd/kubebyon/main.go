@@ -20,17 +20,24 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminsettings"
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/config"
 	"github.com/kubebyon/kubebyon/internal/database"
+	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/migrations"
@@ -134,6 +141,42 @@ type runtimeDeps struct {
 	river    *river.Client[pgx.Tx]
 	box      *secrets.Box
 	catalog  *locale.Catalog
+	services *services
+}
+
+// services are the domain services, each built once and handed to both
+// the handlers and the workers.
+type services struct {
+	accounts      *accounts.Service
+	clusters      *clusters.Service
+	nodes         *nodes.Service
+	joinTokens    *jointokens.Service
+	nodeQuota     *nodequota.Service
+	apiKeys       *apikeys.Service
+	adminUsers    *adminusers.Service
+	adminSettings *adminsettings.Service
+}
+
+// newServices builds the services. The River client needs the clusters
+// and join token services for its workers, and the services that enqueue
+// need the client: it is set (setRiver) once it exists.
+func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *services {
+	cl := &clusters.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig}
+	return &services{
+		accounts:      &accounts.Service{Pool: pool, Box: box},
+		clusters:      cl,
+		nodes:         &nodes.Service{Pool: pool, Clusters: cl},
+		joinTokens:    &jointokens.Service{Pool: pool, Box: box, Virtual: cl.VirtualConfig},
+		nodeQuota:     &nodequota.Service{Pool: pool, Box: box, Clients: nodequota.NewClients(cl.VirtualConfig, nodequota.ClientsKept)},
+		apiKeys:       &apikeys.Service{Pool: pool},
+		adminUsers:    &adminusers.Service{Pool: pool},
+		adminSettings: &adminsettings.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
+	}
+}
+
+// setRiver hands the River client to the services that enqueue jobs.
+func (s *services) setRiver(rc *river.Client[pgx.Tx]) {
+	s.accounts.River, s.clusters.River, s.nodes.River, s.nodeQuota.River = rc, rc, rc, rc
 }
 
 // mailer is the configured mail transport.
@@ -182,16 +225,17 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	svc := newServices(db.Pool, box, common.Kubeconfig)
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: db.Pool, Logger: logger, Metrics: reg,
 		Mailer: mailer(common, logger), Box: box, Catalog: catalog, BaseURL: common.BaseURL,
 		KubeconfigPath: common.Kubeconfig, WebhookCABundle: common.WebhookCABundle,
-		// Reading the kubeconfig Secret needs no River client.
-		VirtualConfig: (&clusters.Service{Pool: db.Pool, Box: box, KubeconfigPath: common.Kubeconfig}).VirtualConfig,
+		VirtualConfig: svc.clusters.VirtualConfig, JoinTokens: svc.joinTokens,
 	}, jobs.DefaultOptions(work))
 	if err != nil {
 		return fail(err)
 	}
+	svc.setRiver(rc)
 	if work {
 		// River hard-stops when its start context ends; shutdown stops it
 		// softly instead, in order.
@@ -199,7 +243,7 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 			return fail(fmt.Errorf("start workers: %w", err))
 		}
 	}
-	return &runtimeDeps{db: db, logger: logger, registry: reg, river: rc, box: box, catalog: catalog}, nil
+	return &runtimeDeps{db: db, logger: logger, registry: reg, river: rc, box: box, catalog: catalog, services: svc}, nil
 }
 
 // stop stops the workers (letting running jobs finish for a while), then
@@ -258,16 +302,22 @@ func (c *cli) serve(args []string) error {
 	defer deps.stop(scfg.Workers)
 	ctx, dbFailed := watchDatabase(ctx, deps.db)
 
+	svc := deps.services
 	e := handlers.New(handlers.Deps{
 		Pool: deps.db.Pool, River: deps.river, Logger: logger, Catalog: deps.catalog,
 		BaseURL: common.BaseURL, Metrics: deps.registry, Gatherer: deps.registry,
 		Alive:          deps.db.Alive,
-		Accounts:       &accounts.Service{Pool: deps.db.Pool, River: deps.river, Box: deps.box},
 		TrustedProxies: scfg.TrustedProxies,
 		OAuth:          oauthProviders(scfg, common.BaseURL),
 		Box:            deps.box,
-		KubeconfigPath: common.Kubeconfig,
-		Clusters:       &clusters.Service{Pool: deps.db.Pool, River: deps.river, Box: deps.box, KubeconfigPath: common.Kubeconfig},
+		Accounts:       svc.accounts,
+		Clusters:       svc.clusters,
+		Nodes:          svc.nodes,
+		JoinTokens:     svc.joinTokens,
+		NodeQuota:      svc.nodeQuota,
+		APIKeys:        svc.apiKeys,
+		AdminUsers:     svc.adminUsers,
+		AdminSettings:  svc.adminSettings,
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
 	metricsAddr := ""

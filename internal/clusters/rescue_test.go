@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -77,7 +78,7 @@ func runWorker() int {
 	opts.JobTimeout = min(opts.JobTimeout, opts.RescueStuckJobsAfter)
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Metrics: prometheus.NewRegistry(), Box: box, Catalog: catalog,
-		KubeconfigPath: os.Getenv(workerKubeconfigEnv),
+		KubeconfigPath: os.Getenv(workerKubeconfigEnv), JoinTokens: &jointokens.Service{Pool: pool, Box: box},
 	}, opts)
 	if err != nil {
 		return fail(err)

@@ -18,6 +18,10 @@ import (
 // (a rotated certificate) is read again soon.
 const clientTTL = time.Minute
 
+// ClientsKept is how many clusters' clients the webhook keeps: enough for
+// every cluster that a fleet is joining at the same time.
+const ClientsKept = 1024
+
 // Clients keeps a client per virtual cluster for a short while, so that
 // each admission review need not read the cluster's kubeconfig Secret from
 // the host cluster. It holds at most a fixed number of clusters (the least

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	corev1 "k8s.io/api/core/v1"
@@ -290,4 +291,31 @@ func (s *Service) LatestOperation(ctx context.Context, c queries.Cluster, name s
 		return op, false, fmt.Errorf("latest operation of %s: %w", name, err)
 	}
 	return op, true, nil
+}
+
+// MaxStaleCleanupHours bounds the stale-node clean-up period: a year.
+const MaxStaleCleanupHours = 8760
+
+// ErrStaleCleanupHours is a clean-up period out of bounds.
+var ErrStaleCleanupHours = errors.New("ErrStaleCleanupHours")
+
+// SetStaleCleanup turns the cluster's stale-node clean-up on, deleting
+// nodes NotReady for longer than hours (1 to MaxStaleCleanupHours), or off
+// (hours 0), with its audit event in the same transaction.
+func (s *Service) SetStaleCleanup(ctx context.Context, c queries.Cluster, hours int, actor audit.Actor) error {
+	if hours < 0 || hours > MaxStaleCleanupHours {
+		return ErrStaleCleanupHours
+	}
+	period := pgtype.Int4{Int32: int32(hours), Valid: hours > 0}
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if err := q.ClusterSetStaleNodeCleanup(ctx, queries.ClusterSetStaleNodeCleanupParams{ID: c.ID, Hours: period}); err != nil {
+			return fmt.Errorf("set stale node clean-up: %w", err)
+		}
+		details := map[string]any{"enabled": period.Valid}
+		if period.Valid {
+			details["hours"] = period.Int32
+		}
+		return audit.Record(ctx, q, actor, audit.Event{Action: "cluster.stale_node_cleanup", TargetType: "cluster", TargetID: fmt.Sprint(c.ID), Details: details})
+	})
 }
