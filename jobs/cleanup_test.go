@@ -21,8 +21,6 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
-
 type testBundle struct {
 	pool   *pgxpool.Pool
 	logger *slog.Logger

@@ -3,6 +3,7 @@ package clusters_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -460,4 +461,56 @@ users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, com
 	_, _, err = b.svc.Kubeconfig(ctx, u.ID, c.ID, a)
 	require.ErrorIs(t, err, clusters.ErrKubeconfigMissing)
 	require.NoFileExists(t, pwned)
+}
+
+// TestCreateRefusals: bad input and limits change nothing.
+func TestCreateRefusals(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	ctx := context.Background()
+	owner, a := b.user(t, "owner@example.com")
+	create := func(name string) {
+		t.Helper()
+		_, err := b.svc.Create(ctx, owner.ID, clusters.Input{Name: name}, a)
+		require.NoError(t, err)
+	}
+	tests := []struct {
+		name string
+		in   clusters.Input
+		want string
+	}{
+		{"uppercase", clusters.Input{Name: "Prod"}, "ErrClusterNameInvalid"},
+		{"empty", clusters.Input{Name: " "}, "ErrClusterNameRequired"},
+		{"too long", clusters.Input{Name: "a123456789012345678901234567890123456789x"}, "ErrClusterNameTooLong"},
+		{"dots", clusters.Input{Name: "a.b"}, "ErrClusterNameInvalid"},
+		{"unknown version", clusters.Input{Name: "ok", KubernetesVersion: "v1.20.0"}, "ErrClusterVersion"},
+		{"bad access mode", clusters.Input{Name: "ok", PublicAccessMode: "hostport"}, "ErrClusterAccessMode"},
+	}
+	for _, tt := range tests {
+		_, err := b.svc.Create(ctx, owner.ID, tt.in, a)
+		var fe clusters.FieldErrors
+		require.True(t, errors.As(err, &fe), tt.name)
+		require.Contains(t, []string{fe["name"], fe["kubernetes_version"], fe["public_access_mode"]}, tt.want, tt.name)
+	}
+
+	create("one")
+	_, err := b.svc.Create(ctx, owner.ID, clusters.Input{Name: "one"}, a)
+	var fe clusters.FieldErrors
+	require.True(t, errors.As(err, &fe))
+	require.Equal(t, "ErrClusterNameTaken", fe["name"])
+
+	create("two")
+	create("three")
+	_, err = b.svc.Create(ctx, owner.ID, clusters.Input{Name: "four"}, a)
+	require.ErrorIs(t, err, clusters.ErrPlanLimit, "the default plan allows 3")
+
+	noHost := &clusters.Service{Pool: b.pool, River: b.svc.River, Box: b.box}
+	_, err = noHost.Create(ctx, owner.ID, clusters.Input{Name: "nohost"}, a)
+	require.ErrorIs(t, err, clusters.ErrNoHostCluster)
+
+	var n int
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM clusters").Scan(&n))
+	require.Equal(t, 3, n)
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'cluster_reconcile'").Scan(&n))
+	require.Equal(t, 3, n, "a job for each cluster written, none for the refused")
 }

@@ -1,8 +1,7 @@
-package clusters_test
+package jobs_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -37,14 +36,7 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) != "" {
-		os.Exit(runWorker())
-	}
-	testenv.Main(m)
-}
-
-type testBundle struct {
+type reconcileBundle struct {
 	pool    *pgxpool.Pool
 	box     *secrets.Box
 	host    *testenv.Kube
@@ -55,10 +47,10 @@ type testBundle struct {
 	logger  *slog.Logger
 }
 
-// setup gives a test its database, the shared host apiserver as the host
+// setupReconcile gives a test its database, the shared host apiserver as the host
 // cluster (through a KUBEBYON_KUBECONFIG file), settings that point at the
 // real chart, and a user.
-func setup(t *testing.T) *testBundle {
+func setupReconcile(t *testing.T) *reconcileBundle {
 	t.Helper()
 	ctx := context.Background()
 	pool := testenv.DB(t)
@@ -81,14 +73,14 @@ func setup(t *testing.T) *testBundle {
 	// An insert-only client: tests work jobs themselves, step by step.
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
-	return &testBundle{
+	return &reconcileBundle{
 		pool: pool, box: box, host: host, client: host.Client(t), owner: u, kubecfg: kubecfg,
 		svc:    &clusters.Service{Pool: pool, River: rc, Box: box, KubeconfigPath: kubecfg},
 		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 }
 
-func (b *testBundle) worker(t *testing.T, readyTimeout time.Duration) *rivertest.Worker[clusters.ReconcileArgs, pgx.Tx] {
+func (b *reconcileBundle) worker(t *testing.T, readyTimeout time.Duration) *rivertest.Worker[clusters.ReconcileArgs, pgx.Tx] {
 	w := &jobs.ClusterReconcileWorker{
 		Pool: b.pool, Logger: b.logger, Box: b.box, Charts: &vcluster.Charts{},
 		KubeconfigPath: b.kubecfg, PollInterval: 10 * time.Millisecond, ReadyTimeout: readyTimeout,
@@ -97,7 +89,7 @@ func (b *testBundle) worker(t *testing.T, readyTimeout time.Duration) *rivertest
 }
 
 // work runs one attempt of the reconcile job for a cluster.
-func (b *testBundle) work(t *testing.T, ctx context.Context, w *rivertest.Worker[clusters.ReconcileArgs, pgx.Tx], id int64) (*rivertest.WorkResult, error) {
+func (b *reconcileBundle) work(t *testing.T, ctx context.Context, w *rivertest.Worker[clusters.ReconcileArgs, pgx.Tx], id int64) (*rivertest.WorkResult, error) {
 	t.Helper()
 	tx, err := b.pool.Begin(context.Background())
 	require.NoError(t, err)
@@ -107,7 +99,7 @@ func (b *testBundle) work(t *testing.T, ctx context.Context, w *rivertest.Worker
 
 // notices are the titles of the owner's in-app notifications of kind,
 // oldest first, and how many emails are queued.
-func (b *testBundle) notices(t *testing.T, kind notify.Kind) ([]string, int) {
+func (b *reconcileBundle) notices(t *testing.T, kind notify.Kind) ([]string, int) {
 	t.Helper()
 	ctx := context.Background()
 	catalog, err := locale.New()
@@ -126,14 +118,14 @@ func (b *testBundle) notices(t *testing.T, kind notify.Kind) ([]string, int) {
 	return titles, emails
 }
 
-func (b *testBundle) cluster(t *testing.T, id int64) queries.Cluster {
+func (b *reconcileBundle) cluster(t *testing.T, id int64) queries.Cluster {
 	t.Helper()
 	c, err := queries.New(b.pool).ClusterGetByID(context.Background(), id)
 	require.NoError(t, err)
 	return c
 }
 
-func (b *testBundle) reasons(t *testing.T, id int64) []string {
+func (b *reconcileBundle) reasons(t *testing.T, id int64) []string {
 	t.Helper()
 	evs, err := queries.New(b.pool).ClusterEventListByCluster(context.Background(), queries.ClusterEventListByClusterParams{ClusterID: id, RowLimit: 1000})
 	require.NoError(t, err)
@@ -146,7 +138,7 @@ func (b *testBundle) reasons(t *testing.T, id int64) []string {
 
 // playControlPlane does what the vcluster pod would: the StatefulSet
 // becomes ready and vc-<release> holds a kubeconfig, here for virt.
-func (b *testBundle) playControlPlane(t *testing.T, c queries.Cluster, virt *testenv.Kube) {
+func (b *reconcileBundle) playControlPlane(t *testing.T, c queries.Cluster, virt *testenv.Kube) {
 	t.Helper()
 	ctx := context.Background()
 	ns := vcluster.Namespace(c)
@@ -167,7 +159,7 @@ func (b *testBundle) playControlPlane(t *testing.T, c queries.Cluster, virt *tes
 
 // finalizeNamespace plays the namespace controller, which the test
 // apiserver does not run: a terminating namespace loses its finalizer.
-func (b *testBundle) finalizeNamespace(t *testing.T, c queries.Cluster) {
+func (b *reconcileBundle) finalizeNamespace(t *testing.T, c queries.Cluster) {
 	t.Helper()
 	ctx := context.Background()
 	ns, err := b.client.CoreV1().Namespaces().Get(ctx, vcluster.Namespace(c), metav1.GetOptions{})
@@ -179,14 +171,14 @@ func (b *testBundle) finalizeNamespace(t *testing.T, c queries.Cluster) {
 }
 
 // roomyPlan lifts the owner's cluster cap above the default plan's 3.
-func (b *testBundle) roomyPlan(t *testing.T) {
+func (b *reconcileBundle) roomyPlan(t *testing.T) {
 	t.Helper()
 	_, err := b.pool.Exec(context.Background(), `WITH p AS (INSERT INTO plans (name, max_clusters, max_nodes_per_cluster) VALUES ('roomy', 1000, 100) RETURNING id)
 		UPDATE users SET plan_id = (SELECT id FROM p) WHERE id = $1`, b.owner.ID)
 	require.NoError(t, err)
 }
 
-func (b *testBundle) create(t *testing.T, name string) queries.Cluster {
+func (b *reconcileBundle) create(t *testing.T, name string) queries.Cluster {
 	t.Helper()
 	c, err := b.svc.Create(context.Background(), b.owner.ID, clusters.Input{Name: name}, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
@@ -197,7 +189,7 @@ func (b *testBundle) create(t *testing.T, name string) queries.Cluster {
 // upgrade, delete, through the real worker, Helm, chart and apiserver.
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupReconcile(t)
 	ctx := context.Background()
 	w := b.worker(t, time.Minute)
 	c := b.create(t, "life")
@@ -294,7 +286,7 @@ func TestLicenseEvent(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t)
+			b := setupReconcile(t)
 			ctx := context.Background()
 			rt, err := settings.Load(ctx, queries.New(b.pool), b.box)
 			require.NoError(t, err)
@@ -316,7 +308,7 @@ func TestLicenseEvent(t *testing.T) {
 // then brings the cluster to ready with exactly one deployed release.
 func TestCrashSafety(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupReconcile(t)
 	b.roomyPlan(t)
 	virt := testenv.NewKube(t)
 	for i, cut := range []time.Duration{time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
@@ -361,7 +353,7 @@ func TestCrashSafety(t *testing.T) {
 // reached, and recovery once it can.
 func TestHostUnreachable(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupReconcile(t)
 	ctx := context.Background()
 	c := b.create(t, "offline")
 
@@ -404,7 +396,7 @@ func TestHostUnreachable(t *testing.T) {
 // with the reason; Retry starts over.
 func TestReadyTimeout(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupReconcile(t)
 	ctx := context.Background()
 	c := b.create(t, "slow")
 	w := b.worker(t, time.Minute)
@@ -441,58 +433,11 @@ func TestReadyTimeout(t *testing.T) {
 	require.Equal(t, []string{"Cluster slow failed", "Cluster slow failed"}, failed)
 }
 
-// TestCreateRefusals: bad input and limits change nothing.
-func TestCreateRefusals(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	a := audit.Actor{UserID: b.owner.ID}
-	tests := []struct {
-		name string
-		in   clusters.Input
-		want string
-	}{
-		{"uppercase", clusters.Input{Name: "Prod"}, "ErrClusterNameInvalid"},
-		{"empty", clusters.Input{Name: " "}, "ErrClusterNameRequired"},
-		{"too long", clusters.Input{Name: "a123456789012345678901234567890123456789x"}, "ErrClusterNameTooLong"},
-		{"dots", clusters.Input{Name: "a.b"}, "ErrClusterNameInvalid"},
-		{"unknown version", clusters.Input{Name: "ok", KubernetesVersion: "v1.20.0"}, "ErrClusterVersion"},
-		{"bad access mode", clusters.Input{Name: "ok", PublicAccessMode: "hostport"}, "ErrClusterAccessMode"},
-	}
-	for _, tt := range tests {
-		_, err := b.svc.Create(ctx, b.owner.ID, tt.in, a)
-		var fe clusters.FieldErrors
-		require.True(t, errors.As(err, &fe), tt.name)
-		require.Contains(t, []string{fe["name"], fe["kubernetes_version"], fe["public_access_mode"]}, tt.want, tt.name)
-	}
-
-	b.create(t, "one")
-	_, err := b.svc.Create(ctx, b.owner.ID, clusters.Input{Name: "one"}, a)
-	var fe clusters.FieldErrors
-	require.True(t, errors.As(err, &fe))
-	require.Equal(t, "ErrClusterNameTaken", fe["name"])
-
-	b.create(t, "two")
-	b.create(t, "three")
-	_, err = b.svc.Create(ctx, b.owner.ID, clusters.Input{Name: "four"}, a)
-	require.ErrorIs(t, err, clusters.ErrPlanLimit, "the default plan allows 3")
-
-	noHost := &clusters.Service{Pool: b.pool, River: b.svc.River, Box: b.box}
-	_, err = noHost.Create(ctx, b.owner.ID, clusters.Input{Name: "nohost"}, a)
-	require.ErrorIs(t, err, clusters.ErrNoHostCluster)
-
-	var n int
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM clusters").Scan(&n))
-	require.Equal(t, 3, n)
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'cluster_reconcile'").Scan(&n))
-	require.Equal(t, 3, n, "a job for each cluster written, none for the refused")
-}
-
 // TestCrashSafetyDelete interrupts deletion at several points; a fresh
 // worker then removes the release and the namespace and marks the row.
 func TestCrashSafetyDelete(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupReconcile(t)
 	b.roomyPlan(t)
 	ctx := context.Background()
 	virt := testenv.NewKube(t)
@@ -540,7 +485,7 @@ func TestCrashSafetyDelete(t *testing.T) {
 // its turn (snoozes) instead of running Helm alongside it.
 func TestOneReconcileAtATime(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupReconcile(t)
 	ctx := context.Background()
 	c := b.create(t, "serial")
 	working := queries.ClusterTakeReconcileLeaseParams{ClusterID: c.ID, JobID: -1, Seconds: 300}
@@ -562,7 +507,7 @@ func TestOneReconcileAtATime(t *testing.T) {
 
 // waitingReconciles are the cluster's reconcile jobs that River still
 // holds to run: available, waiting for a retry, or scheduled.
-func (b *testBundle) waitingReconciles(t *testing.T, id int64) []*rivertype.JobRow {
+func (b *reconcileBundle) waitingReconciles(t *testing.T, id int64) []*rivertype.JobRow {
 	t.Helper()
 	res, err := b.svc.River.JobList(context.Background(), river.NewJobListParams().
 		Kinds(clusters.ReconcileArgs{}.Kind()).
@@ -574,7 +519,7 @@ func (b *testBundle) waitingReconciles(t *testing.T, id int64) []*rivertype.JobR
 
 // workJob runs one attempt of a job River holds and keeps its outcome,
 // as River would.
-func (b *testBundle) workJob(t *testing.T, w *rivertest.Worker[clusters.ReconcileArgs, pgx.Tx], job *rivertype.JobRow) (*rivertest.WorkResult, error) {
+func (b *reconcileBundle) workJob(t *testing.T, w *rivertest.Worker[clusters.ReconcileArgs, pgx.Tx], job *rivertype.JobRow) (*rivertest.WorkResult, error) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := b.pool.Begin(ctx)
@@ -591,7 +536,7 @@ func (b *testBundle) workJob(t *testing.T, w *rivertest.Worker[clusters.Reconcil
 // River's rescuer) tells nobody again.
 func TestOneReadyNotice(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupReconcile(t)
 	ctx := context.Background()
 	virt := testenv.NewKube(t)
 	w := b.worker(t, time.Minute)

@@ -1,4 +1,4 @@
-package clusters_test
+package jobs_test
 
 import (
 	"bytes"
@@ -95,7 +95,7 @@ func runWorker() int {
 
 // startWorker starts a worker process of the test binary on the test's
 // database, reaching the host through kubeconfig.
-func (b *testBundle) startWorker(t *testing.T, kubeconfig string, stepTimeout, rescueAfter time.Duration) *exec.Cmd {
+func (b *reconcileBundle) startWorker(t *testing.T, kubeconfig string, stepTimeout, rescueAfter time.Duration) *exec.Cmd {
 	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
@@ -157,7 +157,7 @@ func holdingHost(t *testing.T) string {
 // lease back and installs the release.
 func TestKilledWorkerRescued(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupReconcile(t)
 	ctx := context.Background()
 	c := b.create(t, "rescued")
 

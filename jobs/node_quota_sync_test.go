@@ -1,4 +1,4 @@
-package clusters_test
+package jobs_test
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 // configuration in the control plane.
 func TestNodeQuotaSyncOnReady(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupReconcile(t)
 	ctx := context.Background()
 	q := queries.New(b.pool)
 	w := b.worker(t, time.Minute)
