@@ -1,0 +1,238 @@
+package jobs_test
+
+import (
+	"context"
+	"crypto/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// TestJoinTokenSyncAll: the periodic job asks for a sync of each ready
+// cluster with a token still in use or a joined node not yet registered,
+// and of no other; one sync waits per cluster at most.
+func TestJoinTokenSyncAll(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	box, err := testBox()
+	require.NoError(t, err)
+	q := queries.New(pool)
+	u, err := q.UserCreate(ctx, queries.UserCreateParams{Email: "syncall@example.test", Name: "syncall", Role: accounts.RoleUser})
+	require.NoError(t, err)
+	cluster := func(name string, ready bool) int64 {
+		cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{OwnerID: u.ID, Name: name, Slug: name + "-" + strings.ToLower(rand.Text()[:6]), KubernetesVersion: "v1.34.0", PublicAccessMode: "nodeport"})
+		require.NoError(t, err)
+		if ready {
+			_, err = q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: "cp.example:443", Generation: cl.Generation})
+			require.NoError(t, err)
+		}
+		return cl.ID
+	}
+	token := func(clusterID int64) queries.JoinToken {
+		tok, err := q.JoinTokenCreate(ctx, queries.JoinTokenCreateParams{ClusterID: clusterID, TokenID: strings.ToLower(rand.Text()[:6]), TokenHash: rand.Text(), SealedToken: "x"})
+		require.NoError(t, err)
+		return tok
+	}
+	active := cluster("active", true)
+	token(active)
+	revoked := cluster("revoked", true)
+	_, err = q.JoinTokenRevoke(ctx, token(revoked).ID)
+	require.NoError(t, err)
+	awaiting := cluster("awaiting", true)
+	used := token(awaiting)
+	_, err = q.JoinTokenNodeRecord(ctx, queries.JoinTokenNodeRecordParams{TokenID: used.ID, NodeName: "late", CsrName: "csr-1"})
+	require.NoError(t, err)
+	require.NoError(t, q.JoinTokenMarkUsedUp(ctx, used.ID))
+	registered := cluster("registered", true)
+	done := token(registered)
+	_, err = q.JoinTokenNodeRecord(ctx, queries.JoinTokenNodeRecordParams{TokenID: done.ID, NodeName: "on-time", CsrName: "csr-2"})
+	require.NoError(t, err)
+	require.NoError(t, q.JoinTokenMarkUsedUp(ctx, done.ID))
+	_, err = q.JoinTokenNodeMarkRegistered(ctx, queries.JoinTokenNodeMarkRegisteredParams{ClusterID: registered, NodeNames: []string{"on-time"}})
+	require.NoError(t, err)
+	token(cluster("provisioning", false))
+
+	w := rivertest.NewWorker(t, riverpgxv5.New(pool), &river.Config{}, &jobs.JoinTokenSyncAllWorker{Tokens: &jointokens.Service{Pool: pool, Box: box}})
+	enqueued := func() []int64 {
+		var ids []int64
+		require.NoError(t, pool.QueryRow(ctx, "SELECT coalesce(array_agg((args->>'cluster_id')::bigint ORDER BY (args->>'cluster_id')::bigint), '{}') FROM river_job WHERE kind = 'join_token_sync'").Scan(&ids))
+		return ids
+	}
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = w.Work(ctx, t, tx, jointokens.SyncAllArgs{}, nil)
+	require.NoError(t, err)
+	require.NoError(t, tx.Rollback(ctx))
+	require.Equal(t, []int64{active, awaiting}, enqueued())
+
+	// (rivertest turns uniqueness off; the client the worker runs with
+	// does not.) One waits per cluster; once it ran, the next may come.
+	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	res, err := inserter.Insert(ctx, jointokens.SyncArgs{ClusterID: revoked}, nil)
+	require.NoError(t, err)
+	require.False(t, res.UniqueSkippedAsDuplicate)
+	again, err := inserter.Insert(ctx, jointokens.SyncArgs{ClusterID: revoked}, nil)
+	require.NoError(t, err)
+	require.True(t, again.UniqueSkippedAsDuplicate, "one waiting is enough")
+	_, err = pool.Exec(ctx, "UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1", res.Job.ID)
+	require.NoError(t, err)
+	again, err = inserter.Insert(ctx, jointokens.SyncArgs{ClusterID: revoked}, nil)
+	require.NoError(t, err)
+	require.False(t, again.UniqueSkippedAsDuplicate, "a finished sync does not hold back the next")
+}
+
+// TestJoinTokenSyncNotices: a sync counts the token's uses against the
+// cluster's real control plane, notes which joined nodes registered a
+// Node, and tells the owner of the joins not told yet in one notice: one
+// node by name and token, several by count and names. The next sync tells
+// nothing new. The email goes only when the owner asked for it, as the
+// default does not.
+func TestJoinTokenSyncNotices(t *testing.T) {
+	t.Parallel()
+	require.True(t, notify.Default(notify.JoinTokenUsed, notify.InApp))
+	require.False(t, notify.Default(notify.JoinTokenUsed, notify.Email), "joins are not emailed unless asked for")
+	catalog, err := locale.New()
+	require.NoError(t, err)
+	// One control plane for every case: the names of their Nodes differ.
+	virt := testenv.NewKube(t)
+
+	tests := []struct {
+		name        string
+		description string
+		nodes       []string // recorded in this order
+		registered  []string // those with a Node in the control plane
+		byEmail     bool
+		title       string
+		body        string // %s is the token id
+	}{
+		{
+			name: "one-node", description: "rack 3", nodes: []string{"worker-1"},
+			title: "Node worker-1 joined one-node",
+			body:  "The node worker-1 joined your cluster one-node with the join token rack 3.",
+		},
+		{
+			name: "no-description", nodes: []string{"worker-2"}, registered: []string{"worker-2"}, byEmail: true,
+			title: "Node worker-2 joined no-description",
+			body:  "The node worker-2 joined your cluster no-description with the join token %s.",
+		},
+		{
+			name: "several-nodes", description: "fleet", nodes: []string{"node-b", "node-a"}, registered: []string{"node-a"}, byEmail: true,
+			title: "2 nodes joined several-nodes",
+			body:  "2 nodes joined your cluster several-nodes: node-a, node-b.",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			ctx := context.Background()
+			box, err := testBox()
+			require.NoError(t, err)
+			q := queries.New(b.pool)
+			cl := b.readyCluster(t, tt.name)
+			owner, err := q.UserGetByID(ctx, cl.OwnerID)
+			require.NoError(t, err)
+			if tt.byEmail {
+				require.NoError(t, q.NotificationPreferenceSet(ctx, queries.NotificationPreferenceSetParams{
+					UserID: owner.ID, Kind: string(notify.JoinTokenUsed), Channel: string(notify.Email), Enabled: true,
+				}))
+			}
+			tok, err := q.JoinTokenCreate(ctx, queries.JoinTokenCreateParams{
+				ClusterID: cl.ID, TokenID: strings.ToLower(rand.Text()[:6]), TokenHash: rand.Text(), SealedToken: "x", Description: tt.description,
+			})
+			require.NoError(t, err)
+			for i, node := range tt.nodes {
+				n, err := q.JoinTokenNodeRecord(ctx, queries.JoinTokenNodeRecordParams{TokenID: tok.ID, NodeName: node, CsrName: "csr-" + string(rune('a'+i))})
+				require.NoError(t, err)
+				require.EqualValues(t, 1, n)
+			}
+			for _, node := range tt.registered {
+				_, err := virt.Client(t).CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{})
+				require.NoError(t, err)
+			}
+
+			w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.JoinTokenSyncWorker{
+				Tokens: &jointokens.Service{Pool: b.pool, Box: box, Virtual: func(context.Context, queries.Cluster) (*rest.Config, error) {
+					return rest.CopyConfig(virt.Config), nil
+				}},
+				Notices: notify.Notices{Box: box},
+			})
+			sync := func() {
+				t.Helper()
+				tx, err := b.pool.Begin(ctx)
+				require.NoError(t, err)
+				defer tx.Rollback(ctx) //nolint:errcheck // the job row only
+				res, err := w.Work(ctx, t, tx, jointokens.SyncArgs{ClusterID: cl.ID}, nil)
+				require.NoError(t, err)
+				require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+			}
+			// notices are the owner's join notices, title and body, oldest
+			// first, and the emails queued for them.
+			notices := func() ([][2]string, []string) {
+				t.Helper()
+				rows, err := q.NotificationListByUser(ctx, queries.NotificationListByUserParams{UserID: owner.ID, RowLimit: 1000})
+				require.NoError(t, err)
+				words := [][2]string{}
+				for _, n := range slices.Backward(rows) {
+					require.Equal(t, string(notify.JoinTokenUsed), n.Kind)
+					title, body := notify.Word(catalog.For("en"), n)
+					words = append(words, [2]string{title, body})
+				}
+				erows, err := b.pool.Query(ctx, "SELECT args->>'to' FROM river_job WHERE kind = 'email' ORDER BY id")
+				require.NoError(t, err)
+				emails, err := pgx.CollectRows(erows, pgx.RowTo[string])
+				require.NoError(t, err)
+				return words, emails
+			}
+
+			sync()
+			body := strings.ReplaceAll(tt.body, "%s", tok.TokenID)
+			words, emails := notices()
+			require.Equal(t, [][2]string{{tt.title, body}}, words, "one notice for the sync")
+			wantEmails := []string{}
+			if tt.byEmail {
+				wantEmails = []string{owner.Email}
+			}
+			require.Equal(t, wantEmails, emails)
+
+			// What the sync read from the control plane: the token's uses
+			// are its recorded nodes, and the Nodes that exist registered.
+			toks, err := q.JoinTokenListByCluster(ctx, cl.ID)
+			require.NoError(t, err)
+			require.Len(t, toks, 1)
+			require.EqualValues(t, len(tt.nodes), toks[0].Uses)
+			recorded, err := q.JoinTokenNodeListByToken(ctx, tok.ID)
+			require.NoError(t, err)
+			require.Len(t, recorded, len(tt.nodes), "the sync keeps the joins it did not see as CSRs")
+			for _, n := range recorded {
+				require.Equal(t, slices.Contains(tt.registered, n.NodeName), n.RegisteredAt.Valid, n.NodeName)
+				require.True(t, n.NotifiedAt.Valid, "%s was told of", n.NodeName)
+			}
+
+			// Told once: the next sync tells nothing new.
+			sync()
+			again, emailsAgain := notices()
+			require.Equal(t, words, again)
+			require.Equal(t, emails, emailsAgain)
+		})
+	}
+}
