@@ -48,9 +48,13 @@ func (h *Handlers) showClusterPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.ClusterDetailPage(views.ClusterDetail{
-		Cluster: clusterView(cl), Events: clusterEventViews(events), Live: !clusters.Settled(cl),
-	}))
+	d := views.ClusterDetail{Cluster: clusterView(cl), Events: clusterEventViews(events), Live: !clusters.Settled(cl)}
+	if cl.Status == clusters.StatusReady {
+		if d.UnreachableSince, d.UnreachableError, err = h.Nodes.Unreachable(c.Request().Context(), cl); err != nil {
+			return err
+		}
+	}
+	return render(c, http.StatusOK, views.ClusterDetailPage(d))
 }
 
 // showClusterUpdates is the live detail page's fragment: the events after

@@ -2,7 +2,9 @@ package handlers_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +20,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -458,4 +463,34 @@ func TestClusterKubeconfigDownload(t *testing.T) {
 	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
 	requireKubeconfigFor(t, cl, []byte(readBody(t, resp)))
 	require.Contains(t, b.audits(t, b.userID(t, email)), "cluster.kubeconfig_download")
+}
+
+// TestClusterUnreachableShown: while a ready cluster's health check cannot
+// reach its control plane, the cluster's page says since when and why;
+// once it answers again, the notice goes.
+func TestClusterUnreachableShown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.connectHost(t)
+	c, _ := b.signedUpUser(t, "unreachable")
+	cl := b.newCluster(t, c, "far")
+	b.markReady(t, cl)
+	page := fmt.Sprintf("/clusters/%d", cl.ID)
+	_, body := c.get(page)
+	require.NotContains(t, body, `data-testid="cluster-unreachable"`)
+
+	q := queries.New(b.pool)
+	require.NoError(t, checks.Schedule(ctx, q, cl.ID, nodes.HealthCheck, time.Now()))
+	rec := checks.Recorder{Q: q, Logger: slog.New(slog.DiscardHandler)}
+	require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, time.Minute, time.Time{}, checks.Unreachable(errors.New("dial tcp 192.0.2.1:443: i/o timeout"))))
+	code, body := c.get(page)
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `data-testid="cluster-unreachable"`)
+	require.Contains(t, body, "has not reached this cluster&#39;s control plane since")
+	require.Contains(t, body, "dial tcp 192.0.2.1:443: i/o timeout")
+
+	require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, time.Minute, time.Now().Add(time.Minute), nil))
+	_, body = c.get(page)
+	require.NotContains(t, body, `data-testid="cluster-unreachable"`)
 }

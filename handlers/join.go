@@ -100,8 +100,9 @@ func (h *Handlers) recordJoinEvent(c echo.Context) error {
 	}
 	if step == jointokens.StepJoin {
 		// The machine has filed its CSR: learn of it now, not at the next
-		// periodic sync.
-		if _, err := h.River.Insert(c.Request().Context(), jointokens.SyncArgs{ClusterID: clusterID}, nil); err != nil {
+		// periodic sync, and never behind the periodic ones.
+		args, opts := jointokens.RequestSync(clusterID, time.Now())
+		if _, err := h.River.Insert(c.Request().Context(), args, opts); err != nil {
 			return fmt.Errorf("enqueue join token sync of cluster %d: %w", clusterID, err)
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -203,6 +204,8 @@ func uniqueEmail(name string) string {
 // handler tests play the reconcile worker themselves.
 func pageTestJobOptions() jobs.Options {
 	opts := jobs.DefaultOptions(true)
-	opts.WorkQueues = []string{river.QueueDefault, notify.QueueEmail}
+	opts.WorkQueues = []string{river.QueueDefault, notify.QueueEmail, checks.Queue}
+	// No periodic checks: the tests queue the ones they run.
+	opts.ChecksInterval = 0
 	return opts
 }

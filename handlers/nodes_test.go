@@ -415,11 +415,11 @@ func TestNodesAPI(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, r.status)
 }
 
-// runNodeHealth runs the node_health job once and waits for it.
-func (b *testBundle) runNodeHealth(t *testing.T) {
+// runNodeHealth runs the cluster's node_health job once and waits for it.
+func (b *testBundle) runNodeHealth(t *testing.T, clusterID int64) {
 	t.Helper()
 	ctx := context.Background()
-	res, err := b.river.Insert(ctx, nodes.HealthArgs{}, nil)
+	res, err := b.river.Insert(ctx, nodes.HealthArgs{ClusterID: clusterID}, nil)
 	require.NoError(t, err)
 	waitFor(t, func() bool {
 		j, err := b.river.JobGet(ctx, res.Job.ID)
@@ -470,7 +470,7 @@ func TestNodeHealth(t *testing.T) {
 	addNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
 	addNode(t, kc, "worker-2", corev1.ConditionTrue, time.Now().Add(-time.Hour))
 
-	b.runNodeHealth(t)
+	b.runNodeHealth(t, cl.ID)
 	snap, err := queries.New(b.pool).NodeListByCluster(context.Background(), cl.ID)
 	require.NoError(t, err)
 	require.Len(t, snap, 2)
@@ -483,8 +483,8 @@ func TestNodeHealth(t *testing.T) {
 	// just turned NotReady is not reported yet.
 	setReady(t, kc, "worker-1", corev1.ConditionFalse, time.Now().Add(-time.Hour))
 	setReady(t, kc, "worker-2", corev1.ConditionFalse, time.Now())
-	b.runNodeHealth(t)
-	b.runNodeHealth(t)
+	b.runNodeHealth(t, cl.ID)
+	b.runNodeHealth(t, cl.ID)
 	got := b.notifications(t, email)
 	require.Len(t, got, 1)
 	require.Equal(t, notificationRow{title: "Node worker-1 of health is not ready", unread: true}, got[0])
@@ -493,8 +493,8 @@ func TestNodeHealth(t *testing.T) {
 
 	// Ready again: the alert is cleared and the owner told.
 	setReady(t, kc, "worker-1", corev1.ConditionTrue, time.Now())
-	b.runNodeHealth(t)
-	b.runNodeHealth(t)
+	b.runNodeHealth(t, cl.ID)
+	b.runNodeHealth(t, cl.ID)
 	got = b.notifications(t, email)
 	require.Equal(t, []notificationRow{
 		{title: "Node worker-1 of health is not ready", unread: false},
@@ -511,7 +511,7 @@ func TestNodeHealth(t *testing.T) {
 
 	// A deleted node leaves the snapshot.
 	require.NoError(t, kc.CoreV1().Nodes().Delete(context.Background(), "worker-2", metav1.DeleteOptions{}))
-	b.runNodeHealth(t)
+	b.runNodeHealth(t, cl.ID)
 	snap, err = queries.New(b.pool).NodeListByCluster(context.Background(), cl.ID)
 	require.NoError(t, err)
 	require.Len(t, snap, 1)
@@ -531,7 +531,7 @@ func TestStaleNodeCleanup(t *testing.T) {
 	addNode(t, kc, "gone-briefly", corev1.ConditionFalse, time.Now().Add(-10*time.Minute))
 	addNode(t, kc, "healthy", corev1.ConditionTrue, time.Now().Add(-5*time.Hour))
 
-	b.runNodeHealth(t)
+	b.runNodeHealth(t, cl.ID)
 	_, err := kc.CoreV1().Nodes().Get(ctx, "gone-long", metav1.GetOptions{})
 	require.NoError(t, err, "off by default")
 
@@ -548,7 +548,7 @@ func TestStaleNodeCleanup(t *testing.T) {
 	require.Contains(t, body, `value="2"`)
 	require.Equal(t, 1, b.auditCount(t, "cluster.stale_node_cleanup"))
 
-	b.runNodeHealth(t)
+	b.runNodeHealth(t, cl.ID)
 	_, err = kc.CoreV1().Nodes().Get(ctx, "gone-long", metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "NotReady for 3 hours, past the 2-hour period")
 	for _, kept := range []string{"gone-briefly", "healthy"} {

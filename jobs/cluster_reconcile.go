@@ -15,8 +15,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -257,6 +260,14 @@ func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluste
 		ready = true
 		if prev.Status == clusters.StatusReady && prev.ObservedGeneration == c.Generation {
 			return nil
+		}
+		// Its nodes are checked from now on, and its join tokens synced
+		// (again, after an update: the checks go idle while it is not
+		// ready; a sync with nothing to do goes idle again).
+		for _, kind := range []checks.Kind{nodes.HealthCheck, jointokens.SyncCheck} {
+			if err := checks.Schedule(ctx, q, c.ID, kind, time.Now()); err != nil {
+				return err
+			}
 		}
 		if prev.NodeQuotaEnabled || prev.NodeQuotaSecret != "" {
 			if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, nodequota.SyncArgs{ClusterID: c.ID}, nil); err != nil {

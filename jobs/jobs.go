@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -66,11 +67,21 @@ type Options struct {
 	// ClusterReadyTimeout how long it may take before it is marked failed.
 	ClusterPollInterval time.Duration
 	ClusterReadyTimeout time.Duration
-	// NodeHealthInterval is how often the nodes of ready clusters are
-	// snapshotted; a node NotReady for longer than NodeNotReadyAfter is
-	// reported to the cluster's owner.
+	// ChecksInterval is how often the due per-cluster checks are queued
+	// (package checks); zero queues none (tests that work the checks
+	// themselves). CheckWorkers bounds how many run at once: most of a
+	// check's time is spent waiting on a control plane, which may hang
+	// for checks.CallTimeout.
+	ChecksInterval time.Duration
+	CheckWorkers   int
+	// NodeHealthInterval is how often the nodes of a ready cluster that
+	// answers are snapshotted; a node NotReady for longer than
+	// NodeNotReadyAfter is reported to the cluster's owner.
 	NodeHealthInterval time.Duration
 	NodeNotReadyAfter  time.Duration
+	// CompletedJobRetention is how long River keeps completed jobs; short,
+	// as the checks complete thousands an hour (zero: River's default).
+	CompletedJobRetention time.Duration
 	// ClusterStepTimeout bounds one attempt of a cluster reconcile, and
 	// JobTimeout the attempts of kinds with no timeout of their own.
 	ClusterStepTimeout time.Duration
@@ -95,8 +106,10 @@ func DefaultOptions(work bool) Options {
 	return Options{
 		Work: work, MaxWorkers: 20, CleanupInterval: 15 * time.Minute,
 		ClusterPollInterval: 5 * time.Second, ClusterReadyTimeout: 10 * time.Minute,
-		NodeHealthInterval: time.Minute, NodeNotReadyAfter: 5 * time.Minute,
-		ClusterStepTimeout: DefaultClusterStepTimeout, JobTimeout: river.JobTimeoutDefault,
+		ChecksInterval: 5 * time.Second, CheckWorkers: 100,
+		NodeHealthInterval: nodes.HealthInterval, NodeNotReadyAfter: 5 * time.Minute,
+		CompletedJobRetention: 10 * time.Minute,
+		ClusterStepTimeout:    DefaultClusterStepTimeout, JobTimeout: river.JobTimeoutDefault,
 		RescueStuckJobsAfter: DefaultRescueStuckJobsAfter,
 	}
 }
@@ -118,31 +131,33 @@ func Workers(d Deps, opts Options) *river.Workers {
 	river.AddWorker(w, &NodeOperationWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: d.VirtualConfig})
 	river.AddWorker(w, &NodeHealthWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_health"), Box: d.Box,
-		VirtualConfig: d.VirtualConfig, Threshold: opts.NodeNotReadyAfter,
+		VirtualConfig: d.VirtualConfig, Threshold: opts.NodeNotReadyAfter, Interval: opts.NodeHealthInterval,
 	})
-	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: d.JoinTokens, Notices: notify.Notices{Box: d.Box}})
-	river.AddWorker(w, &JoinTokenSyncAllWorker{Tokens: d.JoinTokens})
+	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: d.JoinTokens, Notices: notify.Notices{Box: d.Box}, Logger: d.Logger.With("component", "join_token_sync")})
 	river.AddWorker(w, &NodeQuotaSyncWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_quota_sync"), Box: d.Box,
 		VirtualConfig: d.VirtualConfig, BaseURL: d.BaseURL, CABundle: d.WebhookCABundle,
 	})
-	river.AddWorker(w, &NodeQuotaSyncAllWorker{Pool: d.Pool})
+	river.AddWorker(w, &NodeQuotaRewriteWorker{Pool: d.Pool})
+	river.AddWorker(w, &ClusterChecksWorker{Pool: d.Pool, Logger: d.Logger.With("component", "cluster_checks")})
 	return w
 }
 
 // NewClient builds the River client. Start it only when opts.Work is set.
 func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	cfg := &river.Config{
-		Logger:               d.Logger.With("component", "river"),
-		Workers:              Workers(d, opts),
-		JobTimeout:           opts.JobTimeout,
-		RescueStuckJobsAfter: cmp.Or(opts.RescueStuckJobsAfter, DefaultRescueStuckJobsAfter),
+		Logger:                      d.Logger.With("component", "river"),
+		Workers:                     Workers(d, opts),
+		JobTimeout:                  opts.JobTimeout,
+		RescueStuckJobsAfter:        cmp.Or(opts.RescueStuckJobsAfter, DefaultRescueStuckJobsAfter),
+		CompletedJobRetentionPeriod: opts.CompletedJobRetention,
 	}
 	if opts.Work {
 		cfg.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: opts.MaxWorkers},
 			notify.QueueEmail:  {MaxWorkers: 5},
 			clusters.Queue:     {MaxWorkers: opts.MaxWorkers},
+			checks.Queue:       {MaxWorkers: cmp.Or(opts.CheckWorkers, opts.MaxWorkers)},
 		}
 		if len(opts.WorkQueues) > 0 {
 			for name := range cfg.Queues {
@@ -157,24 +172,19 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "cleanup"},
 			),
+			// When the workers start: a restart with a new base URL or CA
+			// bundle rewrites the webhook configurations at once.
 			river.NewPeriodicJob(
-				river.PeriodicInterval(jointokens.SyncInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return jointokens.SyncAllArgs{}, nil },
-				&river.PeriodicJobOpts{ID: "join_token_sync_all"},
-			),
-			river.NewPeriodicJob(
-				river.PeriodicInterval(nodequota.SyncInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return nodequota.SyncAllArgs{}, nil },
-				// On start too: a restart with a new base URL or CA bundle
-				// rewrites the webhook configurations at once.
-				&river.PeriodicJobOpts{RunOnStart: true, ID: "node_quota_sync_all"},
+				river.PeriodicInterval(24*time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return nodequota.RewriteArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "node_quota_rewrite"},
 			),
 		}
-		if opts.NodeHealthInterval > 0 {
+		if opts.ChecksInterval > 0 {
 			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(
-				river.PeriodicInterval(opts.NodeHealthInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return nodes.HealthArgs{}, nil },
-				&river.PeriodicJobOpts{ID: "node_health"},
+				river.PeriodicInterval(opts.ChecksInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return checks.DispatchArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "cluster_checks"},
 			))
 		}
 		cfg.Middleware = append(cfg.Middleware, newMetricsMiddleware(d.Metrics))

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/queries"
@@ -22,6 +24,7 @@ type JoinTokenSyncWorker struct {
 	river.WorkerDefaults[jointokens.SyncArgs]
 	Tokens  *jointokens.Service
 	Notices notify.Notices
+	Logger  *slog.Logger
 }
 
 // joinedNamesShown bounds the node names one notice lists.
@@ -32,12 +35,22 @@ func (w *JoinTokenSyncWorker) Timeout(*river.Job[jointokens.SyncArgs]) time.Dura
 	return time.Minute
 }
 
-// Work implements river.Worker.
+// Work implements river.Worker. It syncs, tells the owner of the joins,
+// and paces the cluster's next sync (jointokens.SyncCheck): due again in
+// an interval while there is more to sync, idle when there is none,
+// backing off while the control plane does not answer.
 func (w *JoinTokenSyncWorker) Work(ctx context.Context, job *river.Job[jointokens.SyncArgs]) error {
-	if err := w.Tokens.Sync(ctx, job.Args.ClusterID); err != nil {
-		return err
+	id := job.Args.ClusterID
+	more, err := w.Tokens.Sync(ctx, id)
+	if err == nil {
+		err = w.noticeJoins(ctx, id)
 	}
-	return w.noticeJoins(ctx, job.Args.ClusterID)
+	var next time.Time
+	if more {
+		next = time.Now().Add(jointokens.SyncInterval)
+	}
+	rec := checks.Recorder{Q: queries.New(w.Tokens.Pool), Logger: w.Logger}
+	return rec.Done(ctx, id, jointokens.SyncCheck, jointokens.SyncInterval, next, err)
 }
 
 // noticeJoins tells the owner of the joins not told yet, in one notice,
@@ -79,25 +92,4 @@ func (w *JoinTokenSyncWorker) noticeJoins(ctx context.Context, clusterID int64) 
 		_, err = w.Notices.Tell(ctx, tx, owner, notify.JoinTokenUsed, template, data)
 		return err
 	})
-}
-
-// JoinTokenSyncAllWorker enqueues the per-cluster syncs.
-type JoinTokenSyncAllWorker struct {
-	river.WorkerDefaults[jointokens.SyncAllArgs]
-	Tokens *jointokens.Service
-}
-
-// Work implements river.Worker.
-func (w *JoinTokenSyncAllWorker) Work(ctx context.Context, _ *river.Job[jointokens.SyncAllArgs]) error {
-	ids, err := w.Tokens.ClustersToSync(ctx)
-	if err != nil {
-		return err
-	}
-	client := river.ClientFromContext[pgx.Tx](ctx)
-	for _, id := range ids {
-		if _, err := client.Insert(ctx, jointokens.SyncArgs{ClusterID: id}, nil); err != nil {
-			return fmt.Errorf("enqueue join token sync of cluster %d: %w", id, err)
-		}
-	}
-	return nil
 }

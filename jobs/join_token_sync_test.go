@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -25,13 +27,16 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// TestJoinTokenSyncAll: the periodic job asks for a sync of each ready
-// cluster with a token still in use or a joined node not yet registered,
-// and of no other; one sync waits per cluster at most.
-func TestJoinTokenSyncAll(t *testing.T) {
+// TestJoinTokenSyncPacing: a ready cluster's join token sync stays due
+// while it has a token still in use or a joined node not yet registered,
+// and goes idle otherwise; a cluster that is not ready is not synced. One
+// periodic sync waits per cluster at most; a sync a join asks for is
+// never dropped for a periodic one, and one per cluster per window.
+func TestJoinTokenSyncPacing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testenv.DB(t)
+	b := setup(t)
+	pool := b.pool
 	box, err := testBox()
 	require.NoError(t, err)
 	q := queries.New(pool)
@@ -44,6 +49,8 @@ func TestJoinTokenSyncAll(t *testing.T) {
 			_, err = q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: "cp.example:443", Generation: cl.Generation})
 			require.NoError(t, err)
 		}
+		// Due now, as creating a token makes it.
+		b.schedule(t, cl.ID, jointokens.SyncCheck, time.Now())
 		return cl.ID
 	}
 	token := func(clusterID int64) queries.JoinToken {
@@ -68,31 +75,72 @@ func TestJoinTokenSyncAll(t *testing.T) {
 	require.NoError(t, q.JoinTokenMarkUsedUp(ctx, done.ID))
 	_, err = q.JoinTokenNodeMarkRegistered(ctx, queries.JoinTokenNodeMarkRegisteredParams{ClusterID: registered, NodeNames: []string{"on-time"}})
 	require.NoError(t, err)
-	token(cluster("provisioning", false))
+	provisioning := cluster("provisioning", false)
+	token(provisioning)
 
-	w := rivertest.NewWorker(t, riverpgxv5.New(pool), &river.Config{}, &jobs.JoinTokenSyncAllWorker{Tokens: &jointokens.Service{Pool: pool, Box: box}})
-	enqueued := func() []int64 {
-		var ids []int64
-		require.NoError(t, pool.QueryRow(ctx, "SELECT coalesce(array_agg((args->>'cluster_id')::bigint ORDER BY (args->>'cluster_id')::bigint), '{}') FROM river_job WHERE kind = 'join_token_sync'").Scan(&ids))
-		return ids
+	b.dispatch(t)
+	require.Equal(t, []int64{active, revoked, awaiting, registered}, b.queued(t, "join_token_sync"), "the ready clusters' syncs are queued")
+	require.False(t, b.check(t, provisioning, jointokens.SyncCheck).DueAt.Valid, "not ready: idle")
+
+	// Each synced against a real control plane (with no CSRs, and no Node
+	// "late").
+	virt := testenv.NewKube(t)
+	w := rivertest.NewWorker(t, riverpgxv5.New(pool), &river.Config{}, &jobs.JoinTokenSyncWorker{
+		Tokens: &jointokens.Service{Pool: pool, Box: box, Virtual: func(context.Context, queries.Cluster) (*rest.Config, error) {
+			return rest.CopyConfig(virt.Config), nil
+		}},
+		Notices: notify.Notices{Box: box}, Logger: b.logger,
+	})
+	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	rows, err := pool.Query(ctx, "SELECT id FROM river_job WHERE kind = 'join_token_sync' AND state = 'available'")
+	require.NoError(t, err)
+	queued, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
+	require.Len(t, queued, 4)
+	for _, id := range queued {
+		job, err := inserter.JobGet(ctx, id)
+		require.NoError(t, err)
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		res, err := w.WorkJob(ctx, t, tx, job)
+		require.NoError(t, err)
+		require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+		require.NoError(t, tx.Commit(ctx))
 	}
-	tx, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	_, err = w.Work(ctx, t, tx, jointokens.SyncAllArgs{}, nil)
-	require.NoError(t, err)
-	require.NoError(t, tx.Rollback(ctx))
-	require.Equal(t, []int64{active, awaiting}, enqueued())
+	for _, id := range []int64{active, awaiting} {
+		due := b.check(t, id, jointokens.SyncCheck).DueAt
+		require.True(t, due.Valid, "cluster %d: more to sync", id)
+		require.WithinDuration(t, time.Now().Add(jointokens.SyncInterval), due.Time, 5*time.Second)
+	}
+	for _, id := range []int64{revoked, registered} {
+		require.False(t, b.check(t, id, jointokens.SyncCheck).DueAt.Valid, "cluster %d: nothing to sync, idle", id)
+	}
 
 	// (rivertest turns uniqueness off; the client the worker runs with
 	// does not.) One waits per cluster; once it ran, the next may come.
-	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	require.NoError(t, err)
 	res, err := inserter.Insert(ctx, jointokens.SyncArgs{ClusterID: revoked}, nil)
 	require.NoError(t, err)
 	require.False(t, res.UniqueSkippedAsDuplicate)
 	again, err := inserter.Insert(ctx, jointokens.SyncArgs{ClusterID: revoked}, nil)
 	require.NoError(t, err)
 	require.True(t, again.UniqueSkippedAsDuplicate, "one waiting is enough")
+
+	// A join's request is not the duplicate of the periodic sync waiting:
+	// it is queued apart, in the clusters queue, after its window.
+	now := time.Now()
+	args, opts := jointokens.RequestSync(revoked, now)
+	requested, err := inserter.Insert(ctx, args, opts)
+	require.NoError(t, err)
+	require.False(t, requested.UniqueSkippedAsDuplicate, "never dropped for a periodic sync")
+	require.Equal(t, clusters.Queue, requested.Job.Queue)
+	require.True(t, requested.Job.ScheduledAt.After(now), "runs when its window ends, seeing every join reported in it")
+	require.WithinDuration(t, now, requested.Job.ScheduledAt, 3*time.Second)
+	args, opts = jointokens.RequestSync(revoked, now)
+	twice, err := inserter.Insert(ctx, args, opts)
+	require.NoError(t, err)
+	require.True(t, twice.UniqueSkippedAsDuplicate, "one request per cluster per window")
+
 	_, err = pool.Exec(ctx, "UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1", res.Job.ID)
 	require.NoError(t, err)
 	again, err = inserter.Insert(ctx, jointokens.SyncArgs{ClusterID: revoked}, nil)

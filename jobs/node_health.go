@@ -1,8 +1,10 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -15,8 +17,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -24,10 +28,13 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// NodeHealthWorker records each ready cluster's nodes in the nodes table
+// NodeHealthWorker records one ready cluster's nodes in the nodes table
 // and tells the owner once per episode when a node has been NotReady for
-// longer than Threshold, and again when it recovers. The claims on the
-// table are atomic, so overlapping runs never tell twice.
+// longer than Threshold, and again when it recovers; then it paces the
+// cluster's next check (nodes.HealthCheck): due in Interval, or backing
+// off while the control plane does not answer (the nodes keep their last
+// snapshot, and the console says since when it has been unreachable). The
+// claims on the table are atomic, so overlapping runs never tell twice.
 type NodeHealthWorker struct {
 	river.WorkerDefaults[nodes.HealthArgs]
 	Pool          *pgxpool.Pool
@@ -35,30 +42,37 @@ type NodeHealthWorker struct {
 	Box           *secrets.Box
 	VirtualConfig clusters.VirtualConfigFunc
 	Threshold     time.Duration
+	// Interval is how often a cluster that answers is checked (default
+	// nodes.HealthInterval).
+	Interval time.Duration
 }
 
-// Timeout implements river.Worker.
+// Timeout implements river.Worker: a few calls of checks.CallTimeout each.
 func (w *NodeHealthWorker) Timeout(*river.Job[nodes.HealthArgs]) time.Duration {
-	return 5 * time.Minute
+	return time.Minute
 }
 
-// Work implements river.Worker. A cluster that cannot be reached is logged
-// and skipped: its nodes keep their last snapshot.
-func (w *NodeHealthWorker) Work(ctx context.Context, _ *river.Job[nodes.HealthArgs]) error {
-	cls, err := queries.New(w.Pool).ClusterListReady(ctx)
+// Work implements river.Worker.
+func (w *NodeHealthWorker) Work(ctx context.Context, job *river.Job[nodes.HealthArgs]) error {
+	q := queries.New(w.Pool)
+	c, err := q.ClusterGetByID(ctx, job.Args.ClusterID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
 	if err != nil {
-		return fmt.Errorf("list ready clusters: %w", err)
+		return fmt.Errorf("load cluster %d: %w", job.Args.ClusterID, err)
 	}
-	for _, c := range cls {
-		if err := w.snapshot(ctx, c); err != nil {
-			w.Logger.Warn("node health", "cluster_id", c.ID, "err", err)
-			continue
-		}
-		if err := w.notify(ctx, c); err != nil {
-			return err
-		}
+	interval := cmp.Or(w.Interval, nodes.HealthInterval)
+	rec := checks.Recorder{Q: q, Logger: w.Logger}
+	if c.Status != clusters.StatusReady {
+		// Checked again once it is ready (ClusterReconcileWorker.markReady).
+		return rec.Done(ctx, c.ID, nodes.HealthCheck, interval, time.Time{}, nil)
 	}
-	return nil
+	err = w.snapshot(ctx, c)
+	if err == nil {
+		err = w.notify(ctx, c)
+	}
+	return rec.Done(ctx, c.ID, nodes.HealthCheck, interval, time.Now().Add(interval), err)
 }
 
 // nodeAddress is an address as the snapshot keeps it.
@@ -81,15 +95,17 @@ type nodeCondition struct {
 func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) error {
 	cfg, err := w.VirtualConfig(ctx, c)
 	if err != nil {
-		return fmt.Errorf("reach the cluster: %w", err)
+		return checks.Unreachable(fmt.Errorf("reach the cluster: %w", err))
 	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = checks.CallTimeout
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("cluster client: %w", err)
 	}
 	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
+		return checks.Unreachable(fmt.Errorf("list nodes: %w", err))
 	}
 	if c.StaleNodeCleanupHours.Valid {
 		if list.Items, err = w.removeStale(ctx, client, c, list.Items); err != nil {
@@ -130,7 +146,7 @@ func (w *NodeHealthWorker) removeStale(ctx context.Context, client kubernetes.In
 		}
 		err := client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("delete stale node %s: %w", n.Name, err)
+			return nil, checks.Unreachable(fmt.Errorf("delete stale node %s: %w", n.Name, err))
 		}
 		if err := audit.Record(ctx, queries.New(w.Pool), audit.Actor{Email: "system"}, audit.Event{
 			Action: "node.stale_delete", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),

@@ -54,7 +54,8 @@ func healthNode(t *testing.T, kc kubernetes.Interface, name string, ready corev1
 // email queued) about a node NotReady past the threshold and once more
 // when it recovers, forgets a node gone from the cluster, and deletes a
 // node NotReady past the cluster's stale-node clean-up period with an
-// audit event. A cluster it cannot reach keeps its last snapshot.
+// audit event. A cluster it cannot reach keeps its last snapshot, and its
+// check says since when it has been unreachable.
 func TestNodeHealthWorker(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -80,14 +81,20 @@ func TestNodeHealthWorker(t *testing.T) {
 			return virt.Config, nil
 		},
 	})
+	for _, c := range []queries.Cluster{cl, unreachable} {
+		b.schedule(t, c.ID, nodes.HealthCheck, time.Now())
+	}
+	// run checks both clusters, as the dispatcher would queue them.
 	run := func() {
 		t.Helper()
-		tx, err := b.pool.Begin(ctx)
-		require.NoError(t, err)
-		res, err := w.Work(ctx, t, tx, nodes.HealthArgs{}, nil)
-		require.NoError(t, err)
-		require.Equal(t, river.EventKindJobCompleted, res.EventKind)
-		require.NoError(t, tx.Commit(ctx))
+		for _, c := range []queries.Cluster{cl, unreachable} {
+			tx, err := b.pool.Begin(ctx)
+			require.NoError(t, err)
+			res, err := w.Work(ctx, t, tx, nodes.HealthArgs{ClusterID: c.ID}, nil)
+			require.NoError(t, err)
+			require.Equal(t, river.EventKindJobCompleted, res.EventKind, "an unreachable cluster is recorded, not retried by River")
+			require.NoError(t, tx.Commit(ctx))
+		}
 	}
 	told := func() []string {
 		t.Helper()
@@ -120,6 +127,10 @@ func TestNodeHealthWorker(t *testing.T) {
 	kept, err := q.NodeListByCluster(ctx, unreachable.ID)
 	require.NoError(t, err)
 	require.Len(t, kept, 1, "the unreachable cluster keeps its last snapshot")
+	require.True(t, b.check(t, unreachable.ID, nodes.HealthCheck).UnreachableSince.Valid, "and says since when it is unreachable")
+	checked := b.check(t, cl.ID, nodes.HealthCheck)
+	require.False(t, checked.UnreachableSince.Valid)
+	require.WithinDuration(t, time.Now().Add(nodes.HealthInterval), checked.DueAt.Time, 5*time.Second, "checked again in an interval")
 
 	// NotReady for an hour, past the threshold; worker-2 only just now.
 	healthNode(t, kc, "worker-1", corev1.ConditionFalse, time.Now().Add(-time.Hour))

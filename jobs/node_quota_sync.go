@@ -13,7 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -40,15 +42,20 @@ func (w *NodeQuotaSyncWorker) Timeout(*river.Job[nodequota.SyncArgs]) time.Durat
 }
 
 // Work implements river.Worker. It reads the switch when it runs, so a
-// quick on-off-on ends in the last state whatever order the jobs ran in.
+// quick on-off-on ends in the last state whatever order the jobs ran in,
+// then paces the cluster's next re-sync (nodequota.SyncCheck): in an
+// interval while the quota is on, idle while it is off, backing off while
+// the control plane does not answer (which also retries a switch's sync).
 func (w *NodeQuotaSyncWorker) Work(ctx context.Context, job *river.Job[nodequota.SyncArgs]) error {
-	c, err := queries.New(w.Pool).ClusterGetByID(ctx, job.Args.ClusterID)
+	q := queries.New(w.Pool)
+	c, err := q.ClusterGetByID(ctx, job.Args.ClusterID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("load cluster %d: %w", job.Args.ClusterID, err)
 	}
+	rec := checks.Recorder{Q: q, Logger: w.Logger}
 	// A cluster that is not ready is left alone, whichever way its switch
 	// points: its control plane is not there yet, is being changed, has
 	// failed, or is going away with everything in it. Removal need not be
@@ -57,13 +64,26 @@ func (w *NodeQuotaSyncWorker) Work(ctx context.Context, job *river.Job[nodequota
 	// (ClusterReconcileWorker.markReady), which writes or removes the
 	// configuration then.
 	if c.Status != clusters.StatusReady || c.DeleteRequestedAt.Valid {
-		w.Logger.InfoContext(ctx, "node quota sync skipped: cluster not ready", "cluster_id", c.ID, "status", c.Status)
-		return nil
+		w.Logger.DebugContext(ctx, "node quota sync skipped: cluster not ready", "cluster_id", c.ID, "status", c.Status)
+		return rec.Done(ctx, c.ID, nodequota.SyncCheck, nodequota.SyncInterval, time.Time{}, nil)
 	}
+	err = w.sync(ctx, c)
+	var next time.Time
+	if c.NodeQuotaEnabled {
+		next = time.Now().Add(nodequota.SyncInterval)
+	}
+	return rec.Done(ctx, c.ID, nodequota.SyncCheck, nodequota.SyncInterval, next, err)
+}
+
+// sync writes or removes the configuration; errors reaching the control
+// plane are checks.UnreachableError.
+func (w *NodeQuotaSyncWorker) sync(ctx context.Context, c queries.Cluster) error {
 	cfg, err := w.VirtualConfig(ctx, c)
 	if err != nil {
-		return fmt.Errorf("reach cluster %d: %w", c.ID, err)
+		return checks.Unreachable(fmt.Errorf("reach cluster %d: %w", c.ID, err))
 	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = checks.CallTimeout
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("client of cluster %d: %w", c.ID, err)
@@ -72,9 +92,9 @@ func (w *NodeQuotaSyncWorker) Work(ctx context.Context, job *river.Job[nodequota
 	if !c.NodeQuotaEnabled {
 		err := api.Delete(ctx, nodequota.WebhookName, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete node quota webhook of cluster %d: %w", c.ID, err)
+			return checks.Unreachable(fmt.Errorf("delete node quota webhook of cluster %d: %w", c.ID, err))
 		}
-		w.Logger.InfoContext(ctx, "node quota webhook removed", "cluster_id", c.ID)
+		w.Logger.DebugContext(ctx, "node quota webhook removed", "cluster_id", c.ID)
 		return nil
 	}
 	key, err := w.Box.Open(c.NodeQuotaSecret)
@@ -91,33 +111,21 @@ func (w *NodeQuotaSyncWorker) Work(ctx context.Context, job *river.Job[nodequota
 		_, err = api.Update(ctx, want, metav1.UpdateOptions{})
 	}
 	if err != nil {
-		return fmt.Errorf("write node quota webhook of cluster %d: %w", c.ID, err)
+		return checks.Unreachable(fmt.Errorf("write node quota webhook of cluster %d: %w", c.ID, err))
 	}
-	w.Logger.InfoContext(ctx, "node quota webhook written", "cluster_id", c.ID)
+	w.Logger.DebugContext(ctx, "node quota webhook written", "cluster_id", c.ID)
 	return nil
 }
 
-// NodeQuotaSyncAllWorker enqueues the per-cluster syncs.
-type NodeQuotaSyncAllWorker struct {
-	river.WorkerDefaults[nodequota.SyncAllArgs]
+// NodeQuotaRewriteWorker makes the re-sync of every cluster with the quota
+// on due now.
+type NodeQuotaRewriteWorker struct {
+	river.WorkerDefaults[nodequota.RewriteArgs]
 	Pool *pgxpool.Pool
 }
 
 // Work implements river.Worker.
-func (w *NodeQuotaSyncAllWorker) Work(ctx context.Context, _ *river.Job[nodequota.SyncAllArgs]) error {
-	ids, err := queries.New(w.Pool).ClusterListNodeQuotaEnabled(ctx)
-	if err != nil {
-		return fmt.Errorf("list clusters with node quota: %w", err)
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	params := make([]river.InsertManyParams, len(ids))
-	for i, id := range ids {
-		params[i] = river.InsertManyParams{Args: nodequota.SyncArgs{ClusterID: id}, InsertOpts: nodequota.ResyncOpts()}
-	}
-	if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertMany(ctx, params); err != nil {
-		return fmt.Errorf("enqueue node quota syncs: %w", err)
-	}
-	return nil
+func (w *NodeQuotaRewriteWorker) Work(ctx context.Context, _ *river.Job[nodequota.RewriteArgs]) error {
+	_, err := checks.MakeAllDue(ctx, queries.New(w.Pool), nodequota.SyncCheck)
+	return err
 }

@@ -9,11 +9,11 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
-	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
@@ -133,20 +133,19 @@ func (b *reconcileBundle) workNodeQuotaSyncs(t *testing.T, clusterID int64) int 
 	return len(ids)
 }
 
-// runNodeQuotaSyncAll runs the periodic node_quota_sync_all job once. Its
-// River client is the platform's kind, one that keeps unique jobs unique:
-// the client a rivertest.Worker puts in the job's context turns uniqueness
-// off, and the re-syncs' uniqueness is what is tested here.
-func (b *reconcileBundle) runNodeQuotaSyncAll(t *testing.T) {
+// runNodeQuotaChecks lets a re-sync interval pass (every scheduled check
+// of the quota comes due) and runs the dispatcher, as its periodic tick
+// would then.
+func (b *reconcileBundle) runNodeQuotaChecks(t *testing.T) {
 	t.Helper()
-	w := &jobs.NodeQuotaSyncAllWorker{Pool: b.pool}
-	job := &river.Job[nodequota.SyncAllArgs]{JobRow: &rivertype.JobRow{Kind: nodequota.SyncAllArgs{}.Kind()}}
-	require.NoError(t, w.Work(rivertest.WorkContext(context.Background(), b.svc.River), job))
+	_, err := checks.MakeAllDue(context.Background(), queries.New(b.pool), nodequota.SyncCheck)
+	require.NoError(t, err)
+	dispatchChecks(t, b.pool)
 }
 
-// TestNodeQuotaPeriodicSync: the periodic job queues a sync for each ready
-// cluster with the quota on, one at a time per cluster, and the sync puts
-// back a webhook configuration someone deleted.
+// TestNodeQuotaPeriodicSync: each interval a re-sync is queued for each
+// ready cluster with the quota on, one at a time per cluster, and the sync
+// puts back a webhook configuration someone deleted.
 func TestNodeQuotaPeriodicSync(t *testing.T) {
 	t.Parallel()
 	b := setupReconcile(t)
@@ -186,8 +185,8 @@ func TestNodeQuotaPeriodicSync(t *testing.T) {
 
 	// Twice, as periods would: still one sync queued, and only for the
 	// ready cluster with the quota on.
-	b.runNodeQuotaSyncAll(t)
-	b.runNodeQuotaSyncAll(t)
+	b.runNodeQuotaChecks(t)
+	b.runNodeQuotaChecks(t)
 	require.Len(t, b.queuedNodeQuotaSyncs(t, on.ID, true), 1)
 	require.Empty(t, b.queuedNodeQuotaSyncs(t, off.ID, false))
 	require.Empty(t, b.queuedNodeQuotaSyncs(t, notReady.ID, true))
@@ -201,14 +200,14 @@ func TestNodeQuotaPeriodicSync(t *testing.T) {
 	require.Equal(t, 1, b.workNodeQuotaSyncs(t, notReady.ID))
 
 	// A finished sync does not hold the next period's back.
-	b.runNodeQuotaSyncAll(t)
+	b.runNodeQuotaChecks(t)
 	require.Equal(t, 1, b.workNodeQuotaSyncs(t, on.ID))
 
 	// A cluster being deleted is left alone: nothing is queued for it, and
 	// a sync asked for anyway leaves its configuration as it is.
 	_, err = queries.New(b.pool).ClusterRequestDelete(ctx, on.ID)
 	require.NoError(t, err)
-	b.runNodeQuotaSyncAll(t)
+	b.runNodeQuotaChecks(t)
 	require.Empty(t, b.queuedNodeQuotaSyncs(t, on.ID, false))
 	_, err = b.svc.River.Insert(ctx, nodequota.SyncArgs{ClusterID: on.ID}, nil)
 	require.NoError(t, err)

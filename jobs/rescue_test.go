@@ -68,7 +68,7 @@ func runWorker() int {
 	}
 	opts := jobs.DefaultOptions(true)
 	opts.WorkQueues = []string{clusters.Queue}
-	opts.NodeHealthInterval = 0
+	opts.ChecksInterval = 0
 	if opts.ClusterStepTimeout, err = time.ParseDuration(os.Getenv(workerStepTimeoutEnv)); err != nil {
 		return fail(err)
 	}

@@ -63,6 +63,16 @@ type Cluster struct {
 	FailureNotified       bool
 }
 
+type ClusterCheck struct {
+	ClusterID        int64
+	Kind             string
+	DueAt            pgtype.Timestamptz
+	Failures         int32
+	UnreachableSince pgtype.Timestamptz
+	LastError        string
+	CheckedAt        pgtype.Timestamptz
+}
+
 type ClusterEvent struct {
 	ID        int64
 	ClusterID int64

@@ -56,6 +56,10 @@ type ClusterDetail struct {
 	Events  []ClusterEvent
 	// Live makes the page ask for new events until the cluster settles.
 	Live bool
+	// UnreachableSince is when the platform last reached the cluster's
+	// control plane, while it does not answer; zero otherwise.
+	UnreachableSince time.Time
+	UnreachableError string
 }
 
 // ClusterUpdates is what the live detail page receives: the new events,

@@ -4,40 +4,56 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 )
 
-// SyncInterval is how often the tokens of ready clusters are synced with
-// their virtual control planes.
-const SyncInterval = 30 * time.Second
+// SyncCheck is the periodic sync of a ready cluster's join tokens (package
+// checks paces it): every SyncInterval while the cluster has a token in
+// use or a joined node not yet registered, idle otherwise. Creating a
+// token makes it due.
+const (
+	SyncCheck    checks.Kind = "join_token_sync"
+	SyncInterval             = 30 * time.Second
+)
+
+// requestWindow gathers the syncs joins ask for: one per cluster per
+// window, started when the window ends, so that it sees every join
+// reported in it.
+const requestWindow = 2 * time.Second
 
 // SyncArgs asks for one cluster's join tokens to be synced with the CSRs
 // and Nodes in its virtual control plane (Service.Sync, worked by
-// jobs.JoinTokenSyncWorker). The periodic SyncAllArgs asks for it, and so
-// does a join script that reports its join step, so the console learns of
-// the node at once. One waits per cluster at most; a finished one does
-// not stop the next.
+// jobs.JoinTokenSyncWorker): queued when the cluster's check is due, or
+// Requested by a join script that reports its join step (RequestSync), so
+// that the console learns of the node at once.
 type SyncArgs struct {
 	ClusterID int64 `json:"cluster_id"`
+	Requested bool  `json:"requested,omitempty"`
 }
 
 // Kind implements river.JobArgs.
 func (SyncArgs) Kind() string { return "join_token_sync" }
 
-// InsertOpts implements river.JobArgsWithInsertOpts. River requires the
-// running state among the unique ones: a request that arrives while one
-// runs is dropped, and the next periodic run picks its node up.
-func (SyncArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: clusters.Queue, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled,
-	}}}
+// InsertOpts implements river.JobArgsWithInsertOpts: a periodic sync is in
+// the checks queue, one per cluster waiting at most; a requested one in
+// the clusters queue, apart from the periodic backlog, so that it runs
+// soon whatever is queued (RequestSync sets its window).
+func (a SyncArgs) InsertOpts() river.InsertOpts {
+	if a.Requested {
+		return river.InsertOpts{Queue: clusters.Queue, MaxAttempts: 3}
+	}
+	return river.InsertOpts{Queue: checks.Queue, MaxAttempts: 1, UniqueOpts: checks.UniqueWhileWaiting()}
 }
 
-// SyncAllArgs asks for a sync job per ready cluster with tokens in use.
-// It runs every SyncInterval on River's leader.
-type SyncAllArgs struct{}
-
-// Kind implements river.JobArgs.
-func (SyncAllArgs) Kind() string { return "join_token_sync_all" }
+// RequestSync is the sync a join asks for at now: one per cluster per
+// window, starting when the window ends. A request never waits behind a
+// periodic sync, nor is it dropped as the duplicate of one.
+func RequestSync(clusterID int64, now time.Time) (SyncArgs, *river.InsertOpts) {
+	end := now.Truncate(requestWindow).Add(requestWindow)
+	return SyncArgs{ClusterID: clusterID, Requested: true}, &river.InsertOpts{
+		ScheduledAt: end,
+		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByPeriod: requestWindow},
+	}
+}

@@ -21,10 +21,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -188,6 +190,10 @@ func (s *Service) Create(ctx context.Context, ownerID, clusterID int64, in Input
 		if err != nil {
 			return fmt.Errorf("create join token: %w", err)
 		}
+		// The cluster's tokens are synced from now on (SyncCheck).
+		if err := checks.Schedule(ctx, q, c.ID, SyncCheck, time.Now()); err != nil {
+			return err
+		}
 		return audit.Record(ctx, q, actor, audit.Event{Action: "join_token.create", TargetType: "join_token", TargetID: fmt.Sprint(t.ID),
 			Details: map[string]any{"cluster_id": c.ID, "token_id": id, "lifetime": in.Lifetime, "max_uses": limit}})
 	})
@@ -321,6 +327,10 @@ func (s *Service) client(ctx context.Context, c queries.Cluster) (kubernetes.Int
 	if err != nil {
 		return nil, fmt.Errorf("virtual cluster %d: %w", c.ID, err)
 	}
+	// A control plane that hangs holds a request (or a sync) for seconds,
+	// not minutes.
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = checks.CallTimeout
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("virtual cluster %d client: %w", c.ID, err)

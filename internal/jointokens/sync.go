@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -27,46 +28,63 @@ const nodeUserPrefix = "system:node:"
 // Secret of a token that reached its use limit, and notes when each
 // recorded node registered its Node object (a node that filed its CSR but
 // never registered is stuck). Running it twice changes nothing.
-func (s *Service) Sync(ctx context.Context, clusterID int64) error {
+//
+// more reports whether the cluster still has something to sync (a token in
+// use, a node not registered yet): its check stays due, else it goes idle.
+// An error reaching the control plane is a checks.UnreachableError.
+func (s *Service) Sync(ctx context.Context, clusterID int64) (more bool, err error) {
 	q := queries.New(s.Pool)
 	c, err := q.ClusterGetByID(ctx, clusterID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("load cluster %d: %w", clusterID, err)
+		return false, fmt.Errorf("load cluster %d: %w", clusterID, err)
 	}
 	if c.Status != clusters.StatusReady {
-		return nil
+		return false, nil
 	}
 	tokens, err := q.JoinTokenListToSync(ctx, c.ID)
 	if err != nil {
-		return fmt.Errorf("list join tokens of cluster %d: %w", c.ID, err)
+		return false, fmt.Errorf("list join tokens of cluster %d: %w", c.ID, err)
 	}
 	awaiting, err := q.JoinTokenNodeCountAwaiting(ctx, c.ID)
 	if err != nil {
-		return fmt.Errorf("count nodes awaiting registration in cluster %d: %w", c.ID, err)
+		return false, fmt.Errorf("count nodes awaiting registration in cluster %d: %w", c.ID, err)
 	}
 	if len(tokens) == 0 && awaiting == 0 {
-		return nil
+		return false, nil
 	}
 	client, err := s.client(ctx, c)
 	if err != nil {
-		return err
+		return true, checks.Unreachable(err)
 	}
 	if len(tokens) > 0 {
 		if err := s.syncCSRs(ctx, q, client, c, tokens); err != nil {
-			return err
+			return true, err
 		}
 	}
-	return s.syncRegistered(ctx, q, client, c)
+	if err := s.syncRegistered(ctx, q, client, c); err != nil {
+		return true, err
+	}
+	// What this sync changed decides: a token used up or a node
+	// registered may leave nothing more to do.
+	tokens, err = q.JoinTokenListToSync(ctx, c.ID)
+	if err != nil {
+		return true, fmt.Errorf("list join tokens of cluster %d: %w", c.ID, err)
+	}
+	awaiting, err = q.JoinTokenNodeCountAwaiting(ctx, c.ID)
+	if err != nil {
+		return true, fmt.Errorf("count nodes awaiting registration in cluster %d: %w", c.ID, err)
+	}
+	return len(tokens) > 0 || awaiting > 0, nil
 }
 
 // syncCSRs records the nodes of the tokens' CSRs and the tokens' uses.
 func (s *Service) syncCSRs(ctx context.Context, q *queries.Queries, client kubernetes.Interface, c queries.Cluster, tokens []queries.JoinToken) error {
 	csrs, err := client.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("list CSRs of cluster %d: %w", c.ID, err)
+		return checks.Unreachable(fmt.Errorf("list CSRs of cluster %d: %w", c.ID, err))
 	}
 	byTokenID := make(map[string]queries.JoinToken, len(tokens))
 	for _, t := range tokens {
@@ -98,7 +116,7 @@ func (s *Service) syncCSRs(ctx context.Context, q *queries.Queries, client kuber
 			continue
 		}
 		if err := deleteSecret(ctx, client, t.TokenID); err != nil {
-			return err
+			return checks.Unreachable(err)
 		}
 		if err := q.JoinTokenMarkUsedUp(ctx, t.ID); err != nil {
 			return fmt.Errorf("mark join token %d used up: %w", t.ID, err)
@@ -111,7 +129,7 @@ func (s *Service) syncCSRs(ctx context.Context, q *queries.Queries, client kuber
 func (s *Service) syncRegistered(ctx context.Context, q *queries.Queries, client kubernetes.Interface, c queries.Cluster) error {
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("list nodes of cluster %d: %w", c.ID, err)
+		return checks.Unreachable(fmt.Errorf("list nodes of cluster %d: %w", c.ID, err))
 	}
 	names := make([]string, len(nodes.Items))
 	for i, n := range nodes.Items {
@@ -136,13 +154,4 @@ func nodeName(request []byte) (string, bool) {
 	}
 	name, ok := strings.CutPrefix(req.Subject.CommonName, nodeUserPrefix)
 	return name, ok && name != ""
-}
-
-// ClustersToSync are the ready clusters that have tokens to sync.
-func (s *Service) ClustersToSync(ctx context.Context) ([]int64, error) {
-	ids, err := queries.New(s.Pool).JoinTokenClustersToSync(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list clusters to sync join tokens: %w", err)
-	}
-	return ids, nil
 }

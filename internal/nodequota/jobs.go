@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 )
 
@@ -28,13 +28,18 @@ func WebhookURL(baseURL string, clusterID int64, key string) string {
 	return baseURL + WebhookPath + strconv.FormatInt(clusterID, 10) + "/" + url.PathEscape(key)
 }
 
-// SyncInterval is how often the webhook configurations of the
-// ready clusters with the quota on are written again, in case someone
-// deleted or changed one, or a control plane came back without it.
-const SyncInterval = 10 * time.Minute
+// SyncCheck is the periodic re-sync of a ready cluster's node quota
+// webhook (package checks paces it): every SyncInterval while the quota is
+// on, in case someone deleted or changed the configuration, or a control
+// plane came back without it; idle while it is off.
+const (
+	SyncCheck    checks.Kind = "node_quota_sync"
+	SyncInterval             = 10 * time.Minute
+)
 
-// SyncArgs asks for (worked by jobs.NodeQuotaSyncWorker) a cluster's node quota webhook to match its
-// switch: present with the current URL when enabled, absent otherwise.
+// SyncArgs asks for a cluster's node quota webhook to match its switch
+// (worked by jobs.NodeQuotaSyncWorker): present with the current URL when
+// enabled, absent otherwise.
 //
 // The job is not unique when the switch or the cluster's becoming ready
 // asks for it: River's uniqueness always covers running jobs, so a switch
@@ -53,21 +58,12 @@ func (SyncArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: clusters.Queue, MaxAttempts: 10}
 }
 
-// ResyncOpts make the periodic re-sync of a cluster unique while
-// one has not finished (pending, available, scheduled, running or waiting
-// for a retry), so that an unreachable cluster does not pile them up.
-// Completed jobs are left out of the states, which River allows (it
-// requires only the first four): they would block the next period's until
-// River's cleaner deleted them. Fewer attempts than a switch's, as the
-// next period tries again anyway.
+// ResyncOpts are the periodic re-sync's: in the checks queue, unique while
+// one has not finished (so that an unreachable cluster does not pile them
+// up), and not retried by River, as its check comes due again (sooner
+// while it fails).
 func ResyncOpts() *river.InsertOpts {
-	return &river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{
-		ByArgs: true,
-		ByState: []rivertype.JobState{
-			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-			rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-		},
-	}}
+	return &river.InsertOpts{Queue: checks.Queue, MaxAttempts: 1, UniqueOpts: checks.UniqueWhileWaiting()}
 }
 
 // WebhookConfiguration is the webhook that calls webhookURL: every Node CREATE goes to the platform.
@@ -100,11 +96,10 @@ func WebhookConfiguration(webhookURL string, caBundle []byte) *admissionregistra
 	}
 }
 
-// SyncAllArgs asks for a SyncArgs job per ready cluster with
-// the quota on. It runs periodically on River's leader; after a restart
-// with a new base URL or CA bundle, the configurations carry the new ones
-// within an interval.
-type SyncAllArgs struct{}
+// RewriteArgs makes every re-sync due at once (jobs.NodeQuotaRewriteWorker):
+// it runs when the workers start, so that a restart with a new base URL
+// or CA bundle rewrites the webhook configurations at once.
+type RewriteArgs struct{}
 
 // Kind implements river.JobArgs.
-func (SyncAllArgs) Kind() string { return "node_quota_sync_all" }
+func (RewriteArgs) Kind() string { return "node_quota_rewrite" }

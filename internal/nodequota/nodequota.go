@@ -10,6 +10,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
@@ -63,6 +65,12 @@ func (s *Service) SetEnabled(ctx context.Context, c queries.Cluster, enabled boo
 		}
 		if _, err := s.River.InsertTx(ctx, tx, SyncArgs{ClusterID: c.ID}, nil); err != nil {
 			return fmt.Errorf("queue node quota sync: %w", err)
+		}
+		if enabled {
+			// Then written again every SyncInterval, in case it is changed.
+			if err := checks.Schedule(ctx, q, c.ID, SyncCheck, time.Now().Add(SyncInterval)); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

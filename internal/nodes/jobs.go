@@ -1,6 +1,12 @@
 package nodes
 
-import "github.com/riverqueue/river"
+import (
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/kubebyon/kubebyon/internal/checks"
+)
 
 // The statuses of a node operation (a node_operations row).
 const (
@@ -48,15 +54,25 @@ func (OperationArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 3}
 }
 
-// HealthArgs snapshots the nodes of every ready cluster (periodic, worked
-// by jobs.NodeHealthWorker).
-type HealthArgs struct{}
+// HealthCheck is the periodic check of a ready cluster's nodes (package
+// checks paces it), every HealthInterval while the cluster answers.
+const (
+	HealthCheck    checks.Kind = "node_health"
+	HealthInterval             = time.Minute
+)
+
+// HealthArgs snapshots one ready cluster's nodes and tells its owner about
+// nodes NotReady too long (worked by jobs.NodeHealthWorker, queued when
+// its check is due).
+type HealthArgs struct {
+	ClusterID int64 `json:"cluster_id"`
+}
 
 // Kind implements river.JobArgs.
 func (HealthArgs) Kind() string { return "node_health" }
 
-// InsertOpts implements river.JobArgsWithInsertOpts: the next run comes a
-// minute later, so a failed one is not retried.
+// InsertOpts implements river.JobArgsWithInsertOpts: the check comes due
+// again (sooner while it fails), so a failed one is not retried by River.
 func (HealthArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 1}
+	return river.InsertOpts{Queue: checks.Queue, MaxAttempts: 1, UniqueOpts: checks.UniqueWhileWaiting()}
 }
