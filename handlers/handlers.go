@@ -105,6 +105,9 @@ func New(d Deps) *echo.Echo {
 
 	e.Pre(middleware.RequestID())
 	e.Use(h.logRequests())
+	// Compression is outside the metrics, which render errors: error
+	// pages are compressed too.
+	e.Use(compress())
 	// Metrics run the error handler themselves to see the final status, so
 	// everything inside them, panics included, is counted.
 	metrics := newHTTPMetrics(d.Metrics)
@@ -203,14 +206,6 @@ func (h *Handlers) sessionFailed(w http.ResponseWriter, r *http.Request, err err
 	}
 }
 
-// cacheStatic lets browsers keep assets for an hour.
-func cacheStatic(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		c.Response().Header().Set("Cache-Control", "public, max-age=3600")
-		return next(c)
-	}
-}
-
 // localize picks the request's language from Accept-Language; a signed-in
 // user's own choice replaces it later (setLanguage).
 func (h *Handlers) localize(next echo.HandlerFunc) echo.HandlerFunc {
@@ -228,11 +223,11 @@ func (h *Handlers) setLanguage(c echo.Context, preferred string) {
 	c.SetRequest(c.Request().WithContext(locale.With(c.Request().Context(), l)))
 }
 
-// isProbeOrStatic reports whether the request is for a probe or a static
-// file.
+// isProbeOrStatic reports whether the request is for a probe, a static
+// file or the icon.
 func isProbeOrStatic(c echo.Context) bool {
 	switch p := c.Request().URL.Path; {
-	case p == "/healthz", p == "/readyz", p == "/metrics", strings.HasPrefix(p, "/static/"):
+	case p == "/healthz", p == "/readyz", p == "/metrics", isStatic(c):
 		return true
 	}
 	return false

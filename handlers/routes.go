@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"net/http"
+
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
@@ -25,10 +27,13 @@ import (
 //   - the join and webhook routes authenticate with the token or key in
 //     their path (no session, no CSRF: isJoin, isWebhook).
 func (h *Handlers) routes(e *echo.Echo) {
-	// Probes, for load balancers and orchestrators, and static files.
+	// Probes, for load balancers and orchestrators, static files (by
+	// hashed or plain name, static.go) and the icon.
 	e.GET("/healthz", h.showHealth)
 	e.GET("/readyz", h.showReadiness)
-	e.Group("/static", cacheStatic).StaticFS("/", static.FS)
+	files := static.All()
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/static/*", serveStatic(files))
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/favicon.ico", serveFavicon(files))
 
 	// Home and the platform's status.
 	e.GET("/", h.showHomePage)
