@@ -63,7 +63,7 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 		return err
 	}
 	c.Response().WriteHeader(http.StatusOK)
-	return jointokens.WriteScript(ctx, c.Response(), jointokens.ScriptData{
+	return svc.WriteScript(ctx, c.Response(), jointokens.ScriptData{
 		EventsURL: strings.TrimRight(h.BaseURL, "/") + "/join/" + token + "/events",
 		Endpoint:  row.Cluster.Endpoint, CACert: ca, Token: token,
 	})

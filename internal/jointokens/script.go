@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -14,13 +15,33 @@ import (
 //go:embed join.sh.tmpl
 var joinScriptSource string
 
-// joinScript is parsed per call: its msg function translates into the
-// request's language.
-func joinScript(ctx context.Context) *template.Template {
+// parseScript parses the join script for l's language: its msg function
+// translates with l.
+func parseScript(l *locale.Localizer) *template.Template {
 	return template.Must(template.New("join.sh").Funcs(template.FuncMap{
 		"q":   shellQuote,
-		"msg": func(id string) string { return shellQuote(locale.T(ctx, id)) },
+		"msg": func(id string) string { return shellQuote(l.T(id)) },
 	}).Parse(joinScriptSource))
+}
+
+// scripts is the join script parsed once per language, on its first use
+// (parsing it is most of a join request's work). A language's localizers
+// all translate alike, so the first one's serves the language.
+type scripts struct {
+	byLang sync.Map // language tag → *template.Template
+}
+
+// get returns the join script for the request's language.
+func (s *scripts) get(ctx context.Context) *template.Template {
+	l := locale.From(ctx)
+	if !l.Translates() { // outside a request: messages show as their ids
+		return parseScript(l)
+	}
+	if t, ok := s.byLang.Load(l.Tag()); ok {
+		return t.(*template.Template)
+	}
+	t, _ := s.byLang.LoadOrStore(l.Tag(), parseScript(l))
+	return t.(*template.Template)
 }
 
 // ScriptData is what the join script needs: where to report, the control
@@ -33,9 +54,9 @@ type ScriptData struct {
 	Token     string
 }
 
-// WriteScript renders the join script.
-func WriteScript(ctx context.Context, w io.Writer, d ScriptData) error {
-	if err := joinScript(ctx).Execute(w, d); err != nil {
+// WriteScript renders the join script in the request's language.
+func (s *Service) WriteScript(ctx context.Context, w io.Writer, d ScriptData) error {
+	if err := s.scripts.get(ctx).Execute(w, d); err != nil {
 		return fmt.Errorf("render join script: %w", err)
 	}
 	return nil
