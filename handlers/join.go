@@ -13,7 +13,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
-	"github.com/kubebyon/kubebyon/queries"
 )
 
 // joinEventBodyLimit caps a join script's report.
@@ -122,10 +121,16 @@ func joinRefusalStatus(err error) int {
 	return 0
 }
 
+// joinSubjectsKept bounds the client addresses whose join hits the
+// process counts before PostgreSQL (ratelimit.Limiter): a few MB at most.
+const joinSubjectsKept = 10_000
+
 // joinLimited counts a hit of the client's address and reports whether it
-// is over the limit (setting Retry-After).
+// is over the limit (setting Retry-After). The process's own limiter
+// counts it first: PostgreSQL sees the hits of an address in batches, and
+// each of them near the limit.
 func (h *Handlers) joinLimited(c echo.Context, rule ratelimit.Rule) (bool, error) {
-	d, err := ratelimit.Hit(c.Request().Context(), queries.New(h.Pool), rule, c.RealIP(), time.Now())
+	d, err := h.joinLimiter.Hit(c.Request().Context(), rule, c.RealIP(), time.Now())
 	if err != nil {
 		return false, err
 	}
