@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -61,11 +62,18 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Response().WriteHeader(http.StatusOK)
-	return svc.WriteScript(ctx, c.Response(), jointokens.ScriptData{
+	// Rendered whole first: one write with its length, not chunks.
+	var script bytes.Buffer
+	if err := svc.WriteScript(ctx, &script, jointokens.ScriptData{
 		EventsURL: strings.TrimRight(h.BaseURL, "/") + "/join/" + token + "/events",
 		Endpoint:  row.Cluster.Endpoint, CACert: ca, Token: token,
-	})
+	}); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(script.Len()))
+	c.Response().WriteHeader(http.StatusOK)
+	_, err = c.Response().Write(script.Bytes())
+	return err
 }
 
 // refuseJoin answers with the script that prints why and exits 1.
