@@ -40,9 +40,9 @@ const (
 	joinBenchRequests    = 20_000 // per endpoint
 	joinBenchConcurrency = 16
 	joinBenchTimeLimit   = 5 * time.Minute // per endpoint
-	// joinBenchClients spreads the join requests over this many client
-	// addresses: 20,000 / 1,000 = 20 each, well under the per-address
-	// limit of the join script (ratelimit.JoinScriptPerIP).
+	// joinBenchClients spreads each iteration's join requests over this
+	// many client addresses: 20,000 / 1,000 = 20 each, well under the
+	// per-address limit of the join script (ratelimit.JoinScriptPerIP).
 	joinBenchClients = 1_000
 )
 
@@ -120,7 +120,10 @@ func BenchmarkJoinScript(b *testing.B) {
 		})
 		join := load(b, hc, func(n int) *http.Request {
 			req, _ := http.NewRequest(http.MethodGet, baseURL+"/join/"+tokens[rand.IntN(len(tokens))], nil)
-			req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.9.%d.%d", n%joinBenchClients/250, n%joinBenchClients%250+1))
+			// Each iteration its own addresses: b.N iterations on one
+			// server would otherwise pass the limit.
+			c := i*joinBenchClients + n%joinBenchClients + 1
+			req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.%d", c>>16&255, c>>8&255, c&255))
 			return req
 		})
 		b.StopTimer()

@@ -31,7 +31,9 @@ import (
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
+	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -85,6 +87,8 @@ type Deps struct {
 type Handlers struct {
 	Deps
 	sessions *scs.SessionManager
+	// joinLimiter counts the join endpoints' hits before PostgreSQL.
+	joinLimiter *ratelimit.Limiter
 }
 
 // bodyLimit caps every request body but the avatar upload's (avatarBodyLimit).
@@ -95,7 +99,7 @@ func New(d Deps) *echo.Echo {
 	if d.RequestTimeout == 0 {
 		d.RequestTimeout = 30 * time.Second
 	}
-	h := &Handlers{Deps: d}
+	h := &Handlers{Deps: d, joinLimiter: ratelimit.NewLimiter(queries.New(d.Pool), joinSubjectsKept)}
 	h.sessions = h.newSessionManager()
 
 	e := echo.New()

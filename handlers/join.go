@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
-	"github.com/kubebyon/kubebyon/queries"
 )
 
 // joinEventBodyLimit caps a join script's report.
@@ -62,11 +62,18 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Response().WriteHeader(http.StatusOK)
-	return jointokens.WriteScript(ctx, c.Response(), jointokens.ScriptData{
+	// Rendered whole first: one write with its length, not chunks.
+	var script bytes.Buffer
+	if err := svc.WriteScript(ctx, &script, jointokens.ScriptData{
 		EventsURL: strings.TrimRight(h.BaseURL, "/") + "/join/" + token + "/events",
 		Endpoint:  row.Cluster.Endpoint, CACert: ca, Token: token,
-	})
+	}); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(script.Len()))
+	c.Response().WriteHeader(http.StatusOK)
+	_, err = c.Response().Write(script.Bytes())
+	return err
 }
 
 // refuseJoin answers with the script that prints why and exits 1.
@@ -123,10 +130,16 @@ func joinRefusalStatus(err error) int {
 	return 0
 }
 
+// joinSubjectsKept bounds the client addresses whose join hits the
+// process counts before PostgreSQL (ratelimit.Limiter): a few MB at most.
+const joinSubjectsKept = 10_000
+
 // joinLimited counts a hit of the client's address and reports whether it
-// is over the limit (setting Retry-After).
+// is over the limit (setting Retry-After). The process's own limiter
+// counts it first: PostgreSQL sees the hits of an address in batches, and
+// each of them near the limit.
 func (h *Handlers) joinLimited(c echo.Context, rule ratelimit.Rule) (bool, error) {
-	d, err := ratelimit.Hit(c.Request().Context(), queries.New(h.Pool), rule, c.RealIP(), time.Now())
+	d, err := h.joinLimiter.Hit(c.Request().Context(), rule, c.RealIP(), time.Now())
 	if err != nil {
 		return false, err
 	}

@@ -11,6 +11,53 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const rateLimitAdd = `-- name: RateLimitAdd :one
+WITH late AS (
+  INSERT INTO rate_limits (key, window_start, count)
+  SELECT $1, $2, $3::int
+  WHERE $3::int > 0
+  ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limits.count + excluded.count
+  RETURNING count
+), hit AS (
+  INSERT INTO rate_limits (key, window_start, count)
+  VALUES ($1, $4, $5::int)
+  ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limits.count + excluded.count
+  RETURNING count
+)
+SELECT hit.count::int AS count,
+  coalesce((SELECT late.count FROM late),
+    (SELECT rate_limits.count FROM rate_limits WHERE rate_limits.key = $1 AND rate_limits.window_start = $2), 0)::int AS previous
+FROM hit
+`
+
+type RateLimitAddParams struct {
+	Key           string
+	PreviousStart pgtype.Timestamptz
+	PreviousHits  int32
+	WindowStart   pgtype.Timestamptz
+	Hits          int32
+}
+
+type RateLimitAddRow struct {
+	Count    int32
+	Previous int32
+}
+
+// Counts hits in the key's current window (ratelimit.Limiter's batches)
+// and late hits in the window before it, and returns both windows' counts.
+func (q *Queries) RateLimitAdd(ctx context.Context, arg RateLimitAddParams) (RateLimitAddRow, error) {
+	row := q.db.QueryRow(ctx, rateLimitAdd,
+		arg.Key,
+		arg.PreviousStart,
+		arg.PreviousHits,
+		arg.WindowStart,
+		arg.Hits,
+	)
+	var i RateLimitAddRow
+	err := row.Scan(&i.Count, &i.Previous)
+	return i, err
+}
+
 const rateLimitDeleteOld = `-- name: RateLimitDeleteOld :execrows
 DELETE FROM rate_limits WHERE window_start < now() - interval '1 day'
 `

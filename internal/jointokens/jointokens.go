@@ -86,6 +86,8 @@ type Service struct {
 	// virtual control plane (clusters.Service.VirtualConfig).
 	Virtual clusters.VirtualConfigFunc
 	Now     func() time.Time
+
+	scripts scripts
 }
 
 func (s *Service) now() time.Time {

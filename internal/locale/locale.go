@@ -69,6 +69,10 @@ func (c *Catalog) For(prefs ...string) *Localizer {
 // Tag is the language chosen, for <html lang>.
 func (l *Localizer) Tag() string { return l.tag.String() }
 
+// Translates reports whether l translates: false for the localizer From
+// returns outside a request, with which messages show as their ids.
+func (l *Localizer) Translates() bool { return l.l != nil }
+
 // T translates id, filling in template data when given. A missing message
 // shows its id, which the catalog test prevents from shipping.
 func (l *Localizer) T(id string, data ...map[string]any) string {

@@ -5,6 +5,36 @@
 // now), so a client cannot double its rate around a window's turn. (The rate-limit
 // libraries for Go keep state in memory or Redis; this platform's only
 // shared store is PostgreSQL.)
+//
+// Hit writes to PostgreSQL on every hit. Limiter puts a per-process front
+// before it, for the busy endpoints (the join script and its reports): a
+// process keeps, for each (rule, subject) it saw lately, the counts of the
+// current and the previous window as PostgreSQL last answered them plus its
+// own hits since, and lets a hit through without PostgreSQL while
+//
+//   - PostgreSQL has answered for the subject in this window (a subject new
+//     to the process, or one evicted and seen again, asks first),
+//   - it would then hold at most batch-1 unsent hits of the subject, batch being
+//     a tenth of the limit (rounded up; 12 of the join script's 120), and
+//   - the sliding-window estimate from its counts would stay within the
+//     limit even with a whole batch more hits.
+//
+// Every other hit goes to PostgreSQL with the unsent ones (one statement
+// adds them, and hits left over from the window before to that window's
+// row) and is judged by decide on the counts it answers, as Hit judges.
+// So near or over the limit every hit goes to PostgreSQL, and a subject
+// well under it costs one write per batch.
+//
+// A single process refuses exactly the hits Hit would: its counts are
+// PostgreSQL's, it refuses only on PostgreSQL's answer, and it lets
+// through alone only hits that answer would let through. With several
+// replicas, what one cannot see are the unsent hits of the others, at most
+// batch-1 each: together they let through at most Slack(rule, replicas) =
+// (replicas-1)*(batch-1) hits over the limit (under a tenth of the limit
+// per replica beyond the first: 11 for the join script between two). A
+// process that stops loses its unsent hits (the clients gain at most
+// batch-1). The counts of at most a fixed number of subjects are kept, the
+// least recently hit evicted first with their unsent hits sent.
 package ratelimit
 
 import (
