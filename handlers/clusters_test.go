@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -482,7 +481,7 @@ func TestClusterUnreachableShown(t *testing.T) {
 
 	q := queries.New(b.pool)
 	require.NoError(t, checks.Schedule(ctx, q, cl.ID, nodes.HealthCheck, time.Now()))
-	rec := checks.Recorder{Q: q, Logger: slog.New(slog.DiscardHandler)}
+	rec := checks.Recorder{Q: q}
 	require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, time.Minute, time.Time{}, checks.Unreachable(errors.New("dial tcp 192.0.2.1:443: i/o timeout"))))
 	code, body := c.get(page)
 	require.Equal(t, http.StatusOK, code)

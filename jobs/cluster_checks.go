@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,8 +53,9 @@ const (
 // cluster never has two checks of a kind at once.
 type ClusterChecksWorker struct {
 	river.WorkerDefaults[checks.DispatchArgs]
-	Pool   *pgxpool.Pool
-	Logger *slog.Logger
+	Pool *pgxpool.Pool
+	// Transitions, shared with the check workers, is flushed each run.
+	Transitions *checks.Transitions
 }
 
 // Timeout implements river.Worker.
@@ -66,6 +66,9 @@ func (w *ClusterChecksWorker) Timeout(*river.Job[checks.DispatchArgs]) time.Dura
 // Work implements river.Worker.
 func (w *ClusterChecksWorker) Work(ctx context.Context, _ *river.Job[checks.DispatchArgs]) error {
 	client := river.ClientFromContext[pgx.Tx](ctx)
+	if w.Transitions != nil {
+		w.Transitions.Flush(ctx)
+	}
 	for _, k := range checkKinds() {
 		for queued := 0; queued < checksPerRun; {
 			n, err := w.dispatch(ctx, client, k)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -55,7 +57,7 @@ func dispatchChecks(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
-	w := &jobs.ClusterChecksWorker{Pool: pool, Logger: slog.New(slog.DiscardHandler)}
+	w := &jobs.ClusterChecksWorker{Pool: pool}
 	job := &river.Job[checks.DispatchArgs]{JobRow: &rivertype.JobRow{Kind: checks.DispatchArgs{}.Kind()}}
 	require.NoError(t, w.Work(rivertest.WorkContext(context.Background(), client), job))
 }
@@ -137,7 +139,7 @@ func TestCheckBackoff(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	var logs syncBuffer
-	rec := checks.Recorder{Q: queries.New(b.pool), Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	rec := checks.Recorder{Q: queries.New(b.pool), Log: checks.NewTransitions(slog.New(slog.NewTextHandler(&logs, nil)), 60)}
 	cl := b.readyCluster(t, "backoff")
 	b.schedule(t, cl.ID, nodes.HealthCheck, time.Now())
 	interval := time.Minute
@@ -176,6 +178,33 @@ func TestCheckBackoff(t *testing.T) {
 	require.False(t, b.check(t, cl.ID, nodes.HealthCheck).DueAt.Valid, "no next time: idle")
 	require.Equal(t, 1, strings.Count(logs.String(), `msg="cluster reachable again"`), logs.String())
 	require.Equal(t, 1, strings.Count(logs.String(), `msg="cluster unreachable"`), "no line per attempt")
+}
+
+// TestTransitionsBounded: when many clusters go unreachable at once, the
+// first ones a minute are logged one by one and the rest counted in one
+// line; the other kinds' changes are not logged at info level.
+func TestTransitionsBounded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	var logs syncBuffer
+	log := checks.NewTransitions(slog.New(slog.NewTextHandler(&logs, nil)), 3)
+	rec := checks.Recorder{Q: queries.New(b.pool), Log: log}
+	down := checks.Unreachable(errors.New("connection refused"))
+	for i := range 10 {
+		cl := b.readyCluster(t, fmt.Sprintf("down-%d", i))
+		for _, kind := range []checks.Kind{nodes.HealthCheck, jointokens.SyncCheck} {
+			b.schedule(t, cl.ID, kind, time.Now())
+			require.NoError(t, rec.Done(ctx, cl.ID, kind, time.Minute, time.Time{}, down))
+		}
+	}
+	log.Flush(ctx)
+	log.Flush(ctx)
+	out := logs.String()
+	require.Equal(t, 3, strings.Count(out, `msg="cluster unreachable"`), out)
+	require.Equal(t, 1, strings.Count(out, "more clusters changed reachability"), out)
+	require.Contains(t, out, "unreachable=7 reachable_again=0")
+	require.NotContains(t, out, "join_token_sync", "the other kinds log at debug level")
 }
 
 // TestHealthCheckOfHangingControlPlane: a control plane that accepts

@@ -106,13 +106,17 @@ func DefaultOptions(work bool) Options {
 	return Options{
 		Work: work, MaxWorkers: 20, CleanupInterval: 15 * time.Minute,
 		ClusterPollInterval: 5 * time.Second, ClusterReadyTimeout: 10 * time.Minute,
-		ChecksInterval: 5 * time.Second, CheckWorkers: 100,
+		ChecksInterval: 5 * time.Second, CheckWorkers: 500,
 		NodeHealthInterval: nodes.HealthInterval, NodeNotReadyAfter: 5 * time.Minute,
 		CompletedJobRetention: 10 * time.Minute,
 		ClusterStepTimeout:    DefaultClusterStepTimeout, JobTimeout: river.JobTimeoutDefault,
 		RescueStuckJobsAfter: DefaultRescueStuckJobsAfter,
 	}
 }
+
+// transitionsLoggedPerMinute is how many clusters going unreachable or
+// back are logged one by one a minute; the rest are counted.
+const transitionsLoggedPerMinute = 60
 
 // Workers registers every worker.
 func Workers(d Deps, opts Options) *river.Workers {
@@ -129,17 +133,22 @@ func Workers(d Deps, opts Options) *river.Workers {
 		StepTimeout: opts.ClusterStepTimeout,
 	})
 	river.AddWorker(w, &NodeOperationWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: d.VirtualConfig})
+	// One per process: it bounds the lines about clusters going
+	// unreachable and back.
+	transitions := checks.NewTransitions(d.Logger.With("component", "checks"), transitionsLoggedPerMinute)
 	river.AddWorker(w, &NodeHealthWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_health"), Box: d.Box,
 		VirtualConfig: d.VirtualConfig, Threshold: opts.NodeNotReadyAfter, Interval: opts.NodeHealthInterval,
+		Transitions: transitions,
 	})
-	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: d.JoinTokens, Notices: notify.Notices{Box: d.Box}, Logger: d.Logger.With("component", "join_token_sync")})
+	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: d.JoinTokens, Notices: notify.Notices{Box: d.Box}, Transitions: transitions})
 	river.AddWorker(w, &NodeQuotaSyncWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_quota_sync"), Box: d.Box,
 		VirtualConfig: d.VirtualConfig, BaseURL: d.BaseURL, CABundle: d.WebhookCABundle,
+		Transitions: transitions,
 	})
 	river.AddWorker(w, &NodeQuotaRewriteWorker{Pool: d.Pool})
-	river.AddWorker(w, &ClusterChecksWorker{Pool: d.Pool, Logger: d.Logger.With("component", "cluster_checks")})
+	river.AddWorker(w, &ClusterChecksWorker{Pool: d.Pool, Transitions: transitions})
 	return w
 }
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -24,7 +23,8 @@ type JoinTokenSyncWorker struct {
 	river.WorkerDefaults[jointokens.SyncArgs]
 	Tokens  *jointokens.Service
 	Notices notify.Notices
-	Logger  *slog.Logger
+	// Transitions logs the clusters going unreachable and back.
+	Transitions *checks.Transitions
 }
 
 // joinedNamesShown bounds the node names one notice lists.
@@ -49,7 +49,7 @@ func (w *JoinTokenSyncWorker) Work(ctx context.Context, job *river.Job[jointoken
 	if more {
 		next = time.Now().Add(jointokens.SyncInterval)
 	}
-	rec := checks.Recorder{Q: queries.New(w.Tokens.Pool), Logger: w.Logger}
+	rec := checks.Recorder{Q: queries.New(w.Tokens.Pool), Log: w.Transitions}
 	return rec.Done(ctx, id, jointokens.SyncCheck, jointokens.SyncInterval, next, err)
 }
 

@@ -89,7 +89,7 @@ func TestJoinTokenSyncPacing(t *testing.T) {
 		Tokens: &jointokens.Service{Pool: pool, Box: box, Virtual: func(context.Context, queries.Cluster) (*rest.Config, error) {
 			return rest.CopyConfig(virt.Config), nil
 		}},
-		Notices: notify.Notices{Box: box}, Logger: b.logger,
+		Notices: notify.Notices{Box: box},
 	})
 	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)

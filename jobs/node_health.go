@@ -16,7 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
@@ -45,6 +45,8 @@ type NodeHealthWorker struct {
 	// Interval is how often a cluster that answers is checked (default
 	// nodes.HealthInterval).
 	Interval time.Duration
+	// Transitions logs the clusters going unreachable and back.
+	Transitions *checks.Transitions
 }
 
 // Timeout implements river.Worker: a few calls of checks.CallTimeout each.
@@ -63,7 +65,7 @@ func (w *NodeHealthWorker) Work(ctx context.Context, job *river.Job[nodes.Health
 		return fmt.Errorf("load cluster %d: %w", job.Args.ClusterID, err)
 	}
 	interval := cmp.Or(w.Interval, nodes.HealthInterval)
-	rec := checks.Recorder{Q: q, Logger: w.Logger}
+	rec := checks.Recorder{Q: q, Log: w.Transitions}
 	if c.Status != clusters.StatusReady {
 		// Checked again once it is ready (ClusterReconcileWorker.markReady).
 		return rec.Done(ctx, c.ID, nodes.HealthCheck, interval, time.Time{}, nil)
@@ -99,11 +101,12 @@ func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) erro
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = checks.CallTimeout
-	client, err := kubernetes.NewForConfig(cfg)
+	// The core group only: a full clientset builds some fifty.
+	client, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("cluster client: %w", err)
 	}
-	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	list, err := client.Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return checks.Unreachable(fmt.Errorf("list nodes: %w", err))
 	}
@@ -134,7 +137,7 @@ func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) erro
 
 // removeStale deletes the nodes NotReady for longer than the cluster's
 // clean-up period, each with an audit event, and returns the others.
-func (w *NodeHealthWorker) removeStale(ctx context.Context, client kubernetes.Interface, c queries.Cluster, list []corev1.Node) ([]corev1.Node, error) {
+func (w *NodeHealthWorker) removeStale(ctx context.Context, client corev1client.NodesGetter, c queries.Cluster, list []corev1.Node) ([]corev1.Node, error) {
 	limit := time.Duration(c.StaleNodeCleanupHours.Int32) * time.Hour
 	kept := list[:0]
 	for i := range list {
@@ -144,7 +147,7 @@ func (w *NodeHealthWorker) removeStale(ctx context.Context, client kubernetes.In
 			kept = append(kept, *n)
 			continue
 		}
-		err := client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
+		err := client.Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return nil, checks.Unreachable(fmt.Errorf("delete stale node %s: %w", n.Name, err))
 		}

@@ -34,6 +34,8 @@ type NodeQuotaSyncWorker struct {
 	// CABundle is the PEM the apiserver verifies the platform's
 	// certificate with; empty means the apiserver's system roots.
 	CABundle []byte
+	// Transitions logs the clusters going unreachable and back.
+	Transitions *checks.Transitions
 }
 
 // Timeout implements river.Worker: a few API calls.
@@ -55,7 +57,7 @@ func (w *NodeQuotaSyncWorker) Work(ctx context.Context, job *river.Job[nodequota
 	if err != nil {
 		return fmt.Errorf("load cluster %d: %w", job.Args.ClusterID, err)
 	}
-	rec := checks.Recorder{Q: q, Logger: w.Logger}
+	rec := checks.Recorder{Q: q, Log: w.Transitions}
 	// A cluster that is not ready is left alone, whichever way its switch
 	// points: its control plane is not there yet, is being changed, has
 	// failed, or is going away with everything in it. Removal need not be

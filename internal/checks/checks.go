@@ -17,12 +17,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+	"golang.org/x/time/rate"
 
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -90,11 +92,12 @@ func Claim(ctx context.Context, q *queries.Queries, kind Kind, batch int32, now 
 	return ready, len(rows), nil
 }
 
-// Recorder records how checks went, logging only when a cluster's state
-// changes (reachable to unreachable, and back), not each attempt.
+// Recorder records how checks went, logging (through Log) only when a
+// cluster's state changes (reachable to unreachable, and back), not each
+// attempt.
 type Recorder struct {
-	Q      *queries.Queries
-	Logger *slog.Logger
+	Q   *queries.Queries
+	Log *Transitions
 }
 
 // Done records the outcome of a check: next is when the next one is due
@@ -123,7 +126,7 @@ func (r Recorder) succeeded(ctx context.Context, clusterID int64, kind Kind, nex
 		return fmt.Errorf("record %s of cluster %d: %w", kind, clusterID, err)
 	}
 	if was {
-		r.Logger.InfoContext(ctx, "cluster reachable again", "cluster_id", clusterID, "check", kind)
+		r.Log.changed(ctx, clusterID, kind, true)
 	}
 	return nil
 }
@@ -140,7 +143,7 @@ func (r Recorder) failed(ctx context.Context, clusterID int64, kind Kind, interv
 		return fmt.Errorf("record %s of cluster %d: %w", kind, clusterID, err)
 	}
 	if row.FirstFailure {
-		r.Logger.WarnContext(ctx, "cluster unreachable", "cluster_id", clusterID, "check", kind, "err", cause.Err)
+		r.Log.changed(ctx, clusterID, kind, false)
 	}
 	return nil
 }
@@ -189,4 +192,60 @@ func MakeAllDue(ctx context.Context, q *queries.Queries, kind Kind) (int64, erro
 		return 0, fmt.Errorf("make %s checks due: %w", kind, err)
 	}
 	return n, nil
+}
+
+// Transitions logs clusters going unreachable and coming back: one line
+// per change, up to a number a minute; past it, the changes are counted
+// and Flush logs the count, so that 10,000 clusters failing together (a
+// network outage) write a few lines, not 10,000. Only the node health
+// check's changes are logged at info level, as it checks every ready
+// cluster: they are the cluster's; the other kinds' go to debug. The last
+// error of each check is in cluster_checks (and on the cluster's page).
+// Safe for concurrent use; build one per process.
+type Transitions struct {
+	logger     *slog.Logger
+	limit      *rate.Limiter
+	down, back atomic.Int64
+}
+
+// NewTransitions logs up to perMinute changes a minute one by one.
+func NewTransitions(logger *slog.Logger, perMinute int) *Transitions {
+	return &Transitions{logger: logger, limit: rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)}
+}
+
+// logged is the kind whose changes are a cluster's.
+const logged Kind = "node_health"
+
+func (t *Transitions) changed(ctx context.Context, clusterID int64, kind Kind, reachable bool) {
+	if t == nil {
+		return
+	}
+	msg, level := "cluster unreachable", slog.LevelWarn
+	if reachable {
+		msg, level = "cluster reachable again", slog.LevelInfo
+	}
+	if kind != logged {
+		t.logger.DebugContext(ctx, msg, "cluster_id", clusterID, "check", kind)
+		return
+	}
+	if t.limit.Allow() {
+		t.logger.Log(ctx, level, msg, "cluster_id", clusterID)
+		return
+	}
+	if reachable {
+		t.back.Add(1)
+	} else {
+		t.down.Add(1)
+	}
+}
+
+// Flush logs how many changes were not logged one by one since the last
+// Flush, if any.
+func (t *Transitions) Flush(ctx context.Context) {
+	down, back := t.down.Swap(0), t.back.Swap(0)
+	if down == 0 && back == 0 {
+		return
+	}
+	t.logger.WarnContext(ctx, "more clusters changed reachability than are logged one by one",
+		"unreachable", down, "reachable_again", back)
 }

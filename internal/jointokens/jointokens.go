@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
@@ -200,7 +201,7 @@ func (s *Service) Create(ctx context.Context, ownerID, clusterID int64, in Input
 			Details: map[string]any{"cluster_id": c.ID, "token_id": id, "lifetime": in.Lifetime, "max_uses": limit}})
 	})
 	if err != nil {
-		if derr := deleteSecret(context.WithoutCancel(ctx), client, id); derr != nil {
+		if derr := deleteSecret(context.WithoutCancel(ctx), client.CoreV1(), id); derr != nil {
 			return Created{}, fmt.Errorf("%w (and the bootstrap Secret stays: %v)", err, derr)
 		}
 		return Created{}, err
@@ -233,8 +234,8 @@ func bootstrapSecret(id, secret, description string, expires time.Time) *corev1.
 }
 
 // deleteSecret removes a token's bootstrap Secret; a missing one is fine.
-func deleteSecret(ctx context.Context, client kubernetes.Interface, id string) error {
-	err := client.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, bootstraputil.BootstrapTokenSecretName(id), metav1.DeleteOptions{})
+func deleteSecret(ctx context.Context, client corev1client.SecretsGetter, id string) error {
+	err := client.Secrets(metav1.NamespaceSystem).Delete(ctx, bootstraputil.BootstrapTokenSecretName(id), metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete bootstrap token secret %s: %w", id, err)
 	}
@@ -255,7 +256,7 @@ func (s *Service) Revoke(ctx context.Context, ownerID, clusterID, id int64, acto
 	if err != nil {
 		return queries.JoinToken{}, err
 	}
-	if err := deleteSecret(ctx, client, row.JoinToken.TokenID); err != nil {
+	if err := deleteSecret(ctx, client.CoreV1(), row.JoinToken.TokenID); err != nil {
 		return queries.JoinToken{}, err
 	}
 	t := row.JoinToken

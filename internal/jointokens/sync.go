@@ -10,7 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	certificatesv1client "k8s.io/client-go/kubernetes/typed/certificates/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/kubebyon/kubebyon/internal/checks"
@@ -55,7 +57,7 @@ func (s *Service) Sync(ctx context.Context, clusterID int64) (more bool, err err
 	if len(tokens) == 0 && awaiting == 0 {
 		return false, nil
 	}
-	client, err := s.client(ctx, c)
+	client, err := s.syncClient(ctx, c)
 	if err != nil {
 		return true, checks.Unreachable(err)
 	}
@@ -81,8 +83,8 @@ func (s *Service) Sync(ctx context.Context, clusterID int64) (more bool, err err
 }
 
 // syncCSRs records the nodes of the tokens' CSRs and the tokens' uses.
-func (s *Service) syncCSRs(ctx context.Context, q *queries.Queries, client kubernetes.Interface, c queries.Cluster, tokens []queries.JoinToken) error {
-	csrs, err := client.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+func (s *Service) syncCSRs(ctx context.Context, q *queries.Queries, client syncClient, c queries.Cluster, tokens []queries.JoinToken) error {
+	csrs, err := client.certs.CertificateSigningRequests().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return checks.Unreachable(fmt.Errorf("list CSRs of cluster %d: %w", c.ID, err))
 	}
@@ -115,7 +117,7 @@ func (s *Service) syncCSRs(ctx context.Context, q *queries.Queries, client kuber
 		if !t.MaxUses.Valid || t.Uses < t.MaxUses.Int32 {
 			continue
 		}
-		if err := deleteSecret(ctx, client, t.TokenID); err != nil {
+		if err := deleteSecret(ctx, client.core, t.TokenID); err != nil {
 			return checks.Unreachable(err)
 		}
 		if err := q.JoinTokenMarkUsedUp(ctx, t.ID); err != nil {
@@ -126,8 +128,8 @@ func (s *Service) syncCSRs(ctx context.Context, q *queries.Queries, client kuber
 }
 
 // syncRegistered notes which recorded nodes now have a Node object.
-func (s *Service) syncRegistered(ctx context.Context, q *queries.Queries, client kubernetes.Interface, c queries.Cluster) error {
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+func (s *Service) syncRegistered(ctx context.Context, q *queries.Queries, client syncClient, c queries.Cluster) error {
+	nodes, err := client.core.Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return checks.Unreachable(fmt.Errorf("list nodes of cluster %d: %w", c.ID, err))
 	}
@@ -154,4 +156,34 @@ func nodeName(request []byte) (string, bool) {
 	}
 	name, ok := strings.CutPrefix(req.Subject.CommonName, nodeUserPrefix)
 	return name, ok && name != ""
+}
+
+// syncClient is what a sync calls: only the two API groups it reads, as a
+// sync of every cluster with tokens runs every 30 seconds and a full
+// clientset builds a client for each of some fifty groups.
+type syncClient struct {
+	core  corev1client.CoreV1Interface
+	certs certificatesv1client.CertificatesV1Interface
+}
+
+func (s *Service) syncClient(ctx context.Context, c queries.Cluster) (syncClient, error) {
+	cfg, err := s.Virtual(ctx, c)
+	if err != nil {
+		return syncClient{}, fmt.Errorf("virtual cluster %d: %w", c.ID, err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = checks.CallTimeout
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return syncClient{}, fmt.Errorf("virtual cluster %d client: %w", c.ID, err)
+	}
+	core, err := corev1client.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return syncClient{}, fmt.Errorf("virtual cluster %d client: %w", c.ID, err)
+	}
+	certs, err := certificatesv1client.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return syncClient{}, fmt.Errorf("virtual cluster %d client: %w", c.ID, err)
+	}
+	return syncClient{core: core, certs: certs}, nil
 }
