@@ -81,7 +81,9 @@ func (h *Handlers) listAPINodes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.Nodes.List(c.Request().Context(), cl)
+	// Live from the control plane, within checks.CallTimeout: API clients
+	// ask for the nodes now, and are told (502) when they cannot be had.
+	list, err := h.Nodes.ListLive(c.Request().Context(), cl)
 	if err != nil {
 		return nodeError(err)
 	}

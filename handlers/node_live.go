@@ -28,7 +28,7 @@ func (h *Handlers) showNodeLive(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, nodePath(cl.ID, name))
 	}
 	live := views.NodeLive{ClusterID: cl.ID, Node: views.Node{Name: name}}
-	d, err := h.Nodes.Get(c.Request().Context(), cl, name)
+	d, err := h.Nodes.Show(c.Request().Context(), cl, name)
 	switch {
 	case errors.Is(err, nodes.ErrNotFound):
 		live.Gone = true
@@ -40,7 +40,7 @@ func (h *Handlers) showNodeLive(c echo.Context) error {
 	case err != nil:
 		return err
 	default:
-		live = nodeLiveView(cl.ID, d, time.Now())
+		live = h.nodeLiveView(cl, d, time.Now())
 	}
 	return render(c, http.StatusOK, views.NodeLiveUpdate(live))
 }

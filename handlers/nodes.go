@@ -77,16 +77,18 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	if cl.StaleNodeCleanupHours.Valid {
 		l.StaleCleanupHours = strconv.Itoa(int(cl.StaleNodeCleanupHours.Int32))
 	}
-	list, err := h.Nodes.List(c.Request().Context(), cl)
-	switch {
-	case errors.Is(err, nodes.ErrUnreachable):
-		// The page stays up and keeps asking: the cluster may come back.
-		h.Logger.Warn("list nodes", "cluster_id", cl.ID, "err", err)
-		l.Error = nodes.ErrUnreachable.Error()
-	case err != nil:
-		return nodeError(err)
+	ctx := c.Request().Context()
+	list, err := h.Nodes.List(ctx, cl)
+	if err != nil {
+		return err
 	}
-	joined, err := queries.New(h.Pool).JoinTokenNodeTokensByCluster(c.Request().Context(), cl.ID)
+	fresh, err := h.Nodes.Freshness(ctx, cl, list)
+	if err != nil {
+		return err
+	}
+	l.Updated, l.Now = fresh.Updated, time.Now()
+	l.UnreachableSince, l.UnreachableError = fresh.UnreachableSince, fresh.LastError
+	joined, err := queries.New(h.Pool).JoinTokenNodeTokensByCluster(ctx, cl.ID)
 	if err != nil {
 		return fmt.Errorf("tokens of nodes: %w", err)
 	}
@@ -112,11 +114,11 @@ func (h *Handlers) showNodePage(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	d, err := h.Nodes.Get(ctx, cl, c.Param("name"))
+	d, err := h.Nodes.Show(ctx, cl, c.Param("name"))
 	if err != nil {
 		return nodeError(err)
 	}
-	m := views.NodeDetail{Cluster: clusterView(cl), Live: nodeLiveView(cl.ID, d, time.Now())}
+	m := views.NodeDetail{Cluster: clusterView(cl), Live: h.nodeLiveView(cl, d, time.Now())}
 	op, ok, err := h.Nodes.LatestOperation(ctx, cl, d.Name)
 	if err != nil {
 		return err
@@ -167,9 +169,14 @@ func nodeView(n nodes.Summary) views.Node {
 	}
 }
 
-// nodeLiveView is what the node page shows of the node's state, as of now.
-func nodeLiveView(clusterID int64, d nodes.Detail, now time.Time) views.NodeLive {
-	m := views.NodeLive{ClusterID: clusterID, Node: nodeView(d.Summary)}
+// nodeLiveView is what the node page shows of the node's state, as of now;
+// a node as last recorded comes with the reason it is not live.
+func (h *Handlers) nodeLiveView(cl queries.Cluster, d nodes.Detail, now time.Time) views.NodeLive {
+	m := views.NodeLive{ClusterID: cl.ID, Node: nodeView(d.Summary)}
+	if d.Recorded {
+		h.Logger.Warn("read node", "cluster_id", cl.ID, "node", d.Name, "err", d.Cause)
+		m.Error, m.Recorded, m.Seen = "NodeLiveUnreachable", true, d.LastSeen
+	}
 	for _, c := range d.Conditions {
 		m.Conditions = append(m.Conditions, views.NodeCondition{
 			Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, Time: c.LastTransitionTime.Time,

@@ -26,6 +26,8 @@ func TestNodesInBrowser(t *testing.T) {
 	addWorkloads(t, kc, "worker-1")
 	addBarePod(t, kc, "worker-1", "scratch")
 	playKubelet(t, kc, "worker-1")
+	// The list shows the nodes the health check recorded.
+	b.runNodeHealth(t, cl.ID)
 
 	ctx := testenv.Browser(t)
 	browserSignIn(t, ctx, b.server.URL, email, "password of helmsman")
@@ -84,4 +86,14 @@ func TestNodesInBrowser(t *testing.T) {
 	))
 	require.Equal(t, "container runtime is down", message)
 	require.True(t, samePage, "the node's new state arrived without a reload")
+
+	// Back on the list, the node is cordoned already: the drain recorded
+	// it, without waiting for the next health check.
+	var listed string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Click(`[data-testid="nodes-link"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-node="worker-1"] [data-testid="node-cordoned"]`, chromedp.ByQuery),
+		chromedp.Text(`[data-node="worker-1"] [data-testid="node-cordoned"]`, &listed, chromedp.ByQuery),
+	))
+	require.Equal(t, "SchedulingDisabled", listed)
 }

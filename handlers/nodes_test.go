@@ -228,6 +228,8 @@ func TestNodesConsole(t *testing.T) {
 
 	_, detail := c.get(fmt.Sprintf("/clusters/%d", cl.ID))
 	require.Contains(t, detail, fmt.Sprintf(`href="/clusters/%d/nodes"`, cl.ID))
+	// The list shows the nodes the health check recorded.
+	b.runNodeHealth(t, cl.ID)
 
 	base := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
 	code, body := c.get(base)

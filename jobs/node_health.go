@@ -3,7 +3,6 @@ package jobs
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -77,21 +76,6 @@ func (w *NodeHealthWorker) Work(ctx context.Context, job *river.Job[nodes.Health
 	return rec.Done(ctx, c.ID, nodes.HealthCheck, interval, time.Now().Add(interval), err)
 }
 
-// nodeAddress is an address as the snapshot keeps it.
-type nodeAddress struct {
-	Type    string `json:"type"`
-	Address string `json:"address"`
-}
-
-// nodeCondition is a condition as the snapshot keeps it.
-type nodeCondition struct {
-	Type               string    `json:"type"`
-	Status             string    `json:"status"`
-	Reason             string    `json:"reason,omitempty"`
-	Message            string    `json:"message,omitempty"`
-	LastTransitionTime time.Time `json:"last_transition_time"`
-}
-
 // snapshot writes the cluster's nodes to the table and forgets the ones
 // gone from the cluster.
 func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) error {
@@ -119,7 +103,7 @@ func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) erro
 		q := queries.New(tx)
 		names := make([]string, 0, len(list.Items))
 		for i := range list.Items {
-			p, err := nodeRow(c.ID, &list.Items[i])
+			p, err := nodes.Row(c.ID, &list.Items[i])
 			if err != nil {
 				return err
 			}
@@ -160,34 +144,6 @@ func (w *NodeHealthWorker) removeStale(ctx context.Context, client corev1client.
 		w.Logger.Info("deleted stale node", "cluster_id", c.ID, "node", n.Name, "not_ready_since", since)
 	}
 	return kept, nil
-}
-
-func nodeRow(clusterID int64, n *corev1.Node) (queries.NodeUpsertParams, error) {
-	readiness, since := nodes.Readiness(n)
-	conds := make([]nodeCondition, len(n.Status.Conditions))
-	for i, c := range n.Status.Conditions {
-		conds[i] = nodeCondition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime.UTC()}
-	}
-	addrs := make([]nodeAddress, len(n.Status.Addresses))
-	for i, a := range n.Status.Addresses {
-		addrs[i] = nodeAddress{Type: string(a.Type), Address: a.Address}
-	}
-	condJSON, err := json.Marshal(conds)
-	if err != nil {
-		return queries.NodeUpsertParams{}, fmt.Errorf("encode conditions of %s: %w", n.Name, err)
-	}
-	addrJSON, err := json.Marshal(addrs)
-	if err != nil {
-		return queries.NodeUpsertParams{}, fmt.Errorf("encode addresses of %s: %w", n.Name, err)
-	}
-	p := queries.NodeUpsertParams{
-		ClusterID: clusterID, Name: n.Name, Ready: readiness == nodes.Ready,
-		Conditions: condJSON, KubeletVersion: n.Status.NodeInfo.KubeletVersion, Addresses: addrJSON,
-	}
-	if !p.Ready {
-		p.NotReadySince = pgtype.Timestamptz{Time: since, Valid: true}
-	}
-	return p, nil
 }
 
 // notify raises the alerts of nodes NotReady past the threshold and the

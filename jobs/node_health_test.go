@@ -123,6 +123,10 @@ func TestNodeHealthWorker(t *testing.T) {
 	require.True(t, snap[0].Ready)
 	require.Equal(t, "v1.34.0", snap[0].KubeletVersion)
 	require.Contains(t, string(snap[0].Addresses), "10.0.0.9")
+	// All that the nodes page lists, so that it never asks the cluster.
+	require.Equal(t, []string{"worker"}, snap[0].Roles)
+	require.True(t, snap[0].NodeCreatedAt.Valid)
+	require.False(t, snap[0].Unschedulable)
 	require.Empty(t, told())
 	kept, err := q.NodeListByCluster(ctx, unreachable.ID)
 	require.NoError(t, err)
@@ -152,6 +156,16 @@ func TestNodeHealthWorker(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, snap, 1)
 	require.Equal(t, "worker-1", snap[0].Name)
+	// Cordoned in the cluster: recorded so.
+	n, err := kc.CoreV1().Nodes().Get(ctx, "worker-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	n.Spec.Unschedulable = true
+	_, err = kc.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	run()
+	snap, err = q.NodeListByCluster(ctx, cl.ID)
+	require.NoError(t, err)
+	require.True(t, snap[0].Unschedulable)
 
 	// Stale-node clean-up after two hours: a node NotReady for three is
 	// deleted from the cluster, with an audit event; one NotReady for an

@@ -89,6 +89,7 @@ func (w *NodeOperationWorker) run(ctx context.Context, args nodes.OperationArgs,
 		// whose worker died before it recorded so: the rerun succeeds.
 		if errors.Is(err, errNodeGone) && args.DeleteNode {
 			progress.line(fmt.Sprintf("node/%s already deleted", args.NodeName))
+			w.record(ctx, client, args)
 			return nil
 		}
 		if err != nil {
@@ -102,7 +103,31 @@ func (w *NodeOperationWorker) run(ctx context.Context, args nodes.OperationArgs,
 		}
 		progress.line(fmt.Sprintf("node/%s deleted", args.NodeName))
 	}
+	w.record(ctx, client, args)
 	return nil
+}
+
+// record brings the node's row in the nodes table up to date after the
+// operation, so that the nodes page shows the node cordoned or gone at
+// once rather than after the next health check. It is not the operation's
+// outcome: a failure is logged, and the next health check mends the row.
+func (w *NodeOperationWorker) record(ctx context.Context, client kubernetes.Interface, args nodes.OperationArgs) {
+	q := queries.New(w.Pool)
+	var err error
+	if args.DeleteNode {
+		err = q.NodeDelete(ctx, queries.NodeDeleteParams{ClusterID: args.ClusterID, Name: args.NodeName})
+	} else {
+		var n *corev1.Node
+		if n, err = client.CoreV1().Nodes().Get(ctx, args.NodeName, metav1.GetOptions{}); err == nil {
+			var p queries.NodeUpsertParams
+			if p, err = nodes.Row(args.ClusterID, n); err == nil {
+				err = q.NodeUpsert(ctx, p)
+			}
+		}
+	}
+	if err != nil {
+		w.Logger.Warn("record node after operation", "cluster_id", args.ClusterID, "node", args.NodeName, "err", err)
+	}
 }
 
 // errNodeGone is a Node deleted before or while it was drained.

@@ -72,6 +72,8 @@ func TestNodeDrainRerunAfterNodeGone(t *testing.T) {
 			require.NoError(t, nodeClient.Delete(ctx, nodeName, metav1.DeleteOptions{}))
 
 			q := queries.New(b.pool)
+			// The nodes page's record of the node.
+			require.NoError(t, q.NodeUpsert(ctx, queries.NodeUpsertParams{ClusterID: cl.ID, Name: nodeName, Ready: true, Conditions: []byte("[]"), Addresses: []byte("[]")}))
 			op, err := q.NodeOperationCreate(ctx, queries.NodeOperationCreateParams{ClusterID: cl.ID, NodeName: nodeName, Kind: tt.kind})
 			require.NoError(t, err)
 			worker := &jobs.NodeOperationWorker{Pool: b.pool, Logger: b.logger, VirtualConfig: func(context.Context, queries.Cluster) (*rest.Config, error) {
@@ -92,6 +94,14 @@ func TestNodeDrainRerunAfterNodeGone(t *testing.T) {
 			require.Contains(t, op.Message, tt.message)
 			if tt.progress != "" {
 				require.Contains(t, strings.Join(op.Progress, "\n"), tt.progress)
+			}
+			// A deleted node leaves the record at once; a failed drain leaves
+			// it to the next health check.
+			_, err = q.NodeGet(ctx, queries.NodeGetParams{ClusterID: cl.ID, Name: nodeName})
+			if tt.deleteNode {
+				require.ErrorIs(t, err, pgx.ErrNoRows)
+			} else {
+				require.NoError(t, err)
 			}
 		})
 	}

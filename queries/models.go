@@ -140,6 +140,11 @@ type Node struct {
 	NotReadySince       pgtype.Timestamptz
 	AlertNotificationID pgtype.Int8
 	AlertedAt           pgtype.Timestamptz
+	Roles               []string
+	Os                  string
+	Arch                string
+	Unschedulable       bool
+	NodeCreatedAt       pgtype.Timestamptz
 }
 
 type NodeOperation struct {

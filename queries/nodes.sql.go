@@ -14,7 +14,7 @@ import (
 const nodeClaimAlert = `-- name: NodeClaimAlert :many
 UPDATE nodes SET alerted_at = now()
 WHERE cluster_id = $1 AND NOT ready AND not_ready_since < $2 AND alerted_at IS NULL
-RETURNING cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at
+RETURNING cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at
 `
 
 type NodeClaimAlertParams struct {
@@ -44,6 +44,11 @@ func (q *Queries) NodeClaimAlert(ctx context.Context, arg NodeClaimAlertParams) 
 			&i.NotReadySince,
 			&i.AlertNotificationID,
 			&i.AlertedAt,
+			&i.Roles,
+			&i.Os,
+			&i.Arch,
+			&i.Unschedulable,
+			&i.NodeCreatedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -94,6 +99,20 @@ func (q *Queries) NodeClaimRecovered(ctx context.Context, clusterID int64) ([]No
 	return items, nil
 }
 
+const nodeDelete = `-- name: NodeDelete :exec
+DELETE FROM nodes WHERE cluster_id = $1 AND name = $2
+`
+
+type NodeDeleteParams struct {
+	ClusterID int64
+	Name      string
+}
+
+func (q *Queries) NodeDelete(ctx context.Context, arg NodeDeleteParams) error {
+	_, err := q.db.Exec(ctx, nodeDelete, arg.ClusterID, arg.Name)
+	return err
+}
+
 const nodeDeleteGone = `-- name: NodeDeleteGone :exec
 DELETE FROM nodes WHERE cluster_id = $1 AND NOT (name = ANY($2::text[]))
 `
@@ -108,8 +127,40 @@ func (q *Queries) NodeDeleteGone(ctx context.Context, arg NodeDeleteGoneParams) 
 	return err
 }
 
+const nodeGet = `-- name: NodeGet :one
+SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at FROM nodes WHERE cluster_id = $1 AND name = $2
+`
+
+type NodeGetParams struct {
+	ClusterID int64
+	Name      string
+}
+
+func (q *Queries) NodeGet(ctx context.Context, arg NodeGetParams) (Node, error) {
+	row := q.db.QueryRow(ctx, nodeGet, arg.ClusterID, arg.Name)
+	var i Node
+	err := row.Scan(
+		&i.ClusterID,
+		&i.Name,
+		&i.Ready,
+		&i.Conditions,
+		&i.KubeletVersion,
+		&i.Addresses,
+		&i.LastSeen,
+		&i.NotReadySince,
+		&i.AlertNotificationID,
+		&i.AlertedAt,
+		&i.Roles,
+		&i.Os,
+		&i.Arch,
+		&i.Unschedulable,
+		&i.NodeCreatedAt,
+	)
+	return i, err
+}
+
 const nodeListByCluster = `-- name: NodeListByCluster :many
-SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at FROM nodes WHERE cluster_id = $1 ORDER BY name
+SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at FROM nodes WHERE cluster_id = $1 ORDER BY name
 `
 
 func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Node, error) {
@@ -132,6 +183,11 @@ func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Nod
 			&i.NotReadySince,
 			&i.AlertNotificationID,
 			&i.AlertedAt,
+			&i.Roles,
+			&i.Os,
+			&i.Arch,
+			&i.Unschedulable,
+			&i.NodeCreatedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -160,12 +216,16 @@ func (q *Queries) NodeSetAlertNotification(ctx context.Context, arg NodeSetAlert
 }
 
 const nodeUpsert = `-- name: NodeUpsert :exec
-INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since)
-VALUES ($1, $2, $3, $4, $5, $6, now(), $7)
+INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since,
+                   roles, os, arch, unschedulable, node_created_at)
+VALUES ($1, $2, $3, $4, $5, $6, now(), $7,
+        coalesce($8::text[], '{}'), $9, $10, $11, $12)
 ON CONFLICT (cluster_id, name) DO UPDATE SET
     ready = EXCLUDED.ready, conditions = EXCLUDED.conditions,
     kubelet_version = EXCLUDED.kubelet_version, addresses = EXCLUDED.addresses,
-    last_seen = EXCLUDED.last_seen, not_ready_since = EXCLUDED.not_ready_since
+    last_seen = EXCLUDED.last_seen, not_ready_since = EXCLUDED.not_ready_since,
+    roles = EXCLUDED.roles, os = EXCLUDED.os, arch = EXCLUDED.arch,
+    unschedulable = EXCLUDED.unschedulable, node_created_at = EXCLUDED.node_created_at
 `
 
 type NodeUpsertParams struct {
@@ -176,8 +236,15 @@ type NodeUpsertParams struct {
 	KubeletVersion string
 	Addresses      []byte
 	NotReadySince  pgtype.Timestamptz
+	Roles          []string
+	Os             string
+	Arch           string
+	Unschedulable  bool
+	NodeCreatedAt  pgtype.Timestamptz
 }
 
+// Records a node as its Node object says now: the health job's snapshot,
+// and the console after acting on the node.
 func (q *Queries) NodeUpsert(ctx context.Context, arg NodeUpsertParams) error {
 	_, err := q.db.Exec(ctx, nodeUpsert,
 		arg.ClusterID,
@@ -187,6 +254,11 @@ func (q *Queries) NodeUpsert(ctx context.Context, arg NodeUpsertParams) error {
 		arg.KubeletVersion,
 		arg.Addresses,
 		arg.NotReadySince,
+		arg.Roles,
+		arg.Os,
+		arg.Arch,
+		arg.Unschedulable,
+		arg.NodeCreatedAt,
 	)
 	return err
 }

@@ -21,6 +21,11 @@ type NodeLive struct {
 	Pods       []NodePod
 	Gone       bool
 	Error      string
+	// Recorded: the control plane did not answer (Error says so), and the
+	// node is shown as the nodes table last recorded it, at Seen: its
+	// state and conditions only.
+	Recorded bool
+	Seen     time.Time
 }
 
 // nodeAge is how long ago something began, in its largest whole unit as

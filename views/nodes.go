@@ -27,12 +27,19 @@ type Node struct {
 	JoinedWith string
 }
 
-// NodeList is the nodes page of a cluster. Error is the catalog message
-// shown when the cluster could not be reached.
+// NodeList is the nodes page of a cluster: its nodes as last recorded.
+// Error is the catalog message shown instead of them (a cluster not ready).
 type NodeList struct {
 	Cluster Cluster
 	Nodes   []Node
 	Error   string
+	// Updated is when the nodes were last recorded from the cluster (zero:
+	// never), as of Now.
+	Updated, Now time.Time
+	// UnreachableSince is since when the platform has not reached the
+	// cluster's control plane (zero while it does), UnreachableError why.
+	UnreachableSince time.Time
+	UnreachableError string
 	// NodeQuotaEnabled: Nodes beyond the plan's limit are refused.
 	NodeQuotaEnabled bool
 	// StaleCleanupHours is the stale-node clean-up period, "" when off.

@@ -22,9 +22,11 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/kubectl/pkg/drain"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -67,6 +69,9 @@ type Summary struct {
 	InternalIP     string
 	ExternalIP     string
 	Created        time.Time
+	// LastSeen is when the nodes table last recorded the node (List); zero
+	// for a node read live.
+	LastSeen time.Time
 }
 
 // Detail is one node with everything the node page shows.
@@ -78,6 +83,10 @@ type Detail struct {
 	Taints      []corev1.Taint
 	Labels      map[string]string
 	Pods        []corev1.Pod
+	// Recorded: the control plane did not answer (Cause says how), and
+	// this is the node as the nodes table last recorded it (Show).
+	Recorded bool
+	Cause    error
 }
 
 func summarize(n *corev1.Node) Summary {
@@ -90,7 +99,9 @@ func summarize(n *corev1.Node) Summary {
 	}
 }
 
-// client is a client of the cluster's virtual control plane.
+// client is a client of the cluster's virtual control plane whose every
+// call gives up after checks.CallTimeout, so that a control plane that
+// hangs holds a request for seconds.
 func (s *Service) client(ctx context.Context, c queries.Cluster) (kubernetes.Interface, error) {
 	cfg, err := s.Clusters.VirtualConfig(ctx, c)
 	if errors.Is(err, clusters.ErrNotReady) {
@@ -99,6 +110,8 @@ func (s *Service) client(ctx context.Context, c queries.Cluster) (kubernetes.Int
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = checks.CallTimeout
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
@@ -106,8 +119,28 @@ func (s *Service) client(ctx context.Context, c queries.Cluster) (kubernetes.Int
 	return kc, nil
 }
 
-// List is the cluster's nodes by name.
+// List is the cluster's nodes by name, as the health job last recorded
+// them (and as the console left them after acting on them): it never asks
+// the cluster, so the nodes page loads and refreshes from the database
+// alone.
 func (s *Service) List(ctx context.Context, c queries.Cluster) ([]Summary, error) {
+	rows, err := queries.New(s.Pool).NodeListByCluster(ctx, c.ID)
+	if err != nil {
+		return nil, fmt.Errorf("nodes of cluster %d: %w", c.ID, err)
+	}
+	out := make([]Summary, 0, len(rows))
+	for _, r := range rows {
+		sum, _, err := fromRow(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}
+
+// ListLive is the cluster's nodes by name, read from its control plane.
+func (s *Service) ListLive(ctx context.Context, c queries.Cluster) ([]Summary, error) {
 	kc, err := s.client(ctx, c)
 	if err != nil {
 		return nil, err
@@ -122,6 +155,42 @@ func (s *Service) List(ctx context.Context, c queries.Cluster) ([]Summary, error
 	}
 	slices.SortFunc(out, func(a, b Summary) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// Freshness is how current the recorded nodes are.
+type Freshness struct {
+	// Updated is when the nodes were last recorded from the cluster: its
+	// last successful health check (or, without one, its newest row);
+	// zero when never.
+	Updated time.Time
+	// UnreachableSince is since when the health check has not reached the
+	// control plane, zero while it does; LastError says why.
+	UnreachableSince time.Time
+	LastError        string
+}
+
+// Freshness is how current the cluster's recorded nodes (List) are.
+func (s *Service) Freshness(ctx context.Context, c queries.Cluster, list []Summary) (Freshness, error) {
+	var f Freshness
+	row, err := queries.New(s.Pool).ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: c.ID, Kind: string(HealthCheck)})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return f, fmt.Errorf("health check of cluster %d: %w", c.ID, err)
+	case row.UnreachableSince.Valid:
+		f.UnreachableSince, f.LastError = row.UnreachableSince.Time, row.LastError
+	case row.CheckedAt.Valid:
+		f.Updated = row.CheckedAt.Time
+		return f, nil
+	}
+	// Failing, or run without a check row (asked for directly): the last
+	// snapshot is when its rows were last seen.
+	for _, n := range list {
+		if n.LastSeen.After(f.Updated) {
+			f.Updated = n.LastSeen
+		}
+	}
+	return f, nil
 }
 
 // ValidName reports whether name can name a Node: a DNS subdomain, as
@@ -142,12 +211,15 @@ func node(ctx context.Context, kc kubernetes.Interface, name string) (*corev1.No
 	return n, nil
 }
 
-// Get is one node and the pods on it.
+// Get is one node and the pods on it, read from the control plane within
+// checks.CallTimeout in all.
 func (s *Service) Get(ctx context.Context, c queries.Cluster, name string) (Detail, error) {
 	kc, err := s.client(ctx, c)
 	if err != nil {
 		return Detail{}, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, checks.CallTimeout)
+	defer cancel()
 	n, err := node(ctx, kc, name)
 	if err != nil {
 		return Detail{}, err
@@ -171,6 +243,57 @@ func (s *Service) Get(ctx context.Context, c queries.Cluster, name string) (Deta
 	}, nil
 }
 
+// Recorded is the node as the nodes table last recorded it (its summary
+// and conditions, without resources, labels or pods), for when its control
+// plane does not answer; a node not recorded is ErrNotFound.
+func (s *Service) Recorded(ctx context.Context, c queries.Cluster, name string) (Detail, error) {
+	r, err := queries.New(s.Pool).NodeGet(ctx, queries.NodeGetParams{ClusterID: c.ID, Name: name})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Detail{}, ErrNotFound
+	}
+	if err != nil {
+		return Detail{}, fmt.Errorf("recorded node %s: %w", name, err)
+	}
+	sum, conds, err := fromRow(r)
+	if err != nil {
+		return Detail{}, err
+	}
+	return Detail{Summary: sum, Conditions: conds}, nil
+}
+
+// Show is the node read live (Get) or, while its control plane does not
+// answer, as last recorded (Recorded) with Recorded set. It is
+// ErrUnreachable only for a node that was never recorded.
+func (s *Service) Show(ctx context.Context, c queries.Cluster, name string) (Detail, error) {
+	d, err := s.Get(ctx, c, name)
+	if !errors.Is(err, ErrUnreachable) {
+		return d, err
+	}
+	d, rerr := s.Recorded(ctx, c, name)
+	if errors.Is(rerr, ErrNotFound) {
+		return Detail{}, err
+	}
+	if rerr != nil {
+		return Detail{}, rerr
+	}
+	d.Recorded, d.Cause = true, err
+	return d, nil
+}
+
+// record writes the node's row as the Node object now is, so that the list
+// shows the user's own action at once rather than after the next health
+// check.
+func record(ctx context.Context, q *queries.Queries, clusterID int64, n *corev1.Node) error {
+	p, err := Row(clusterID, n)
+	if err != nil {
+		return err
+	}
+	if err := q.NodeUpsert(ctx, p); err != nil {
+		return fmt.Errorf("record node %s: %w", n.Name, err)
+	}
+	return nil
+}
+
 // Cordon marks the node unschedulable (desired true) or schedulable again.
 func (s *Service) Cordon(ctx context.Context, c queries.Cluster, name string, desired bool, actor audit.Actor) error {
 	kc, err := s.client(ctx, c)
@@ -184,12 +307,18 @@ func (s *Service) Cordon(ctx context.Context, c queries.Cluster, name string, de
 	if err := drain.RunCordonOrUncordon(&drain.Helper{Ctx: ctx, Client: kc}, n, desired); err != nil {
 		return fmt.Errorf("%w: cordon %s: %v", ErrUnreachable, name, err)
 	}
+	n.Spec.Unschedulable = desired
 	action := "node.uncordon"
 	if desired {
 		action = "node.cordon"
 	}
-	// A single insert: it needs no transaction of its own.
-	return audit.Record(ctx, queries.New(s.Pool), actor, nodeEvent(action, c, name, nil))
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if err := record(ctx, q, c.ID, n); err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, actor, nodeEvent(action, c, name, nil))
+	})
 }
 
 func nodeEvent(action string, c queries.Cluster, name string, details map[string]any) audit.Event {

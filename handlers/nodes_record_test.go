@@ -1,0 +1,194 @@
+package handlers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubebyon/kubebyon/internal/checks"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/nodes"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// hangingControlPlane is a local address that accepts connections and
+// never answers, until the test ends.
+func hangingControlPlane(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var held sync.WaitGroup
+	t.Cleanup(func() { _ = ln.Close(); held.Wait() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held.Add(1)
+			go func() {
+				defer held.Done()
+				_, _ = io.Copy(io.Discard, conn) // never answers, until the client gives up
+				_ = conn.Close()
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// pointClusterAt rewrites the cluster's kubeconfig to reach its control
+// plane at addr.
+func pointClusterAt(t *testing.T, cl queries.Cluster, addr string) {
+	t.Helper()
+	ctx := context.Background()
+	host := testenv.HostKube(t).Client(t)
+	s, err := host.CoreV1().Secrets(clusters.Namespace(cl)).Get(ctx, clusters.KubeconfigSecretName(cl), metav1.GetOptions{})
+	require.NoError(t, err)
+	s.Data["config"] = []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: hanging
+  cluster:
+    server: https://%s
+    insecure-skip-tls-verify: true
+users:
+- name: admin
+  user:
+    token: nobody
+contexts:
+- name: hanging
+  context: {cluster: hanging, user: admin}
+current-context: hanging
+`, addr))
+	_, err = host.CoreV1().Secrets(clusters.Namespace(cl)).Update(ctx, s, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+// rowOf is the list's row of the node, or "".
+func rowOf(body, node string) string {
+	return regexp.MustCompile(`(?s)<tr data-testid="node-row" data-node="` + regexp.QuoteMeta(node) + `">.*?</tr>`).FindString(body)
+}
+
+// TestNodesListFromRecord: the nodes page lists the nodes the health check
+// recorded, never the cluster's live ones: a node that joined since shows
+// once the next check has run. It says when the record was taken; the
+// user's own cordon shows at once. With the control plane unreachable the
+// list still comes at once, from the record, and says since when; the
+// node page gives up on the hanging control plane after checks.CallTimeout
+// and shows the node as recorded, saying why.
+func TestNodesListFromRecord(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	q := queries.New(b.pool)
+	c, _ := b.signedUpUser(t, "recorded")
+	cl, kc := b.virtualCluster(t, c, "recorded")
+	addNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
+	// The cluster's health check, as the cluster becoming ready schedules.
+	require.NoError(t, checks.Schedule(ctx, q, cl.ID, nodes.HealthCheck, time.Now().Add(time.Hour)))
+
+	base := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
+	code, body := c.get(base)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `data-testid="nodes-empty"`, "nothing recorded yet")
+	require.NotContains(t, body, `data-testid="nodes-updated"`, "never checked")
+
+	b.runNodeHealth(t, cl.ID)
+	code, body = c.get(base)
+	require.Equal(t, http.StatusOK, code, body)
+	row := rowOf(body, "worker-1")
+	require.NotEmpty(t, row, body)
+	for _, want := range []string{"node-badge-Ready", "<td>worker</td>", "v1.34.0", "linux/arm64", "10.0.0.7", "203.0.113.7"} {
+		require.Contains(t, row, want)
+	}
+	require.NotContains(t, row, "node-cordoned")
+	require.NotContains(t, row, `<time datetime="0001-01-01`, "the Node's creation time is recorded")
+	require.Regexp(t, `data-testid="nodes-updated"><small><time datetime="[^"]+" title="[^"]+">Updated \d+s ago</time>`, body)
+	require.NotContains(t, body, `data-testid="nodes-unreachable"`)
+
+	// A node that joins meanwhile shows after the next check, not before.
+	addNode(t, kc, "worker-2", corev1.ConditionFalse, time.Now())
+	_, body = c.get(base)
+	require.Empty(t, rowOf(body, "worker-2"), "not listed live")
+	_, rows := c.htmxGet(base)
+	require.Empty(t, rowOf(rows, "worker-2"), "nor on the refresh")
+	require.NotEmpty(t, rowOf(rows, "worker-1"))
+	b.runNodeHealth(t, cl.ID)
+	_, rows = c.htmxGet(base)
+	require.Contains(t, rowOf(rows, "worker-2"), "node-badge-NotReady")
+
+	// The user's own cordon shows at once, and so does the uncordon.
+	nodePage := base + "/worker-1"
+	resp := c.post(nodePage, nodePage+"/cordon", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	_, rows = c.htmxGet(base)
+	require.Contains(t, rowOf(rows, "worker-1"), `data-testid="node-cordoned"`)
+	resp = c.post(nodePage, nodePage+"/uncordon", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	_, rows = c.htmxGet(base)
+	require.NotContains(t, rowOf(rows, "worker-1"), `data-testid="node-cordoned"`)
+
+	// The control plane hangs, and the health check has found it so.
+	pointClusterAt(t, cl, hangingControlPlane(t))
+	rec := checks.Recorder{Q: q, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, time.Minute, time.Time{},
+		checks.Unreachable(errors.New("list nodes: context deadline exceeded"))))
+	check, err := q.ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: cl.ID, Kind: string(nodes.HealthCheck)})
+	require.NoError(t, err)
+	since := check.UnreachableSince.Time
+	start := time.Now()
+	code, body = c.get(base)
+	require.Less(t, time.Since(start), time.Second, "the list asks nothing of the cluster")
+	require.Equal(t, http.StatusOK, code, body)
+	require.NotEmpty(t, rowOf(body, "worker-1"))
+	require.NotEmpty(t, rowOf(body, "worker-2"))
+	require.Contains(t, body, `data-testid="nodes-unreachable"`)
+	require.Contains(t, body, "The platform has not reached this cluster&#39;s control plane since")
+	require.Contains(t, body, fmt.Sprintf(`<time datetime="%s">`, since.UTC().Format(time.RFC3339)))
+	require.Contains(t, body, "list nodes: context deadline exceeded")
+	require.Regexp(t, `Updated \d+s ago`, body, "as of the last record")
+	start = time.Now()
+	code, rows = c.htmxGet(base)
+	require.Less(t, time.Since(start), time.Second)
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, rows, `data-testid="nodes-unreachable"`)
+	require.Contains(t, rows, `hx-trigger="every 5s"`, "and keeps refreshing")
+
+	// The node page gives up after the call timeout and shows the record.
+	start = time.Now()
+	code, body = c.get(nodePage)
+	took := time.Since(start)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Less(t, took, checks.CallTimeout+3*time.Second, "bounded by the call timeout")
+	require.Contains(t, body, `data-testid="node-live-error"`)
+	require.Contains(t, body, "control plane cannot be reached")
+	require.Contains(t, body, `data-testid="node-recorded"`)
+	require.Contains(t, body, "KubeletReady", "its recorded conditions")
+	require.Contains(t, body, "linux/arm64")
+	require.Contains(t, body, `hx-trigger="every 5s"`, "and asks again")
+	start = time.Now()
+	resp, panel := c.liveGet(nodePage + "/live")
+	require.Less(t, time.Since(start), checks.CallTimeout+3*time.Second)
+	require.Equal(t, http.StatusOK, resp.StatusCode, panel)
+	require.Contains(t, panel, `data-testid="node-live-error"`)
+	require.Contains(t, panel, `data-testid="node-recorded"`)
+	require.Contains(t, panel, `<span class="node-badge node-badge-Ready" data-testid="node-status">Ready</span>`)
+	require.NotContains(t, panel, "node-cordon-action", "no action while the cluster cannot be reached")
+
+	// A node never recorded cannot be shown at all.
+	code, _ = c.get(base + "/worker-3")
+	require.Equal(t, http.StatusBadGateway, code)
+}
