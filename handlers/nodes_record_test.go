@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"regexp"
@@ -143,7 +142,7 @@ func TestNodesListFromRecord(t *testing.T) {
 
 	// The control plane hangs, and the health check has found it so.
 	pointClusterAt(t, cl, hangingControlPlane(t))
-	rec := checks.Recorder{Q: q, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	rec := checks.Recorder{Q: q}
 	require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, time.Minute, time.Time{},
 		checks.Unreachable(errors.New("list nodes: context deadline exceeded"))))
 	check, err := q.ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: cl.ID, Kind: string(nodes.HealthCheck)})
