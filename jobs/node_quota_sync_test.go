@@ -215,3 +215,26 @@ func TestNodeQuotaPeriodicSync(t *testing.T) {
 	_, err = hooks.Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
 }
+
+// TestNodeQuotaRewriteOnStart: the job the workers run when they start
+// makes every scheduled quota re-sync due now (a new base URL or CA bundle
+// reaches every cluster at once) and leaves idle ones idle.
+func TestNodeQuotaRewriteOnStart(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	scheduled, idle := b.readyCluster(t, "quota-later"), b.readyCluster(t, "quota-idle")
+	b.schedule(t, scheduled.ID, nodequota.SyncCheck, time.Now().Add(nodequota.SyncInterval))
+	b.schedule(t, idle.ID, nodequota.SyncCheck, time.Now())
+	require.NoError(t, queries.New(b.pool).ClusterCheckIdle(ctx, queries.ClusterCheckIdleParams{ClusterID: idle.ID, Kind: string(nodequota.SyncCheck)}))
+
+	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.NodeQuotaRewriteWorker{Pool: b.pool})
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck // the job row only
+	res, err := w.Work(ctx, t, tx, nodequota.RewriteArgs{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+	require.WithinDuration(t, time.Now(), b.check(t, scheduled.ID, nodequota.SyncCheck).DueAt.Time, 5*time.Second, "due now")
+	require.False(t, b.check(t, idle.ID, nodequota.SyncCheck).DueAt.Valid, "idle stays idle")
+}
