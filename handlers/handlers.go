@@ -138,6 +138,7 @@ func New(d Deps) *echo.Echo {
 		}
 	}
 	e.Use(browser(echo.WrapMiddleware(h.sessions.LoadAndSave)))
+	e.Use(browser(h.keepSessionAlive))
 	e.Use(browser(h.csrf))
 	e.Use(browser(h.loadUser))
 	e.Use(rejectUnstorableInput)
@@ -159,10 +160,13 @@ func NewProbes(d Deps) *echo.Echo {
 
 func (h *Handlers) newSessionManager() *scs.SessionManager {
 	sm := scs.New()
-	// Expired rows are deleted by the SessionCleanup River job.
-	sm.Store = sessionStore{pool: h.Pool, box: h.Box}
-	sm.Lifetime = 14 * 24 * time.Hour
-	sm.IdleTimeout = 3 * 24 * time.Hour
+	// Expired rows are deleted by the SessionCleanup River job. The store
+	// keeps a session only sessionIdleTimeout past its last save, and
+	// keepSessionAlive saves it at least once every touchEvery while it
+	// is used. (scs's own IdleTimeout would save it on every request: one
+	// write per page, and a browser's requests queued on its row.)
+	sm.Store = sessionStore{pool: h.Pool, box: h.Box, idle: sessionIdleTimeout}
+	sm.Lifetime = sessionLifetime
 	sm.Cookie.Name = h.cookieName("kubebyon_session")
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
