@@ -203,9 +203,7 @@ func (h *Handlers) sessionFailed(w http.ResponseWriter, r *http.Request, err err
 	}
 	reqID := w.Header().Get(echo.HeaderXRequestID)
 	h.Logger.ErrorContext(ctx, "session failed", "error", err, "request_id", reqID, "method", r.Method, "path", r.URL.Path)
-	w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	w.WriteHeader(code)
-	if err := views.ErrorPage(code, locale.T(ctx, "ErrorServer"), reqID).Render(ctx, w); err != nil {
+	if err := renderTo(ctx, w, code, views.ErrorPage(code, locale.T(ctx, "ErrorServer"), reqID)); err != nil {
 		h.Logger.ErrorContext(ctx, "write error response", "error", err)
 	}
 }
