@@ -25,7 +25,7 @@ func (h *Handlers) showAdminUsersPage(c echo.Context) error {
 	}
 	m := views.AdminUserList{Query: search}
 	for _, u := range page.Users {
-		m.Users = append(m.Users, adminUserView(u))
+		m.Users = append(m.Users, adminUserListView(u))
 	}
 	if page.NextAfter != 0 {
 		m.NextURL = adminUsersURL(search, page.NextAfter)
@@ -131,6 +131,18 @@ func adminFlash(a adminusers.Action) string {
 		return "FlashAdminUserPromoted"
 	}
 	return "FlashAdminUserDemoted"
+}
+
+// adminUserListView is a user as the list shows it (no language).
+func adminUserListView(u queries.AdminUserListRow) views.AdminUser {
+	return views.AdminUser{
+		ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role,
+		Status:     string(adminusers.StatusFrom(u.EmailVerifiedAt.Valid, u.DisabledAt.Valid)),
+		Created:    timeOf(u.CreatedAt),
+		Verified:   timeOf(u.EmailVerifiedAt),
+		Disabled:   timeOf(u.DisabledAt),
+		LastSignIn: timeOf(u.LastSignInAt),
+	}
 }
 
 func adminUserView(u queries.User) views.AdminUser {

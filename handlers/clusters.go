@@ -18,13 +18,13 @@ const statusStopPolling = 286
 func (h *Handlers) showClustersPage(c echo.Context) error {
 	u, _ := currentUser(c)
 	before := queryID(c, "before")
-	page, err := h.Clusters.List(c.Request().Context(), u.ID, before, clusters.PageSize)
+	page, err := h.Clusters.ListSummaries(c.Request().Context(), u.ID, before, clusters.PageSize)
 	if err != nil {
 		return err
 	}
 	l := views.ClusterList{}
 	for _, cl := range page.Clusters {
-		l.Clusters = append(l.Clusters, clusterView(cl))
+		l.Clusters = append(l.Clusters, clusterSummaryView(cl))
 	}
 	if page.NextBefore != 0 {
 		l.NextURL = fmt.Sprintf("/clusters?before=%d", page.NextBefore)
@@ -112,6 +112,16 @@ func clusterView(c queries.Cluster) views.Cluster {
 		CanRetry:    c.Status == clusters.StatusFailed,
 		CanDownload: c.Status == clusters.StatusReady && c.Endpoint != "",
 		CanChange:   changeable,
+	}
+}
+
+// clusterSummaryView is a cluster as the list and the dashboard show it:
+// they show no action, and read no more columns than they show.
+func clusterSummaryView(c queries.ClusterListSummaryByOwnerRow) views.Cluster {
+	return views.Cluster{
+		ID: c.ID, Name: c.Name, Status: c.Status,
+		KubernetesVersion: c.KubernetesVersion, AccessMode: c.PublicAccessMode,
+		Endpoint: c.Endpoint, Created: c.CreatedAt.Time,
 	}
 }
 

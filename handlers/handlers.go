@@ -142,6 +142,7 @@ func New(d Deps) *echo.Echo {
 		}
 	}
 	e.Use(browser(echo.WrapMiddleware(h.sessions.LoadAndSave)))
+	e.Use(browser(h.keepSessionAlive))
 	e.Use(browser(h.csrf))
 	e.Use(browser(h.loadUser))
 	e.Use(rejectUnstorableInput)
@@ -163,10 +164,13 @@ func NewProbes(d Deps) *echo.Echo {
 
 func (h *Handlers) newSessionManager() *scs.SessionManager {
 	sm := scs.New()
-	// Expired rows are deleted by the SessionCleanup River job.
-	sm.Store = sessionStore{pool: h.Pool, box: h.Box}
-	sm.Lifetime = 14 * 24 * time.Hour
-	sm.IdleTimeout = 3 * 24 * time.Hour
+	// Expired rows are deleted by the SessionCleanup River job. The store
+	// keeps a session only sessionIdleTimeout past its last save, and
+	// keepSessionAlive saves it at least once every touchEvery while it
+	// is used. (scs's own IdleTimeout would save it on every request: one
+	// write per page, and a browser's requests queued on its row.)
+	sm.Store = sessionStore{pool: h.Pool, box: h.Box, idle: sessionIdleTimeout}
+	sm.Lifetime = sessionLifetime
 	sm.Cookie.Name = h.cookieName("kubebyon_session")
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
@@ -203,9 +207,7 @@ func (h *Handlers) sessionFailed(w http.ResponseWriter, r *http.Request, err err
 	}
 	reqID := w.Header().Get(echo.HeaderXRequestID)
 	h.Logger.ErrorContext(ctx, "session failed", "error", err, "request_id", reqID, "method", r.Method, "path", r.URL.Path)
-	w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	w.WriteHeader(code)
-	if err := views.ErrorPage(code, locale.T(ctx, "ErrorServer"), reqID).Render(ctx, w); err != nil {
+	if err := renderTo(ctx, w, code, views.ErrorPage(code, locale.T(ctx, "ErrorServer"), reqID)); err != nil {
 		h.Logger.ErrorContext(ctx, "write error response", "error", err)
 	}
 }

@@ -1,8 +1,12 @@
 package handlers
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -17,9 +21,43 @@ import (
 
 // render writes a component with the given status.
 func render(c echo.Context, status int, comp templ.Component) error {
-	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	c.Response().WriteHeader(status)
-	return comp.Render(c.Request().Context(), c.Response())
+	return renderTo(c.Request().Context(), c.Response(), status, comp)
+}
+
+// renderTo renders a component into a buffer, then writes it with its
+// Content-Length in one write: templates write in small pieces, each of
+// which would otherwise go to the connection (or the compressor) on its
+// own. A component that fails writes nothing, so the error page can
+// still be written in its place.
+func renderTo(ctx context.Context, w http.ResponseWriter, status int, comp templ.Component) error {
+	buf := renderBuffers.Get().(*bytes.Buffer)
+	defer putRenderBuffer(buf)
+	if err := comp.Render(ctx, buf); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	w.Header().Set(echo.HeaderContentLength, strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	return nil
+}
+
+// renderBuffers holds the buffers pages are rendered into, for reuse: a
+// pool of empty buffers, no state.
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer is the largest buffer kept for reuse: an unusually large
+// page's buffer is left to the garbage collector.
+const maxPooledBuffer = 1 << 20
+
+func putRenderBuffer(buf *bytes.Buffer) {
+	if buf.Cap() > maxPooledBuffer {
+		return
+	}
+	buf.Reset()
+	renderBuffers.Put(buf)
 }
 
 // wantsFragment reports whether htmx asks for part of a page. A history

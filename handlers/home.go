@@ -22,13 +22,13 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	if u.Role == accounts.RoleAdmin {
 		views.PageOf(ctx).LoopbackBaseURL = h.loopbackBaseURL()
 	}
-	page, err := h.Clusters.List(ctx, u.ID, 0, dashboardClusters)
+	page, err := h.Clusters.ListSummaries(ctx, u.ID, 0, dashboardClusters)
 	if err != nil {
 		return err
 	}
 	d := views.DashboardClusters{Clusters: make([]views.Cluster, len(page.Clusters))}
 	for i, cl := range page.Clusters {
-		d.Clusters[i] = clusterView(cl)
+		d.Clusters[i] = clusterSummaryView(cl)
 	}
 	if d.Total, err = h.Clusters.Count(ctx, u.ID); err != nil {
 		return err

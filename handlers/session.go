@@ -46,12 +46,13 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 				// Signed out elsewhere, reset, or disabled: this cookie is done.
 				h.sessions.Remove(ctx, sessionID)
 			case err != nil:
-				return err
+				return fmt.Errorf("authenticate session: %w", err)
 			default:
 				u := row.User
 				c.Set(ctxUser, u)
 				c.Set(ctxSessionID, sid)
 				info.User = &views.PageUser{ID: u.ID, Name: u.Name, Email: u.Email, Admin: u.Role == accounts.RoleAdmin}
+				info.Unread = row.Unread
 				if time.Since(row.SessionLastSeenAt.Time) > touchEvery {
 					if err := queries.New(h.Pool).UserSessionTouch(ctx, sid); err != nil {
 						h.Logger.WarnContext(ctx, "touch session", "error", err)
@@ -59,9 +60,6 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 				}
 				if u.Language != "" {
 					h.setLanguage(c, u.Language)
-				}
-				if info.Unread, err = queries.New(h.Pool).NotificationCountUnread(ctx, u.ID); err != nil {
-					return fmt.Errorf("count notifications: %w", err)
 				}
 			}
 		}

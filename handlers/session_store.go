@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
@@ -20,9 +21,42 @@ import (
 // as a cookie. It takes the request's context (scs.CtxStore), so that a
 // database that hangs holds a request no longer than its deadline
 // (pgxstore runs every query with context.Background()).
+//
+// A session ends idle after the store's idle time: each save moves its
+// expiry to that long from now (never past its absolute lifetime, the
+// expiry scs gives), and keepSessionAlive saves a session in use at least
+// once every touchEvery.
 type sessionStore struct {
 	pool *pgxpool.Pool
 	box  *secrets.Box
+	idle time.Duration
+}
+
+// A session lasts at most sessionLifetime from sign-in (its token's
+// creation), and ends after sessionIdleTimeout without a request.
+const (
+	sessionLifetime    = 14 * 24 * time.Hour
+	sessionIdleTimeout = 3 * 24 * time.Hour
+)
+
+// sessionSeen is the session key of when keepSessionAlive last saved the
+// session, in Unix seconds.
+const sessionSeen = "seen"
+
+// keepSessionAlive saves a stored session when it was last saved over
+// touchEvery ago, which moves its idle expiry on (sessionStore). Other
+// requests leave the session unmodified, so that scs writes it only when
+// its data changed. A browser without a stored session gets none from here.
+func (h *Handlers) keepSessionAlive(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		// Unix seconds: the codec (gob) needs no registered type for them.
+		seen := time.Unix(h.sessions.GetInt64(ctx, sessionSeen), 0)
+		if h.sessions.Token(ctx) != "" && time.Since(seen) > touchEvery {
+			h.sessions.Put(ctx, sessionSeen, time.Now().Unix())
+		}
+		return next(c)
+	}
 }
 
 var _ scs.CtxStore = sessionStore{}
@@ -51,6 +85,9 @@ func (s sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, 
 func (s sessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
 	if ctx.Err() != nil {
 		return nil
+	}
+	if idle := time.Now().Add(s.idle); s.idle > 0 && idle.Before(expiry) {
+		expiry = idle
 	}
 	err := queries.New(s.pool).SessionCommit(ctx, queries.SessionCommitParams{
 		TokenHash: s.tokenHash(token), Data: b, Expiry: pgtype.Timestamptz{Time: expiry, Valid: true},

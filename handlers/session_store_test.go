@@ -168,3 +168,100 @@ func TestSessionTokenStoredHashed(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, email, "the session still signs the browser in")
 }
+
+// sessionRow is the stored row of the browser's session: its version
+// (xmin changes with every write) and expiry.
+func sessionRow(t *testing.T, b *testBundle, c *client) (version string, expiry time.Time) {
+	t.Helper()
+	u, err := url.Parse(b.server.URL)
+	require.NoError(t, err)
+	var token string
+	for _, ck := range c.http.Jar.Cookies(u) {
+		if ck.Name == "kubebyon_session" {
+			token = ck.Value
+		}
+	}
+	require.NotEmpty(t, token)
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT xmin::text, expiry FROM sessions WHERE token = $1",
+		b.box.MAC("session-token", []byte(token))).Scan(&version, &expiry))
+	return version, expiry
+}
+
+// TestSessionWrittenOnlyWhenChanged checks that signed-in pages leave an
+// unchanged session alone (no write, no cookie), that a change is still
+// saved, and that a stored session expires after the idle timeout, within
+// the absolute lifetime.
+func TestSessionWrittenOnlyWhenChanged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "unwritten")
+	status, _ := c.get("/")
+	require.Equal(t, http.StatusOK, status)
+	version, expiry := sessionRow(t, b, c)
+	require.WithinDuration(t, time.Now().Add(3*24*time.Hour), expiry, 2*time.Minute,
+		"a session expires after three idle days, counted from its last save")
+
+	for _, path := range []string{"/", "/clusters", "/settings/profile", "/notifications"} {
+		resp, err := c.http.Get(c.base + path)
+		require.NoError(t, err)
+		body := readBody(t, resp)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		require.Contains(t, body, `data-testid="sign-out"`, "%s is still signed in", path)
+		require.Empty(t, resp.Header.Values("Set-Cookie"), "%s sets no cookie", path)
+		v, _ := sessionRow(t, b, c)
+		require.Equal(t, version, v, "%s leaves the session row unwritten", path)
+	}
+
+	// A change of the session's data (a flash message) is saved.
+	resp := c.post("/settings/profile", "/settings/profile", url.Values{"name": {"Renamed"}, "language": {""}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	v, _ := sessionRow(t, b, c)
+	require.NotEqual(t, version, v, "a change is written")
+
+	// Once the idle time has passed, the session is gone.
+	_, err := b.pool.Exec(context.Background(), "UPDATE sessions SET expiry = now() - interval '1 second'")
+	require.NoError(t, err)
+	status, _ = c.get("/settings/profile")
+	require.Equal(t, http.StatusSeeOther, status, "an expired session signs nobody in")
+}
+
+// TestNoSessionOutsidePages checks that probes, static files, the join
+// endpoints, the webhooks and the JSON API do no session work: scs's
+// middleware never runs for them (it marks every response it handles
+// Vary: Cookie, and loads the session from the database), no session is
+// made and no cookie set, even for a browser that holds a session.
+func TestNoSessionOutsidePages(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "nosession")
+	ctx := context.Background()
+	count := func() (n int) {
+		require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM sessions").Scan(&n))
+		return n
+	}
+	before := count()
+	for _, path := range []string{
+		"/healthz", "/readyz", "/favicon.ico", "/static/htmx.min.js", "/static/none.css",
+		"/join/abcdef.0123456789abcdef", "/webhooks/node-quota/1/key", "/api/v1/clusters",
+	} {
+		for _, browser := range []*http.Client{c.http, b.client(t).http} {
+			resp, err := browser.Get(b.server.URL + path)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Empty(t, resp.Header.Values("Set-Cookie"), path)
+			for _, v := range resp.Header.Values("Vary") {
+				require.NotContains(t, v, "Cookie", "%s went through the session middleware", path)
+			}
+		}
+	}
+	require.Equal(t, before, count(), "no session was made")
+
+	// A page does: what the checks above would see if it ran.
+	resp, err := b.client(t).http.Get(b.server.URL + "/login")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Contains(t, resp.Header.Values("Vary"), "Cookie")
+	require.NotEmpty(t, resp.Header.Values("Set-Cookie"))
+	require.Equal(t, before+1, count())
+}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -238,4 +239,24 @@ func TestStaticJoinScriptPlain(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "gzip", resp.Header.Get("Content-Encoding"))
 	require.Equal(t, string(plain), string(gunzip(t, gz)))
+}
+
+// TestPagesWrittenWhole: a page is rendered whole before it is written, so
+// it goes out with its Content-Length; compressed, with the length of what
+// was sent, or none.
+func TestPagesWrittenWhole(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, path := range []string{"/login", "/no/such/page"} {
+		plain, body := rawGet(t, b, path)
+		require.Equal(t, strconv.Itoa(len(body)), plain.Header.Get("Content-Length"), path)
+		require.Contains(t, string(body), "</html>", path)
+
+		gz, gzBody := rawGet(t, b, path, "Accept-Encoding", "gzip")
+		require.Equal(t, "gzip", gz.Header.Get("Content-Encoding"), path)
+		if n := gz.Header.Get("Content-Length"); n != "" {
+			require.Equal(t, strconv.Itoa(len(gzBody)), n, path)
+		}
+		require.Contains(t, string(gunzip(t, gzBody)), "</html>", path)
+	}
 }

@@ -24,6 +24,16 @@ WHERE owner_id = @owner_id AND status <> 'deleted'
 ORDER BY id DESC
 LIMIT @row_limit;
 
+-- name: ClusterListSummaryByOwner :many
+-- What the cluster list and the dashboard show of a user's clusters, keyset-
+-- paginated, newest first: not the whole row, whose CA certificate alone is
+-- over a kilobyte.
+SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at FROM clusters
+WHERE owner_id = @owner_id AND status <> 'deleted'
+  AND (@before_id::bigint = 0 OR id < @before_id::bigint)
+ORDER BY id DESC
+LIMIT @row_limit;
+
 -- name: ClusterCountActiveByOwner :one
 SELECT count(*) FROM clusters WHERE owner_id = @owner_id AND status <> 'deleted';
 

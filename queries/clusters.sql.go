@@ -370,6 +370,61 @@ func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
 	return items, nil
 }
 
+const clusterListSummaryByOwner = `-- name: ClusterListSummaryByOwner :many
+SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at FROM clusters
+WHERE owner_id = $1 AND status <> 'deleted'
+  AND ($2::bigint = 0 OR id < $2::bigint)
+ORDER BY id DESC
+LIMIT $3
+`
+
+type ClusterListSummaryByOwnerParams struct {
+	OwnerID  int64
+	BeforeID int64
+	RowLimit int32
+}
+
+type ClusterListSummaryByOwnerRow struct {
+	ID                int64
+	Name              string
+	Status            string
+	KubernetesVersion string
+	PublicAccessMode  string
+	Endpoint          string
+	CreatedAt         pgtype.Timestamptz
+}
+
+// What the cluster list and the dashboard show of a user's clusters, keyset-
+// paginated, newest first: not the whole row, whose CA certificate alone is
+// over a kilobyte.
+func (q *Queries) ClusterListSummaryByOwner(ctx context.Context, arg ClusterListSummaryByOwnerParams) ([]ClusterListSummaryByOwnerRow, error) {
+	rows, err := q.db.Query(ctx, clusterListSummaryByOwner, arg.OwnerID, arg.BeforeID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClusterListSummaryByOwnerRow{}
+	for rows.Next() {
+		var i ClusterListSummaryByOwnerRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Status,
+			&i.KubernetesVersion,
+			&i.PublicAccessMode,
+			&i.Endpoint,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const clusterLock = `-- name: ClusterLock :one
 SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1 FOR UPDATE
 `

@@ -4,8 +4,11 @@ VALUES (@id, @user_id, @ip, @user_agent);
 
 -- name: UserSessionAuthenticate :one
 -- The signed-in user behind a session, if the session and the account are
--- both still active.
-SELECT sqlc.embed(users), user_sessions.last_seen_at AS session_last_seen_at
+-- both still active, and the user's unread notifications (for the page's
+-- header): what every signed-in page needs, in one round trip.
+SELECT sqlc.embed(users), user_sessions.last_seen_at AS session_last_seen_at,
+    (SELECT count(*) FROM notifications
+     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread
 FROM user_sessions
 JOIN users ON users.id = user_sessions.user_id
 WHERE user_sessions.id = @id

@@ -12,7 +12,9 @@ import (
 )
 
 const userSessionAuthenticate = `-- name: UserSessionAuthenticate :one
-SELECT users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.plan_id, user_sessions.last_seen_at AS session_last_seen_at
+SELECT users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.plan_id, user_sessions.last_seen_at AS session_last_seen_at,
+    (SELECT count(*) FROM notifications
+     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread
 FROM user_sessions
 JOIN users ON users.id = user_sessions.user_id
 WHERE user_sessions.id = $1
@@ -24,10 +26,12 @@ WHERE user_sessions.id = $1
 type UserSessionAuthenticateRow struct {
 	User              User
 	SessionLastSeenAt pgtype.Timestamptz
+	Unread            int64
 }
 
 // The signed-in user behind a session, if the session and the account are
-// both still active.
+// both still active, and the user's unread notifications (for the page's
+// header): what every signed-in page needs, in one round trip.
 func (q *Queries) UserSessionAuthenticate(ctx context.Context, id string) (UserSessionAuthenticateRow, error) {
 	row := q.db.QueryRow(ctx, userSessionAuthenticate, id)
 	var i UserSessionAuthenticateRow
@@ -45,6 +49,7 @@ func (q *Queries) UserSessionAuthenticate(ctx context.Context, id string) (UserS
 		&i.User.LastSignInAt,
 		&i.User.PlanID,
 		&i.SessionLastSeenAt,
+		&i.Unread,
 	)
 	return i, err
 }

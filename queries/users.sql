@@ -1,12 +1,22 @@
 -- name: AdminUserList :many
--- Keyset-paginated by id. An empty search matches everyone; otherwise a
--- case-insensitive substring of the email or the name (strpos, so that
--- % and _ typed by the admin are not wildcards).
-SELECT * FROM users
+-- Every user, keyset-paginated by id, with what the admins' list shows.
+SELECT id, email, name, role, email_verified_at, disabled_at, created_at, last_sign_in_at FROM users
 WHERE id > @after_id::bigint
-  AND (@search::text = ''
-       OR strpos(lower(email), lower(@search::text)) > 0
-       OR strpos(lower(name), lower(@search::text)) > 0)
+ORDER BY id
+LIMIT @row_limit;
+
+-- name: AdminUserSearch :many
+-- The users whose email or name holds the search, in any case, keyset-
+-- paginated by id. @pattern is the search with \, % and _
+-- escaped, between two %: what the admin typed is never a wildcard. The
+-- matches are found first, through the trigram indexes on lower(email) and
+-- lower(name); only they are sorted.
+WITH matches AS MATERIALIZED (
+    SELECT users.id FROM users
+    WHERE lower(users.email) LIKE lower(@pattern::text) OR lower(users.name) LIKE lower(@pattern::text)
+)
+SELECT id, email, name, role, email_verified_at, disabled_at, created_at, last_sign_in_at FROM users
+WHERE id IN (SELECT matches.id FROM matches) AND id > @after_id::bigint
 ORDER BY id
 LIMIT @row_limit;
 

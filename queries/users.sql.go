@@ -32,46 +32,47 @@ func (q *Queries) AdminUserEnable(ctx context.Context, id int64) error {
 }
 
 const adminUserList = `-- name: AdminUserList :many
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users
+SELECT id, email, name, role, email_verified_at, disabled_at, created_at, last_sign_in_at FROM users
 WHERE id > $1::bigint
-  AND ($2::text = ''
-       OR strpos(lower(email), lower($2::text)) > 0
-       OR strpos(lower(name), lower($2::text)) > 0)
 ORDER BY id
-LIMIT $3
+LIMIT $2
 `
 
 type AdminUserListParams struct {
 	AfterID  int64
-	Search   string
 	RowLimit int32
 }
 
-// Keyset-paginated by id. An empty search matches everyone; otherwise a
-// case-insensitive substring of the email or the name (strpos, so that
-// % and _ typed by the admin are not wildcards).
-func (q *Queries) AdminUserList(ctx context.Context, arg AdminUserListParams) ([]User, error) {
-	rows, err := q.db.Query(ctx, adminUserList, arg.AfterID, arg.Search, arg.RowLimit)
+type AdminUserListRow struct {
+	ID              int64
+	Email           string
+	Name            string
+	Role            string
+	EmailVerifiedAt pgtype.Timestamptz
+	DisabledAt      pgtype.Timestamptz
+	CreatedAt       pgtype.Timestamptz
+	LastSignInAt    pgtype.Timestamptz
+}
+
+// Every user, keyset-paginated by id, with what the admins' list shows.
+func (q *Queries) AdminUserList(ctx context.Context, arg AdminUserListParams) ([]AdminUserListRow, error) {
+	rows, err := q.db.Query(ctx, adminUserList, arg.AfterID, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []User{}
+	items := []AdminUserListRow{}
 	for rows.Next() {
-		var i User
+		var i AdminUserListRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Email,
 			&i.Name,
-			&i.PasswordHash,
 			&i.Role,
 			&i.EmailVerifiedAt,
 			&i.DisabledAt,
 			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.Language,
 			&i.LastSignInAt,
-			&i.PlanID,
 		); err != nil {
 			return nil, err
 		}
@@ -114,6 +115,68 @@ func (q *Queries) AdminUserLockForUpdate(ctx context.Context, ids []int64) ([]Us
 			&i.Language,
 			&i.LastSignInAt,
 			&i.PlanID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adminUserSearch = `-- name: AdminUserSearch :many
+WITH matches AS MATERIALIZED (
+    SELECT users.id FROM users
+    WHERE lower(users.email) LIKE lower($3::text) OR lower(users.name) LIKE lower($3::text)
+)
+SELECT id, email, name, role, email_verified_at, disabled_at, created_at, last_sign_in_at FROM users
+WHERE id IN (SELECT matches.id FROM matches) AND id > $1::bigint
+ORDER BY id
+LIMIT $2
+`
+
+type AdminUserSearchParams struct {
+	AfterID  int64
+	RowLimit int32
+	Pattern  string
+}
+
+type AdminUserSearchRow struct {
+	ID              int64
+	Email           string
+	Name            string
+	Role            string
+	EmailVerifiedAt pgtype.Timestamptz
+	DisabledAt      pgtype.Timestamptz
+	CreatedAt       pgtype.Timestamptz
+	LastSignInAt    pgtype.Timestamptz
+}
+
+// The users whose email or name holds the search, in any case, keyset-
+// paginated by id. @pattern is the search with \, % and _
+// escaped, between two %: what the admin typed is never a wildcard. The
+// matches are found first, through the trigram indexes on lower(email) and
+// lower(name); only they are sorted.
+func (q *Queries) AdminUserSearch(ctx context.Context, arg AdminUserSearchParams) ([]AdminUserSearchRow, error) {
+	rows, err := q.db.Query(ctx, adminUserSearch, arg.AfterID, arg.RowLimit, arg.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminUserSearchRow{}
+	for rows.Next() {
+		var i AdminUserSearchRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.Name,
+			&i.Role,
+			&i.EmailVerifiedAt,
+			&i.DisabledAt,
+			&i.CreatedAt,
+			&i.LastSignInAt,
 		); err != nil {
 			return nil, err
 		}

@@ -83,18 +83,23 @@ const (
 
 // StatusOf tells whether u can sign in, and if not, why.
 func StatusOf(u queries.User) Status {
+	return StatusFrom(u.EmailVerifiedAt.Valid, u.DisabledAt.Valid)
+}
+
+// StatusFrom is the status of an account verified or not, disabled or not.
+func StatusFrom(verified, disabled bool) Status {
 	switch {
-	case u.DisabledAt.Valid:
+	case disabled:
 		return StatusDisabled
-	case !u.EmailVerifiedAt.Valid:
+	case !verified:
 		return StatusUnverified
 	}
 	return StatusActive
 }
 
-// Page is one page of the user list.
+// Page is one page of the user list: what the list shows of each user.
 type Page struct {
-	Users []queries.User
+	Users []queries.AdminUserListRow
 	// NextAfter is the cursor of the next page: 0 on the last page.
 	NextAfter int64
 }
@@ -102,12 +107,25 @@ type Page struct {
 // List returns the users with an id above after whose email or name
 // contains search (any case), PageSize at most, in id order.
 func (s *Service) List(ctx context.Context, search string, after int64) (Page, error) {
+	q := queries.New(s.Pool)
 	// One more row than shown tells whether there is a next page.
-	rows, err := queries.New(s.Pool).AdminUserList(ctx, queries.AdminUserListParams{
-		AfterID: after, Search: strings.TrimSpace(search), RowLimit: PageSize + 1,
-	})
-	if err != nil {
-		return Page{}, fmt.Errorf("list users: %w", err)
+	var rows []queries.AdminUserListRow
+	if search = strings.TrimSpace(search); search == "" {
+		var err error
+		if rows, err = q.AdminUserList(ctx, queries.AdminUserListParams{AfterID: after, RowLimit: PageSize + 1}); err != nil {
+			return Page{}, fmt.Errorf("list users: %w", err)
+		}
+	} else {
+		found, err := q.AdminUserSearch(ctx, queries.AdminUserSearchParams{
+			Pattern: "%" + likeEscaper.Replace(search) + "%", AfterID: after, RowLimit: PageSize + 1,
+		})
+		if err != nil {
+			return Page{}, fmt.Errorf("search users: %w", err)
+		}
+		rows = make([]queries.AdminUserListRow, len(found))
+		for i, r := range found {
+			rows[i] = queries.AdminUserListRow(r)
+		}
 	}
 	p := Page{Users: rows}
 	if len(rows) > PageSize {
@@ -116,6 +134,10 @@ func (s *Service) List(ctx context.Context, search string, after int64) (Page, e
 	}
 	return p, nil
 }
+
+// likeEscaper makes a search a literal in a LIKE pattern (whose escape
+// character is the backslash).
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 
 // Detail is one account with its signed-in browsers and what it did lately.
 type Detail struct {

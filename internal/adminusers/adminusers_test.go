@@ -3,9 +3,11 @@ package adminusers_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -275,3 +277,70 @@ func TestApplyRateLimit(t *testing.T) {
 	require.NoError(t, s.Apply(ctx, adminusers.Promote, target.ID, "admin password 1", actor))
 	require.Equal(t, 1, auditCount(t, pool, "admin.user_promote", target.ID))
 }
+
+// TestSearchUsesTrigramIndexes checks that among 10,000 users a search
+// finds its matches through the trigram indexes on lower(email) and
+// lower(name), not by reading every user: the plan of the query List
+// runs, as PostgreSQL plans it for the values given (a custom plan) and
+// for any value (the generic plan a prepared statement may come to use).
+func TestSearchUsesTrigramIndexes(t *testing.T) {
+	t.Parallel()
+	pool := testenv.DB(t)
+	ctx := context.Background()
+	_, err := pool.Exec(ctx, `INSERT INTO users (email, name, email_verified_at)
+		SELECT 'member' || i || '@example.com', 'Member ' || i, now() FROM generate_series(1, 10000) i`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO users (email, name) VALUES ('ada@lovelace.example', 'Ada LOVELACE')`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, "ANALYZE users")
+	require.NoError(t, err)
+
+	// The statement List sends, caught on its way to the database.
+	cfg := pool.Config().Copy()
+	var sent queryCatcher
+	cfg.ConnConfig.Tracer = &sent
+	traced, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(traced.Close)
+	p, err := (&adminusers.Service{Pool: traced}).List(ctx, "lovelace", 0)
+	require.NoError(t, err)
+	require.Len(t, p.Users, 1)
+	require.Equal(t, "ada@lovelace.example", p.Users[0].Email)
+	require.Contains(t, sent.sql, "LIKE", "the search query was caught")
+
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		conn, err := pool.Acquire(ctx)
+		require.NoError(t, err)
+		_, err = conn.Exec(ctx, "SET plan_cache_mode = "+mode)
+		require.NoError(t, err)
+		rows, err := conn.Query(ctx, "EXPLAIN "+sent.sql, sent.args...)
+		require.NoError(t, err)
+		var plan strings.Builder
+		for rows.Next() {
+			var line string
+			require.NoError(t, rows.Scan(&line))
+			plan.WriteString(line + "\n")
+		}
+		require.NoError(t, rows.Err())
+		_, err = conn.Exec(ctx, "RESET plan_cache_mode")
+		require.NoError(t, err)
+		conn.Release()
+		require.Contains(t, plan.String(), "users_email_trgm_idx", "%s:\n%s", mode, plan.String())
+		require.Contains(t, plan.String(), "users_name_trgm_idx", "%s:\n%s", mode, plan.String())
+		require.NotContains(t, plan.String(), "Seq Scan on users", "%s:\n%s", mode, plan.String())
+	}
+}
+
+// queryCatcher is a pgx tracer that keeps the last query sent and its
+// arguments.
+type queryCatcher struct {
+	sql  string
+	args []any
+}
+
+func (q *queryCatcher) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	q.sql, q.args = data.SQL, data.Args
+	return ctx
+}
+
+func (*queryCatcher) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

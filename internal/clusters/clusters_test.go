@@ -225,6 +225,16 @@ func TestList(t *testing.T) {
 		for _, c := range p.Clusters {
 			got = append(got, c.ID)
 		}
+		// The pages' own list, of fewer columns, pages the same way.
+		s, err := b.svc.ListSummaries(ctx, u.ID, before, 2)
+		require.NoError(t, err)
+		require.Equal(t, p.NextBefore, s.NextBefore)
+		require.Len(t, s.Clusters, len(p.Clusters))
+		for i, c := range s.Clusters {
+			full := p.Clusters[i]
+			require.Equal(t, []any{full.ID, full.Name, full.Status, full.KubernetesVersion, full.PublicAccessMode, full.Endpoint, full.CreatedAt},
+				[]any{c.ID, c.Name, c.Status, c.KubernetesVersion, c.PublicAccessMode, c.Endpoint, c.CreatedAt})
+		}
 		if p.NextBefore == 0 {
 			break
 		}

@@ -35,6 +35,31 @@ func (s *Service) List(ctx context.Context, ownerID, before int64, limit int) (P
 	return p, nil
 }
 
+// Summaries is one page of a user's clusters as the cluster list and the
+// dashboard show them, newest first.
+type Summaries struct {
+	Clusters []queries.ClusterListSummaryByOwnerRow
+	// NextBefore is the cursor of the next (older) page: 0 on the last.
+	NextBefore int64
+}
+
+// ListSummaries is List with only the columns the pages show.
+func (s *Service) ListSummaries(ctx context.Context, ownerID, before int64, limit int) (Summaries, error) {
+	// One row more than shown tells whether another page follows.
+	rows, err := queries.New(s.Pool).ClusterListSummaryByOwner(ctx, queries.ClusterListSummaryByOwnerParams{
+		OwnerID: ownerID, BeforeID: before, RowLimit: int32(limit) + 1,
+	})
+	if err != nil {
+		return Summaries{}, fmt.Errorf("list clusters: %w", err)
+	}
+	p := Summaries{Clusters: rows}
+	if len(rows) > limit {
+		p.Clusters = rows[:limit]
+		p.NextBefore = p.Clusters[limit-1].ID
+	}
+	return p, nil
+}
+
 // Count is how many clusters a user has (deleted ones aside).
 func (s *Service) Count(ctx context.Context, ownerID int64) (int64, error) {
 	n, err := queries.New(s.Pool).ClusterCountActiveByOwner(ctx, ownerID)

@@ -1,0 +1,181 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/passwords"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+const (
+	// pagesBenchUsers and pagesBenchClusters are the platform's size: the
+	// signed-in users' pages must not slow down with it.
+	pagesBenchUsers    = 1_000
+	pagesBenchClusters = 10_000
+	// pagesBenchBrowsers sign in, one per load goroutine, each as a user
+	// of its own with pagesBenchOwn clusters.
+	pagesBenchBrowsers = joinBenchConcurrency
+	pagesBenchOwn      = 5
+)
+
+var pagesCSRF = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+// BenchmarkPages serves the real handlers with pagesBenchUsers users and
+// pagesBenchClusters clusters in the database, signs in pagesBenchBrowsers
+// browsers (each a user with pagesBenchOwn clusters), then loads
+// /clusters from all of them at once, and /healthz (no database, no
+// session) in the same run as the baseline. It reports requests per second
+// and p50/p99 latency of each, and the page's throughput as a percentage
+// of /healthz's.
+func BenchmarkPages(b *testing.B) {
+	ctx := context.Background()
+	pool := testenv.DB(b)
+	box, err := secrets.New(bytes.Repeat([]byte{8}, 32))
+	require.NoError(b, err)
+	q := queries.New(pool)
+
+	// The crowd: users with ten clusters each, none of them signed in.
+	_, err = pool.Exec(ctx, `
+		INSERT INTO users (email, name, email_verified_at)
+		SELECT 'crowd' || i || '@example.com', 'Crowd ' || i, now() FROM generate_series(1, $1::int) i`, pagesBenchUsers-pagesBenchBrowsers)
+	require.NoError(b, err)
+	_, err = pool.Exec(ctx, `
+		INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status, endpoint)
+		SELECT u.id, 'c' || i, 'crowd-' || u.id || '-' || i, 'v1.34.0', 'loadbalancer', 'ready', 'crowd.bench.test:443'
+		FROM users u CROSS JOIN generate_series(1, $1::int) i WHERE u.email LIKE 'crowd%'`,
+		(pagesBenchClusters-pagesBenchBrowsers*pagesBenchOwn)/(pagesBenchUsers-pagesBenchBrowsers))
+	require.NoError(b, err)
+
+	hash, err := passwords.Hash("bench password")
+	require.NoError(b, err)
+	type browser struct{ email string }
+	var browsers []browser
+	for i := range pagesBenchBrowsers {
+		u, err := q.UserCreate(ctx, queries.UserCreateParams{
+			Email: fmt.Sprintf("pages%d@example.com", i), Name: fmt.Sprintf("Pages %d", i),
+			PasswordHash: pgtype.Text{String: hash, Valid: true}, Role: accounts.RoleUser,
+			EmailVerifiedAt: pgtype.Timestamptz{Time: time.Now(), Valid: true},
+		})
+		require.NoError(b, err)
+		for j := range pagesBenchOwn {
+			cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{OwnerID: u.ID, Name: fmt.Sprintf("mine-%d", j), Slug: fmt.Sprintf("pages-%d-%d", i, j), KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer"})
+			require.NoError(b, err)
+			_, err = q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: cl.Slug + ".bench.test:443", Generation: cl.Generation})
+			require.NoError(b, err)
+			cl, err = q.ClusterGetByID(ctx, cl.ID)
+			require.NoError(b, err)
+			require.NoError(b, q.ClusterSetCACert(ctx, queries.ClusterSetCACertParams{CaCert: string(testenv.SelfSignedCA(b, "bench cluster CA")), ID: cl.ID, UpdatedAt: cl.UpdatedAt}))
+		}
+		browsers = append(browsers, browser{email: u.Email})
+	}
+	_, err = pool.Exec(ctx, "ANALYZE")
+	require.NoError(b, err)
+
+	catalog, err := locale.New()
+	require.NoError(b, err)
+	_, loopback, err := net.ParseCIDR("127.0.0.0/8")
+	require.NoError(b, err)
+	srv := httptest.NewUnstartedServer(nil)
+	baseURL := "http://" + srv.Listener.Addr().String()
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(b, err)
+	reg := prometheus.NewRegistry()
+	srv.Config.Handler = handlers.New(handlers.Deps{
+		Pool: pool, River: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
+		BaseURL: baseURL, Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
+		Box:        box,
+		Accounts:   &accounts.Service{Pool: pool, River: rc, Box: box},
+		Clusters:   &clusters.Service{Pool: pool, River: rc, Box: box},
+		AdminUsers: &adminusers.Service{Pool: pool},
+	})
+	srv.Start()
+	b.Cleanup(srv.Close)
+	transport := &http.Transport{
+		MaxIdleConns: joinBenchConcurrency, MaxIdleConnsPerHost: joinBenchConcurrency,
+		ForceAttemptHTTP2: false, IdleConnTimeout: time.Minute,
+	}
+	hc := &http.Client{Transport: transport}
+
+	// Each browser signs in through the login form, as a person would; its
+	// cookies then go with every page request it makes.
+	cookies := make([]string, len(browsers))
+	for i, br := range browsers {
+		jar, err := cookiejar.New(nil)
+		require.NoError(b, err)
+		bc := &http.Client{Transport: transport, Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := bc.Get(baseURL + "/login")
+		require.NoError(b, err)
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := pagesCSRF.FindSubmatch(page)
+		require.NotNil(b, m, "no CSRF token on /login")
+		resp, err = bc.PostForm(baseURL+"/login", url.Values{"_csrf": {string(m[1])}, "email": {br.email}, "password": {"bench password"}})
+		require.NoError(b, err)
+		resp.Body.Close()
+		require.Equal(b, http.StatusSeeOther, resp.StatusCode, "sign-in of %s", br.email)
+		u, _ := url.Parse(baseURL)
+		var header []string
+		for _, c := range jar.Cookies(u) {
+			header = append(header, c.Name+"="+c.Value)
+		}
+		cookies[i] = strings.Join(header, "; ")
+
+		req, _ := http.NewRequest(http.MethodGet, baseURL+"/clusters", nil)
+		req.Header.Set("Cookie", cookies[i])
+		resp, err = hc.Do(req)
+		require.NoError(b, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(b, http.StatusOK, resp.StatusCode)
+		require.Contains(b, string(body), "mine-4", "the page measured is the user's cluster list")
+		require.Contains(b, string(body), fmt.Sprintf("pages-%d-0", i))
+	}
+
+	for i := 0; i < b.N; i++ {
+		b.ResetTimer()
+		health := load(b, hc, func(int) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, baseURL+"/healthz", nil)
+			return req
+		})
+		list := load(b, hc, func(n int) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, baseURL+"/clusters", nil)
+			req.Header.Set("Cookie", cookies[n%len(cookies)])
+			req.Header.Set("Accept-Encoding", "gzip")
+			return req
+		})
+		b.StopTimer()
+		for name, r := range map[string]loadResult{"clusters": list, "healthz": health} {
+			require.Equal(b, joinBenchRequests, r.ok, "%s: %d of %d answered 200 (statuses %v)", name, r.ok, joinBenchRequests, r.statuses)
+			b.ReportMetric(r.perSecond(), name+"-req/s")
+			b.ReportMetric(r.quantile(0.50), name+"-p50-ms")
+			b.ReportMetric(r.quantile(0.99), name+"-p99-ms")
+		}
+		b.ReportMetric(100*list.perSecond()/health.perSecond(), "clusters-%-of-healthz")
+	}
+}
