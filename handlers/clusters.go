@@ -50,9 +50,11 @@ func (h *Handlers) showClusterPage(c echo.Context) error {
 	}
 	d := views.ClusterDetail{Cluster: clusterView(cl), Events: clusterEventViews(events), Live: !clusters.Settled(cl)}
 	if cl.Status == clusters.StatusReady {
-		if d.UnreachableSince, d.UnreachableError, err = h.Nodes.Unreachable(c.Request().Context(), cl); err != nil {
+		fresh, err := h.Nodes.Freshness(c.Request().Context(), cl, nil)
+		if err != nil {
 			return err
 		}
+		d.UnreachableSince, d.UnreachableError = fresh.UnreachableSince, fresh.LastError
 	}
 	return render(c, http.StatusOK, views.ClusterDetailPage(d))
 }

@@ -448,17 +448,3 @@ func (s *Service) SetStaleCleanup(ctx context.Context, c queries.Cluster, hours 
 		return audit.Record(ctx, q, actor, audit.Event{Action: "cluster.stale_node_cleanup", TargetType: "cluster", TargetID: fmt.Sprint(c.ID), Details: details})
 	})
 }
-
-// Unreachable is since when the platform has not reached the cluster's
-// control plane, and why, as its last health check found; zero when it
-// answered (or was not checked yet).
-func (s *Service) Unreachable(ctx context.Context, c queries.Cluster) (time.Time, string, error) {
-	row, err := queries.New(s.Pool).ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: c.ID, Kind: string(HealthCheck)})
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !row.UnreachableSince.Valid) {
-		return time.Time{}, "", nil
-	}
-	if err != nil {
-		return time.Time{}, "", fmt.Errorf("health check of cluster %d: %w", c.ID, err)
-	}
-	return row.UnreachableSince.Time, row.LastError, nil
-}
