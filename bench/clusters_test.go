@@ -34,13 +34,19 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// BenchmarkClusterCreateToInstalled creates 200 clusters through the
+// BenchmarkClusterCreateToInstalled creates 1,000 clusters (issue 10's
+// figure; BENCH_INSTALLS sets another number) through the
 // service the console's create handler calls, and lets River's workers
 // install each with Helm into the real apiserver. It reports clusters per
 // second, the median and p99 time from create to installed, and this
 // process's peak RSS (the platform: handlers' service, River, Helm).
 func BenchmarkClusterCreateToInstalled(b *testing.B) {
-	const n = 200
+	n := 1000
+	if s := os.Getenv("BENCH_INSTALLS"); s != "" {
+		v, err := strconv.Atoi(s)
+		require.NoError(b, err)
+		n = v
+	}
 	ctx := context.Background()
 	pool := testenv.DB(b)
 	box, err := secrets.New(bytes.Repeat([]byte{5}, 32))
