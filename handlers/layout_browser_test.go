@@ -76,6 +76,8 @@ func TestLayoutFitsTheScreen(t *testing.T) {
 	n.Spec.Unschedulable = true
 	_, err = kc.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 	require.NoError(t, err)
+	// The nodes page lists the health check's snapshot.
+	b.runNodeHealth(t, cl.ID)
 	failed := b.newCluster(t, admin, "layout-failed")
 	err = queries.New(b.pool).ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: failed.ID, StatusMessage: "the control plane did not become ready within 10m0s"})
 	require.NoError(t, err)
