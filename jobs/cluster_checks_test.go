@@ -139,7 +139,7 @@ func TestCheckBackoff(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	var logs syncBuffer
-	rec := checks.Recorder{Q: queries.New(b.pool), Log: checks.NewTransitions(slog.New(slog.NewTextHandler(&logs, nil)), 60)}
+	rec := checks.Recorder{Q: queries.New(b.pool), Log: checks.NewTransitions(slog.New(slog.NewTextHandler(&logs, nil)), nodes.HealthCheck, 60)}
 	cl := b.readyCluster(t, "backoff")
 	b.schedule(t, cl.ID, nodes.HealthCheck, time.Now())
 	interval := time.Minute
@@ -188,7 +188,7 @@ func TestTransitionsBounded(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	var logs syncBuffer
-	log := checks.NewTransitions(slog.New(slog.NewTextHandler(&logs, nil)), 3)
+	log := checks.NewTransitions(slog.New(slog.NewTextHandler(&logs, nil)), nodes.HealthCheck, 3)
 	rec := checks.Recorder{Q: queries.New(b.pool), Log: log}
 	down := checks.Unreachable(errors.New("connection refused"))
 	for i := range 10 {

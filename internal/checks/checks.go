@@ -197,24 +197,23 @@ func MakeAllDue(ctx context.Context, q *queries.Queries, kind Kind) (int64, erro
 // Transitions logs clusters going unreachable and coming back: one line
 // per change, up to a number a minute; past it, the changes are counted
 // and Flush logs the count, so that 10,000 clusters failing together (a
-// network outage) write a few lines, not 10,000. Only the node health
-// check's changes are logged at info level, as it checks every ready
-// cluster: they are the cluster's; the other kinds' go to debug. The last
+// network outage) write a few lines, not 10,000. Only the changes of one
+// kind are logged at info level (the node health check's, which checks
+// every ready cluster: they are the cluster's); the other kinds' go to
+// debug. The last
 // error of each check is in cluster_checks (and on the cluster's page).
 // Safe for concurrent use; build one per process.
 type Transitions struct {
 	logger     *slog.Logger
+	kind       Kind
 	limit      *rate.Limiter
 	down, back atomic.Int64
 }
 
-// NewTransitions logs up to perMinute changes a minute one by one.
-func NewTransitions(logger *slog.Logger, perMinute int) *Transitions {
-	return &Transitions{logger: logger, limit: rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)}
+// NewTransitions logs up to perMinute changes of kind a minute one by one.
+func NewTransitions(logger *slog.Logger, kind Kind, perMinute int) *Transitions {
+	return &Transitions{logger: logger, kind: kind, limit: rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)}
 }
-
-// logged is the kind whose changes are a cluster's.
-const logged Kind = "node_health"
 
 func (t *Transitions) changed(ctx context.Context, clusterID int64, kind Kind, reachable bool) {
 	if t == nil {
@@ -224,7 +223,7 @@ func (t *Transitions) changed(ctx context.Context, clusterID int64, kind Kind, r
 	if reachable {
 		msg, level = "cluster reachable again", slog.LevelInfo
 	}
-	if kind != logged {
+	if kind != t.kind {
 		t.logger.DebugContext(ctx, msg, "cluster_id", clusterID, "check", kind)
 		return
 	}
