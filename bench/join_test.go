@@ -98,9 +98,11 @@ func BenchmarkJoinScript(b *testing.B) {
 	})
 	srv.Start()
 	b.Cleanup(srv.Close)
+	// As 'curl -fsSL' asks: without Accept-Encoding (Go's transport
+	// would otherwise ask for gzip and the server compress the script).
 	hc := &http.Client{Transport: &http.Transport{
 		MaxIdleConns: joinBenchConcurrency, MaxIdleConnsPerHost: joinBenchConcurrency,
-		ForceAttemptHTTP2: false, IdleConnTimeout: time.Minute,
+		ForceAttemptHTTP2: false, IdleConnTimeout: time.Minute, DisableCompression: true,
 	}}
 
 	resp, err := hc.Get(baseURL + "/join/" + tokens[0])
