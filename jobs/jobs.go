@@ -106,7 +106,7 @@ func DefaultOptions(work bool) Options {
 	return Options{
 		Work: work, MaxWorkers: 20, CleanupInterval: 15 * time.Minute,
 		ClusterPollInterval: 5 * time.Second, ClusterReadyTimeout: 10 * time.Minute,
-		ChecksInterval: 5 * time.Second, CheckWorkers: 500,
+		ChecksInterval: 5 * time.Second, CheckWorkers: 250,
 		NodeHealthInterval: nodes.HealthInterval, NodeNotReadyAfter: 5 * time.Minute,
 		CompletedJobRetention: 10 * time.Minute,
 		ClusterStepTimeout:    DefaultClusterStepTimeout, JobTimeout: river.JobTimeoutDefault,
