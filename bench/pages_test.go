@@ -27,6 +27,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -47,12 +48,14 @@ const (
 var pagesCSRF = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 
 // BenchmarkPages serves the real handlers with pagesBenchUsers users and
-// pagesBenchClusters clusters in the database, signs in pagesBenchBrowsers
-// browsers (each a user with pagesBenchOwn clusters), then loads
-// /clusters from all of them at once, and /healthz (no database, no
-// session) in the same run as the baseline. It reports requests per second
-// and p50/p99 latency of each, and the page's throughput as a percentage
-// of /healthz's.
+// pagesBenchClusters clusters (ten recorded nodes each) in the database,
+// signs in pagesBenchBrowsers browsers (each a user with pagesBenchOwn
+// clusters; every other one an admin), then loads from all of them at once
+// each of the signed-in pages issue 10 names: the cluster list, a
+// cluster's page, its nodes page, the dashboard, and (the admins)
+// /admin/users; and /healthz (no database, no session) in the same run as
+// the baseline. It reports requests per second and p50/p99 latency of
+// each, and each page's throughput as a percentage of /healthz's.
 func BenchmarkPages(b *testing.B) {
 	ctx := context.Background()
 	pool := testenv.DB(b)
@@ -74,12 +77,20 @@ func BenchmarkPages(b *testing.B) {
 
 	hash, err := passwords.Hash("bench password")
 	require.NoError(b, err)
-	type browser struct{ email string }
+	type browser struct {
+		email   string
+		cluster int64 // the first of the user's clusters
+	}
 	var browsers []browser
 	for i := range pagesBenchBrowsers {
+		// Half the browsers are admins, for /admin/users.
+		role := accounts.RoleUser
+		if i%2 == 1 {
+			role = accounts.RoleAdmin
+		}
 		u, err := q.UserCreate(ctx, queries.UserCreateParams{
 			Email: fmt.Sprintf("pages%d@example.com", i), Name: fmt.Sprintf("Pages %d", i),
-			PasswordHash: pgtype.Text{String: hash, Valid: true}, Role: accounts.RoleUser,
+			PasswordHash: pgtype.Text{String: hash, Valid: true}, Role: role,
 			EmailVerifiedAt: pgtype.Timestamptz{Time: time.Now(), Valid: true},
 		})
 		require.NoError(b, err)
@@ -91,9 +102,16 @@ func BenchmarkPages(b *testing.B) {
 			cl, err = q.ClusterGetByID(ctx, cl.ID)
 			require.NoError(b, err)
 			require.NoError(b, q.ClusterSetCACert(ctx, queries.ClusterSetCACertParams{CaCert: string(testenv.SelfSignedCA(b, "bench cluster CA")), ID: cl.ID, UpdatedAt: cl.UpdatedAt}))
+			if j == 0 {
+				browsers = append(browsers, browser{email: u.Email, cluster: cl.ID})
+			}
 		}
-		browsers = append(browsers, browser{email: u.Email})
 	}
+	// Every cluster's nodes as the health check records them: ten each.
+	_, err = pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses)
+		SELECT c.id, 'node-' || n, true, '[{"type":"Ready","status":"True"}]', 'v1.34.0', '[{"type":"InternalIP","address":"10.0.0.1"}]'
+		FROM clusters c CROSS JOIN generate_series(1, 10) n`)
+	require.NoError(b, err)
 	_, err = pool.Exec(ctx, "ANALYZE")
 	require.NoError(b, err)
 
@@ -106,12 +124,14 @@ func BenchmarkPages(b *testing.B) {
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(b, err)
 	reg := prometheus.NewRegistry()
+	clusterSvc := &clusters.Service{Pool: pool, River: rc, Box: box}
 	srv.Config.Handler = handlers.New(handlers.Deps{
 		Pool: pool, River: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
 		Box:        box,
 		Accounts:   &accounts.Service{Pool: pool, River: rc, Box: box},
-		Clusters:   &clusters.Service{Pool: pool, River: rc, Box: box},
+		Clusters:   clusterSvc,
+		Nodes:      &nodes.Service{Pool: pool, River: rc, Clusters: clusterSvc},
 		AdminUsers: &adminusers.Service{Pool: pool},
 	})
 	srv.Start()
@@ -157,25 +177,53 @@ func BenchmarkPages(b *testing.B) {
 		require.Contains(b, string(body), fmt.Sprintf("pages-%d-0", i))
 	}
 
+	// The pages measured, each asked by every browser that may see it.
+	pages := []struct {
+		name   string
+		path   func(br browser) string
+		admins bool
+	}{
+		{"clusters", func(browser) string { return "/clusters" }, false},
+		{"detail", func(br browser) string { return fmt.Sprintf("/clusters/%d", br.cluster) }, false},
+		{"nodes", func(br browser) string { return fmt.Sprintf("/clusters/%d/nodes", br.cluster) }, false},
+		{"dashboard", func(browser) string { return "/" }, false},
+		{"adminusers", func(browser) string { return "/admin/users" }, true},
+	}
+	type asker struct {
+		cookie string
+		br     browser
+	}
 	for i := 0; i < b.N; i++ {
 		b.ResetTimer()
 		health := load(b, hc, func(int) *http.Request {
 			req, _ := http.NewRequest(http.MethodGet, baseURL+"/healthz", nil)
 			return req
 		})
-		list := load(b, hc, func(n int) *http.Request {
-			req, _ := http.NewRequest(http.MethodGet, baseURL+"/clusters", nil)
-			req.Header.Set("Cookie", cookies[n%len(cookies)])
-			req.Header.Set("Accept-Encoding", "gzip")
-			return req
-		})
+		results := map[string]loadResult{"healthz": health}
+		for _, p := range pages {
+			var askers []asker
+			for j, br := range browsers {
+				if !p.admins || j%2 == 1 {
+					askers = append(askers, asker{cookies[j], br})
+				}
+			}
+			results[p.name] = load(b, hc, func(n int) *http.Request {
+				a := askers[n%len(askers)]
+				req, _ := http.NewRequest(http.MethodGet, baseURL+p.path(a.br), nil)
+				req.Header.Set("Cookie", a.cookie)
+				req.Header.Set("Accept-Encoding", "gzip")
+				return req
+			})
+		}
 		b.StopTimer()
-		for name, r := range map[string]loadResult{"clusters": list, "healthz": health} {
+		for name, r := range results {
 			require.Equal(b, joinBenchRequests, r.ok, "%s: %d of %d answered 200 (statuses %v)", name, r.ok, joinBenchRequests, r.statuses)
 			b.ReportMetric(r.perSecond(), name+"-req/s")
 			b.ReportMetric(r.quantile(0.50), name+"-p50-ms")
 			b.ReportMetric(r.quantile(0.99), name+"-p99-ms")
+			if name != "healthz" {
+				b.ReportMetric(100*r.perSecond()/health.perSecond(), name+"-%-of-healthz")
+			}
 		}
-		b.ReportMetric(100*list.perSecond()/health.perSecond(), "clusters-%-of-healthz")
 	}
 }
