@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
@@ -83,8 +82,7 @@ func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) erro
 	if err != nil {
 		return checks.Unreachable(fmt.Errorf("reach the cluster: %w", err))
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout = checks.CallTimeout
+	cfg = checks.Bounded(cfg)
 	// The core group only: a full clientset builds some fifty.
 	client, err := corev1client.NewForConfig(cfg)
 	if err != nil {

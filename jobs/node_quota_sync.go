@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
@@ -84,8 +83,7 @@ func (w *NodeQuotaSyncWorker) sync(ctx context.Context, c queries.Cluster) error
 	if err != nil {
 		return checks.Unreachable(fmt.Errorf("reach cluster %d: %w", c.ID, err))
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout = checks.CallTimeout
+	cfg = checks.Bounded(cfg)
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("client of cluster %d: %w", c.ID, err)

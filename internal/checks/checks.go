@@ -25,6 +25,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"golang.org/x/time/rate"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -46,6 +47,13 @@ const (
 	// plane, so that a hanging one holds a worker for seconds, not minutes.
 	CallTimeout = 5 * time.Second
 )
+
+// Bounded is a copy of cfg whose every call times out after CallTimeout.
+func Bounded(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = CallTimeout
+	return cfg
+}
 
 // UnreachableError is a check that could not reach its cluster: it is
 // recorded (with backoff) rather than retried by River.

@@ -22,7 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
@@ -332,8 +331,7 @@ func (s *Service) client(ctx context.Context, c queries.Cluster) (kubernetes.Int
 	}
 	// A control plane that hangs holds a request (or a sync) for seconds,
 	// not minutes.
-	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout = checks.CallTimeout
+	cfg = checks.Bounded(cfg)
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("virtual cluster %d client: %w", c.ID, err)

@@ -171,8 +171,7 @@ func (s *Service) syncClient(ctx context.Context, c queries.Cluster) (syncClient
 	if err != nil {
 		return syncClient{}, fmt.Errorf("virtual cluster %d: %w", c.ID, err)
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout = checks.CallTimeout
+	cfg = checks.Bounded(cfg)
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return syncClient{}, fmt.Errorf("virtual cluster %d client: %w", c.ID, err)

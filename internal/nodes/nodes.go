@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/kubectl/pkg/drain"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
@@ -110,8 +109,7 @@ func (s *Service) client(ctx context.Context, c queries.Cluster) (kubernetes.Int
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout = checks.CallTimeout
+	cfg = checks.Bounded(cfg)
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
