@@ -171,6 +171,16 @@ type loadResult struct {
 	statuses  map[int]int
 	latencies []time.Duration // sorted
 	elapsed   time.Duration
+	// cpu is the CPU time this process and PostgreSQL spent in the load
+	// (readCPU): a backend that exits during it (none does) is missed.
+	cpu cpuTimes
+}
+
+// perRequest is the CPU time per request of this process and of
+// PostgreSQL, in microseconds.
+func (r loadResult) perRequest() (self, postgres float64) {
+	n := float64(len(r.latencies))
+	return float64(r.cpu.self.Microseconds()) / n, float64(r.cpu.postgres.Microseconds()) / n
 }
 
 func (r loadResult) perSecond() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
@@ -192,6 +202,7 @@ func load(b *testing.B, hc *http.Client, next func(n int) *http.Request) loadRes
 	res := loadResult{statuses: map[int]int{}}
 	var firstErr error
 	var wg sync.WaitGroup
+	cpu0 := readCPU()
 	start := time.Now()
 	for range joinBenchConcurrency {
 		wg.Add(1)
@@ -220,6 +231,8 @@ func load(b *testing.B, hc *http.Client, next func(n int) *http.Request) loadRes
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
+	cpu1 := readCPU()
+	res.cpu = cpuTimes{self: cpu1.self - cpu0.self, postgres: cpu1.postgres - cpu0.postgres}
 	require.NoError(b, firstErr)
 	res.ok = res.statuses[http.StatusOK]
 	slices.Sort(res.latencies)

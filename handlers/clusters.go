@@ -41,19 +41,20 @@ func (h *Handlers) showClusterPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, events, err := h.Clusters.Timeline(c.Request().Context(), u.ID, id)
+	ctx := c.Request().Context()
+	cl, fresh, err := h.Nodes.OwnCluster(ctx, u.ID, id)
 	if errors.Is(err, clusters.ErrNotFound) {
 		return echo.ErrNotFound
 	}
 	if err != nil {
 		return err
 	}
+	events, err := h.Clusters.LatestEvents(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
 	d := views.ClusterDetail{Cluster: clusterView(cl), Events: clusterEventViews(events), Live: !clusters.Settled(cl)}
 	if cl.Status == clusters.StatusReady {
-		fresh, err := h.Nodes.Freshness(c.Request().Context(), cl, nil)
-		if err != nil {
-			return err
-		}
 		d.UnreachableSince, d.UnreachableError = fresh.UnreachableSince, fresh.LastError
 	}
 	return render(c, http.StatusOK, views.ClusterDetailPage(d))

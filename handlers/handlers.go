@@ -141,7 +141,7 @@ func New(d Deps) *echo.Echo {
 			}
 		}
 	}
-	e.Use(browser(echo.WrapMiddleware(h.sessions.LoadAndSave)))
+	e.Use(browser(echo.WrapMiddleware(func(next http.Handler) http.Handler { return withSignedIn(h.sessions.LoadAndSave(next)) })))
 	e.Use(browser(h.keepSessionAlive))
 	e.Use(browser(h.csrf))
 	e.Use(browser(h.loadUser))
@@ -170,6 +170,7 @@ func (h *Handlers) newSessionManager() *scs.SessionManager {
 	// is used. (scs's own IdleTimeout would save it on every request: one
 	// write per page, and a browser's requests queued on its row.)
 	sm.Store = sessionStore{pool: h.Pool, box: h.Box, idle: sessionIdleTimeout}
+	sm.Codec = sessionCodec{}
 	sm.Lifetime = sessionLifetime
 	sm.Cookie.Name = h.cookieName("kubebyon_session")
 	sm.Cookie.HttpOnly = true

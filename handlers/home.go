@@ -22,16 +22,13 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	if u.Role == accounts.RoleAdmin {
 		views.PageOf(ctx).LoopbackBaseURL = h.loopbackBaseURL()
 	}
-	page, err := h.Clusters.ListSummaries(ctx, u.ID, 0, dashboardClusters)
+	list, total, err := h.Clusters.Dashboard(ctx, u.ID, dashboardClusters)
 	if err != nil {
 		return err
 	}
-	d := views.DashboardClusters{Clusters: make([]views.Cluster, len(page.Clusters))}
-	for i, cl := range page.Clusters {
+	d := views.DashboardClusters{Clusters: make([]views.Cluster, len(list)), Total: total}
+	for i, cl := range list {
 		d.Clusters[i] = clusterSummaryView(cl)
-	}
-	if d.Total, err = h.Clusters.Count(ctx, u.ID); err != nil {
-		return err
 	}
 	return render(c, http.StatusOK, views.Dashboard(u.Name, d))
 }

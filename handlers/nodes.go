@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -59,7 +58,16 @@ func nodeError(err error) error {
 }
 
 func (h *Handlers) showNodesPage(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	u, _ := currentUser(c)
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	cl, fresh, err := h.Nodes.OwnCluster(ctx, u.ID, id)
+	if errors.Is(err, clusters.ErrNotFound) || cl.Status == clusters.StatusDeleted {
+		return errClusterNotFound
+	}
 	if err != nil {
 		return err
 	}
@@ -77,31 +85,20 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	if cl.StaleNodeCleanupHours.Valid {
 		l.StaleCleanupHours = strconv.Itoa(int(cl.StaleNodeCleanupHours.Int32))
 	}
-	ctx := c.Request().Context()
 	list, err := h.Nodes.List(ctx, cl)
 	if err != nil {
 		return err
 	}
-	fresh, err := h.Nodes.Freshness(ctx, cl, list)
-	if err != nil {
-		return err
-	}
+	fresh = fresh.Of(list)
 	l.Updated, l.Now = fresh.Updated, time.Now()
 	l.UnreachableSince, l.UnreachableError = fresh.UnreachableSince, fresh.LastError
-	joined, err := queries.New(h.Pool).JoinTokenNodeTokensByCluster(ctx, cl.ID)
-	if err != nil {
-		return fmt.Errorf("tokens of nodes: %w", err)
-	}
-	tokenOf := make(map[string]string, len(joined))
-	for _, j := range joined {
-		tokenOf[j.NodeName] = j.Description
-		if j.Description == "" {
-			tokenOf[j.NodeName] = j.TokenID
-		}
-	}
+	l.Nodes = make([]views.Node, 0, len(list))
 	for _, n := range list {
-		v := nodeView(n)
-		v.JoinedWith = tokenOf[n.Name]
+		v := nodeView(n.Summary)
+		v.JoinedWith = n.TokenDescription
+		if v.JoinedWith == "" {
+			v.JoinedWith = n.TokenID
+		}
 		l.Nodes = append(l.Nodes, v)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")

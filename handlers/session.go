@@ -40,7 +40,14 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 		ctx := c.Request().Context()
 		info := &views.Page{CSRF: h.sessions.GetString(ctx, sessionCSRF)}
 		if sid := h.sessions.GetString(ctx, sessionID); sid != "" {
-			row, err := queries.New(h.Pool).UserSessionAuthenticate(ctx, sid)
+			// The store read the user with the session, mostly.
+			row, found := signedInFrom(ctx)
+			var err error
+			if !found || row.UserSessionID != sid {
+				var auth queries.UserSessionAuthenticateRow
+				auth, err = queries.New(h.Pool).UserSessionAuthenticate(ctx, sid)
+				row = queries.SessionFindSignedInRow{UserSessionID: sid, User: auth.User, SessionLastSeenAt: auth.SessionLastSeenAt, Unread: auth.Unread}
+			}
 			switch {
 			case errors.Is(err, pgx.ErrNoRows):
 				// Signed out elsewhere, reset, or disabled: this cookie is done.

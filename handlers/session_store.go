@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -50,7 +51,7 @@ const sessionSeen = "seen"
 func (h *Handlers) keepSessionAlive(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		// Unix seconds: the codec (gob) needs no registered type for them.
+		// Unix seconds: the session codec keeps strings and int64s.
 		seen := time.Unix(h.sessions.GetInt64(ctx, sessionSeen), 0)
 		if h.sessions.Token(ctx) != "" && time.Since(seen) > touchEvery {
 			h.sessions.Put(ctx, sessionSeen, time.Now().Unix())
@@ -66,8 +67,51 @@ func (s sessionStore) tokenHash(token string) string {
 	return s.box.MAC("session-token", []byte(token))
 }
 
+// signedIn is what the store read with a session: the signed-in user
+// behind it, for loadUser, which then asks no more. withSignedIn puts an
+// empty one in each request's context, before the session is loaded.
+type signedIn struct {
+	found bool
+	row   queries.SessionFindSignedInRow
+}
+
+type signedInKey struct{}
+
+// withSignedIn gives the request a place for what the store reads with
+// its session (signedIn).
+func withSignedIn(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), signedInKey{}, &signedIn{})))
+	})
+}
+
+// signedInFrom is the signed-in user the store read with the request's
+// session, if it read one.
+func signedInFrom(ctx context.Context) (queries.SessionFindSignedInRow, bool) {
+	si, ok := ctx.Value(signedInKey{}).(*signedIn)
+	if !ok || !si.found {
+		return queries.SessionFindSignedInRow{}, false
+	}
+	return si.row, true
+}
+
+// FindCtx reads a session. A signed-in browser's session comes with its
+// user in one query (left in the request's signedIn); another session, or
+// one saved before sessions named their user session, is read alone.
 func (s sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
-	b, err := queries.New(s.pool).SessionFind(ctx, s.tokenHash(token))
+	q := queries.New(s.pool)
+	hash := s.tokenHash(token)
+	if si, ok := ctx.Value(signedInKey{}).(*signedIn); ok {
+		row, err := q.SessionFindSignedIn(ctx, hash)
+		switch {
+		case err == nil:
+			si.found, si.row = true, row
+			return row.Data, true, nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return nil, false, fmt.Errorf("find session with its user: %w", err)
+		}
+	}
+	b, err := q.SessionFind(ctx, hash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -89,8 +133,14 @@ func (s sessionStore) CommitCtx(ctx context.Context, token string, b []byte, exp
 	if idle := time.Now().Add(s.idle); s.idle > 0 && idle.Before(expiry) {
 		expiry = idle
 	}
+	// The row names the user session its data names, for FindCtx's join.
+	var userSession pgtype.Text
+	if _, values, err := (sessionCodec{}).Decode(b); err == nil {
+		userSession.String, userSession.Valid = values[sessionID].(string)
+	}
 	err := queries.New(s.pool).SessionCommit(ctx, queries.SessionCommitParams{
 		TokenHash: s.tokenHash(token), Data: b, Expiry: pgtype.Timestamptz{Time: expiry, Valid: true},
+		UserSessionID: userSession,
 	})
 	if err != nil {
 		return fmt.Errorf("commit session: %w", err)

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"compress/gzip"
 	"mime"
 	"net/http"
 	"strconv"
@@ -116,6 +117,9 @@ const compressMinSize = 1024
 func compress() echo.MiddlewareFunc {
 	wrap, err := gzhttp.NewWrapper(
 		gzhttp.MinSize(compressMinSize),
+		// Pages are made per request: the fastest level takes about 40%
+		// less CPU than the default (5) for output about a fifth larger.
+		gzhttp.CompressionLevel(gzip.BestSpeed),
 		gzhttp.EnableZstd(false),
 		gzhttp.ContentTypeFilter(compressibleType),
 		gzhttp.RandomJitter(32, 0, false),

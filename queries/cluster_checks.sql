@@ -60,3 +60,13 @@ SELECT * FROM cluster_checks WHERE cluster_id = @cluster_id AND kind = @kind;
 -- name: ClusterCheckMakeAllDue :execrows
 -- Makes every scheduled check of kind due now (idle ones stay idle).
 UPDATE cluster_checks SET due_at = now() WHERE kind = @kind AND due_at IS NOT NULL;
+
+-- name: ClusterGetForOwnerWithCheck :one
+-- A user's cluster, deleted ones included, with its check of the kind
+-- given (NULL times and no error without one): the pages that show a
+-- cluster and how its check goes read both in one query.
+SELECT sqlc.embed(clusters), cc.checked_at, cc.unreachable_since,
+       coalesce(cc.last_error, '')::text AS last_error
+FROM clusters
+LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = sqlc.arg(kind)
+WHERE clusters.id = sqlc.arg(id) AND clusters.owner_id = sqlc.arg(owner_id);

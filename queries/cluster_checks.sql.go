@@ -200,3 +200,65 @@ func (q *Queries) ClusterCheckSucceeded(ctx context.Context, arg ClusterCheckSuc
 	err := row.Scan(&was_unreachable)
 	return was_unreachable, err
 }
+
+const clusterGetForOwnerWithCheck = `-- name: ClusterGetForOwnerWithCheck :one
+SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, cc.checked_at, cc.unreachable_since,
+       coalesce(cc.last_error, '')::text AS last_error
+FROM clusters
+LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
+WHERE clusters.id = $2 AND clusters.owner_id = $3
+`
+
+type ClusterGetForOwnerWithCheckParams struct {
+	Kind    string
+	ID      int64
+	OwnerID int64
+}
+
+type ClusterGetForOwnerWithCheckRow struct {
+	Cluster          Cluster
+	CheckedAt        pgtype.Timestamptz
+	UnreachableSince pgtype.Timestamptz
+	LastError        string
+}
+
+// A user's cluster, deleted ones included, with its check of the kind
+// given (NULL times and no error without one): the pages that show a
+// cluster and how its check goes read both in one query.
+func (q *Queries) ClusterGetForOwnerWithCheck(ctx context.Context, arg ClusterGetForOwnerWithCheckParams) (ClusterGetForOwnerWithCheckRow, error) {
+	row := q.db.QueryRow(ctx, clusterGetForOwnerWithCheck, arg.Kind, arg.ID, arg.OwnerID)
+	var i ClusterGetForOwnerWithCheckRow
+	err := row.Scan(
+		&i.Cluster.ID,
+		&i.Cluster.OwnerID,
+		&i.Cluster.Name,
+		&i.Cluster.Slug,
+		&i.Cluster.Description,
+		&i.Cluster.KubernetesVersion,
+		&i.Cluster.PublicAccessMode,
+		&i.Cluster.NodePort,
+		&i.Cluster.Generation,
+		&i.Cluster.ObservedGeneration,
+		&i.Cluster.Status,
+		&i.Cluster.StatusMessage,
+		&i.Cluster.Endpoint,
+		&i.Cluster.DeleteRequestedAt,
+		&i.Cluster.ReconcileStartedAt,
+		&i.Cluster.ReadyAt,
+		&i.Cluster.DeletedAt,
+		&i.Cluster.CreatedAt,
+		&i.Cluster.UpdatedAt,
+		&i.Cluster.KonnectivityNodePort,
+		&i.Cluster.ReconcileLeaseJob,
+		&i.Cluster.ReconcileLeaseUntil,
+		&i.Cluster.NodeQuotaEnabled,
+		&i.Cluster.NodeQuotaSecret,
+		&i.Cluster.StaleNodeCleanupHours,
+		&i.Cluster.CaCert,
+		&i.Cluster.FailureNotified,
+		&i.CheckedAt,
+		&i.UnreachableSince,
+		&i.LastError,
+	)
+	return i, err
+}

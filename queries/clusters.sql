@@ -34,6 +34,17 @@ WHERE owner_id = @owner_id AND status <> 'deleted'
 ORDER BY id DESC
 LIMIT @row_limit;
 
+-- name: ClusterDashboardByOwner :many
+-- The newest of a user's clusters as the dashboard shows them, each row
+-- with how many clusters the user has in all (deleted ones aside): the
+-- count comes with the list, not in a query of its own.
+SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at,
+       count(*) OVER ()::bigint AS total
+FROM clusters
+WHERE owner_id = @owner_id AND status <> 'deleted'
+ORDER BY id DESC
+LIMIT @row_limit;
+
 -- name: ClusterCountActiveByOwner :one
 SELECT count(*) FROM clusters WHERE owner_id = @owner_id AND status <> 'deleted';
 

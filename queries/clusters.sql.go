@@ -97,6 +97,63 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 	return i, err
 }
 
+const clusterDashboardByOwner = `-- name: ClusterDashboardByOwner :many
+SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at,
+       count(*) OVER ()::bigint AS total
+FROM clusters
+WHERE owner_id = $1 AND status <> 'deleted'
+ORDER BY id DESC
+LIMIT $2
+`
+
+type ClusterDashboardByOwnerParams struct {
+	OwnerID  int64
+	RowLimit int32
+}
+
+type ClusterDashboardByOwnerRow struct {
+	ID                int64
+	Name              string
+	Status            string
+	KubernetesVersion string
+	PublicAccessMode  string
+	Endpoint          string
+	CreatedAt         pgtype.Timestamptz
+	Total             int64
+}
+
+// The newest of a user's clusters as the dashboard shows them, each row
+// with how many clusters the user has in all (deleted ones aside): the
+// count comes with the list, not in a query of its own.
+func (q *Queries) ClusterDashboardByOwner(ctx context.Context, arg ClusterDashboardByOwnerParams) ([]ClusterDashboardByOwnerRow, error) {
+	rows, err := q.db.Query(ctx, clusterDashboardByOwner, arg.OwnerID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClusterDashboardByOwnerRow{}
+	for rows.Next() {
+		var i ClusterDashboardByOwnerRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Status,
+			&i.KubernetesVersion,
+			&i.PublicAccessMode,
+			&i.Endpoint,
+			&i.CreatedAt,
+			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const clusterGetByID = `-- name: ClusterGetByID :one
 SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1
 `

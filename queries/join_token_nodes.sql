@@ -29,13 +29,6 @@ ORDER BY join_token_nodes.first_seen, join_token_nodes.node_name;
 -- name: JoinTokenNodeListByToken :many
 SELECT * FROM join_token_nodes WHERE token_id = @token_id ORDER BY first_seen, node_name;
 
--- name: JoinTokenNodeTokensByCluster :many
--- Which token each node of a cluster joined with, for the node list.
-SELECT join_token_nodes.node_name, join_tokens.token_id, join_tokens.description
-FROM join_token_nodes
-JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
-WHERE join_tokens.cluster_id = @cluster_id;
-
 -- name: JoinTokenNodeClaimNotices :many
 -- The joins of a cluster its owner has not been told of yet, claimed.
 UPDATE join_token_nodes SET notified_at = now()

@@ -167,37 +167,3 @@ func (q *Queries) JoinTokenNodeRecord(ctx context.Context, arg JoinTokenNodeReco
 	}
 	return result.RowsAffected(), nil
 }
-
-const joinTokenNodeTokensByCluster = `-- name: JoinTokenNodeTokensByCluster :many
-SELECT join_token_nodes.node_name, join_tokens.token_id, join_tokens.description
-FROM join_token_nodes
-JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
-WHERE join_tokens.cluster_id = $1
-`
-
-type JoinTokenNodeTokensByClusterRow struct {
-	NodeName    string
-	TokenID     string
-	Description string
-}
-
-// Which token each node of a cluster joined with, for the node list.
-func (q *Queries) JoinTokenNodeTokensByCluster(ctx context.Context, clusterID int64) ([]JoinTokenNodeTokensByClusterRow, error) {
-	rows, err := q.db.Query(ctx, joinTokenNodeTokensByCluster, clusterID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []JoinTokenNodeTokensByClusterRow{}
-	for rows.Next() {
-		var i JoinTokenNodeTokensByClusterRow
-		if err := rows.Scan(&i.NodeName, &i.TokenID, &i.Description); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}

@@ -145,6 +145,9 @@ type Node struct {
 	Arch                string
 	Unschedulable       bool
 	NodeCreatedAt       pgtype.Timestamptz
+	Status              string
+	InternalIp          string
+	ExternalIp          string
 }
 
 type NodeOperation struct {
@@ -205,9 +208,10 @@ type RateLimit struct {
 
 type Session struct {
 	// HMAC-SHA256 of the session token (secrets.Box.MAC), never the token
-	Token  string
-	Data   []byte
-	Expiry pgtype.Timestamptz
+	Token         string
+	Data          []byte
+	Expiry        pgtype.Timestamptz
+	UserSessionID pgtype.Text
 }
 
 type Setting struct {

@@ -47,3 +47,23 @@ UPDATE nodes SET alerted_at = NULL, alert_notification_id = NULL
 FROM old
 WHERE nodes.cluster_id = old.cluster_id AND nodes.name = old.name
 RETURNING nodes.name, old.alert_notification_id;
+
+-- name: NodeListWithTokenByCluster :many
+-- A cluster's recorded nodes with the columns its node list shows, each
+-- with the join token it joined with (the latest, if it joined twice;
+-- empty if none). The tokens are matched in one pass (DISTINCT ON), not
+-- looked up per node: that took twice the database's time.
+SELECT nodes.name, nodes.status, nodes.unschedulable, nodes.roles, nodes.kubelet_version,
+       nodes.os, nodes.arch, nodes.internal_ip, nodes.external_ip, nodes.node_created_at, nodes.last_seen,
+       coalesce(jt.token_id, '')::text AS token_id,
+       coalesce(jt.description, '')::text AS token_description
+FROM nodes
+LEFT JOIN (
+    SELECT DISTINCT ON (join_token_nodes.node_name)
+           join_token_nodes.node_name, join_tokens.token_id, join_tokens.description
+    FROM join_token_nodes
+    JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
+    WHERE join_tokens.cluster_id = sqlc.arg(cluster_id)
+    ORDER BY join_token_nodes.node_name, join_token_nodes.first_seen DESC) jt ON jt.node_name = nodes.name
+WHERE nodes.cluster_id = sqlc.arg(cluster_id)
+ORDER BY nodes.name;

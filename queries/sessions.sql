@@ -8,8 +8,28 @@ DELETE FROM sessions WHERE expiry < now();
 SELECT data FROM sessions WHERE token = @token_hash AND now() < expiry;
 
 -- name: SessionCommit :exec
-INSERT INTO sessions (token, data, expiry) VALUES (@token_hash, @data, @expiry)
-ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry;
+-- Saves a session; user_session_id is the user session its data names
+-- (NULL when it names none).
+INSERT INTO sessions (token, data, expiry, user_session_id) VALUES (@token_hash, @data, @expiry, @user_session_id)
+ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry, user_session_id = EXCLUDED.user_session_id;
+
+-- name: SessionFindSignedIn :one
+-- A session with the signed-in user behind it, if both are still active,
+-- and the user's unread notifications: what every signed-in page needs,
+-- in one query. No row for a session that names no user session (or
+-- one that ended, or a disabled account): the caller then reads the
+-- session alone (SessionFind).
+SELECT sessions.data, user_sessions.id AS user_session_id, sqlc.embed(users),
+    user_sessions.last_seen_at AS session_last_seen_at,
+    (SELECT count(*) FROM notifications
+     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread
+FROM sessions
+JOIN user_sessions ON user_sessions.id = sessions.user_session_id
+JOIN users ON users.id = user_sessions.user_id
+WHERE sessions.token = @token_hash AND now() < sessions.expiry
+  AND user_sessions.ended_at IS NULL
+  AND users.disabled_at IS NULL
+  AND users.email_verified_at IS NOT NULL;
 
 -- name: SessionDelete :exec
 DELETE FROM sessions WHERE token = @token_hash;

@@ -12,18 +12,26 @@ import (
 )
 
 const sessionCommit = `-- name: SessionCommit :exec
-INSERT INTO sessions (token, data, expiry) VALUES ($1, $2, $3)
-ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry
+INSERT INTO sessions (token, data, expiry, user_session_id) VALUES ($1, $2, $3, $4)
+ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry, user_session_id = EXCLUDED.user_session_id
 `
 
 type SessionCommitParams struct {
-	TokenHash string
-	Data      []byte
-	Expiry    pgtype.Timestamptz
+	TokenHash     string
+	Data          []byte
+	Expiry        pgtype.Timestamptz
+	UserSessionID pgtype.Text
 }
 
+// Saves a session; user_session_id is the user session its data names
+// (NULL when it names none).
 func (q *Queries) SessionCommit(ctx context.Context, arg SessionCommitParams) error {
-	_, err := q.db.Exec(ctx, sessionCommit, arg.TokenHash, arg.Data, arg.Expiry)
+	_, err := q.db.Exec(ctx, sessionCommit,
+		arg.TokenHash,
+		arg.Data,
+		arg.Expiry,
+		arg.UserSessionID,
+	)
 	return err
 }
 
@@ -60,4 +68,55 @@ func (q *Queries) SessionFind(ctx context.Context, tokenHash string) ([]byte, er
 	var data []byte
 	err := row.Scan(&data)
 	return data, err
+}
+
+const sessionFindSignedIn = `-- name: SessionFindSignedIn :one
+SELECT sessions.data, user_sessions.id AS user_session_id, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.plan_id,
+    user_sessions.last_seen_at AS session_last_seen_at,
+    (SELECT count(*) FROM notifications
+     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread
+FROM sessions
+JOIN user_sessions ON user_sessions.id = sessions.user_session_id
+JOIN users ON users.id = user_sessions.user_id
+WHERE sessions.token = $1 AND now() < sessions.expiry
+  AND user_sessions.ended_at IS NULL
+  AND users.disabled_at IS NULL
+  AND users.email_verified_at IS NOT NULL
+`
+
+type SessionFindSignedInRow struct {
+	Data              []byte
+	UserSessionID     string
+	User              User
+	SessionLastSeenAt pgtype.Timestamptz
+	Unread            int64
+}
+
+// A session with the signed-in user behind it, if both are still active,
+// and the user's unread notifications: what every signed-in page needs,
+// in one query. No row for a session that names no user session (or
+// one that ended, or a disabled account): the caller then reads the
+// session alone (SessionFind).
+func (q *Queries) SessionFindSignedIn(ctx context.Context, tokenHash string) (SessionFindSignedInRow, error) {
+	row := q.db.QueryRow(ctx, sessionFindSignedIn, tokenHash)
+	var i SessionFindSignedInRow
+	err := row.Scan(
+		&i.Data,
+		&i.UserSessionID,
+		&i.User.ID,
+		&i.User.Email,
+		&i.User.Name,
+		&i.User.PasswordHash,
+		&i.User.Role,
+		&i.User.EmailVerifiedAt,
+		&i.User.DisabledAt,
+		&i.User.CreatedAt,
+		&i.User.UpdatedAt,
+		&i.User.Language,
+		&i.User.LastSignInAt,
+		&i.User.PlanID,
+		&i.SessionLastSeenAt,
+		&i.Unread,
+	)
+	return i, err
 }

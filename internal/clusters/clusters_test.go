@@ -241,9 +241,19 @@ func TestList(t *testing.T) {
 		before = p.NextBefore
 	}
 	require.Equal(t, want, got, "newest first, each once, the user's own, deleted ones left out")
-	n, err := b.svc.Count(ctx, u.ID)
+	// The dashboard's newest few come with the count of all.
+	for _, limit := range []int{2, 10} {
+		newest, n, err := b.svc.Dashboard(ctx, u.ID, limit)
+		require.NoError(t, err)
+		require.EqualValues(t, 5, n)
+		require.Len(t, newest, min(limit, 5))
+		for i, c := range newest {
+			require.Equal(t, want[i], c.ID)
+		}
+	}
+	_, n, err := b.svc.Dashboard(ctx, -1, 10)
 	require.NoError(t, err)
-	require.EqualValues(t, 5, n)
+	require.Zero(t, n, "a user without clusters has none")
 }
 
 func TestTimeline(t *testing.T) {

@@ -55,12 +55,20 @@ func (s *Service) Timeline(ctx context.Context, ownerID, id int64) (queries.Clus
 	if err != nil {
 		return c, nil, err
 	}
+	events, err := s.LatestEvents(ctx, id)
+	return c, events, err
+}
+
+// LatestEvents is the newest TimelineLength events of the cluster with id,
+// oldest first. It checks no owner: the caller has read the cluster as
+// its owner's.
+func (s *Service) LatestEvents(ctx context.Context, id int64) ([]queries.ClusterEvent, error) {
 	events, err := queries.New(s.Pool).ClusterEventListLatest(ctx, queries.ClusterEventListLatestParams{ClusterID: id, RowLimit: TimelineLength})
 	if err != nil {
-		return c, nil, fmt.Errorf("list cluster events: %w", err)
+		return nil, fmt.Errorf("list cluster events: %w", err)
 	}
 	slices.Reverse(events)
-	return c, events, nil
+	return events, nil
 }
 
 // Updates is what happened to a cluster since the event a page saw last.

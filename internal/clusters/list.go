@@ -60,11 +60,21 @@ func (s *Service) ListSummaries(ctx context.Context, ownerID, before int64, limi
 	return p, nil
 }
 
-// Count is how many clusters a user has (deleted ones aside).
-func (s *Service) Count(ctx context.Context, ownerID int64) (int64, error) {
-	n, err := queries.New(s.Pool).ClusterCountActiveByOwner(ctx, ownerID)
+// Dashboard is a user's newest clusters, at most limit, with how many
+// clusters the user has in all (deleted ones aside), in one query.
+func (s *Service) Dashboard(ctx context.Context, ownerID int64, limit int) ([]queries.ClusterListSummaryByOwnerRow, int64, error) {
+	rows, err := queries.New(s.Pool).ClusterDashboardByOwner(ctx, queries.ClusterDashboardByOwnerParams{OwnerID: ownerID, RowLimit: int32(limit)})
 	if err != nil {
-		return 0, fmt.Errorf("count clusters: %w", err)
+		return nil, 0, fmt.Errorf("list clusters for the dashboard: %w", err)
 	}
-	return n, nil
+	out := make([]queries.ClusterListSummaryByOwnerRow, len(rows))
+	var total int64
+	for i, r := range rows {
+		out[i] = queries.ClusterListSummaryByOwnerRow{
+			ID: r.ID, Name: r.Name, Status: r.Status, KubernetesVersion: r.KubernetesVersion,
+			PublicAccessMode: r.PublicAccessMode, Endpoint: r.Endpoint, CreatedAt: r.CreatedAt,
+		}
+		total = r.Total
+	}
+	return out, total, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/nicksnyder/go-i18n/v2/i18n"
 	"golang.org/x/text/language"
@@ -27,6 +28,10 @@ type Catalog struct {
 	bundle  *i18n.Bundle
 	matcher language.Matcher
 	tags    []language.Tag
+	// plain is, per language, every message without template actions
+	// already translated (go-i18n matches languages and looks the message
+	// up again on every call: a page has dozens).
+	plain map[language.Tag]map[string]string
 }
 
 // New loads the embedded message files.
@@ -37,19 +42,45 @@ func New() (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list message files: %w", err)
 	}
+	// Every message id, and those that take template data or a plural
+	// count in any language.
+	ids, templated := map[string]bool{}, map[string]bool{}
 	for _, p := range paths {
-		if _, err := b.LoadMessageFileFS(messageFiles, p); err != nil {
+		mf, err := b.LoadMessageFileFS(messageFiles, p)
+		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", p, err)
+		}
+		for _, m := range mf.Messages {
+			ids[m.ID] = true
+			if strings.Contains(m.Other, "{{") || m.Zero != "" || m.One != "" || m.Two != "" || m.Few != "" || m.Many != "" {
+				templated[m.ID] = true
+			}
 		}
 	}
 	tags := []language.Tag{English, SimplifiedChinese}
-	return &Catalog{bundle: b, matcher: language.NewMatcher(tags), tags: tags}, nil
+	c := &Catalog{bundle: b, matcher: language.NewMatcher(tags), tags: tags, plain: map[language.Tag]map[string]string{}}
+	for _, tag := range tags {
+		l := i18n.NewLocalizer(b, tag.String())
+		c.plain[tag] = map[string]string{}
+		for id := range ids {
+			if templated[id] {
+				continue
+			}
+			s, err := l.Localize(&i18n.LocalizeConfig{MessageID: id})
+			if err != nil {
+				return nil, fmt.Errorf("translate %s to %s: %w", id, tag, err)
+			}
+			c.plain[tag][id] = s
+		}
+	}
+	return c, nil
 }
 
 // Localizer translates for one language.
 type Localizer struct {
-	tag language.Tag
-	l   *i18n.Localizer
+	tag   language.Tag
+	l     *i18n.Localizer
+	plain map[string]string
 }
 
 // For picks the best supported language for the preferences given, each an
@@ -63,7 +94,7 @@ func (c *Catalog) For(prefs ...string) *Localizer {
 	}
 	_, i, _ := c.matcher.Match(want...)
 	tag := c.tags[i]
-	return &Localizer{tag: tag, l: i18n.NewLocalizer(c.bundle, tag.String())}
+	return &Localizer{tag: tag, l: i18n.NewLocalizer(c.bundle, tag.String()), plain: c.plain[tag]}
 }
 
 // Tag is the language chosen, for <html lang>.
@@ -76,6 +107,11 @@ func (l *Localizer) Translates() bool { return l.l != nil }
 // T translates id, filling in template data when given. A missing message
 // shows its id, which the catalog test prevents from shipping.
 func (l *Localizer) T(id string, data ...map[string]any) string {
+	if len(data) == 0 {
+		if s, ok := l.plain[id]; ok {
+			return s
+		}
+	}
 	cfg := &i18n.LocalizeConfig{MessageID: id}
 	if len(data) > 0 {
 		cfg.TemplateData = data[0]

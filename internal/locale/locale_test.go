@@ -8,6 +8,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/nicksnyder/go-i18n/v2/i18n"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -71,4 +72,37 @@ func TestFor(t *testing.T) {
 	require.Equal(t, "首页", locale.T(ctx, "NavHome"))
 	require.Equal(t, "zh-CN", locale.Lang(ctx))
 	require.Equal(t, "NoSuchMessage", locale.T(ctx, "NoSuchMessage"))
+}
+
+// TestPlainMessagesAsGoI18nGivesThem checks that every message, given by
+// the catalog's table of messages without template data, reads as go-i18n
+// itself translates it, in each language; and that a message with
+// template data is still filled in.
+func TestPlainMessagesAsGoI18nGivesThem(t *testing.T) {
+	t.Parallel()
+	c, err := locale.New()
+	require.NoError(t, err)
+	bundle := i18n.NewBundle(locale.English)
+	bundle.RegisterUnmarshalFunc("json", json.Unmarshal)
+	files, err := filepath.Glob(filepath.Join("messages", "*.json"))
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	for _, f := range files {
+		mf, err := bundle.LoadMessageFile(f)
+		require.NoError(t, err)
+		for _, m := range mf.Messages {
+			ids[m.ID] = true
+		}
+	}
+	require.Greater(t, len(ids), 100)
+	for _, lang := range []string{"en", "zh-CN"} {
+		want := i18n.NewLocalizer(bundle, lang)
+		got := c.For(lang)
+		for id := range ids {
+			w, err := want.Localize(&i18n.LocalizeConfig{MessageID: id})
+			require.NoError(t, err, "%s in %s", id, lang)
+			require.Equal(t, w, got.T(id), "%s in %s", id, lang)
+		}
+	}
+	require.Equal(t, "Nodes of prod", c.For("en").T("NodesPageTitle", map[string]any{"Cluster": "prod"}))
 }

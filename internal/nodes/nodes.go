@@ -117,22 +117,36 @@ func (s *Service) client(ctx context.Context, c queries.Cluster) (kubernetes.Int
 	return kc, nil
 }
 
+// Listed is a node in the list, with the join token it joined with.
+type Listed struct {
+	Summary
+	// TokenID and TokenDescription name the join token the node joined
+	// with, the latest if it joined twice; empty if none did.
+	TokenID, TokenDescription string
+}
+
 // List is the cluster's nodes by name, as the health job last recorded
-// them (and as the console left them after acting on them): it never asks
-// the cluster, so the nodes page loads and refreshes from the database
-// alone.
-func (s *Service) List(ctx context.Context, c queries.Cluster) ([]Summary, error) {
-	rows, err := queries.New(s.Pool).NodeListByCluster(ctx, c.ID)
+// them (and as the console left them after acting on them), each with the
+// token it joined with: it never asks the cluster, so the nodes page loads
+// and refreshes from the database alone, in one query.
+func (s *Service) List(ctx context.Context, c queries.Cluster) ([]Listed, error) {
+	rows, err := queries.New(s.Pool).NodeListWithTokenByCluster(ctx, c.ID)
 	if err != nil {
 		return nil, fmt.Errorf("nodes of cluster %d: %w", c.ID, err)
 	}
-	out := make([]Summary, 0, len(rows))
-	for _, r := range rows {
-		sum, _, err := fromRow(r)
-		if err != nil {
-			return nil, err
+	out := make([]Listed, len(rows))
+	for i, r := range rows {
+		// The status and addresses are worked out from the conditions
+		// and addresses by the database (migration 023), as fromRow does.
+		out[i] = Listed{Summary: Summary{
+			Name: r.Name, Status: r.Status, Unschedulable: r.Unschedulable, Roles: r.Roles,
+			KubeletVersion: r.KubeletVersion, OS: r.Os, Arch: r.Arch,
+			InternalIP: r.InternalIp, ExternalIP: r.ExternalIp,
+			Created: r.NodeCreatedAt.Time, LastSeen: r.LastSeen.Time,
+		}, TokenID: r.TokenID, TokenDescription: r.TokenDescription}
+		if len(out[i].Roles) == 0 {
+			out[i].Roles = nil
 		}
-		out = append(out, sum)
 	}
 	return out, nil
 }
@@ -167,28 +181,43 @@ type Freshness struct {
 	LastError        string
 }
 
-// Freshness is how current the cluster's recorded nodes (List) are.
-func (s *Service) Freshness(ctx context.Context, c queries.Cluster, list []Summary) (Freshness, error) {
+// OwnCluster is a user's cluster, deleted ones included, with how
+// current its recorded nodes are as its health check says (Freshness),
+// read in one query for the pages that show both; another user's cluster
+// is clusters.ErrNotFound.
+func (s *Service) OwnCluster(ctx context.Context, ownerID, id int64) (queries.Cluster, Freshness, error) {
+	row, err := queries.New(s.Pool).ClusterGetForOwnerWithCheck(ctx, queries.ClusterGetForOwnerWithCheckParams{
+		Kind: string(HealthCheck), ID: id, OwnerID: ownerID,
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return row.Cluster, Freshness{}, clusters.ErrNotFound
+	}
+	if err != nil {
+		return row.Cluster, Freshness{}, fmt.Errorf("load cluster %d with its health check: %w", id, err)
+	}
 	var f Freshness
-	row, err := queries.New(s.Pool).ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: c.ID, Kind: string(HealthCheck)})
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
-		return f, fmt.Errorf("health check of cluster %d: %w", c.ID, err)
 	case row.UnreachableSince.Valid:
 		f.UnreachableSince, f.LastError = row.UnreachableSince.Time, row.LastError
 	case row.CheckedAt.Valid:
 		f.Updated = row.CheckedAt.Time
-		return f, nil
 	}
-	// Failing, or run without a check row (asked for directly): the last
-	// snapshot is when its rows were last seen.
+	return row.Cluster, f, nil
+}
+
+// Of is f for the recorded nodes in list: while the health check fails,
+// or where there is none (the rows were recorded directly), the nodes
+// were last recorded when the newest row was.
+func (f Freshness) Of(list []Listed) Freshness {
+	if !f.Updated.IsZero() {
+		return f
+	}
 	for _, n := range list {
 		if n.LastSeen.After(f.Updated) {
 			f.Updated = n.LastSeen
 		}
 	}
-	return f, nil
+	return f
 }
 
 // ValidName reports whether name can name a Node: a DNS subdomain, as

@@ -1,0 +1,91 @@
+package nodes
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// TestListReadsWhatTheRowsSay checks that the node list, which reads the
+// status and addresses PostgreSQL works out from a row's conditions and
+// addresses (migration 023), shows each node as the node itself reads
+// (summarize) and as its row reads in Go (fromRow).
+func TestListReadsWhatTheRowsSay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	q := queries.New(pool)
+	var clusterID int64
+	require.NoError(t, pool.QueryRow(ctx, `
+		WITH u AS (INSERT INTO users (email, name) VALUES ('list@example.com', 'List') RETURNING id)
+		INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
+		SELECT id, 'list', 'list-nodes', 'v1.34.0', 'nodeport', 'ready' FROM u RETURNING id`).Scan(&clusterID))
+
+	at := metav1.NewTime(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
+	cond := func(t corev1.NodeConditionType, s corev1.ConditionStatus) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: t, Status: s, LastTransitionTime: at, Reason: "R", Message: "m"}
+	}
+	addr := func(t corev1.NodeAddressType, a string) corev1.NodeAddress { return corev1.NodeAddress{Type: t, Address: a} }
+	node := func(name string, conds []corev1.NodeCondition, addrs []corev1.NodeAddress) *corev1.Node {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: at, Labels: map[string]string{roleLabelPrefix + "worker": ""}}}
+		n.Status.Conditions, n.Status.Addresses = conds, addrs
+		n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "v1.34.1", OperatingSystem: "linux", Architecture: "arm64"}
+		return n
+	}
+	tests := []*corev1.Node{
+		node("ready", []corev1.NodeCondition{cond(corev1.NodeMemoryPressure, corev1.ConditionFalse), cond(corev1.NodeReady, corev1.ConditionTrue)},
+			[]corev1.NodeAddress{addr(corev1.NodeHostName, "ready"), addr(corev1.NodeInternalIP, "10.0.0.1"), addr(corev1.NodeInternalIP, "10.0.0.2"), addr(corev1.NodeExternalIP, "203.0.113.1")}),
+		node("not-ready", []corev1.NodeCondition{cond(corev1.NodeReady, corev1.ConditionFalse)}, []corev1.NodeAddress{addr(corev1.NodeInternalIP, "10.0.0.3")}),
+		node("unknown", []corev1.NodeCondition{cond(corev1.NodeReady, corev1.ConditionUnknown)}, nil),
+		node("no-ready-condition", []corev1.NodeCondition{cond(corev1.NodeDiskPressure, corev1.ConditionFalse)}, []corev1.NodeAddress{addr(corev1.NodeExternalIP, "2001:db8::1")}),
+		node("no-conditions", nil, nil),
+	}
+	for _, n := range tests {
+		p, err := Row(clusterID, n)
+		require.NoError(t, err)
+		require.NoError(t, q.NodeUpsert(ctx, p))
+	}
+	cordoned := tests[1].DeepCopy()
+	cordoned.Spec.Unschedulable = true
+	p, err := Row(clusterID, cordoned)
+	require.NoError(t, err)
+	require.NoError(t, q.NodeUpsert(ctx, p))
+	tests[1] = cordoned
+	// A row written without conditions but ready (as the console records
+	// a node it acted on before the health job saw it) reads as ready.
+	require.NoError(t, q.NodeUpsert(ctx, queries.NodeUpsertParams{ClusterID: clusterID, Name: "bare", Ready: true, Conditions: []byte("[]"), Addresses: []byte("[]"), Roles: []string{}}))
+
+	list, err := (&Service{Pool: pool}).List(ctx, queries.Cluster{ID: clusterID})
+	require.NoError(t, err)
+	byName := map[string]Summary{}
+	for _, l := range list {
+		byName[l.Name] = l.Summary
+	}
+	require.Len(t, byName, len(tests)+1)
+	// Times compare as instants; when the row was last seen is the
+	// database's.
+	plain := func(s Summary) Summary {
+		s.Created, s.LastSeen = s.Created.UTC(), time.Time{}
+		return s
+	}
+	for _, n := range tests {
+		got := byName[n.Name]
+		require.False(t, got.LastSeen.IsZero(), n.Name)
+		require.Equal(t, plain(summarize(n)), plain(got), n.Name)
+		row, err := q.NodeGet(ctx, queries.NodeGetParams{ClusterID: clusterID, Name: n.Name})
+		require.NoError(t, err)
+		fromGo, _, err := fromRow(row)
+		require.NoError(t, err)
+		require.Equal(t, plain(fromGo), plain(got), n.Name)
+	}
+	require.Equal(t, Ready, byName["bare"].Status)
+	require.Equal(t, []string{"Ready", "NotReady", "Unknown", "Unknown", "Unknown"},
+		[]string{byName["ready"].Status, byName["not-ready"].Status, byName["unknown"].Status, byName["no-ready-condition"].Status, byName["no-conditions"].Status})
+}
