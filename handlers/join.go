@@ -54,9 +54,9 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ca, err := svc.CACert(ctx, row.Cluster)
+	ca, err := svc.CACert(ctx, row)
 	if errors.Is(err, jointokens.ErrJoinUnavailable) {
-		h.Logger.WarnContext(ctx, "join script without the cluster's CA", "cluster_id", row.Cluster.ID, "error", err)
+		h.Logger.WarnContext(ctx, "join script without the cluster's CA", "cluster_id", row.ClusterID, "error", err)
 		return h.refuseJoin(c, jointokens.ErrJoinUnavailable)
 	}
 	if err != nil {
@@ -66,7 +66,7 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 	var script bytes.Buffer
 	if err := svc.WriteScript(ctx, &script, jointokens.ScriptData{
 		EventsURL: strings.TrimRight(h.BaseURL, "/") + "/join/" + token + "/events",
-		Endpoint:  row.Cluster.Endpoint, CACert: ca, Token: token,
+		Endpoint:  row.ClusterEndpoint, CACert: ca, Token: token,
 	}); err != nil {
 		return err
 	}

@@ -15,7 +15,12 @@ WHERE join_tokens.id = @id AND join_tokens.cluster_id = @cluster_id
   AND clusters.owner_id = @owner_id AND clusters.status <> 'deleted';
 
 -- name: JoinTokenGetByHash :one
-SELECT sqlc.embed(join_tokens), sqlc.embed(clusters)
+-- A token by its hash with what the join endpoint needs of it and of its
+-- cluster: every join reads it, and neither whole row.
+SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.expires_at, join_tokens.max_uses,
+       join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at,
+       clusters.status AS cluster_status, clusters.endpoint AS cluster_endpoint,
+       clusters.ca_cert AS cluster_ca_cert
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.token_hash = @token_hash;

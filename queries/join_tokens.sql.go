@@ -118,60 +118,44 @@ func (q *Queries) JoinTokenCreate(ctx context.Context, arg JoinTokenCreateParams
 }
 
 const joinTokenGetByHash = `-- name: JoinTokenGetByHash :one
-SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens.token_hash, join_tokens.sealed_token, join_tokens.description, join_tokens.expires_at, join_tokens.max_uses, join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at, join_tokens.created_at, clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified
+SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.expires_at, join_tokens.max_uses,
+       join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at,
+       clusters.status AS cluster_status, clusters.endpoint AS cluster_endpoint,
+       clusters.ca_cert AS cluster_ca_cert
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.token_hash = $1
 `
 
 type JoinTokenGetByHashRow struct {
-	JoinToken JoinToken
-	Cluster   Cluster
+	ID              int64
+	ClusterID       int64
+	ExpiresAt       pgtype.Timestamptz
+	MaxUses         pgtype.Int4
+	Uses            int32
+	RevokedAt       pgtype.Timestamptz
+	UsedUpAt        pgtype.Timestamptz
+	ClusterStatus   string
+	ClusterEndpoint string
+	ClusterCaCert   string
 }
 
+// A token by its hash with what the join endpoint needs of it and of its
+// cluster: every join reads it, and neither whole row.
 func (q *Queries) JoinTokenGetByHash(ctx context.Context, tokenHash string) (JoinTokenGetByHashRow, error) {
 	row := q.db.QueryRow(ctx, joinTokenGetByHash, tokenHash)
 	var i JoinTokenGetByHashRow
 	err := row.Scan(
-		&i.JoinToken.ID,
-		&i.JoinToken.ClusterID,
-		&i.JoinToken.TokenID,
-		&i.JoinToken.TokenHash,
-		&i.JoinToken.SealedToken,
-		&i.JoinToken.Description,
-		&i.JoinToken.ExpiresAt,
-		&i.JoinToken.MaxUses,
-		&i.JoinToken.Uses,
-		&i.JoinToken.RevokedAt,
-		&i.JoinToken.UsedUpAt,
-		&i.JoinToken.CreatedAt,
-		&i.Cluster.ID,
-		&i.Cluster.OwnerID,
-		&i.Cluster.Name,
-		&i.Cluster.Slug,
-		&i.Cluster.Description,
-		&i.Cluster.KubernetesVersion,
-		&i.Cluster.PublicAccessMode,
-		&i.Cluster.NodePort,
-		&i.Cluster.Generation,
-		&i.Cluster.ObservedGeneration,
-		&i.Cluster.Status,
-		&i.Cluster.StatusMessage,
-		&i.Cluster.Endpoint,
-		&i.Cluster.DeleteRequestedAt,
-		&i.Cluster.ReconcileStartedAt,
-		&i.Cluster.ReadyAt,
-		&i.Cluster.DeletedAt,
-		&i.Cluster.CreatedAt,
-		&i.Cluster.UpdatedAt,
-		&i.Cluster.KonnectivityNodePort,
-		&i.Cluster.ReconcileLeaseJob,
-		&i.Cluster.ReconcileLeaseUntil,
-		&i.Cluster.NodeQuotaEnabled,
-		&i.Cluster.NodeQuotaSecret,
-		&i.Cluster.StaleNodeCleanupHours,
-		&i.Cluster.CaCert,
-		&i.Cluster.FailureNotified,
+		&i.ID,
+		&i.ClusterID,
+		&i.ExpiresAt,
+		&i.MaxUses,
+		&i.Uses,
+		&i.RevokedAt,
+		&i.UsedUpAt,
+		&i.ClusterStatus,
+		&i.ClusterEndpoint,
+		&i.ClusterCaCert,
 	)
 	return i, err
 }

@@ -71,10 +71,12 @@ func (s *Service) Check(ctx context.Context, value string) (queries.JoinTokenGet
 	if err != nil {
 		return row, fmt.Errorf("find join token: %w", err)
 	}
-	if row.Cluster.Status == clusters.StatusDeleted {
+	if row.ClusterStatus == clusters.StatusDeleted {
 		return row, ErrJoinUnknown
 	}
-	switch Status(row.JoinToken, s.now()) {
+	switch Status(queries.JoinToken{
+		ExpiresAt: row.ExpiresAt, MaxUses: row.MaxUses, Uses: row.Uses, RevokedAt: row.RevokedAt, UsedUpAt: row.UsedUpAt,
+	}, s.now()) {
 	case StatusRevoked:
 		return row, ErrJoinRevoked
 	case StatusExpired:
@@ -82,7 +84,7 @@ func (s *Service) Check(ctx context.Context, value string) (queries.JoinTokenGet
 	case StatusUsedUp:
 		return row, ErrJoinUsedUp
 	}
-	if row.Cluster.Status != clusters.StatusReady || row.Cluster.Endpoint == "" {
+	if row.ClusterStatus != clusters.StatusReady || row.ClusterEndpoint == "" {
 		return row, ErrJoinNotReady
 	}
 	return row, nil
@@ -95,9 +97,14 @@ var ErrJoinUnavailable = errors.New("JoinRefusedUnavailable")
 // CACert is the PEM of the CA that signs the cluster's control plane
 // certificate, which the join script checks the endpoint against. It is
 // read from the cluster's kubeconfig the first time and kept on the row.
-func (s *Service) CACert(ctx context.Context, c queries.Cluster) (string, error) {
-	if c.CaCert != "" {
-		return c.CaCert, nil
+func (s *Service) CACert(ctx context.Context, row queries.JoinTokenGetByHashRow) (string, error) {
+	if row.ClusterCaCert != "" {
+		return row.ClusterCaCert, nil
+	}
+	q := queries.New(s.Pool)
+	c, err := q.ClusterGetByID(ctx, row.ClusterID)
+	if err != nil {
+		return "", fmt.Errorf("load cluster %d: %w", row.ClusterID, err)
 	}
 	cfg, err := s.Virtual(ctx, c)
 	if err != nil {
@@ -107,7 +114,7 @@ func (s *Service) CACert(ctx context.Context, c queries.Cluster) (string, error)
 	if ca == "" {
 		return "", fmt.Errorf("%w: the kubeconfig of cluster %d names no CA", ErrJoinUnavailable, c.ID)
 	}
-	if err := queries.New(s.Pool).ClusterSetCACert(ctx, queries.ClusterSetCACertParams{CaCert: ca, ID: c.ID, UpdatedAt: c.UpdatedAt}); err != nil {
+	if err := q.ClusterSetCACert(ctx, queries.ClusterSetCACertParams{CaCert: ca, ID: c.ID, UpdatedAt: c.UpdatedAt}); err != nil {
 		return "", fmt.Errorf("keep the CA of cluster %d: %w", c.ID, err)
 	}
 	return ca, nil
@@ -144,11 +151,11 @@ func (s *Service) RecordEvent(ctx context.Context, value string, e Event) (int64
 	}
 	e.Message, e.Host = truncate(e.Message, MaxEventMessageChars), truncate(e.Host, maxEventHostChars)
 	if _, err := queries.New(s.Pool).JoinEventCreate(ctx, queries.JoinEventCreateParams{
-		TokenID: row.JoinToken.ID, Step: e.Step, Status: e.Status, Message: e.Message, ClientIp: e.ClientIP, Host: e.Host,
+		TokenID: row.ID, Step: e.Step, Status: e.Status, Message: e.Message, ClientIp: e.ClientIP, Host: e.Host,
 	}); err != nil {
 		return 0, fmt.Errorf("record join event: %w", err)
 	}
-	return row.Cluster.ID, nil
+	return row.ClusterID, nil
 }
 
 // printable reports whether a reported text is valid UTF-8 without NUL.

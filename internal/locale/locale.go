@@ -25,13 +25,15 @@ var (
 
 // Catalog holds every message in every supported language.
 type Catalog struct {
-	bundle  *i18n.Bundle
 	matcher language.Matcher
 	tags    []language.Tag
 	// plain is, per language, every message without template actions
 	// already translated (go-i18n matches languages and looks the message
 	// up again on every call: a page has dozens).
 	plain map[language.Tag]map[string]string
+	// localizers holds one Localizer per language, shared by the requests
+	// (they only read it).
+	localizers map[language.Tag]*Localizer
 }
 
 // New loads the embedded message files.
@@ -58,7 +60,7 @@ func New() (*Catalog, error) {
 		}
 	}
 	tags := []language.Tag{English, SimplifiedChinese}
-	c := &Catalog{bundle: b, matcher: language.NewMatcher(tags), tags: tags, plain: map[language.Tag]map[string]string{}}
+	c := &Catalog{matcher: language.NewMatcher(tags), tags: tags, plain: map[language.Tag]map[string]string{}}
 	for _, tag := range tags {
 		l := i18n.NewLocalizer(b, tag.String())
 		c.plain[tag] = map[string]string{}
@@ -72,6 +74,10 @@ func New() (*Catalog, error) {
 			}
 			c.plain[tag][id] = s
 		}
+	}
+	c.localizers = make(map[language.Tag]*Localizer, len(tags))
+	for _, tag := range tags {
+		c.localizers[tag] = &Localizer{tag: tag, l: i18n.NewLocalizer(b, tag.String()), plain: c.plain[tag]}
 	}
 	return c, nil
 }
@@ -93,8 +99,7 @@ func (c *Catalog) For(prefs ...string) *Localizer {
 		}
 	}
 	_, i, _ := c.matcher.Match(want...)
-	tag := c.tags[i]
-	return &Localizer{tag: tag, l: i18n.NewLocalizer(c.bundle, tag.String()), plain: c.plain[tag]}
+	return c.localizers[c.tags[i]]
 }
 
 // Tag is the language chosen, for <html lang>.

@@ -32,7 +32,9 @@ func TestListReadsWhatTheRowsSay(t *testing.T) {
 	cond := func(t corev1.NodeConditionType, s corev1.ConditionStatus) corev1.NodeCondition {
 		return corev1.NodeCondition{Type: t, Status: s, LastTransitionTime: at, Reason: "R", Message: "m"}
 	}
-	addr := func(t corev1.NodeAddressType, a string) corev1.NodeAddress { return corev1.NodeAddress{Type: t, Address: a} }
+	addr := func(t corev1.NodeAddressType, a string) corev1.NodeAddress {
+		return corev1.NodeAddress{Type: t, Address: a}
+	}
 	node := func(name string, conds []corev1.NodeCondition, addrs []corev1.NodeAddress) *corev1.Node {
 		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: at, Labels: map[string]string{roleLabelPrefix + "worker": ""}}}
 		n.Status.Conditions, n.Status.Addresses = conds, addrs
