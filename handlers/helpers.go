@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -32,6 +33,9 @@ func render(c echo.Context, status int, comp templ.Component) error {
 func renderTo(ctx context.Context, w http.ResponseWriter, status int, comp templ.Component) error {
 	buf := renderBuffers.Get().(*bytes.Buffer)
 	defer putRenderBuffer(buf)
+	// The views look the language and the page up in the context for every
+	// string they show: put both on top of the request's dozen layers.
+	ctx = locale.With(views.WithPage(ctx, views.PageOf(ctx)), locale.From(ctx))
 	if err := comp.Render(ctx, buf); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}

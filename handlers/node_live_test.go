@@ -72,7 +72,7 @@ func TestNodeLive(t *testing.T) {
 	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
 	require.True(t, strings.HasPrefix(strings.TrimSpace(panel), `<section id="node-live"`), panel)
 	require.Contains(t, panel, `hx-trigger="every 5s"`)
-	require.Contains(t, panel, `<span class="node-badge node-badge-NotReady" data-testid="node-status">NotReady</span>`)
+	require.Contains(t, panel, `<span class="node-badge" data-status="NotReady" data-testid="node-status">NotReady</span>`)
 	require.Contains(t, panel, `<td data-testid="node-condition-message">container runtime is down</td>`)
 	require.Contains(t, panel, "KubeletNotReady")
 	section := panel[:strings.Index(panel, "</section>")]

@@ -80,7 +80,7 @@ func TestNodesInBrowser(t *testing.T) {
 	setNotReady(t, kc, "worker-1", "container runtime is down")
 	var message string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.WaitVisible(`[data-testid="node-live"] .node-badge-NotReady`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="node-live"] .node-badge[data-status=NotReady]`, chromedp.ByQuery),
 		chromedp.Text(`[data-type="Ready"] [data-testid="node-condition-message"]`, &message, chromedp.ByQuery),
 		chromedp.Evaluate(`window.kubebyonSamePage === true`, &samePage),
 	))

@@ -110,7 +110,7 @@ func TestNodesListFromRecord(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	row := rowOf(body, "worker-1")
 	require.NotEmpty(t, row, body)
-	for _, want := range []string{"node-badge-Ready", "<td>worker</td>", "v1.34.0", "linux/arm64", "10.0.0.7", "203.0.113.7"} {
+	for _, want := range []string{`data-status="Ready"`, "<td>worker</td>", "v1.34.0", "linux/arm64", "10.0.0.7", "203.0.113.7"} {
 		require.Contains(t, row, want)
 	}
 	require.NotContains(t, row, "node-cordoned")
@@ -127,7 +127,7 @@ func TestNodesListFromRecord(t *testing.T) {
 	require.NotEmpty(t, rowOf(rows, "worker-1"))
 	b.runNodeHealth(t, cl.ID)
 	_, rows = c.htmxGet(base)
-	require.Contains(t, rowOf(rows, "worker-2"), "node-badge-NotReady")
+	require.Contains(t, rowOf(rows, "worker-2"), `data-status="NotReady"`)
 
 	// The user's own cordon shows at once, and so does the uncordon.
 	nodePage := base + "/worker-1"
@@ -184,7 +184,7 @@ func TestNodesListFromRecord(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, panel)
 	require.Contains(t, panel, `data-testid="node-live-error"`)
 	require.Contains(t, panel, `data-testid="node-recorded"`)
-	require.Contains(t, panel, `<span class="node-badge node-badge-Ready" data-testid="node-status">Ready</span>`)
+	require.Contains(t, panel, `<span class="node-badge" data-status="Ready" data-testid="node-status">Ready</span>`)
 	require.NotContains(t, panel, "node-cordon-action", "no action while the cluster cannot be reached")
 
 	// A node never recorded cannot be shown at all.

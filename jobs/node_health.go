@@ -88,6 +88,9 @@ func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) erro
 	if err != nil {
 		return fmt.Errorf("cluster client: %w", err)
 	}
+	// The rows say the nodes were seen when the list was asked for: a
+	// row the console wrote after acting on a node since is newer, and kept.
+	seen := time.Now()
 	list, err := client.Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return checks.Unreachable(fmt.Errorf("list nodes: %w", err))
@@ -101,7 +104,7 @@ func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) erro
 		q := queries.New(tx)
 		names := make([]string, 0, len(list.Items))
 		for i := range list.Items {
-			p, err := nodes.Row(c.ID, &list.Items[i])
+			p, err := nodes.Row(c.ID, &list.Items[i], seen)
 			if err != nil {
 				return err
 			}

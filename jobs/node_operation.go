@@ -118,9 +118,10 @@ func (w *NodeOperationWorker) record(ctx context.Context, client kubernetes.Inte
 		err = q.NodeDelete(ctx, queries.NodeDeleteParams{ClusterID: args.ClusterID, Name: args.NodeName})
 	} else {
 		var n *corev1.Node
+		seen := time.Now()
 		if n, err = client.CoreV1().Nodes().Get(ctx, args.NodeName, metav1.GetOptions{}); err == nil {
 			var p queries.NodeUpsertParams
-			if p, err = nodes.Row(args.ClusterID, n); err == nil {
+			if p, err = nodes.Row(args.ClusterID, n, seen); err == nil {
 				err = q.NodeUpsert(ctx, p)
 			}
 		}

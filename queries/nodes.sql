@@ -1,16 +1,20 @@
 -- name: NodeUpsert :exec
--- Records a node as its Node object says now: the health job's snapshot,
--- and the console after acting on the node.
+-- Records a node as its Node object said at last_seen (now when not
+-- given): the health job's snapshot, and the console after acting on the
+-- node. A row recorded from a newer read is kept: a health check that
+-- listed the nodes just before a cordon does not undo the row the cordon
+-- wrote.
 INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since,
                    roles, os, arch, unschedulable, node_created_at)
-VALUES (@cluster_id, @name, @ready, @conditions, @kubelet_version, @addresses, now(), @not_ready_since,
+VALUES (@cluster_id, @name, @ready, @conditions, @kubelet_version, @addresses, coalesce(sqlc.narg(last_seen), now()), @not_ready_since,
         coalesce(@roles::text[], '{}'), @os, @arch, @unschedulable, @node_created_at)
 ON CONFLICT (cluster_id, name) DO UPDATE SET
     ready = EXCLUDED.ready, conditions = EXCLUDED.conditions,
     kubelet_version = EXCLUDED.kubelet_version, addresses = EXCLUDED.addresses,
     last_seen = EXCLUDED.last_seen, not_ready_since = EXCLUDED.not_ready_since,
     roles = EXCLUDED.roles, os = EXCLUDED.os, arch = EXCLUDED.arch,
-    unschedulable = EXCLUDED.unschedulable, node_created_at = EXCLUDED.node_created_at;
+    unschedulable = EXCLUDED.unschedulable, node_created_at = EXCLUDED.node_created_at
+WHERE nodes.last_seen <= EXCLUDED.last_seen;
 
 -- name: NodeGet :one
 SELECT * FROM nodes WHERE cluster_id = @cluster_id AND name = @name;

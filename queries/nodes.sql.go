@@ -298,14 +298,15 @@ func (q *Queries) NodeSetAlertNotification(ctx context.Context, arg NodeSetAlert
 const nodeUpsert = `-- name: NodeUpsert :exec
 INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since,
                    roles, os, arch, unschedulable, node_created_at)
-VALUES ($1, $2, $3, $4, $5, $6, now(), $7,
-        coalesce($8::text[], '{}'), $9, $10, $11, $12)
+VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, now()), $8,
+        coalesce($9::text[], '{}'), $10, $11, $12, $13)
 ON CONFLICT (cluster_id, name) DO UPDATE SET
     ready = EXCLUDED.ready, conditions = EXCLUDED.conditions,
     kubelet_version = EXCLUDED.kubelet_version, addresses = EXCLUDED.addresses,
     last_seen = EXCLUDED.last_seen, not_ready_since = EXCLUDED.not_ready_since,
     roles = EXCLUDED.roles, os = EXCLUDED.os, arch = EXCLUDED.arch,
     unschedulable = EXCLUDED.unschedulable, node_created_at = EXCLUDED.node_created_at
+WHERE nodes.last_seen <= EXCLUDED.last_seen
 `
 
 type NodeUpsertParams struct {
@@ -315,6 +316,7 @@ type NodeUpsertParams struct {
 	Conditions     []byte
 	KubeletVersion string
 	Addresses      []byte
+	LastSeen       interface{}
 	NotReadySince  pgtype.Timestamptz
 	Roles          []string
 	Os             string
@@ -323,8 +325,11 @@ type NodeUpsertParams struct {
 	NodeCreatedAt  pgtype.Timestamptz
 }
 
-// Records a node as its Node object says now: the health job's snapshot,
-// and the console after acting on the node.
+// Records a node as its Node object said at last_seen (now when not
+// given): the health job's snapshot, and the console after acting on the
+// node. A row recorded from a newer read is kept: a health check that
+// listed the nodes just before a cordon does not undo the row the cordon
+// wrote.
 func (q *Queries) NodeUpsert(ctx context.Context, arg NodeUpsertParams) error {
 	_, err := q.db.Exec(ctx, nodeUpsert,
 		arg.ClusterID,
@@ -333,6 +338,7 @@ func (q *Queries) NodeUpsert(ctx context.Context, arg NodeUpsertParams) error {
 		arg.Conditions,
 		arg.KubeletVersion,
 		arg.Addresses,
+		arg.LastSeen,
 		arg.NotReadySince,
 		arg.Roles,
 		arg.Os,

@@ -309,9 +309,9 @@ func (s *Service) Show(ctx context.Context, c queries.Cluster, name string) (Det
 
 // record writes the node's row as the Node object now is, so that the list
 // shows the user's own action at once rather than after the next health
-// check.
+// check (whose list, if taken before now, no longer overwrites it).
 func record(ctx context.Context, q *queries.Queries, clusterID int64, n *corev1.Node) error {
-	p, err := Row(clusterID, n)
+	p, err := Row(clusterID, n, time.Now())
 	if err != nil {
 		return err
 	}

@@ -31,8 +31,9 @@ type snapshotCondition struct {
 	LastTransitionTime time.Time `json:"last_transition_time"`
 }
 
-// Row is the node's row of the nodes table, as its Node object says now.
-func Row(clusterID int64, n *corev1.Node) (queries.NodeUpsertParams, error) {
+// Row is the node's row of the nodes table, as its Node object said when
+// it was read, at seen (a row read later is not overwritten with it).
+func Row(clusterID int64, n *corev1.Node, seen time.Time) (queries.NodeUpsertParams, error) {
 	readiness, since := Readiness(n)
 	conds := make([]snapshotCondition, len(n.Status.Conditions))
 	for i, c := range n.Status.Conditions {
@@ -56,6 +57,7 @@ func Row(clusterID int64, n *corev1.Node) (queries.NodeUpsertParams, error) {
 		Roles: Roles(n), Os: n.Status.NodeInfo.OperatingSystem, Arch: n.Status.NodeInfo.Architecture,
 		Unschedulable: n.Spec.Unschedulable,
 		NodeCreatedAt: pgtype.Timestamptz{Time: n.CreationTimestamp.Time, Valid: !n.CreationTimestamp.IsZero()},
+		LastSeen:      pgtype.Timestamptz{Time: seen, Valid: true},
 	}
 	if p.Roles == nil {
 		p.Roles = []string{}

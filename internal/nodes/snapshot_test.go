@@ -50,13 +50,13 @@ func TestListReadsWhatTheRowsSay(t *testing.T) {
 		node("no-conditions", nil, nil),
 	}
 	for _, n := range tests {
-		p, err := Row(clusterID, n)
+		p, err := Row(clusterID, n, time.Now())
 		require.NoError(t, err)
 		require.NoError(t, q.NodeUpsert(ctx, p))
 	}
 	cordoned := tests[1].DeepCopy()
 	cordoned.Spec.Unschedulable = true
-	p, err := Row(clusterID, cordoned)
+	p, err := Row(clusterID, cordoned, time.Now())
 	require.NoError(t, err)
 	require.NoError(t, q.NodeUpsert(ctx, p))
 	tests[1] = cordoned
@@ -90,4 +90,39 @@ func TestListReadsWhatTheRowsSay(t *testing.T) {
 	require.Equal(t, Ready, byName["bare"].Status)
 	require.Equal(t, []string{"Ready", "NotReady", "Unknown", "Unknown", "Unknown"},
 		[]string{byName["ready"].Status, byName["not-ready"].Status, byName["unknown"].Status, byName["no-ready-condition"].Status, byName["no-conditions"].Status})
+}
+
+// TestRowsKeepTheNewestRead checks that a node's row is not overwritten
+// with what was read before it: a health check that listed the nodes just
+// before a cordon, and writes after it, leaves the cordon's row.
+func TestRowsKeepTheNewestRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	q := queries.New(pool)
+	var clusterID int64
+	require.NoError(t, pool.QueryRow(ctx, `
+		WITH u AS (INSERT INTO users (email, name) VALUES ('race@example.com', 'Race') RETURNING id)
+		INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
+		SELECT id, 'race', 'race-nodes', 'v1.34.0', 'nodeport', 'ready' FROM u RETURNING id`).Scan(&clusterID))
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker"}}
+	listed := time.Now()                  // the health check lists the nodes
+	cordonedAt := listed.Add(time.Second) // the console cordons one and records it
+	cordoned := n.DeepCopy()
+	cordoned.Spec.Unschedulable = true
+	upsert := func(n *corev1.Node, seen time.Time) {
+		p, err := Row(clusterID, n, seen)
+		require.NoError(t, err)
+		require.NoError(t, q.NodeUpsert(ctx, p))
+	}
+	unschedulable := func() bool {
+		row, err := q.NodeGet(ctx, queries.NodeGetParams{ClusterID: clusterID, Name: "worker"})
+		require.NoError(t, err)
+		return row.Unschedulable
+	}
+	upsert(cordoned, cordonedAt)
+	upsert(n, listed) // the health check writes its older list
+	require.True(t, unschedulable(), "the cordon's newer row stays")
+	upsert(n, cordonedAt.Add(time.Minute)) // the next check: uncordoned since
+	require.False(t, unschedulable(), "a newer read replaces it")
 }
