@@ -36,6 +36,19 @@ type apiCluster struct {
 }
 
 func apiClusterFrom(c queries.Cluster) apiCluster {
+	return apiClusterOf(queries.ClusterListByOwnerRow{
+		ID: c.ID, Name: c.Name, Slug: c.Slug, Description: c.Description,
+		KubernetesVersion: c.KubernetesVersion, PublicAccessMode: c.PublicAccessMode,
+		Status: c.Status, StatusMessage: c.StatusMessage, Endpoint: c.Endpoint,
+		Generation: c.Generation, ObservedGeneration: c.ObservedGeneration,
+		CreatedAt: c.CreatedAt, ReadyAt: c.ReadyAt, NodeQuotaEnabled: c.NodeQuotaEnabled,
+		NodePort: c.NodePort, KonnectivityNodePort: c.KonnectivityNodePort,
+	})
+}
+
+// apiClusterOf is a cluster as the API shows it, from the columns the
+// API's list reads.
+func apiClusterOf(c queries.ClusterListByOwnerRow) apiCluster {
 	out := apiCluster{
 		ID: c.ID, Name: c.Name, Slug: c.Slug, Description: c.Description,
 		KubernetesVersion: c.KubernetesVersion, PublicAccessMode: c.PublicAccessMode,
@@ -94,7 +107,7 @@ func (h *Handlers) listAPIClusters(c echo.Context) error {
 	}
 	out := apiClusterList{Clusters: make([]apiCluster, len(page.Clusters)), NextBefore: page.NextBefore}
 	for i, cl := range page.Clusters {
-		out.Clusters[i] = apiClusterFrom(cl)
+		out.Clusters[i] = apiClusterOf(cl)
 	}
 	return c.JSON(http.StatusOK, out)
 }

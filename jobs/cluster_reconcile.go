@@ -180,7 +180,7 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 	if err != nil {
 		return w.fail(ctx, q, c, "Failed", err)
 	}
-	outcome, err := vcluster.Apply(ctx, hostCfg, vcluster.Namespace(c), vcluster.ReleaseName(c), ch, values, logger)
+	outcome, err := w.Charts.Apply(ctx, hostCfg, vcluster.Namespace(c), vcluster.ReleaseName(c), ch, values, logger)
 	if err != nil {
 		return w.fail(ctx, q, c, hostReason(err), err)
 	}

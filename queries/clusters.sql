@@ -17,8 +17,12 @@ SELECT * FROM clusters WHERE id = @id AND owner_id = @owner_id AND status <> 'de
 SELECT * FROM clusters WHERE id = @id FOR UPDATE;
 
 -- name: ClusterListByOwner :many
--- Keyset pagination, newest first.
-SELECT * FROM clusters
+-- What the API's cluster list shows of a user's clusters, keyset-
+-- paginated, newest first (not the CA certificate nor the secrets).
+SELECT id, name, slug, description, kubernetes_version, public_access_mode, status, status_message,
+       endpoint, generation, observed_generation, created_at, ready_at, node_quota_enabled,
+       node_port, konnectivity_node_port
+FROM clusters
 WHERE owner_id = @owner_id AND status <> 'deleted'
   AND (@before_id::bigint = 0 OR id < @before_id::bigint)
 ORDER BY id DESC

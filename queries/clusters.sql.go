@@ -285,7 +285,10 @@ func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg Cluster
 }
 
 const clusterListByOwner = `-- name: ClusterListByOwner :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters
+SELECT id, name, slug, description, kubernetes_version, public_access_mode, status, status_message,
+       endpoint, generation, observed_generation, created_at, ready_at, node_quota_enabled,
+       node_port, konnectivity_node_port
+FROM clusters
 WHERE owner_id = $1 AND status <> 'deleted'
   AND ($2::bigint = 0 OR id < $2::bigint)
 ORDER BY id DESC
@@ -298,44 +301,53 @@ type ClusterListByOwnerParams struct {
 	RowLimit int32
 }
 
-// Keyset pagination, newest first.
-func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwnerParams) ([]Cluster, error) {
+type ClusterListByOwnerRow struct {
+	ID                   int64
+	Name                 string
+	Slug                 string
+	Description          string
+	KubernetesVersion    string
+	PublicAccessMode     string
+	Status               string
+	StatusMessage        string
+	Endpoint             string
+	Generation           int64
+	ObservedGeneration   int64
+	CreatedAt            pgtype.Timestamptz
+	ReadyAt              pgtype.Timestamptz
+	NodeQuotaEnabled     bool
+	NodePort             pgtype.Int4
+	KonnectivityNodePort pgtype.Int4
+}
+
+// What the API's cluster list shows of a user's clusters, keyset-
+// paginated, newest first (not the CA certificate nor the secrets).
+func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwnerParams) ([]ClusterListByOwnerRow, error) {
 	rows, err := q.db.Query(ctx, clusterListByOwner, arg.OwnerID, arg.BeforeID, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Cluster{}
+	items := []ClusterListByOwnerRow{}
 	for rows.Next() {
-		var i Cluster
+		var i ClusterListByOwnerRow
 		if err := rows.Scan(
 			&i.ID,
-			&i.OwnerID,
 			&i.Name,
 			&i.Slug,
 			&i.Description,
 			&i.KubernetesVersion,
 			&i.PublicAccessMode,
-			&i.NodePort,
-			&i.Generation,
-			&i.ObservedGeneration,
 			&i.Status,
 			&i.StatusMessage,
 			&i.Endpoint,
-			&i.DeleteRequestedAt,
-			&i.ReconcileStartedAt,
-			&i.ReadyAt,
-			&i.DeletedAt,
+			&i.Generation,
+			&i.ObservedGeneration,
 			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.KonnectivityNodePort,
-			&i.ReconcileLeaseJob,
-			&i.ReconcileLeaseUntil,
+			&i.ReadyAt,
 			&i.NodeQuotaEnabled,
-			&i.NodeQuotaSecret,
-			&i.StaleNodeCleanupHours,
-			&i.CaCert,
-			&i.FailureNotified,
+			&i.NodePort,
+			&i.KonnectivityNodePort,
 		); err != nil {
 			return nil, err
 		}

@@ -10,9 +10,10 @@ import (
 // PageSize is how many clusters a page of the list shows.
 const PageSize = 20
 
-// Page is one page of a user's clusters, newest first.
+// Page is one page of a user's clusters, newest first, with the columns
+// the API shows.
 type Page struct {
-	Clusters []queries.Cluster
+	Clusters []queries.ClusterListByOwnerRow
 	// NextBefore is the cursor of the next (older) page: 0 on the last.
 	NextBefore int64
 }

@@ -40,6 +40,8 @@ const ChartName = "vcluster"
 type Charts struct {
 	mu     sync.Mutex
 	loaded map[string]*chart.Chart
+	// schemas holds each chart's values schema compiled (Charts.Apply).
+	schemas map[*chart.Chart]compiledSchema
 }
 
 // Load returns the chart for the settings: the local directory when one is
@@ -160,7 +162,19 @@ const (
 // upgrades it when its chart version or values differ, and otherwise leaves
 // it (no new revision on every run). A release left pending by a process
 // that died mid-operation is repaired first.
+//
+// Helm's client-side OpenAPI validation is off: it fetched and decoded the
+// apiserver's whole OpenAPI document on every install (half of an
+// install's CPU), to check manifests that the apiserver checks again when
+// they are created; the chart's values are still checked against its
+// schema.
 func Apply(ctx context.Context, cfg *rest.Config, namespace, name string, ch *chart.Chart, values map[string]any, logger *slog.Logger) (Outcome, error) {
+	return apply(ctx, cfg, namespace, name, ch, values, logger, false)
+}
+
+// apply is Apply, with Helm's check of the values against the chart's
+// schema skipped when the caller made it (schemaChecked).
+func apply(ctx context.Context, cfg *rest.Config, namespace, name string, ch *chart.Chart, values map[string]any, logger *slog.Logger, schemaChecked bool) (Outcome, error) {
 	ac, err := helmFor(cfg, namespace, logger)
 	if err != nil {
 		return "", err
@@ -178,6 +192,8 @@ func Apply(ctx context.Context, cfg *rest.Config, namespace, name string, ch *ch
 	if last == nil {
 		install := action.NewInstall(ac)
 		install.ReleaseName, install.Namespace = name, namespace
+		install.DisableOpenAPIValidation = true
+		install.SkipSchemaValidation = schemaChecked
 		if _, err := install.RunWithContext(ctx, ch, values); err != nil {
 			return "", fmt.Errorf("helm install %s/%s: %w", namespace, name, err)
 		}
@@ -188,6 +204,8 @@ func Apply(ctx context.Context, cfg *rest.Config, namespace, name string, ch *ch
 	}
 	upgrade := action.NewUpgrade(ac)
 	upgrade.Namespace = namespace
+	upgrade.DisableOpenAPIValidation = true
+	upgrade.SkipSchemaValidation = schemaChecked
 	// Only our values count: the chart's defaults are not carried over.
 	upgrade.ResetValues = true
 	if _, err := upgrade.RunWithContext(ctx, name, ch, values); err != nil {

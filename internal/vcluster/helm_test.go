@@ -120,3 +120,42 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, removed, "uninstalling twice is fine")
 }
+
+// TestChartsApplyChecksValues checks that Charts.Apply, which compiles the
+// chart's values schema once and tells Helm to skip its own check, refuses
+// the values Helm refuses, and installs the ones Helm takes.
+func TestChartsApplyChecksValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	kube := testenv.HostKube(t)
+	client := kube.Client(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rt := testRuntime(t)
+	charts := &vcluster.Charts{}
+	ch, err := charts.Load(rt)
+	require.NoError(t, err)
+	require.NotNil(t, ch.Schema, "the chart has a values schema to check against")
+
+	c := queries.Cluster{ID: 43, Name: "checked", Slug: "checked-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer"}
+	ns := vcluster.Namespace(c)
+	require.NoError(t, vcluster.EnsureNamespace(ctx, client, c))
+	require.NoError(t, vcluster.EnsurePlatformSecret(ctx, client, c, rt))
+	good, err := vcluster.Values(c, rt)
+	require.NoError(t, err)
+
+	bad := []map[string]any{
+		{"noSuchSetting": true},
+		{"controlPlane": map[string]any{"distro": map[string]any{"k8s": map[string]any{"enabled": "yes"}}}},
+	}
+	for _, values := range bad {
+		require.Error(t, chartutil.ValidateAgainstSchema(ch, values), "Helm refuses %v", values)
+		_, err := charts.Apply(ctx, kube.Config, ns, vcluster.ReleaseName(c), ch, values, logger)
+		require.ErrorContains(t, err, "values do not match the schema of chart vcluster", "%v", values)
+	}
+	out, err := charts.Apply(ctx, kube.Config, ns, vcluster.ReleaseName(c), ch, good, logger)
+	require.NoError(t, err)
+	require.Equal(t, vcluster.Installed, out)
+	out, err = charts.Apply(ctx, kube.Config, ns, vcluster.ReleaseName(c), ch, good, logger)
+	require.NoError(t, err)
+	require.Equal(t, vcluster.Unchanged, out)
+}
