@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,6 +168,14 @@ func kubeInit() error {
 	return kubeShared.err
 }
 
+// dieWithTests makes a process the tests start end with the test binary:
+// stopKube stops them when the tests end, but a binary that is killed (a
+// timeout, Ctrl-C, the worker TestKilledWorkerRescued kills) never gets
+// there, and its etcd and apiservers ran on, orphaned.
+func dieWithTests() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
 func stopKube() {
 	kubeShared.mu.Lock()
 	for _, k := range kubeShared.started {
@@ -228,6 +237,7 @@ func startEtcd(dir string) error {
 		"--log-level", "error",
 	)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = dieWithTests()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start etcd: %w", err)
 	}
@@ -285,6 +295,7 @@ func startAPIServer() (*Kube, error) {
 		"--cert-dir", filepath.Join(kubeShared.dir, fmt.Sprintf("apiserver-%d", n)),
 	)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = dieWithTests()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start kube-apiserver: %w", err)
 	}
