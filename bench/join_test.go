@@ -27,9 +27,11 @@ import (
 
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -83,27 +85,7 @@ func BenchmarkJoinScript(b *testing.B) {
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE")
 	require.NoError(b, err)
 
-	catalog, err := locale.New()
-	require.NoError(b, err)
-	_, loopback, err := net.ParseCIDR("127.0.0.0/8")
-	require.NoError(b, err)
-	srv := httptest.NewUnstartedServer(nil)
-	baseURL := "http://" + srv.Listener.Addr().String()
-	// Nothing here runs jobs: an insert-only River client.
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	require.NoError(b, err)
-	reg := prometheus.NewRegistry()
-	clusterSvc := &clusters.Service{Pool: pool, River: rc, Box: box}
-	srv.Config.Handler = handlers.New(handlers.Deps{
-		Pool: pool, River: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
-		BaseURL: baseURL, Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
-		Accounts:   &accounts.Service{Pool: pool, River: rc, Box: box},
-		Box:        box,
-		Clusters:   clusterSvc,
-		JoinTokens: &jointokens.Service{Pool: pool, Box: box, Virtual: clusterSvc.VirtualConfig},
-	})
-	srv.Start()
-	b.Cleanup(srv.Close)
+	baseURL := benchServer(b, pool, box)
 	// As 'curl -fsSL' asks: without Accept-Encoding (Go's transport
 	// would otherwise ask for gzip and the server compress the script).
 	hc := &http.Client{Transport: &http.Transport{
@@ -339,4 +321,35 @@ func loadAtRate(b *testing.B, hc *http.Client, rate int, d time.Duration, next f
 	res.ok = res.statuses[http.StatusOK]
 	slices.Sort(res.latencies)
 	return res
+}
+
+// benchServer serves the platform's handlers on pool, with the services
+// the pages and the join endpoint use and an insert-only River client (no
+// jobs run), behind a trusted proxy on the loopback network; it returns
+// the server's base URL.
+func benchServer(b *testing.B, pool *pgxpool.Pool, box *secrets.Box) string {
+	b.Helper()
+	catalog, err := locale.New()
+	require.NoError(b, err)
+	_, loopback, err := net.ParseCIDR("127.0.0.0/8")
+	require.NoError(b, err)
+	srv := httptest.NewUnstartedServer(nil)
+	baseURL := "http://" + srv.Listener.Addr().String()
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(b, err)
+	reg := prometheus.NewRegistry()
+	clusterSvc := &clusters.Service{Pool: pool, River: rc, Box: box}
+	srv.Config.Handler = handlers.New(handlers.Deps{
+		Pool: pool, River: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
+		BaseURL: baseURL, Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
+		Box:        box,
+		Accounts:   &accounts.Service{Pool: pool, River: rc, Box: box},
+		Clusters:   clusterSvc,
+		Nodes:      &nodes.Service{Pool: pool, River: rc, Clusters: clusterSvc},
+		AdminUsers: &adminusers.Service{Pool: pool},
+		JoinTokens: &jointokens.Service{Pool: pool, Box: box, Virtual: clusterSvc.VirtualConfig},
+	})
+	srv.Start()
+	b.Cleanup(srv.Close)
+	return baseURL
 }

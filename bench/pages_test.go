@@ -5,11 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -17,17 +14,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/accounts"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
-	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/locale"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -121,27 +110,7 @@ func BenchmarkPages(b *testing.B) {
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE")
 	require.NoError(b, err)
 
-	catalog, err := locale.New()
-	require.NoError(b, err)
-	_, loopback, err := net.ParseCIDR("127.0.0.0/8")
-	require.NoError(b, err)
-	srv := httptest.NewUnstartedServer(nil)
-	baseURL := "http://" + srv.Listener.Addr().String()
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	require.NoError(b, err)
-	reg := prometheus.NewRegistry()
-	clusterSvc := &clusters.Service{Pool: pool, River: rc, Box: box}
-	srv.Config.Handler = handlers.New(handlers.Deps{
-		Pool: pool, River: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
-		BaseURL: baseURL, Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
-		Box:        box,
-		Accounts:   &accounts.Service{Pool: pool, River: rc, Box: box},
-		Clusters:   clusterSvc,
-		Nodes:      &nodes.Service{Pool: pool, River: rc, Clusters: clusterSvc},
-		AdminUsers: &adminusers.Service{Pool: pool},
-	})
-	srv.Start()
-	b.Cleanup(srv.Close)
+	baseURL := benchServer(b, pool, box)
 	transport := &http.Transport{
 		MaxIdleConns: joinBenchConcurrency, MaxIdleConnsPerHost: joinBenchConcurrency,
 		ForceAttemptHTTP2: false, IdleConnTimeout: time.Minute,

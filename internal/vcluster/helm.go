@@ -158,7 +158,7 @@ const (
 	Unchanged Outcome = "unchanged"
 )
 
-// Apply makes the release match chart and values: installs it when absent,
+// apply makes the release match chart and values: installs it when absent,
 // upgrades it when its chart version or values differ, and otherwise leaves
 // it (no new revision on every run). A release left pending by a process
 // that died mid-operation is repaired first.
@@ -168,12 +168,9 @@ const (
 // install's CPU), to check manifests that the apiserver checks again when
 // they are created; the chart's values are still checked against its
 // schema.
-func Apply(ctx context.Context, cfg *rest.Config, namespace, name string, ch *chart.Chart, values map[string]any, logger *slog.Logger) (Outcome, error) {
-	return apply(ctx, cfg, namespace, name, ch, values, logger, false)
-}
-
-// apply is Apply, with Helm's check of the values against the chart's
-// schema skipped when the caller made it (schemaChecked).
+//
+// Helm checks the values against the chart's schema unless the caller
+// did (schemaChecked; Charts.Apply).
 func apply(ctx context.Context, cfg *rest.Config, namespace, name string, ch *chart.Chart, values map[string]any, logger *slog.Logger, schemaChecked bool) (Outcome, error) {
 	ac, err := helmFor(cfg, namespace, logger)
 	if err != nil {

@@ -57,7 +57,8 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	client := kube.Client(t)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	rt := testRuntime(t)
-	ch, err := (&vcluster.Charts{}).Load(rt)
+	charts := &vcluster.Charts{}
+	ch, err := charts.Load(rt)
 	require.NoError(t, err)
 
 	c := queries.Cluster{ID: 42, Name: "helm", Slug: "helm-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "nodeport", NodePort: pgtype.Int4{Int32: 31443, Valid: true}, KonnectivityNodePort: pgtype.Int4{Int32: 31444, Valid: true}}
@@ -67,7 +68,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	values, err := vcluster.Values(c, rt)
 	require.NoError(t, err)
 
-	out, err := vcluster.Apply(ctx, kube.Config, ns, vcluster.ReleaseName(c), ch, values, logger)
+	out, err := charts.Apply(ctx, kube.Config, ns, vcluster.ReleaseName(c), ch, values, logger)
 	require.NoError(t, err)
 	require.Equal(t, vcluster.Installed, out)
 
@@ -90,7 +91,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	require.NotEmpty(t, roles.Items, "the chart's RBAC")
 
 	// The same values again: no new revision.
-	out, err = vcluster.Apply(ctx, kube.Config, ns, "helm", ch, values, logger)
+	out, err = charts.Apply(ctx, kube.Config, ns, "helm", ch, values, logger)
 	require.NoError(t, err)
 	require.Equal(t, vcluster.Unchanged, out)
 
@@ -98,7 +99,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	c.PublicAccessMode, c.NodePort, c.KonnectivityNodePort = "loadbalancer", pgtype.Int4{}, pgtype.Int4{}
 	values, err = vcluster.Values(c, rt)
 	require.NoError(t, err)
-	out, err = vcluster.Apply(ctx, kube.Config, ns, "helm", ch, values, logger)
+	out, err = charts.Apply(ctx, kube.Config, ns, "helm", ch, values, logger)
 	require.NoError(t, err)
 	require.Equal(t, vcluster.Upgraded, out)
 	svc, err = client.CoreV1().Services(ns).Get(ctx, "helm", metav1.GetOptions{})

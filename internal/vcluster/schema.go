@@ -12,16 +12,16 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Apply is the package's Apply with the chart's values schema compiled
-// once per chart: Helm compiles it again on every install and upgrade (a
-// fifth of an install's CPU). The values are checked as Helm checks them
+// Apply installs or upgrades the release (apply), with the chart's values
+// schema compiled once per chart: Helm compiles it again on every install
+// and upgrade (a fifth of an install's CPU). The values are checked as Helm checks them
 // (merged with the chart's defaults), and Helm is then told to skip its
 // own check. A chart whose schema cannot be compiled here (one with
 // subcharts, or references outside itself) is left to Helm to check.
 func (c *Charts) Apply(ctx context.Context, cfg *rest.Config, namespace, name string, ch *chart.Chart, values map[string]any, logger *slog.Logger) (Outcome, error) {
 	schema, ok := c.schema(ch)
 	if !ok {
-		return Apply(ctx, cfg, namespace, name, ch, values, logger)
+		return apply(ctx, cfg, namespace, name, ch, values, logger, false)
 	}
 	if schema != nil {
 		merged, err := chartutil.CoalesceValues(ch, values)
