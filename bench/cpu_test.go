@@ -3,9 +3,11 @@ package bench
 import (
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -19,6 +21,8 @@ const clockTicks = 100
 // cost goes.
 type cpuTimes struct {
 	self, postgres time.Duration
+	// idle is the machine's idle time, summed over its CPUs.
+	idle time.Duration
 }
 
 func readCPU() cpuTimes {
@@ -26,6 +30,13 @@ func readCPU() cpuTimes {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		t.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if raw, err := os.ReadFile("/proc/stat"); err == nil {
+		// cpu  user nice system idle ...
+		if f := strings.Fields(strings.SplitN(string(raw), "\n", 2)[0]); len(f) > 4 {
+			idle, _ := strconv.ParseInt(f[4], 10, 64)
+			t.idle = time.Duration(idle) * time.Second / clockTicks
+		}
 	}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, p := range stats {
@@ -48,4 +59,45 @@ func readCPU() cpuTimes {
 		t.postgres += time.Duration(user+sys) * time.Second / clockTicks
 	}
 	return t
+}
+
+// profileCPU starts a CPU profile of this process (server and load
+// generator) for the load name when BENCH_CPUPROFILE names a directory,
+// written there as <name>.pprof (the last round's) when the returned
+// function is called, with the allocations before and after (writeAllocs);
+// without it, it does nothing.
+func profileCPU(b *testing.B, name string) (stop func()) {
+	dir := os.Getenv("BENCH_CPUPROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, name+".pprof"))
+	if err != nil {
+		b.Fatalf("cpu profile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatalf("cpu profile: %v", err)
+	}
+	writeAllocs(b, filepath.Join(dir, name+".allocs0.pprof"))
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Errorf("cpu profile: %v", err)
+		}
+		writeAllocs(b, filepath.Join(dir, name+".allocs.pprof"))
+	}
+}
+
+// writeAllocs writes the allocations so far to path: those of a load are
+// the difference between its two (go tool pprof -sample_index=alloc_space
+// -diff_base <name>.allocs0.pprof <name>.allocs.pprof).
+func writeAllocs(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatalf("allocation profile: %v", err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		b.Fatalf("allocation profile: %v", err)
+	}
 }

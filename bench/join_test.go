@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -107,11 +109,11 @@ func BenchmarkJoinScript(b *testing.B) {
 		var health, join loadResult
 		var ratios []float64
 		for round := range benchRounds {
-			health = load(b, hc, func(int) *http.Request {
+			health = load(b, "healthz", hc, func(int) *http.Request {
 				req, _ := http.NewRequest(http.MethodGet, baseURL+"/healthz", nil)
 				return req
 			})
-			join = load(b, hc, func(n int) *http.Request {
+			join = load(b, "join", hc, func(n int) *http.Request {
 				req, _ := http.NewRequest(http.MethodGet, baseURL+"/join/"+tokens[rand.IntN(len(tokens))], nil)
 				// Each round its own addresses: the rounds on one server
 				// would otherwise pass the limit.
@@ -149,8 +151,10 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// reportLoad reports a load's throughput, latency and CPU per request (of
-// this process and of PostgreSQL) under name.
+// reportLoad reports a load's throughput, latency, CPU per request (of
+// this process and of PostgreSQL) and the share of the machine's CPU time
+// left idle (where a load that should keep every CPU busy does not, it
+// waits on something else) under name.
 func reportLoad(b *testing.B, name string, r loadResult) {
 	b.ReportMetric(r.perSecond(), name+"-req/s")
 	b.ReportMetric(r.quantile(0.50), name+"-p50-ms")
@@ -158,6 +162,7 @@ func reportLoad(b *testing.B, name string, r loadResult) {
 	self, pg := r.perRequest()
 	b.ReportMetric(self, name+"-go-µs/req")
 	b.ReportMetric(pg, name+"-pg-µs/req")
+	b.ReportMetric(100*r.cpu.idle.Seconds()/(r.elapsed.Seconds()*float64(runtime.NumCPU())), name+"-idle-%")
 }
 
 // insertJoinTokens stores joinBenchTokens unlimited, unexpiring tokens of
@@ -214,8 +219,9 @@ func (r loadResult) quantile(q float64) float64 {
 
 // load sends joinBenchRequests requests made by next (given the request's
 // number) from joinBenchConcurrency goroutines, reading every body so the
-// connections are kept alive, and fails past joinBenchTimeLimit.
-func load(b *testing.B, hc *http.Client, next func(n int) *http.Request) loadResult {
+// connections are kept alive, and fails past joinBenchTimeLimit. name
+// names the load's CPU profile (profileCPU).
+func load(b *testing.B, name string, hc *http.Client, next func(n int) *http.Request) loadResult {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), joinBenchTimeLimit)
 	defer cancel()
@@ -224,6 +230,7 @@ func load(b *testing.B, hc *http.Client, next func(n int) *http.Request) loadRes
 	res := loadResult{statuses: map[int]int{}}
 	var firstErr error
 	var wg sync.WaitGroup
+	defer profileCPU(b, name)()
 	cpu0 := readCPU()
 	start := time.Now()
 	for range joinBenchConcurrency {
@@ -254,7 +261,7 @@ func load(b *testing.B, hc *http.Client, next func(n int) *http.Request) loadRes
 	wg.Wait()
 	res.elapsed = time.Since(start)
 	cpu1 := readCPU()
-	res.cpu = cpuTimes{self: cpu1.self - cpu0.self, postgres: cpu1.postgres - cpu0.postgres}
+	res.cpu = cpuTimes{self: cpu1.self - cpu0.self, postgres: cpu1.postgres - cpu0.postgres, idle: cpu1.idle - cpu0.idle}
 	require.NoError(b, firstErr)
 	res.ok = res.statuses[http.StatusOK]
 	slices.Sort(res.latencies)
@@ -316,19 +323,24 @@ func loadAtRate(b *testing.B, hc *http.Client, rate int, d time.Duration, next f
 	wg.Wait()
 	res.elapsed = time.Since(start)
 	cpu1 := readCPU()
-	res.cpu = cpuTimes{self: cpu1.self - cpu0.self, postgres: cpu1.postgres - cpu0.postgres}
+	res.cpu = cpuTimes{self: cpu1.self - cpu0.self, postgres: cpu1.postgres - cpu0.postgres, idle: cpu1.idle - cpu0.idle}
 	require.NoError(b, firstErr)
 	res.ok = res.statuses[http.StatusOK]
 	slices.Sort(res.latencies)
 	return res
 }
 
-// benchServer serves the platform's handlers on pool, with the services
+// benchServer serves the platform's handlers on a web pool of pool's
+// database (database.ConnectWeb, as serve does), with the services
 // the pages and the join endpoint use and an insert-only River client (no
 // jobs run), behind a trusted proxy on the loopback network; it returns
 // the server's base URL.
 func benchServer(b *testing.B, pool *pgxpool.Pool, box *secrets.Box) string {
 	b.Helper()
+	// The handlers' own pool, as serve opens it.
+	web, err := database.ConnectWeb(context.Background(), pool.Config().ConnString())
+	require.NoError(b, err)
+	b.Cleanup(web.Close)
 	catalog, err := locale.New()
 	require.NoError(b, err)
 	_, loopback, err := net.ParseCIDR("127.0.0.0/8")
@@ -338,16 +350,16 @@ func benchServer(b *testing.B, pool *pgxpool.Pool, box *secrets.Box) string {
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(b, err)
 	reg := prometheus.NewRegistry()
-	clusterSvc := &clusters.Service{Pool: pool, River: rc, Box: box}
+	clusterSvc := &clusters.Service{Pool: web, River: rc, Box: box}
 	srv.Config.Handler = handlers.New(handlers.Deps{
-		Pool: pool, River: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
+		Pool: web, River: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
 		Box:        box,
-		Accounts:   &accounts.Service{Pool: pool, River: rc, Box: box},
+		Accounts:   &accounts.Service{Pool: web, River: rc, Box: box},
 		Clusters:   clusterSvc,
-		Nodes:      &nodes.Service{Pool: pool, River: rc, Clusters: clusterSvc},
-		AdminUsers: &adminusers.Service{Pool: pool},
-		JoinTokens: &jointokens.Service{Pool: pool, Box: box, Virtual: clusterSvc.VirtualConfig},
+		Nodes:      &nodes.Service{Pool: web, River: rc, Clusters: clusterSvc},
+		AdminUsers: &adminusers.Service{Pool: web},
+		JoinTokens: &jointokens.Service{Pool: web, Box: box, Virtual: clusterSvc.VirtualConfig},
 	})
 	srv.Start()
 	b.Cleanup(srv.Close)

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +43,8 @@ const (
 var pagesCSRF = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 
 // BenchmarkPages serves the real handlers with pagesBenchUsers users and
-// pagesBenchClusters clusters (ten recorded nodes each) in the database,
+// pagesBenchClusters clusters (ten recorded nodes each, joined with the
+// cluster's one join token) in the database,
 // signs in pagesBenchBrowsers browsers (each a user with pagesBenchOwn
 // clusters; every other one an admin), then loads from all of them at once
 // each of the signed-in pages issue 10 names: the cluster list, a
@@ -107,6 +110,13 @@ func BenchmarkPages(b *testing.B) {
 		SELECT c.id, 'node-' || n, true, '[{"type":"Ready","status":"True"}]', 'v1.34.0', '[{"type":"InternalIP","address":"10.0.0.1"}]'
 		FROM clusters c CROSS JOIN generate_series(1, 10) n`)
 	require.NoError(b, err)
+	// A join token per cluster, which its nodes joined with.
+	_, err = pool.Exec(ctx, `INSERT INTO join_tokens (cluster_id, token_id, token_hash, sealed_token, description)
+		SELECT c.id, lpad(to_hex(c.id), 6, '0'), md5(c.id::text), md5(c.id::text), 'rack ' || c.id FROM clusters c`)
+	require.NoError(b, err)
+	_, err = pool.Exec(ctx, `INSERT INTO join_token_nodes (token_id, node_name, csr_name, registered_at)
+		SELECT t.id, n.name, 'csr-' || n.name, now() FROM join_tokens t JOIN nodes n ON n.cluster_id = t.cluster_id`)
+	require.NoError(b, err)
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE")
 	require.NoError(b, err)
 
@@ -150,6 +160,16 @@ func BenchmarkPages(b *testing.B) {
 		require.Equal(b, http.StatusOK, resp.StatusCode)
 		require.Contains(b, string(body), "mine-4", "the page measured is the user's cluster list")
 		require.Contains(b, string(body), fmt.Sprintf("pages-%d-0", i))
+
+		req, _ = http.NewRequest(http.MethodGet, fmt.Sprintf("%s/clusters/%d/nodes", baseURL, br.cluster), nil)
+		req.Header.Set("Cookie", cookies[i])
+		resp, err = hc.Do(req)
+		require.NoError(b, err)
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(b, http.StatusOK, resp.StatusCode)
+		require.Equal(b, 10, strings.Count(string(body), `data-testid="node-row"`), "the page measured lists the cluster's nodes")
+		require.Contains(b, string(body), fmt.Sprintf("rack %d", br.cluster), "with the token they joined with")
 	}
 
 	// The pages measured, each asked by every browser that may see it.
@@ -174,17 +194,20 @@ func BenchmarkPages(b *testing.B) {
 		ratios := map[string][]float64{}
 		for range benchRounds {
 			for _, p := range pages {
+				if only := os.Getenv("BENCH_PAGES"); only != "" && !slices.Contains(strings.Split(only, ","), p.name) {
+					continue
+				}
 				var askers []asker
 				for j, br := range browsers {
 					if !p.admins || j%2 == 1 {
 						askers = append(askers, asker{cookies[j], br})
 					}
 				}
-				health := load(b, hc, func(int) *http.Request {
+				health := load(b, "healthz", hc, func(int) *http.Request {
 					req, _ := http.NewRequest(http.MethodGet, baseURL+"/healthz", nil)
 					return req
 				})
-				r := load(b, hc, func(n int) *http.Request {
+				r := load(b, p.name, hc, func(n int) *http.Request {
 					a := askers[n%len(askers)]
 					req, _ := http.NewRequest(http.MethodGet, baseURL+p.path(a.br), nil)
 					req.Header.Set("Cookie", a.cookie)

@@ -95,20 +95,26 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	require.NoError(t, err)
 
 	clusterSvc.River = inserter
+	// The handlers' services are on a web pool of their own, as serve
+	// builds them (database.ConnectWeb), of a single connection: a handler
+	// that waits for a second connection while it holds one hangs every
+	// test that reaches it, where a bigger pool would hang only under load.
+	web := singleConnPool(t, pool)
+	webClusters := &clusters.Service{Pool: web, River: inserter, Box: box, KubeconfigPath: hostKubeconfig}
 	deps := handlers.Deps{
-		Pool: pool, River: rc, Logger: logger, Catalog: catalog,
+		Pool: web, River: rc, Logger: logger, Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg,
 		Box:        box,
-		Accounts:   &accounts.Service{Pool: pool, River: rc, Box: box},
-		Clusters:   clusterSvc,
-		Nodes:      &nodes.Service{Pool: pool, River: rc, Clusters: clusterSvc},
-		JoinTokens: tokens,
-		NodeQuota:  &nodequota.Service{Pool: pool, River: rc, Box: box, Clients: nodequota.NewClients(clusterSvc.VirtualConfig, nodequota.ClientsKept)},
-		APIKeys:    &apikeys.Service{Pool: pool},
-		AdminUsers: &adminusers.Service{Pool: pool},
+		Accounts:   &accounts.Service{Pool: web, River: rc, Box: box},
+		Clusters:   webClusters,
+		Nodes:      &nodes.Service{Pool: web, River: rc, Clusters: webClusters},
+		JoinTokens: &jointokens.Service{Pool: web, Box: box, Virtual: webClusters.VirtualConfig},
+		NodeQuota:  &nodequota.Service{Pool: web, River: rc, Box: box, Clients: nodequota.NewClients(webClusters.VirtualConfig, nodequota.ClientsKept)},
+		APIKeys:    &apikeys.Service{Pool: web},
+		AdminUsers: &adminusers.Service{Pool: web},
 		// No KUBEBYON_KUBECONFIG: the host comes from the admin settings
 		// (connectHost), as the admin settings tests expect.
-		AdminSettings: &adminsettings.Service{Pool: pool, Box: box},
+		AdminSettings: &adminsettings.Service{Pool: web, Box: box},
 	}
 	for _, o := range opts {
 		o(&deps)
@@ -122,6 +128,17 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	}
 	t.Cleanup(srv.Close)
 	return &testBundle{pool: pool, server: srv, mail: mp, box: box, river: rc, hostKubeconfig: hostKubeconfig}
+}
+
+// singleConnPool is a pool of one connection to pool's database.
+func singleConnPool(t *testing.T, pool *pgxpool.Pool) *pgxpool.Pool {
+	t.Helper()
+	cfg := pool.Config()
+	cfg.MaxConns = 1
+	web, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(web.Close)
+	return web
 }
 
 // client is a cookie-keeping HTTP client that does not follow redirects,

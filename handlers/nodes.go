@@ -63,8 +63,8 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	cl, fresh, err := h.Nodes.OwnCluster(ctx, u.ID, id)
+	page, err := h.Nodes.OwnPage(c.Request().Context(), u.ID, id)
+	cl := page.Cluster
 	if errors.Is(err, clusters.ErrNotFound) || cl.Status == clusters.StatusDeleted {
 		return errClusterNotFound
 	}
@@ -85,15 +85,10 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	if cl.StaleNodeCleanupHours.Valid {
 		l.StaleCleanupHours = strconv.Itoa(int(cl.StaleNodeCleanupHours.Int32))
 	}
-	list, err := h.Nodes.List(ctx, cl)
-	if err != nil {
-		return err
-	}
-	fresh = fresh.Of(list)
-	l.Updated, l.Now = fresh.Updated, time.Now()
-	l.UnreachableSince, l.UnreachableError = fresh.UnreachableSince, fresh.LastError
-	l.Nodes = make([]views.Node, 0, len(list))
-	for _, n := range list {
+	l.Updated, l.Now = page.Fresh.Updated, time.Now()
+	l.UnreachableSince, l.UnreachableError = page.Fresh.UnreachableSince, page.Fresh.LastError
+	l.Nodes = make([]views.Node, 0, len(page.Nodes))
+	for _, n := range page.Nodes {
 		v := nodeView(n.Summary)
 		v.JoinedWith = n.TokenDescription
 		if v.JoinedWith == "" {

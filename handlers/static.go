@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"compress/gzip"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -177,13 +176,13 @@ func (w *sizedFlush) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // compressibleType reports whether responses of a content type shrink
 // with gzip: text, JSON, JavaScript, SVG; not images, which are
-// compressed already.
+// compressed already. Only the media type counts, not its parameters
+// (read without mime.ParseMediaType, which builds a map of them for every
+// response).
 func compressibleType(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	return strings.HasPrefix(mt, "text/") || mt == "application/json" || mt == "application/javascript" || mt == "image/svg+xml"
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return (strings.HasPrefix(mt, "text/") && len(mt) > len("text/")) || mt == "application/json" || mt == "application/javascript" || mt == "image/svg+xml"
 }
 
 // isStatic reports whether the request is for a static file or the icon.

@@ -141,11 +141,10 @@ type runtimeDeps struct {
 	river    *river.Client[pgx.Tx]
 	box      *secrets.Box
 	catalog  *locale.Catalog
-	services *services
 }
 
-// services are the domain services, each built once and handed to both
-// the handlers and the workers.
+// services are the domain services on one pool: the workers' on the main
+// pool, the handlers' on the web pool (database.DB.Web).
 type services struct {
 	accounts      *accounts.Service
 	clusters      *clusters.Service
@@ -243,7 +242,7 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 			return fail(fmt.Errorf("start workers: %w", err))
 		}
 	}
-	return &runtimeDeps{db: db, logger: logger, registry: reg, river: rc, box: box, catalog: catalog, services: svc}, nil
+	return &runtimeDeps{db: db, logger: logger, registry: reg, river: rc, box: box, catalog: catalog}, nil
 }
 
 // stop stops the workers (letting running jobs finish for a while), then
@@ -300,11 +299,17 @@ func (c *cli) serve(args []string) error {
 		return err
 	}
 	defer deps.stop(scfg.Workers)
+	// The handlers' own pool and services on it; the workers keep theirs.
+	web, err := deps.db.OpenWeb(ctx)
+	if err != nil {
+		return err
+	}
+	svc := newServices(web, deps.box, common.Kubeconfig)
+	svc.setRiver(deps.river)
 	ctx, dbFailed := watchDatabase(ctx, deps.db)
 
-	svc := deps.services
 	e := handlers.New(handlers.Deps{
-		Pool: deps.db.Pool, River: deps.river, Logger: logger, Catalog: deps.catalog,
+		Pool: web, River: deps.river, Logger: logger, Catalog: deps.catalog,
 		BaseURL: common.BaseURL, Metrics: deps.registry, Gatherer: deps.registry,
 		Alive:          deps.db.Alive,
 		TrustedProxies: scfg.TrustedProxies,

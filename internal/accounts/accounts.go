@@ -116,11 +116,41 @@ func (s *Service) now() time.Time {
 	return time.Now()
 }
 
-// inTx runs fn in a transaction.
+// inTx runs fn in a transaction. A wrong code fn met (checkCode) is
+// counted once the transaction has rolled back.
 func (s *Service) inTx(ctx context.Context, fn func(pgx.Tx, *queries.Queries) error) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		return fn(tx, queries.New(tx))
 	})
+	var wrong wrongCodeError
+	if errors.As(err, &wrong) {
+		return s.countWrongCode(ctx, wrong.codeID)
+	}
+	return err
+}
+
+// wrongCodeError is a wrong code for the email code codeID, which inTx
+// counts as an attempt after the caller's transaction: counted within it,
+// the attempt would roll back with it; counted on a connection of its own
+// while the transaction holds one, every connection of the pool could be
+// held by requests each waiting for another.
+type wrongCodeError struct{ codeID int64 }
+
+func (wrongCodeError) Error() string { return ErrCodeInvalid.Error() }
+
+func (wrongCodeError) Is(target error) bool { return target == ErrCodeInvalid }
+
+// countWrongCode counts an attempt with a wrong code: ErrTooManyAttempts
+// once that is the last allowed, else ErrCodeInvalid.
+func (s *Service) countWrongCode(ctx context.Context, codeID int64) error {
+	attempts, err := queries.New(s.Pool).EmailCodeAddAttempt(ctx, codeID)
+	if err != nil {
+		return fmt.Errorf("count attempt: %w", err)
+	}
+	if attempts >= MaxCodeTries {
+		return ErrTooManyAttempts
+	}
+	return ErrCodeInvalid
 }
 
 // FieldErrors maps form fields to catalog message IDs.
@@ -345,9 +375,10 @@ func NormalizeCode(raw string) (string, bool) {
 	return c, len(c) == 6
 }
 
-// checkCode verifies a code of a purpose for a user. A wrong code counts an
-// attempt, committed on its own so that a rolled-back caller cannot undo it.
-// The right code is consumed with q (the caller's transaction).
+// checkCode verifies a code of a purpose for a user, in the caller's
+// transaction q (inTx's). The right code is consumed with q; a wrong one is
+// a wrongCodeError, which inTx counts as an attempt once the transaction
+// has ended, so that rolling it back does not undo the count.
 func (s *Service) checkCode(ctx context.Context, q *queries.Queries, userID int64, purpose, raw string) (queries.EmailCode, error) {
 	c, err := q.EmailCodeLatest(ctx, queries.EmailCodeLatestParams{UserID: userID, Purpose: purpose})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -366,14 +397,7 @@ func (s *Service) checkCode(ctx context.Context, q *queries.Queries, userID int6
 	}
 	code, ok := NormalizeCode(raw)
 	if !ok || !secrets.Equal(c.CodeHash, s.Box.MAC("email-code:"+purpose, []byte(code))) {
-		attempts, err := queries.New(s.Pool).EmailCodeAddAttempt(ctx, c.ID)
-		if err != nil {
-			return c, fmt.Errorf("count attempt: %w", err)
-		}
-		if attempts >= MaxCodeTries {
-			return c, ErrTooManyAttempts
-		}
-		return c, ErrCodeInvalid
+		return c, wrongCodeError{codeID: c.ID}
 	}
 	n, err := q.EmailCodeConsume(ctx, c.ID)
 	if err != nil {

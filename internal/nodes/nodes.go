@@ -125,30 +125,75 @@ type Listed struct {
 	TokenID, TokenDescription string
 }
 
-// List is the cluster's nodes by name, as the health job last recorded
-// them (and as the console left them after acting on them), each with the
-// token it joined with: it never asks the cluster, so the nodes page loads
-// and refreshes from the database alone, in one query.
-func (s *Service) List(ctx context.Context, c queries.Cluster) ([]Listed, error) {
-	rows, err := queries.New(s.Pool).NodeListWithTokenByCluster(ctx, c.ID)
-	if err != nil {
-		return nil, fmt.Errorf("nodes of cluster %d: %w", c.ID, err)
+// Page is what a cluster's nodes page shows.
+type Page struct {
+	// Cluster holds the columns the page shows (NodePageByOwner): ID,
+	// Name, Description, KubernetesVersion, PublicAccessMode, the node
+	// ports, Status, StatusMessage, Endpoint, the generations, CreatedAt,
+	// ReadyAt, DeleteRequestedAt, NodeQuotaEnabled and
+	// StaleNodeCleanupHours; the others are zero.
+	Cluster queries.Cluster
+	// Fresh is how current Nodes are.
+	Fresh Freshness
+	// Nodes are the cluster's nodes by name, as the health job last
+	// recorded them (and as the console left them after acting on them),
+	// each with the token it joined with.
+	Nodes []Listed
+}
+
+// OwnPage is a user's cluster (deleted ones included) with its recorded
+// nodes, read in one query: it never asks the cluster, so the nodes page
+// loads and refreshes from the database alone. Another user's cluster is
+// clusters.ErrNotFound.
+func (s *Service) OwnPage(ctx context.Context, ownerID, id int64) (Page, error) {
+	r, err := queries.New(s.Pool).NodePageByOwner(ctx, queries.NodePageByOwnerParams{
+		Kind: string(HealthCheck), ID: id, OwnerID: ownerID,
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Page{}, clusters.ErrNotFound
 	}
-	out := make([]Listed, len(rows))
-	for i, r := range rows {
-		// The status and addresses are worked out from the conditions
-		// and addresses by the database (migration 023), as fromRow does.
-		out[i] = Listed{Summary: Summary{
-			Name: r.Name, Status: r.Status, Unschedulable: r.Unschedulable, Roles: r.Roles,
-			KubeletVersion: r.KubeletVersion, OS: r.Os, Arch: r.Arch,
-			InternalIP: r.InternalIp, ExternalIP: r.ExternalIp,
-			Created: r.NodeCreatedAt.Time, LastSeen: r.LastSeen.Time,
-		}, TokenID: r.TokenID, TokenDescription: r.TokenDescription}
-		if len(out[i].Roles) == 0 {
-			out[i].Roles = nil
+	if err != nil {
+		return Page{}, fmt.Errorf("load cluster %d with its nodes: %w", id, err)
+	}
+	p := Page{Cluster: queries.Cluster{
+		ID: r.ID, Name: r.Name, Description: r.Description, KubernetesVersion: r.KubernetesVersion,
+		PublicAccessMode: r.PublicAccessMode, NodePort: r.NodePort, KonnectivityNodePort: r.KonnectivityNodePort,
+		Status: r.Status, StatusMessage: r.StatusMessage, Endpoint: r.Endpoint,
+		Generation: r.Generation, ObservedGeneration: r.ObservedGeneration,
+		CreatedAt: r.CreatedAt, ReadyAt: r.ReadyAt, DeleteRequestedAt: r.DeleteRequestedAt,
+		NodeQuotaEnabled: r.NodeQuotaEnabled, StaleNodeCleanupHours: r.StaleNodeCleanupHours,
+	}}
+	p.Fresh = freshness(r.CheckedAt, r.UnreachableSince, r.LastError)
+	n := len(r.Names)
+	for _, col := range [][]string{r.Statuses, r.Roles, r.KubeletVersions, r.Oses, r.Arches, r.InternalIps, r.ExternalIps, r.TokenIds, r.TokenDescriptions} {
+		if len(col) != n {
+			return Page{}, fmt.Errorf("nodes of cluster %d: %d names but a column of %d", id, n, len(col))
 		}
 	}
-	return out, nil
+	if len(r.Unschedulable) != n || len(r.Created) != n || len(r.LastSeen) != n {
+		return Page{}, fmt.Errorf("nodes of cluster %d: columns of unequal length", id)
+	}
+	if n > 0 {
+		p.Nodes = make([]Listed, n)
+	}
+	for i := range n {
+		// The status and addresses are worked out from the conditions
+		// and addresses by the database (migration 023), as fromRow does.
+		l := &p.Nodes[i]
+		l.Summary = Summary{
+			Name: r.Names[i], Status: r.Statuses[i], Unschedulable: r.Unschedulable[i],
+			KubeletVersion: r.KubeletVersions[i], OS: r.Oses[i], Arch: r.Arches[i],
+			InternalIP: r.InternalIps[i], ExternalIP: r.ExternalIps[i],
+			Created: r.Created[i].Time, LastSeen: r.LastSeen[i].Time,
+		}
+		if r.Roles[i] != "" {
+			l.Roles = strings.Split(r.Roles[i], ",")
+		}
+		l.TokenID, l.TokenDescription = r.TokenIds[i], r.TokenDescriptions[i]
+	}
+	slices.SortFunc(p.Nodes, func(a, b Listed) int { return strings.Compare(a.Name, b.Name) })
+	p.Fresh = p.Fresh.Of(p.Nodes)
+	return p, nil
 }
 
 // ListLive is the cluster's nodes by name, read from its control plane.
@@ -195,14 +240,20 @@ func (s *Service) OwnCluster(ctx context.Context, ownerID, id int64) (queries.Cl
 	if err != nil {
 		return row.Cluster, Freshness{}, fmt.Errorf("load cluster %d with its health check: %w", id, err)
 	}
+	return row.Cluster, freshness(row.CheckedAt, row.UnreachableSince, row.LastError), nil
+}
+
+// freshness is what a cluster's health check (its columns, NULL without
+// one) says of its recorded nodes.
+func freshness(checkedAt, unreachableSince pgtype.Timestamptz, lastError string) Freshness {
 	var f Freshness
 	switch {
-	case row.UnreachableSince.Valid:
-		f.UnreachableSince, f.LastError = row.UnreachableSince.Time, row.LastError
-	case row.CheckedAt.Valid:
-		f.Updated = row.CheckedAt.Time
+	case unreachableSince.Valid:
+		f.UnreachableSince, f.LastError = unreachableSince.Time, lastError
+	case checkedAt.Valid:
+		f.Updated = checkedAt.Time
 	}
-	return row.Cluster, f, nil
+	return f
 }
 
 // Of is f for the recorded nodes in list: while the health check fails,

@@ -2,6 +2,8 @@ package nodes
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,11 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// TestListReadsWhatTheRowsSay checks that the node list, which reads the
+// TestListReadsWhatTheRowsSay checks that the nodes page (OwnPage), which reads the
 // status and addresses PostgreSQL works out from a row's conditions and
 // addresses (migration 023), shows each node as the node itself reads
 // (summarize) and as its row reads in Go (fromRow).
@@ -22,11 +25,22 @@ func TestListReadsWhatTheRowsSay(t *testing.T) {
 	ctx := context.Background()
 	pool := testenv.DB(t)
 	q := queries.New(pool)
-	var clusterID int64
+	var clusterID, ownerID int64
 	require.NoError(t, pool.QueryRow(ctx, `
 		WITH u AS (INSERT INTO users (email, name) VALUES ('list@example.com', 'List') RETURNING id)
 		INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
-		SELECT id, 'list', 'list-nodes', 'v1.34.0', 'nodeport', 'ready' FROM u RETURNING id`).Scan(&clusterID))
+		SELECT id, 'list', 'list-nodes', 'v1.34.0', 'nodeport', 'ready' FROM u RETURNING id, owner_id`).Scan(&clusterID, &ownerID))
+	svc := &Service{Pool: pool}
+	// Before any node: the cluster, without nodes.
+	page, err := svc.OwnPage(ctx, ownerID, clusterID)
+	require.NoError(t, err)
+	require.Equal(t, "list", page.Cluster.Name)
+	require.Equal(t, "ready", page.Cluster.Status)
+	require.Empty(t, page.Nodes)
+	require.True(t, page.Fresh.Updated.IsZero(), "never recorded")
+	// Nobody else's.
+	_, err = svc.OwnPage(ctx, ownerID+1000, clusterID)
+	require.ErrorIs(t, err, clusters.ErrNotFound)
 
 	at := metav1.NewTime(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
 	cond := func(t corev1.NodeConditionType, s corev1.ConditionStatus) corev1.NodeCondition {
@@ -64,10 +78,13 @@ func TestListReadsWhatTheRowsSay(t *testing.T) {
 	// a node it acted on before the health job saw it) reads as ready.
 	require.NoError(t, q.NodeUpsert(ctx, queries.NodeUpsertParams{ClusterID: clusterID, Name: "bare", Ready: true, Conditions: []byte("[]"), Addresses: []byte("[]"), Roles: []string{}}))
 
-	list, err := (&Service{Pool: pool}).List(ctx, queries.Cluster{ID: clusterID})
+	page, err = svc.OwnPage(ctx, ownerID, clusterID)
 	require.NoError(t, err)
+	require.Equal(t, "list", page.Cluster.Name)
+	require.False(t, page.Fresh.Updated.IsZero(), "recorded when the newest row was")
+	require.True(t, slices.IsSortedFunc(page.Nodes, func(a, b Listed) int { return strings.Compare(a.Name, b.Name) }), "by name")
 	byName := map[string]Summary{}
-	for _, l := range list {
+	for _, l := range page.Nodes {
 		byName[l.Name] = l.Summary
 	}
 	require.Len(t, byName, len(tests)+1)
