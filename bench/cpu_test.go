@@ -25,6 +25,11 @@ type cpuTimes struct {
 	idle time.Duration
 }
 
+// since is the CPU time used from t0 to t.
+func (t cpuTimes) since(t0 cpuTimes) cpuTimes {
+	return cpuTimes{self: t.self - t0.self, postgres: t.postgres - t0.postgres, idle: t.idle - t0.idle}
+}
+
 func readCPU() cpuTimes {
 	var t cpuTimes
 	var ru syscall.Rusage

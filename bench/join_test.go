@@ -260,8 +260,7 @@ func load(b *testing.B, name string, hc *http.Client, next func(n int) *http.Req
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
-	cpu1 := readCPU()
-	res.cpu = cpuTimes{self: cpu1.self - cpu0.self, postgres: cpu1.postgres - cpu0.postgres, idle: cpu1.idle - cpu0.idle}
+	res.cpu = readCPU().since(cpu0)
 	require.NoError(b, firstErr)
 	res.ok = res.statuses[http.StatusOK]
 	slices.Sort(res.latencies)
@@ -322,8 +321,7 @@ func loadAtRate(b *testing.B, hc *http.Client, rate int, d time.Duration, next f
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
-	cpu1 := readCPU()
-	res.cpu = cpuTimes{self: cpu1.self - cpu0.self, postgres: cpu1.postgres - cpu0.postgres, idle: cpu1.idle - cpu0.idle}
+	res.cpu = readCPU().since(cpu0)
 	require.NoError(b, firstErr)
 	res.ok = res.statuses[http.StatusOK]
 	slices.Sort(res.latencies)
