@@ -150,7 +150,7 @@ func NewKube(t testing.TB) *Kube {
 func kubeInit() error {
 	kubeShared.once.Do(func() {
 		kubeShared.err = func() error {
-			dir, err := os.MkdirTemp("", "kubebyon-kube-")
+			dir, err := tempDir("kubebyon-kube-")
 			if err != nil {
 				return err
 			}

@@ -82,7 +82,7 @@ func freePort() (int, error) {
 }
 
 func startMailpit() (*Mailpit, error) {
-	dir, err := os.MkdirTemp("", "kubebyon-mailpit-")
+	dir, err := tempDir("kubebyon-mailpit-")
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,7 @@ func Main(m *testing.M) { os.Exit(Run(m)) }
 // Run runs the package's tests and stops what testenv started, returning
 // the exit code, for a TestMain with its own clean-up.
 func Run(m *testing.M) int {
+	sweepStale()
 	code := m.Run()
 	stopMailpit()
 	stopKube()
@@ -72,7 +73,7 @@ func (e *env) start() error {
 	defer cancel()
 	e.adminURL = os.Getenv("TEST_DATABASE_URL")
 	if e.adminURL == "" {
-		dir, err := os.MkdirTemp("", "kubebyon-testpg-")
+		dir, err := tempDir("kubebyon-testpg-")
 		if err != nil {
 			return err
 		}
