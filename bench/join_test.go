@@ -259,12 +259,18 @@ func load(b *testing.B, name string, hc *http.Client, next func(n int) *http.Req
 		}()
 	}
 	wg.Wait()
-	res.elapsed = time.Since(start)
-	res.cpu = readCPU().since(cpu0)
-	require.NoError(b, firstErr)
-	res.ok = res.statuses[http.StatusOK]
-	slices.Sort(res.latencies)
+	res.finish(b, start, cpu0, firstErr)
 	return res
+}
+
+// finish records the end of a load that began at start with the CPU times
+// cpu0, and fails on its first error.
+func (r *loadResult) finish(b *testing.B, start time.Time, cpu0 cpuTimes, err error) {
+	r.elapsed = time.Since(start)
+	r.cpu = readCPU().since(cpu0)
+	require.NoError(b, err)
+	r.ok = r.statuses[http.StatusOK]
+	slices.Sort(r.latencies)
 }
 
 // roundTrip sends req and reads the whole answer.
@@ -320,11 +326,7 @@ func loadAtRate(b *testing.B, hc *http.Client, rate int, d time.Duration, next f
 		})
 	}
 	wg.Wait()
-	res.elapsed = time.Since(start)
-	res.cpu = readCPU().since(cpu0)
-	require.NoError(b, firstErr)
-	res.ok = res.statuses[http.StatusOK]
-	slices.Sort(res.latencies)
+	res.finish(b, start, cpu0, firstErr)
 	return res
 }
 

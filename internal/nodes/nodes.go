@@ -165,13 +165,13 @@ func (s *Service) OwnPage(ctx context.Context, ownerID, id int64) (Page, error) 
 	}}
 	p.Fresh = freshness(r.CheckedAt, r.UnreachableSince, r.LastError)
 	n := len(r.Names)
-	for _, col := range [][]string{r.Statuses, r.Roles, r.KubeletVersions, r.Oses, r.Arches, r.InternalIps, r.ExternalIps, r.TokenIds, r.TokenDescriptions} {
-		if len(col) != n {
-			return Page{}, fmt.Errorf("nodes of cluster %d: %d names but a column of %d", id, n, len(col))
+	for _, l := range []int{
+		len(r.Statuses), len(r.Unschedulable), len(r.Roles), len(r.KubeletVersions), len(r.Oses), len(r.Arches),
+		len(r.InternalIps), len(r.ExternalIps), len(r.Created), len(r.LastSeen), len(r.TokenIds), len(r.TokenDescriptions),
+	} {
+		if l != n {
+			return Page{}, fmt.Errorf("nodes of cluster %d: %d names but a column of %d", id, n, l)
 		}
-	}
-	if len(r.Unschedulable) != n || len(r.Created) != n || len(r.LastSeen) != n {
-		return Page{}, fmt.Errorf("nodes of cluster %d: columns of unequal length", id)
 	}
 	if n > 0 {
 		p.Nodes = make([]Listed, n)
