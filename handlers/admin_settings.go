@@ -29,7 +29,7 @@ const maxKubeconfigBytes = 256 << 10
 var settingsFields = []string{
 	"chartRepo", "chartVersion", "chartPath",
 	"platformHost", "platformProject", "platformInsecure",
-	"defaultAccessMode", "apiBaseDomain", "podCIDR", "serviceCIDR", "allowedVersions",
+	"defaultAccessMode", "edgeAddressType", "apiBaseDomain", "podCIDR", "serviceCIDR", "allowedVersions",
 	"nodePortMin", "nodePortMax",
 	"hostKubeconfigClear", "platformAccessKeyClear",
 }
@@ -72,7 +72,7 @@ func settingsForm(rt settings.Runtime) views.Form {
 	for k, v := range map[string]string{
 		"chartRepo": rt.ChartRepo, "chartVersion": rt.ChartVersion, "chartPath": rt.ChartPath,
 		"platformHost": rt.PlatformHost, "platformProject": rt.PlatformProject,
-		"defaultAccessMode": rt.DefaultAccessMode, "apiBaseDomain": rt.APIBaseDomain,
+		"defaultAccessMode": rt.DefaultAccessMode, "edgeAddressType": rt.EdgeAddressType, "apiBaseDomain": rt.APIBaseDomain,
 		"podCIDR": rt.PodCIDR, "serviceCIDR": rt.ServiceCIDR,
 		"allowedVersions": strings.Join(rt.AllowedVersions, "\n"),
 		"nodePortMin":     strconv.Itoa(rt.NodePortMin), "nodePortMax": strconv.Itoa(rt.NodePortMax),
@@ -107,7 +107,7 @@ func settingsChangeFrom(c echo.Context) (views.Form, adminsettings.Change, error
 		Settings: settings.Runtime{
 			ChartRepo: trimmed("chartRepo"), ChartVersion: trimmed("chartVersion"), ChartPath: trimmed("chartPath"),
 			PlatformHost: trimmed("platformHost"), PlatformProject: trimmed("platformProject"), PlatformInsecure: on("platformInsecure"),
-			DefaultAccessMode: f.Value("defaultAccessMode"), APIBaseDomain: strings.ToLower(trimmed("apiBaseDomain")),
+			DefaultAccessMode: f.Value("defaultAccessMode"), EdgeAddressType: f.Value("edgeAddressType"), APIBaseDomain: strings.ToLower(trimmed("apiBaseDomain")),
 			PodCIDR: trimmed("podCIDR"), ServiceCIDR: trimmed("serviceCIDR"),
 			AllowedVersions: versionList(f.Value("allowedVersions")),
 			NodePortMin:     number("nodePortMin"), NodePortMax: number("nodePortMax"),

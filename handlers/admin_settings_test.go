@@ -101,6 +101,7 @@ func fullSettings(t *testing.T) url.Values {
 		"platformProject":   {"kubebyon"},
 		"platformInsecure":  {"on"},
 		"defaultAccessMode": {"loadbalancer"},
+		"edgeAddressType":   {"ExternalIP"},
 		"apiBaseDomain":     {"K8s.Example.com"},
 		"podCIDR":           {"10.100.0.0/16"},
 		"serviceCIDR":       {"10.101.0.0/16"},
@@ -202,7 +203,7 @@ func TestAdminSettingsSaveAndReadBack(t *testing.T) {
 		HostKubeconfig: kubeconfig[:len(kubeconfig)-1], // trimmed of its final newline
 		ChartRepo:      "oci://registry.example.com/charts", ChartVersion: "0.29.1", ChartPath: form.Get("chartPath"),
 		PlatformHost: "platform.example.com:8443", PlatformAccessKey: accessKey, PlatformProject: "kubebyon", PlatformInsecure: true,
-		DefaultAccessMode: "loadbalancer", APIBaseDomain: "k8s.example.com",
+		DefaultAccessMode: "loadbalancer", EdgeAddressType: "ExternalIP", APIBaseDomain: "k8s.example.com",
 		PodCIDR: "10.100.0.0/16", ServiceCIDR: "10.101.0.0/16",
 		AllowedVersions: []string{"v1.34.1", "v1.33.5", "v1.32.9"},
 		NodePortMin:     31000, NodePortMax: 31999,
@@ -227,13 +228,14 @@ func TestAdminSettingsSaveAndReadBack(t *testing.T) {
 	require.Contains(t, body, `value="oci://registry.example.com/charts"`)
 	require.Contains(t, body, "v1.34.1\nv1.33.5\nv1.32.9</textarea>")
 	require.Regexp(t, `<option value="loadbalancer" selected`, body)
+	require.Regexp(t, `<option value="ExternalIP" selected`, body)
 	require.Regexp(t, `name="platformInsecure" type="checkbox" value="on" checked`, body)
 
 	events := b.settingsEvents(t)
 	require.Len(t, events, 1)
 	require.ElementsMatch(t, []string{
 		"hostKubeconfig", "chartRepo", "chartVersion", "chartPath", "platformHost", "platformAccessKey",
-		"platformProject", "platformInsecure", "defaultAccessMode", "apiBaseDomain", "podCIDR", "serviceCIDR",
+		"platformProject", "platformInsecure", "defaultAccessMode", "edgeAddressType", "apiBaseDomain", "podCIDR", "serviceCIDR",
 		"allowedVersions", "nodePortMin", "nodePortMax",
 	}, changedOf(events[0]))
 	require.Equal(t, "uploaded", events[0]["hostKubeconfig"])
@@ -307,6 +309,7 @@ current-context: c
 		{"chart path", with(form, "chartPath", "/no/such/chart"), "", "chartPath", "No chart directory is at this path"},
 		{"platform host", with(form, "platformHost", "https://platform.example.com/x"), "", "platformHost", "Enter the host name"},
 		{"access mode", with(form, "defaultAccessMode", "ingress"), "", "defaultAccessMode", "Choose NodePort or LoadBalancer."},
+		{"edge address", with(form, "edgeAddressType", "Hostname"), "", "edgeAddressType", "Choose InternalIP or ExternalIP."},
 		{"domain", with(form, "apiBaseDomain", "not a domain!"), "", "apiBaseDomain", "Enter a domain name"},
 		{"pod CIDR", with(form, "podCIDR", "10.244.0.0"), "", "podCIDR", "Enter a network in CIDR notation"},
 		{"service CIDR", with(form, "serviceCIDR", "ten"), "", "serviceCIDR", "Enter a network in CIDR notation"},

@@ -25,15 +25,15 @@ func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		headers := c.Request().Header.Values(echo.HeaderAuthorization)
 		if len(headers) == 0 {
-			return h.apiUnauthorized(c, `Bearer`)
+			return h.apiUnauthorized(c, `Bearer`, apikeys.ErrUnauthorized)
 		}
 		key, ok := apikeys.ParseBearer(headers[0])
 		if len(headers) > 1 || !ok {
-			return h.apiUnauthorized(c, invalidTokenChallenge)
+			return h.apiUnauthorized(c, invalidTokenChallenge, apikeys.ErrUnauthorized)
 		}
 		u, err := h.APIKeys.Authenticate(c.Request().Context(), key)
 		if errors.Is(err, apikeys.ErrUnauthorized) {
-			return h.apiUnauthorized(c, invalidTokenChallenge)
+			return h.apiUnauthorized(c, invalidTokenChallenge, apikeys.ErrUnauthorized)
 		}
 		if err != nil {
 			return err
@@ -43,9 +43,10 @@ func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// apiUnauthorized answers a request without a working key: 401 with the
-// challenge, or 429 once its address has failed too often.
-func (h *Handlers) apiUnauthorized(c echo.Context, challenge string) error {
+// apiUnauthorized answers a request without a working key or token: 401
+// with the challenge and unauthorized's message, or 429 once its address
+// has failed too often.
+func (h *Handlers) apiUnauthorized(c echo.Context, challenge string, unauthorized error) error {
 	d, err := ratelimit.Hit(c.Request().Context(), queries.New(h.Pool), ratelimit.APIAuthFailPerIP, c.RealIP(), time.Now())
 	if err != nil {
 		return err
@@ -55,7 +56,7 @@ func (h *Handlers) apiUnauthorized(c echo.Context, challenge string) error {
 		return echo.NewHTTPError(http.StatusTooManyRequests, "ErrAPIRateLimited")
 	}
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, challenge)
-	return echo.NewHTTPError(http.StatusUnauthorized, apikeys.ErrUnauthorized.Error())
+	return echo.NewHTTPError(http.StatusUnauthorized, unauthorized.Error())
 }
 
 // apiUser is a user as the API shows them.

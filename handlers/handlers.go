@@ -26,6 +26,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -78,6 +79,10 @@ type Deps struct {
 	NodeQuota *nodequota.Service
 	// APIKeys: the users' API keys.
 	APIKeys *apikeys.Service
+	// Edge: the edge tokens and the edges' reports; EdgeState: the routes
+	// every edge should serve, which the edge config API waits on.
+	Edge      *edge.Service
+	EdgeState *edge.Watcher
 	// AdminUsers and AdminSettings: the admin area.
 	AdminUsers    *adminusers.Service
 	AdminSettings *adminsettings.Service

@@ -29,6 +29,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
@@ -100,6 +101,11 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	// that waits for a second connection while it holds one hangs every
 	// test that reaches it, where a bigger pool would hang only under load.
 	web := singleConnPool(t, pool)
+	edgeState := edge.NewWatcher(web, box, logger)
+	watchCtx, stopWatching := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() { edgeState.Run(watchCtx); close(watched) }()
+	t.Cleanup(func() { stopWatching(); <-watched })
 	webClusters := &clusters.Service{Pool: web, River: inserter, Box: box, KubeconfigPath: hostKubeconfig}
 	deps := handlers.Deps{
 		Pool: web, River: rc, Logger: logger, Catalog: catalog,
@@ -115,6 +121,8 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		// No KUBEBYON_KUBECONFIG: the host comes from the admin settings
 		// (connectHost), as the admin settings tests expect.
 		AdminSettings: &adminsettings.Service{Pool: web, Box: box},
+		Edge:          &edge.Service{Pool: web, Box: box},
+		EdgeState:     edgeState,
 	}
 	for _, o := range opts {
 		o(&deps)

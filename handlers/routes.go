@@ -149,6 +149,10 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/api/v1/clusters/:id/nodes/:name/drain", h.drainAPINode, h.requireAPIKey, validNodeName)
 	e.DELETE("/api/v1/clusters/:id/nodes/:name", h.deleteAPINode, h.requireAPIKey, validNodeName)
 
+	// What `kubebyon edge` calls, with an edge token (edge_api.go).
+	e.GET("/api/v1/edge/config", h.showEdgeConfig, h.requireEdgeToken)
+	e.POST("/api/v1/edge/status", h.recordEdgeStatus, h.requireEdgeToken)
+
 	// The admin area (admin_*.go). requireAdmin alone guards it: it needs
 	// a signed-in user as well.
 	admin := e.Group("/admin", h.requireAdmin, h.adminNotices)

@@ -202,7 +202,7 @@ func (q *Queries) ClusterCheckSucceeded(ctx context.Context, arg ClusterCheckSuc
 }
 
 const clusterGetForOwnerWithCheck = `-- name: ClusterGetForOwnerWithCheck :one
-SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, cc.checked_at, cc.unreachable_since,
+SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, cc.checked_at, cc.unreachable_since,
        coalesce(cc.last_error, '')::text AS last_error
 FROM clusters
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
@@ -256,6 +256,7 @@ func (q *Queries) ClusterGetForOwnerWithCheck(ctx context.Context, arg ClusterGe
 		&i.Cluster.StaleNodeCleanupHours,
 		&i.Cluster.CaCert,
 		&i.Cluster.FailureNotified,
+		&i.Cluster.LbAddress,
 		&i.CheckedAt,
 		&i.UnreachableSince,
 		&i.LastError,

@@ -39,7 +39,7 @@ func (q *Queries) ClusterCountActiveByOwner(ctx context.Context, ownerID int64) 
 const clusterCreate = `-- name: ClusterCreate :one
 INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
 `
 
 type ClusterCreateParams struct {
@@ -93,6 +93,7 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
 		&i.FailureNotified,
+		&i.LbAddress,
 	)
 	return i, err
 }
@@ -155,7 +156,7 @@ func (q *Queries) ClusterDashboardByOwner(ctx context.Context, arg ClusterDashbo
 }
 
 const clusterGetByID = `-- name: ClusterGetByID :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE id = $1
 `
 
 func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error) {
@@ -189,12 +190,13 @@ func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error)
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
 		&i.FailureNotified,
+		&i.LbAddress,
 	)
 	return i, err
 }
 
 const clusterGetForOwner = `-- name: ClusterGetForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
 `
 
 type ClusterGetForOwnerParams struct {
@@ -234,12 +236,13 @@ func (q *Queries) ClusterGetForOwner(ctx context.Context, arg ClusterGetForOwner
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
 		&i.FailureNotified,
+		&i.LbAddress,
 	)
 	return i, err
 }
 
 const clusterGetForOwnerWithDeleted = `-- name: ClusterGetForOwnerWithDeleted :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1 AND owner_id = $2
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE id = $1 AND owner_id = $2
 `
 
 type ClusterGetForOwnerWithDeletedParams struct {
@@ -280,6 +283,7 @@ func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg Cluster
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
 		&i.FailureNotified,
+		&i.LbAddress,
 	)
 	return i, err
 }
@@ -388,7 +392,7 @@ func (q *Queries) ClusterListNodeQuotaEnabled(ctx context.Context) ([]int64, err
 }
 
 const clusterListReady = `-- name: ClusterListReady :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE status = 'ready' ORDER BY id
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE status = 'ready' ORDER BY id
 `
 
 func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
@@ -428,6 +432,7 @@ func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
 			&i.StaleNodeCleanupHours,
 			&i.CaCert,
 			&i.FailureNotified,
+			&i.LbAddress,
 		); err != nil {
 			return nil, err
 		}
@@ -495,7 +500,7 @@ func (q *Queries) ClusterListSummaryByOwner(ctx context.Context, arg ClusterList
 }
 
 const clusterLock = `-- name: ClusterLock :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1 FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
@@ -529,12 +534,13 @@ func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
 		&i.FailureNotified,
+		&i.LbAddress,
 	)
 	return i, err
 }
 
 const clusterLockForOwner = `-- name: ClusterLockForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
 `
 
 type ClusterLockForOwnerParams struct {
@@ -573,6 +579,7 @@ func (q *Queries) ClusterLockForOwner(ctx context.Context, arg ClusterLockForOwn
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
 		&i.FailureNotified,
+		&i.LbAddress,
 	)
 	return i, err
 }
@@ -681,7 +688,7 @@ UPDATE clusters
 SET delete_requested_at = coalesce(delete_requested_at, now()), status = 'deleting',
     generation = generation + 1, status_message = '', updated_at = now(), failure_notified = false
 WHERE id = $1
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
 `
 
 func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, error) {
@@ -715,6 +722,7 @@ func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, 
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
 		&i.FailureNotified,
+		&i.LbAddress,
 	)
 	return i, err
 }
@@ -724,7 +732,7 @@ UPDATE clusters
 SET status = CASE WHEN delete_requested_at IS NULL THEN 'pending' ELSE 'deleting' END,
     status_message = '', reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $1 AND status = 'failed'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
 `
 
 // A failed cluster gets a fresh attempt at its current generation.
@@ -759,6 +767,7 @@ func (q *Queries) ClusterRetry(ctx context.Context, id int64) (Cluster, error) {
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
 		&i.FailureNotified,
+		&i.LbAddress,
 	)
 	return i, err
 }
@@ -786,7 +795,7 @@ UPDATE clusters SET node_quota_enabled = $1,
     node_quota_secret = CASE WHEN $2::text <> '' THEN $2::text ELSE node_quota_secret END,
     updated_at = now()
 WHERE id = $3 AND delete_requested_at IS NULL AND status <> 'deleted'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
 `
 
 type ClusterSetNodeQuotaParams struct {
@@ -828,6 +837,7 @@ func (q *Queries) ClusterSetNodeQuota(ctx context.Context, arg ClusterSetNodeQuo
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
 		&i.FailureNotified,
+		&i.LbAddress,
 	)
 	return i, err
 }
@@ -902,7 +912,7 @@ func (q *Queries) ClusterTakeReconcileLease(ctx context.Context, arg ClusterTake
 }
 
 const clusterUpdateDescription = `-- name: ClusterUpdateDescription :one
-UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
+UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
 `
 
 type ClusterUpdateDescriptionParams struct {
@@ -942,6 +952,7 @@ func (q *Queries) ClusterUpdateDescription(ctx context.Context, arg ClusterUpdat
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
 		&i.FailureNotified,
+		&i.LbAddress,
 	)
 	return i, err
 }
@@ -956,7 +967,7 @@ SET description = $1, kubernetes_version = $2,
     status_message = CASE WHEN status = 'failed' THEN '' ELSE status_message END,
     reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $6
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
 `
 
 type ClusterUpdateSpecParams struct {
@@ -1007,6 +1018,7 @@ func (q *Queries) ClusterUpdateSpec(ctx context.Context, arg ClusterUpdateSpecPa
 		&i.StaleNodeCleanupHours,
 		&i.CaCert,
 		&i.FailureNotified,
+		&i.LbAddress,
 	)
 	return i, err
 }

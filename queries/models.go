@@ -61,6 +61,7 @@ type Cluster struct {
 	StaleNodeCleanupHours pgtype.Int4
 	CaCert                string
 	FailureNotified       bool
+	LbAddress             string
 }
 
 type ClusterCheck struct {
@@ -82,6 +83,32 @@ type ClusterEvent struct {
 	CreatedAt pgtype.Timestamptz
 }
 
+type EdgeInstance struct {
+	ID             int64
+	TokenID        int64
+	Name           string
+	Address        string
+	HaproxyVersion string
+	AppliedVersion string
+	BackendsUp     int32
+	BackendsDown   int32
+	Down           []byte
+	LastError      string
+	FirstSeenAt    pgtype.Timestamptz
+	LastSeenAt     pgtype.Timestamptz
+}
+
+type EdgeToken struct {
+	ID         int64
+	Name       string
+	Prefix     string
+	SecretHash string
+	CreatedBy  pgtype.Int8
+	CreatedAt  pgtype.Timestamptz
+	LastUsedAt pgtype.Timestamptz
+	RevokedAt  pgtype.Timestamptz
+}
+
 type EmailCode struct {
 	ID         int64
 	UserID     int64
@@ -92,6 +119,14 @@ type EmailCode struct {
 	ExpiresAt  pgtype.Timestamptz
 	ConsumedAt pgtype.Timestamptz
 	CreatedAt  pgtype.Timestamptz
+}
+
+type HostNode struct {
+	Name       string
+	InternalIp string
+	ExternalIp string
+	Ready      bool
+	UpdatedAt  pgtype.Timestamptz
 }
 
 type JoinEvent struct {

@@ -65,6 +65,12 @@ var accessModes = []struct{ Value, LabelID string }{
 	{"loadbalancer", "AdminSettingsAccessLoadBalancer"},
 }
 
+// edgeAddressTypes are the host node addresses the edge can use.
+var edgeAddressTypes = []struct{ Value, LabelID string }{
+	{"InternalIP", "AdminSettingsEdgeInternalIP"},
+	{"ExternalIP", "AdminSettingsEdgeExternalIP"},
+}
+
 // settingsTestSourceMsg says what a connection test used.
 func settingsTestSourceMsg(source string) string {
 	switch source {

@@ -33,6 +33,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/config"
 	"github.com/kubebyon/kubebyon/internal/database"
+	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
@@ -154,6 +155,7 @@ type services struct {
 	apiKeys       *apikeys.Service
 	adminUsers    *adminusers.Service
 	adminSettings *adminsettings.Service
+	edge          *edge.Service
 }
 
 // newServices builds the services. The River client needs the clusters
@@ -170,6 +172,7 @@ func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *servi
 		apiKeys:       &apikeys.Service{Pool: pool},
 		adminUsers:    &adminusers.Service{Pool: pool},
 		adminSettings: &adminsettings.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
+		edge:          &edge.Service{Pool: pool, Box: box},
 	}
 }
 
@@ -307,6 +310,10 @@ func (c *cli) serve(args []string) error {
 	svc := newServices(web, deps.box, common.Kubeconfig)
 	svc.setRiver(deps.river)
 	ctx, dbFailed := watchDatabase(ctx, deps.db)
+	// The routes every edge should serve, worked out again when the
+	// database says they changed.
+	edgeState := edge.NewWatcher(web, deps.box, logger)
+	go edgeState.Run(ctx)
 
 	e := handlers.New(handlers.Deps{
 		Pool: web, River: deps.river, Logger: logger, Catalog: deps.catalog,
@@ -323,6 +330,8 @@ func (c *cli) serve(args []string) error {
 		APIKeys:        svc.apiKeys,
 		AdminUsers:     svc.adminUsers,
 		AdminSettings:  svc.adminSettings,
+		Edge:           svc.edge,
+		EdgeState:      edgeState,
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
 	metricsAddr := ""

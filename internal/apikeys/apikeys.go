@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/bearer"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
@@ -146,12 +147,12 @@ func (s *Service) Create(ctx context.Context, userID int64, name string, expiry 
 // that one is taken.
 func insertKey(ctx context.Context, q *queries.Queries, userID int64, name string, expiresAt time.Time) (Created, error) {
 	for range 3 {
-		value, prefix := newKey()
+		value, prefix := keys.New()
 		k, err := q.ApiKeyCreate(ctx, queries.ApiKeyCreateParams{
 			UserID:     userID,
 			Name:       name,
 			Prefix:     prefix,
-			SecretHash: hashKey(value),
+			SecretHash: bearer.Hash(value),
 			ExpiresAt:  pgtype.Timestamptz{Time: expiresAt, Valid: !expiresAt.IsZero()},
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -215,11 +216,11 @@ func (s *Service) Revoke(ctx context.Context, userID, keyID int64, actor audit.A
 // Authenticate returns the user a key acts for. Any key that does not work,
 // for whatever reason, is ErrUnauthorized.
 func (s *Service) Authenticate(ctx context.Context, key string) (queries.User, error) {
-	if !wellFormed(key) {
+	if !keys.WellFormed(key) {
 		return queries.User{}, ErrUnauthorized
 	}
 	q := queries.New(s.Pool)
-	row, err := q.ApiKeyAuthenticate(ctx, key[:prefixLen])
+	row, err := q.ApiKeyAuthenticate(ctx, keys.PrefixOf(key))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queries.User{}, ErrUnauthorized
 	}
@@ -228,7 +229,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (queries.User, e
 	}
 	k, u, now := row.ApiKey, row.User, s.now()
 	switch {
-	case !secrets.Equal(k.SecretHash, hashKey(key)),
+	case !secrets.Equal(k.SecretHash, bearer.Hash(key)),
 		k.RevokedAt.Valid,
 		k.ExpiresAt.Valid && !now.Before(k.ExpiresAt.Time),
 		u.DisabledAt.Valid,

@@ -28,17 +28,18 @@ import (
 
 // Server is one address a backend sends connections to.
 type Server struct {
-	Address string // an IP address or a DNS name
-	Port    int
+	Address string `json:"address"` // an IP address or a DNS name
+	Port    int    `json:"port"`
 }
 
 // Route is one cluster's entry: its API host name and where its apiserver
 // and its konnectivity server answer. A route without servers is still
 // known: its connections are accepted and closed, not refused as unknown.
 type Route struct {
-	ClusterID         int64
-	Host              string
-	API, Konnectivity []Server
+	ClusterID    int64    `json:"cluster_id"`
+	Host         string   `json:"host"`
+	API          []Server `json:"api"`
+	Konnectivity []Server `json:"konnectivity"`
 }
 
 // Config is what one HAProxy serves.

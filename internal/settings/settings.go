@@ -34,6 +34,13 @@ const (
 	AccessLoadBalancer = "loadbalancer"
 )
 
+// The host node address types the edge can send connections to (the
+// type names of a Node's status.addresses).
+const (
+	AddressInternalIP = "InternalIP"
+	AddressExternalIP = "ExternalIP"
+)
+
 // Runtime is the cluster runtime's settings.
 type Runtime struct {
 	// HostKubeconfig is an uploaded kubeconfig for the host cluster (secret).
@@ -56,6 +63,9 @@ type Runtime struct {
 
 	// DefaultAccessMode is nodeport or loadbalancer.
 	DefaultAccessMode string `json:"defaultAccessMode"`
+	// EdgeAddressType is the host node address (InternalIP or ExternalIP)
+	// the edge sends a NodePort cluster's connections to.
+	EdgeAddressType string `json:"edgeAddressType"`
 	// APIBaseDomain: cluster API endpoints are <slug>.<APIBaseDomain>.
 	APIBaseDomain string `json:"apiBaseDomain"`
 	// Default virtual cluster networks.
@@ -79,6 +89,7 @@ func Defaults() Runtime {
 		ChartRepo:         "https://charts.loft.sh",
 		ChartVersion:      VClusterVersion,
 		DefaultAccessMode: AccessNodePort,
+		EdgeAddressType:   AddressInternalIP,
 		PodCIDR:           "10.244.0.0/16",
 		ServiceCIDR:       "10.96.0.0/16",
 		AllowedVersions:   []string{"v1.34.0"},
@@ -197,6 +208,9 @@ func (r *Runtime) Validate() error {
 	}
 	if r.DefaultAccessMode != AccessNodePort && r.DefaultAccessMode != AccessLoadBalancer {
 		errs["defaultAccessMode"] = "ErrSettingAccessMode"
+	}
+	if r.EdgeAddressType != AddressInternalIP && r.EdgeAddressType != AddressExternalIP {
+		errs["edgeAddressType"] = "ErrSettingEdgeAddressType"
 	}
 	if r.APIBaseDomain != "" && len(validation.IsDNS1123Subdomain(r.APIBaseDomain)) > 0 {
 		errs["apiBaseDomain"] = "ErrSettingDomain"

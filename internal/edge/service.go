@@ -1,0 +1,219 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/bearer"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// tokens are edge tokens: "kbe_" + an 8-character id + "_" + a
+// 32-character secret (package bearer).
+var tokens = bearer.Kind{Prefix: "kbe_"}
+
+// ParseBearer reads an edge token from an Authorization header value.
+func ParseBearer(header string) (string, bool) { return tokens.Parse(header) }
+
+// MaxNameLength bounds a token's and an instance's name, in characters.
+const MaxNameLength = 100
+
+// ErrUnauthorized is every way an edge token can fail (unknown, wrong
+// secret, revoked): one error, so that a caller learns nothing about
+// which. Its message is the catalog ID of what edges are told.
+var ErrUnauthorized = errors.New("ErrEdgeUnauthorized")
+
+// ErrNotFound is a token that does not exist.
+var ErrNotFound = errors.New("edge token not found")
+
+// touchEvery limits how often a token's last-used time is written.
+const touchEvery = time.Minute
+
+// Service carries what the edge's platform side needs: the tokens, the
+// edges' reports, and the desired state (Watcher).
+type Service struct {
+	Pool *pgxpool.Pool
+	Box  *secrets.Box
+}
+
+// CreatedToken is a new token: its row, and its value, which exists only
+// here.
+type CreatedToken struct {
+	Token queries.EdgeToken
+	Value string
+}
+
+// CreateToken makes an edge token. A bad name is returned as input.Errors.
+func (s *Service) CreateToken(ctx context.Context, name string, actor audit.Actor) (CreatedToken, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return CreatedToken{}, input.Errors{"name": "ErrEdgeTokenNameRequired"}
+	case utf8.RuneCountInString(name) > MaxNameLength:
+		return CreatedToken{}, input.Errors{"name": "ErrEdgeTokenNameTooLong"}
+	}
+	var c CreatedToken
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		for range 3 {
+			value, prefix := tokens.New()
+			t, err := q.EdgeTokenCreate(ctx, queries.EdgeTokenCreateParams{
+				Name: name, Prefix: prefix, SecretHash: bearer.Hash(value),
+				CreatedBy: pgtype.Int8{Int64: actor.UserID, Valid: actor.UserID != 0},
+			})
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue // the id was taken: draw another
+			}
+			if err != nil {
+				return fmt.Errorf("create edge token: %w", err)
+			}
+			c = CreatedToken{Token: t, Value: value}
+			return audit.Record(ctx, q, actor, audit.Event{
+				Action: "edge_token.create", TargetType: "edge_token", TargetID: fmt.Sprint(t.ID),
+				Details: map[string]any{"name": t.Name, "prefix": t.Prefix},
+			})
+		}
+		return errors.New("create edge token: no free id after 3 tries")
+	})
+	return c, err
+}
+
+// Tokens lists every token, newest first.
+func (s *Service) Tokens(ctx context.Context) ([]queries.EdgeToken, error) {
+	ts, err := queries.New(s.Pool).EdgeTokenList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list edge tokens: %w", err)
+	}
+	return ts, nil
+}
+
+// RevokeToken ends a token for good: its edges get 401 from then on.
+// Revoking a revoked token changes nothing; an unknown one is ErrNotFound.
+func (s *Service) RevokeToken(ctx context.Context, id int64, actor audit.Actor) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		t, err := q.EdgeTokenRevoke(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Revoked already, or no such token.
+			_, err := q.EdgeTokenGet(ctx, id)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrNotFound
+			}
+			return err
+		}
+		if err != nil {
+			return fmt.Errorf("revoke edge token %d: %w", id, err)
+		}
+		return audit.Record(ctx, q, actor, audit.Event{
+			Action: "edge_token.revoke", TargetType: "edge_token", TargetID: fmt.Sprint(t.ID),
+			Details: map[string]any{"name": t.Name, "prefix": t.Prefix},
+		})
+	})
+}
+
+// Authenticate returns the token an edge presents, if it works. Any token
+// that does not is ErrUnauthorized.
+func (s *Service) Authenticate(ctx context.Context, token string) (queries.EdgeToken, error) {
+	if !tokens.WellFormed(token) {
+		return queries.EdgeToken{}, ErrUnauthorized
+	}
+	q := queries.New(s.Pool)
+	t, err := q.EdgeTokenByPrefix(ctx, tokens.PrefixOf(token))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return queries.EdgeToken{}, ErrUnauthorized
+	}
+	if err != nil {
+		return queries.EdgeToken{}, fmt.Errorf("look up edge token: %w", err)
+	}
+	if !secrets.Equal(t.SecretHash, bearer.Hash(token)) || t.RevokedAt.Valid {
+		return queries.EdgeToken{}, ErrUnauthorized
+	}
+	if !t.LastUsedAt.Valid || time.Since(t.LastUsedAt.Time) >= touchEvery {
+		if err := q.EdgeTokenTouch(ctx, t.ID); err != nil {
+			return queries.EdgeToken{}, fmt.Errorf("record edge token use: %w", err)
+		}
+	}
+	return t, nil
+}
+
+// Backend is one backend's health as an edge's HAProxy reports it.
+type Backend struct {
+	ClusterID int64 `json:"cluster_id"`
+	// Kind is "api" or "konnectivity".
+	Kind string `json:"backend"`
+	// Up and Down count the backend's servers by their check.
+	Up   int `json:"up"`
+	Down int `json:"down"`
+}
+
+// MaxDown bounds the backends a report lists: an edge whose every backend
+// is down lists the first MaxDown (BackendsDown counts them all).
+const MaxDown = 1000
+
+// Report is what an edge says about itself (POST /api/v1/edge/status).
+type Report struct {
+	// Name tells apart the instances that share a token (their host
+	// names, by default).
+	Name           string    `json:"name"`
+	HAProxyVersion string `json:"haproxy_version"`
+	AppliedVersion string `json:"applied_version"`
+	// BackendsUp counts the backends whose every server is up,
+	// BackendsDown those with a server down; Down lists the latter (a
+	// backend without servers is neither).
+	BackendsUp   int       `json:"backends_up"`
+	BackendsDown int       `json:"backends_down"`
+	Down         []Backend `json:"down"`
+	LastError    string    `json:"last_error"`
+}
+
+// maxReportText bounds the free text of a report.
+const maxReportText = 4000
+
+// Record stores a report of an edge that authenticated with token, from
+// address.
+func (s *Service) Record(ctx context.Context, token queries.EdgeToken, address string, r Report) (queries.EdgeInstance, error) {
+	r.Name = strings.TrimSpace(r.Name)
+	errs := input.Errors{}
+	if r.Name == "" {
+		errs["name"] = "ErrEdgeInstanceNameRequired"
+	} else if utf8.RuneCountInString(r.Name) > MaxNameLength {
+		errs["name"] = "ErrEdgeInstanceNameTooLong"
+	}
+	if len(r.HAProxyVersion) > maxReportText || len(r.AppliedVersion) > maxReportText || len(r.LastError) > maxReportText {
+		errs["last_error"] = "ErrEdgeReportTooLong"
+	}
+	if r.BackendsUp < 0 || r.BackendsDown < 0 || len(r.Down) > MaxDown {
+		errs["down"] = "ErrEdgeReportBackends"
+	}
+	if len(errs) > 0 {
+		return queries.EdgeInstance{}, errs
+	}
+	if r.Down == nil {
+		r.Down = []Backend{}
+	}
+	down, err := json.Marshal(r.Down)
+	if err != nil {
+		return queries.EdgeInstance{}, fmt.Errorf("encode backends: %w", err)
+	}
+	inst, err := queries.New(s.Pool).EdgeInstanceReport(ctx, queries.EdgeInstanceReportParams{
+		TokenID: token.ID, Name: r.Name, Address: address, HaproxyVersion: r.HAProxyVersion,
+		AppliedVersion: r.AppliedVersion, BackendsUp: int32(r.BackendsUp), BackendsDown: int32(r.BackendsDown),
+		Down: down, LastError: r.LastError,
+	})
+	if err != nil {
+		return queries.EdgeInstance{}, fmt.Errorf("record the report of edge %q: %w", r.Name, err)
+	}
+	return inst, nil
+}

@@ -1,0 +1,160 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/settings"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Channel is the PostgreSQL notification channel on which the database
+// says that what the edge routes changed (migration 024's triggers).
+const Channel = "kubebyon_edge"
+
+const (
+	// settle is how long the watcher gathers notifications before it
+	// tells the waiters: a burst of changes (a thousand installs) wakes
+	// them once.
+	settle = 100 * time.Millisecond
+	// relistenAfter is the wait before the watcher listens again after
+	// its connection failed.
+	relistenAfter = 2 * time.Second
+)
+
+// Watcher keeps the desired state and wakes whoever waits for it to
+// change (the edge config API's long polls). The state is worked out once
+// per change, however many edges ask; while the watcher does not listen
+// (before Run, or between connections) it is worked out on every ask.
+type Watcher struct {
+	pool   *pgxpool.Pool
+	box    *secrets.Box
+	logger *slog.Logger
+
+	// compute lets one caller at a time work out the state.
+	compute sync.Mutex
+
+	mu        sync.Mutex
+	listening bool
+	// gen counts the changes told; state is fresh when it was worked out
+	// at the current gen while listening.
+	gen        uint64
+	state      State
+	stateGen   uint64
+	stateValid bool
+	// changed is closed (and replaced) when the state may have changed.
+	changed chan struct{}
+}
+
+// NewWatcher returns a watcher that reads the state from pool.
+func NewWatcher(pool *pgxpool.Pool, box *secrets.Box, logger *slog.Logger) *Watcher {
+	return &Watcher{pool: pool, box: box, logger: logger, changed: make(chan struct{})}
+}
+
+// Run listens for changes until ctx ends, again after each failure.
+func (w *Watcher) Run(ctx context.Context) {
+	for {
+		err := w.listen(ctx)
+		w.setListening(false)
+		if ctx.Err() != nil {
+			return
+		}
+		w.logger.WarnContext(ctx, "edge config watcher lost its connection; listening again", "error", err, "after", relistenAfter)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(relistenAfter):
+		}
+	}
+}
+
+// listen holds its own connection (not one of the pool's, which requests
+// need) while it waits for notifications.
+func (w *Watcher) listen(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, w.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	// What changed while nobody listened is not known: a change now.
+	w.setListening(true)
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		// Gather the rest of a burst.
+		settleCtx, cancel := context.WithTimeout(ctx, settle)
+		for {
+			if _, err := conn.WaitForNotification(settleCtx); err != nil {
+				break
+			}
+		}
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		w.bump()
+	}
+}
+
+func (w *Watcher) setListening(on bool) {
+	w.mu.Lock()
+	w.listening = on
+	w.mu.Unlock()
+	w.bump()
+}
+
+// bump says the state may have changed.
+func (w *Watcher) bump() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gen++
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+// Current is the desired state, and a channel closed when it may change
+// after that.
+func (w *Watcher) Current(ctx context.Context) (State, <-chan struct{}, error) {
+	w.compute.Lock()
+	defer w.compute.Unlock()
+	w.mu.Lock()
+	gen, changed := w.gen, w.changed
+	if w.listening && w.stateValid && w.stateGen == gen {
+		s := w.state
+		w.mu.Unlock()
+		return s, changed, nil
+	}
+	w.mu.Unlock()
+
+	s, err := w.desired(ctx)
+	if err != nil {
+		return State{}, nil, err
+	}
+	w.mu.Lock()
+	w.state, w.stateGen, w.stateValid = s, gen, true
+	w.mu.Unlock()
+	return s, changed, nil
+}
+
+func (w *Watcher) desired(ctx context.Context) (State, error) {
+	q := queries.New(w.pool)
+	rt, err := settings.Load(ctx, q, w.box)
+	var unreadable *settings.UnreadableError
+	if err != nil && !errors.As(err, &unreadable) {
+		// Sealed secrets the key cannot open do not matter here.
+		return State{}, err
+	}
+	return Desired(ctx, q, rt)
+}

@@ -1,0 +1,82 @@
+-- name: EdgeRoutes :many
+-- Every cluster the edge routes (from its creation until it is deleted),
+-- with only what its route needs.
+SELECT id, slug, public_access_mode, node_port, konnectivity_node_port, lb_address
+FROM clusters
+WHERE status <> 'deleted'
+ORDER BY id;
+
+-- name: HostNodesReady :many
+-- The Ready host nodes, which NodePort clusters' connections go to.
+SELECT name, internal_ip, external_ip FROM host_nodes WHERE ready ORDER BY name;
+
+-- name: HostNodeList :many
+SELECT * FROM host_nodes ORDER BY name;
+
+-- name: HostNodeUpsert :exec
+-- Records a host node as the sync saw it; a row that did not change is
+-- left alone (and wakes no edge).
+INSERT INTO host_nodes (name, internal_ip, external_ip, ready)
+VALUES (@name, @internal_ip, @external_ip, @ready)
+ON CONFLICT (name) DO UPDATE
+SET internal_ip = EXCLUDED.internal_ip, external_ip = EXCLUDED.external_ip,
+    ready = EXCLUDED.ready, updated_at = now()
+WHERE (host_nodes.internal_ip, host_nodes.external_ip, host_nodes.ready)
+      IS DISTINCT FROM (EXCLUDED.internal_ip, EXCLUDED.external_ip, EXCLUDED.ready);
+
+-- name: HostNodesDeleteExcept :execrows
+-- Forgets the host nodes the sync no longer saw.
+DELETE FROM host_nodes WHERE NOT (name = ANY (@names::text[]));
+
+-- name: ClusterSetLBAddress :execrows
+-- Records the address the host reports for a LoadBalancer cluster's
+-- Service; a cluster that is gone is left alone.
+UPDATE clusters SET lb_address = @lb_address
+WHERE id = @id AND status <> 'deleted' AND lb_address <> @lb_address;
+
+-- name: EdgeTokenCreate :one
+-- A prefix already taken (the id part is random) inserts nothing, and the
+-- caller tries another.
+INSERT INTO edge_tokens (name, prefix, secret_hash, created_by)
+VALUES (@name, @prefix, @secret_hash, @created_by)
+ON CONFLICT (prefix) DO NOTHING
+RETURNING *;
+
+-- name: EdgeTokenList :many
+SELECT * FROM edge_tokens ORDER BY id DESC;
+
+-- name: EdgeTokenRevoke :one
+UPDATE edge_tokens SET revoked_at = now()
+WHERE id = @id AND revoked_at IS NULL
+RETURNING *;
+
+-- name: EdgeTokenByPrefix :one
+-- The caller checks the hash and revocation.
+SELECT * FROM edge_tokens WHERE prefix = @prefix;
+
+-- name: EdgeTokenTouch :exec
+UPDATE edge_tokens SET last_used_at = now() WHERE id = @id;
+
+-- name: EdgeInstanceReport :one
+-- Records an edge's report; its first report adds it.
+INSERT INTO edge_instances (token_id, name, address, haproxy_version, applied_version,
+                            backends_up, backends_down, down, last_error)
+VALUES (@token_id, @name, @address, @haproxy_version, @applied_version,
+        @backends_up, @backends_down, @down, @last_error)
+ON CONFLICT (token_id, name) DO UPDATE
+SET address = EXCLUDED.address, haproxy_version = EXCLUDED.haproxy_version,
+    applied_version = EXCLUDED.applied_version, backends_up = EXCLUDED.backends_up,
+    backends_down = EXCLUDED.backends_down, down = EXCLUDED.down,
+    last_error = EXCLUDED.last_error, last_seen_at = now()
+RETURNING *;
+
+-- name: EdgeInstanceList :many
+-- The instances of tokens that still work, most recently seen first.
+SELECT edge_instances.*, edge_tokens.name AS token_name
+FROM edge_instances
+JOIN edge_tokens ON edge_tokens.id = edge_instances.token_id
+WHERE edge_tokens.revoked_at IS NULL
+ORDER BY edge_instances.last_seen_at DESC, edge_instances.id;
+
+-- name: EdgeTokenGet :one
+SELECT * FROM edge_tokens WHERE id = @id;
