@@ -166,7 +166,7 @@ const MaxDown = 1000
 type Report struct {
 	// Name tells apart the instances that share a token (their host
 	// names, by default).
-	Name           string    `json:"name"`
+	Name           string `json:"name"`
 	HAProxyVersion string `json:"haproxy_version"`
 	AppliedVersion string `json:"applied_version"`
 	// BackendsUp counts the backends whose every server is up,
