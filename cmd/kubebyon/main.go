@@ -54,6 +54,7 @@ Commands:
   worker    background workers only (multi-node mode)
   migrate   apply database migrations, then exit
   admin     create or promote an admin: kubebyon admin create|promote --email EMAIL
+  edge      beside HAProxy on an edge machine: keeps it routing every cluster's API host name
   version   print the version
 
 Run 'kubebyon <command> -h' for a command's flags. Every flag can also be set
@@ -88,6 +89,8 @@ func run(args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io
 		err = c.migrate(args)
 	case "admin":
 		err = c.admin(args)
+	case "edge":
+		err = c.edge(args)
 	case "version":
 		fmt.Fprintf(stdout, "kubebyon %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	case "help", "-h", "--help":

@@ -50,9 +50,12 @@ type Config struct {
 	// such as ":443" and ":8132".
 	APIBind, KonnectivityBind string
 	// Dir is the absolute directory the files are written to: haproxy.cfg
-	// names its maps and its admin socket there.
-	Dir    string
-	Routes []Route
+	// names its maps there.
+	Dir string
+	// AdminSocket is HAProxy's runtime API socket; Dir/admin.sock when
+	// empty.
+	AdminSocket string
+	Routes      []Route
 }
 
 // The files in Config.Dir.
@@ -117,8 +120,21 @@ func Render(c Config) (Files, error) {
 	var cfg, apiMap, konnMap bytes.Buffer
 	apiMapPath := filepath.Join(c.Dir, APIMapFile)
 	konnMapPath := filepath.Join(c.Dir, KonnectivityMapFile)
-	fmt.Fprintf(&cfg, `# Rendered by KubeBYON (version %s): changes here are overwritten.
+	if strings.Trim(c.Version, "0123456789abcdefghijklmnopqrstuvwxyz-") != "" {
+		return Files{}, fmt.Errorf("%w: version %q: use lowercase letters, digits and dashes", ErrInvalid, c.Version)
+	}
+	adminSocket := c.AdminSocket
+	if adminSocket == "" {
+		adminSocket = filepath.Join(c.Dir, AdminSocketFile)
+	}
+	if !filepath.IsAbs(adminSocket) || strings.ContainsAny(adminSocket, " \t\r\n#") {
+		return Files{}, fmt.Errorf("%w: admin socket %q: use an absolute path without spaces", ErrInvalid, adminSocket)
+	}
+	// The description names the version, which the runtime API shows
+	// (show info): the edge reads it back to know a reload took.
+	fmt.Fprintf(&cfg, `# Rendered by KubeBYON: changes here are overwritten.
 global
+    description %s
     stats socket %s mode 600 level admin expose-fd listeners
 
 defaults
@@ -129,7 +145,7 @@ defaults
     timeout server 1h
     default-server %s
 
-`, sanitizeComment(c.Version), filepath.Join(c.Dir, AdminSocketFile), serverCheckDefaults)
+`, versionDescription(c.Version), adminSocket, serverCheckDefaults)
 	frontend(&cfg, "api", c.APIBind, apiMapPath)
 	frontend(&cfg, "konnectivity", c.KonnectivityBind, konnMapPath)
 	for _, r := range routes {
@@ -175,14 +191,13 @@ func checkServer(s Server) error {
 	return nil
 }
 
-// sanitizeComment keeps s on one comment line.
-func sanitizeComment(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' {
-			return ' '
-		}
-		return r
-	}, s)
+// versionDescription is the description HAProxy gets for a version: the
+// version, or "none" for the empty one (before any state).
+func versionDescription(v string) string {
+	if v == "" {
+		return "none"
+	}
+	return v
 }
 
 // Write writes f into dir (Config.Dir), each file replaced whole (written

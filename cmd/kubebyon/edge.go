@@ -1,0 +1,36 @@
+package main
+
+import (
+	"flag"
+	"net/http"
+	"time"
+
+	"github.com/kubebyon/kubebyon/internal/config"
+	"github.com/kubebyon/kubebyon/internal/edge"
+)
+
+// edge runs `kubebyon edge`: beside HAProxy on an edge machine, it keeps
+// HAProxy routing every cluster's API host name, as the platform says.
+func (c *cli) edge(args []string) error {
+	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
+	ecfg := config.RegisterEdge(fs, c.getenv)
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if err := ecfg.Validate(); err != nil {
+		return err
+	}
+	logger := (&config.Common{LogLevel: ecfg.LogLevel, LogFormat: ecfg.LogFormat}).Logger(c.stderr)
+	ctx, cancel := signalContext()
+	defer cancel()
+	a := &edge.Agent{
+		PlatformURL: ecfg.PlatformURL, Token: ecfg.Token, Name: ecfg.Name, Dir: ecfg.Dir,
+		HAProxy: ecfg.HAProxy, APIBind: ecfg.APIListen, KonnectivityBind: ecfg.KonnectivityListen,
+		MasterSocket: ecfg.MasterSocket,
+		Client:       &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: edge.DefaultWait + time.Minute},
+		Logger:       logger,
+	}
+	logger.Info("kubebyon edge", "version", version, "platform", ecfg.PlatformURL, "name", ecfg.Name, "dir", ecfg.Dir,
+		"api_listen", ecfg.APIListen, "konnectivity_listen", ecfg.KonnectivityListen)
+	return a.Run(ctx)
+}

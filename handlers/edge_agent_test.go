@@ -1,0 +1,196 @@
+package handlers_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// controlPlane stands in for a cluster's NodePort: a TLS server with a
+// certificate of its own for the cluster's API host name, which clients
+// verify, that greets and then echoes.
+func controlPlane(t *testing.T, host, greeting string) (port int, roots *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if _, err := io.WriteString(c, greeting+"\n"); err == nil {
+					_, _ = io.Copy(c, c)
+				}
+			}()
+		}
+	}()
+	roots = x509.NewCertPool()
+	roots.AddCert(leaf)
+	return ln.Addr().(*net.TCPAddr).Port, roots
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// TestEdgeAgentKeepsHAProxyInStep runs `kubebyon edge`'s agent against
+// the platform and a real HAProxy: a NodePort cluster's API host name
+// reaches its control plane (with its certificate verified) through
+// HAProxy at the Ready host node's address; a cluster created later is
+// routed within seconds while a connection to the first survives the
+// reload; another name is refused; the edge reports the version it
+// applied and its backends' health; a deleted cluster's name is refused.
+func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.connectHost(t)
+	ctx := context.Background()
+	q := queries.New(b.pool)
+	c, _ := b.signedUpUser(t, "edge-e2e")
+	first := b.newCluster(t, c, "first")
+	firstHost := first.Slug + ".clusters.test"
+	port, firstRoots := controlPlane(t, firstHost, "apiserver of first")
+	konn, _ := controlPlane(t, firstHost, "konnectivity of first")
+	setPorts := func(id int64, api, konn int) {
+		_, err := b.pool.Exec(ctx, "UPDATE clusters SET node_port = $2, konnectivity_node_port = $3 WHERE id = $1", id, api, konn)
+		require.NoError(t, err)
+	}
+	setPorts(first.ID, port, konn)
+	require.NoError(t, q.HostNodeUpsert(ctx, queries.HostNodeUpsertParams{Name: "host-1", InternalIp: "127.0.0.1", Ready: true}))
+	tok := b.edgeToken(t, "e2e")
+
+	agent := &edge.Agent{
+		PlatformURL: b.server.URL, Token: tok.Value, Name: "edge-e2e", Dir: t.TempDir(),
+		HAProxy: testenv.HAProxy(t), APIBind: freeAddr(t), KonnectivityBind: freeAddr(t),
+		Wait: 5 * time.Second, Client: &http.Client{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- agent.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, <-ran)
+	})
+
+	dial := func(bind, host string, roots *x509.CertPool) (*tls.Conn, *bufio.Reader, string, error) {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", bind, &tls.Config{ServerName: host, RootCAs: roots})
+		if err != nil {
+			return nil, nil, "", err
+		}
+		_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+		r := bufio.NewReader(conn)
+		line, err := r.ReadString('\n')
+		if err != nil {
+			conn.Close()
+			return nil, nil, "", err
+		}
+		return conn, r, line[:len(line)-1], nil
+	}
+	var held *tls.Conn
+	var heldR *bufio.Reader
+	require.Eventually(t, func() bool {
+		conn, r, greeting, err := dial(agent.APIBind, firstHost, firstRoots)
+		if err != nil {
+			return false
+		}
+		held, heldR = conn, r
+		return greeting == "apiserver of first"
+	}, 30*time.Second, 100*time.Millisecond, "the first cluster is routed")
+	defer held.Close()
+
+	// A cluster created now is routed within seconds, through a reload
+	// the held connection survives.
+	created := time.Now()
+	second := b.newCluster(t, c, "second")
+	secondHost := second.Slug + ".clusters.test"
+	port2, roots2 := controlPlane(t, secondHost, "apiserver of second")
+	konn2, konnRoots2 := controlPlane(t, secondHost, "konnectivity of second")
+	setPorts(second.ID, port2, konn2)
+	require.Eventually(t, func() bool {
+		conn, _, greeting, err := dial(agent.APIBind, secondHost, roots2)
+		if err != nil {
+			return false
+		}
+		conn.Close()
+		return greeting == "apiserver of second"
+	}, 30*time.Second, 100*time.Millisecond, "the second cluster is routed")
+	t.Logf("a new cluster reached HAProxy in %s", time.Since(created).Round(time.Millisecond))
+	_, err := io.WriteString(held, "still there?\n")
+	require.NoError(t, err)
+	line, err := heldR.ReadString('\n')
+	require.NoError(t, err, "the connection opened before the reload still works")
+	require.Equal(t, "still there?\n", line)
+	conn, _, greeting, err := dial(agent.KonnectivityBind, secondHost, konnRoots2)
+	require.NoError(t, err)
+	conn.Close()
+	require.Equal(t, "konnectivity of second", greeting)
+	_, _, _, err = dial(agent.APIBind, "nobody.clusters.test", roots2)
+	require.Error(t, err, "a name no cluster has is refused")
+
+	// The edge reports what it applied and its backends' health.
+	desired, _, err := b.edgeState(t)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		insts, err := q.EdgeInstanceList(ctx)
+		require.NoError(t, err)
+		return len(insts) == 1 && insts[0].AppliedVersion == desired.Version && insts[0].BackendsUp == 4 && insts[0].LastError == ""
+	}, 30*time.Second, 200*time.Millisecond)
+	insts, err := q.EdgeInstanceList(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "edge-e2e", insts[0].Name)
+	require.Contains(t, insts[0].HaproxyVersion, ".")
+
+	// A deleted cluster's name is refused.
+	_, err = b.pool.Exec(ctx, "UPDATE clusters SET status = 'deleted' WHERE id = $1", second.ID)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, _, _, err := dial(agent.APIBind, secondHost, roots2)
+		return err != nil
+	}, 30*time.Second, 100*time.Millisecond, "the deleted cluster's route is gone")
+}
+
+// edgeState is the desired edge state as the platform works it out.
+func (b *testBundle) edgeState(t *testing.T) (edge.State, <-chan struct{}, error) {
+	t.Helper()
+	return edge.NewWatcher(b.pool, b.box, slog.New(slog.NewTextHandler(io.Discard, nil))).Current(context.Background())
+}

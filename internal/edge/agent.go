@@ -1,0 +1,476 @@
+package edge
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The agent's files in its directory, beside the current config
+// (ConfigFile): one directory per version applied, and HAProxy's master
+// socket when the agent runs HAProxy itself.
+const (
+	versionsDir      = "versions"
+	MasterSocketFile = "master.sock"
+)
+
+const (
+	// DefaultWait is how long the agent's long polls wait.
+	DefaultWait = 25 * time.Second
+	// reloadTimeout bounds the wait for a reloaded HAProxy to serve the
+	// new version.
+	reloadTimeout = 60 * time.Second
+	// maxBackoff caps the wait between failed polls.
+	maxBackoff = 30 * time.Second
+)
+
+// Agent keeps one HAProxy in step with the platform: `kubebyon edge`. It
+// needs no database: it long-polls the platform's edge config API with
+// an edge token, renders the state, has HAProxy check it, swaps it in and
+// reloads HAProxy through its master socket (seamlessly: established
+// connections stay), then reports back. A config HAProxy refuses never
+// replaces the one it runs.
+type Agent struct {
+	// PlatformURL is the platform's base URL; Token an edge token.
+	PlatformURL string
+	Token       string
+	// Name tells this edge apart from others with the same token.
+	Name string
+	// Dir holds the configs (made if missing).
+	Dir string
+	// HAProxy is the haproxy binary.
+	HAProxy string
+	// APIBind and KonnectivityBind are where HAProxy listens (":443",
+	// ":8132").
+	APIBind, KonnectivityBind string
+	// MasterSocket is the master socket of an HAProxy already running in
+	// master-worker mode (-W -S) on Dir/haproxy.cfg; empty, the agent runs
+	// HAProxy itself and stops it when it ends.
+	MasterSocket string
+	// Wait is the long polls' wait (DefaultWait when zero).
+	Wait   time.Duration
+	Client *http.Client
+	Logger *slog.Logger
+
+	applied string // the version HAProxy serves
+	lastErr string
+}
+
+// Run keeps HAProxy in step until ctx ends. It returns early only when
+// HAProxy cannot be run or dies.
+func (a *Agent) Run(ctx context.Context) error {
+	if err := os.MkdirAll(filepath.Join(a.Dir, versionsDir), 0o700); err != nil {
+		return fmt.Errorf("edge directory: %w", err)
+	}
+	died := make(chan error, 1)
+	if a.MasterSocket == "" {
+		// HAProxy needs a config to start: the empty state's, until the
+		// platform answers.
+		if err := a.write(ctx, State{Routes: []Route{}}); err != nil {
+			return err
+		}
+		a.MasterSocket = filepath.Join(a.Dir, MasterSocketFile)
+		stop, err := a.startHAProxy(ctx, died)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if v, err := a.servedVersion(ctx); err == nil {
+		a.applied = v
+	}
+	backoff := time.Second
+	for {
+		st, changed, err := a.poll(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			a.fail(ctx, "poll the platform", err)
+		case changed:
+			if err := a.Apply(ctx, st); err != nil {
+				a.fail(ctx, "apply version "+st.Version, err)
+			} else {
+				a.lastErr = ""
+				a.Logger.InfoContext(ctx, "edge config applied", "version", st.Version, "routes", len(st.Routes))
+			}
+		}
+		if rerr := a.report(ctx); rerr != nil && err == nil {
+			err = rerr
+			a.Logger.WarnContext(ctx, "edge report failed", "error", rerr)
+		}
+		wait := time.Duration(0)
+		if err != nil {
+			wait, backoff = backoff, min(2*backoff, maxBackoff)
+		} else {
+			backoff = time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-died:
+			return fmt.Errorf("haproxy stopped: %w", err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (a *Agent) fail(ctx context.Context, what string, err error) {
+	a.lastErr = fmt.Sprintf("%s: %v", what, err)
+	a.Logger.ErrorContext(ctx, "edge", "error", a.lastErr)
+}
+
+// startHAProxy runs HAProxy in master-worker mode on Dir/haproxy.cfg and
+// waits until it serves. stop ends it.
+func (a *Agent) startHAProxy(ctx context.Context, died chan<- error) (stop func(), err error) {
+	_ = os.Remove(a.MasterSocket)
+	cmd := exec.Command(a.HAProxy, "-W", "-S", a.MasterSocket+",mode,600", "-f", filepath.Join(a.Dir, ConfigFile))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start haproxy: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		err := cmd.Wait()
+		close(exited)
+		died <- err
+	}()
+	stop = func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := a.servedVersion(ctx); err == nil {
+			return stop, nil
+		}
+		select {
+		case <-exited:
+			return nil, errors.New("haproxy exited at start (its output is above)")
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, errors.New("haproxy did not answer on its admin socket within 30s")
+		}
+	}
+}
+
+// poll asks the platform for the state, waiting for one newer than the
+// applied version.
+func (a *Agent) poll(ctx context.Context) (State, bool, error) {
+	wait := a.Wait
+	if wait == 0 {
+		wait = DefaultWait
+	}
+	q := url.Values{"version": {a.applied}, "wait": {strconv.Itoa(int(wait.Seconds()))}}
+	ctx, cancel := context.WithTimeout(ctx, wait+15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(a.PlatformURL, "/")+"/api/v1/edge/config?"+q.Encode(), nil)
+	if err != nil {
+		return State{}, false, err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.Token)
+	resp, err := a.Client.Do(req)
+	if err != nil {
+		return State{}, false, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusNotModified:
+		return State{}, false, nil
+	case http.StatusOK:
+		var st State
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			return State{}, false, fmt.Errorf("read the edge config: %w", err)
+		}
+		return st, st.Version != a.applied, nil
+	default:
+		return State{}, false, fmt.Errorf("the platform answered %s: %s", resp.Status, apiMessage(resp.Body))
+	}
+}
+
+// apiMessage is the message of the API's JSON error body, or the body.
+func apiMessage(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, 4096))
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
+		return e.Error.Message
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Apply makes HAProxy serve st: rendered into a directory of its own,
+// checked by HAProxy, made the current config, and reloaded. A state
+// HAProxy refuses, or a reload that does not take, leaves the config it
+// served in place.
+func (a *Agent) Apply(ctx context.Context, st State) error {
+	prev, err := os.ReadFile(filepath.Join(a.Dir, ConfigFile))
+	if err != nil {
+		return fmt.Errorf("read the current config: %w", err)
+	}
+	if err := a.write(ctx, st); err != nil {
+		return err
+	}
+	if err := a.reload(ctx, st.Version); err != nil {
+		// A master restarted later must start from a config that works.
+		if werr := writeReplace(filepath.Join(a.Dir, ConfigFile), prev); werr != nil {
+			return errors.Join(err, werr)
+		}
+		return err
+	}
+	a.applied = st.Version
+	a.prune(st.Version)
+	return nil
+}
+
+// write renders st into Dir/versions/<version>, has HAProxy check it
+// there, and makes it Dir/haproxy.cfg (which names that directory's maps).
+func (a *Agent) write(ctx context.Context, st State) error {
+	dir := filepath.Join(a.Dir, versionsDir, versionDescription(st.Version))
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	files, err := Render(Config{
+		Version: st.Version, APIBind: a.APIBind, KonnectivityBind: a.KonnectivityBind,
+		Dir: abs, AdminSocket: a.adminSocket(), Routes: st.Routes,
+	})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return fmt.Errorf("version directory: %w", err)
+	}
+	if err := files.Write(abs); err != nil {
+		return err
+	}
+	if err := Check(ctx, a.HAProxy, abs); err != nil {
+		_ = os.RemoveAll(abs)
+		return err
+	}
+	return writeReplace(filepath.Join(a.Dir, ConfigFile), files.Config)
+}
+
+func (a *Agent) adminSocket() string {
+	abs, _ := filepath.Abs(filepath.Join(a.Dir, AdminSocketFile))
+	return abs
+}
+
+// reload asks HAProxy's master to reload, and waits until the runtime API
+// shows the version: a reload that fails leaves the old worker serving
+// the old one.
+func (a *Agent) reload(ctx context.Context, version string) error {
+	out, err := socketCommand(a.MasterSocket, "reload")
+	if err != nil {
+		return fmt.Errorf("reload through %s: %w", a.MasterSocket, err)
+	}
+	if strings.Contains(out, "Success=0") {
+		return fmt.Errorf("haproxy refused the reload: %s", strings.TrimSpace(out))
+	}
+	want := versionDescription(version)
+	deadline := time.Now().Add(reloadTimeout)
+	for {
+		v, err := a.servedVersion(ctx)
+		if err == nil && v == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("haproxy still serves version %q %s after the reload (%v): its log says why", v, reloadTimeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// prune removes the version directories but version's.
+func (a *Agent) prune(version string) {
+	entries, _ := os.ReadDir(filepath.Join(a.Dir, versionsDir))
+	for _, e := range entries {
+		if e.Name() != versionDescription(version) {
+			_ = os.RemoveAll(filepath.Join(a.Dir, versionsDir, e.Name()))
+		}
+	}
+}
+
+// servedVersion is the version the running worker serves, from its
+// description (show info).
+func (a *Agent) servedVersion(context.Context) (string, error) {
+	info, err := socketCommand(a.adminSocket(), "show info")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(line, "description: "); ok {
+			if v == "none" {
+				return "", nil
+			}
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", errors.New("show info has no description")
+}
+
+// socketCommand sends one command to an HAProxy socket and reads the
+// answer. The master socket keeps a connection open after most answers:
+// ";quit" closes it (after "reload" the master closes it itself).
+func socketCommand(path, command string) (string, error) {
+	conn, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if command != "reload" {
+		command += ";quit"
+	}
+	if _, err := io.WriteString(conn, command+"\n"); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(bufio.NewReader(conn))
+	if err != nil {
+		return string(b), err
+	}
+	return string(b), nil
+}
+
+// report tells the platform the applied version, HAProxy's version, its
+// backends' health and the last error.
+func (a *Agent) report(ctx context.Context) error {
+	r := Report{Name: a.Name, AppliedVersion: a.applied, LastError: a.lastErr, Down: []Backend{}}
+	if info, err := socketCommand(a.adminSocket(), "show info"); err == nil {
+		for _, line := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(line, "Version: "); ok {
+				r.HAProxyVersion = strings.TrimSpace(v)
+			}
+		}
+		if err := a.health(&r); err != nil && r.LastError == "" {
+			r.LastError = "read backend health: " + err.Error()
+		}
+	} else if r.LastError == "" {
+		r.LastError = "haproxy does not answer on its admin socket: " + err.Error()
+	}
+	if len(r.LastError) > maxReportText {
+		r.LastError = r.LastError[:maxReportText]
+	}
+	body, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(a.PlatformURL, "/")+"/api/v1/edge/status", strings.NewReader(string(body)))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("the platform answered %s: %s", resp.Status, apiMessage(resp.Body))
+	}
+	return nil
+}
+
+// health counts the backends' servers by their check (show stat).
+func (a *Agent) health(r *Report) error {
+	out, err := socketCommand(a.adminSocket(), "show stat -1 4 -1")
+	if err != nil {
+		return err
+	}
+	rd := csv.NewReader(strings.NewReader(strings.TrimPrefix(out, "# ")))
+	rd.FieldsPerRecord = -1
+	rows, err := rd.ReadAll()
+	if err != nil {
+		return fmt.Errorf("parse show stat: %w", err)
+	}
+	if len(rows) == 0 {
+		return errors.New("show stat is empty")
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	px, sv, status := col["pxname"], col["svname"], col["status"]
+	counts := map[string]*Backend{}
+	var order []string
+	for _, row := range rows[1:] {
+		if len(row) <= max(px, sv, status) || row[sv] == "BACKEND" || row[sv] == "FRONTEND" {
+			continue
+		}
+		id, kind, ok := backendOf(row[px])
+		if !ok {
+			continue
+		}
+		b := counts[row[px]]
+		if b == nil {
+			b = &Backend{ClusterID: id, Kind: kind}
+			counts[row[px]] = b
+			order = append(order, row[px])
+		}
+		if strings.HasPrefix(row[status], "UP") {
+			b.Up++
+		} else {
+			b.Down++
+		}
+	}
+	for _, name := range order {
+		b := counts[name]
+		if b.Down == 0 {
+			r.BackendsUp++
+			continue
+		}
+		r.BackendsDown++
+		if len(r.Down) < MaxDown {
+			r.Down = append(r.Down, *b)
+		}
+	}
+	return nil
+}
+
+// backendOf reads a backend name of Render's: c<cluster id>_api or
+// c<cluster id>_konnectivity.
+func backendOf(name string) (int64, string, bool) {
+	rest, ok := strings.CutPrefix(name, "c")
+	if !ok {
+		return 0, "", false
+	}
+	idPart, kind, ok := strings.Cut(rest, "_")
+	id, err := strconv.ParseInt(idPart, 10, 64)
+	if !ok || err != nil || (kind != "api" && kind != "konnectivity") {
+		return 0, "", false
+	}
+	return id, kind, true
+}
