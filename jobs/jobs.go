@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
@@ -149,6 +150,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 	})
 	river.AddWorker(w, &NodeQuotaRewriteWorker{Pool: d.Pool})
 	river.AddWorker(w, &ClusterChecksWorker{Pool: d.Pool, Transitions: transitions})
+	river.AddWorker(w, &HostNodesWorker{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath, Logger: d.Logger.With("component", "edge_host_nodes")})
 	return w
 }
 
@@ -187,6 +189,14 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				river.PeriodicInterval(24*time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return nodequota.RewriteArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "node_quota_rewrite"},
+			),
+			// The host nodes NodePort clusters' routes go to.
+			river.NewPeriodicJob(
+				river.PeriodicInterval(HostNodesInterval),
+				func() (river.JobArgs, *river.InsertOpts) {
+					return edge.HostNodesArgs{}, &river.InsertOpts{UniqueOpts: checks.UniqueWhileWaiting()}
+				},
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "edge_host_nodes"},
 			),
 		}
 		if opts.ChecksInterval > 0 {

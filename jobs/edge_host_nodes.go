@@ -1,0 +1,70 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/settings"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// HostNodesInterval is how often the host cluster's nodes are recorded.
+const HostNodesInterval = 30 * time.Second
+
+// hostNodesTimeout bounds one run: a host that hangs is tried again at
+// the next interval.
+const hostNodesTimeout = 20 * time.Second
+
+// HostNodesWorker records the host cluster's nodes for the edge.
+type HostNodesWorker struct {
+	river.WorkerDefaults[edge.HostNodesArgs]
+	Pool           *pgxpool.Pool
+	Box            *secrets.Box
+	KubeconfigPath string
+	Logger         *slog.Logger
+}
+
+// Timeout implements river.Worker.
+func (w *HostNodesWorker) Timeout(*river.Job[edge.HostNodesArgs]) time.Duration {
+	return hostNodesTimeout
+}
+
+// Work implements river.Worker. Without a host cluster there is nothing
+// to record; a host that does not answer leaves the rows as they were
+// (the next run tries again), and is not retried sooner.
+func (w *HostNodesWorker) Work(ctx context.Context, job *river.Job[edge.HostNodesArgs]) error {
+	q := queries.New(w.Pool)
+	rt, err := settings.Load(ctx, q, w.Box)
+	if err != nil {
+		return fmt.Errorf("load settings: %w", err)
+	}
+	cfg, err := rt.HostConfig(w.KubeconfigPath)
+	if errors.Is(err, settings.ErrNoHostCluster) {
+		return nil
+	}
+	if err != nil {
+		return river.JobCancel(fmt.Errorf("host cluster config: %w", err))
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return river.JobCancel(fmt.Errorf("host cluster client: %w", err))
+	}
+	nodes, err := edge.ListHostNodes(ctx, client)
+	if err != nil {
+		w.Logger.WarnContext(ctx, "host nodes not recorded", "error", err)
+		return river.JobCancel(err)
+	}
+	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
+		return edge.RecordHostNodes(ctx, queries.New(tx), nodes)
+	})
+}
