@@ -11,8 +11,11 @@ import (
 	"time"
 
 	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/config"
 	"github.com/kubebyon/kubebyon/internal/database"
+	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/migrations"
 )
@@ -20,19 +23,24 @@ import (
 const adminUsage = `Usage:
   kubebyon admin create  --email EMAIL [--name NAME] [--password-stdin]
   kubebyon admin promote --email EMAIL
+  kubebyon admin edge-token --name NAME
 
 create makes a new admin account whose email counts as verified. Without
 --password-stdin a random password is generated and printed once.
 promote makes an existing account an admin.
+edge-token makes an edge token for 'kubebyon edge' and prints it once.
 `
 
 // admin bootstraps admins without the browser.
 func (c *cli) admin(args []string) error {
-	if len(args) == 0 || (args[0] != "create" && args[0] != "promote") {
+	if len(args) == 0 || (args[0] != "create" && args[0] != "promote" && args[0] != "edge-token") {
 		fmt.Fprint(c.stderr, adminUsage)
 		return errUsage
 	}
 	action := args[0]
+	if action == "edge-token" {
+		return c.adminEdgeToken(args[1:])
+	}
 	fs := flag.NewFlagSet("admin "+action, flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(c.stderr, adminUsage); fs.PrintDefaults() }
 	common := config.RegisterCommon(fs, c.getenv)
@@ -112,4 +120,39 @@ func (c *cli) adminPassword(fromStdin bool) (string, error) {
 		return "", fmt.Errorf("the password must have at least %d characters", passwords.MinLength)
 	}
 	return pw, nil
+}
+
+// adminEdgeToken makes an edge token and prints it, once.
+func (c *cli) adminEdgeToken(args []string) error {
+	fs := flag.NewFlagSet("admin edge-token", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(c.stderr, adminUsage); fs.PrintDefaults() }
+	common := config.RegisterCommon(fs, c.getenv)
+	name := fs.String("name", "", "what the token is for, such as the edge machine's name")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if err := common.Validate(); err != nil {
+		return err
+	}
+	logger := common.Logger(c.stderr)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db, err := database.Open(ctx, common, logger)
+	if err != nil {
+		return err
+	}
+	defer db.Close(context.Background())
+	if err := migrations.Check(ctx, db.Pool); err != nil {
+		return err
+	}
+	tok, err := (&edge.Service{Pool: db.Pool}).CreateToken(ctx, *name, audit.Actor{Email: "cli"})
+	var fe input.Errors
+	if errors.As(err, &fe) {
+		return fmt.Errorf("--name %q: give the token a name of at most %d characters", *name, edge.MaxNameLength)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "edge token %q (%s), shown only now:\n%s\n", tok.Token.Name, tok.Token.Prefix, tok.Value)
+	return nil
 }

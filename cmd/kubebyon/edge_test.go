@@ -1,0 +1,65 @@
+package main_test
+
+import (
+	"context"
+	"regexp"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/internal/testenv"
+)
+
+var edgeTokenLine = regexp.MustCompile(`(?m)^kbe_[a-z2-7]{8}_[a-z2-7]{32}$`)
+
+// TestAdminEdgeToken checks that 'admin edge-token' prints a new edge token
+// once, stores only its hash, audits it as the CLI, and wants a name.
+func TestAdminEdgeToken(t *testing.T) {
+	t.Parallel()
+	dbURL := testenv.DBURL(t)
+	env := []string{"DATABASE_URL=" + dbURL, "KUBEBYON_DATA_DIR=" + t.TempDir()}
+	r := kubebyon(t, env, "", "admin", "edge-token", "--name", "edge-1")
+	require.Equal(t, 0, r.code, r.stderr)
+	token := edgeTokenLine.FindString(r.stdout)
+	require.NotEmpty(t, token, r.stdout)
+
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	var name, prefix, hash, actor string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT t.name, t.prefix, t.secret_hash, a.actor_email FROM edge_tokens t
+		JOIN audit_events a ON a.action = 'edge_token.create' AND a.target_id = t.id::text`).Scan(&name, &prefix, &hash, &actor))
+	require.Equal(t, "edge-1", name)
+	require.Equal(t, token[:12], prefix)
+	require.NotContains(t, hash, token[13:])
+	require.Equal(t, "cli", actor)
+
+	r = kubebyon(t, env, "", "admin", "edge-token", "--name", " ")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "give the token a name")
+}
+
+// TestEdgeCommandSettings checks that 'kubebyon edge' says what is missing
+// before it starts anything.
+func TestEdgeCommandSettings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"no platform", []string{"KUBEBYON_EDGE_DIR=" + dir}, "KUBEBYON_EDGE_PLATFORM_URL"},
+		{"no token", []string{"KUBEBYON_EDGE_DIR=" + dir, "KUBEBYON_EDGE_PLATFORM_URL=https://kubebyon.example.com"}, "no edge token"},
+		{"no haproxy", []string{"KUBEBYON_EDGE_DIR=" + dir, "KUBEBYON_EDGE_PLATFORM_URL=https://kubebyon.example.com",
+			"KUBEBYON_EDGE_TOKEN=kbe_abcdefgh_abcdefghijklmnopqrstuvwxyz234567", "KUBEBYON_EDGE_HAPROXY=/no/such/haproxy"}, "install HAProxy"},
+		{"bad listen", []string{"KUBEBYON_EDGE_DIR=" + dir, "KUBEBYON_EDGE_PLATFORM_URL=https://kubebyon.example.com",
+			"KUBEBYON_EDGE_TOKEN=kbe_abcdefgh_abcdefghijklmnopqrstuvwxyz234567", "KUBEBYON_EDGE_API_LISTEN=443"}, "KUBEBYON_EDGE_API_LISTEN"},
+	} {
+		r := kubebyon(t, tt.env, "", "edge")
+		require.Equal(t, 1, r.code, tt.name)
+		require.Contains(t, r.stderr, tt.want, tt.name)
+	}
+}
