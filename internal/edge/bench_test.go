@@ -1,0 +1,91 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/internal/settings"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// BenchmarkChangeToHAProxy measures, with 10,000 NodePort clusters and
+// three Ready host nodes in the database, what a change costs on its way
+// to HAProxy: working out the desired state (what the edge config API
+// does once per change), its size as JSON, and the agent's apply of a
+// state with one cluster more (render, haproxy -c, swap, reload through
+// the master socket until the new worker serves it) on a running HAProxy
+// that already serves the 10,000.
+func BenchmarkChangeToHAProxy(b *testing.B) {
+	ctx := context.Background()
+	pool := testenv.DB(b)
+	q := queries.New(pool)
+	const clusters = 10_000
+	_, err := pool.Exec(ctx, `INSERT INTO users (email, name) VALUES ('bench@example.com', 'Bench')`)
+	require.NoError(b, err)
+	_, err = pool.Exec(ctx, `
+		INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, node_port, konnectivity_node_port, status)
+		SELECT (SELECT id FROM users), 'c' || i, 'cluster-' || i, 'v1.34.0', 'nodeport', 10000 + i, 20000 + i, 'ready'
+		FROM generate_series(1, $1::int) i`, clusters)
+	require.NoError(b, err)
+	for i := range 3 {
+		require.NoError(b, q.HostNodeUpsert(ctx, queries.HostNodeUpsertParams{Name: "host-" + strconv.Itoa(i), InternalIp: "127.0.0." + strconv.Itoa(i+2), Ready: true}))
+	}
+	rt := settings.Defaults()
+	rt.APIBaseDomain = "k.example.com"
+
+	var st State
+	var desired time.Duration
+	for range 5 {
+		t0 := time.Now()
+		st, err = Desired(ctx, q, rt)
+		require.NoError(b, err)
+		desired += time.Since(t0)
+	}
+	require.Len(b, st.Routes, clusters)
+	body, err := json.Marshal(st)
+	require.NoError(b, err)
+
+	dir := b.TempDir()
+	a := &Agent{
+		Dir: dir, HAProxy: testenv.HAProxy(b),
+		APIBind: "127.0.0.1:" + strconv.Itoa(freePort(b)), KonnectivityBind: "127.0.0.1:" + strconv.Itoa(freePort(b)),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	require.NoError(b, os.MkdirAll(filepath.Join(dir, versionsDir), 0o700))
+	require.NoError(b, a.write(ctx, st))
+	a.MasterSocket = filepath.Join(dir, MasterSocketFile)
+	t0 := time.Now()
+	stop, err := a.startHAProxy(ctx, make(chan error, 1))
+	require.NoError(b, err)
+	b.Cleanup(stop)
+	start := time.Since(t0)
+
+	var apply time.Duration
+	n := 0
+	for b.Loop() {
+		n++
+		next := append(st.Routes[:len(st.Routes):len(st.Routes)], Route{
+			ClusterID: int64(clusters + n), Host: "new-" + strconv.Itoa(n) + ".k.example.com",
+			API: []Server{{Address: "127.0.0.2", Port: 9000}}, Konnectivity: []Server{{Address: "127.0.0.2", Port: 9001}},
+		})
+		s, err := newState(next)
+		require.NoError(b, err)
+		t0 := time.Now()
+		require.NoError(b, a.Apply(ctx, s))
+		apply += time.Since(t0)
+	}
+	b.ReportMetric(float64(desired.Milliseconds())/5, "desired-ms")
+	b.ReportMetric(float64(len(body))/1024, "state-json-KiB")
+	b.ReportMetric(float64(start.Milliseconds()), "haproxy-start-ms")
+	b.ReportMetric(float64(apply.Milliseconds())/float64(n), "apply-ms")
+}
