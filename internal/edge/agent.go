@@ -287,6 +287,11 @@ func (a *Agent) adminSocket() string {
 // the old one.
 func (a *Agent) reload(ctx context.Context, version string) error {
 	out, err := socketCommand(a.MasterSocket, "reload")
+	if errors.Is(err, syscall.ECONNRESET) {
+		// The master re-executes itself and may drop the connection
+		// before it closes it: the served version below tells.
+		err = nil
+	}
 	if err != nil {
 		return fmt.Errorf("reload through %s: %w", a.MasterSocket, err)
 	}

@@ -24,12 +24,21 @@ import (
 // does once per change), its size as JSON, and the agent's apply of a
 // state with one cluster more (render, haproxy -c, swap, reload through
 // the master socket until the new worker serves it) on a running HAProxy
-// that already serves the 10,000.
+// that already serves the 10,000. BENCH_EDGE_CLUSTERS and
+// BENCH_EDGE_HOSTS set other numbers: HAProxy needs a file descriptor per
+// checked server (clusters x host nodes x 2) beyond its connections, and
+// refuses to start where the limit (ulimit -n) is lower.
 func BenchmarkChangeToHAProxy(b *testing.B) {
 	ctx := context.Background()
 	pool := testenv.DB(b)
 	q := queries.New(pool)
-	const clusters = 10_000
+	clusters, hosts := 10_000, 3
+	if n, err := strconv.Atoi(os.Getenv("BENCH_EDGE_CLUSTERS")); err == nil {
+		clusters = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_EDGE_HOSTS")); err == nil {
+		hosts = n
+	}
 	_, err := pool.Exec(ctx, `INSERT INTO users (email, name) VALUES ('bench@example.com', 'Bench')`)
 	require.NoError(b, err)
 	_, err = pool.Exec(ctx, `
@@ -37,7 +46,7 @@ func BenchmarkChangeToHAProxy(b *testing.B) {
 		SELECT (SELECT id FROM users), 'c' || i, 'cluster-' || i, 'v1.34.0', 'nodeport', 10000 + i, 20000 + i, 'ready'
 		FROM generate_series(1, $1::int) i`, clusters)
 	require.NoError(b, err)
-	for i := range 3 {
+	for i := range hosts {
 		require.NoError(b, q.HostNodeUpsert(ctx, queries.HostNodeUpsertParams{Name: "host-" + strconv.Itoa(i), InternalIp: "127.0.0." + strconv.Itoa(i+2), Ready: true}))
 	}
 	rt := settings.Defaults()

@@ -148,18 +148,14 @@ func TestWatcherWakesOnChange(t *testing.T) {
 	go func() { w.Run(runCtx); close(done) }()
 	t.Cleanup(func() { stop(); <-done })
 
-	// current waits until the watcher listens (its first state is then
-	// worked out once and kept).
-	var st edge.State
-	var changed <-chan struct{}
-	require.Eventually(t, func() bool {
-		s, ch, err := w.Current(ctx)
-		require.NoError(t, err)
-		s2, ch2, err := w.Current(ctx)
-		require.NoError(t, err)
-		st, changed = s2, ch2
-		return s.Version == s2.Version && ch == ch2
-	}, 10*time.Second, 20*time.Millisecond)
+	// Once the watcher listens, its state is worked out once and kept.
+	require.Eventually(t, w.Listening, 10*time.Second, 20*time.Millisecond)
+	st, changed, err := w.Current(ctx)
+	require.NoError(t, err)
+	again, changedAgain, err := w.Current(ctx)
+	require.NoError(t, err)
+	require.Equal(t, st.Version, again.Version)
+	require.Equal(t, changed, changedAgain)
 
 	woken := func(what string) {
 		t.Helper()

@@ -108,17 +108,30 @@ func (w *Watcher) listen(ctx context.Context) error {
 	}
 }
 
+// setListening records whether the watcher listens, and, in the same
+// step, that the state may have changed meanwhile.
 func (w *Watcher) setListening(on bool) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.listening = on
-	w.mu.Unlock()
-	w.bump()
+	w.bumpLocked()
+}
+
+// Listening reports whether the watcher is told of changes now.
+func (w *Watcher) Listening() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.listening
 }
 
 // bump says the state may have changed.
 func (w *Watcher) bump() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.bumpLocked()
+}
+
+func (w *Watcher) bumpLocked() {
 	w.gen++
 	close(w.changed)
 	w.changed = make(chan struct{})
