@@ -40,8 +40,9 @@ func (w *HostNodesWorker) Timeout(*river.Job[edge.HostNodesArgs]) time.Duration 
 }
 
 // Work implements river.Worker. Without a host cluster there is nothing
-// to record; a host that does not answer leaves the rows as they were
-// (the next run tries again), and is not retried sooner.
+// to record; a host that cannot be reached leaves the rows as they were:
+// the job completes (it is logged), and the next run tries again. It is
+// not retried sooner, nor kept as a failed job every 30 seconds.
 func (w *HostNodesWorker) Work(ctx context.Context, job *river.Job[edge.HostNodesArgs]) error {
 	q := queries.New(w.Pool)
 	rt, err := settings.Load(ctx, q, w.Box)
@@ -52,17 +53,17 @@ func (w *HostNodesWorker) Work(ctx context.Context, job *river.Job[edge.HostNode
 	if errors.Is(err, settings.ErrNoHostCluster) {
 		return nil
 	}
-	if err != nil {
-		return river.JobCancel(fmt.Errorf("host cluster config: %w", err))
+	var client kubernetes.Interface
+	if err == nil {
+		client, err = kubernetes.NewForConfig(cfg)
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return river.JobCancel(fmt.Errorf("host cluster client: %w", err))
+	var nodes []edge.HostNode
+	if err == nil {
+		nodes, err = edge.ListHostNodes(ctx, client)
 	}
-	nodes, err := edge.ListHostNodes(ctx, client)
 	if err != nil {
 		w.Logger.WarnContext(ctx, "host nodes not recorded", "error", err)
-		return river.JobCancel(err)
+		return nil
 	}
 	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
 		return edge.RecordHostNodes(ctx, queries.New(tx), nodes)

@@ -1,7 +1,7 @@
 package edge
 
 import (
-	"bufio"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -74,6 +74,12 @@ type Agent struct {
 // Run keeps HAProxy in step until ctx ends. It returns early only when
 // HAProxy cannot be run or dies.
 func (a *Agent) Run(ctx context.Context) error {
+	// HAProxy's config names its files by absolute paths.
+	dir, err := filepath.Abs(a.Dir)
+	if err != nil {
+		return fmt.Errorf("edge directory: %w", err)
+	}
+	a.Dir = dir
 	if err := os.MkdirAll(filepath.Join(a.Dir, versionsDir), 0o700); err != nil {
 		return fmt.Errorf("edge directory: %w", err)
 	}
@@ -91,29 +97,26 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		defer stop()
 	}
-	if v, err := a.servedVersion(ctx); err == nil {
+	if v, err := a.servedVersion(); err == nil {
 		a.applied = v
 	}
 	backoff := time.Second
 	for {
-		st, changed, err := a.poll(ctx)
-		switch {
-		case ctx.Err() != nil:
+		err := a.step(ctx)
+		if ctx.Err() != nil {
 			return nil
-		case err != nil:
-			a.fail(ctx, "poll the platform", err)
-		case changed:
-			if err := a.Apply(ctx, st); err != nil {
-				a.fail(ctx, "apply version "+st.Version, err)
-			} else {
-				a.lastErr = ""
-				a.Logger.InfoContext(ctx, "edge config applied", "version", st.Version, "routes", len(st.Routes))
-			}
 		}
-		if rerr := a.report(ctx); rerr != nil && err == nil {
-			err = rerr
+		a.lastErr = ""
+		if err != nil {
+			a.lastErr = err.Error()
+			a.Logger.ErrorContext(ctx, "edge", "error", err)
+		}
+		if rerr := a.report(ctx); rerr != nil {
 			a.Logger.WarnContext(ctx, "edge report failed", "error", rerr)
+			err = cmp.Or(err, rerr)
 		}
+		// A poll, an apply or a report that failed is tried again later,
+		// each time later, not at once.
 		wait := time.Duration(0)
 		if err != nil {
 			wait, backoff = backoff, min(2*backoff, maxBackoff)
@@ -130,9 +133,20 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
-func (a *Agent) fail(ctx context.Context, what string, err error) {
-	a.lastErr = fmt.Sprintf("%s: %v", what, err)
-	a.Logger.ErrorContext(ctx, "edge", "error", a.lastErr)
+// step polls the platform once and applies a new state.
+func (a *Agent) step(ctx context.Context) error {
+	st, changed, err := a.poll(ctx)
+	if err != nil {
+		return fmt.Errorf("poll the platform: %w", err)
+	}
+	if !changed {
+		return nil
+	}
+	if err := a.Apply(ctx, st); err != nil {
+		return fmt.Errorf("apply version %s: %w", st.Version, err)
+	}
+	a.Logger.InfoContext(ctx, "edge config applied", "version", st.Version, "routes", len(st.Routes))
+	return nil
 }
 
 // startHAProxy runs HAProxy in master-worker mode on Dir/haproxy.cfg and
@@ -162,7 +176,7 @@ func (a *Agent) startHAProxy(ctx context.Context, died chan<- error) (stop func(
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if _, err := a.servedVersion(ctx); err == nil {
+		if _, err := a.servedVersion(); err == nil {
 			return stop, nil
 		}
 		select {
@@ -253,34 +267,27 @@ func (a *Agent) Apply(ctx context.Context, st State) error {
 // there, and makes it Dir/haproxy.cfg (which names that directory's maps).
 func (a *Agent) write(ctx context.Context, st State) error {
 	dir := filepath.Join(a.Dir, versionsDir, versionDescription(st.Version))
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
 	files, err := Render(Config{
 		Version: st.Version, APIBind: a.APIBind, KonnectivityBind: a.KonnectivityBind,
-		Dir: abs, AdminSocket: a.adminSocket(), Routes: st.Routes,
+		Dir: dir, AdminSocket: a.adminSocket(), Routes: st.Routes,
 	})
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("version directory: %w", err)
 	}
-	if err := files.Write(abs); err != nil {
+	if err := files.Write(dir); err != nil {
 		return err
 	}
-	if err := Check(ctx, a.HAProxy, abs); err != nil {
-		_ = os.RemoveAll(abs)
+	if err := Check(ctx, a.HAProxy, dir); err != nil {
+		_ = os.RemoveAll(dir)
 		return err
 	}
 	return writeReplace(filepath.Join(a.Dir, ConfigFile), files.Config)
 }
 
-func (a *Agent) adminSocket() string {
-	abs, _ := filepath.Abs(filepath.Join(a.Dir, AdminSocketFile))
-	return abs
-}
+func (a *Agent) adminSocket() string { return filepath.Join(a.Dir, AdminSocketFile) }
 
 // reload asks HAProxy's master to reload, and waits until the runtime API
 // shows the version: a reload that fails leaves the old worker serving
@@ -301,7 +308,7 @@ func (a *Agent) reload(ctx context.Context, version string) error {
 	want := versionDescription(version)
 	deadline := time.Now().Add(reloadTimeout)
 	for {
-		v, err := a.servedVersion(ctx)
+		v, err := a.servedVersion()
 		if err == nil && v == want {
 			return nil
 		}
@@ -328,7 +335,7 @@ func (a *Agent) prune(version string) {
 
 // servedVersion is the version the running worker serves, from its
 // description (show info).
-func (a *Agent) servedVersion(context.Context) (string, error) {
+func (a *Agent) servedVersion() (string, error) {
 	info, err := socketCommand(a.adminSocket(), "show info")
 	if err != nil {
 		return "", err
@@ -360,11 +367,8 @@ func socketCommand(path, command string) (string, error) {
 	if _, err := io.WriteString(conn, command+"\n"); err != nil {
 		return "", err
 	}
-	b, err := io.ReadAll(bufio.NewReader(conn))
-	if err != nil {
-		return string(b), err
-	}
-	return string(b), nil
+	b, err := io.ReadAll(conn)
+	return string(b), err
 }
 
 // report tells the platform the applied version, HAProxy's version, its
@@ -384,7 +388,8 @@ func (a *Agent) report(ctx context.Context) error {
 		r.LastError = "haproxy does not answer on its admin socket: " + err.Error()
 	}
 	if len(r.LastError) > maxReportText {
-		r.LastError = r.LastError[:maxReportText]
+		// Cut on a character: a cut one would grow past the limit in JSON.
+		r.LastError = strings.ToValidUTF8(r.LastError[:maxReportText], "")
 	}
 	body, err := json.Marshal(r)
 	if err != nil {
