@@ -23,13 +23,9 @@ const invalidTokenChallenge = `Bearer error="invalid_token"`
 // session's.
 func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		headers := c.Request().Header.Values(echo.HeaderAuthorization)
-		if len(headers) == 0 {
-			return h.apiUnauthorized(c, `Bearer`, apikeys.ErrUnauthorized)
-		}
-		key, ok := apikeys.ParseBearer(headers[0])
-		if len(headers) > 1 || !ok {
-			return h.apiUnauthorized(c, invalidTokenChallenge, apikeys.ErrUnauthorized)
+		key, err := h.bearer(c, apikeys.ParseBearer, apikeys.ErrUnauthorized)
+		if err != nil {
+			return err
 		}
 		u, err := h.APIKeys.Authenticate(c.Request().Context(), key)
 		if errors.Is(err, apikeys.ErrUnauthorized) {
@@ -41,6 +37,21 @@ func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(ctxUser, u)
 		return next(c)
 	}
+}
+
+// bearer reads the one "Authorization: Bearer" secret of the request with
+// parse, or answers as apiUnauthorized does (with unauthorized's message)
+// when there is none, more than one, or one parse refuses.
+func (h *Handlers) bearer(c echo.Context, parse func(string) (string, bool), unauthorized error) (string, error) {
+	headers := c.Request().Header.Values(echo.HeaderAuthorization)
+	if len(headers) == 0 {
+		return "", h.apiUnauthorized(c, `Bearer`, unauthorized)
+	}
+	secret, ok := parse(headers[0])
+	if len(headers) > 1 || !ok {
+		return "", h.apiUnauthorized(c, invalidTokenChallenge, unauthorized)
+	}
+	return secret, nil
 }
 
 // apiUnauthorized answers a request without a working key or token: 401

@@ -3,15 +3,9 @@ package handlers_test
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"strconv"
@@ -24,46 +18,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
-
-// controlPlane stands in for a cluster's NodePort: a TLS server with a
-// certificate of its own for the cluster's API host name, which clients
-// verify, that greets and then echoes.
-func controlPlane(t *testing.T, host, greeting string) (port int, roots *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	leaf, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := io.WriteString(c, greeting+"\n"); err == nil {
-					_, _ = io.Copy(c, c)
-				}
-			}()
-		}
-	}()
-	roots = x509.NewCertPool()
-	roots.AddCert(leaf)
-	return ln.Addr().(*net.TCPAddr).Port, roots
-}
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -89,8 +43,10 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 	c, _ := b.signedUpUser(t, "edge-e2e")
 	first := b.newCluster(t, c, "first")
 	firstHost := first.Slug + ".clusters.test"
-	port, firstRoots := controlPlane(t, firstHost, "apiserver of first")
-	konn, _ := controlPlane(t, firstHost, "konnectivity of first")
+	// Its "NodePorts": control planes on 127.0.0.1, each with a
+	// certificate of its own for the host name, which clients verify.
+	port, firstRoots := testenv.TLSEcho(t, firstHost, "apiserver of first")
+	konn, _ := testenv.TLSEcho(t, firstHost, "konnectivity of first")
 	setPorts := func(id int64, api, konn int) {
 		_, err := b.pool.Exec(ctx, "UPDATE clusters SET node_port = $2, konnectivity_node_port = $3 WHERE id = $1", id, api, konn)
 		require.NoError(t, err)
@@ -112,24 +68,10 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 		require.NoError(t, <-ran)
 	})
 
-	dial := func(bind, host string, roots *x509.CertPool) (*tls.Conn, *bufio.Reader, string, error) {
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", bind, &tls.Config{ServerName: host, RootCAs: roots})
-		if err != nil {
-			return nil, nil, "", err
-		}
-		_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
-		r := bufio.NewReader(conn)
-		line, err := r.ReadString('\n')
-		if err != nil {
-			conn.Close()
-			return nil, nil, "", err
-		}
-		return conn, r, line[:len(line)-1], nil
-	}
 	var held *tls.Conn
 	var heldR *bufio.Reader
 	require.Eventually(t, func() bool {
-		conn, r, greeting, err := dial(agent.APIBind, firstHost, firstRoots)
+		conn, r, greeting, err := testenv.TLSGreeting(agent.APIBind, firstHost, firstRoots)
 		if err != nil {
 			return false
 		}
@@ -143,11 +85,11 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 	created := time.Now()
 	second := b.newCluster(t, c, "second")
 	secondHost := second.Slug + ".clusters.test"
-	port2, roots2 := controlPlane(t, secondHost, "apiserver of second")
-	konn2, konnRoots2 := controlPlane(t, secondHost, "konnectivity of second")
+	port2, roots2 := testenv.TLSEcho(t, secondHost, "apiserver of second")
+	konn2, konnRoots2 := testenv.TLSEcho(t, secondHost, "konnectivity of second")
 	setPorts(second.ID, port2, konn2)
 	require.Eventually(t, func() bool {
-		conn, _, greeting, err := dial(agent.APIBind, secondHost, roots2)
+		conn, _, greeting, err := testenv.TLSGreeting(agent.APIBind, secondHost, roots2)
 		if err != nil {
 			return false
 		}
@@ -160,11 +102,11 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 	line, err := heldR.ReadString('\n')
 	require.NoError(t, err, "the connection opened before the reload still works")
 	require.Equal(t, "still there?\n", line)
-	conn, _, greeting, err := dial(agent.KonnectivityBind, secondHost, konnRoots2)
+	conn, _, greeting, err := testenv.TLSGreeting(agent.KonnectivityBind, secondHost, konnRoots2)
 	require.NoError(t, err)
 	conn.Close()
 	require.Equal(t, "konnectivity of second", greeting)
-	_, _, _, err = dial(agent.APIBind, "nobody.clusters.test", roots2)
+	_, _, _, err = testenv.TLSGreeting(agent.APIBind, "nobody.clusters.test", roots2)
 	require.Error(t, err, "a name no cluster has is refused")
 
 	// The edge reports what it applied and its backends' health.
@@ -184,7 +126,7 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 	_, err = b.pool.Exec(ctx, "UPDATE clusters SET status = 'deleted' WHERE id = $1", second.ID)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		_, _, _, err := dial(agent.APIBind, secondHost, roots2)
+		_, _, _, err := testenv.TLSGreeting(agent.APIBind, secondHost, roots2)
 		return err != nil
 	}, 30*time.Second, 100*time.Millisecond, "the deleted cluster's route is gone")
 }

@@ -27,13 +27,9 @@ const (
 // Bearer" edge token.
 func (h *Handlers) requireEdgeToken(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		headers := c.Request().Header.Values(echo.HeaderAuthorization)
-		if len(headers) == 0 {
-			return h.apiUnauthorized(c, `Bearer`, edge.ErrUnauthorized)
-		}
-		token, ok := edge.ParseBearer(headers[0])
-		if len(headers) > 1 || !ok {
-			return h.apiUnauthorized(c, invalidTokenChallenge, edge.ErrUnauthorized)
+		token, err := h.bearer(c, edge.ParseBearer, edge.ErrUnauthorized)
+		if err != nil {
+			return err
 		}
 		t, err := h.Edge.Authenticate(c.Request().Context(), token)
 		if errors.Is(err, edge.ErrUnauthorized) {
@@ -70,12 +66,12 @@ func (h *Handlers) showEdgeConfig(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	deadline := time.Now().Add(wait)
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	for {
 		st, changed, err := h.EdgeState.Current(ctx)
 		if err != nil {
 			return err
 		}
-		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 		if st.Version != have {
 			c.Response().Header().Set("ETag", strconv.Quote(st.Version))
 			return c.JSON(http.StatusOK, st)

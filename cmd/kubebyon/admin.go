@@ -65,17 +65,13 @@ func (c *cli) admin(args []string) error {
 		}
 	}
 
-	logger := common.Logger(c.stderr)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
-	db, err := database.Open(ctx, common, logger)
+	db, err := c.adminDB(ctx, common)
 	if err != nil {
 		return err
 	}
 	defer db.Close(context.Background())
-	if err := migrations.Check(ctx, db.Pool); err != nil {
-		return err
-	}
 	users := &adminusers.Service{Pool: db.Pool}
 	if action == "promote" {
 		u, err := users.PromoteByEmail(ctx, addr.Address)
@@ -134,17 +130,13 @@ func (c *cli) adminEdgeToken(args []string) error {
 	if err := common.Validate(); err != nil {
 		return err
 	}
-	logger := common.Logger(c.stderr)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
-	db, err := database.Open(ctx, common, logger)
+	db, err := c.adminDB(ctx, common)
 	if err != nil {
 		return err
 	}
 	defer db.Close(context.Background())
-	if err := migrations.Check(ctx, db.Pool); err != nil {
-		return err
-	}
 	tok, err := (&edge.Service{Pool: db.Pool}).CreateToken(ctx, *name, audit.Actor{Email: "cli"})
 	var fe input.Errors
 	if errors.As(err, &fe) {
@@ -155,4 +147,20 @@ func (c *cli) adminEdgeToken(args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "edge token %q (%s), shown only now:\n%s\n", tok.Token.Name, tok.Token.Prefix, tok.Value)
 	return nil
+}
+
+// adminTimeout bounds an admin command.
+const adminTimeout = 2 * time.Minute
+
+// adminDB opens the database of an admin command and checks its schema.
+func (c *cli) adminDB(ctx context.Context, common *config.Common) (*database.DB, error) {
+	db, err := database.Open(ctx, common, common.Logger(c.stderr))
+	if err != nil {
+		return nil, err
+	}
+	if err := migrations.Check(ctx, db.Pool); err != nil {
+		_ = db.Close(context.Background())
+		return nil, err
+	}
+	return db, nil
 }

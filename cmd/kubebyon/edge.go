@@ -20,7 +20,7 @@ func (c *cli) edge(args []string) error {
 	if err := ecfg.Validate(); err != nil {
 		return err
 	}
-	logger := (&config.Common{LogLevel: ecfg.LogLevel, LogFormat: ecfg.LogFormat}).Logger(c.stderr)
+	logger := ecfg.Logger(c.stderr)
 	ctx, cancel := signalContext()
 	defer cancel()
 	a := &edge.Agent{

@@ -187,11 +187,8 @@ func RegisterWorker(fs *flag.FlagSet, getenv Getenv) *Worker {
 
 // Validate checks the common settings and prepares the data dir.
 func (c *Common) Validate() error {
-	if _, err := c.Level(); err != nil {
+	if err := c.validateLog(); err != nil {
 		return err
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return fmt.Errorf("%s is %q: use text or json", settingLogFormat, c.LogFormat)
 	}
 	if c.DatabaseURL != "" {
 		if _, err := pgxpool.ParseConfig(c.DatabaseURL); err != nil {
@@ -252,6 +249,17 @@ func (c *Common) Level() (slog.Level, error) {
 		return l, fmt.Errorf("%s is %q: use debug, info, warn or error", settingLogLevel, c.LogLevel)
 	}
 	return l, nil
+}
+
+// validateLog checks the log level and format.
+func (c *Common) validateLog() error {
+	if _, err := c.Level(); err != nil {
+		return err
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("%s is %q: use text or json", settingLogFormat, c.LogFormat)
+	}
+	return nil
 }
 
 // Logger builds the process logger from the log settings.

@@ -3,6 +3,8 @@ package config
 import (
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -107,12 +109,10 @@ func (e *Edge) Validate() error {
 	if err := os.MkdirAll(e.Dir, 0o700); err != nil {
 		return fmt.Errorf("%s %q: %w", settingEdgeDir, e.Dir, unwrapPath(err))
 	}
-	c := Common{LogLevel: e.LogLevel, LogFormat: e.LogFormat}
-	if _, err := c.Level(); err != nil {
-		return err
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return fmt.Errorf("%s is %q: use text or json", settingLogFormat, c.LogFormat)
-	}
-	return nil
+	return e.logSettings().validateLog()
 }
+
+func (e *Edge) logSettings() *Common { return &Common{LogLevel: e.LogLevel, LogFormat: e.LogFormat} }
+
+// Logger builds the edge's logger from its log settings.
+func (e *Edge) Logger(w io.Writer) *slog.Logger { return e.logSettings().Logger(w) }

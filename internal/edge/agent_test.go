@@ -1,13 +1,10 @@
 package edge
 
 import (
-	"bufio"
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,47 +16,12 @@ import (
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
-// echoUpstream is a TLS server for host that says greeting, then echoes
-// every line back, for as long as its client stays.
+// echoUpstream is a control plane (testenv.TLSEcho) for host, and its
+// address as a server of a route.
 func echoUpstream(t *testing.T, host, greeting string) (Server, *x509.CertPool) {
 	t.Helper()
-	cert, roots := selfSigned(t, host)
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := io.WriteString(c, greeting+"\n"); err != nil {
-					return
-				}
-				_, _ = io.Copy(c, c)
-			}()
-		}
-	}()
-	return Server{Address: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port}, roots
-}
-
-// dialThrough opens a TLS connection to host through bind and reads the
-// greeting.
-func dialThrough(bind, host string, roots *x509.CertPool) (*tls.Conn, *bufio.Reader, string, error) {
-	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", bind, &tls.Config{ServerName: host, RootCAs: roots})
-	if err != nil {
-		return nil, nil, "", err
-	}
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(c)
-	line, err := r.ReadString('\n')
-	if err != nil {
-		c.Close()
-		return nil, nil, "", err
-	}
-	return c, r, line[:len(line)-1], nil
+	port, roots := testenv.TLSEcho(t, host, greeting)
+	return Server{Address: "127.0.0.1", Port: port}, roots
 }
 
 // TestAgentAppliesStatesSeamlessly runs the agent's HAProxy (master-worker
@@ -87,7 +49,7 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 	stop, err := a.startHAProxy(ctx, died)
 	require.NoError(t, err)
 	t.Cleanup(stop)
-	v, err := a.servedVersion(ctx)
+	v, err := a.servedVersion()
 	require.NoError(t, err)
 	require.Empty(t, v, "the empty state until the platform answers")
 
@@ -95,21 +57,21 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 	s1, err := newState([]Route{routeA})
 	require.NoError(t, err)
 	require.NoError(t, a.Apply(ctx, s1))
-	held, heldR, greeting, err := dialThrough(a.APIBind, "a.k.test", aRoots)
+	held, heldR, greeting, err := testenv.TLSGreeting(a.APIBind, "a.k.test", aRoots)
 	require.NoError(t, err)
 	defer held.Close()
 	require.Equal(t, "api of a", greeting)
-	_, _, _, err = dialThrough(a.APIBind, "b.k.test", bRoots)
+	_, _, _, err = testenv.TLSGreeting(a.APIBind, "b.k.test", bRoots)
 	require.Error(t, err, "b has no route yet")
 
 	dead := Server{Address: "127.0.0.1", Port: freePort(t)} // nothing listens
 	s2, err := newState([]Route{routeA, {ClusterID: 2, Host: "b.k.test", API: []Server{bAPI}}, {ClusterID: 3, Host: "c.k.test", API: []Server{dead}}})
 	require.NoError(t, err)
 	require.NoError(t, a.Apply(ctx, s2))
-	served, err := a.servedVersion(ctx)
+	served, err := a.servedVersion()
 	require.NoError(t, err)
 	require.Equal(t, s2.Version, served)
-	c, _, greeting, err := dialThrough(a.APIBind, "b.k.test", bRoots)
+	c, _, greeting, err := testenv.TLSGreeting(a.APIBind, "b.k.test", bRoots)
 	require.NoError(t, err)
 	c.Close()
 	require.Equal(t, "api of b", greeting)
@@ -133,7 +95,7 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 	require.NoError(t, err)
 	err = a.Apply(ctx, s3)
 	require.ErrorContains(t, err, "haproxy refuses the configuration")
-	served, err = a.servedVersion(ctx)
+	served, err = a.servedVersion()
 	require.NoError(t, err)
 	require.Equal(t, s2.Version, served)
 	cfgAfter, err := os.ReadFile(filepath.Join(dir, ConfigFile))
@@ -142,7 +104,7 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, versionsDir, s3.Version))
 	require.True(t, os.IsNotExist(err), "the refused version's files are gone")
 	a.APIBind = good
-	c, _, _, err = dialThrough(a.APIBind, "b.k.test", bRoots)
+	c, _, _, err = testenv.TLSGreeting(a.APIBind, "b.k.test", bRoots)
 	require.NoError(t, err, "b is still routed")
 	c.Close()
 

@@ -2,14 +2,9 @@ package edge
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -39,7 +34,7 @@ func TestHAProxyRoutesByName(t *testing.T) {
 		roots          *x509.CertPool
 	}
 	start := func(host, greeting string) upstream {
-		cert, roots := selfSigned(t, host)
+		cert, roots := testenv.SelfSignedServer(t, host)
 		ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
 		require.NoError(t, err)
 		t.Cleanup(func() { ln.Close() })
@@ -188,26 +183,6 @@ func freePort(t testing.TB) int {
 	require.NoError(t, err)
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// selfSigned is a certificate for host, and a pool that trusts it.
-func selfSigned(t *testing.T, host string) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: host},
-		DNSNames:  []string{host},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	leaf, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	roots := x509.NewCertPool()
-	roots.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, roots
 }
 
 // BenchmarkRender renders and checks (haproxy -c) the config of 10,000
