@@ -186,7 +186,7 @@ func (a *Agent) startHAProxy(ctx context.Context, died chan<- error) (stop func(
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return nil, errors.New("haproxy did not answer on its admin socket within 30s")
+			return nil, errors.New("haproxy did not answer on its master socket within 30s")
 		}
 	}
 }
@@ -333,10 +333,17 @@ func (a *Agent) prune(version string) {
 	}
 }
 
-// servedVersion is the version the running worker serves, from its
+// runtime sends a command of HAProxy's runtime API to the current worker,
+// through the master: after a reload the old worker, still finishing its
+// connections, shares the admin socket and may answer there instead.
+func (a *Agent) runtime(command string) (string, error) {
+	return socketCommand(a.MasterSocket, "@1 "+command)
+}
+
+// servedVersion is the version the current worker serves, from its
 // description (show info).
 func (a *Agent) servedVersion() (string, error) {
-	info, err := socketCommand(a.adminSocket(), "show info")
+	info, err := a.runtime("show info")
 	if err != nil {
 		return "", err
 	}
@@ -375,7 +382,7 @@ func socketCommand(path, command string) (string, error) {
 // backends' health and the last error.
 func (a *Agent) report(ctx context.Context) error {
 	r := Report{Name: a.Name, AppliedVersion: a.applied, LastError: a.lastErr, Down: []Backend{}}
-	if info, err := socketCommand(a.adminSocket(), "show info"); err == nil {
+	if info, err := a.runtime("show info"); err == nil {
 		for _, line := range strings.Split(info, "\n") {
 			if v, ok := strings.CutPrefix(line, "Version: "); ok {
 				r.HAProxyVersion = strings.TrimSpace(v)
@@ -385,7 +392,7 @@ func (a *Agent) report(ctx context.Context) error {
 			r.LastError = "read backend health: " + err.Error()
 		}
 	} else if r.LastError == "" {
-		r.LastError = "haproxy does not answer on its admin socket: " + err.Error()
+		r.LastError = "haproxy does not answer on its master socket: " + err.Error()
 	}
 	if len(r.LastError) > maxReportText {
 		// Cut on a character: a cut one would grow past the limit in JSON.
@@ -416,7 +423,7 @@ func (a *Agent) report(ctx context.Context) error {
 
 // health counts the backends' servers by their check (show stat).
 func (a *Agent) health(r *Report) error {
-	out, err := socketCommand(a.adminSocket(), "show stat -1 4 -1")
+	out, err := a.runtime("show stat -1 4 -1")
 	if err != nil {
 		return err
 	}
