@@ -33,6 +33,9 @@ type apiCluster struct {
 	// and konnectivity to; null when none is allocated.
 	HTTPSNodePort        *int32 `json:"https_node_port"`
 	KonnectivityNodePort *int32 `json:"konnectivity_node_port"`
+	// The address the host gave a LoadBalancer cluster's Service, which
+	// the public entry forwards the endpoint to; null until it has one.
+	LoadBalancerAddress *string `json:"load_balancer_address"`
 }
 
 func apiClusterFrom(c queries.Cluster) apiCluster {
@@ -42,7 +45,7 @@ func apiClusterFrom(c queries.Cluster) apiCluster {
 		Status: c.Status, StatusMessage: c.StatusMessage, Endpoint: c.Endpoint,
 		Generation: c.Generation, ObservedGeneration: c.ObservedGeneration,
 		CreatedAt: c.CreatedAt, ReadyAt: c.ReadyAt, NodeQuotaEnabled: c.NodeQuotaEnabled,
-		NodePort: c.NodePort, KonnectivityNodePort: c.KonnectivityNodePort,
+		NodePort: c.NodePort, KonnectivityNodePort: c.KonnectivityNodePort, LbAddress: c.LbAddress,
 	})
 }
 
@@ -65,6 +68,9 @@ func apiClusterOf(c queries.ClusterListByOwnerRow) apiCluster {
 	}
 	if c.KonnectivityNodePort.Valid {
 		out.KonnectivityNodePort = &c.KonnectivityNodePort.Int32
+	}
+	if c.LbAddress != "" {
+		out.LoadBalancerAddress = &c.LbAddress
 	}
 	return out
 }

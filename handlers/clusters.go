@@ -108,7 +108,7 @@ func clusterView(c queries.Cluster) views.Cluster {
 	return views.Cluster{
 		ID: c.ID, Name: c.Name, Description: c.Description,
 		KubernetesVersion: c.KubernetesVersion, AccessMode: c.PublicAccessMode,
-		NodePort: c.NodePort.Int32, KonnectivityPort: c.KonnectivityNodePort.Int32,
+		NodePort: c.NodePort.Int32, KonnectivityPort: c.KonnectivityNodePort.Int32, LBAddress: c.LbAddress,
 		Status: c.Status, StatusMessage: c.StatusMessage, Endpoint: c.Endpoint,
 		Generation: c.Generation, ObservedGeneration: c.ObservedGeneration,
 		Created: c.CreatedAt.Time, Ready: c.ReadyAt.Time,

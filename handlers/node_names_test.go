@@ -1,11 +1,16 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // TestNodeRoutesRefuseInvalidNames: a node name that no Node can have is
@@ -66,4 +71,40 @@ func TestClusterPageEndpointAndNodePorts(t *testing.T) {
 	require.Contains(t, body, fmt.Sprintf("https %d, konnectivity %d", cl.NodePort.Int32, cl.KonnectivityNodePort.Int32))
 	require.Contains(t, body, "The public entry (HAProxy) forwards the API endpoint to these ports")
 	require.NotContains(t, body, "(port ", "no bare port beside the access mode")
+}
+
+// TestClusterLoadBalancerAddress: a LoadBalancer cluster's page and API
+// say that its Service has no address yet, then show the address the host
+// gave it; a NodePort cluster shows none.
+func TestClusterLoadBalancerAddress(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.connectHost(t)
+	c, _ := b.signedUpUser(t, "balancer")
+	key := c.createKey("lb")
+	resp := c.createCluster(url.Values{"name": {"lb"}, "kubernetes_version": {"v1.34.0"}, "public_access_mode": {"loadbalancer"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	m := clusterLocation.FindStringSubmatch(resp.Header.Get("Location"))
+	require.NotNil(t, m)
+	path := resp.Header.Get("Location")
+	id, err := strconv.ParseInt(m[1], 10, 64)
+	require.NoError(t, err)
+
+	_, body := c.get(path)
+	require.Contains(t, body, `data-testid="cluster-lb-address"`)
+	require.Contains(t, body, "None yet: the host cluster has not given")
+	r := b.apiCall(t, http.MethodGet, fmt.Sprintf("/api/v1/clusters/%d", id), key, "")
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, `"load_balancer_address":null`)
+
+	_, err = queries.New(b.pool).ClusterSetLBAddress(context.Background(), queries.ClusterSetLBAddressParams{ID: id, LbAddress: "203.0.113.9"})
+	require.NoError(t, err)
+	_, body = c.get(path)
+	require.Contains(t, body, "<code>203.0.113.9</code>")
+	r = b.apiCall(t, http.MethodGet, "/api/v1/clusters", key, "")
+	require.Contains(t, r.body, `"load_balancer_address":"203.0.113.9"`)
+
+	np := b.newCluster(t, c, "np")
+	_, body = c.get(fmt.Sprintf("/clusters/%d", np.ID))
+	require.NotContains(t, body, `data-testid="cluster-lb-address"`)
 }

@@ -200,9 +200,26 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 	if err != nil {
 		return w.fail(ctx, q, c, hostReason(err), err)
 	}
+	// What the cluster waits for: its control plane, then, in
+	// LoadBalancer mode, the address the edge sends its connections to.
+	waiting, reason := "", "WaitingForControlPlane"
 	if !r.Ready() {
+		waiting = r.String()
+	} else if c.PublicAccessMode == settings.AccessLoadBalancer {
+		svc, err := vcluster.ControlPlaneService(ctx, client, c)
+		if err != nil {
+			return w.fail(ctx, q, c, hostReason(err), err)
+		}
+		addr := vcluster.LoadBalancerAddress(svc)
+		if addr == "" {
+			waiting, reason = "the host has not given the control plane's LoadBalancer Service an address yet", "WaitingForLoadBalancer"
+		} else if _, err := q.ClusterSetLBAddress(ctx, queries.ClusterSetLBAddressParams{ID: c.ID, LbAddress: addr}); err != nil {
+			return fmt.Errorf("record the load balancer's address: %w", err)
+		}
+	}
+	if waiting != "" {
 		if c.ReconcileStartedAt.Valid && time.Since(c.ReconcileStartedAt.Time) > w.ReadyTimeout {
-			msg := fmt.Sprintf("the control plane did not become ready within %s (%s)", w.ReadyTimeout, r)
+			msg := fmt.Sprintf("the control plane did not become ready within %s (%s)", w.ReadyTimeout, waiting)
 			if err := q.ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: c.ID, StatusMessage: msg}); err != nil {
 				return fmt.Errorf("mark failed: %w", err)
 			}
@@ -212,7 +229,7 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 			// Nothing to retry on its own: the user retries from the console.
 			return w.event(ctx, q, c, "error", "Failed", msg)
 		}
-		if err := w.event(ctx, q, c, "info", "WaitingForControlPlane", r.String()); err != nil {
+		if err := w.event(ctx, q, c, "info", reason, waiting); err != nil {
 			return err
 		}
 		return river.JobSnooze(w.PollInterval)

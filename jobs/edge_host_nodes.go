@@ -15,6 +15,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
+	"github.com/kubebyon/kubebyon/internal/vcluster"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -25,7 +26,9 @@ const HostNodesInterval = 30 * time.Second
 // the next interval.
 const hostNodesTimeout = 20 * time.Second
 
-// HostNodesWorker records the host cluster's nodes for the edge.
+// HostNodesWorker records what the edge routes to that only the host
+// knows: its nodes (for NodePort clusters) and the addresses of
+// LoadBalancer clusters' Services.
 type HostNodesWorker struct {
 	river.WorkerDefaults[edge.HostNodesArgs]
 	Pool           *pgxpool.Pool
@@ -58,14 +61,31 @@ func (w *HostNodesWorker) Work(ctx context.Context, job *river.Job[edge.HostNode
 		client, err = kubernetes.NewForConfig(cfg)
 	}
 	var nodes []edge.HostNode
+	var lbs map[int64]string
 	if err == nil {
 		nodes, err = edge.ListHostNodes(ctx, client)
 	}
+	if err == nil {
+		lbs, err = vcluster.LoadBalancerAddresses(ctx, client)
+	}
 	if err != nil {
-		w.Logger.WarnContext(ctx, "host nodes not recorded", "error", err)
+		w.Logger.WarnContext(ctx, "host nodes and load balancer addresses not recorded", "error", err)
 		return nil
 	}
 	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
-		return edge.RecordHostNodes(ctx, queries.New(tx), nodes)
+		q := queries.New(tx)
+		if err := edge.RecordHostNodes(ctx, q, nodes); err != nil {
+			return err
+		}
+		// A LoadBalancer address that changed after the cluster became
+		// ready (the reconcile job records the first).
+		ids, addrs := make([]int64, 0, len(lbs)), make([]string, 0, len(lbs))
+		for id, a := range lbs {
+			ids, addrs = append(ids, id), append(addrs, a)
+		}
+		if _, err := q.ClusterSetLBAddresses(ctx, queries.ClusterSetLBAddressesParams{Ids: ids, Addrs: addrs}); err != nil {
+			return fmt.Errorf("record load balancer addresses: %w", err)
+		}
+		return nil
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/riverqueue/river"
@@ -17,14 +18,16 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/internal/vcluster"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
 // TestHostNodesRecorded checks that the host nodes job records the host
 // cluster's nodes (as a real apiserver holds them) with their addresses
-// and readiness, follows changes, and forgets nodes that are gone; and
-// that without a host cluster it does nothing.
+// and readiness, follows changes, and forgets nodes that are gone; that
+// it follows LoadBalancer clusters' addresses; and that without a host
+// cluster it does nothing.
 func TestHostNodesRecorded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -101,4 +104,26 @@ func TestHostNodesRecorded(t *testing.T) {
 	rows, err = q.HostNodeList(ctx)
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
+
+	// A LoadBalancer cluster's address that changes later is followed.
+	u, err := q.UserCreate(ctx, queries.UserCreateParams{Email: "lb@example.com", Name: "LB", Role: "user"})
+	require.NoError(t, err)
+	lb, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{OwnerID: u.ID, Name: "lb", Slug: "lb-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer"})
+	require.NoError(t, err)
+	_, err = q.ClusterSetLBAddress(ctx, queries.ClusterSetLBAddressParams{ID: lb.ID, LbAddress: "203.0.113.1"})
+	require.NoError(t, err)
+	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: vcluster.Namespace(lb)}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	svc, err := client.CoreV1().Services(vcluster.Namespace(lb)).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: vcluster.ReleaseName(lb), Labels: map[string]string{vcluster.LabelClusterID: strconv.FormatInt(lb.ID, 10)}},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Name: "https", Port: 443}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: "lb.example.net"}}
+	_, err = client.CoreV1().Services(svc.Namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	work()
+	got, err := q.ClusterGetByID(ctx, lb.ID)
+	require.NoError(t, err)
+	require.Equal(t, "lb.example.net", got.LbAddress)
 }

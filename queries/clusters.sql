@@ -21,7 +21,7 @@ SELECT * FROM clusters WHERE id = @id FOR UPDATE;
 -- paginated, newest first (not the CA certificate nor the secrets).
 SELECT id, name, slug, description, kubernetes_version, public_access_mode, status, status_message,
        endpoint, generation, observed_generation, created_at, ready_at, node_quota_enabled,
-       node_port, konnectivity_node_port
+       node_port, konnectivity_node_port, lb_address
 FROM clusters
 WHERE owner_id = @owner_id AND status <> 'deleted'
   AND (@before_id::bigint = 0 OR id < @before_id::bigint)

@@ -291,7 +291,7 @@ func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg Cluster
 const clusterListByOwner = `-- name: ClusterListByOwner :many
 SELECT id, name, slug, description, kubernetes_version, public_access_mode, status, status_message,
        endpoint, generation, observed_generation, created_at, ready_at, node_quota_enabled,
-       node_port, konnectivity_node_port
+       node_port, konnectivity_node_port, lb_address
 FROM clusters
 WHERE owner_id = $1 AND status <> 'deleted'
   AND ($2::bigint = 0 OR id < $2::bigint)
@@ -322,6 +322,7 @@ type ClusterListByOwnerRow struct {
 	NodeQuotaEnabled     bool
 	NodePort             pgtype.Int4
 	KonnectivityNodePort pgtype.Int4
+	LbAddress            string
 }
 
 // What the API's cluster list shows of a user's clusters, keyset-
@@ -352,6 +353,7 @@ func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwner
 			&i.NodeQuotaEnabled,
 			&i.NodePort,
 			&i.KonnectivityNodePort,
+			&i.LbAddress,
 		); err != nil {
 			return nil, err
 		}

@@ -80,3 +80,12 @@ ORDER BY edge_instances.last_seen_at DESC, edge_instances.id;
 
 -- name: EdgeTokenGet :one
 SELECT * FROM edge_tokens WHERE id = @id;
+
+-- name: ClusterSetLBAddresses :execrows
+-- Records the addresses the host reports for LoadBalancer clusters'
+-- Services, by cluster id; only the rows whose address changed are
+-- written (and wake the edges).
+UPDATE clusters SET lb_address = v.addr
+FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@addrs::text[]) AS addr) AS v
+WHERE clusters.id = v.id AND clusters.public_access_mode = 'loadbalancer'
+  AND clusters.status <> 'deleted' AND clusters.lb_address <> v.addr;

@@ -31,6 +31,29 @@ func (q *Queries) ClusterSetLBAddress(ctx context.Context, arg ClusterSetLBAddre
 	return result.RowsAffected(), nil
 }
 
+const clusterSetLBAddresses = `-- name: ClusterSetLBAddresses :execrows
+UPDATE clusters SET lb_address = v.addr
+FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::text[]) AS addr) AS v
+WHERE clusters.id = v.id AND clusters.public_access_mode = 'loadbalancer'
+  AND clusters.status <> 'deleted' AND clusters.lb_address <> v.addr
+`
+
+type ClusterSetLBAddressesParams struct {
+	Ids   []int64
+	Addrs []string
+}
+
+// Records the addresses the host reports for LoadBalancer clusters'
+// Services, by cluster id; only the rows whose address changed are
+// written (and wake the edges).
+func (q *Queries) ClusterSetLBAddresses(ctx context.Context, arg ClusterSetLBAddressesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, clusterSetLBAddresses, arg.Ids, arg.Addrs)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const edgeInstanceList = `-- name: EdgeInstanceList :many
 SELECT edge_instances.id, edge_instances.token_id, edge_instances.name, edge_instances.address, edge_instances.haproxy_version, edge_instances.applied_version, edge_instances.backends_up, edge_instances.backends_down, edge_instances.down, edge_instances.last_error, edge_instances.first_seen_at, edge_instances.last_seen_at, edge_tokens.name AS token_name
 FROM edge_instances

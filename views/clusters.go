@@ -21,6 +21,7 @@ type Cluster struct {
 	AccessMode         string // "nodeport" or "loadbalancer"
 	NodePort           int32  // host NodePort of https; 0: none
 	KonnectivityPort   int32  // host NodePort of konnectivity; 0: none
+	LBAddress          string // LoadBalancer mode: the Service's address; "" until the host gives one
 	Status             string
 	StatusMessage      string
 	Endpoint           string // host name, "" until ready

@@ -162,3 +162,55 @@ func DeleteNamespace(ctx context.Context, client kubernetes.Interface, c queries
 	}
 	return false, nil
 }
+
+// LoadBalancerAddress is the address the host reports for a Service of
+// type LoadBalancer: its first ingress's IP, else its host name; empty
+// while it has none.
+func LoadBalancerAddress(svc *corev1.Service) string {
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		if in.IP != "" {
+			return in.IP
+		}
+		if in.Hostname != "" {
+			return in.Hostname
+		}
+	}
+	return ""
+}
+
+// ControlPlaneService reads the cluster's control plane Service.
+func ControlPlaneService(ctx context.Context, client kubernetes.Interface, c queries.Cluster) (*corev1.Service, error) {
+	svc, err := client.CoreV1().Services(Namespace(c)).Get(ctx, ReleaseName(c), metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get service %s/%s: %w", Namespace(c), ReleaseName(c), err)
+	}
+	return svc, nil
+}
+
+// LoadBalancerAddresses lists the addresses the host reports for the
+// platform's LoadBalancer Services (by the cluster id label), a page at a
+// time: cluster id to address, for those that have one.
+func LoadBalancerAddresses(ctx context.Context, client kubernetes.Interface) (map[int64]string, error) {
+	out := map[int64]string{}
+	opts := metav1.ListOptions{LabelSelector: LabelClusterID, Limit: 500}
+	for {
+		list, err := client.CoreV1().Services("").List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list the control plane services: %w", err)
+		}
+		for i := range list.Items {
+			svc := &list.Items[i]
+			id, err := strconv.ParseInt(svc.Labels[LabelClusterID], 10, 64)
+			if err != nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+				continue
+			}
+			if a := LoadBalancerAddress(svc); a != "" {
+				out[id] = a
+			}
+		}
+		if list.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = list.Continue
+	}
+}

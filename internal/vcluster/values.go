@@ -6,6 +6,7 @@ package vcluster
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	vconfig "github.com/loft-sh/vcluster/config"
 
@@ -49,6 +50,9 @@ func Values(c queries.Cluster, rt settings.Runtime) (map[string]any, error) {
 	// all (a random one could be the port it hands the next cluster).
 	// The chart's kubelet proxy port is not exposed: private nodes run
 	// their own kubelets.
+	// The Service carries the cluster's id: the edge finds LoadBalancer
+	// addresses by it (LoadBalancerAddresses).
+	cfg.ControlPlane.Service.Labels = map[string]string{LabelClusterID: strconv.FormatInt(c.ID, 10)}
 	switch c.PublicAccessMode {
 	case settings.AccessNodePort:
 		if !c.NodePort.Valid || !c.KonnectivityNodePort.Valid {
