@@ -24,13 +24,20 @@ var formIDField = regexp.MustCompile(`name="form_id" value="([^"]+)"`)
 // token and form id.
 func (c *client) postKeyForm(form url.Values) *http.Response {
 	c.t.Helper()
-	_, page := c.get("/settings/api-keys")
-	csrf, id := csrfField.FindStringSubmatch(page), formIDField.FindStringSubmatch(page)
-	require.NotNil(c.t, csrf, page)
-	require.NotNil(c.t, id, page)
+	return c.postShownForm("/settings/api-keys", "/settings/api-keys", form)
+}
+
+// postShownForm sends a form that posts once (a form id in the session)
+// as page shows it, with its CSRF token and form id, to path.
+func (c *client) postShownForm(page, path string, form url.Values) *http.Response {
+	c.t.Helper()
+	_, body := c.get(page)
+	csrf, id := csrfField.FindStringSubmatch(body), formIDField.FindStringSubmatch(body)
+	require.NotNil(c.t, csrf, body)
+	require.NotNil(c.t, id, body)
 	form.Set("_csrf", csrf[1])
 	form.Set("form_id", id[1])
-	resp, err := c.http.PostForm(c.base+"/settings/api-keys", form)
+	resp, err := c.http.PostForm(c.base+path, form)
 	require.NoError(c.t, err)
 	c.t.Cleanup(func() { resp.Body.Close() })
 	return resp

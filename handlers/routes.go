@@ -166,6 +166,10 @@ func (h *Handlers) routes(e *echo.Echo) {
 	admin.GET("/settings", h.showAdminSettingsPage)
 	admin.POST("/settings", h.saveAdminSettings)
 	admin.POST("/settings/test", h.testAdminSettings)
+	admin.GET("/edge", h.showAdminEdgePage)
+	admin.POST("/edge/tokens", h.createEdgeToken)
+	admin.GET("/edge/tokens/:id/revoke", h.showRevokeEdgeTokenPage)
+	admin.POST("/edge/tokens/:id/revoke", h.revokeEdgeToken)
 }
 
 // probeRoutes are the metrics listener's (NewProbes): not for the public.

@@ -99,6 +99,28 @@ func (s *Service) Tokens(ctx context.Context) ([]queries.EdgeToken, error) {
 	return ts, nil
 }
 
+// Token is one token; an unknown one is ErrNotFound.
+func (s *Service) Token(ctx context.Context, id int64) (queries.EdgeToken, error) {
+	t, err := queries.New(s.Pool).EdgeTokenGet(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return t, ErrNotFound
+	}
+	if err != nil {
+		return t, fmt.Errorf("get edge token %d: %w", id, err)
+	}
+	return t, nil
+}
+
+// Instances are the edges of the tokens that still work, as they last
+// reported, most recently seen first.
+func (s *Service) Instances(ctx context.Context) ([]queries.EdgeInstanceListRow, error) {
+	is, err := queries.New(s.Pool).EdgeInstanceList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list edge instances: %w", err)
+	}
+	return is, nil
+}
+
 // RevokeToken ends a token for good: its edges get 401 from then on.
 // Revoking a revoked token changes nothing; an unknown one is ErrNotFound.
 func (s *Service) RevokeToken(ctx context.Context, id int64, actor audit.Actor) error {

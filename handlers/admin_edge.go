@@ -1,0 +1,125 @@
+package handlers
+
+import (
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// sessionEdgeTokenForm holds the id of the token form last shown: a form
+// posts once, so that a reload does not make a second token.
+const sessionEdgeTokenForm = "edge_token_form"
+
+// showAdminEdgePage is GET /admin/edge; htmx asks it for the edges alone
+// every five seconds.
+func (h *Handlers) showAdminEdgePage(c echo.Context) error {
+	return h.renderAdminEdgePage(c, http.StatusOK, views.NewForm())
+}
+
+func (h *Handlers) renderAdminEdgePage(c echo.Context, status int, f views.Form) error {
+	ctx := c.Request().Context()
+	st, _, err := h.EdgeState.Current(ctx)
+	if err != nil {
+		return err
+	}
+	insts, err := h.Edge.Instances(ctx)
+	if err != nil {
+		return err
+	}
+	m := views.AdminEdge{Version: st.Version, Routes: len(st.Routes), BaseURL: h.BaseURL, Form: f}
+	now := time.Now()
+	for _, in := range insts {
+		m.Instances = append(m.Instances, views.EdgeInstance{
+			Name: in.Name, Token: in.TokenName, Address: in.Address, HAProxyVersion: in.HaproxyVersion,
+			Applied: in.AppliedVersion, InStep: in.AppliedVersion == st.Version,
+			LastSeen: in.LastSeenAt.Time, Stale: now.Sub(in.LastSeenAt.Time) > views.EdgeStaleAfter,
+			Up: int(in.BackendsUp), Down: int(in.BackendsDown), LastError: in.LastError,
+		})
+	}
+	if wantsFragment(c) {
+		return render(c, status, views.AdminEdgeInstances(m))
+	}
+	tokens, err := h.Edge.Tokens(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tokens {
+		m.Tokens = append(m.Tokens, edgeTokenView(t))
+	}
+	f.Values["form_id"] = rand.Text()
+	h.sessions.Put(ctx, sessionEdgeTokenForm, f.Values["form_id"])
+	return render(c, status, views.AdminEdgePage(m))
+}
+
+func edgeTokenView(t queries.EdgeToken) views.EdgeToken {
+	return views.EdgeToken{
+		ID: t.ID, Name: t.Name, Prefix: t.Prefix, Created: t.CreatedAt.Time,
+		LastUsed: timeOf(t.LastUsedAt), Revoked: t.RevokedAt.Valid,
+	}
+}
+
+// createEdgeToken shows the new token's value in the response itself,
+// never redirecting: it is not stored anywhere it could be shown from.
+func (h *Handlers) createEdgeToken(c echo.Context) error {
+	formID := h.sessions.PopString(c.Request().Context(), sessionEdgeTokenForm)
+	if formID == "" || c.FormValue("form_id") != formID {
+		h.flashError(c, "FlashAPIKeyFormUsed")
+		return redirect(c, "/admin/edge")
+	}
+	f := formFrom(c, "name")
+	created, err := h.Edge.CreateToken(c.Request().Context(), f.Value("name"), actor(c))
+	var fe input.Errors
+	if errors.As(err, &fe) {
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+		return h.renderAdminEdgePage(c, http.StatusUnprocessableEntity, f)
+	}
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return render(c, http.StatusOK, views.AdminEdgeTokenCreatedPage(created.Value, edgeTokenView(created.Token), h.BaseURL))
+}
+
+// edgeToken is the token of the path's :id; an unknown one is not found.
+func (h *Handlers) edgeToken(c echo.Context) (queries.EdgeToken, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return queries.EdgeToken{}, echo.ErrNotFound
+	}
+	t, err := h.Edge.Token(c.Request().Context(), id)
+	if errors.Is(err, edge.ErrNotFound) {
+		return t, echo.ErrNotFound
+	}
+	return t, err
+}
+
+func (h *Handlers) showRevokeEdgeTokenPage(c echo.Context) error {
+	t, err := h.edgeToken(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.AdminEdgeTokenRevokePage(edgeTokenView(t)))
+}
+
+func (h *Handlers) revokeEdgeToken(c echo.Context) error {
+	t, err := h.edgeToken(c)
+	if err != nil {
+		return err
+	}
+	if err := h.Edge.RevokeToken(c.Request().Context(), t.ID, actor(c)); err != nil {
+		return err
+	}
+	h.flash(c, "FlashEdgeTokenRevoked")
+	return redirect(c, "/admin/edge")
+}
