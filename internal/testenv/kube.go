@@ -417,7 +417,10 @@ func newPKI(dir string) (*pki, error) {
 	servingCert, servingKey, err := issue(2, &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		// *.clusters.test: the tests' clusters' public names (the API base
+		// domain they set), so that a kubeconfig naming one verifies
+		// through the edge.
+		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "*.clusters.test"},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
 	})
 	if err != nil {
