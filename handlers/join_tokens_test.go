@@ -346,6 +346,24 @@ func setClusterCA(t *testing.T, b *testBundle, clusterID int64, srv *httptest.Se
 	require.NoError(t, err)
 }
 
+// runJoinScript runs a saved join script with a real sh and curl, stand-ins
+// only for id (uid), systemctl and uname (host box-7 on x86_64), the
+// os-release file given, systemd "running" (dir), and env added.
+func runJoinScript(t *testing.T, scriptPath, osRelease, dir, uid string, env []string, args ...string) (string, string, error) {
+	t.Helper()
+	bin := t.TempDir()
+	stand := map[string]string{"id": "echo " + uid, "systemctl": "exit 0", "uname": `if [ "$1" = -n ]; then echo box-7; else echo x86_64; fi`}
+	for name, body := range stand {
+		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+	}
+	cmd := exec.Command("sh", append([]string{scriptPath}, args...)...)
+	cmd.Env = append([]string{"PATH=" + bin + ":" + os.Getenv("PATH"), "KUBEBYON_OS_RELEASE=" + osRelease, "KUBEBYON_SYSTEMD_DIR=" + dir}, env...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
 // TestJoinScript runs the join script with a real sh, stand-ins only for
 // id, systemctl and uname, against a TLS server playing the control plane.
 func TestJoinScript(t *testing.T) {
@@ -385,17 +403,7 @@ func TestJoinScript(t *testing.T) {
 	osRelease := filepath.Join(dir, "os-release")
 	require.NoError(t, os.WriteFile(osRelease, []byte("PRETTY_NAME=\"Debian GNU/Linux 13\"\nID=debian\n"), 0o600))
 	run := func(uid string, args ...string) (string, string, error) {
-		bin := t.TempDir()
-		stand := map[string]string{"id": "echo " + uid, "systemctl": "exit 0", "uname": `if [ "$1" = -n ]; then echo box-7; else echo x86_64; fi`}
-		for name, body := range stand {
-			require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
-		}
-		cmd := exec.Command("sh", append([]string{scriptPath}, args...)...)
-		cmd.Env = []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "KUBEBYON_OS_RELEASE=" + osRelease, "KUBEBYON_SYSTEMD_DIR=" + dir}
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		return stdout.String(), stderr.String(), err
+		return runJoinScript(t, scriptPath, osRelease, dir, uid, nil, args...)
 	}
 	steps := func() []string {
 		var s []string
