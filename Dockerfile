@@ -38,11 +38,12 @@ LABEL org.opencontainers.image.title="KubeBYON" \
 # The package's default 'main' cluster is not wanted, so postgresql-common is
 # told not to create it. tini reaps children and forwards signals, so
 # PostgreSQL is stopped cleanly with the container; curl serves the healthcheck.
+# HAProxy is the public entry that serve runs (KUBEBYON_EDGE=embedded).
 RUN set -eux; \
     apt-get update; \
     apt-get install -y --no-install-recommends postgresql-common; \
     sed -ri 's/^#?[[:space:]]*create_main_cluster[[:space:]]*=.*/create_main_cluster = false/' /etc/postgresql-common/createcluster.conf; \
-    apt-get install -y --no-install-recommends postgresql-15 ca-certificates curl tini; \
+    apt-get install -y --no-install-recommends postgresql-15 ca-certificates curl tini haproxy; \
     rm -rf /var/lib/apt/lists/*
 # PostgreSQL refuses to run as root; as this non-root user, kubebyon runs the
 # embedded PostgreSQL as itself, owning /data.
@@ -54,9 +55,12 @@ COPY --from=build /src/bin/kubebyon /usr/local/bin/kubebyon
 USER kubebyon
 # /data holds the embedded PostgreSQL cluster and the generated secret key
 # (unless KUBEBYON_SECRET_KEY is set): back this volume up.
-ENV KUBEBYON_DATA_DIR=/data KUBEBYON_LISTEN=:8080
+# The public entry runs in this container: clusters' API host names on
+# 8443 (publish it as 443) and konnectivity on 8132.
+ENV KUBEBYON_DATA_DIR=/data KUBEBYON_LISTEN=:8080 \
+    KUBEBYON_EDGE=embedded KUBEBYON_EDGE_API_LISTEN=:8443 KUBEBYON_EDGE_KONNECTIVITY_LISTEN=:8132
 VOLUME /data
-EXPOSE 8080
+EXPOSE 8080 8443 8132
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD curl -fsS http://127.0.0.1:8080/readyz || exit 1
 ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/kubebyon"]

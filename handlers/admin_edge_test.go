@@ -122,9 +122,9 @@ func TestAdminEdgeInBrowser(t *testing.T) {
 	require.Regexp(t, `^kbe_`, token)
 
 	agent := &edge.Agent{
-		PlatformURL: b.server.URL, Token: token, Name: "edge-in-browser", Dir: t.TempDir(),
+		Platform: &edge.Remote{URL: b.server.URL, Token: token, Client: &http.Client{}}, Name: "edge-in-browser", Dir: t.TempDir(),
 		HAProxy: testenv.HAProxy(t), APIBind: freeAddr(t), KonnectivityBind: freeAddr(t),
-		Wait: 5 * time.Second, Client: &http.Client{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Wait: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	runCtx, stop := context.WithCancel(context.Background())
 	ran := make(chan error, 1)

@@ -18,9 +18,6 @@ const (
 	// maxEdgeWait bounds a long poll of the edge config; the request
 	// timeout bounds it too (edgeWaitLimit).
 	maxEdgeWait = 55 * time.Second
-	// edgeRecheckEvery is how often a long poll looks at the state again
-	// without being woken: a lost notification delays a change by no more.
-	edgeRecheckEvery = 10 * time.Second
 )
 
 // requireEdgeToken authenticates the request by its "Authorization:
@@ -64,32 +61,16 @@ func (h *Handlers) showEdgeConfig(c echo.Context) error {
 		}
 		wait = time.Duration(n) * time.Second
 	}
-	ctx := c.Request().Context()
-	deadline := time.Now().Add(wait)
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	for {
-		st, changed, err := h.EdgeState.Current(ctx)
-		if err != nil {
-			return err
-		}
-		if st.Version != have {
-			c.Response().Header().Set("ETag", strconv.Quote(st.Version))
-			return c.JSON(http.StatusOK, st)
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return c.NoContent(http.StatusNotModified)
-		}
-		timer := time.NewTimer(min(left, edgeRecheckEvery))
-		select {
-		case <-changed:
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		}
-		timer.Stop()
+	st, changed, err := h.EdgeState.Next(c.Request().Context(), have, wait)
+	if err != nil {
+		return err
 	}
+	if !changed {
+		return c.NoContent(http.StatusNotModified)
+	}
+	c.Response().Header().Set("ETag", strconv.Quote(st.Version))
+	return c.JSON(http.StatusOK, st)
 }
 
 // recordEdgeStatus is POST /api/v1/edge/status: an edge's report on

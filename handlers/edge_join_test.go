@@ -66,9 +66,9 @@ func TestJoinScriptThroughEdge(t *testing.T) {
 
 	tok := b.edgeToken(t, "join")
 	agent := &edge.Agent{
-		PlatformURL: b.server.URL, Token: tok.Value, Name: "edge-join", Dir: t.TempDir(),
+		Platform: &edge.Remote{URL: b.server.URL, Token: tok.Value, Client: &http.Client{}}, Name: "edge-join", Dir: t.TempDir(),
 		HAProxy: testenv.HAProxy(t), APIBind: freeAddr(t), KonnectivityBind: freeAddr(t),
-		Wait: 5 * time.Second, Client: &http.Client{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Wait: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	ran := make(chan error, 1)

@@ -54,9 +54,9 @@ func TestKubeconfigThroughEdge(t *testing.T) {
 	require.NoError(t, q.HostNodeUpsert(ctx, queries.HostNodeUpsertParams{Name: "host-1", InternalIp: "127.0.0.1", Ready: true}))
 	tok := b.edgeToken(t, "kubectl")
 	agent := &edge.Agent{
-		PlatformURL: b.server.URL, Token: tok.Value, Name: "edge-kube", Dir: t.TempDir(),
+		Platform: &edge.Remote{URL: b.server.URL, Token: tok.Value, Client: &http.Client{}}, Name: "edge-kube", Dir: t.TempDir(),
 		HAProxy: testenv.HAProxy(t), APIBind: freeAddr(t), KonnectivityBind: freeAddr(t),
-		Wait: 5 * time.Second, Client: &http.Client{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Wait: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	ran := make(chan error, 1)

@@ -71,11 +71,12 @@ SET address = EXCLUDED.address, haproxy_version = EXCLUDED.haproxy_version,
 RETURNING *;
 
 -- name: EdgeInstanceList :many
--- The instances of tokens that still work, most recently seen first.
-SELECT edge_instances.*, edge_tokens.name AS token_name
+-- The instances of tokens that still work, and the embedded one (no
+-- token), most recently seen first.
+SELECT edge_instances.*, coalesce(edge_tokens.name, '')::text AS token_name
 FROM edge_instances
-JOIN edge_tokens ON edge_tokens.id = edge_instances.token_id
-WHERE edge_tokens.revoked_at IS NULL
+LEFT JOIN edge_tokens ON edge_tokens.id = edge_instances.token_id
+WHERE edge_instances.token_id IS NULL OR edge_tokens.revoked_at IS NULL
 ORDER BY edge_instances.last_seen_at DESC, edge_instances.id;
 
 -- name: EdgeTokenGet :one

@@ -55,16 +55,16 @@ func (q *Queries) ClusterSetLBAddresses(ctx context.Context, arg ClusterSetLBAdd
 }
 
 const edgeInstanceList = `-- name: EdgeInstanceList :many
-SELECT edge_instances.id, edge_instances.token_id, edge_instances.name, edge_instances.address, edge_instances.haproxy_version, edge_instances.applied_version, edge_instances.backends_up, edge_instances.backends_down, edge_instances.down, edge_instances.last_error, edge_instances.first_seen_at, edge_instances.last_seen_at, edge_tokens.name AS token_name
+SELECT edge_instances.id, edge_instances.token_id, edge_instances.name, edge_instances.address, edge_instances.haproxy_version, edge_instances.applied_version, edge_instances.backends_up, edge_instances.backends_down, edge_instances.down, edge_instances.last_error, edge_instances.first_seen_at, edge_instances.last_seen_at, coalesce(edge_tokens.name, '')::text AS token_name
 FROM edge_instances
-JOIN edge_tokens ON edge_tokens.id = edge_instances.token_id
-WHERE edge_tokens.revoked_at IS NULL
+LEFT JOIN edge_tokens ON edge_tokens.id = edge_instances.token_id
+WHERE edge_instances.token_id IS NULL OR edge_tokens.revoked_at IS NULL
 ORDER BY edge_instances.last_seen_at DESC, edge_instances.id
 `
 
 type EdgeInstanceListRow struct {
 	ID             int64
-	TokenID        int64
+	TokenID        pgtype.Int8
 	Name           string
 	Address        string
 	HaproxyVersion string
@@ -78,7 +78,8 @@ type EdgeInstanceListRow struct {
 	TokenName      string
 }
 
-// The instances of tokens that still work, most recently seen first.
+// The instances of tokens that still work, and the embedded one (no
+// token), most recently seen first.
 func (q *Queries) EdgeInstanceList(ctx context.Context) ([]EdgeInstanceListRow, error) {
 	rows, err := q.db.Query(ctx, edgeInstanceList)
 	if err != nil {
@@ -127,7 +128,7 @@ RETURNING id, token_id, name, address, haproxy_version, applied_version, backend
 `
 
 type EdgeInstanceReportParams struct {
-	TokenID        int64
+	TokenID        pgtype.Int8
 	Name           string
 	Address        string
 	HaproxyVersion string

@@ -85,7 +85,7 @@ type ClusterEvent struct {
 
 type EdgeInstance struct {
 	ID             int64
-	TokenID        int64
+	TokenID        pgtype.Int8
 	Name           string
 	Address        string
 	HaproxyVersion string

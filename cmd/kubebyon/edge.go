@@ -24,10 +24,13 @@ func (c *cli) edge(args []string) error {
 	ctx, cancel := signalContext()
 	defer cancel()
 	a := &edge.Agent{
-		PlatformURL: ecfg.PlatformURL, Token: ecfg.Token, Name: ecfg.Name, Dir: ecfg.Dir,
+		Platform: &edge.Remote{
+			URL: ecfg.PlatformURL, Token: ecfg.Token,
+			Client: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: edge.DefaultWait + time.Minute},
+		},
+		Name: ecfg.Name, Dir: ecfg.Dir,
 		HAProxy: ecfg.HAProxy, APIBind: ecfg.APIListen, KonnectivityBind: ecfg.KonnectivityListen,
 		MasterSocket: ecfg.MasterSocket,
-		Client:       &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: edge.DefaultWait + time.Minute},
 		Logger:       logger,
 	}
 	logger.Info("kubebyon edge", "version", version, "platform", ecfg.PlatformURL, "name", ecfg.Name, "dir", ecfg.Dir,

@@ -2,8 +2,11 @@ package main_test
 
 import (
 	"context"
+	"net"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -62,4 +65,40 @@ func TestEdgeCommandSettings(t *testing.T) {
 		require.Equal(t, 1, r.code, tt.name)
 		require.Contains(t, r.stderr, tt.want, tt.name)
 	}
+}
+
+// TestServeWithEmbeddedEdge is the single container's edge: serve with
+// KUBEBYON_EDGE=embedded runs HAProxy on the edge listeners, keeps it in
+// step (the instance "embedded" reports the desired version, without a
+// token), and stops it with itself.
+func TestServeWithEmbeddedEdge(t *testing.T) {
+	t.Parallel()
+	dbURL := testenv.DBURL(t)
+	apiListen := freeAddr(t)
+	env := []string{
+		"DATABASE_URL=" + dbURL, "KUBEBYON_DATA_DIR=" + t.TempDir(), "KUBEBYON_SECRET_KEY=" + strings.Repeat("A", 43) + "=",
+		"KUBEBYON_EDGE=embedded", "KUBEBYON_EDGE_HAPROXY=" + testenv.HAProxy(t),
+		"KUBEBYON_EDGE_API_LISTEN=" + apiListen, "KUBEBYON_EDGE_KONNECTIVITY_LISTEN=" + freeAddr(t),
+	}
+	s := startServe(t, env, "--workers=false")
+	s.waitReady(t)
+
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	var applied string
+	var tokenless bool
+	require.Eventually(t, func() bool {
+		err := conn.QueryRow(ctx, "SELECT applied_version, token_id IS NULL FROM edge_instances WHERE name = 'embedded'").Scan(&applied, &tokenless)
+		return err == nil && applied != ""
+	}, 60*time.Second, 200*time.Millisecond, "the embedded edge reports: %s", s.stderr)
+	require.True(t, tokenless)
+	c, err := net.Dial("tcp", apiListen)
+	require.NoError(t, err, "HAProxy listens")
+	c.Close()
+
+	s.stop(t)
+	_, err = net.Dial("tcp", apiListen)
+	require.Error(t, err, "HAProxy stopped with serve")
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -317,6 +318,7 @@ func (c *cli) serve(args []string) error {
 	// database says they changed.
 	edgeState := edge.NewWatcher(web, deps.box, logger)
 	go edgeState.Run(ctx)
+	ctx, edgeFailed := runEmbeddedEdge(ctx, scfg, common, &edge.Local{State: edgeState, Service: svc.edge}, logger)
 
 	e := handlers.New(handlers.Deps{
 		Pool: web, River: deps.river, Logger: logger, Catalog: deps.catalog,
@@ -347,7 +349,38 @@ func (c *cli) serve(args []string) error {
 	if err := serveUntilDone(ctx, logger, servers...); err != nil {
 		return err
 	}
-	return dbFailed()
+	return errors.Join(dbFailed(), edgeFailed())
+}
+
+// runEmbeddedEdge runs the public entry inside serve when asked
+// (KUBEBYON_EDGE=embedded): HAProxy, kept in step from this process. The
+// context it returns ends when the edge stops (HAProxy died), so that
+// serve exits and its supervisor restarts it; failed waits for the edge
+// to stop its HAProxy and says why it ended.
+func runEmbeddedEdge(ctx context.Context, scfg *config.Serve, common *config.Common, platform edge.Platform, logger *slog.Logger) (_ context.Context, failed func() error) {
+	if scfg.Edge != config.EdgeEmbedded {
+		return ctx, func() error { return nil }
+	}
+	dir := scfg.EdgeDir
+	if dir == "" {
+		dir = filepath.Join(common.DataDir, "edge")
+	}
+	agent := &edge.Agent{
+		Platform: platform, Name: "embedded", Dir: dir, HAProxy: scfg.EdgeHAProxy,
+		APIBind: scfg.EdgeAPIListen, KonnectivityBind: scfg.EdgeKonnectivityListen,
+		Logger: logger.With("component", "edge"),
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan error, 1)
+	go func() {
+		err := agent.Run(ctx)
+		if err != nil {
+			cancel(fmt.Errorf("embedded edge: %w", err))
+		}
+		done <- err
+	}()
+	logger.Info("embedded edge", "dir", dir, "api_listen", scfg.EdgeAPIListen, "konnectivity_listen", scfg.EdgeKonnectivityListen)
+	return ctx, func() error { return <-done }
 }
 
 // watchDatabase restarts the embedded PostgreSQL whenever it stops. The

@@ -266,6 +266,8 @@ func TestBadConfiguration(t *testing.T) {
 		{"bad log format", nil, []string{"worker", "--log-format", "xml"}, "KUBEBYON_LOG_FORMAT (--log-format) is \"xml\""},
 		{"bad secret key", []string{"KUBEBYON_SECRET_KEY=short"}, []string{"serve"}, "KUBEBYON_SECRET_KEY (--secret-key): want the base64 encoding of 32 random bytes"},
 		{"bad workers flag", []string{"KUBEBYON_WORKERS=maybe"}, []string{"serve"}, "KUBEBYON_WORKERS (--workers) is \"maybe\""},
+		{"bad edge mode", []string{"KUBEBYON_EDGE=sidecar"}, []string{"serve"}, "KUBEBYON_EDGE (--edge) is \"sidecar\": use embedded"},
+		{"embedded edge without HAProxy", []string{"KUBEBYON_EDGE=embedded", "KUBEBYON_EDGE_HAPROXY=/no/such/haproxy"}, []string{"serve"}, "install HAProxy"},
 		{"bad admin email", nil, []string{"admin", "create", "--email", "not-an-email"}, "--email \"not-an-email\" is not an email address"},
 	}
 	for _, tt := range tests {

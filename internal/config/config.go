@@ -70,8 +70,18 @@ type Serve struct {
 	GoogleClientID     string
 	GoogleClientSecret string
 
+	// Edge is "embedded" to run the public entry (HAProxy and the edge
+	// loop) inside serve, "" not to. Its HAProxy and listeners are those
+	// of `kubebyon edge`; its directory defaults to <data dir>/edge.
+	Edge                                  string
+	EdgeDir, EdgeHAProxy                  string
+	EdgeAPIListen, EdgeKonnectivityListen string
+
 	envErrs []error // bad boolean values in the environment
 }
+
+// EdgeEmbedded is Serve.Edge for the edge inside serve.
+const EdgeEmbedded = "embedded"
 
 // Worker holds the standalone worker's settings.
 type Worker struct {
@@ -173,6 +183,11 @@ func RegisterServe(fs *flag.FlagSet, getenv Getenv) *Serve {
 	fs.StringVar(&s.GoogleClientID, settingGoogleID.flag, getenv(settingGoogleID.env), "Google OAuth client ID; sign-in with Google is on when set (env KUBEBYON_GOOGLE_CLIENT_ID)")
 	fs.StringVar(&s.GoogleClientSecret, settingGoogleSecret.flag, getenv(settingGoogleSecret.env), "Google OAuth client secret (env KUBEBYON_GOOGLE_CLIENT_SECRET)")
 	fs.StringVar(&s.MetricsListen, settingServeMetrics.flag, envOr(getenv, settingServeMetrics, DefaultServeMetricsListen), "address for /metrics (and /healthz, /readyz), apart from the public listener; empty turns it off (env KUBEBYON_METRICS_LISTEN)")
+	fs.StringVar(&s.Edge, settingServeEdge.flag, getenv(settingServeEdge.env), "embedded: run the public entry (HAProxy and its edge loop) in this process; empty: an edge runs elsewhere (env KUBEBYON_EDGE)")
+	fs.StringVar(&s.EdgeDir, "edge-"+settingEdgeDir.flag, getenv(settingEdgeDir.env), "the embedded edge's directory; empty: <data dir>/edge (env KUBEBYON_EDGE_DIR)")
+	fs.StringVar(&s.EdgeHAProxy, "edge-"+settingEdgeHAProxy.flag, envOr(getenv, settingEdgeHAProxy, "haproxy"), "the embedded edge's haproxy binary (env KUBEBYON_EDGE_HAPROXY)")
+	fs.StringVar(&s.EdgeAPIListen, "edge-"+settingEdgeAPIListen.flag, envOr(getenv, settingEdgeAPIListen, DefaultEdgeAPIListen), "where the embedded edge takes clusters' API connections (env KUBEBYON_EDGE_API_LISTEN)")
+	fs.StringVar(&s.EdgeKonnectivityListen, "edge-"+settingEdgeKonnListen.flag, envOr(getenv, settingEdgeKonnListen, DefaultEdgeKonnectivityListen), "where the embedded edge takes konnectivity connections (env KUBEBYON_EDGE_KONNECTIVITY_LISTEN)")
 	boolVar(fs, &s.Workers, getenv, settingWorkers, true, "run the background workers in this process", &s.envErrs)
 	boolVar(fs, &s.Migrate, getenv, settingMigrate, false, "apply database migrations before serving", &s.envErrs)
 	return s
@@ -298,6 +313,20 @@ func (s *Serve) Validate() error {
 			return fmt.Errorf("%s has %q: use CIDRs such as 10.0.0.0/8, comma-separated", settingTrusted, part)
 		}
 		s.TrustedProxies = append(s.TrustedProxies, n)
+	}
+	switch s.Edge {
+	case "":
+	case EdgeEmbedded:
+		if err := validateEdgeListens(s.EdgeAPIListen, s.EdgeKonnectivityListen); err != nil {
+			return err
+		}
+		path, err := lookHAProxy(s.EdgeHAProxy)
+		if err != nil {
+			return err
+		}
+		s.EdgeHAProxy = path
+	default:
+		return fmt.Errorf("%s is %q: use %s, or leave it empty", settingServeEdge, s.Edge, EdgeEmbedded)
 	}
 	if s.MetricsListen != "" {
 		if _, _, err := net.SplitHostPort(s.MetricsListen); err != nil {

@@ -44,6 +44,7 @@ var (
 	settingEdgeAPIListen    = setting{"KUBEBYON_EDGE_API_LISTEN", "api-listen"}
 	settingEdgeKonnListen   = setting{"KUBEBYON_EDGE_KONNECTIVITY_LISTEN", "konnectivity-listen"}
 	settingEdgeMasterSocket = setting{"KUBEBYON_EDGE_MASTER_SOCKET", "master-socket"}
+	settingServeEdge        = setting{"KUBEBYON_EDGE", "edge"}
 )
 
 // Defaults of `kubebyon edge`.
@@ -90,19 +91,13 @@ func (e *Edge) Validate() error {
 	if strings.TrimSpace(e.Name) == "" {
 		return fmt.Errorf("%s is empty: name this edge", settingEdgeName)
 	}
-	for _, l := range []struct {
-		s    setting
-		addr string
-	}{{settingEdgeAPIListen, e.APIListen}, {settingEdgeKonnListen, e.KonnectivityListen}} {
-		_, port, err := net.SplitHostPort(l.addr)
-		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("%s is %q: use host:port or :port, such as :443", l.s, l.addr)
-		}
+	if err := validateEdgeListens(e.APIListen, e.KonnectivityListen); err != nil {
+		return err
 	}
 	if e.MasterSocket == "" {
-		path, err := exec.LookPath(e.HAProxy)
+		path, err := lookHAProxy(e.HAProxy)
 		if err != nil {
-			return fmt.Errorf("%s is %q, which is not an executable: install HAProxy (Debian: apt install haproxy) or name its binary", settingEdgeHAProxy, e.HAProxy)
+			return err
 		}
 		e.HAProxy = path
 	}
@@ -116,3 +111,26 @@ func (e *Edge) logSettings() *Common { return &Common{LogLevel: e.LogLevel, LogF
 
 // Logger builds the edge's logger from its log settings.
 func (e *Edge) Logger(w io.Writer) *slog.Logger { return e.logSettings().Logger(w) }
+
+// validateEdgeListens checks HAProxy's two listen addresses.
+func validateEdgeListens(api, konnectivity string) error {
+	for _, l := range []struct {
+		s    setting
+		addr string
+	}{{settingEdgeAPIListen, api}, {settingEdgeKonnListen, konnectivity}} {
+		_, port, err := net.SplitHostPort(l.addr)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%s is %q: use host:port or :port, such as :443", l.s, l.addr)
+		}
+	}
+	return nil
+}
+
+// lookHAProxy finds the haproxy binary.
+func lookHAProxy(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is %q, which is not an executable: install HAProxy (Debian: apt install haproxy) or name its binary", settingEdgeHAProxy, name)
+	}
+	return path, nil
+}

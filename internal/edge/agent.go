@@ -4,14 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,9 +43,9 @@ const (
 // connections stay), then reports back. A config HAProxy refuses never
 // replaces the one it runs.
 type Agent struct {
-	// PlatformURL is the platform's base URL; Token an edge token.
-	PlatformURL string
-	Token       string
+	// Platform serves the desired state and takes the reports: Remote for
+	// `kubebyon edge`, Local for the edge inside serve.
+	Platform Platform
 	// Name tells this edge apart from others with the same token.
 	Name string
 	// Dir holds the configs (made if missing).
@@ -64,7 +61,6 @@ type Agent struct {
 	MasterSocket string
 	// Wait is the long polls' wait (DefaultWait when zero).
 	Wait   time.Duration
-	Client *http.Client
 	Logger *slog.Logger
 
 	applied string // the version HAProxy serves
@@ -155,7 +151,8 @@ func (a *Agent) startHAProxy(ctx context.Context, died chan<- error) (stop func(
 	_ = os.Remove(a.MasterSocket)
 	cmd := exec.Command(a.HAProxy, "-W", "-S", a.MasterSocket+",mode,600", "-f", filepath.Join(a.Dir, ConfigFile))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// HAProxy ends with the edge, even one killed outright.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start haproxy: %w", err)
 	}
@@ -198,45 +195,11 @@ func (a *Agent) poll(ctx context.Context) (State, bool, error) {
 	if wait == 0 {
 		wait = DefaultWait
 	}
-	q := url.Values{"version": {a.applied}, "wait": {strconv.Itoa(int(wait.Seconds()))}}
-	ctx, cancel := context.WithTimeout(ctx, wait+15*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(a.PlatformURL, "/")+"/api/v1/edge/config?"+q.Encode(), nil)
-	if err != nil {
+	st, changed, err := a.Platform.Config(ctx, a.applied, wait)
+	if err != nil || !changed || st.Version == a.applied {
 		return State{}, false, err
 	}
-	req.Header.Set("Authorization", "Bearer "+a.Token)
-	resp, err := a.Client.Do(req)
-	if err != nil {
-		return State{}, false, err
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusNotModified:
-		return State{}, false, nil
-	case http.StatusOK:
-		var st State
-		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-			return State{}, false, fmt.Errorf("read the edge config: %w", err)
-		}
-		return st, st.Version != a.applied, nil
-	default:
-		return State{}, false, fmt.Errorf("the platform answered %s: %s", resp.Status, apiMessage(resp.Body))
-	}
-}
-
-// apiMessage is the message of the API's JSON error body, or the body.
-func apiMessage(r io.Reader) string {
-	b, _ := io.ReadAll(io.LimitReader(r, 4096))
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
-		return e.Error.Message
-	}
-	return strings.TrimSpace(string(b))
+	return st, true, nil
 }
 
 // Apply makes HAProxy serve st: rendered into a directory of its own,
@@ -398,27 +361,7 @@ func (a *Agent) report(ctx context.Context) error {
 		// Cut on a character: a cut one would grow past the limit in JSON.
 		r.LastError = strings.ToValidUTF8(r.LastError[:maxReportText], "")
 	}
-	body, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(a.PlatformURL, "/")+"/api/v1/edge/status", strings.NewReader(string(body)))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+a.Token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := a.Client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("the platform answered %s: %s", resp.Status, apiMessage(resp.Body))
-	}
-	return nil
+	return a.Platform.Status(ctx, r)
 }
 
 // health counts the backends' servers by their check (show stat).

@@ -204,7 +204,7 @@ type Report struct {
 const maxReportText = 4000
 
 // Record stores a report of an edge that authenticated with token, from
-// address.
+// address; the edge inside serve has no token (its ID is 0).
 func (s *Service) Record(ctx context.Context, token queries.EdgeToken, address string, r Report) (queries.EdgeInstance, error) {
 	r.Name = strings.TrimSpace(r.Name)
 	errs := input.Errors{}
@@ -230,7 +230,7 @@ func (s *Service) Record(ctx context.Context, token queries.EdgeToken, address s
 		return queries.EdgeInstance{}, fmt.Errorf("encode backends: %w", err)
 	}
 	inst, err := queries.New(s.Pool).EdgeInstanceReport(ctx, queries.EdgeInstanceReportParams{
-		TokenID: token.ID, Name: r.Name, Address: address, HaproxyVersion: r.HAProxyVersion,
+		TokenID: pgtype.Int8{Int64: token.ID, Valid: token.ID != 0}, Name: r.Name, Address: address, HaproxyVersion: r.HAProxyVersion,
 		AppliedVersion: r.AppliedVersion, BackendsUp: int32(r.BackendsUp), BackendsDown: int32(r.BackendsDown),
 		Down: down, LastError: r.LastError,
 	})

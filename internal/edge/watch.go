@@ -171,3 +171,35 @@ func (w *Watcher) desired(ctx context.Context) (State, error) {
 	}
 	return Desired(ctx, q, rt)
 }
+
+// recheckEvery is how often Next looks at the state again without being
+// woken: a lost notification delays a change by no more.
+const recheckEvery = 10 * time.Second
+
+// Next is the desired state as soon as its version is not have, waiting
+// at most wait for that; changed is false when the wait ended first.
+func (w *Watcher) Next(ctx context.Context, have string, wait time.Duration) (st State, changed bool, err error) {
+	deadline := time.Now().Add(wait)
+	for {
+		st, woken, err := w.Current(ctx)
+		if err != nil {
+			return State{}, false, err
+		}
+		if st.Version != have {
+			return st, true, nil
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return st, false, nil
+		}
+		timer := time.NewTimer(min(left, recheckEvery))
+		select {
+		case <-woken:
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return State{}, false, ctx.Err()
+		}
+		timer.Stop()
+	}
+}

@@ -1,0 +1,119 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Platform is what an agent talks to: the desired state, and its reports.
+type Platform interface {
+	// Config is the desired state once its version is not have, waiting
+	// at most wait for that; changed is false when the wait ended first.
+	Config(ctx context.Context, have string, wait time.Duration) (st State, changed bool, err error)
+	// Status takes a report.
+	Status(ctx context.Context, r Report) error
+}
+
+// Remote is the platform over HTTP, as `kubebyon edge` reaches it: the
+// edge config API with an edge token.
+type Remote struct {
+	// URL is the platform's base URL; Token an edge token.
+	URL, Token string
+	Client     *http.Client
+}
+
+// Config long-polls GET /api/v1/edge/config.
+func (p *Remote) Config(ctx context.Context, have string, wait time.Duration) (State, bool, error) {
+	q := url.Values{"version": {have}, "wait": {strconv.Itoa(int(wait.Seconds()))}}
+	ctx, cancel := context.WithTimeout(ctx, wait+15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(p.URL, "/")+"/api/v1/edge/config?"+q.Encode(), nil)
+	if err != nil {
+		return State{}, false, err
+	}
+	req.Header.Set("Authorization", "Bearer "+p.Token)
+	resp, err := p.Client.Do(req)
+	if err != nil {
+		return State{}, false, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusNotModified:
+		return State{}, false, nil
+	case http.StatusOK:
+		var st State
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			return State{}, false, fmt.Errorf("read the edge config: %w", err)
+		}
+		return st, true, nil
+	default:
+		return State{}, false, fmt.Errorf("the platform answered %s: %s", resp.Status, apiMessage(resp.Body))
+	}
+}
+
+// Status sends POST /api/v1/edge/status.
+func (p *Remote) Status(ctx context.Context, r Report) error {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(p.URL, "/")+"/api/v1/edge/status", strings.NewReader(string(body)))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+p.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := p.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("the platform answered %s: %s", resp.Status, apiMessage(resp.Body))
+	}
+	return nil
+}
+
+// apiMessage is the message of the API's JSON error body, or the body.
+func apiMessage(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, 4096))
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
+		return e.Error.Message
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Local is the platform in the same process, for the edge inside serve
+// (KUBEBYON_EDGE=embedded): the watcher's state, and reports recorded
+// without a token.
+type Local struct {
+	State   *Watcher
+	Service *Service
+}
+
+// Config waits on the watcher.
+func (p *Local) Config(ctx context.Context, have string, wait time.Duration) (State, bool, error) {
+	return p.State.Next(ctx, have, wait)
+}
+
+// Status records the report.
+func (p *Local) Status(ctx context.Context, r Report) error {
+	_, err := p.Service.Record(ctx, queries.EdgeToken{}, "", r)
+	return err
+}
