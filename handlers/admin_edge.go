@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
@@ -22,11 +23,24 @@ const sessionEdgeTokenForm = "edge_token_form"
 // showAdminEdgePage is GET /admin/edge; htmx asks it for the edges alone
 // every five seconds.
 func (h *Handlers) showAdminEdgePage(c echo.Context) error {
-	return h.renderAdminEdgePage(c, http.StatusOK, views.NewForm())
+	return h.renderAdminEdge(c, http.StatusOK, adminEdgeForms{})
 }
 
-func (h *Handlers) renderAdminEdgePage(c echo.Context, status int, f views.Form) error {
+// adminEdgeForms are the edge page's forms as a request left them: the
+// new token's (empty when nil), the DNS settings' (the stored settings
+// when nil), and the DNS check's result.
+type adminEdgeForms struct {
+	token *views.Form
+	dns   *views.Form
+	check *views.DNSCheck
+}
+
+func (h *Handlers) renderAdminEdge(c echo.Context, status int, forms adminEdgeForms) error {
 	ctx := c.Request().Context()
+	f := views.NewForm()
+	if forms.token != nil {
+		f = *forms.token
+	}
 	st, _, err := h.EdgeState.Current(ctx)
 	if err != nil {
 		return err
@@ -55,6 +69,19 @@ func (h *Handlers) renderAdminEdgePage(c echo.Context, status int, f views.Form)
 	for _, t := range tokens {
 		m.Tokens = append(m.Tokens, edgeTokenView(t))
 	}
+	if forms.dns != nil {
+		m.DNS = *forms.dns
+	} else {
+		set, err := h.DNS.Settings(ctx)
+		if err != nil && !errors.Is(err, dnsrecords.ErrUnreadable) {
+			return err
+		}
+		m.DNS = dnsForm(set)
+		if errors.Is(err, dnsrecords.ErrUnreadable) {
+			m.DNS.Errors["keySecret"] = "ErrDNSKeySecretUnreadable"
+		}
+	}
+	m.DNSCheck = forms.check
 	f.Values["form_id"] = rand.Text()
 	h.sessions.Put(ctx, sessionEdgeTokenForm, f.Values["form_id"])
 	return render(c, status, views.AdminEdgePage(m))
@@ -82,7 +109,7 @@ func (h *Handlers) createEdgeToken(c echo.Context) error {
 		for k, v := range fe {
 			f.Errors[k] = v
 		}
-		return h.renderAdminEdgePage(c, http.StatusUnprocessableEntity, f)
+		return h.renderAdminEdge(c, http.StatusUnprocessableEntity, adminEdgeForms{token: &f})
 	}
 	if err != nil {
 		return err

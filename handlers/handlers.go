@@ -26,6 +26,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
@@ -83,6 +84,8 @@ type Deps struct {
 	// every edge should serve, which the edge config API waits on.
 	Edge      *edge.Service
 	EdgeState *edge.Watcher
+	// DNS: the DNS settings, their check, and each cluster's record.
+	DNS *dnsrecords.Service
 	// AdminUsers and AdminSettings: the admin area.
 	AdminUsers    *adminusers.Service
 	AdminSettings *adminsettings.Service

@@ -29,6 +29,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -123,6 +124,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		AdminSettings: &adminsettings.Service{Pool: web, Box: box},
 		Edge:          &edge.Service{Pool: web, Box: box},
 		EdgeState:     edgeState,
+		DNS:           &dnsrecords.Service{Pool: web, Box: box},
 	}
 	for _, o := range opts {
 		o(&deps)

@@ -95,6 +95,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/clusters/new", h.showNewClusterPage, h.requireUser)
 	e.POST("/clusters", h.createCluster, h.requireUser)
 	e.GET("/clusters/:id", h.showClusterPage, h.requireUser)
+	e.GET("/clusters/:id/endpoint", h.showClusterEndpoint, h.requireUser)
 	e.GET("/clusters/:id/events", h.showClusterUpdates, h.requireUser)
 	e.GET("/clusters/:id/edit", h.showEditClusterPage, h.requireUser)
 	e.POST("/clusters/:id/edit", h.updateCluster, h.requireUser)
@@ -170,6 +171,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	admin.POST("/edge/tokens", h.createEdgeToken)
 	admin.GET("/edge/tokens/:id/revoke", h.showRevokeEdgeTokenPage)
 	admin.POST("/edge/tokens/:id/revoke", h.revokeEdgeToken)
+	admin.POST("/edge/dns", h.saveAdminDNS)
+	admin.POST("/edge/dns/check", h.checkAdminDNS)
 }
 
 // probeRoutes are the metrics listener's (NewProbes): not for the public.

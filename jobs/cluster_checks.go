@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/internal/checks"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -21,19 +22,25 @@ import (
 type checkKind struct {
 	kind checks.Kind
 	job  func(clusterID int64) river.InsertManyParams
+	// anyState: the kind checks clusters in every state, not only ready
+	// ones.
+	anyState bool
 }
 
 // checkKinds are the per-cluster checks the dispatcher queues.
 func checkKinds() []checkKind {
 	return []checkKind{
-		{nodes.HealthCheck, func(id int64) river.InsertManyParams {
+		{kind: nodes.HealthCheck, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: nodes.HealthArgs{ClusterID: id}}
 		}},
-		{jointokens.SyncCheck, func(id int64) river.InsertManyParams {
+		{kind: jointokens.SyncCheck, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: jointokens.SyncArgs{ClusterID: id}}
 		}},
-		{nodequota.SyncCheck, func(id int64) river.InsertManyParams {
+		{kind: nodequota.SyncCheck, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: nodequota.SyncArgs{ClusterID: id}, InsertOpts: nodequota.ResyncOpts()}
+		}},
+		{kind: dnsrecords.Check, anyState: true, job: func(id int64) river.InsertManyParams {
+			return river.InsertManyParams{Args: dnsrecords.SyncArgs{ClusterID: id}}
 		}},
 	}
 }
@@ -91,7 +98,12 @@ func (w *ClusterChecksWorker) dispatch(ctx context.Context, client *river.Client
 	err := pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
 		var ids []int64
 		var err error
-		ids, claimed, err = checks.Claim(ctx, queries.New(tx), k.kind, checkBatch, time.Now())
+		if k.anyState {
+			ids, err = checks.ClaimAnyState(ctx, queries.New(tx), k.kind, checkBatch, time.Now())
+			claimed = len(ids)
+		} else {
+			ids, claimed, err = checks.Claim(ctx, queries.New(tx), k.kind, checkBatch, time.Now())
+		}
 		if err != nil || len(ids) == 0 {
 			return err
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/jobs"
@@ -126,6 +127,31 @@ func TestClusterChecksDispatch(t *testing.T) {
 	require.NoError(t, err)
 	b.dispatch(t)
 	require.Equal(t, []int64{due1.ID, due2.ID, later.ID}, b.queued(t, "node_health"), "one job per cluster at most")
+}
+
+// TestDNSChecksDispatchEveryState: DNS checks are queued for clusters in
+// every state, as a record lives from creation to deletion (and its
+// removal after).
+func TestDNSChecksDispatchEveryState(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	q := queries.New(b.pool)
+	ready := b.readyCluster(t, "dns-ready")
+	deleted := b.readyCluster(t, "dns-deleted")
+	require.NoError(t, q.ClusterMarkDeleted(ctx, deleted.ID))
+	pending, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{
+		OwnerID: ready.OwnerID, Name: "dns-pending", Slug: "dns-pending-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer",
+	})
+	require.NoError(t, err)
+	for _, c := range []queries.Cluster{ready, deleted, pending} {
+		require.NoError(t, dnsrecords.Schedule(ctx, q, c.ID))
+	}
+	b.dispatch(t)
+	require.ElementsMatch(t, []int64{ready.ID, deleted.ID, pending.ID}, b.queued(t, "dns_record"))
+	for _, c := range []queries.Cluster{ready, deleted, pending} {
+		require.True(t, b.check(t, c.ID, dnsrecords.Check).DueAt.Valid, "cluster %s: leased, not idle", c.Name)
+	}
 }
 
 // TestCheckBackoff records checks of a cluster that does not answer: each

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -329,6 +330,10 @@ func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries,
 	}
 	if err := q.ClusterMarkDeleted(ctx, c.ID); err != nil {
 		return fmt.Errorf("mark deleted: %w", err)
+	}
+	// Its DNS record goes too (a job that retries until the DNS answers).
+	if err := dnsrecords.Schedule(ctx, q, c.ID); err != nil {
+		return err
 	}
 	logger.Info("cluster deleted")
 	return w.event(ctx, q, c, "info", "Deleted", "")

@@ -11,9 +11,12 @@ SET due_at = LEAST(coalesce(cluster_checks.due_at, EXCLUDED.due_at), EXCLUDED.du
 -- checks of ready clusters move to leased_until, so that no other
 -- dispatcher claims them and a check whose job is lost comes due again
 -- then; those of clusters not ready (or being deleted) go idle until the
--- cluster is ready again. Locked rows are skipped.
+-- cluster is ready again, unless any_state says the kind checks clusters
+-- in every state (DNS records live from creation to deletion). Locked
+-- rows are skipped.
 WITH due AS (
-    SELECT cc.cluster_id, cc.kind, (c.status = 'ready' AND c.delete_requested_at IS NULL)::boolean AS ready
+    SELECT cc.cluster_id, cc.kind,
+        (sqlc.arg(any_state)::boolean OR (c.status = 'ready' AND c.delete_requested_at IS NULL))::boolean AS ready
     FROM cluster_checks cc JOIN clusters c ON c.id = cc.cluster_id
     WHERE cc.kind = @kind AND cc.due_at <= now()
     ORDER BY cc.due_at

@@ -13,11 +13,12 @@ import (
 
 const clusterCheckClaimDue = `-- name: ClusterCheckClaimDue :many
 WITH due AS (
-    SELECT cc.cluster_id, cc.kind, (c.status = 'ready' AND c.delete_requested_at IS NULL)::boolean AS ready
+    SELECT cc.cluster_id, cc.kind,
+        ($2::boolean OR (c.status = 'ready' AND c.delete_requested_at IS NULL))::boolean AS ready
     FROM cluster_checks cc JOIN clusters c ON c.id = cc.cluster_id
-    WHERE cc.kind = $2 AND cc.due_at <= now()
+    WHERE cc.kind = $3 AND cc.due_at <= now()
     ORDER BY cc.due_at
-    LIMIT $3
+    LIMIT $4
     FOR UPDATE OF cc SKIP LOCKED)
 UPDATE cluster_checks
 SET due_at = CASE WHEN due.ready THEN $1::timestamptz END
@@ -28,6 +29,7 @@ RETURNING cluster_checks.cluster_id, due.ready
 
 type ClusterCheckClaimDueParams struct {
 	LeasedUntil pgtype.Timestamptz
+	AnyState    bool
 	Kind        string
 	Batch       int32
 }
@@ -41,9 +43,16 @@ type ClusterCheckClaimDueRow struct {
 // checks of ready clusters move to leased_until, so that no other
 // dispatcher claims them and a check whose job is lost comes due again
 // then; those of clusters not ready (or being deleted) go idle until the
-// cluster is ready again. Locked rows are skipped.
+// cluster is ready again, unless any_state says the kind checks clusters
+// in every state (DNS records live from creation to deletion). Locked
+// rows are skipped.
 func (q *Queries) ClusterCheckClaimDue(ctx context.Context, arg ClusterCheckClaimDueParams) ([]ClusterCheckClaimDueRow, error) {
-	rows, err := q.db.Query(ctx, clusterCheckClaimDue, arg.LeasedUntil, arg.Kind, arg.Batch)
+	rows, err := q.db.Query(ctx, clusterCheckClaimDue,
+		arg.LeasedUntil,
+		arg.AnyState,
+		arg.Kind,
+		arg.Batch,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,16 @@ type ClusterCheck struct {
 	CheckedAt        pgtype.Timestamptz
 }
 
+type ClusterDn struct {
+	ClusterID int64
+	Name      string
+	Mode      string
+	Addresses []string
+	State     string
+	Error     string
+	UpdatedAt pgtype.Timestamptz
+}
+
 type ClusterEvent struct {
 	ID        int64
 	ClusterID int64

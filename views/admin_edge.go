@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
+
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/edge"
 )
 
 // AdminEdge is the edge page: what every edge should serve, the edges as
@@ -19,6 +22,23 @@ type AdminEdge struct {
 	Form Form
 	// BaseURL is the platform's URL, for the edge's command line.
 	BaseURL string
+	// DNS is the DNS settings' form, and DNSCheck the result of a check
+	// the admin asked for.
+	DNS      Form
+	DNSCheck *DNSCheck
+}
+
+// DNSCheck is what a DNS check found.
+type DNSCheck struct {
+	OK bool
+	// Name is the random name a wildcard check looked up, and Found the
+	// addresses it resolved to.
+	Name  string
+	Found []string
+	// Detail says what is wrong, in the DNS server's or resolver's words;
+	// Error is a catalog message ID (no mode to check).
+	Detail string
+	Error  string
 }
 
 // EdgeInstance is an edge as it last reported.
@@ -33,9 +53,15 @@ type EdgeInstance struct {
 	LastError string
 }
 
+// dnsModes and dnsAlgorithms are the DNS form's choices.
+var (
+	dnsModes      = dnsrecords.Modes
+	dnsAlgorithms = dnsrecords.Algorithms
+)
+
 // EdgeStaleAfter is how long an edge may go without reporting before the
-// page says so: it reports after every poll, at least every half minute.
-const EdgeStaleAfter = 2 * time.Minute
+// page says so.
+const EdgeStaleAfter = edge.StaleAfter
 
 // EdgeToken is an edge token as the admin sees it (never its value).
 type EdgeToken struct {

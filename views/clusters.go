@@ -198,3 +198,24 @@ func clusterFormCancel(m ClusterForm) templ.SafeURL {
 	}
 	return clusterURL(m.Cluster.ID, "")
 }
+
+// ClusterEndpoint is the cluster page's endpoint panel: the API host
+// name, its DNS record, and what the edges say of the cluster.
+type ClusterEndpoint struct {
+	ClusterID int64
+	Deleted   bool
+	Name      string
+	// DNSMode is the admin's DNS mode; DNSState the record's state
+	// (published, pending, error) or, where the platform writes none,
+	// the mode (none, wildcard).
+	DNSMode, DNSState, DNSError string
+	DNSAddresses                []string
+	Edges                       []EdgeReach
+}
+
+// EdgeReach is what one edge says of the cluster.
+type EdgeReach struct {
+	Edge            string
+	InStep, Reached bool
+	Up, Down        int
+}

@@ -34,6 +34,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/config"
 	"github.com/kubebyon/kubebyon/internal/database"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -160,6 +161,7 @@ type services struct {
 	adminUsers    *adminusers.Service
 	adminSettings *adminsettings.Service
 	edge          *edge.Service
+	dns           *dnsrecords.Service
 }
 
 // newServices builds the services. The River client needs the clusters
@@ -177,6 +179,7 @@ func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *servi
 		adminUsers:    &adminusers.Service{Pool: pool},
 		adminSettings: &adminsettings.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
 		edge:          &edge.Service{Pool: pool, Box: box},
+		dns:           &dnsrecords.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
 	}
 }
 
@@ -337,6 +340,7 @@ func (c *cli) serve(args []string) error {
 		AdminSettings:  svc.adminSettings,
 		Edge:           svc.edge,
 		EdgeState:      edgeState,
+		DNS:            svc.dns,
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
 	metricsAddr := ""

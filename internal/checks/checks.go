@@ -86,8 +86,19 @@ func Schedule(ctx context.Context, q *queries.Queries, clusterID int64, kind Kin
 // leased (see Lease), and how many it claimed in all; the checks of
 // clusters that are not ready go idle until the cluster is ready again.
 func Claim(ctx context.Context, q *queries.Queries, kind Kind, batch int32, now time.Time) (ready []int64, claimed int, err error) {
+	return claim(ctx, q, kind, batch, now, false)
+}
+
+// ClaimAnyState is Claim for a kind that checks clusters in every state,
+// deleted ones included: it returns every cluster it claimed.
+func ClaimAnyState(ctx context.Context, q *queries.Queries, kind Kind, batch int32, now time.Time) (ids []int64, err error) {
+	ids, _, err = claim(ctx, q, kind, batch, now, true)
+	return ids, err
+}
+
+func claim(ctx context.Context, q *queries.Queries, kind Kind, batch int32, now time.Time, anyState bool) (ready []int64, claimed int, err error) {
 	rows, err := q.ClusterCheckClaimDue(ctx, queries.ClusterCheckClaimDueParams{
-		Kind: string(kind), Batch: batch, LeasedUntil: pgtype.Timestamptz{Time: now.Add(Lease), Valid: true},
+		AnyState: anyState, Kind: string(kind), Batch: batch, LeasedUntil: pgtype.Timestamptz{Time: now.Add(Lease), Valid: true},
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("claim due %s checks: %w", kind, err)

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -164,6 +165,10 @@ func (s *Service) Create(ctx context.Context, ownerID int64, in Input, actor aud
 		}
 		if err != nil {
 			return fmt.Errorf("create cluster: %w", err)
+		}
+		// Its API host name is published from now until it is deleted.
+		if err := dnsrecords.Schedule(ctx, q, c.ID); err != nil {
+			return err
 		}
 		return s.record(ctx, tx, q, c, actor, "cluster.create", "Created")
 	})

@@ -121,6 +121,48 @@ func (s *Service) Instances(ctx context.Context) ([]queries.EdgeInstanceListRow,
 	return is, nil
 }
 
+// StaleAfter is how long an edge may go without reporting before it is
+// taken for gone: it reports after every poll, at least every half minute.
+const StaleAfter = 2 * time.Minute
+
+// Reach is what one edge says of a cluster's API backend.
+type Reach struct {
+	Edge string
+	// InStep: the edge serves the desired routes; when not, what it says
+	// of the cluster may be of routes it is about to replace.
+	InStep bool
+	// Up and Down count the backend's servers by their health check;
+	// both zero when the edge lists the backend as wholly up.
+	Up, Down int
+}
+
+// Reached says the edge sends connections to the cluster: some server of
+// its backend is up.
+func (r Reach) Reached() bool { return r.Down == 0 || r.Up > 0 }
+
+// Reach is what the edges that reported lately say of the cluster's API
+// backend, given the desired routes' version.
+func (s *Service) Reach(ctx context.Context, clusterID int64, version string) ([]Reach, error) {
+	rows, err := queries.New(s.Pool).EdgeInstancesForCluster(ctx, queries.EdgeInstancesForClusterParams{
+		ClusterID: clusterID, StaleSeconds: StaleAfter.Seconds(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("edges of cluster %d: %w", clusterID, err)
+	}
+	out := make([]Reach, len(rows))
+	for i, r := range rows {
+		out[i] = Reach{Edge: r.Name, InStep: r.AppliedVersion == version}
+		var b Backend
+		if len(r.Api) > 0 && string(r.Api) != "null" {
+			if err := json.Unmarshal(r.Api, &b); err != nil {
+				return nil, fmt.Errorf("decode edge %s's report: %w", r.Name, err)
+			}
+			out[i].Up, out[i].Down = b.Up, b.Down
+		}
+	}
+	return out, nil
+}
+
 // RevokeToken ends a token for good: its edges get 401 from then on.
 // Revoking a revoked token changes nothing; an unknown one is ErrNotFound.
 func (s *Service) RevokeToken(ctx context.Context, id int64, actor audit.Actor) error {

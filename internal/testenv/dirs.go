@@ -16,7 +16,7 @@ import (
 // removes those whose process is gone (sweepStale).
 
 // tempDirPrefixes are the directories sweepStale may remove.
-var tempDirPrefixes = []string{"kubebyon-testpg-", "kubebyon-kube-", "kubebyon-mailpit-"}
+var tempDirPrefixes = []string{"kubebyon-testpg-", "kubebyon-kube-", "kubebyon-mailpit-", "kubebyon-knot-"}
 
 // ownerFile, in a directory tempDir made, is locked (flock) for as long as
 // the process that made it runs: the kernel drops the lock when it ends.
