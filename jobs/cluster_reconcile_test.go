@@ -26,6 +26,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -259,12 +260,18 @@ func TestLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, rels)
 	b.finalizeNamespace(t, c)
+	// Its DNS check idles (published, as far as it knows) until the
+	// deletion makes it due.
+	require.NoError(t, queries.New(b.pool).ClusterCheckIdle(ctx, queries.ClusterCheckIdleParams{ClusterID: c.ID, Kind: string(dnsrecords.Check)}))
 	res, err = b.work(t, ctx, w, c.ID)
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
 	c = b.cluster(t, c.ID)
 	require.Equal(t, "deleted", c.Status)
 	require.False(t, c.NodePort.Valid, "the node port is free again")
+	dnsCheck, err := queries.New(b.pool).ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: c.ID, Kind: string(dnsrecords.Check)})
+	require.NoError(t, err)
+	require.True(t, dnsCheck.DueAt.Valid && !dnsCheck.DueAt.Time.After(time.Now()), "its DNS record is removed next")
 	_, err = b.client.CoreV1().Namespaces().Get(ctx, vcluster.Namespace(c), metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err))
 
