@@ -18,11 +18,11 @@ func preferenceField(k notify.Kind, c notify.Channel) string {
 	return "pref." + string(k) + "." + string(c)
 }
 
-// parsePreferences reads the matrix form: a pair is on when its checkbox
-// was sent checked; anything else in the form is ignored.
-func parsePreferences(form url.Values) accounts.Preferences {
-	p := make(accounts.Preferences, len(notify.Kinds))
-	for _, k := range notify.Kinds {
+// parsePreferences reads the matrix form of kinds: a pair is on when its
+// checkbox was sent checked; anything else in the form is ignored.
+func parsePreferences(form url.Values, kinds []notify.Kind) accounts.Preferences {
+	p := make(accounts.Preferences, len(kinds))
+	for _, k := range kinds {
 		p[k] = make(map[notify.Channel]bool, len(notify.Channels))
 		for _, c := range notify.Channels {
 			p[k][c] = form.Get(preferenceField(k, c)) == "on"
@@ -31,13 +31,14 @@ func parsePreferences(form url.Values) accounts.Preferences {
 	return p
 }
 
-// notificationSettings is the page's view of the user's matrix.
-func notificationSettings(m map[notify.Kind]map[notify.Channel]bool) views.NotificationSettings {
+// notificationSettings is the page's view of the user's matrix, for
+// kinds.
+func notificationSettings(m map[notify.Kind]map[notify.Channel]bool, kinds []notify.Kind) views.NotificationSettings {
 	var s views.NotificationSettings
 	for _, c := range notify.Channels {
 		s.ChannelLabelIDs = append(s.ChannelLabelIDs, "NotifyChannel_"+string(c))
 	}
-	for _, k := range notify.Kinds {
+	for _, k := range kinds {
 		row := views.NotificationRow{LabelID: "NotifyKind_" + string(k)}
 		for _, c := range notify.Channels {
 			row.Cells = append(row.Cells, views.NotificationCell{
@@ -55,7 +56,7 @@ func (h *Handlers) showNotificationsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.SettingsNotificationsPage(notificationSettings(m)))
+	return render(c, http.StatusOK, views.SettingsNotificationsPage(notificationSettings(m, notify.KindsFor(u.Role == accounts.RoleAdmin))))
 }
 
 func (h *Handlers) updateNotifications(c echo.Context) error {
@@ -64,7 +65,7 @@ func (h *Handlers) updateNotifications(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("read preferences form: %w", err)
 	}
-	if err := h.Accounts.SetNotificationPreferences(c.Request().Context(), u.ID, parsePreferences(form), actor(c)); err != nil {
+	if err := h.Accounts.SetNotificationPreferences(c.Request().Context(), u.ID, parsePreferences(form, notify.KindsFor(u.Role == accounts.RoleAdmin)), actor(c)); err != nil {
 		return err
 	}
 	h.flash(c, "FlashNotificationsSaved")

@@ -20,7 +20,7 @@ func FuzzParsePreferences(f *testing.F) {
 	f.Add("pref..=on&pref.security_sign_in.sms=on;pref.billing.email=on", uint16(42))
 	f.Fuzz(func(t *testing.T, raw string, choice uint16) {
 		form, _ := url.ParseQuery(raw) // a bad query still yields what parsed
-		p := parsePreferences(form)
+		p := parsePreferences(form, notify.Kinds)
 		require.Len(t, p, len(notify.Kinds))
 		for _, k := range notify.Kinds {
 			require.Len(t, p[k], len(notify.Channels))
@@ -43,6 +43,6 @@ func FuzzParsePreferences(f *testing.F) {
 				}
 			}
 		}
-		require.Equal(t, want, map[notify.Kind]map[notify.Channel]bool(parsePreferences(built)))
+		require.Equal(t, want, map[notify.Kind]map[notify.Channel]bool(parsePreferences(built, notify.Kinds)))
 	})
 }

@@ -47,11 +47,12 @@ func TestNotificationPreferences(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.NotContains(t, page, "NotifyKind_", "every kind has a label")
 	require.NotContains(t, page, "NotifyChannel_", "every channel has a label")
-	for _, k := range notify.Kinds {
+	for _, k := range notify.KindsFor(false) {
 		for _, ch := range notify.Channels {
 			require.Equal(t, notify.Default(k, ch), checkbox(t, page, k, ch), "%s/%s shows the default", k, ch)
 		}
 	}
+	require.NotContains(t, page, string(notify.EdgeOutOfStep), "admins' kinds are not a user's")
 
 	// Verifying the address signed the user in once: one new-sign-in email.
 	require.Equal(t, 1, b.emailJobs(t, email, "NewSignIn"))
@@ -78,4 +79,22 @@ func TestNotificationPreferences(t *testing.T) {
 		}
 	}
 	require.Equal(t, 2, signIns)
+}
+
+// TestAdminNotificationPreferences: admins also choose how they hear of
+// edges out of step; saving the page keeps that choice, and a user's
+// saving never touches it.
+func TestAdminNotificationPreferences(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin, _ := b.signedUpAdmin(t, "notified-admin")
+	_, page := admin.get(notificationsPage)
+	require.True(t, checkbox(t, page, notify.EdgeOutOfStep, notify.Email), "on by default")
+	require.Contains(t, page, "Admin: an edge of the public entry is out of step")
+
+	resp := admin.post(notificationsPage, notificationsPage, allBut(notify.EdgeOutOfStep, notify.Email))
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, page = admin.get(notificationsPage)
+	require.False(t, checkbox(t, page, notify.EdgeOutOfStep, notify.Email))
+	require.True(t, checkbox(t, page, notify.EdgeOutOfStep, notify.InApp))
 }

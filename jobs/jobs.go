@@ -155,6 +155,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 		DNS:         &dnsrecords.Service{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath},
 		Transitions: transitions,
 	})
+	river.AddWorker(w, &EdgeWatchWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "edge_watch"), Notices: notify.Notices{Box: d.Box}})
 	river.AddWorker(w, &HostNodesWorker{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath, Logger: d.Logger.With("component", "edge_host_nodes")})
 	return w
 }
@@ -202,6 +203,14 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 					return edge.HostNodesArgs{}, &river.InsertOpts{UniqueOpts: checks.UniqueWhileWaiting()}
 				},
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "edge_host_nodes"},
+			),
+			// Edges out of step, told to the admins.
+			river.NewPeriodicJob(
+				river.PeriodicInterval(EdgeWatchInterval),
+				func() (river.JobArgs, *river.InsertOpts) {
+					return edge.WatchArgs{}, &river.InsertOpts{MaxAttempts: 1, UniqueOpts: checks.UniqueWhileWaiting()}
+				},
+				&river.PeriodicJobOpts{ID: "edge_watch"},
 			),
 		}
 		if opts.ChecksInterval > 0 {

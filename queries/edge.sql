@@ -90,3 +90,22 @@ UPDATE clusters SET lb_address = v.addr
 FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@addrs::text[]) AS addr) AS v
 WHERE clusters.id = v.id AND clusters.public_access_mode = 'loadbalancer'
   AND clusters.status <> 'deleted' AND clusters.lb_address <> v.addr;
+
+-- name: EdgeWatchList :many
+-- The instances the edge watch looks at: those of tokens that still work,
+-- and the embedded one.
+SELECT edge_instances.id, edge_instances.name, edge_instances.applied_version, edge_instances.last_seen_at,
+    edge_instances.last_error, edge_instances.out_of_step_since, edge_instances.observed_applied, edge_instances.alerted_at
+FROM edge_instances
+LEFT JOIN edge_tokens ON edge_tokens.id = edge_instances.token_id
+WHERE edge_instances.token_id IS NULL OR edge_tokens.revoked_at IS NULL
+ORDER BY edge_instances.id
+FOR UPDATE OF edge_instances;
+
+-- name: EdgeWatchSave :exec
+UPDATE edge_instances
+SET out_of_step_since = @out_of_step_since, observed_applied = @observed_applied, alerted_at = @alerted_at
+WHERE id = @id;
+
+-- name: UserListActiveAdmins :many
+SELECT * FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id;

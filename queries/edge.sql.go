@@ -55,7 +55,7 @@ func (q *Queries) ClusterSetLBAddresses(ctx context.Context, arg ClusterSetLBAdd
 }
 
 const edgeInstanceList = `-- name: EdgeInstanceList :many
-SELECT edge_instances.id, edge_instances.token_id, edge_instances.name, edge_instances.address, edge_instances.haproxy_version, edge_instances.applied_version, edge_instances.backends_up, edge_instances.backends_down, edge_instances.down, edge_instances.last_error, edge_instances.first_seen_at, edge_instances.last_seen_at, coalesce(edge_tokens.name, '')::text AS token_name
+SELECT edge_instances.id, edge_instances.token_id, edge_instances.name, edge_instances.address, edge_instances.haproxy_version, edge_instances.applied_version, edge_instances.backends_up, edge_instances.backends_down, edge_instances.down, edge_instances.last_error, edge_instances.first_seen_at, edge_instances.last_seen_at, edge_instances.out_of_step_since, edge_instances.observed_applied, edge_instances.alerted_at, coalesce(edge_tokens.name, '')::text AS token_name
 FROM edge_instances
 LEFT JOIN edge_tokens ON edge_tokens.id = edge_instances.token_id
 WHERE edge_instances.token_id IS NULL OR edge_tokens.revoked_at IS NULL
@@ -63,19 +63,22 @@ ORDER BY edge_instances.last_seen_at DESC, edge_instances.id
 `
 
 type EdgeInstanceListRow struct {
-	ID             int64
-	TokenID        pgtype.Int8
-	Name           string
-	Address        string
-	HaproxyVersion string
-	AppliedVersion string
-	BackendsUp     int32
-	BackendsDown   int32
-	Down           []byte
-	LastError      string
-	FirstSeenAt    pgtype.Timestamptz
-	LastSeenAt     pgtype.Timestamptz
-	TokenName      string
+	ID              int64
+	TokenID         pgtype.Int8
+	Name            string
+	Address         string
+	HaproxyVersion  string
+	AppliedVersion  string
+	BackendsUp      int32
+	BackendsDown    int32
+	Down            []byte
+	LastError       string
+	FirstSeenAt     pgtype.Timestamptz
+	LastSeenAt      pgtype.Timestamptz
+	OutOfStepSince  pgtype.Timestamptz
+	ObservedApplied string
+	AlertedAt       pgtype.Timestamptz
+	TokenName       string
 }
 
 // The instances of tokens that still work, and the embedded one (no
@@ -102,6 +105,9 @@ func (q *Queries) EdgeInstanceList(ctx context.Context) ([]EdgeInstanceListRow, 
 			&i.LastError,
 			&i.FirstSeenAt,
 			&i.LastSeenAt,
+			&i.OutOfStepSince,
+			&i.ObservedApplied,
+			&i.AlertedAt,
 			&i.TokenName,
 		); err != nil {
 			return nil, err
@@ -124,7 +130,7 @@ SET address = EXCLUDED.address, haproxy_version = EXCLUDED.haproxy_version,
     applied_version = EXCLUDED.applied_version, backends_up = EXCLUDED.backends_up,
     backends_down = EXCLUDED.backends_down, down = EXCLUDED.down,
     last_error = EXCLUDED.last_error, last_seen_at = now()
-RETURNING id, token_id, name, address, haproxy_version, applied_version, backends_up, backends_down, down, last_error, first_seen_at, last_seen_at
+RETURNING id, token_id, name, address, haproxy_version, applied_version, backends_up, backends_down, down, last_error, first_seen_at, last_seen_at, out_of_step_since, observed_applied, alerted_at
 `
 
 type EdgeInstanceReportParams struct {
@@ -166,6 +172,9 @@ func (q *Queries) EdgeInstanceReport(ctx context.Context, arg EdgeInstanceReport
 		&i.LastError,
 		&i.FirstSeenAt,
 		&i.LastSeenAt,
+		&i.OutOfStepSince,
+		&i.ObservedApplied,
+		&i.AlertedAt,
 	)
 	return i, err
 }
@@ -357,6 +366,81 @@ func (q *Queries) EdgeTokenTouch(ctx context.Context, id int64) error {
 	return err
 }
 
+const edgeWatchList = `-- name: EdgeWatchList :many
+SELECT edge_instances.id, edge_instances.name, edge_instances.applied_version, edge_instances.last_seen_at,
+    edge_instances.last_error, edge_instances.out_of_step_since, edge_instances.observed_applied, edge_instances.alerted_at
+FROM edge_instances
+LEFT JOIN edge_tokens ON edge_tokens.id = edge_instances.token_id
+WHERE edge_instances.token_id IS NULL OR edge_tokens.revoked_at IS NULL
+ORDER BY edge_instances.id
+FOR UPDATE OF edge_instances
+`
+
+type EdgeWatchListRow struct {
+	ID              int64
+	Name            string
+	AppliedVersion  string
+	LastSeenAt      pgtype.Timestamptz
+	LastError       string
+	OutOfStepSince  pgtype.Timestamptz
+	ObservedApplied string
+	AlertedAt       pgtype.Timestamptz
+}
+
+// The instances the edge watch looks at: those of tokens that still work,
+// and the embedded one.
+func (q *Queries) EdgeWatchList(ctx context.Context) ([]EdgeWatchListRow, error) {
+	rows, err := q.db.Query(ctx, edgeWatchList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EdgeWatchListRow{}
+	for rows.Next() {
+		var i EdgeWatchListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.AppliedVersion,
+			&i.LastSeenAt,
+			&i.LastError,
+			&i.OutOfStepSince,
+			&i.ObservedApplied,
+			&i.AlertedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const edgeWatchSave = `-- name: EdgeWatchSave :exec
+UPDATE edge_instances
+SET out_of_step_since = $1, observed_applied = $2, alerted_at = $3
+WHERE id = $4
+`
+
+type EdgeWatchSaveParams struct {
+	OutOfStepSince  pgtype.Timestamptz
+	ObservedApplied string
+	AlertedAt       pgtype.Timestamptz
+	ID              int64
+}
+
+func (q *Queries) EdgeWatchSave(ctx context.Context, arg EdgeWatchSaveParams) error {
+	_, err := q.db.Exec(ctx, edgeWatchSave,
+		arg.OutOfStepSince,
+		arg.ObservedApplied,
+		arg.AlertedAt,
+		arg.ID,
+	)
+	return err
+}
+
 const hostNodeList = `-- name: HostNodeList :many
 SELECT name, internal_ip, external_ip, ready, updated_at FROM host_nodes ORDER BY name
 `
@@ -450,6 +534,43 @@ func (q *Queries) HostNodesReady(ctx context.Context) ([]HostNodesReadyRow, erro
 	for rows.Next() {
 		var i HostNodesReadyRow
 		if err := rows.Scan(&i.Name, &i.InternalIp, &i.ExternalIp); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const userListActiveAdmins = `-- name: UserListActiveAdmins :many
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id
+`
+
+func (q *Queries) UserListActiveAdmins(ctx context.Context) ([]User, error) {
+	rows, err := q.db.Query(ctx, userListActiveAdmins)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []User{}
+	for rows.Next() {
+		var i User
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.Name,
+			&i.PasswordHash,
+			&i.Role,
+			&i.EmailVerifiedAt,
+			&i.DisabledAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Language,
+			&i.LastSignInAt,
+			&i.PlanID,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -94,18 +94,21 @@ type ClusterEvent struct {
 }
 
 type EdgeInstance struct {
-	ID             int64
-	TokenID        pgtype.Int8
-	Name           string
-	Address        string
-	HaproxyVersion string
-	AppliedVersion string
-	BackendsUp     int32
-	BackendsDown   int32
-	Down           []byte
-	LastError      string
-	FirstSeenAt    pgtype.Timestamptz
-	LastSeenAt     pgtype.Timestamptz
+	ID              int64
+	TokenID         pgtype.Int8
+	Name            string
+	Address         string
+	HaproxyVersion  string
+	AppliedVersion  string
+	BackendsUp      int32
+	BackendsDown    int32
+	Down            []byte
+	LastError       string
+	FirstSeenAt     pgtype.Timestamptz
+	LastSeenAt      pgtype.Timestamptz
+	OutOfStepSince  pgtype.Timestamptz
+	ObservedApplied string
+	AlertedAt       pgtype.Timestamptz
 }
 
 type EdgeToken struct {

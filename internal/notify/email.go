@@ -54,6 +54,9 @@ const (
 	// Node health.
 	EmailNodeNotReady  = "NodeNotReady"
 	EmailNodeRecovered = "NodeRecovered"
+	// The public entry, to admins.
+	EmailEdgeOutOfStep  = "EdgeOutOfStep"
+	EmailEdgeBackInStep = "EdgeBackInStep"
 )
 
 // NewEmail seals data into the arguments of an email job.

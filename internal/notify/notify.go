@@ -26,10 +26,28 @@ const (
 	JoinTokenUsed  Kind = "join_token_used"
 	SecuritySignIn Kind = "security_sign_in"
 	Billing        Kind = "billing"
+	// EdgeOutOfStep is for admins alone: an edge of the public entry
+	// stays out of step with the platform, or is back in step.
+	EdgeOutOfStep Kind = "edge_out_of_step"
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{ClusterReady, ClusterFailed, NodeNotReady, JoinTokenUsed, SecuritySignIn, Billing}
+var Kinds = []Kind{ClusterReady, ClusterFailed, NodeNotReady, JoinTokenUsed, SecuritySignIn, Billing, EdgeOutOfStep}
+
+// AdminOnly reports whether only admins are told of kind k.
+func AdminOnly(k Kind) bool { return k == EdgeOutOfStep }
+
+// KindsFor lists the kinds a user of role hears of: every kind for an
+// admin, the others' for everyone else.
+func KindsFor(admin bool) []Kind {
+	var out []Kind
+	for _, k := range Kinds {
+		if admin || !AdminOnly(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // Channel is a way to reach the user.
 type Channel string
@@ -63,7 +81,7 @@ func Default(k Kind, c Channel) bool {
 		return true
 	}
 	switch k {
-	case ClusterFailed, NodeNotReady, SecuritySignIn, Billing:
+	case ClusterFailed, NodeNotReady, SecuritySignIn, Billing, EdgeOutOfStep:
 		return true
 	}
 	return false
