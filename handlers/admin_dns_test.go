@@ -7,13 +7,17 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // dnsForm is the DNS form for the server given, in RFC 2136 mode.
@@ -37,7 +41,12 @@ func (b *testBundle) syncDNS(t *testing.T, clusterID int64) {
 func (b *testBundle) edgeReport(t *testing.T, name string, clusterID int64, up, down int) {
 	t.Helper()
 	ctx := context.Background()
-	st, _, err := b.edgeState(t)
+	// The desired state as the database has it now (the watcher may be a
+	// change behind).
+	q := queries.New(b.pool)
+	rt, err := settings.Load(ctx, q, b.box)
+	require.NoError(t, err)
+	st, err := edge.Desired(ctx, q, rt)
 	require.NoError(t, err)
 	var tokenID int64
 	require.NoError(t, b.pool.QueryRow(ctx, `INSERT INTO edge_tokens (name, prefix, secret_hash) VALUES ($1, $2, 'x') RETURNING id`,
@@ -126,12 +135,16 @@ func TestAdminDNS(t *testing.T) {
 	require.ElementsMatch(t, []string{"2001:db8::60"}, srv.Lookup(t, name, dns.TypeAAAA))
 	b.edgeReport(t, "edge-down", cl.ID, 0, 2)
 	b.edgeReport(t, "edge-half", cl.ID, 1, 1)
-	_, body = user.get(fmt.Sprintf("/clusters/%d/endpoint", cl.ID))
+	// Once the watcher has the version the edges report.
+	require.Eventually(t, func() bool {
+		_, body = user.get(fmt.Sprintf("/clusters/%d/endpoint", cl.ID))
+		return !strings.Contains(body, "updating")
+	}, 10*time.Second, 50*time.Millisecond)
 	require.Contains(t, body, `data-dns-state="published"`)
 	require.Contains(t, body, name+" → 203.0.113.60, 2001:db8::60")
 	require.Contains(t, body, `data-edge="edge-down" data-reached="false"`)
 	require.Contains(t, body, `data-edge="edge-half" data-reached="true"`)
-	require.Contains(t, body, "reaches it through 1 of 2 host nodes")
+	require.Contains(t, body, "1 of 2 host nodes")
 
 	code, _ = other.get(fmt.Sprintf("/clusters/%d/endpoint", cl.ID))
 	require.Equal(t, http.StatusNotFound, code)
@@ -176,11 +189,12 @@ func TestClusterDNSInBrowser(t *testing.T) {
 	var dnsState, edgeState string
 	require.NoError(t, chromedp.Run(owner,
 		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)),
-		chromedp.WaitVisible(`[data-testid="cluster-dns-state"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="cluster-edge"][data-reached="true"] [data-status="Ready"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="cluster-endpoint-status"]`, &dnsState, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="cluster-edge"]`, &edgeState, chromedp.ByQuery),
 	))
 	require.Contains(t, dnsState, "published")
 	require.Contains(t, dnsState, cl.Slug+".clusters.test → 203.0.113.70")
-	require.Contains(t, edgeState, "edge-one: reaches the control plane")
+	require.Contains(t, edgeState, "edge-one")
+	require.Contains(t, edgeState, "reaches it")
 }

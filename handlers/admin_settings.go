@@ -29,7 +29,7 @@ const maxKubeconfigBytes = 256 << 10
 var settingsFields = []string{
 	"chartRepo", "chartVersion", "chartPath",
 	"platformHost", "platformProject", "platformInsecure",
-	"defaultAccessMode", "edgeAddressType", "apiBaseDomain", "podCIDR", "serviceCIDR", "allowedVersions",
+	"defaultAccessMode", "edgeAddressType", "apiBaseDomain", "consoleHost", "consoleBackend", "podCIDR", "serviceCIDR", "allowedVersions",
 	"nodePortMin", "nodePortMax",
 	"hostKubeconfigClear", "platformAccessKeyClear",
 }
@@ -73,6 +73,7 @@ func settingsForm(rt settings.Runtime) views.Form {
 		"chartRepo": rt.ChartRepo, "chartVersion": rt.ChartVersion, "chartPath": rt.ChartPath,
 		"platformHost": rt.PlatformHost, "platformProject": rt.PlatformProject,
 		"defaultAccessMode": rt.DefaultAccessMode, "edgeAddressType": rt.EdgeAddressType, "apiBaseDomain": rt.APIBaseDomain,
+		"consoleHost": rt.ConsoleHost, "consoleBackend": rt.ConsoleBackend,
 		"podCIDR": rt.PodCIDR, "serviceCIDR": rt.ServiceCIDR,
 		"allowedVersions": strings.Join(rt.AllowedVersions, "\n"),
 		"nodePortMin":     strconv.Itoa(rt.NodePortMin), "nodePortMax": strconv.Itoa(rt.NodePortMax),
@@ -108,6 +109,7 @@ func settingsChangeFrom(c echo.Context) (views.Form, adminsettings.Change, error
 			ChartRepo: trimmed("chartRepo"), ChartVersion: trimmed("chartVersion"), ChartPath: trimmed("chartPath"),
 			PlatformHost: trimmed("platformHost"), PlatformProject: trimmed("platformProject"), PlatformInsecure: on("platformInsecure"),
 			DefaultAccessMode: f.Value("defaultAccessMode"), EdgeAddressType: f.Value("edgeAddressType"), APIBaseDomain: strings.ToLower(trimmed("apiBaseDomain")),
+			ConsoleHost: strings.ToLower(trimmed("consoleHost")), ConsoleBackend: trimmed("consoleBackend"),
 			PodCIDR: trimmed("podCIDR"), ServiceCIDR: trimmed("serviceCIDR"),
 			AllowedVersions: versionList(f.Value("allowedVersions")),
 			NodePortMin:     number("nodePortMin"), NodePortMax: number("nodePortMax"),

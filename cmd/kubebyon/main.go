@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +32,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
+	"github.com/kubebyon/kubebyon/internal/certfile"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/config"
 	"github.com/kubebyon/kubebyon/internal/database"
@@ -292,6 +294,19 @@ func (c *cli) serve(args []string) error {
 		return fmt.Errorf("cannot listen on %s (KUBEBYON_LISTEN or --listen): %w", scfg.Listen, unwrapSyscall(err))
 	}
 	defer ln.Close()
+	var tlsLn net.Listener
+	if scfg.TLSCertFile != "" {
+		certs, err := certfile.Load(scfg.TLSCertFile, scfg.TLSKeyFile)
+		if err != nil {
+			return err
+		}
+		raw, err := net.Listen("tcp", scfg.TLSListen)
+		if err != nil {
+			return fmt.Errorf("cannot listen on %s (KUBEBYON_TLS_LISTEN or --tls-listen): %w", scfg.TLSListen, unwrapSyscall(err))
+		}
+		tlsLn = tls.NewListener(raw, &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12})
+		defer tlsLn.Close()
+	}
 	var metricsLn net.Listener
 	if scfg.MetricsListen != "" {
 		if metricsLn, err = net.Listen("tcp", scfg.MetricsListen); err != nil {
@@ -343,13 +358,18 @@ func (c *cli) serve(args []string) error {
 		DNS:            svc.dns,
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
+	tlsAddr := ""
+	if tlsLn != nil {
+		servers = append(servers, endpoint{newHTTPServer(e, logger), tlsLn})
+		tlsAddr = tlsLn.Addr().String()
+	}
 	metricsAddr := ""
 	if metricsLn != nil {
 		probes := handlers.NewProbes(handlers.Deps{Pool: deps.db.Pool, Logger: logger, Gatherer: deps.registry, Alive: deps.db.Alive})
 		servers = append(servers, endpoint{newHTTPServer(probes, logger), metricsLn})
 		metricsAddr = metricsLn.Addr().String()
 	}
-	logger.Info("kubebyon serving", "version", version, "listen", ln.Addr().String(), "metrics_listen", metricsAddr, "base_url", common.BaseURL, "workers", scfg.Workers)
+	logger.Info("kubebyon serving", "version", version, "listen", ln.Addr().String(), "tls_listen", tlsAddr, "metrics_listen", metricsAddr, "base_url", common.BaseURL, "workers", scfg.Workers)
 	if err := serveUntilDone(ctx, logger, servers...); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ package config
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
@@ -77,6 +78,11 @@ type Serve struct {
 	EdgeDir, EdgeHAProxy                  string
 	EdgeAPIListen, EdgeKonnectivityListen string
 
+	// TLSCertFile and TLSKeyFile, when set, make serve also serve HTTPS
+	// on TLSListen: the console's HTTPS server that the edge can pass
+	// the console's host name through to.
+	TLSCertFile, TLSKeyFile, TLSListen string
+
 	envErrs []error // bad boolean values in the environment
 }
 
@@ -118,6 +124,9 @@ var (
 	settingGitHubSecret  = setting{"KUBEBYON_GITHUB_CLIENT_SECRET", "github-client-secret"}
 	settingGoogleID      = setting{"KUBEBYON_GOOGLE_CLIENT_ID", "google-client-id"}
 	settingGoogleSecret  = setting{"KUBEBYON_GOOGLE_CLIENT_SECRET", "google-client-secret"}
+	settingTLSCert       = setting{"KUBEBYON_TLS_CERT_FILE", "tls-cert-file"}
+	settingTLSKey        = setting{"KUBEBYON_TLS_KEY_FILE", "tls-key-file"}
+	settingTLSListen     = setting{"KUBEBYON_TLS_LISTEN", "tls-listen"}
 )
 
 // Defaults, also shown in the README's configuration table.
@@ -131,6 +140,9 @@ const (
 	// DefaultServeMetricsListen keeps serve's metrics on the machine
 	// itself: the public listener must not expose them.
 	DefaultServeMetricsListen = "127.0.0.1:9090"
+	// DefaultTLSListen is where serve serves HTTPS when it has a
+	// certificate.
+	DefaultTLSListen = ":8444"
 )
 
 func envOr(getenv Getenv, s setting, def string) string {
@@ -187,6 +199,9 @@ func RegisterServe(fs *flag.FlagSet, getenv Getenv) *Serve {
 	fs.StringVar(&s.EdgeDir, "edge-"+settingEdgeDir.flag, getenv(settingEdgeDir.env), "the embedded edge's directory; empty: <data dir>/edge (env KUBEBYON_EDGE_DIR)")
 	fs.StringVar(&s.EdgeHAProxy, "edge-"+settingEdgeHAProxy.flag, envOr(getenv, settingEdgeHAProxy, "haproxy"), "the embedded edge's haproxy binary (env KUBEBYON_EDGE_HAPROXY)")
 	fs.StringVar(&s.EdgeAPIListen, "edge-"+settingEdgeAPIListen.flag, envOr(getenv, settingEdgeAPIListen, DefaultEdgeAPIListen), "where the embedded edge takes clusters' API connections (env KUBEBYON_EDGE_API_LISTEN)")
+	fs.StringVar(&s.TLSCertFile, settingTLSCert.flag, getenv(settingTLSCert.env), "PEM certificate (chain) for the console's HTTPS listener; re-read when it changes (env KUBEBYON_TLS_CERT_FILE)")
+	fs.StringVar(&s.TLSKeyFile, settingTLSKey.flag, getenv(settingTLSKey.env), "PEM private key of --tls-cert-file (env KUBEBYON_TLS_KEY_FILE)")
+	fs.StringVar(&s.TLSListen, settingTLSListen.flag, envOr(getenv, settingTLSListen, DefaultTLSListen), "address the HTTPS server listens on, with a certificate (env KUBEBYON_TLS_LISTEN)")
 	fs.StringVar(&s.EdgeKonnectivityListen, "edge-"+settingEdgeKonnListen.flag, envOr(getenv, settingEdgeKonnListen, DefaultEdgeKonnectivityListen), "where the embedded edge takes konnectivity connections (env KUBEBYON_EDGE_KONNECTIVITY_LISTEN)")
 	boolVar(fs, &s.Workers, getenv, settingWorkers, true, "run the background workers in this process", &s.envErrs)
 	boolVar(fs, &s.Migrate, getenv, settingMigrate, false, "apply database migrations before serving", &s.envErrs)
@@ -313,6 +328,17 @@ func (s *Serve) Validate() error {
 			return fmt.Errorf("%s has %q: use CIDRs such as 10.0.0.0/8, comma-separated", settingTrusted, part)
 		}
 		s.TrustedProxies = append(s.TrustedProxies, n)
+	}
+	if (s.TLSCertFile == "") != (s.TLSKeyFile == "") {
+		return fmt.Errorf("set both %s and %s, or neither", settingTLSCert, settingTLSKey)
+	}
+	if s.TLSCertFile != "" {
+		if _, _, err := net.SplitHostPort(s.TLSListen); err != nil {
+			return fmt.Errorf("%s is %q: use host:port or :port, such as :8444", settingTLSListen, s.TLSListen)
+		}
+		if _, err := tls.LoadX509KeyPair(s.TLSCertFile, s.TLSKeyFile); err != nil {
+			return fmt.Errorf("%s and %s: %w", settingTLSCert, settingTLSKey, err)
+		}
 	}
 	switch s.Edge {
 	case "":

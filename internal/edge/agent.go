@@ -232,7 +232,7 @@ func (a *Agent) write(ctx context.Context, st State) error {
 	dir := filepath.Join(a.Dir, versionsDir, versionDescription(st.Version))
 	files, err := Render(Config{
 		Version: st.Version, APIBind: a.APIBind, KonnectivityBind: a.KonnectivityBind,
-		Dir: dir, AdminSocket: a.adminSocket(), Routes: st.Routes,
+		Dir: dir, AdminSocket: a.adminSocket(), Routes: st.Routes, Console: st.Console,
 	})
 	if err != nil {
 		return err

@@ -54,7 +54,7 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 	require.Empty(t, v, "the empty state until the platform answers")
 
 	routeA := Route{ClusterID: 1, Host: "a.k.test", API: []Server{aAPI}, Konnectivity: []Server{aKonn}}
-	s1, err := newState([]Route{routeA})
+	s1, err := newState([]Route{routeA}, nil)
 	require.NoError(t, err)
 	require.NoError(t, a.Apply(ctx, s1))
 	held, heldR, greeting, err := testenv.TLSGreeting(a.APIBind, "a.k.test", aRoots)
@@ -65,7 +65,7 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 	require.Error(t, err, "b has no route yet")
 
 	dead := Server{Address: "127.0.0.1", Port: freePort(t)} // nothing listens
-	s2, err := newState([]Route{routeA, {ClusterID: 2, Host: "b.k.test", API: []Server{bAPI}}, {ClusterID: 3, Host: "c.k.test", API: []Server{dead}}})
+	s2, err := newState([]Route{routeA, {ClusterID: 2, Host: "b.k.test", API: []Server{bAPI}}, {ClusterID: 3, Host: "c.k.test", API: []Server{dead}}}, nil)
 	require.NoError(t, err)
 	require.NoError(t, a.Apply(ctx, s2))
 	served, err := a.servedVersion()
@@ -91,7 +91,7 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 	require.NoError(t, err)
 	good := a.APIBind
 	a.APIBind = "256.0.0.1:443"
-	s3, err := newState([]Route{routeA, {ClusterID: 2, Host: "b.k.test", API: []Server{bAPI}}})
+	s3, err := newState([]Route{routeA, {ClusterID: 2, Host: "b.k.test", API: []Server{bAPI}}}, nil)
 	require.NoError(t, err)
 	err = a.Apply(ctx, s3)
 	require.ErrorContains(t, err, "haproxy refuses the configuration")

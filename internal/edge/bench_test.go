@@ -87,7 +87,7 @@ func BenchmarkChangeToHAProxy(b *testing.B) {
 			ClusterID: int64(clusters + n), Host: "new-" + strconv.Itoa(n) + ".k.example.com",
 			API: []Server{{Address: "127.0.0.2", Port: 9000}}, Konnectivity: []Server{{Address: "127.0.0.2", Port: 9001}},
 		})
-		s, err := newState(next)
+		s, err := newState(next, nil)
 		require.NoError(b, err)
 		// Apply's two steps, timed apart.
 		t0 := time.Now()

@@ -56,6 +56,8 @@ type Config struct {
 	// empty.
 	AdminSocket string
 	Routes      []Route
+	// Console is the console's route on the API port, if any.
+	Console *Console
 }
 
 // The files in Config.Dir.
@@ -66,6 +68,8 @@ const (
 	AdminSocketFile     = "admin.sock"
 	apiBackendSuffix    = "_api"
 	konnectivitySuffix  = "_konnectivity"
+	// consoleBackend is the console's backend: no cluster's is named so.
+	consoleBackend = "console"
 	// A server named by a DNS name that does not resolve yet starts
 	// without an address (and down) instead of stopping HAProxy.
 	serverCheckDefaults  = "inter 5s fall 3 rise 2 init-addr libc,none"
@@ -117,6 +121,20 @@ func Render(c Config) (Files, error) {
 		}
 	}
 
+	if c.Console != nil {
+		if errs := validation.IsDNS1123Subdomain(c.Console.Host); len(errs) > 0 {
+			return Files{}, fmt.Errorf("%w: console host name %q: %s", ErrInvalid, c.Console.Host, strings.Join(errs, "; "))
+		}
+		if seen[c.Console.Host] {
+			return Files{}, fmt.Errorf("%w: the console's host name %q is a cluster's", ErrInvalid, c.Console.Host)
+		}
+		for _, s := range c.Console.Servers {
+			if err := checkServer(s); err != nil {
+				return Files{}, fmt.Errorf("%w: console: %w", ErrInvalid, err)
+			}
+		}
+	}
+
 	var cfg, apiMap, konnMap bytes.Buffer
 	apiMapPath := filepath.Join(c.Dir, APIMapFile)
 	konnMapPath := filepath.Join(c.Dir, KonnectivityMapFile)
@@ -148,6 +166,10 @@ defaults
 `, versionDescription(c.Version), adminSocket, serverCheckDefaults)
 	frontend(&cfg, "api", c.APIBind, apiMapPath)
 	frontend(&cfg, "konnectivity", c.KonnectivityBind, konnMapPath)
+	if c.Console != nil {
+		fmt.Fprintf(&apiMap, "%s %s\n", c.Console.Host, consoleBackend)
+		backend(&cfg, consoleBackend, c.Console.Host, c.Console.Servers)
+	}
 	for _, r := range routes {
 		name := "c" + strconv.FormatInt(r.ClusterID, 10)
 		fmt.Fprintf(&apiMap, "%s %s%s\n", r.Host, name, apiBackendSuffix)

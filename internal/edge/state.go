@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
+	"strconv"
+	"strings"
 
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
@@ -24,6 +27,16 @@ type State struct {
 	// exactly when they do.
 	Version string  `json:"version"`
 	Routes  []Route `json:"routes"`
+	// Console, when the admin sets it, passes the console's own host name
+	// through to the console's HTTPS servers on the API port, so that one
+	// public address serves both.
+	Console *Console `json:"console,omitempty"`
+}
+
+// Console is the console's route: its host name and its HTTPS servers.
+type Console struct {
+	Host    string   `json:"host"`
+	Servers []Server `json:"servers"`
 }
 
 // Desired works out the state from the clusters, the Ready host nodes and
@@ -71,18 +84,40 @@ func Desired(ctx context.Context, q *queries.Queries, rt settings.Runtime) (Stat
 			routes = append(routes, r)
 		}
 	}
-	return newState(routes)
+	return newState(routes, consoleOf(rt))
 }
 
-// newState names routes with their version.
-func newState(routes []Route) (State, error) {
+// consoleOf is the console's route the settings ask for, if any.
+func consoleOf(rt settings.Runtime) *Console {
+	if rt.ConsoleHost == "" || rt.ConsoleBackend == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(rt.ConsoleBackend)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil {
+		return nil
+	}
+	return &Console{Host: strings.ToLower(rt.ConsoleHost), Servers: []Server{{Address: host, Port: n}}}
+}
+
+// newState names routes and the console's with their version.
+func newState(routes []Route, console *Console) (State, error) {
 	if routes == nil {
 		routes = []Route{}
 	}
-	b, err := json.Marshal(routes)
+	// Routes alone are hashed as they were before the console could be
+	// routed, so that their version stays what it was.
+	var v any = routes
+	if console != nil {
+		v = struct {
+			Routes  []Route  `json:"routes"`
+			Console *Console `json:"console"`
+		}{routes, console}
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return State{}, fmt.Errorf("encode the routes: %w", err)
 	}
 	sum := sha256.Sum256(b)
-	return State{Version: hex.EncodeToString(sum[:8]), Routes: routes}, nil
+	return State{Version: hex.EncodeToString(sum[:8]), Routes: routes, Console: console}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -68,6 +69,12 @@ type Runtime struct {
 	EdgeAddressType string `json:"edgeAddressType"`
 	// APIBaseDomain: cluster API endpoints are <slug>.<APIBaseDomain>.
 	APIBaseDomain string `json:"apiBaseDomain"`
+	// ConsoleHost and ConsoleBackend, both set, make the edge pass the
+	// console's own host name through to the console's HTTPS server
+	// (host:port) on its API port, so that one public address serves the
+	// console and the clusters.
+	ConsoleHost    string `json:"consoleHost"`
+	ConsoleBackend string `json:"consoleBackend"`
 	// Default virtual cluster networks.
 	PodCIDR     string `json:"podCIDR"`
 	ServiceCIDR string `json:"serviceCIDR"`
@@ -215,6 +222,21 @@ func (r *Runtime) Validate() error {
 	if r.APIBaseDomain != "" && len(validation.IsDNS1123Subdomain(r.APIBaseDomain)) > 0 {
 		errs["apiBaseDomain"] = "ErrSettingDomain"
 	}
+	if r.ConsoleHost != "" {
+		host := strings.ToLower(r.ConsoleHost)
+		switch {
+		case len(validation.IsDNS1123Subdomain(host)) > 0:
+			errs["consoleHost"] = "ErrSettingDomain"
+		case r.APIBaseDomain != "" && strings.HasSuffix(host, "."+r.APIBaseDomain):
+			// A cluster's name could be the same.
+			errs["consoleHost"] = "ErrSettingConsoleHostUnderAPI"
+		}
+		if !validBackend(r.ConsoleBackend) {
+			errs["consoleBackend"] = "ErrSettingConsoleBackend"
+		}
+	} else if r.ConsoleBackend != "" && !validBackend(r.ConsoleBackend) {
+		errs["consoleBackend"] = "ErrSettingConsoleBackend"
+	}
 	for field, cidr := range map[string]string{"podCIDR": r.PodCIDR, "serviceCIDR": r.ServiceCIDR} {
 		if _, _, err := net.ParseCIDR(cidr); err != nil {
 			errs[field] = "ErrSettingCIDR"
@@ -235,6 +257,19 @@ func (r *Runtime) Validate() error {
 		return errs
 	}
 	return nil
+}
+
+// validBackend accepts host:port, the host an IP address or a DNS name.
+func validBackend(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return false
+	}
+	return net.ParseIP(host) != nil || len(validation.IsDNS1123Subdomain(host)) == 0
 }
 
 // validVersion accepts vX.Y.Z.

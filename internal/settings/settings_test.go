@@ -43,3 +43,34 @@ func TestSelfContained(t *testing.T) {
 		})
 	}
 }
+
+// TestConsoleRouteSettings: the console's host name goes with its HTTPS
+// server, outside the API base domain.
+func TestConsoleRouteSettings(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, host, backend string
+		want                settings.FieldErrors
+	}{
+		{"unset", "", "", nil},
+		{"both", "kubebyon.example.com", "127.0.0.1:8444", nil},
+		{"backend by name", "kubebyon.example.com", "console.internal:443", nil},
+		{"no backend", "kubebyon.example.com", "", settings.FieldErrors{"consoleBackend": "ErrSettingConsoleBackend"}},
+		{"bad port", "kubebyon.example.com", "127.0.0.1:0", settings.FieldErrors{"consoleBackend": "ErrSettingConsoleBackend"}},
+		{"under the API domain", "console.k8s.example.com", "127.0.0.1:8444", settings.FieldErrors{"consoleHost": "ErrSettingConsoleHostUnderAPI"}},
+		{"not a name", "kube byon", "127.0.0.1:8444", settings.FieldErrors{"consoleHost": "ErrSettingDomain"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rt := settings.Defaults()
+			rt.APIBaseDomain = "k8s.example.com"
+			rt.ConsoleHost, rt.ConsoleBackend = tt.host, tt.backend
+			err := rt.Validate()
+			if tt.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.Equal(t, tt.want, err)
+		})
+	}
+}
