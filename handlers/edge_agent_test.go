@@ -8,7 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,4 +139,66 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 func (b *testBundle) edgeState(t *testing.T) (edge.State, <-chan struct{}, error) {
 	t.Helper()
 	return edge.NewWatcher(b.pool, b.box, slog.New(slog.NewTextHandler(io.Discard, nil))).Current(context.Background())
+}
+
+// TestEdgeReportsHAProxyDown: an edge beside an HAProxy run by someone
+// else (--master-socket) reports when that HAProxy goes down, and the
+// admin's edge page shows it, with the error; once HAProxy is back the
+// error goes.
+func TestEdgeReportsHAProxyDown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.connectHost(t)
+	ctx := context.Background()
+	admin, _ := b.signedUpAdmin(t, "edge-down-admin")
+	tok := b.edgeToken(t, "down")
+	dir := t.TempDir()
+	apiBind, konnBind := freeAddr(t), freeAddr(t)
+	files, err := edge.Render(edge.Config{Dir: dir, APIBind: apiBind, KonnectivityBind: konnBind})
+	require.NoError(t, err)
+	require.NoError(t, files.Write(dir))
+	master := filepath.Join(dir, "master.sock")
+	startHAProxy := func() *exec.Cmd {
+		cmd := exec.Command(testenv.HAProxy(t), "-W", "-db", "-S", master+",mode,600", "-f", filepath.Join(dir, edge.ConfigFile))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		})
+		return cmd
+	}
+	haproxy := startHAProxy()
+
+	agent := &edge.Agent{
+		Platform: &edge.Remote{URL: b.server.URL, Token: tok.Value, Client: &http.Client{}}, Name: "edge-beside", Dir: dir,
+		HAProxy: testenv.HAProxy(t), APIBind: apiBind, KonnectivityBind: konnBind, MasterSocket: master,
+		Wait: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- agent.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, <-ran)
+	})
+	page := func() string {
+		_, body := admin.get("/admin/edge")
+		return body
+	}
+	require.Eventually(t, func() bool { return strings.Contains(page(), `data-testid="edge-in-step"`) },
+		30*time.Second, 200*time.Millisecond, "the edge comes up in step")
+	require.NotContains(t, page(), `data-testid="edge-last-error"`)
+
+	require.NoError(t, syscall.Kill(-haproxy.Process.Pid, syscall.SIGKILL))
+	var body string
+	require.Eventually(t, func() bool {
+		body = page()
+		return strings.Contains(body, `data-testid="edge-last-error"`)
+	}, 30*time.Second, 200*time.Millisecond, "the edge reports HAProxy down")
+	require.Contains(t, body, "haproxy does not answer on its master socket")
+
+	startHAProxy()
+	require.Eventually(t, func() bool { return !strings.Contains(page(), `data-testid="edge-last-error"`) },
+		30*time.Second, 200*time.Millisecond, "HAProxy back: no error")
 }
