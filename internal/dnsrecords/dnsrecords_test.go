@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
@@ -128,6 +129,27 @@ func TestExternalDNS(t *testing.T) {
 	_, err = client.Resource(dnsrecords.DNSEndpoints).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	require.Error(t, err)
 	require.NoError(t, w.Remove(ctx, name))
+
+	// Credentials that may only read there: the check says what is missing.
+	admin := kube.Client(t)
+	_, err = admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "dns-reader"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"externaldns.k8s.io"}, Resources: []string{"dnsendpoints"}, Verbs: []string{"get", "list"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "dns-reader"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "dns-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "dns-reader-" + ns}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	readerClient, err := dynamic.NewForConfig(kube.UserConfig(t, "dns-reader-"+ns))
+	require.NoError(t, err)
+	reader := &dnsrecords.ExternalDNS{Client: readerClient, Namespace: ns, TTL: 60}
+	require.Eventually(t, func() bool { _, err := reader.Lookup(ctx, name); return err == nil }, 10*time.Second, 100*time.Millisecond, "RBAC takes the binding")
+	err = reader.Check(ctx)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "may not create, update, delete DNSEndpoint objects in namespace "+ns)
 }
 
 func randSuffix(t *testing.T) string {

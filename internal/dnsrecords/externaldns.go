@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,15 +139,40 @@ func (e *ExternalDNS) Remove(ctx context.Context, name string) error {
 	return nil
 }
 
-// Check lists the namespace's objects: it tells whether the host cluster
-// answers, serves the DNSEndpoint resource (external-dns's CRD is
-// installed) and lets the platform read it there.
+// writeVerbs are what the platform does to its DNSEndpoint objects.
+var writeVerbs = []string{"get", "create", "update", "delete"}
+
+var accessReviews = schema.GroupVersionResource{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectaccessreviews"}
+
+// Check lists the namespace's objects and asks the host cluster
+// (SelfSubjectAccessReviews) whether the platform may write them: it tells
+// whether the host answers, serves the DNSEndpoint resource (external-dns's
+// CRD is installed) and lets the platform do there what it does.
 func (e *ExternalDNS) Check(ctx context.Context) error {
 	if _, err := e.resource().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
 		if apierrors.IsNotFound(err) {
 			return fmt.Errorf("the host cluster does not serve DNSEndpoint objects: install external-dns's CRD (dnsendpoints.externaldns.k8s.io): %w", err)
 		}
 		return fmt.Errorf("list DNSEndpoint objects in %s: %w", e.Namespace, err)
+	}
+	var denied []string
+	for _, verb := range writeVerbs {
+		review := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+			"spec": map[string]any{"resourceAttributes": map[string]any{
+				"namespace": e.Namespace, "verb": verb, "group": DNSEndpoints.Group, "resource": DNSEndpoints.Resource,
+			}},
+		}}
+		got, err := e.Client.Resource(accessReviews).Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("ask whether the platform may %s DNSEndpoint objects: %w", verb, err)
+		}
+		if allowed, _, _ := unstructured.NestedBool(got.Object, "status", "allowed"); !allowed {
+			denied = append(denied, verb)
+		}
+	}
+	if len(denied) > 0 {
+		return fmt.Errorf("the platform's credentials may not %s DNSEndpoint objects in namespace %s: grant them in a Role there", strings.Join(denied, ", "), e.Namespace)
 	}
 	return nil
 }
