@@ -440,3 +440,64 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestCNAME aliases a name on both writers: set, moved to another target,
+// turned into addresses (an alias has nothing beside it) and removed.
+func TestCNAME(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	kube := testenv.HostKube(t)
+	testenv.ExternalDNSCRD(t, kube.Config)
+	client, err := dynamic.NewForConfig(kube.Config)
+	require.NoError(t, err)
+	srv := testenv.Knot(t, zone)
+	for _, tc := range []struct {
+		name string
+		w    interface {
+			dnsrecords.Writer
+			dnsrecords.CNAMEWriter
+		}
+		served func(name string) []string // what the DNS serves, nil for external-dns
+	}{
+		{"rfc2136", rfc2136Of(srv), func(name string) []string { return srv.Lookup(t, name, dns.TypeCNAME) }},
+		{"external-dns", &dnsrecords.ExternalDNS{Client: client, Namespace: "cname-" + randSuffix(t), TTL: 60}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "shop." + zone
+			got, err := tc.w.LookupCNAME(ctx, name)
+			require.NoError(t, err)
+			require.Empty(t, got)
+
+			require.NoError(t, tc.w.SetCNAME(ctx, name, "web-1a2b."+zone))
+			got, err = tc.w.LookupCNAME(ctx, name)
+			require.NoError(t, err)
+			require.Equal(t, "web-1a2b."+zone, got)
+			if tc.served != nil {
+				require.Equal(t, []string{"web-1a2b." + zone + "."}, tc.served(name))
+			}
+
+			require.NoError(t, tc.w.SetCNAME(ctx, name, "web-9z8y."+zone))
+			got, err = tc.w.LookupCNAME(ctx, name)
+			require.NoError(t, err)
+			require.Equal(t, "web-9z8y."+zone, got)
+
+			require.NoError(t, tc.w.Set(ctx, name, addrs("203.0.113.80")))
+			got, err = tc.w.LookupCNAME(ctx, name)
+			require.NoError(t, err)
+			require.Empty(t, got, "addresses replace the alias")
+			have, err := tc.w.Lookup(ctx, name)
+			require.NoError(t, err)
+			require.Equal(t, addrs("203.0.113.80"), have)
+
+			require.NoError(t, tc.w.SetCNAME(ctx, name, "web-1a2b."+zone))
+			have, err = tc.w.Lookup(ctx, name)
+			require.NoError(t, err)
+			require.Empty(t, have, "the alias replaces the addresses")
+			require.NoError(t, tc.w.RemoveCNAME(ctx, name))
+			got, err = tc.w.LookupCNAME(ctx, name)
+			require.NoError(t, err)
+			require.Empty(t, got)
+			require.NoError(t, tc.w.RemoveCNAME(ctx, name), "removing what is gone")
+		})
+	}
+}

@@ -81,6 +81,11 @@ func (e *ExternalDNS) Set(ctx context.Context, name string, addrs []netip.Addr) 
 			eps = append(eps, map[string]any{"dnsName": name, "recordType": rec.typ, "targets": rec.targets, "recordTTL": e.TTL})
 		}
 	}
+	return e.write(ctx, name, eps)
+}
+
+// write creates or replaces name's object with endpoints.
+func (e *ExternalDNS) write(ctx context.Context, name string, eps []any) error {
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": DNSEndpoints.GroupVersion().String(),
 		"kind":       "DNSEndpoint",

@@ -111,19 +111,20 @@ func (r *RFC2136) Set(ctx context.Context, name string, addrs []netip.Addr) erro
 	return r.send(ctx, m, "update "+name)
 }
 
-// Remove deletes name's A and AAAA records.
+// Remove deletes name's A and AAAA records (and a CNAME).
 func (r *RFC2136) Remove(ctx context.Context, name string) error {
 	return r.send(ctx, r.update(name), "remove "+name)
 }
 
-// update is an update of the zone that first removes name's A and AAAA
-// record sets.
+// update is an update of the zone that first removes name's A, AAAA and
+// CNAME record sets (an alias has no other records beside it).
 func (r *RFC2136) update(name string) *dns.Msg {
 	m := new(dns.Msg)
 	m.SetUpdate(dns.Fqdn(r.Zone))
 	m.RemoveRRset([]dns.RR{
 		&dns.A{Hdr: dns.RR_Header{Name: dns.Fqdn(name), Rrtype: dns.TypeA, Class: dns.ClassINET}},
 		&dns.AAAA{Hdr: dns.RR_Header{Name: dns.Fqdn(name), Rrtype: dns.TypeAAAA, Class: dns.ClassINET}},
+		&dns.CNAME{Hdr: dns.RR_Header{Name: dns.Fqdn(name), Rrtype: dns.TypeCNAME, Class: dns.ClassINET}},
 	})
 	return m
 }
