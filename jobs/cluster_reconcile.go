@@ -18,6 +18,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -186,10 +187,10 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 		return w.fail(ctx, q, c, hostReason(err), err)
 	}
 	switch outcome {
-	case vcluster.Installed:
+	case helm.Installed:
 		logger.Info("vcluster installed")
 		err = w.event(ctx, q, c, "info", "Installing", "vcluster "+ch.Metadata.Version)
-	case vcluster.Upgraded:
+	case helm.Upgraded:
 		logger.Info("vcluster upgraded")
 		err = w.event(ctx, q, c, "info", "Upgrading", "vcluster "+ch.Metadata.Version)
 	}
@@ -309,7 +310,7 @@ func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries,
 	if err := w.event(ctx, q, c, "info", "Deleting", ""); err != nil {
 		return err
 	}
-	removed, err := vcluster.Uninstall(hostCfg, vcluster.Namespace(c), vcluster.ReleaseName(c), logger)
+	removed, err := helm.Uninstall(hostCfg, vcluster.Namespace(c), vcluster.ReleaseName(c), logger)
 	if err != nil {
 		return w.fail(ctx, q, c, hostReason(err), err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -242,7 +243,7 @@ func TestLifecycle(t *testing.T) {
 	c = b.cluster(t, c.ID)
 	require.Equal(t, "ready", c.Status)
 	require.Equal(t, c.Generation, c.ObservedGeneration)
-	rels, err := vcluster.Releases(b.host.Config, vcluster.Namespace(c), "life", b.logger)
+	rels, err := helm.Releases(b.host.Config, vcluster.Namespace(c), "life", b.logger)
 	require.NoError(t, err)
 	require.Len(t, rels, 2)
 	require.Equal(t, "v1.33.4", rels[1].Config["controlPlane"].(map[string]any)["distro"].(map[string]any)["k8s"].(map[string]any)["image"].(map[string]any)["tag"])
@@ -256,7 +257,7 @@ func TestLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobSnoozed, res.EventKind, "waits for the namespace")
 	require.Equal(t, "deleting", b.cluster(t, c.ID).Status)
-	rels, err = vcluster.Releases(b.host.Config, vcluster.Namespace(c), "life", b.logger)
+	rels, err = helm.Releases(b.host.Config, vcluster.Namespace(c), "life", b.logger)
 	require.NoError(t, err)
 	require.Empty(t, rels)
 	b.finalizeNamespace(t, c)
@@ -343,7 +344,7 @@ func TestCrashSafety(t *testing.T) {
 		require.True(t, done, "cut after %s: the cluster never became ready: %+v", cut, b.cluster(t, c.ID))
 		c = b.cluster(t, c.ID)
 		require.Equal(t, "ready", c.Status, "cut after %s", cut)
-		rels, err := vcluster.Releases(b.host.Config, vcluster.Namespace(c), name, b.logger)
+		rels, err := helm.Releases(b.host.Config, vcluster.Namespace(c), name, b.logger)
 		require.NoError(t, err)
 		require.NotEmpty(t, rels)
 		deployed := 0
@@ -482,7 +483,7 @@ func TestCrashSafetyDelete(t *testing.T) {
 		}
 		require.True(t, done, "cut after %s: never deleted", cut)
 		require.Equal(t, "deleted", b.cluster(t, c.ID).Status, "cut after %s", cut)
-		rels, err := vcluster.Releases(b.host.Config, vcluster.Namespace(c), name, b.logger)
+		rels, err := helm.Releases(b.host.Config, vcluster.Namespace(c), name, b.logger)
 		require.NoError(t, err)
 		require.Empty(t, rels, "cut after %s: no release left", cut)
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -196,7 +197,7 @@ func TestKilledWorkerRescued(t *testing.T) {
 		cardinality(attempted_by) FROM river_job WHERE id = $1`, jobID).Scan(&rescued, &workers))
 	require.True(t, rescued, "River's rescuer took the job back")
 	require.GreaterOrEqual(t, workers, 2, "the same job, run again by the restarted worker")
-	rels, err := vcluster.Releases(b.host.Config, vcluster.Namespace(c), vcluster.ReleaseName(c), b.logger)
+	rels, err := helm.Releases(b.host.Config, vcluster.Namespace(c), vcluster.ReleaseName(c), b.logger)
 	require.NoError(t, err)
 	require.NotEmpty(t, rels)
 }

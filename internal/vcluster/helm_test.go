@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/internal/vcluster"
@@ -70,7 +71,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 
 	out, err := charts.Apply(ctx, kube.Config, ns, vcluster.ReleaseName(c), ch, values, logger)
 	require.NoError(t, err)
-	require.Equal(t, vcluster.Installed, out)
+	require.Equal(t, helm.Installed, out)
 
 	sts, err := client.AppsV1().StatefulSets(ns).Get(ctx, "helm", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -93,7 +94,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	// The same values again: no new revision.
 	out, err = charts.Apply(ctx, kube.Config, ns, "helm", ch, values, logger)
 	require.NoError(t, err)
-	require.Equal(t, vcluster.Unchanged, out)
+	require.Equal(t, helm.Unchanged, out)
 
 	// Loadbalancer mode: an upgrade.
 	c.PublicAccessMode, c.NodePort, c.KonnectivityNodePort = "loadbalancer", pgtype.Int4{}, pgtype.Int4{}
@@ -101,23 +102,23 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	require.NoError(t, err)
 	out, err = charts.Apply(ctx, kube.Config, ns, "helm", ch, values, logger)
 	require.NoError(t, err)
-	require.Equal(t, vcluster.Upgraded, out)
+	require.Equal(t, helm.Upgraded, out)
 	svc, err = client.CoreV1().Services(ns).Get(ctx, "helm", metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, corev1.ServiceTypeLoadBalancer, svc.Spec.Type)
 	for _, p := range svc.Spec.Ports {
 		require.Zero(t, p.NodePort, "a load balancer without node ports")
 	}
-	rels, err := vcluster.Releases(kube.Config, ns, "helm", logger)
+	rels, err := helm.Releases(kube.Config, ns, "helm", logger)
 	require.NoError(t, err)
 	require.Len(t, rels, 2)
 
-	removed, err := vcluster.Uninstall(kube.Config, ns, "helm", logger)
+	removed, err := helm.Uninstall(kube.Config, ns, "helm", logger)
 	require.NoError(t, err)
 	require.True(t, removed)
 	_, err = client.AppsV1().StatefulSets(ns).Get(ctx, "helm", metav1.GetOptions{})
 	require.Error(t, err)
-	removed, err = vcluster.Uninstall(kube.Config, ns, "helm", logger)
+	removed, err = helm.Uninstall(kube.Config, ns, "helm", logger)
 	require.NoError(t, err)
 	require.False(t, removed, "uninstalling twice is fine")
 }
@@ -155,8 +156,8 @@ func TestChartsApplyChecksValues(t *testing.T) {
 	}
 	out, err := charts.Apply(ctx, kube.Config, ns, vcluster.ReleaseName(c), ch, good, logger)
 	require.NoError(t, err)
-	require.Equal(t, vcluster.Installed, out)
+	require.Equal(t, helm.Installed, out)
 	out, err = charts.Apply(ctx, kube.Config, ns, vcluster.ReleaseName(c), ch, good, logger)
 	require.NoError(t, err)
-	require.Equal(t, vcluster.Unchanged, out)
+	require.Equal(t, helm.Unchanged, out)
 }

@@ -10,6 +10,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubebyon/kubebyon/internal/helm"
 )
 
 // Apply installs or upgrades the release (apply), with the chart's values
@@ -18,10 +20,10 @@ import (
 // (merged with the chart's defaults), and Helm is then told to skip its
 // own check. A chart whose schema cannot be compiled here (one with
 // subcharts, or references outside itself) is left to Helm to check.
-func (c *Charts) Apply(ctx context.Context, cfg *rest.Config, namespace, name string, ch *chart.Chart, values map[string]any, logger *slog.Logger) (Outcome, error) {
+func (c *Charts) Apply(ctx context.Context, cfg *rest.Config, namespace, name string, ch *chart.Chart, values map[string]any, logger *slog.Logger) (helm.Outcome, error) {
 	schema, ok := c.schema(ch)
 	if !ok {
-		return apply(ctx, cfg, namespace, name, ch, values, logger, false)
+		return helm.Apply(ctx, cfg, namespace, name, ch, values, logger, false)
 	}
 	if schema != nil {
 		merged, err := chartutil.CoalesceValues(ch, values)
@@ -32,7 +34,7 @@ func (c *Charts) Apply(ctx context.Context, cfg *rest.Config, namespace, name st
 			return "", fmt.Errorf("values do not match the schema of chart %s %s: %w", ch.Name(), ch.Metadata.Version, err)
 		}
 	}
-	return apply(ctx, cfg, namespace, name, ch, values, logger, true)
+	return helm.Apply(ctx, cfg, namespace, name, ch, values, logger, true)
 }
 
 // compiledSchema is a chart's values schema compiled (nil without one),
