@@ -8,10 +8,23 @@ import (
 	"testing"
 )
 
-var chartDir struct {
+// found is a directory looked up once per process.
+type found struct {
 	once sync.Once
 	dir  string
 	err  error
+}
+
+// lookups holds the directories found, by what was looked up.
+var lookups sync.Map // string -> *found
+
+// foundOnce looks key up with find the first time it is asked for, and
+// answers later calls from then on.
+func foundOnce(key string, find func() (string, error)) (string, error) {
+	v, _ := lookups.LoadOrStore(key, &found{})
+	f := v.(*found)
+	f.once.Do(func() { f.dir, f.err = find() })
+	return f.dir, f.err
 }
 
 // VClusterChart returns the directory of the real vcluster chart that ships
@@ -19,23 +32,41 @@ var chartDir struct {
 // chart/ folder in the module cache). Nothing of it is committed.
 func VClusterChart(t testing.TB) string {
 	t.Helper()
-	chartDir.once.Do(func() {
+	dir, err := foundOnce("vcluster chart", func() (string, error) {
 		cmd := exec.Command("go", "mod", "download", "-json", "github.com/loft-sh/vcluster")
 		cmd.Dir = repoRoot()
 		out, err := cmd.Output()
 		if err != nil {
-			chartDir.err = err
-			return
+			return "", err
 		}
 		var mod struct{ Dir, Error string }
 		if err := json.Unmarshal(out, &mod); err != nil {
-			chartDir.err = err
-			return
+			return "", err
 		}
-		chartDir.dir = filepath.Join(mod.Dir, "chart")
+		return filepath.Join(mod.Dir, "chart"), nil
 	})
-	if chartDir.err != nil {
-		t.Fatalf("testenv: locate the vcluster chart: %v", chartDir.err)
+	if err != nil {
+		t.Fatalf("testenv: locate the vcluster chart: %v", err)
 	}
-	return chartDir.dir
+	return dir
+}
+
+// traefikModule is the Traefik chart's release the ingress tests install,
+// read from the Go module cache (the repository has no Go code; its tag
+// is the chart's version).
+const traefikModule = "github.com/traefik/traefik-helm-chart@v41.6.0+incompatible"
+
+// TraefikChart returns the directory of the real Traefik chart (the
+// traefik/ folder of its module in the Go module cache, downloaded if need
+// be). Nothing of it is committed.
+func TraefikChart(t testing.TB) string {
+	t.Helper()
+	dir, err := foundOnce(traefikModule, func() (string, error) {
+		dir, err := moduleDir(traefikModule)
+		return filepath.Join(dir, "traefik"), err
+	})
+	if err != nil {
+		t.Fatalf("testenv: locate the Traefik chart: %v", err)
+	}
+	return dir
 }

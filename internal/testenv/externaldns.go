@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,13 +33,6 @@ var (
 	crdResource         = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	dnsEndpointResource = schema.GroupVersionResource{Group: "externaldns.k8s.io", Version: "v1alpha1", Resource: "dnsendpoints"}
 )
-
-// externalDNS is the process's copy of the CRD, found once.
-var externalDNS struct {
-	once sync.Once
-	path string
-	err  error
-}
 
 // ExternalDNSCRD installs external-dns's DNSEndpoint CRD
 // (externaldns.k8s.io/v1alpha1, dnsendpoints) into the apiserver cfg
@@ -74,11 +66,10 @@ func ExternalDNSCRD(t testing.TB, cfg *rest.Config) {
 func externalDNSCRD() (*unstructured.Unstructured, error) {
 	path := os.Getenv("EXTERNAL_DNS_CRD")
 	if path == "" {
-		externalDNS.once.Do(func() { externalDNS.path, externalDNS.err = externalDNSCRDPath() })
-		if externalDNS.err != nil {
-			return nil, externalDNS.err
+		var err error
+		if path, err = foundOnce(externalDNSModule, externalDNSCRDPath); err != nil {
+			return nil, err
 		}
-		path = externalDNS.path
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -98,36 +89,46 @@ func externalDNSCRD() (*unstructured.Unstructured, error) {
 	return crd, nil
 }
 
-// externalDNSCRDPath downloads external-dns's module into the module cache
-// (a no-op when it is there) and returns the CRD's path in it. It runs in
-// an empty directory, outside any module, so that the repository's go.mod
-// is neither read nor changed.
+// externalDNSCRDPath is the CRD's path in external-dns's module.
 func externalDNSCRDPath() (string, error) {
+	dir, err := moduleDir(externalDNSModule)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, externalDNSCRDFile), nil
+}
+
+// moduleDir downloads module (path@version) into the Go module cache (a
+// no-op when it is there; go verifies it against go.sum's checksum
+// database) and returns its directory. It runs in an empty directory,
+// outside any module, so that the repository's go.mod is neither read nor
+// changed: the modules it fetches (charts, CRDs) are data, not code.
+func moduleDir(module string) (string, error) {
 	dir, err := os.MkdirTemp("", "kubebyon-gomod-")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	cmd := exec.Command("go", "mod", "download", "-json", externalDNSModule)
+	cmd := exec.Command("go", "mod", "download", "-json", module)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=", "GO111MODULE=on", "GOWORK=off")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("go mod download %s: %w: %s%s", externalDNSModule, err, out, stderr.String())
+		return "", fmt.Errorf("go mod download %s: %w: %s%s", module, err, out, stderr.String())
 	}
 	var mod struct {
 		Dir   string
 		Error string
 	}
 	if err := json.Unmarshal(out, &mod); err != nil {
-		return "", fmt.Errorf("go mod download %s: %w: %s", externalDNSModule, err, out)
+		return "", fmt.Errorf("go mod download %s: %w: %s", module, err, out)
 	}
 	if mod.Error != "" || mod.Dir == "" {
-		return "", fmt.Errorf("go mod download %s: no module directory: %s", externalDNSModule, mod.Error)
+		return "", fmt.Errorf("go mod download %s: no module directory: %s", module, mod.Error)
 	}
-	return filepath.Join(mod.Dir, externalDNSCRDFile), nil
+	return mod.Dir, nil
 }
 
 // waitCRDServed waits until the CRD name is Established and a List of

@@ -1,0 +1,126 @@
+// Package ingress is managed workload ingress: the ingress controller the
+// platform installs into a virtual cluster, with Helm, as a DaemonSet on
+// the nodes the user marks as ingress nodes (every node when none is
+// marked) with host ports 80 and 443, so that the nodes' own addresses
+// serve the cluster's web apps.
+package ingress
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"helm.sh/helm/v3/pkg/chart"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubebyon/kubebyon/internal/helm"
+)
+
+// The controllers the admin can pick.
+const (
+	// Traefik is the default: maintained, and it serves Ingress and
+	// Gateway API objects.
+	Traefik = "traefik"
+)
+
+// Where the controller goes in the virtual cluster.
+const (
+	Namespace   = "kubebyon-ingress"
+	ReleaseName = "kubebyon-ingress"
+	// NodeLabel marks the ingress nodes (value "true"), set from the
+	// console's nodes page.
+	NodeLabel = "kubebyon.io/ingress-node"
+	// ManagedByLabel marks what the platform made outside the release.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+)
+
+// TraefikValues are the Traefik chart's values: a DaemonSet with host
+// ports 80 and 443 (no Service: the nodes' addresses are the entry), on
+// the ingress nodes when some are marked, else on every node; the
+// cluster's default IngressClass.
+func TraefikValues(nodesMarked bool) map[string]any {
+	v := map[string]any{
+		"deployment": map[string]any{"kind": "DaemonSet"},
+		"ports": map[string]any{
+			"web":       map[string]any{"hostPort": 80},
+			"websecure": map[string]any{"hostPort": 443},
+		},
+		"service":      map[string]any{"enabled": false},
+		"ingressClass": map[string]any{"enabled": true, "isDefaultClass": true, "name": Traefik},
+	}
+	if nodesMarked {
+		v["nodeSelector"] = map[string]any{NodeLabel: "true"}
+	}
+	return v
+}
+
+// Install makes the controller's release in the virtual cluster cfg
+// reaches match ch and values, creating its namespace first.
+func Install(ctx context.Context, cfg *rest.Config, ch *chart.Chart, values map[string]any, logger *slog.Logger) (helm.Outcome, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", fmt.Errorf("virtual cluster client: %w", err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace, Labels: map[string]string{ManagedByLabel: "kubebyon"}}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("create namespace %s: %w", Namespace, err)
+	}
+	return helm.Apply(ctx, cfg, Namespace, ReleaseName, ch, values, logger, false)
+}
+
+var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// Remove takes out what Install put in: the release, the chart's CRDs
+// (Helm installs them but never removes them) and the namespace. It
+// reports whether anything was there.
+func Remove(ctx context.Context, cfg *rest.Config, ch *chart.Chart, logger *slog.Logger) (bool, error) {
+	removed, err := helm.Uninstall(cfg, Namespace, ReleaseName, logger)
+	if err != nil {
+		return false, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return false, fmt.Errorf("virtual cluster client: %w", err)
+	}
+	for _, f := range ch.CRDObjects() {
+		var meta struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(f.File.Data, &meta); err != nil || meta.Metadata.Name == "" {
+			continue // not a CRD (a kustomization.yaml)
+		}
+		err := dyn.Resource(crds).Delete(ctx, meta.Metadata.Name, metav1.DeleteOptions{})
+		switch {
+		case err == nil:
+			removed = true
+		case !apierrors.IsNotFound(err):
+			return removed, fmt.Errorf("delete CRD %s: %w", meta.Metadata.Name, err)
+		}
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return removed, fmt.Errorf("virtual cluster client: %w", err)
+	}
+	ns, err := client.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return removed, nil
+	case err != nil:
+		return removed, fmt.Errorf("read namespace %s: %w", Namespace, err)
+	case ns.DeletionTimestamp != nil:
+		return removed, nil // going already
+	}
+	err = client.CoreV1().Namespaces().Delete(ctx, Namespace, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return removed, fmt.Errorf("delete namespace %s: %w", Namespace, err)
+	}
+	return true, nil
+}
