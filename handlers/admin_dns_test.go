@@ -13,6 +13,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -29,11 +30,14 @@ func dnsForm(srv *testenv.DNSServer, addresses string) url.Values {
 	}
 }
 
-// syncDNS works the cluster's DNS check as its job does.
+// syncDNS works the cluster's DNS check as its job does
+// (jobs.DNSRecordWorker): the sync, then its outcome recorded.
 func (b *testBundle) syncDNS(t *testing.T, clusterID int64) {
 	t.Helper()
-	_, err := (&dnsrecords.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).Sync(context.Background(), clusterID)
+	ctx := context.Background()
+	next, err := (&dnsrecords.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).Sync(ctx, clusterID)
 	require.NoError(t, err)
+	require.NoError(t, checks.Recorder{Q: queries.New(b.pool)}.Done(ctx, clusterID, dnsrecords.Check, dnsrecords.Interval, next, nil))
 }
 
 // edgeReport records an edge's report that the cluster's API backend has
@@ -148,6 +152,18 @@ func TestAdminDNS(t *testing.T) {
 
 	code, _ = other.get(fmt.Sprintf("/clusters/%d/endpoint", cl.ID))
 	require.Equal(t, http.StatusNotFound, code)
+
+	// A new API base domain moves every record now, not at its next check.
+	dnsDue := func() time.Time {
+		var due time.Time
+		require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT due_at FROM cluster_checks WHERE cluster_id = $1 AND kind = $2",
+			cl.ID, string(dnsrecords.Check)).Scan(&due))
+		return due
+	}
+	require.True(t, dnsDue().After(time.Now().Add(time.Minute)), "published: next check in a while")
+	resp = admin.post("/admin/settings", "/admin/settings", with(fullSettings(t), "apiBaseDomain", "apps.clusters.test"))
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.False(t, dnsDue().After(time.Now()), "due now")
 }
 
 // TestClusterDNSInBrowser: in the browser, the admin switches DNS to RFC

@@ -26,6 +26,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/hostcheck"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -172,6 +173,13 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		}
 		if err := settings.Save(ctx, q, s.Box, next); err != nil {
 			return err
+		}
+		// The API host names move: every cluster's DNS record follows now,
+		// not at its next check.
+		if slices.Contains(changed, "apiBaseDomain") {
+			if _, err := q.ClusterDNSScheduleAll(ctx, string(dnsrecords.Check)); err != nil {
+				return fmt.Errorf("schedule DNS checks: %w", err)
+			}
 		}
 		return audit.Record(ctx, q, actor, audit.Event{
 			Action: Action, TargetType: "settings", TargetID: "runtime", Details: details(changed, next),
