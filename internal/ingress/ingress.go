@@ -29,7 +29,25 @@ const (
 	// Traefik is the default: maintained, and it serves Ingress and
 	// Gateway API objects.
 	Traefik = "traefik"
+	// IngressNGINX is for those who already use it. Upstream retired it
+	// in March 2026: the pages say so.
+	IngressNGINX = "ingress-nginx"
 )
+
+// IngressNGINXClass is the IngressClass ingress-nginx serves.
+const IngressNGINXClass = "nginx"
+
+// Values are the controller's chart values (TraefikValues,
+// IngressNGINXValues).
+func Values(controller string, nodesMarked bool) (map[string]any, error) {
+	switch controller {
+	case Traefik:
+		return TraefikValues(nodesMarked), nil
+	case IngressNGINX:
+		return IngressNGINXValues(nodesMarked), nil
+	}
+	return nil, fmt.Errorf("unknown ingress controller %q", controller)
+}
 
 // Where the controller goes in the virtual cluster.
 const (
@@ -60,6 +78,26 @@ func TraefikValues(nodesMarked bool) map[string]any {
 		v["nodeSelector"] = map[string]any{NodeLabel: "true"}
 	}
 	return v
+}
+
+// IngressNGINXValues are the ingress-nginx chart's values, as Traefik's:
+// a DaemonSet with host ports 80 and 443, no Service, on the ingress nodes
+// when some are marked, the default IngressClass. Its admission webhook is
+// off: the chart makes its certificate with hook Jobs that an install
+// waits for, and the webhook only checks Ingress objects early.
+func IngressNGINXValues(nodesMarked bool) map[string]any {
+	selector := map[string]any{"kubernetes.io/os": "linux"}
+	if nodesMarked {
+		selector[NodeLabel] = "true"
+	}
+	return map[string]any{"controller": map[string]any{
+		"kind":                 "DaemonSet",
+		"hostPort":             map[string]any{"enabled": true},
+		"service":              map[string]any{"enabled": false},
+		"ingressClassResource": map[string]any{"name": IngressNGINXClass, "enabled": true, "default": true},
+		"nodeSelector":         selector,
+		"admissionWebhooks":    map[string]any{"enabled": false},
+	}}
 }
 
 // Install makes the controller's release in the virtual cluster cfg

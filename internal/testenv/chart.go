@@ -70,3 +70,22 @@ func TraefikChart(t testing.TB) string {
 	}
 	return dir
 }
+
+// ingressNGINXModule is the ingress-nginx release (chart 4.11.0) the
+// ingress tests install, read from the Go module cache.
+const ingressNGINXModule = "k8s.io/ingress-nginx@v0.0.0-20240708192948-52c50467d67d"
+
+// IngressNGINXChart returns the directory of the real ingress-nginx chart
+// (charts/ingress-nginx of its module in the Go module cache, downloaded
+// if need be). Nothing of it is committed.
+func IngressNGINXChart(t testing.TB) string {
+	t.Helper()
+	dir, err := foundOnce(ingressNGINXModule, func() (string, error) {
+		dir, err := moduleDir(ingressNGINXModule)
+		return filepath.Join(dir, "charts", "ingress-nginx"), err
+	})
+	if err != nil {
+		t.Fatalf("testenv: locate the ingress-nginx chart: %v", err)
+	}
+	return dir
+}
