@@ -166,6 +166,15 @@ func TestEdgeReportsHAProxyDown(t *testing.T) {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			_ = cmd.Wait()
 		})
+		// Up once its master socket answers: an edge that finds it
+		// down backs off, which a loaded machine makes long.
+		require.Eventually(t, func() bool {
+			conn, err := net.Dial("unix", master)
+			if err == nil {
+				conn.Close()
+			}
+			return err == nil
+		}, 30*time.Second, 50*time.Millisecond, "HAProxy's master socket answers")
 		return cmd
 	}
 	haproxy := startHAProxy()
@@ -186,8 +195,16 @@ func TestEdgeReportsHAProxyDown(t *testing.T) {
 		_, body := admin.get("/admin/edge")
 		return body
 	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		insts, err := queries.New(b.pool).EdgeInstanceList(context.Background())
+		st, _, serr := b.edgeState(t)
+		t.Logf("desired %s (%v); edges %+v (%v)", st.Version, serr, insts, err)
+	})
 	require.Eventually(t, func() bool { return strings.Contains(page(), `data-testid="edge-in-step"`) },
-		30*time.Second, 200*time.Millisecond, "the edge comes up in step")
+		60*time.Second, 200*time.Millisecond, "the edge comes up in step")
 	require.NotContains(t, page(), `data-testid="edge-last-error"`)
 
 	require.NoError(t, syscall.Kill(-haproxy.Process.Pid, syscall.SIGKILL))
@@ -195,10 +212,10 @@ func TestEdgeReportsHAProxyDown(t *testing.T) {
 	require.Eventually(t, func() bool {
 		body = page()
 		return strings.Contains(body, `data-testid="edge-last-error"`)
-	}, 30*time.Second, 200*time.Millisecond, "the edge reports HAProxy down")
+	}, 60*time.Second, 200*time.Millisecond, "the edge reports HAProxy down")
 	require.Contains(t, body, "haproxy does not answer on its master socket")
 
 	startHAProxy()
 	require.Eventually(t, func() bool { return !strings.Contains(page(), `data-testid="edge-last-error"`) },
-		30*time.Second, 200*time.Millisecond, "HAProxy back: no error")
+		60*time.Second, 200*time.Millisecond, "HAProxy back: no error")
 }
