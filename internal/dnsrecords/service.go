@@ -205,16 +205,13 @@ func fieldsOf(s Settings) (map[string]any, error) {
 	return m, nil
 }
 
-// writer is the writer of mode, as the settings describe it.
-func (s *Service) writer(ctx context.Context, set Settings, mode string) (Writer, error) {
+// writer is the writer of mode, as the settings describe it; rt names the
+// host cluster (external-dns mode).
+func (s *Service) writer(set Settings, rt settings.Runtime, mode string) (Writer, error) {
 	switch mode {
 	case ModeRFC2136:
 		return RFC2136From(set), nil
 	case ModeExternalDNS:
-		rt, err := settings.Load(ctx, queries.New(s.Pool), s.Box)
-		if err != nil {
-			return nil, err
-		}
 		cfg, err := rt.HostConfig(s.KubeconfigPath)
 		if err != nil {
 			return nil, err
@@ -276,7 +273,7 @@ func (s *Service) sync(ctx context.Context, q *queries.Queries, clusterID int64,
 		name = rt.Endpoint(t.Slug)
 	}
 	if t.PublishedName != "" && (t.PublishedName != name || t.PublishedMode != set.Mode) {
-		w, err := s.writer(ctx, set, t.PublishedMode)
+		w, err := s.writer(set, rt, t.PublishedMode)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -301,7 +298,7 @@ func (s *Service) sync(ctx context.Context, q *queries.Queries, clusterID int64,
 		return time.Time{}, nil
 	}
 	want := set.IPs()
-	w, err := s.writer(ctx, set, set.Mode)
+	w, err := s.writer(set, rt, set.Mode)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -407,7 +404,7 @@ func (s *Service) Check(ctx context.Context) (CheckResult, error) {
 		}
 		return CheckResult{OK: true}, nil
 	case ModeExternalDNS:
-		w, err := s.writer(ctx, set, set.Mode)
+		w, err := s.writer(set, rt, set.Mode)
 		if err == nil {
 			err = w.(*ExternalDNS).Check(ctx)
 		}
