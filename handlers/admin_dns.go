@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"errors"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -70,6 +69,8 @@ func (h *Handlers) saveAdminDNS(c echo.Context) error {
 			h.flash(c, "FlashDNSSaved")
 		}
 		return redirect(c, "/admin/edge#dns")
+	case errors.Is(err, adminusers.ErrNotAdmin):
+		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		for k, v := range invalid {
 			f.Errors[k] = v
@@ -77,8 +78,7 @@ func (h *Handlers) saveAdminDNS(c echo.Context) error {
 	case errors.Is(err, dnsrecords.ErrPasswordRequired), errors.Is(err, adminusers.ErrWrongPassword):
 		f.Errors["password"] = err.Error()
 	case errors.As(err, &limited):
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(limited.RetryAfter.Seconds()))))
-		f.Error, f.ErrorData = "ErrRateLimited", map[string]any{"Minutes": int(math.Ceil(limited.RetryAfter.Minutes()))}
+		waitForm(c, &f, limited.RetryAfter)
 		return h.renderAdminEdgeDNSError(c, http.StatusTooManyRequests, f)
 	default:
 		return err

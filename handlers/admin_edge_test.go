@@ -4,18 +4,14 @@ import (
 	"context"
 	"fmt"
 	"html"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -121,18 +117,7 @@ func TestAdminEdgeInBrowser(t *testing.T) {
 	))
 	require.Regexp(t, `^kbe_`, token)
 
-	agent := &edge.Agent{
-		Platform: &edge.Remote{URL: b.server.URL, Token: token, Client: &http.Client{}}, Name: "edge-in-browser", Dir: t.TempDir(),
-		HAProxy: testenv.HAProxy(t), APIBind: freeAddr(t), KonnectivityBind: freeAddr(t),
-		Wait: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- agent.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		require.NoError(t, <-ran)
-	})
+	b.runEdge(t, "edge-in-browser", token)
 
 	var name string
 	var samePage bool

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -185,8 +184,7 @@ func (h *Handlers) saveAdminSettings(c echo.Context) error {
 	case errors.Is(err, adminsettings.ErrPasswordRequired), errors.Is(err, adminusers.ErrWrongPassword):
 		f.Errors["password"] = err.Error()
 	case errors.As(err, &limited):
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(limited.RetryAfter.Seconds()))))
-		f.Error, f.ErrorData = "ErrRateLimited", map[string]any{"Minutes": int(math.Ceil(limited.RetryAfter.Minutes()))}
+		waitForm(c, &f, limited.RetryAfter)
 		return h.renderAdminSettings(c, http.StatusTooManyRequests, &f, nil)
 	default:
 		return err

@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -112,8 +111,7 @@ func (h *Handlers) changeAdminUser(a adminusers.Action) echo.HandlerFunc {
 			f.Error = err.Error()
 			return h.renderAdminUser(c, http.StatusUnprocessableEntity, id, f, a)
 		case errors.As(err, &limited):
-			c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(limited.RetryAfter.Seconds()))))
-			f.Error, f.ErrorData = "ErrRateLimited", map[string]any{"Minutes": int(math.Ceil(limited.RetryAfter.Minutes()))}
+			waitForm(c, &f, limited.RetryAfter)
 			return h.renderAdminUser(c, http.StatusTooManyRequests, id, f, a)
 		}
 		return err

@@ -30,10 +30,15 @@ func (h *Handlers) limit(c echo.Context, rule ratelimit.Rule, subject string, f 
 	if d.Allowed {
 		return false, nil
 	}
-	minutes := int(math.Ceil(d.RetryAfter.Minutes()))
-	c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.RetryAfter.Seconds()))))
-	f.Error, f.ErrorData = "ErrRateLimited", map[string]any{"Minutes": minutes}
+	waitForm(c, f, d.RetryAfter)
 	return true, render(c, http.StatusTooManyRequests, page(*f))
+}
+
+// waitForm tells a form's user to come back after retryAfter: the
+// Retry-After header and the form's message.
+func waitForm(c echo.Context, f *views.Form, retryAfter time.Duration) {
+	c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
+	f.Error, f.ErrorData = "ErrRateLimited", map[string]any{"Minutes": int(math.Ceil(retryAfter.Minutes()))}
 }
 
 func (h *Handlers) showSignUpPage(c echo.Context) error {

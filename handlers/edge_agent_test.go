@@ -59,18 +59,7 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 	require.NoError(t, q.HostNodeUpsert(ctx, queries.HostNodeUpsertParams{Name: "host-1", InternalIp: "127.0.0.1", Ready: true}))
 	tok := b.edgeToken(t, "e2e")
 
-	agent := &edge.Agent{
-		Platform: &edge.Remote{URL: b.server.URL, Token: tok.Value, Client: &http.Client{}}, Name: "edge-e2e", Dir: t.TempDir(),
-		HAProxy: testenv.HAProxy(t), APIBind: freeAddr(t), KonnectivityBind: freeAddr(t),
-		Wait: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	go func() { ran <- agent.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		require.NoError(t, <-ran)
-	})
+	agent := b.runEdge(t, "edge-e2e", tok.Value)
 
 	var held *tls.Conn
 	var heldR *bufio.Reader
@@ -135,6 +124,29 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond, "the deleted cluster's route is gone")
 }
 
+// runEdge runs an edge (the agent of `kubebyon edge`, beside a real
+// HAProxy it runs itself) named name with the edge token given, against
+// the test's platform, until the test ends; change adjusts it first.
+func (b *testBundle) runEdge(t *testing.T, name, token string, change ...func(*edge.Agent)) *edge.Agent {
+	t.Helper()
+	agent := &edge.Agent{
+		Platform: &edge.Remote{URL: b.server.URL, Token: token, Client: &http.Client{}}, Name: name, Dir: t.TempDir(),
+		HAProxy: testenv.HAProxy(t), APIBind: freeAddr(t), KonnectivityBind: freeAddr(t),
+		Wait: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	for _, c := range change {
+		c(agent)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- agent.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, <-ran)
+	})
+	return agent
+}
+
 // edgeState is the desired edge state as the platform works it out.
 func (b *testBundle) edgeState(t *testing.T) (edge.State, <-chan struct{}, error) {
 	t.Helper()
@@ -149,7 +161,6 @@ func TestEdgeReportsHAProxyDown(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.connectHost(t)
-	ctx := context.Background()
 	admin, _ := b.signedUpAdmin(t, "edge-down-admin")
 	tok := b.edgeToken(t, "down")
 	dir := t.TempDir()
@@ -179,17 +190,8 @@ func TestEdgeReportsHAProxyDown(t *testing.T) {
 	}
 	haproxy := startHAProxy()
 
-	agent := &edge.Agent{
-		Platform: &edge.Remote{URL: b.server.URL, Token: tok.Value, Client: &http.Client{}}, Name: "edge-beside", Dir: dir,
-		HAProxy: testenv.HAProxy(t), APIBind: apiBind, KonnectivityBind: konnBind, MasterSocket: master,
-		Wait: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	go func() { ran <- agent.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		require.NoError(t, <-ran)
+	b.runEdge(t, "edge-beside", tok.Value, func(a *edge.Agent) {
+		a.Dir, a.APIBind, a.KonnectivityBind, a.MasterSocket, a.Wait = dir, apiBind, konnBind, master, time.Second
 	})
 	page := func() string {
 		_, body := admin.get("/admin/edge")

@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/pem"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -65,18 +62,7 @@ func TestJoinScriptThroughEdge(t *testing.T) {
 	require.NoError(t, err)
 
 	tok := b.edgeToken(t, "join")
-	agent := &edge.Agent{
-		Platform: &edge.Remote{URL: b.server.URL, Token: tok.Value, Client: &http.Client{}}, Name: "edge-join", Dir: t.TempDir(),
-		HAProxy: testenv.HAProxy(t), APIBind: freeAddr(t), KonnectivityBind: freeAddr(t),
-		Wait: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	go func() { ran <- agent.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		require.NoError(t, <-ran)
-	})
+	agent := b.runEdge(t, "edge-join", tok.Value)
 	require.Eventually(t, func() bool {
 		conn, err := tls.Dial("tcp", agent.APIBind, &tls.Config{ServerName: host, RootCAs: roots})
 		if err == nil {

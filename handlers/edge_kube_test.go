@@ -2,8 +2,6 @@ package handlers_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -53,18 +50,7 @@ func TestKubeconfigThroughEdge(t *testing.T) {
 	setPorts(first.ID, nodePortOf(firstVirt))
 	require.NoError(t, q.HostNodeUpsert(ctx, queries.HostNodeUpsertParams{Name: "host-1", InternalIp: "127.0.0.1", Ready: true}))
 	tok := b.edgeToken(t, "kubectl")
-	agent := &edge.Agent{
-		Platform: &edge.Remote{URL: b.server.URL, Token: tok.Value, Client: &http.Client{}}, Name: "edge-kube", Dir: t.TempDir(),
-		HAProxy: testenv.HAProxy(t), APIBind: freeAddr(t), KonnectivityBind: freeAddr(t),
-		Wait: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	go func() { ran <- agent.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		require.NoError(t, <-ran)
-	})
+	agent := b.runEdge(t, "edge-kube", tok.Value)
 
 	// The user's kubeconfig, from the console, its server the cluster's
 	// public name; every connection goes to the edge.

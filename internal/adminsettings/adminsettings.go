@@ -10,11 +10,9 @@ package adminsettings
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"time"
 
@@ -23,7 +21,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
@@ -152,7 +149,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 	}
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if err := lockAdmin(ctx, q, actor.UserID); err != nil {
+		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 			return err
 		}
 		if err := q.AdminSettingsLock(ctx); err != nil {
@@ -191,20 +188,6 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 	return changed, nil
 }
 
-// lockAdmin checks, under a lock, that the acting account is still an
-// active admin: another admin may have demoted or disabled it since the
-// request began.
-func lockAdmin(ctx context.Context, q *queries.Queries, adminID int64) error {
-	rows, err := q.AdminUserLockForUpdate(ctx, []int64{adminID})
-	if err != nil {
-		return fmt.Errorf("lock admin: %w", err)
-	}
-	if len(rows) != 1 || rows[0].Role != accounts.RoleAdmin || rows[0].DisabledAt.Valid {
-		return adminusers.ErrNotAdmin
-	}
-	return nil
-}
-
 // Load reads the stored settings, and names the secrets among them that
 // the platform key cannot open (they read as empty).
 func (s *Service) Load(ctx context.Context) (settings.Runtime, []string, error) {
@@ -225,19 +208,9 @@ func load(ctx context.Context, q *queries.Queries, box *secrets.Box) (settings.R
 // unreadable secrets count as changed whatever the form says: saving
 // writes them anew (the values given, or none).
 func diff(a, b settings.Runtime, unreadable []string) ([]string, error) {
-	am, err := fieldsOf(a)
+	changed, err := audit.Changed(a, b)
 	if err != nil {
 		return nil, err
-	}
-	bm, err := fieldsOf(b)
-	if err != nil {
-		return nil, err
-	}
-	var changed []string
-	for k := range am {
-		if !reflect.DeepEqual(am[k], bm[k]) {
-			changed = append(changed, k)
-		}
 	}
 	if a.HostKubeconfig != b.HostKubeconfig {
 		changed = append(changed, FieldHostKubeconfig)
@@ -252,20 +225,6 @@ func diff(a, b settings.Runtime, unreadable []string) ([]string, error) {
 	}
 	slices.Sort(changed)
 	return changed, nil
-}
-
-// fieldsOf is the settings' non-secret fields by JSON name (secrets are
-// not marshalled).
-func fieldsOf(r settings.Runtime) (map[string]any, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return nil, fmt.Errorf("encode settings: %w", err)
-	}
-	m := map[string]any{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("decode settings: %w", err)
-	}
-	return m, nil
 }
 
 func changesSecret(changed []string) bool {

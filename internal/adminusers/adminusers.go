@@ -315,3 +315,18 @@ func change(ctx context.Context, q *queries.Queries, a Action, u queries.User) (
 	}
 	return nil, fmt.Errorf("unknown admin action %q", a)
 }
+
+// LockActiveAdmin checks, under a lock held until the caller's
+// transaction (q) ends, that the acting account is still an active
+// admin: another admin may have demoted or disabled it since the request
+// began. It returns ErrNotAdmin when not.
+func LockActiveAdmin(ctx context.Context, q *queries.Queries, adminID int64) error {
+	rows, err := q.AdminUserLockForUpdate(ctx, []int64{adminID})
+	if err != nil {
+		return fmt.Errorf("lock admin: %w", err)
+	}
+	if len(rows) != 1 || rows[0].Role != accounts.RoleAdmin || rows[0].DisabledAt.Valid {
+		return ErrNotAdmin
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -52,4 +53,38 @@ func Record(ctx context.Context, q *queries.Queries, a Actor, e Event) error {
 		return fmt.Errorf("audit %s: %w", e.Action, err)
 	}
 	return nil
+}
+
+// Changed names the fields of a and b (values of one struct type) that
+// differ, by their JSON names, unsorted: what a settings change's event
+// lists. Fields JSON leaves out (secrets, `json:"-"`) are not compared.
+func Changed(a, b any) ([]string, error) {
+	am, err := jsonFields(a)
+	if err != nil {
+		return nil, err
+	}
+	bm, err := jsonFields(b)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for k := range am {
+		if !reflect.DeepEqual(am[k], bm[k]) {
+			changed = append(changed, k)
+		}
+	}
+	return changed, nil
+}
+
+// jsonFields is v's fields by JSON name, as JSON sees them.
+func jsonFields(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", v, err)
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("decode %T: %w", v, err)
+	}
+	return m, nil
 }

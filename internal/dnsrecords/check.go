@@ -76,14 +76,7 @@ func resolve(ctx context.Context, resolver, name string) ([]netip.Addr, error) {
 		if resp.Rcode != dns.RcodeSuccess {
 			return nil, fmt.Errorf("look up %s through %s: %s", name, resolver, dns.RcodeToString[resp.Rcode])
 		}
-		for _, rr := range resp.Answer {
-			switch rr := rr.(type) {
-			case *dns.A:
-				out = append(out, addrOf(rr.A))
-			case *dns.AAAA:
-				out = append(out, addrOf(rr.AAAA))
-			}
-		}
+		out = append(out, answerAddrs(resp)...)
 	}
 	return sortAddrs(out), nil
 }

@@ -78,21 +78,29 @@ func (r *RFC2136) Lookup(ctx context.Context, name string) ([]netip.Addr, error)
 		if resp.Rcode != dns.RcodeSuccess && resp.Rcode != dns.RcodeNameError {
 			return nil, fmt.Errorf("look up %s on %s: %s", name, r.Server, dns.RcodeToString[resp.Rcode])
 		}
-		for _, rr := range resp.Answer {
-			switch rr := rr.(type) {
-			case *dns.A:
-				out = append(out, addrOf(rr.A))
-			case *dns.AAAA:
-				out = append(out, addrOf(rr.AAAA))
-			}
-		}
+		out = append(out, answerAddrs(resp)...)
 	}
 	return sortAddrs(out), nil
 }
 
-func addrOf(ip net.IP) netip.Addr {
-	a, _ := netip.AddrFromSlice(ip)
-	return a.Unmap()
+// answerAddrs are the addresses of an answer's A and AAAA records.
+func answerAddrs(resp *dns.Msg) []netip.Addr {
+	var out []netip.Addr
+	for _, rr := range resp.Answer {
+		var ip net.IP
+		switch rr := rr.(type) {
+		case *dns.A:
+			ip = rr.A
+		case *dns.AAAA:
+			ip = rr.AAAA
+		default:
+			continue
+		}
+		if a, ok := netip.AddrFromSlice(ip); ok {
+			out = append(out, a.Unmap())
+		}
+	}
+	return out
 }
 
 // Set replaces name's A and AAAA records with addrs in one update.

@@ -2,11 +2,9 @@ package dnsrecords
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -89,7 +87,7 @@ var ErrPasswordRequired = errors.New("ErrDNSPasswordRequired")
 // audit event, and makes every cluster's check due so that the records
 // follow. It returns the names of the fields that changed (none: nothing
 // was written). Errors: input.Errors, ErrPasswordRequired, and
-// adminusers' ErrWrongPassword and *LimitedError.
+// adminusers' ErrWrongPassword, *LimitedError and ErrNotAdmin.
 func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]string, error) {
 	q := queries.New(s.Pool)
 	current, err := Load(ctx, q, s.Box)
@@ -130,6 +128,9 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 	}
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
+		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+			return err
+		}
 		if err := q.AdminSettingsLock(ctx); err != nil {
 			return fmt.Errorf("lock settings: %w", err)
 		}
@@ -172,37 +173,15 @@ func normalAddresses(in []string) []string {
 // diff names the fields that differ, by their JSON names, sorted; the
 // secret as keySecret.
 func diff(a, b Settings) ([]string, error) {
-	am, err := fieldsOf(a)
+	changed, err := audit.Changed(a, b)
 	if err != nil {
 		return nil, err
-	}
-	bm, err := fieldsOf(b)
-	if err != nil {
-		return nil, err
-	}
-	var changed []string
-	for k := range am {
-		if !reflect.DeepEqual(am[k], bm[k]) {
-			changed = append(changed, k)
-		}
 	}
 	if a.KeySecret != b.KeySecret {
 		changed = append(changed, "keySecret")
 	}
 	slices.Sort(changed)
 	return changed, nil
-}
-
-func fieldsOf(s Settings) (map[string]any, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("encode DNS settings: %w", err)
-	}
-	m := map[string]any{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("decode DNS settings: %w", err)
-	}
-	return m, nil
 }
 
 // writer is the writer of mode, as the settings describe it; rt names the

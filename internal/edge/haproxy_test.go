@@ -2,9 +2,7 @@ package edge
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -34,23 +32,8 @@ func TestHAProxyRoutesByName(t *testing.T) {
 		roots          *x509.CertPool
 	}
 	start := func(host, greeting string) upstream {
-		cert, roots := testenv.SelfSignedServer(t, host)
-		ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
-		require.NoError(t, err)
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					_, _ = io.WriteString(c, greeting)
-				}()
-			}
-		}()
-		return upstream{host: host, greeting: greeting, server: Server{Address: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port}, roots: roots}
+		port, roots := testenv.TLSEcho(t, host, greeting)
+		return upstream{host: host, greeting: greeting, server: Server{Address: "127.0.0.1", Port: port}, roots: roots}
 	}
 	aAPI, aKonn := start("a.k.test", "api of a"), start("a.k.test", "konnectivity of a")
 	bAPI := start("b.k.test", "api of b")
@@ -86,13 +69,12 @@ func TestHAProxyRoutesByName(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond, "HAProxy listens")
 
 	read := func(bind, host string, roots *x509.CertPool) (string, error) {
-		c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", bind, &tls.Config{ServerName: host, RootCAs: roots})
+		c, _, greeting, err := testenv.TLSGreeting(bind, host, roots)
 		if err != nil {
 			return "", err
 		}
-		defer c.Close()
-		b, err := io.ReadAll(c)
-		return string(b), err
+		c.Close()
+		return greeting, nil
 	}
 	for _, tt := range []struct {
 		bind string
