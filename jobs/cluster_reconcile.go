@@ -19,6 +19,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/helm"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -72,32 +73,15 @@ func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[cluste
 	// dies. River's rescuer runs the dead job again (same id, so it takes
 	// its lease back at once); any other job waits for the lease to end.
 	q := queries.New(w.Pool)
-	lease := queries.ClusterTakeReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID, Seconds: int32(w.Timeout(job)/time.Second) + 30}
-	release := func() {
-		release := queries.ClusterReleaseReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID}
-		releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseCallTimeout)
-		defer cancel()
-		if err := q.ClusterReleaseReconcileLease(releaseCtx, release); err != nil {
-			w.Logger.Warn("release cluster lease", "cluster_id", job.Args.ClusterID, "error", err)
-		}
-	}
-	// Taken whole even when the job's context ends meanwhile: a call
-	// cancelled in flight may still take the lease on the server after
-	// this job gave up, leaving it to expire before another job can work
-	// the cluster.
-	leaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseCallTimeout)
-	taken, err := q.ClusterTakeReconcileLease(leaseCtx, lease)
-	cancel()
+	release, err := takeLease(ctx, w.Logger, fmt.Sprintf("cluster %d", job.Args.ClusterID),
+		func(ctx context.Context) (int64, error) {
+			return q.ClusterTakeReconcileLease(ctx, queries.ClusterTakeReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID, Seconds: int32(w.Timeout(job)/time.Second) + 30})
+		},
+		func(ctx context.Context) error {
+			return q.ClusterReleaseReconcileLease(ctx, queries.ClusterReleaseReconcileLeaseParams{ClusterID: job.Args.ClusterID, JobID: job.ID})
+		})
 	if err != nil {
-		release()
-		return fmt.Errorf("lease cluster %d: %w", job.Args.ClusterID, err)
-	}
-	if ctx.Err() != nil {
-		release()
-		return fmt.Errorf("lease cluster %d: %w", job.Args.ClusterID, ctx.Err())
-	}
-	if taken == 0 {
-		return river.JobSnooze(time.Second)
+		return err
 	}
 	defer release()
 
@@ -288,6 +272,15 @@ func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluste
 				return err
 			}
 		}
+		// Managed ingress follows too: a recreated control plane gets
+		// its controller back.
+		if ing, err := q.IngressGet(ctx, c.ID); err == nil && (ing.Enabled || ing.Status != ingress.StatusOff) {
+			if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, ingress.ReconcileArgs{ClusterID: c.ID}, nil); err != nil {
+				return fmt.Errorf("queue managed ingress reconcile: %w", err)
+			}
+		} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("load managed ingress: %w", err)
+		}
 		if prev.NodeQuotaEnabled || prev.NodeQuotaSecret != "" {
 			if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, nodequota.SyncArgs{ClusterID: c.ID}, nil); err != nil {
 				return fmt.Errorf("queue node quota sync: %w", err)
@@ -392,17 +385,59 @@ func (w *ClusterReconcileWorker) noticeOwner(ctx context.Context, tx pgx.Tx, c q
 // event appends a cluster event, unless the newest one says the same, so
 // that snoozes and retries do not repeat themselves in the timeline.
 func (w *ClusterReconcileWorker) event(ctx context.Context, q *queries.Queries, c queries.Cluster, level, reason, message string) error {
-	last, err := q.ClusterEventLatest(ctx, c.ID)
+	return clusterEvent(ctx, q, c.ID, level, reason, message)
+}
+
+// clusterEvent appends an event to the cluster's timeline, unless the
+// newest one says the same.
+func clusterEvent(ctx context.Context, q *queries.Queries, clusterID int64, level, reason, message string) error {
+	last, err := q.ClusterEventLatest(ctx, clusterID)
 	if err == nil && last.Reason == reason && last.Message == message {
 		return nil
 	}
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("latest cluster event: %w", err)
 	}
-	if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: level, Reason: reason, Message: message}); err != nil {
+	if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: clusterID, Level: level, Reason: reason, Message: message}); err != nil {
 		return fmt.Errorf("cluster event: %w", err)
 	}
 	return nil
+}
+
+// takeLease takes a row's lease for one job with take, and returns the
+// function that gives it back (give). A lease outlives no job: it ends
+// shortly after the job's timeout if the job dies. River's rescuer runs
+// the dead job again (same id, so it takes its lease back at once); any
+// other job waits for the lease to end: takeLease then returns a snooze of
+// a second.
+//
+// The lease is taken whole even when the job's context ends meanwhile: a
+// call cancelled in flight may still take the lease on the server after
+// this job gave up, leaving it to expire before another job can work the
+// row; so it is given back then too.
+func takeLease(ctx context.Context, logger *slog.Logger, name string, take func(context.Context) (int64, error), give func(context.Context) error) (func(), error) {
+	release := func() {
+		giveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseCallTimeout)
+		defer cancel()
+		if err := give(giveCtx); err != nil {
+			logger.Warn("release lease", "lease", name, "error", err)
+		}
+	}
+	takeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseCallTimeout)
+	taken, err := take(takeCtx)
+	cancel()
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("lease %s: %w", name, err)
+	}
+	if ctx.Err() != nil {
+		release()
+		return nil, fmt.Errorf("lease %s: %w", name, ctx.Err())
+	}
+	if taken == 0 {
+		return nil, river.JobSnooze(time.Second)
+	}
+	return release, nil
 }
 
 // hostReason tells an unreachable host from other failures.

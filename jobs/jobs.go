@@ -20,6 +20,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
@@ -69,6 +70,10 @@ type Options struct {
 	// ClusterReadyTimeout how long it may take before it is marked failed.
 	ClusterPollInterval time.Duration
 	ClusterReadyTimeout time.Duration
+	// IngressRolloutTimeout is how long a managed ingress controller may
+	// take to run on its nodes before the install is marked failed (zero:
+	// DefaultIngressRolloutTimeout).
+	IngressRolloutTimeout time.Duration
 	// ChecksInterval is how often the due per-cluster checks are queued
 	// (package checks); zero queues none (tests that work the checks
 	// themselves). CheckWorkers bounds how many run at once: most of a
@@ -133,6 +138,10 @@ func Workers(d Deps, opts Options) *river.Workers {
 		Pool: d.Pool, Logger: d.Logger.With("component", "cluster_reconcile"), Box: d.Box, Charts: charts,
 		KubeconfigPath: d.KubeconfigPath, PollInterval: opts.ClusterPollInterval, ReadyTimeout: opts.ClusterReadyTimeout,
 		StepTimeout: opts.ClusterStepTimeout,
+	})
+	river.AddWorker(w, &IngressReconcileWorker{
+		Pool: d.Pool, Logger: d.Logger.With("component", "ingress_reconcile"), VirtualConfig: d.VirtualConfig,
+		Charts: &helm.Charts{}, PollInterval: opts.ClusterPollInterval, RolloutTimeout: opts.IngressRolloutTimeout,
 	})
 	river.AddWorker(w, &NodeOperationWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: d.VirtualConfig})
 	// One per process: it bounds the lines about clusters going

@@ -93,6 +93,22 @@ type ClusterEvent struct {
 	CreatedAt pgtype.Timestamptz
 }
 
+type ClusterIngress struct {
+	ClusterID          int64
+	Enabled            bool
+	Status             string
+	Message            string
+	Controller         string
+	ChartVersion       string
+	Generation         int64
+	ObservedGeneration int64
+	StartedAt          pgtype.Timestamptz
+	ReadyAt            pgtype.Timestamptz
+	LeaseJob           pgtype.Int8
+	LeaseUntil         pgtype.Timestamptz
+	UpdatedAt          pgtype.Timestamptz
+}
+
 type EdgeInstance struct {
 	ID              int64
 	TokenID         pgtype.Int8

@@ -478,7 +478,7 @@ func (s *Service) StartSession(ctx context.Context, u queries.User, method strin
 	id := rand.Text()
 	err := s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
 		if err := q.UserSessionCreate(ctx, queries.UserSessionCreateParams{
-			ID: id, UserID: u.ID, Ip: actor.IP, UserAgent: truncate(actor.UserAgent, 500),
+			ID: id, UserID: u.ID, Ip: actor.IP, UserAgent: input.Truncate(actor.UserAgent, 500),
 		}); err != nil {
 			return fmt.Errorf("create session: %w", err)
 		}
@@ -494,7 +494,7 @@ func (s *Service) StartSession(ctx context.Context, u queries.User, method strin
 			return err
 		}
 		args, err := notify.NewEmail(s.Box, u.Email, u.Language, notify.EmailNewSignIn, map[string]any{
-			"Name": u.Name, "IP": actor.IP, "UserAgent": truncate(actor.UserAgent, 200),
+			"Name": u.Name, "IP": actor.IP, "UserAgent": input.Truncate(actor.UserAgent, 200),
 			"Time": s.now().UTC().Format("2006-01-02 15:04 MST"),
 		})
 		if err != nil {
@@ -572,16 +572,6 @@ func (s *Service) ResetPassword(ctx context.Context, email, code, newPassword st
 }
 
 func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: true} }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
 
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError

@@ -27,6 +27,7 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -152,7 +153,7 @@ func (r Recorder) succeeded(ctx context.Context, clusterID int64, kind Kind, nex
 
 func (r Recorder) failed(ctx context.Context, clusterID int64, kind Kind, interval time.Duration, cause *UnreachableError) error {
 	row, err := r.Q.ClusterCheckFailed(ctx, queries.ClusterCheckFailedParams{
-		ClusterID: clusterID, Kind: string(kind), LastError: truncate(cause.Err.Error(), 500),
+		ClusterID: clusterID, Kind: string(kind), LastError: input.Truncate(cause.Err.Error(), 500),
 		BaseSeconds: interval.Seconds(), MaxSeconds: MaxBackoff.Seconds(),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -168,17 +169,6 @@ func (r Recorder) failed(ctx context.Context, clusterID int64, kind Kind, interv
 }
 
 // truncate cuts s to at most n bytes, on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // UniqueWhileWaiting makes a check job unique per arguments while one is
 // waiting or running, so that a cluster never has two of a kind queued.

@@ -36,6 +36,44 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
+// Charts loads charts and keeps each loaded one, so jobs do not download
+// or parse a chart again. Share one between jobs.
+type Charts struct {
+	mu     sync.Mutex
+	loaded map[string]*chart.Chart
+}
+
+// Load returns the chart in the local directory path when one is given
+// (air-gapped installs), else chart name at version from the repository
+// (https or oci). A repository chart is always fetched from the
+// repository: no path on the machine, such as a folder named like the
+// chart in the working directory, is ever consulted for it.
+func (c *Charts) Load(path, repoURL, name, version string) (*chart.Chart, error) {
+	key := path
+	if key == "" {
+		key = repoURL + "|" + name + "|" + version
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.loaded[key]; ok {
+		return ch, nil
+	}
+	var ch *chart.Chart
+	var err error
+	if path != "" {
+		if ch, err = loader.Load(path); err != nil {
+			return nil, fmt.Errorf("load chart %s: %w", path, err)
+		}
+	} else if ch, err = Download(repoURL, name, version); err != nil {
+		return nil, fmt.Errorf("download chart %s %s from %s: %w", name, version, repoURL, err)
+	}
+	if c.loaded == nil {
+		c.loaded = map[string]*chart.Chart{}
+	}
+	c.loaded[key] = ch
+	return ch, nil
+}
+
 // Download fetches the chart name from an HTTP(S) chart repository (through its
 // index) or an OCI registry (oci://host/path, the chart under it), with
 // Helm's downloader, into a temporary directory of its own. Unlike Helm's

@@ -108,7 +108,16 @@ func Install(ctx context.Context, cfg *rest.Config, ch *chart.Chart, values map[
 		return "", fmt.Errorf("virtual cluster client: %w", err)
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace, Labels: map[string]string{ManagedByLabel: "kubebyon"}}}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	_, err = client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		cur, err := client.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
+		if err != nil {
+			return "", fmt.Errorf("read namespace %s: %w", Namespace, err)
+		}
+		if cur.DeletionTimestamp != nil {
+			return "", ErrNamespaceTerminating
+		}
+	} else if err != nil {
 		return "", fmt.Errorf("create namespace %s: %w", Namespace, err)
 	}
 	return helm.Apply(ctx, cfg, Namespace, ReleaseName, ch, values, logger, false)
@@ -116,19 +125,34 @@ func Install(ctx context.Context, cfg *rest.Config, ch *chart.Chart, values map[
 
 var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// Remove takes out what Install put in: the release, the chart's CRDs
-// (Helm installs them but never removes them) and the namespace. It
-// reports whether anything was there.
-func Remove(ctx context.Context, cfg *rest.Config, ch *chart.Chart, logger *slog.Logger) (bool, error) {
+// Remove takes out what Install put in: the release, its chart's CRDs
+// (Helm installs them but never removes them) and the namespace. The CRDs
+// are those of the release's last chart, or of fallback (the chart the
+// settings name; nil: none) when the release is gone already: a removal
+// cut short after the uninstall takes them out the next time. It reports
+// whether anything was there.
+func Remove(ctx context.Context, cfg *rest.Config, fallback *chart.Chart, logger *slog.Logger) (bool, error) {
+	ch := fallback
+	rels, err := helm.Releases(cfg, Namespace, ReleaseName, logger)
+	if err != nil {
+		return false, fmt.Errorf("read release %s: %w", ReleaseName, err)
+	}
+	if len(rels) > 0 && rels[len(rels)-1].Chart != nil {
+		ch = rels[len(rels)-1].Chart
+	}
 	removed, err := helm.Uninstall(cfg, Namespace, ReleaseName, logger)
 	if err != nil {
 		return false, err
+	}
+	var crdFiles []chart.CRD
+	if ch != nil {
+		crdFiles = ch.CRDObjects()
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return false, fmt.Errorf("virtual cluster client: %w", err)
 	}
-	for _, f := range ch.CRDObjects() {
+	for _, f := range crdFiles {
 		var meta struct {
 			Metadata struct{ Name string } `json:"metadata"`
 		}
@@ -161,4 +185,14 @@ func Remove(ctx context.Context, cfg *rest.Config, ch *chart.Chart, logger *slog
 		return removed, fmt.Errorf("delete namespace %s: %w", Namespace, err)
 	}
 	return true, nil
+}
+
+// NodesMarked reports whether the user marked any node as an ingress
+// node: the controller then runs on those only.
+func NodesMarked(ctx context.Context, client kubernetes.Interface) (bool, error) {
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: NodeLabel + "=true", Limit: 1})
+	if err != nil {
+		return false, fmt.Errorf("list ingress nodes: %w", err)
+	}
+	return len(list.Items) > 0, nil
 }

@@ -62,3 +62,15 @@ func (f Errors) Names() []string {
 func Printable(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
+
+// Truncate cuts s to at most n bytes, at the start of a character, so
+// that a stored message never ends in half a character.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,184 @@
+package ingress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Where a cluster's managed ingress stands (cluster_ingress.status).
+const (
+	StatusOff        = "off"
+	StatusInstalling = "installing"
+	StatusReady      = "ready"
+	StatusRemoving   = "removing"
+	StatusError      = "error"
+)
+
+// Errors users see (catalog message IDs).
+var (
+	ErrNoAppsDomain = errors.New("ErrIngressNoAppsDomain")
+	ErrNotFailed    = errors.New("ErrIngressNotFailed")
+)
+
+// ReconcileArgs asks for a cluster's managed ingress to be driven toward
+// its switch (worked by jobs.IngressReconcileWorker). Every switch and
+// retry enqueues one; like clusters.ReconcileArgs they are not unique,
+// and the worker serialises the jobs of one cluster with a lease.
+type ReconcileArgs struct {
+	ClusterID int64 `json:"cluster_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ReconcileArgs) Kind() string { return "ingress_reconcile" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (ReconcileArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: clusters.Queue, MaxAttempts: 10}
+}
+
+// Service switches a cluster's managed ingress.
+type Service struct {
+	Pool  *pgxpool.Pool
+	River *river.Client[pgx.Tx]
+}
+
+// State is a cluster's managed ingress as the pages and the API show it.
+type State struct {
+	Enabled bool
+	// Status is one of the Status constants; StatusOff when never on.
+	Status  string
+	Message string
+	// Controller and ChartVersion are what was installed last.
+	Controller   string
+	ChartVersion string
+	// CNAMETarget is the name host names point at; empty without an apps
+	// base domain.
+	CNAMETarget string
+}
+
+// Busy reports whether a job is at work on it: the pages keep watching.
+func (s State) Busy() bool { return s.Status == StatusInstalling || s.Status == StatusRemoving }
+
+// Get returns the cluster's managed ingress (the caller has read c as its
+// owner's).
+func (s *Service) Get(ctx context.Context, c queries.Cluster) (State, error) {
+	q := queries.New(s.Pool)
+	st, err := LoadSettings(ctx, q)
+	if err != nil {
+		return State{}, err
+	}
+	row, err := q.IngressGet(ctx, c.ID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return State{Status: StatusOff, CNAMETarget: st.CNAMETarget(c.Slug)}, nil
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("load managed ingress: %w", err)
+	}
+	return stateOf(row, st, c.Slug), nil
+}
+
+func stateOf(row queries.ClusterIngress, st Settings, slug string) State {
+	return State{
+		Enabled: row.Enabled, Status: row.Status, Message: row.Message,
+		Controller: row.Controller, ChartVersion: row.ChartVersion, CNAMETarget: st.CNAMETarget(slug),
+	}
+}
+
+// Switch turns the cluster's managed ingress on or off: the row, a
+// cluster event, the audit event and the reconcile job, in one
+// transaction. Switching to where it points already changes nothing.
+func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor audit.Actor) (State, error) {
+	st, err := LoadSettings(ctx, queries.New(s.Pool))
+	if err != nil {
+		return State{}, err
+	}
+	if on && st.AppsBaseDomain == "" {
+		return State{}, ErrNoAppsDomain
+	}
+	var out State
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		row, err := q.IngressSwitch(ctx, queries.IngressSwitchParams{ClusterID: c.ID, Enabled: on})
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Pointing that way already, or the cluster is going away.
+			cur, err := q.IngressGet(ctx, c.ID)
+			if err == nil && cur.Enabled == on {
+				out = stateOf(cur, st, c.Slug)
+				return nil
+			}
+			if errors.Is(err, pgx.ErrNoRows) && !on {
+				out = State{Status: StatusOff, CNAMETarget: st.CNAMETarget(c.Slug)}
+				return nil
+			}
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("load managed ingress: %w", err)
+			}
+			return clusters.ErrDeleting
+		}
+		if err != nil {
+			return fmt.Errorf("switch managed ingress: %w", err)
+		}
+		out = stateOf(row, st, c.Slug)
+		reason := "IngressEnabled"
+		if !on {
+			reason = "IngressDisabled"
+		}
+		if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: "info", Reason: reason}); err != nil {
+			return fmt.Errorf("record event: %w", err)
+		}
+		if err := audit.Record(ctx, q, actor, audit.Event{
+			Action: "cluster.managed_ingress", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
+			Details: map[string]any{"cluster": c.Name, "enabled": on},
+		}); err != nil {
+			return err
+		}
+		if _, err := s.River.InsertTx(ctx, tx, ReconcileArgs{ClusterID: c.ID}, nil); err != nil {
+			return fmt.Errorf("queue managed ingress reconcile: %w", err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Retry starts the install or removal that failed again.
+func (s *Service) Retry(ctx context.Context, c queries.Cluster, actor audit.Actor) (State, error) {
+	st, err := LoadSettings(ctx, queries.New(s.Pool))
+	if err != nil {
+		return State{}, err
+	}
+	var out State
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		row, err := q.IngressRetry(ctx, c.ID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFailed
+		}
+		if err != nil {
+			return fmt.Errorf("retry managed ingress: %w", err)
+		}
+		out = stateOf(row, st, c.Slug)
+		if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: "info", Reason: "IngressRetried"}); err != nil {
+			return fmt.Errorf("record event: %w", err)
+		}
+		if err := audit.Record(ctx, q, actor, audit.Event{
+			Action: "cluster.managed_ingress_retry", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
+			Details: map[string]any{"cluster": c.Name},
+		}); err != nil {
+			return err
+		}
+		if _, err := s.River.InsertTx(ctx, tx, ReconcileArgs{ClusterID: c.ID}, nil); err != nil {
+			return fmt.Errorf("queue managed ingress reconcile: %w", err)
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,54 @@
+-- name: IngressGet :one
+SELECT * FROM cluster_ingress WHERE cluster_id = @cluster_id;
+
+-- name: IngressSwitch :one
+-- Turns a cluster's managed ingress on or off (a new generation for the
+-- reconcile job), or leaves it as it is when it already points that way.
+-- Only clusters not being deleted: no row otherwise.
+INSERT INTO cluster_ingress (cluster_id, enabled, status, started_at)
+SELECT c.id, @enabled::boolean, CASE WHEN @enabled::boolean THEN 'installing' ELSE 'off' END, now()
+FROM clusters c WHERE c.id = @cluster_id AND c.delete_requested_at IS NULL
+ON CONFLICT (cluster_id) DO UPDATE SET
+    enabled = EXCLUDED.enabled,
+    generation = cluster_ingress.generation + 1,
+    status = CASE WHEN EXCLUDED.enabled THEN 'installing' ELSE 'removing' END,
+    message = '',
+    started_at = now(),
+    updated_at = now()
+WHERE cluster_ingress.enabled <> EXCLUDED.enabled
+RETURNING *;
+
+-- name: IngressRetry :one
+-- Starts the current direction again after an error: a new generation.
+UPDATE cluster_ingress SET
+    generation = generation + 1,
+    status = CASE WHEN enabled THEN 'installing' ELSE 'removing' END,
+    message = '', started_at = now(), updated_at = now()
+WHERE cluster_id = @cluster_id AND status = 'error'
+RETURNING *;
+
+-- name: IngressTakeLease :execrows
+-- One reconcile job at a time per cluster: a job takes the lease when it
+-- is free, expired, or already its own.
+UPDATE cluster_ingress
+SET lease_job = @job_id::bigint, lease_until = now() + make_interval(secs => @seconds::int)
+WHERE cluster_id = @cluster_id
+  AND (lease_job IS NULL OR lease_job = @job_id::bigint OR lease_until < now());
+
+-- name: IngressReleaseLease :exec
+UPDATE cluster_ingress SET lease_job = NULL, lease_until = NULL
+WHERE cluster_id = @cluster_id AND lease_job = @job_id::bigint;
+
+-- name: IngressSetStatus :execrows
+-- Writes where the reconcile of generation stands; a newer generation
+-- (the user switched again meanwhile) is left to its own job. Done sets
+-- observed_generation; ready sets ready_at.
+UPDATE cluster_ingress SET
+    status = @status,
+    message = @message,
+    controller = CASE WHEN @controller::text = '' THEN controller ELSE @controller::text END,
+    chart_version = CASE WHEN @chart_version::text = '' THEN chart_version ELSE @chart_version::text END,
+    observed_generation = CASE WHEN @done::boolean THEN generation ELSE observed_generation END,
+    ready_at = CASE WHEN @status = 'ready' AND status <> 'ready' THEN now() WHEN @status = 'ready' THEN ready_at END,
+    updated_at = now()
+WHERE cluster_id = @cluster_id AND generation = @generation;
