@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
@@ -27,12 +28,13 @@ func (h *Handlers) showAdminEdgePage(c echo.Context) error {
 }
 
 // adminEdgeForms are the edge page's forms as a request left them: the
-// new token's (empty when nil), the DNS settings' (the stored settings
-// when nil), and the DNS check's result.
+// new token's (empty when nil), the DNS settings' and the managed ingress
+// settings' (the stored settings when nil), and the DNS check's result.
 type adminEdgeForms struct {
-	token *views.Form
-	dns   *views.Form
-	check *views.DNSCheck
+	token   *views.Form
+	dns     *views.Form
+	ingress *views.Form
+	check   *views.DNSCheck
 }
 
 func (h *Handlers) renderAdminEdge(c echo.Context, status int, forms adminEdgeForms) error {
@@ -82,6 +84,14 @@ func (h *Handlers) renderAdminEdge(c echo.Context, status int, forms adminEdgeFo
 		}
 	}
 	m.DNSCheck = forms.check
+	stored, err := ingress.LoadSettings(ctx, queries.New(h.Pool))
+	if err != nil {
+		return err
+	}
+	m.Ingress = views.AdminIngress{Form: ingressForm(stored), Stored: stored.Controller}
+	if forms.ingress != nil {
+		m.Ingress.Form = *forms.ingress
+	}
 	f.Values["form_id"] = rand.Text()
 	h.sessions.Put(ctx, sessionEdgeTokenForm, f.Values["form_id"])
 	return render(c, status, views.AdminEdgePage(m))

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -36,6 +37,37 @@ type apiCluster struct {
 	// The address the host gave a LoadBalancer cluster's Service, which
 	// the public entry forwards the endpoint to; null until it has one.
 	LoadBalancerAddress *string `json:"load_balancer_address"`
+	// ManagedIngress is where the cluster's managed ingress stands, in
+	// the answers about one cluster (not in lists).
+	ManagedIngress *apiIngress `json:"managed_ingress,omitempty"`
+}
+
+// apiIngress is a cluster's managed ingress as the API shows it.
+type apiIngress struct {
+	Enabled bool `json:"enabled"`
+	// Status: off, installing, ready, removing or error; Message says
+	// why, or how far.
+	Status       string `json:"status"`
+	Message      string `json:"message"`
+	Controller   string `json:"controller"`
+	ChartVersion string `json:"chart_version"`
+	// CNAMETarget is the name host names point at; empty until the
+	// admin sets an apps base domain.
+	CNAMETarget string `json:"cname_target"`
+}
+
+// withIngress is the cluster with its managed ingress.
+func (h *Handlers) withIngress(c echo.Context, cl queries.Cluster) (apiCluster, error) {
+	out := apiClusterFrom(cl)
+	st, err := h.Ingress.Get(c.Request().Context(), cl)
+	if err != nil {
+		return out, err
+	}
+	out.ManagedIngress = &apiIngress{
+		Enabled: st.Enabled, Status: st.Status, Message: st.Message,
+		Controller: st.Controller, ChartVersion: st.ChartVersion, CNAMETarget: st.CNAMETarget,
+	}
+	return out, nil
 }
 
 func apiClusterFrom(c queries.Cluster) apiCluster {
@@ -91,6 +123,8 @@ type apiClusterBody struct {
 	Description       *string `json:"description"`
 	// NodeQuotaEnabled switches the node quota (PATCH only).
 	NodeQuotaEnabled *bool `json:"node_quota_enabled"`
+	// ManagedIngress switches managed ingress (PATCH only).
+	ManagedIngress *bool `json:"managed_ingress"`
 }
 
 // apiInvalid is the 422 answer: what is wrong with the request, and with
@@ -142,7 +176,11 @@ func (h *Handlers) showAPICluster(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, apiClusterFrom(cl))
+	out, err := h.withIngress(c, cl)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func (h *Handlers) updateAPICluster(c echo.Context) error {
@@ -162,18 +200,26 @@ func (h *Handlers) updateAPICluster(c echo.Context) error {
 		if err != nil {
 			return h.apiClusterError(c, err)
 		}
-		if body.Description == nil && body.KubernetesVersion == nil && body.PublicAccessMode == nil {
-			return c.JSON(http.StatusOK, apiClusterFrom(cl))
+	}
+	if body.ManagedIngress != nil {
+		if _, err := h.Ingress.Switch(c.Request().Context(), cl, *body.ManagedIngress, actor(c)); err != nil {
+			return h.apiClusterError(c, err)
 		}
 	}
-	u, _ := currentUser(c)
-	updated, err := h.Clusters.Apply(c.Request().Context(), u.ID, cl.ID, clusters.Patch{
-		Description: body.Description, KubernetesVersion: body.KubernetesVersion, PublicAccessMode: body.PublicAccessMode,
-	}, actor(c))
-	if err != nil {
-		return h.apiClusterError(c, err)
+	if body.Description != nil || body.KubernetesVersion != nil || body.PublicAccessMode != nil {
+		u, _ := currentUser(c)
+		cl, err = h.Clusters.Apply(c.Request().Context(), u.ID, cl.ID, clusters.Patch{
+			Description: body.Description, KubernetesVersion: body.KubernetesVersion, PublicAccessMode: body.PublicAccessMode,
+		}, actor(c))
+		if err != nil {
+			return h.apiClusterError(c, err)
+		}
 	}
-	return c.JSON(http.StatusOK, apiClusterFrom(updated))
+	out, err := h.withIngress(c, cl)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // deleteAPICluster asks for the cluster's deletion; the API key stands in
@@ -225,6 +271,8 @@ func (h *Handlers) apiClusterError(c echo.Context, err error) error {
 		return errClusterNotFound
 	case errors.Is(err, clusters.ErrDeleting):
 		return echo.NewHTTPError(http.StatusConflict, clusters.ErrDeleting.Error())
+	case errors.Is(err, ingress.ErrNoAppsDomain):
+		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{Code: "not_configured", Message: locale.T(ctx, ingress.ErrNoAppsDomain.Error())}})
 	}
 	known := h.clusterBlocker(c, err)
 	if known == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -53,7 +54,7 @@ func (h *Handlers) showClusterPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d := views.ClusterDetail{Cluster: clusterView(cl), Events: clusterEventViews(events), Live: !clusters.Settled(cl)}
+	d := views.ClusterDetail{Cluster: clusterView(cl), Events: clusterEventViews(events), Live: !clusters.Settled(cl) || watchIngress(cl, fresh.IngressStatus)}
 	if cl.Status == clusters.StatusReady {
 		d.UnreachableSince, d.UnreachableError = fresh.UnreachableSince, fresh.LastError
 	}
@@ -76,6 +77,14 @@ func (h *Handlers) showClusterUpdates(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if up.Done && up.Cluster.Status == clusters.StatusReady {
+		// Its managed ingress may still be at work.
+		status, err := h.Ingress.Status(c.Request().Context(), up.Cluster.ID)
+		if err != nil {
+			return err
+		}
+		up.Done = !watchIngress(up.Cluster, status)
+	}
 	m := views.ClusterUpdates{Cluster: clusterView(up.Cluster), Events: clusterEventViews(up.Events), After: after, Done: up.Done}
 	if n := len(up.Events); n > 0 {
 		m.After = up.Events[n-1].ID
@@ -86,6 +95,13 @@ func (h *Handlers) showClusterUpdates(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, views.ClusterUpdatesFragment(m))
+}
+
+// watchIngress reports whether the cluster page keeps watching a settled
+// cluster for its managed ingress: while a job works on it, which it does
+// only for a ready cluster.
+func watchIngress(cl queries.Cluster, ingressStatus string) bool {
+	return cl.Status == clusters.StatusReady && ingress.Busy(ingressStatus)
 }
 
 // ownCluster is the signed-in user's cluster named in the path; anyone

@@ -28,6 +28,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -78,6 +79,8 @@ type Deps struct {
 	// NodeQuota: the node quota switch and its webhook, which keeps
 	// clients of the virtual clusters between calls.
 	NodeQuota *nodequota.Service
+	// Ingress: the managed ingress switch.
+	Ingress *ingress.Service
 	// APIKeys: the users' API keys.
 	APIKeys *apikeys.Service
 	// Edge: the edge tokens and the edges' reports; EdgeState: the routes

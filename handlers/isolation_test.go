@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -49,6 +51,12 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/delete", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/delete", v.cluster.ID) }, url.Values{"confirm": {"victims-cluster"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/retry", v.cluster.ID) }, nil},
+	// Managed ingress.
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress", v.cluster.ID) }, url.Values{"enabled": {"on"}}},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/disable", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/retry", v.cluster.ID) }, nil},
+	{http.MethodPatch, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, url.Values{"json": {`{"managed_ingress":true}`}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/kubeconfig", v.cluster.ID) }, nil},
 	// Nodes: the victim's cluster and a node name.
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes", v.cluster.ID) }, nil},
@@ -105,6 +113,11 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, err)
 	jt, err := q.JoinTokenCreate(ctx, queries.JoinTokenCreateParams{ClusterID: cl.ID, TokenID: "abcdef", TokenHash: "victim-hash", SealedToken: b.box.Seal([]byte("abcdef.0123456789abcdef"))})
 	require.NoError(t, err)
+	// Managed ingress could be switched on: only ownership stands in the
+	// way.
+	ist := ingress.DefaultSettings()
+	ist.AppsBaseDomain = "apps.test"
+	require.NoError(t, ingress.SaveSettings(ctx, q, ist))
 	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op, joinToken: jt.ID}
 	attackerKey := attacker.createKey("attacker's key")
 
@@ -137,6 +150,8 @@ func TestTenantIsolation(t *testing.T) {
 	require.Equal(t, cl.Generation, clAfter.Generation)
 	require.False(t, clAfter.DeleteRequestedAt.Valid)
 	require.False(t, clAfter.NodeQuotaEnabled)
+	_, err = q.IngressGet(ctx, cl.ID)
+	require.ErrorIs(t, err, pgx.ErrNoRows, "managed ingress was never switched")
 	jtAfter, err := q.JoinTokenListByCluster(ctx, cl.ID)
 	require.NoError(t, err)
 	require.Len(t, jtAfter, 1)

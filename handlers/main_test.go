@@ -31,6 +31,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
@@ -125,6 +126,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		Edge:          &edge.Service{Pool: web, Box: box},
 		EdgeState:     edgeState,
 		DNS:           &dnsrecords.Service{Pool: web, Box: box},
+		Ingress:       &ingress.Service{Pool: web, River: rc},
 	}
 	for _, o := range opts {
 		o(&deps)

@@ -104,6 +104,10 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/clusters/:id/retry", h.retryCluster, h.requireUser)
 	e.GET("/clusters/:id/kubeconfig", h.downloadKubeconfig, h.requireUser)
 	e.POST("/clusters/:id/node-quota", h.setNodeQuota, h.requireUser)
+	e.GET("/clusters/:id/ingress", h.showClusterIngress, h.requireUser)
+	e.POST("/clusters/:id/ingress", h.setClusterIngress, h.requireUser)
+	e.GET("/clusters/:id/ingress/disable", h.showDisableIngressPage, h.requireUser)
+	e.POST("/clusters/:id/ingress/retry", h.retryClusterIngress, h.requireUser)
 	e.POST("/clusters/:id/stale-node-cleanup", h.setStaleNodeCleanup, h.requireUser)
 
 	// A cluster's join tokens (join_tokens.go). :joinToken is the token's
@@ -173,6 +177,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	admin.POST("/edge/tokens/:id/revoke", h.revokeEdgeToken)
 	admin.POST("/edge/dns", h.saveAdminDNS)
 	admin.POST("/edge/dns/check", h.checkAdminDNS)
+	admin.POST("/edge/ingress", h.saveAdminIngress)
 }
 
 // probeRoutes are the metrics listener's (NewProbes): not for the public.

@@ -212,9 +212,11 @@ func (q *Queries) ClusterCheckSucceeded(ctx context.Context, arg ClusterCheckSuc
 
 const clusterGetForOwnerWithCheck = `-- name: ClusterGetForOwnerWithCheck :one
 SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, cc.checked_at, cc.unreachable_since,
-       coalesce(cc.last_error, '')::text AS last_error
+       coalesce(cc.last_error, '')::text AS last_error,
+       coalesce(ci.status, 'off')::text AS ingress_status
 FROM clusters
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
+LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
 WHERE clusters.id = $2 AND clusters.owner_id = $3
 `
 
@@ -229,11 +231,14 @@ type ClusterGetForOwnerWithCheckRow struct {
 	CheckedAt        pgtype.Timestamptz
 	UnreachableSince pgtype.Timestamptz
 	LastError        string
+	IngressStatus    string
 }
 
 // A user's cluster, deleted ones included, with its check of the kind
 // given (NULL times and no error without one): the pages that show a
-// cluster and how its check goes read both in one query.
+// cluster and how its check goes read both in one query. ingress_status
+// is where its managed ingress stands ('off' when never on): the cluster
+// page watches it while a job works on it.
 func (q *Queries) ClusterGetForOwnerWithCheck(ctx context.Context, arg ClusterGetForOwnerWithCheckParams) (ClusterGetForOwnerWithCheckRow, error) {
 	row := q.db.QueryRow(ctx, clusterGetForOwnerWithCheck, arg.Kind, arg.ID, arg.OwnerID)
 	var i ClusterGetForOwnerWithCheckRow
@@ -269,6 +274,7 @@ func (q *Queries) ClusterGetForOwnerWithCheck(ctx context.Context, arg ClusterGe
 		&i.CheckedAt,
 		&i.UnreachableSince,
 		&i.LastError,
+		&i.IngressStatus,
 	)
 	return i, err
 }

@@ -52,3 +52,7 @@ UPDATE cluster_ingress SET
     ready_at = CASE WHEN @status = 'ready' AND status <> 'ready' THEN now() WHEN @status = 'ready' THEN ready_at END,
     updated_at = now()
 WHERE cluster_id = @cluster_id AND generation = @generation;
+
+-- name: IngressStatus :one
+-- Where a cluster's managed ingress stands: 'off' when never on.
+SELECT coalesce((SELECT status FROM cluster_ingress WHERE cluster_id = @cluster_id), 'off')::text;

@@ -121,6 +121,18 @@ func (q *Queries) IngressSetStatus(ctx context.Context, arg IngressSetStatusPara
 	return result.RowsAffected(), nil
 }
 
+const ingressStatus = `-- name: IngressStatus :one
+SELECT coalesce((SELECT status FROM cluster_ingress WHERE cluster_id = $1), 'off')::text
+`
+
+// Where a cluster's managed ingress stands: 'off' when never on.
+func (q *Queries) IngressStatus(ctx context.Context, clusterID int64) (string, error) {
+	row := q.db.QueryRow(ctx, ingressStatus, clusterID)
+	var column_1 string
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const ingressSwitch = `-- name: IngressSwitch :one
 INSERT INTO cluster_ingress (cluster_id, enabled, status, started_at)
 SELECT c.id, $1::boolean, CASE WHEN $1::boolean THEN 'installing' ELSE 'off' END, now()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 )
 
 // AdminEdge is the edge page: what every edge should serve, the edges as
@@ -26,6 +27,34 @@ type AdminEdge struct {
 	// the admin asked for.
 	DNS      Form
 	DNSCheck *DNSCheck
+	// Ingress is the managed ingress settings' form.
+	Ingress AdminIngress
+}
+
+// AdminIngress is the managed ingress settings' form, and the controller
+// stored now (which the retired warning names even while another is
+// being picked).
+type AdminIngress struct {
+	Form   Form
+	Stored string
+}
+
+// Controller is the controller the form shows picked.
+func (a AdminIngress) Controller() string { return a.Form.Value("controller") }
+
+// Retired reports whether the picked or the stored controller is one
+// upstream no longer maintains.
+func (a AdminIngress) Retired() bool {
+	return ingress.Retired(a.Controller()) || ingress.Retired(a.Stored)
+}
+
+// ChartDefault is the picked controller's default chart (Traefik's when
+// the form names none it knows), for the placeholders.
+func (a AdminIngress) ChartDefault() ingress.ChartSource {
+	if src, ok := ingress.DefaultCharts[a.Controller()]; ok {
+		return src
+	}
+	return ingress.DefaultCharts[ingress.Traefik]
 }
 
 // DNSCheck is what a DNS check found.
@@ -57,6 +86,14 @@ type EdgeInstance struct {
 var (
 	dnsModes      = dnsrecords.Modes
 	dnsAlgorithms = dnsrecords.Algorithms
+)
+
+// The managed ingress form's choices: the controllers, and the ACME
+// servers its hint names.
+var (
+	ingressControllers    = ingress.Controllers
+	letsEncryptProduction = ingress.LetsEncryptProduction
+	letsEncryptStaging    = ingress.LetsEncryptStaging
 )
 
 // EdgeStaleAfter is how long an edge may go without reporting before the

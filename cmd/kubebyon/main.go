@@ -38,6 +38,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
@@ -164,6 +165,7 @@ type services struct {
 	adminSettings *adminsettings.Service
 	edge          *edge.Service
 	dns           *dnsrecords.Service
+	ingress       *ingress.Service
 }
 
 // newServices builds the services. The River client needs the clusters
@@ -182,12 +184,13 @@ func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *servi
 		adminSettings: &adminsettings.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
 		edge:          &edge.Service{Pool: pool, Box: box},
 		dns:           &dnsrecords.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
+		ingress:       &ingress.Service{Pool: pool},
 	}
 }
 
 // setRiver hands the River client to the services that enqueue jobs.
 func (s *services) setRiver(rc *river.Client[pgx.Tx]) {
-	s.accounts.River, s.clusters.River, s.nodes.River, s.nodeQuota.River = rc, rc, rc, rc
+	s.accounts.River, s.clusters.River, s.nodes.River, s.nodeQuota.River, s.ingress.River = rc, rc, rc, rc, rc
 }
 
 // mailer is the configured mail transport.
@@ -356,6 +359,7 @@ func (c *cli) serve(args []string) error {
 		Edge:           svc.edge,
 		EdgeState:      edgeState,
 		DNS:            svc.dns,
+		Ingress:        svc.ingress,
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
 	tlsAddr := ""

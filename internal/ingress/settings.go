@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -153,4 +156,46 @@ func (s *Settings) Validate() error {
 		return errs
 	}
 	return nil
+}
+
+// UpdateSettings is an admin's change of the settings: next and its audit
+// event in one transaction,
+// and names the fields that changed (none: nothing was written). The
+// stored settings are compared under the settings lock: another admin may
+// have saved since the page was shown.
+func (s *Service) UpdateSettings(ctx context.Context, next Settings, actor audit.Actor) ([]string, error) {
+	// Validate also normalises (the domain's trailing dot), which the
+	// comparison must see.
+	if err := next.Validate(); err != nil {
+		return nil, err
+	}
+	var changed []string
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+			return err
+		}
+		if err := q.AdminSettingsLock(ctx); err != nil {
+			return fmt.Errorf("lock settings: %w", err)
+		}
+		current, err := LoadSettings(ctx, q)
+		if err != nil {
+			return err
+		}
+		if changed, err = audit.Changed(current, next); err != nil || len(changed) == 0 {
+			return err
+		}
+		slices.Sort(changed)
+		if err := SaveSettings(ctx, q, next); err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, actor, audit.Event{
+			Action: "admin.ingress_update", TargetType: "settings", TargetID: "ingress",
+			Details: map[string]any{"changed": changed, "controller": next.Controller},
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return changed, nil
 }

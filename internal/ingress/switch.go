@@ -66,7 +66,20 @@ type State struct {
 }
 
 // Busy reports whether a job is at work on it: the pages keep watching.
-func (s State) Busy() bool { return s.Status == StatusInstalling || s.Status == StatusRemoving }
+func (s State) Busy() bool { return Busy(s.Status) }
+
+// Busy reports whether a job is at work on a managed ingress in status.
+func Busy(status string) bool { return status == StatusInstalling || status == StatusRemoving }
+
+// Status is where the cluster's managed ingress stands (StatusOff when
+// never on).
+func (s *Service) Status(ctx context.Context, clusterID int64) (string, error) {
+	status, err := queries.New(s.Pool).IngressStatus(ctx, clusterID)
+	if err != nil {
+		return "", fmt.Errorf("load managed ingress status: %w", err)
+	}
+	return status, nil
+}
 
 // Get returns the cluster's managed ingress (the caller has read c as its
 // owner's).

@@ -226,21 +226,30 @@ type Freshness struct {
 	LastError        string
 }
 
+// ClusterPage is what the cluster page reads with the cluster.
+type ClusterPage struct {
+	Freshness
+	// IngressStatus is where the cluster's managed ingress stands
+	// (ingress.StatusOff when never on): the page watches it while a job
+	// works on it.
+	IngressStatus string
+}
+
 // OwnCluster is a user's cluster, deleted ones included, with how
-// current its recorded nodes are as its health check says (Freshness),
-// read in one query for the pages that show both; another user's cluster
-// is clusters.ErrNotFound.
-func (s *Service) OwnCluster(ctx context.Context, ownerID, id int64) (queries.Cluster, Freshness, error) {
+// current its recorded nodes are as its health check says (Freshness) and
+// where its managed ingress stands, read in one query for the cluster
+// page; another user's cluster is clusters.ErrNotFound.
+func (s *Service) OwnCluster(ctx context.Context, ownerID, id int64) (queries.Cluster, ClusterPage, error) {
 	row, err := queries.New(s.Pool).ClusterGetForOwnerWithCheck(ctx, queries.ClusterGetForOwnerWithCheckParams{
 		Kind: string(HealthCheck), ID: id, OwnerID: ownerID,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return row.Cluster, Freshness{}, clusters.ErrNotFound
+		return row.Cluster, ClusterPage{}, clusters.ErrNotFound
 	}
 	if err != nil {
-		return row.Cluster, Freshness{}, fmt.Errorf("load cluster %d with its health check: %w", id, err)
+		return row.Cluster, ClusterPage{}, fmt.Errorf("load cluster %d with its health check: %w", id, err)
 	}
-	return row.Cluster, freshness(row.CheckedAt, row.UnreachableSince, row.LastError), nil
+	return row.Cluster, ClusterPage{Freshness: freshness(row.CheckedAt, row.UnreachableSince, row.LastError), IngressStatus: row.IngressStatus}, nil
 }
 
 // freshness is what a cluster's health check (its columns, NULL without

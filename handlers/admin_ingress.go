@@ -1,0 +1,66 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// ingressFields are the managed ingress form's fields.
+var ingressFields = []string{"controller", "chartRepo", "chartVersion", "chartPath", "appsBaseDomain", "acmeServer"}
+
+// ingressForm is the stored settings as the form shows them.
+func ingressForm(s ingress.Settings) views.Form {
+	f := views.NewForm()
+	f.Values = map[string]string{
+		"controller": s.Controller, "chartRepo": s.ChartRepo, "chartVersion": s.ChartVersion,
+		"chartPath": s.ChartPath, "appsBaseDomain": s.AppsBaseDomain, "acmeServer": s.ACMEServer,
+	}
+	return f
+}
+
+// ingressSettingsFrom reads the submitted managed ingress form.
+func ingressSettingsFrom(c echo.Context) (views.Form, ingress.Settings) {
+	f := formFrom(c, ingressFields...)
+	for _, k := range ingressFields {
+		f.Values[k] = strings.TrimSpace(f.Values[k])
+	}
+	f.Values["appsBaseDomain"] = strings.ToLower(f.Values["appsBaseDomain"])
+	return f, ingress.Settings{
+		Controller: f.Value("controller"), ChartRepo: f.Value("chartRepo"), ChartVersion: f.Value("chartVersion"),
+		ChartPath: f.Value("chartPath"), AppsBaseDomain: f.Value("appsBaseDomain"), ACMEServer: f.Value("acmeServer"),
+	}
+}
+
+// saveAdminIngress is POST /admin/edge/ingress.
+func (h *Handlers) saveAdminIngress(c echo.Context) error {
+	f, next := ingressSettingsFrom(c)
+	changed, err := h.Ingress.UpdateSettings(c.Request().Context(), next, actor(c))
+	var invalid input.Errors
+	switch {
+	case err == nil:
+		if len(changed) == 0 {
+			h.flash(c, "FlashAdminSettingsUnchanged")
+		} else {
+			h.flash(c, "AdminIngressSaved")
+		}
+		return redirect(c, "/admin/edge#ingress")
+	case errors.Is(err, adminusers.ErrNotAdmin):
+		return echo.ErrNotFound
+	case errors.As(err, &invalid):
+		for k, v := range invalid {
+			f.Errors[k] = v
+		}
+		f.Error = "ErrAdminSettingsNotSaved"
+		return h.renderAdminEdge(c, http.StatusUnprocessableEntity, adminEdgeForms{ingress: &f})
+	default:
+		return err
+	}
+}

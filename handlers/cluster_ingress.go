@@ -1,0 +1,99 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// showClusterIngress is GET /clusters/:id/ingress, the cluster page's
+// managed ingress panel, which htmx loads after the page (so that the page
+// costs no more to serve) and while a job works on it.
+func (h *Handlers) showClusterIngress(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	m, err := h.clusterIngressView(c, cl)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return render(c, http.StatusOK, views.ClusterIngressPanel(m))
+}
+
+func (h *Handlers) clusterIngressView(c echo.Context, cl queries.Cluster) (views.ClusterIngress, error) {
+	st, err := h.Ingress.Get(c.Request().Context(), cl)
+	if err != nil {
+		return views.ClusterIngress{}, err
+	}
+	return views.ClusterIngress{
+		ClusterID: cl.ID, CanSwitch: !cl.DeleteRequestedAt.Valid,
+		Enabled: st.Enabled, Status: st.Status, Message: st.Message,
+		Controller: st.Controller, ChartVersion: st.ChartVersion, Retired: ingress.Retired(st.Controller),
+		CNAMETarget: st.CNAMETarget,
+	}, nil
+}
+
+// showDisableIngressPage confirms switching managed ingress off.
+func (h *Handlers) showDisableIngressPage(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	m, err := h.clusterIngressView(c, cl)
+	if err != nil {
+		return err
+	}
+	if !m.Enabled {
+		return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
+	}
+	return render(c, http.StatusOK, views.ClusterIngressDisablePage(clusterView(cl), m))
+}
+
+// setClusterIngress is POST /clusters/:id/ingress: enabled=on switches
+// managed ingress on, off (from the confirmation page) off.
+func (h *Handlers) setClusterIngress(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	on := c.FormValue("enabled") == "on"
+	_, err = h.Ingress.Switch(c.Request().Context(), cl, on, actor(c))
+	switch {
+	case errors.Is(err, clusters.ErrDeleting), errors.Is(err, ingress.ErrNoAppsDomain):
+		h.flashError(c, err.Error())
+	case err != nil:
+		return err
+	case on:
+		h.flash(c, "FlashIngressEnabled")
+	default:
+		h.flash(c, "FlashIngressDisabled")
+	}
+	return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
+}
+
+// retryClusterIngress starts a failed install or removal again.
+func (h *Handlers) retryClusterIngress(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	_, err = h.Ingress.Retry(c.Request().Context(), cl, actor(c))
+	switch {
+	case errors.Is(err, ingress.ErrNotFailed):
+		h.flashError(c, err.Error())
+	case err != nil:
+		return err
+	default:
+		h.flash(c, "FlashIngressRetried")
+	}
+	return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
+}

@@ -1,0 +1,242 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/helm"
+	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// setIngressSettings is the admin's managed ingress settings: the real
+// Traefik chart, and apps under apps.test.
+func (b *testBundle) setIngressSettings(t *testing.T) {
+	t.Helper()
+	st := ingress.DefaultSettings()
+	st.ChartPath = testenv.TraefikChart(t)
+	st.AppsBaseDomain = "apps.test"
+	require.NoError(t, ingress.SaveSettings(context.Background(), queries.New(b.pool), st))
+}
+
+// workIngress runs one attempt of the cluster's managed ingress
+// reconcile, as the worker of the clusters queue would, and says how it
+// ended.
+func (b *testBundle) workIngress(t *testing.T, clusterID int64) river.EventKind {
+	t.Helper()
+	ctx := context.Background()
+	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.IngressReconcileWorker{
+		Pool: b.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Charts: &helm.Charts{},
+		VirtualConfig: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig,
+	})
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck
+	res, err := w.Work(ctx, t, tx, ingress.ReconcileArgs{ClusterID: clusterID}, nil)
+	require.NoError(t, err)
+	return res.EventKind
+}
+
+// playIngressRollout does what the DaemonSet controller would: the
+// controller runs on ready of nodes nodes.
+func playIngressRollout(t *testing.T, kc kubernetes.Interface, ready, nodes int32) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := kc.AppsV1().DaemonSets(ingress.Namespace).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, list.Items, 1)
+	ds := list.Items[0]
+	ds.Status.ObservedGeneration = ds.Generation
+	ds.Status.DesiredNumberScheduled, ds.Status.UpdatedNumberScheduled, ds.Status.NumberAvailable = nodes, nodes, ready
+	_, err = kc.AppsV1().DaemonSets(ingress.Namespace).UpdateStatus(ctx, &ds, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+// TestClusterIngressSwitch: from the cluster page, managed ingress is
+// switched on, installs, and becomes ready with its CNAME target shown,
+// the page watching it meanwhile; switched off after a confirmation, it
+// is removed. Before the admin sets an apps base domain it cannot be
+// switched on, and says so.
+func TestClusterIngressSwitch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "ingress")
+	cl, virt := b.readyVirtualCluster(t, c, "shop")
+	kc := virt.Client(t)
+	page := fmt.Sprintf("/clusters/%d", cl.ID)
+	panel := page + "/ingress"
+
+	_, body := c.get(page)
+	require.Contains(t, body, `data-testid="cluster-ingress-loading"`)
+	require.NotContains(t, body, `data-testid="cluster-poller"`, "a ready cluster is not watched")
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-status="off"`)
+	require.Contains(t, body, "the administrator has not set the apps base domain")
+	require.NotContains(t, body, `data-testid="cluster-ingress-enable"`)
+	resp := c.post(page, panel, url.Values{"enabled": {"on"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.get(page)
+	require.Contains(t, body, "the administrator has not set the apps base domain", "the flash says why")
+	_, err := queries.New(b.pool).IngressGet(context.Background(), cl.ID)
+	require.ErrorIs(t, err, pgx.ErrNoRows)
+
+	b.setIngressSettings(t)
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-testid="cluster-ingress-enable"`)
+	resp = c.post(page, panel, url.Values{"enabled": {"on"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, 1, b.auditCount(t, "cluster.managed_ingress"))
+	_, body = c.get(page)
+	require.Contains(t, body, "Managed ingress is being installed.")
+	require.Contains(t, body, `data-testid="cluster-poller"`, "the page watches the install")
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-status="installing"`)
+	require.Contains(t, body, `hx-trigger="every 2s"`, "the panel refreshes itself")
+
+	require.Equal(t, river.EventKindJobSnoozed, b.workIngress(t, cl.ID))
+	_, body = c.get(panel)
+	require.Contains(t, body, "0 of 0 nodes ready")
+	require.Contains(t, body, "traefik 41.6.0")
+	playIngressRollout(t, kc, 3, 3)
+	require.Equal(t, river.EventKindJobCompleted, b.workIngress(t, cl.ID))
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-status="ready"`)
+	require.Contains(t, body, cl.Slug+".apps.test")
+	require.NotContains(t, body, "every 2s", "nothing left to watch")
+	code, body := c.get(page + "/events?after=0")
+	require.Equal(t, 286, code, "the timeline stops watching")
+	require.Contains(t, body, "The ingress controller runs on its nodes.")
+
+	// The API says the same.
+	key := c.createKey("ingress key")
+	r := b.apiCall(t, http.MethodGet, fmt.Sprintf("/api/v1/clusters/%d", cl.ID), key, "")
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	var got struct {
+		ManagedIngress struct {
+			Enabled     bool   `json:"enabled"`
+			Status      string `json:"status"`
+			Message     string `json:"message"`
+			Controller  string `json:"controller"`
+			CNAMETarget string `json:"cname_target"`
+		} `json:"managed_ingress"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.body), &got))
+	require.True(t, got.ManagedIngress.Enabled)
+	require.Equal(t, "ready", got.ManagedIngress.Status)
+	require.Equal(t, "3 of 3 nodes", got.ManagedIngress.Message)
+	require.Equal(t, "traefik", got.ManagedIngress.Controller)
+	require.Equal(t, cl.Slug+".apps.test", got.ManagedIngress.CNAMETarget)
+
+	// Off, after the confirmation.
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-testid="cluster-ingress-disable"`)
+	_, body = c.get(panel + "/disable")
+	require.Contains(t, body, "No host names are bound to this cluster.")
+	require.Contains(t, body, "custom resource definitions")
+	resp = c.post(panel+"/disable", panel, url.Values{"enabled": {"off"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-status="removing"`)
+	require.Equal(t, river.EventKindJobCompleted, b.workIngress(t, cl.ID))
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-status="off"`)
+	list, err := kc.AppsV1().DaemonSets(ingress.Namespace).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Empty(t, list.Items, "nothing of ours is left")
+	require.Equal(t, 2, b.auditCount(t, "cluster.managed_ingress"))
+}
+
+// TestClusterIngressAPI: PATCH managed_ingress switches it and answers
+// with its state; without an apps base domain it is a 422 that says why.
+func TestClusterIngressAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "ingressapi")
+	cl, _ := b.readyVirtualCluster(t, c, "api")
+	key := c.createKey("key")
+	path := fmt.Sprintf("/api/v1/clusters/%d", cl.ID)
+
+	r := b.apiCall(t, http.MethodPatch, path, key, `{"managed_ingress":true}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
+	require.Contains(t, r.body, `"code":"not_configured"`)
+	require.Contains(t, r.body, "apps base domain")
+
+	b.setIngressSettings(t)
+	r = b.apiCall(t, http.MethodPatch, path, key, `{"managed_ingress":true,"description":"the shop"}`)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, `"managed_ingress":{"enabled":true,"status":"installing"`)
+	require.Contains(t, r.body, `"description":"the shop"`)
+	var queued int
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'ingress_reconcile' AND (args->>'cluster_id')::bigint = $1`, cl.ID).Scan(&queued))
+	require.Equal(t, 1, queued)
+	// The same again changes nothing and queues nothing.
+	r = b.apiCall(t, http.MethodPatch, path, key, `{"managed_ingress":true}`)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'ingress_reconcile' AND (args->>'cluster_id')::bigint = $1`, cl.ID).Scan(&queued))
+	require.Equal(t, 1, queued)
+	r = b.apiCall(t, http.MethodPatch, path, key, `{"managed_ingress":false}`)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, `"managed_ingress":{"enabled":false,"status":"removing"`)
+}
+
+// TestClusterIngressFailure: a failed install shows its error and a
+// Retry, which starts it again.
+func TestClusterIngressFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "ingressfail")
+	cl, _ := b.readyVirtualCluster(t, c, "fail")
+	page := fmt.Sprintf("/clusters/%d", cl.ID)
+	panel := page + "/ingress"
+	b.setIngressSettings(t)
+	resp := c.post(page, panel, url.Values{"enabled": {"on"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	// The chart directory is gone: the install fails.
+	st := ingress.DefaultSettings()
+	st.ChartPath, st.AppsBaseDomain = t.TempDir()+"/gone", "apps.test"
+	b2, err := json.Marshal(st)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(context.Background(), `UPDATE settings SET value = $1 WHERE key = 'ingress'`, b2)
+	require.NoError(t, err)
+	ctx := context.Background()
+	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.IngressReconcileWorker{
+		Pool: b.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Charts: &helm.Charts{},
+		VirtualConfig: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig,
+	})
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = w.Work(ctx, t, tx, ingress.ReconcileArgs{ClusterID: cl.ID}, nil)
+	require.ErrorContains(t, err, "gone", "River retries it")
+	require.NoError(t, tx.Rollback(ctx))
+
+	_, body := c.get(panel)
+	require.Contains(t, body, `data-status="error"`)
+	require.Contains(t, body, `data-testid="cluster-ingress-message"`)
+	require.Contains(t, body, "gone")
+	require.Contains(t, body, `data-testid="cluster-ingress-retry"`)
+	resp = c.post(page, panel+"/retry", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-status="installing"`)
+	resp = c.post(page, panel+"/retry", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.get(page)
+	require.Contains(t, body, "Only a managed ingress that failed can be retried.")
+}
