@@ -54,6 +54,13 @@ type apiIngress struct {
 	// CNAMETarget is the name host names point at; empty until the
 	// admin sets an apps base domain.
 	CNAMETarget string `json:"cname_target"`
+	// DNSState is how the CNAME target's records stand: published,
+	// unmanaged (the admin keeps them: DNSAddresses are what they should
+	// hold), removed, error (DNSError says why), or "" before the first
+	// check; DNSAddresses the addresses of the Ready ingress nodes.
+	DNSState     string   `json:"dns_state"`
+	DNSAddresses []string `json:"dns_addresses"`
+	DNSError     string   `json:"dns_error,omitempty"`
 }
 
 // withIngress is the cluster with its managed ingress.
@@ -66,6 +73,10 @@ func (h *Handlers) withIngress(c echo.Context, cl queries.Cluster) (apiCluster, 
 	out.ManagedIngress = &apiIngress{
 		Enabled: st.Enabled, Status: st.Status, Message: st.Message,
 		Controller: st.Controller, ChartVersion: st.ChartVersion, CNAMETarget: st.CNAMETarget,
+		DNSState: st.DNSState, DNSAddresses: st.DNSAddresses, DNSError: st.DNSError,
+	}
+	if out.ManagedIngress.DNSAddresses == nil {
+		out.ManagedIngress.DNSAddresses = []string{}
 	}
 	return out, nil
 }

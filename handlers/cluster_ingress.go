@@ -39,6 +39,7 @@ func (h *Handlers) clusterIngressView(c echo.Context, cl queries.Cluster) (views
 		Enabled: st.Enabled, Status: st.Status, Message: st.Message,
 		Controller: st.Controller, ChartVersion: st.ChartVersion, Retired: ingress.Retired(st.Controller),
 		CNAMETarget: st.CNAMETarget,
+		DNSState: st.DNSState, DNSAddresses: st.DNSAddresses, DNSError: st.DNSError,
 	}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -239,4 +240,56 @@ func TestClusterIngressFailure(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	_, body = c.get(page)
 	require.Contains(t, body, "Only a managed ingress that failed can be retried.")
+}
+
+// TestNodeIngressForm: on a node's page the user marks it as an ingress
+// node and gives it a public address: the Node gets the label and the
+// annotation, the page shows them; a bad address is refused at its field.
+func TestNodeIngressForm(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "ingressnode")
+	cl, virt := b.readyVirtualCluster(t, c, "edge")
+	kc := virt.Client(t)
+	ctx := context.Background()
+	_, err := kc.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "rack-1"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	page := fmt.Sprintf("/clusters/%d/nodes/rack-1", cl.ID)
+
+	_, body := c.get(page)
+	require.Contains(t, body, `data-testid="node-ingress-form"`)
+	require.NotContains(t, body, `data-testid="node-ingress-badge"`)
+
+	resp := c.post(page, page+"/ingress", url.Values{"ingress": {"on"}, "public_address": {"300.1.2.3"}})
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	body = readBody(t, resp)
+	require.Contains(t, body, `data-testid="error-public_address"`)
+	require.Contains(t, body, "Enter an IPv4 or IPv6 address.")
+	require.Contains(t, body, `value="300.1.2.3"`, "what was typed stays")
+	n, err := kc.CoreV1().Nodes().Get(ctx, "rack-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotContains(t, n.Labels, ingress.NodeLabel, "nothing was changed")
+
+	resp = c.post(page, page+"/ingress", url.Values{"ingress": {"on"}, "public_address": {" 203.0.113.7 "}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	n, err = kc.CoreV1().Nodes().Get(ctx, "rack-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "true", n.Labels[ingress.NodeLabel])
+	require.Equal(t, "203.0.113.7", n.Annotations[ingress.PublicAddressAnnotation])
+	_, body = c.get(page)
+	require.Contains(t, body, `data-testid="node-ingress-badge"`)
+	require.Contains(t, body, `value="203.0.113.7"`)
+	require.Equal(t, 1, b.auditCount(t, "node.ingress"))
+	row, err := queries.New(b.pool).NodeGet(ctx, queries.NodeGetParams{ClusterID: cl.ID, Name: "rack-1"})
+	require.NoError(t, err)
+	require.True(t, row.Ingress)
+	require.Equal(t, "203.0.113.7", row.PublicAddress)
+
+	// Unmarked, address cleared.
+	resp = c.post(page, page+"/ingress", url.Values{"public_address": {""}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	n, err = kc.CoreV1().Nodes().Get(ctx, "rack-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotContains(t, n.Labels, ingress.NodeLabel)
+	require.NotContains(t, n.Annotations, ingress.PublicAddressAnnotation)
 }

@@ -64,6 +64,7 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/live", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/cordon", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/uncordon", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/ingress", v.cluster.ID) }, url.Values{"ingress": {"on"}, "public_address": {"203.0.113.9"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/drain", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/drain", v.cluster.ID) }, url.Values{"grace_period": {"-1"}, "timeout": {"60"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes/worker-1/delete", v.cluster.ID) }, nil},

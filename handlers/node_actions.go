@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -31,6 +33,47 @@ func (h *Handlers) setCordon(c echo.Context, desired bool) error {
 	} else {
 		h.flash(c, "FlashNodeUncordoned")
 	}
+	return redirect(c, nodePath(cl.ID, name))
+}
+
+// nodeIngressForm is the node's managed ingress form as the node is.
+func nodeIngressForm(d nodes.Detail) views.Form {
+	f := views.NewForm()
+	if d.IngressNode {
+		f.Values["ingress"] = "on"
+	}
+	f.Values["public_address"] = d.PublicAddress
+	return f
+}
+
+// setNodeIngress is POST /clusters/:id/nodes/:name/ingress: the node is
+// an ingress node of the cluster's managed ingress (ingress=on) or not,
+// with the public address its host names' records get.
+func (h *Handlers) setNodeIngress(c echo.Context) error {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	name := c.Param("name")
+	f := formFrom(c, "ingress", "public_address")
+	err = h.Nodes.SetIngress(c.Request().Context(), cl, name, f.Value("ingress") == "on", f.Value("public_address"), actor(c))
+	var fe input.Errors
+	if errors.As(err, &fe) {
+		ctx := c.Request().Context()
+		d, derr := h.Nodes.Show(ctx, cl, name)
+		if derr != nil {
+			return nodeError(derr)
+		}
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+		f.Error = "ErrNodeIngressNotSaved"
+		return render(c, http.StatusUnprocessableEntity, views.NodePage(views.NodeDetail{Cluster: clusterView(cl), Live: h.nodeLiveView(cl, d, time.Now()), Ingress: f}))
+	}
+	if err != nil {
+		return nodeError(err)
+	}
+	h.flash(c, "FlashNodeIngressSaved")
 	return redirect(c, nodePath(cl.ID, name))
 }
 

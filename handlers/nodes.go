@@ -110,7 +110,7 @@ func (h *Handlers) showNodePage(c echo.Context) error {
 	if err != nil {
 		return nodeError(err)
 	}
-	m := views.NodeDetail{Cluster: clusterView(cl), Live: h.nodeLiveView(cl, d, time.Now())}
+	m := views.NodeDetail{Cluster: clusterView(cl), Live: h.nodeLiveView(cl, d, time.Now()), Ingress: nodeIngressForm(d)}
 	op, ok, err := h.Nodes.LatestOperation(ctx, cl, d.Name)
 	if err != nil {
 		return err

@@ -125,6 +125,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/clusters/:id/nodes/:name/live", h.showNodeLive, h.requireUser, validNodeName)
 	e.POST("/clusters/:id/nodes/:name/cordon", h.cordonNode, h.requireUser, validNodeName)
 	e.POST("/clusters/:id/nodes/:name/uncordon", h.uncordonNode, h.requireUser, validNodeName)
+	e.POST("/clusters/:id/nodes/:name/ingress", h.setNodeIngress, h.requireUser, validNodeName)
 	e.GET("/clusters/:id/nodes/:name/drain", h.showDrainNodePage, h.requireUser, validNodeName)
 	e.POST("/clusters/:id/nodes/:name/drain", h.drainNode, h.requireUser, validNodeName)
 	e.GET("/clusters/:id/nodes/:name/delete", h.showDeleteNodePage, h.requireUser, validNodeName)

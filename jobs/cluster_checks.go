@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -41,6 +42,9 @@ func checkKinds() []checkKind {
 		}},
 		{kind: dnsrecords.Check, anyState: true, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: dnsrecords.SyncArgs{ClusterID: id}}
+		}},
+		{kind: ingress.DNSCheck, anyState: true, job: func(id int64) river.InsertManyParams {
+			return river.InsertManyParams{Args: ingress.DNSArgs{ClusterID: id}}
 		}},
 	}
 }

@@ -325,8 +325,11 @@ func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries,
 	if err := q.ClusterMarkDeleted(ctx, c.ID); err != nil {
 		return fmt.Errorf("mark deleted: %w", err)
 	}
-	// Its DNS record goes too (a job that retries until the DNS answers).
+	// Its DNS records go too (jobs that retry until the DNS answers).
 	if err := dnsrecords.Schedule(ctx, q, c.ID); err != nil {
+		return err
+	}
+	if err := checks.Schedule(ctx, q, c.ID, ingress.DNSCheck, time.Now()); err != nil {
 		return err
 	}
 	logger.Info("cluster deleted")

@@ -21,6 +21,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/helm"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
@@ -160,10 +161,9 @@ func Workers(d Deps, opts Options) *river.Workers {
 	})
 	river.AddWorker(w, &NodeQuotaRewriteWorker{Pool: d.Pool})
 	river.AddWorker(w, &ClusterChecksWorker{Pool: d.Pool, Transitions: transitions})
-	river.AddWorker(w, &DNSRecordWorker{
-		DNS:         &dnsrecords.Service{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath},
-		Transitions: transitions,
-	})
+	dns := &dnsrecords.Service{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath}
+	river.AddWorker(w, &DNSRecordWorker{DNS: dns, Transitions: transitions})
+	river.AddWorker(w, &IngressDNSWorker{Ingress: &ingress.Service{Pool: d.Pool, DNS: dns}, Transitions: transitions})
 	river.AddWorker(w, &EdgeWatchWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "edge_watch"), Notices: notify.Notices{Box: d.Box}})
 	river.AddWorker(w, &HostNodesWorker{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath, Logger: d.Logger.With("component", "edge_host_nodes")})
 	return w

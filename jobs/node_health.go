@@ -20,6 +20,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -116,7 +117,9 @@ func (w *NodeHealthWorker) snapshot(ctx context.Context, c queries.Cluster) erro
 		if err := q.NodeDeleteGone(ctx, queries.NodeDeleteGoneParams{ClusterID: c.ID, Names: names}); err != nil {
 			return fmt.Errorf("forget deleted nodes: %w", err)
 		}
-		return nil
+		// A node gone NotReady, back, or readdressed changes the CNAME
+		// target's records now, not at their next check.
+		return ingress.ScheduleDNSIfStale(ctx, q, c.ID)
 	})
 }
 

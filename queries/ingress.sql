@@ -56,3 +56,40 @@ WHERE cluster_id = @cluster_id AND generation = @generation;
 -- name: IngressStatus :one
 -- Where a cluster's managed ingress stands: 'off' when never on.
 SELECT coalesce((SELECT status FROM cluster_ingress WHERE cluster_id = @cluster_id), 'off')::text;
+
+-- name: IngressDNSDesired :one
+-- The addresses the cluster's CNAME target should have, sorted, each once.
+SELECT coalesce(array_agg(DISTINCT address ORDER BY address), '{}')::text[]
+FROM ingress_node_addresses WHERE cluster_id = @cluster_id AND address <> '';
+
+-- name: IngressDNSStale :one
+-- Whether the cluster's CNAME target is not what its nodes say it should
+-- be (managed ingress on, and published addresses other than
+-- IngressDNSDesired's): the health job then makes its DNS check due.
+SELECT EXISTS (
+    SELECT 1 FROM cluster_ingress ci
+    WHERE ci.cluster_id = @cluster_id AND ci.enabled
+      AND ci.dns_addresses IS DISTINCT FROM (
+        SELECT coalesce(array_agg(DISTINCT address ORDER BY address), '{}')::text[]
+        FROM ingress_node_addresses WHERE cluster_id = @cluster_id AND address <> ''))::boolean;
+
+-- name: IngressDNSSave :exec
+-- Records what the CNAME target now has.
+UPDATE cluster_ingress SET dns_name = @name, dns_addresses = @addresses::text[], dns_state = @state, dns_error = '', updated_at = now()
+WHERE cluster_id = @cluster_id;
+
+-- name: IngressDNSSetError :exec
+UPDATE cluster_ingress SET dns_state = 'error', dns_error = @error, updated_at = now()
+WHERE cluster_id = @cluster_id;
+
+-- name: IngressRefresh :execrows
+-- Asks for the controller to be applied again (the ingress nodes were
+-- marked for the first time, or unmarked for the last): a new generation,
+-- when managed ingress is on.
+UPDATE cluster_ingress SET
+    generation = generation + 1, status = 'installing', message = '', started_at = now(), updated_at = now()
+WHERE cluster_id = @cluster_id AND enabled;
+
+-- name: NodeIngressCount :one
+-- How many of the cluster's recorded nodes are marked ingress nodes.
+SELECT count(*) FROM nodes WHERE cluster_id = @cluster_id AND ingress;

@@ -9,8 +9,78 @@ import (
 	"context"
 )
 
+const ingressDNSDesired = `-- name: IngressDNSDesired :one
+SELECT coalesce(array_agg(DISTINCT address ORDER BY address), '{}')::text[]
+FROM ingress_node_addresses WHERE cluster_id = $1 AND address <> ''
+`
+
+// The addresses the cluster's CNAME target should have, sorted, each once.
+func (q *Queries) IngressDNSDesired(ctx context.Context, clusterID int64) ([]string, error) {
+	row := q.db.QueryRow(ctx, ingressDNSDesired, clusterID)
+	var column_1 []string
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const ingressDNSSave = `-- name: IngressDNSSave :exec
+UPDATE cluster_ingress SET dns_name = $1, dns_addresses = $2::text[], dns_state = $3, dns_error = '', updated_at = now()
+WHERE cluster_id = $4
+`
+
+type IngressDNSSaveParams struct {
+	Name      string
+	Addresses []string
+	State     string
+	ClusterID int64
+}
+
+// Records what the CNAME target now has.
+func (q *Queries) IngressDNSSave(ctx context.Context, arg IngressDNSSaveParams) error {
+	_, err := q.db.Exec(ctx, ingressDNSSave,
+		arg.Name,
+		arg.Addresses,
+		arg.State,
+		arg.ClusterID,
+	)
+	return err
+}
+
+const ingressDNSSetError = `-- name: IngressDNSSetError :exec
+UPDATE cluster_ingress SET dns_state = 'error', dns_error = $1, updated_at = now()
+WHERE cluster_id = $2
+`
+
+type IngressDNSSetErrorParams struct {
+	Error     string
+	ClusterID int64
+}
+
+func (q *Queries) IngressDNSSetError(ctx context.Context, arg IngressDNSSetErrorParams) error {
+	_, err := q.db.Exec(ctx, ingressDNSSetError, arg.Error, arg.ClusterID)
+	return err
+}
+
+const ingressDNSStale = `-- name: IngressDNSStale :one
+SELECT EXISTS (
+    SELECT 1 FROM cluster_ingress ci
+    WHERE ci.cluster_id = $1 AND ci.enabled
+      AND ci.dns_addresses IS DISTINCT FROM (
+        SELECT coalesce(array_agg(DISTINCT address ORDER BY address), '{}')::text[]
+        FROM ingress_node_addresses WHERE cluster_id = $1 AND address <> ''))::boolean
+`
+
+// Whether the cluster's CNAME target is not what its nodes say it should
+// be (managed ingress on, and published addresses other than
+// IngressDNSDesired's): the health job then makes its DNS check due.
+func (q *Queries) IngressDNSStale(ctx context.Context, clusterID int64) (bool, error) {
+	row := q.db.QueryRow(ctx, ingressDNSStale, clusterID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const ingressGet = `-- name: IngressGet :one
-SELECT cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at FROM cluster_ingress WHERE cluster_id = $1
+SELECT cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error FROM cluster_ingress WHERE cluster_id = $1
 `
 
 func (q *Queries) IngressGet(ctx context.Context, clusterID int64) (ClusterIngress, error) {
@@ -30,8 +100,29 @@ func (q *Queries) IngressGet(ctx context.Context, clusterID int64) (ClusterIngre
 		&i.LeaseJob,
 		&i.LeaseUntil,
 		&i.UpdatedAt,
+		&i.DnsName,
+		&i.DnsAddresses,
+		&i.DnsState,
+		&i.DnsError,
 	)
 	return i, err
+}
+
+const ingressRefresh = `-- name: IngressRefresh :execrows
+UPDATE cluster_ingress SET
+    generation = generation + 1, status = 'installing', message = '', started_at = now(), updated_at = now()
+WHERE cluster_id = $1 AND enabled
+`
+
+// Asks for the controller to be applied again (the ingress nodes were
+// marked for the first time, or unmarked for the last): a new generation,
+// when managed ingress is on.
+func (q *Queries) IngressRefresh(ctx context.Context, clusterID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, ingressRefresh, clusterID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const ingressReleaseLease = `-- name: IngressReleaseLease :exec
@@ -55,7 +146,7 @@ UPDATE cluster_ingress SET
     status = CASE WHEN enabled THEN 'installing' ELSE 'removing' END,
     message = '', started_at = now(), updated_at = now()
 WHERE cluster_id = $1 AND status = 'error'
-RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at
+RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error
 `
 
 // Starts the current direction again after an error: a new generation.
@@ -76,6 +167,10 @@ func (q *Queries) IngressRetry(ctx context.Context, clusterID int64) (ClusterIng
 		&i.LeaseJob,
 		&i.LeaseUntil,
 		&i.UpdatedAt,
+		&i.DnsName,
+		&i.DnsAddresses,
+		&i.DnsState,
+		&i.DnsError,
 	)
 	return i, err
 }
@@ -145,7 +240,7 @@ ON CONFLICT (cluster_id) DO UPDATE SET
     started_at = now(),
     updated_at = now()
 WHERE cluster_ingress.enabled <> EXCLUDED.enabled
-RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at
+RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error
 `
 
 type IngressSwitchParams struct {
@@ -173,6 +268,10 @@ func (q *Queries) IngressSwitch(ctx context.Context, arg IngressSwitchParams) (C
 		&i.LeaseJob,
 		&i.LeaseUntil,
 		&i.UpdatedAt,
+		&i.DnsName,
+		&i.DnsAddresses,
+		&i.DnsState,
+		&i.DnsError,
 	)
 	return i, err
 }
@@ -198,4 +297,16 @@ func (q *Queries) IngressTakeLease(ctx context.Context, arg IngressTakeLeasePara
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const nodeIngressCount = `-- name: NodeIngressCount :one
+SELECT count(*) FROM nodes WHERE cluster_id = $1 AND ingress
+`
+
+// How many of the cluster's recorded nodes are marked ingress nodes.
+func (q *Queries) NodeIngressCount(ctx context.Context, clusterID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, nodeIngressCount, clusterID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }

@@ -107,6 +107,10 @@ type ClusterIngress struct {
 	LeaseJob           pgtype.Int8
 	LeaseUntil         pgtype.Timestamptz
 	UpdatedAt          pgtype.Timestamptz
+	DnsName            string
+	DnsAddresses       []string
+	DnsState           string
+	DnsError           string
 }
 
 type EdgeInstance struct {
@@ -156,6 +160,12 @@ type HostNode struct {
 	ExternalIp string
 	Ready      bool
 	UpdatedAt  pgtype.Timestamptz
+}
+
+type IngressNodeAddress struct {
+	ClusterID int64
+	Name      string
+	Address   interface{}
 }
 
 type JoinEvent struct {
@@ -212,6 +222,8 @@ type Node struct {
 	Status              string
 	InternalIp          string
 	ExternalIp          string
+	Ingress             bool
+	PublicAddress       string
 }
 
 type NodeOperation struct {

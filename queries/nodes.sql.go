@@ -14,7 +14,7 @@ import (
 const nodeClaimAlert = `-- name: NodeClaimAlert :many
 UPDATE nodes SET alerted_at = now()
 WHERE cluster_id = $1 AND NOT ready AND not_ready_since < $2 AND alerted_at IS NULL
-RETURNING cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip
+RETURNING cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address
 `
 
 type NodeClaimAlertParams struct {
@@ -52,6 +52,8 @@ func (q *Queries) NodeClaimAlert(ctx context.Context, arg NodeClaimAlertParams) 
 			&i.Status,
 			&i.InternalIp,
 			&i.ExternalIp,
+			&i.Ingress,
+			&i.PublicAddress,
 		); err != nil {
 			return nil, err
 		}
@@ -131,7 +133,7 @@ func (q *Queries) NodeDeleteGone(ctx context.Context, arg NodeDeleteGoneParams) 
 }
 
 const nodeGet = `-- name: NodeGet :one
-SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip FROM nodes WHERE cluster_id = $1 AND name = $2
+SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address FROM nodes WHERE cluster_id = $1 AND name = $2
 `
 
 type NodeGetParams struct {
@@ -161,12 +163,14 @@ func (q *Queries) NodeGet(ctx context.Context, arg NodeGetParams) (Node, error) 
 		&i.Status,
 		&i.InternalIp,
 		&i.ExternalIp,
+		&i.Ingress,
+		&i.PublicAddress,
 	)
 	return i, err
 }
 
 const nodeListByCluster = `-- name: NodeListByCluster :many
-SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip FROM nodes WHERE cluster_id = $1 ORDER BY name
+SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address FROM nodes WHERE cluster_id = $1 ORDER BY name
 `
 
 func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Node, error) {
@@ -197,6 +201,8 @@ func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Nod
 			&i.Status,
 			&i.InternalIp,
 			&i.ExternalIp,
+			&i.Ingress,
+			&i.PublicAddress,
 		); err != nil {
 			return nil, err
 		}
@@ -360,15 +366,16 @@ func (q *Queries) NodeSetAlertNotification(ctx context.Context, arg NodeSetAlert
 
 const nodeUpsert = `-- name: NodeUpsert :exec
 INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since,
-                   roles, os, arch, unschedulable, node_created_at)
+                   roles, os, arch, unschedulable, node_created_at, ingress, public_address)
 VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, now()), $8,
-        coalesce($9::text[], '{}'), $10, $11, $12, $13)
+        coalesce($9::text[], '{}'), $10, $11, $12, $13, $14, $15)
 ON CONFLICT (cluster_id, name) DO UPDATE SET
     ready = EXCLUDED.ready, conditions = EXCLUDED.conditions,
     kubelet_version = EXCLUDED.kubelet_version, addresses = EXCLUDED.addresses,
     last_seen = EXCLUDED.last_seen, not_ready_since = EXCLUDED.not_ready_since,
     roles = EXCLUDED.roles, os = EXCLUDED.os, arch = EXCLUDED.arch,
-    unschedulable = EXCLUDED.unschedulable, node_created_at = EXCLUDED.node_created_at
+    unschedulable = EXCLUDED.unschedulable, node_created_at = EXCLUDED.node_created_at,
+    ingress = EXCLUDED.ingress, public_address = EXCLUDED.public_address
 WHERE nodes.last_seen <= EXCLUDED.last_seen
 `
 
@@ -386,6 +393,8 @@ type NodeUpsertParams struct {
 	Arch           string
 	Unschedulable  bool
 	NodeCreatedAt  pgtype.Timestamptz
+	Ingress        bool
+	PublicAddress  string
 }
 
 // Records a node as its Node object said at last_seen (now when not
@@ -408,6 +417,8 @@ func (q *Queries) NodeUpsert(ctx context.Context, arg NodeUpsertParams) error {
 		arg.Arch,
 		arg.Unschedulable,
 		arg.NodeCreatedAt,
+		arg.Ingress,
+		arg.PublicAddress,
 	)
 	return err
 }

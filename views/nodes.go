@@ -74,6 +74,9 @@ type NodeDetail struct {
 	Live NodeLive
 	// Operation is the node's latest drain or deletion, if any.
 	Operation *NodeOperation
+	// Ingress is the node's managed ingress form: whether it is an
+	// ingress node, and its public address.
+	Ingress Form
 }
 
 // NodeOperation is a drain or deletion and its progress.

@@ -168,8 +168,6 @@ func (r Recorder) failed(ctx context.Context, clusterID int64, kind Kind, interv
 	return nil
 }
 
-// truncate cuts s to at most n bytes, on a rune boundary.
-
 // UniqueWhileWaiting makes a check job unique per arguments while one is
 // waiting or running, so that a cluster never has two of a kind queued.
 // (River requires the running state among the unique ones.)

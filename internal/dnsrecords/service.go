@@ -204,6 +204,36 @@ func (s *Service) writer(set Settings, rt settings.Runtime, mode string) (Writer
 	return nil, fmt.Errorf("DNS mode %q writes no records", mode)
 }
 
+// WriterFor is the writer of the current mode for names under domain
+// (nil when the platform writes no records): an RFC 2136 update goes to
+// the settings' zone when domain is in it, else to a zone named domain
+// (the admin delegated it, with the same key allowed to update it).
+func (s *Service) WriterFor(ctx context.Context, domain string) (Writer, error) {
+	q := queries.New(s.Pool)
+	set, err := Load(ctx, q, s.Box)
+	if err != nil {
+		return nil, err
+	}
+	if !set.Managed() {
+		return nil, nil
+	}
+	rt, err := settings.Load(ctx, q, s.Box)
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.writer(set, rt, set.Mode)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := w.(*RFC2136); ok {
+		zone := strings.TrimSuffix(r.Zone, ".")
+		if domain != zone && !strings.HasSuffix(domain, "."+zone) {
+			r.Zone = domain
+		}
+	}
+	return w, nil
+}
+
 // Sync converges the cluster's record with the settings: it removes a
 // record that should no longer be (the cluster is deleted, the mode or
 // the name changed), writes the one that should be when the store does
@@ -230,7 +260,7 @@ func (s *Service) Sync(ctx context.Context, clusterID int64) (time.Time, error) 
 				return time.Time{}, eerr
 			}
 		}
-		if serr := q.ClusterDNSSetError(ctx, queries.ClusterDNSSetErrorParams{ClusterID: clusterID, Error: truncate(err.Error(), 500)}); serr != nil {
+		if serr := q.ClusterDNSSetError(ctx, queries.ClusterDNSSetErrorParams{ClusterID: clusterID, Error: input.Truncate(err.Error(), 500)}); serr != nil {
 			return time.Time{}, fmt.Errorf("record DNS error of cluster %d: %w", clusterID, serr)
 		}
 		return time.Time{}, checks.Unreachable(err)
@@ -322,22 +352,11 @@ func strs(addrs []netip.Addr) []string {
 
 func event(ctx context.Context, q *queries.Queries, clusterID int64, level, reason, msg string) error {
 	if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{
-		ClusterID: clusterID, Level: level, Reason: reason, Message: truncate(msg, 500),
+		ClusterID: clusterID, Level: level, Reason: reason, Message: input.Truncate(msg, 500),
 	}); err != nil {
 		return fmt.Errorf("record event %s of cluster %d: %w", reason, clusterID, err)
 	}
 	return nil
-}
-
-// truncate cuts s to at most n bytes, on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }
 
 // Schedule makes the cluster's DNS check due now, in the caller's

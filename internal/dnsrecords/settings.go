@@ -130,6 +130,13 @@ func Load(ctx context.Context, q *queries.Queries, box *secrets.Box) (Settings, 
 // KUBEBYON_SECRET_KEY.
 var ErrUnreadable = errors.New("the DNS key's secret was sealed with another KUBEBYON_SECRET_KEY: restore that key, or enter the secret again")
 
+// Store stores the settings as they are, its secret sealed (q should be
+// the transaction that also writes the audit event): the admin's change
+// goes through Service.Apply, which checks it and asks for a password.
+func Store(ctx context.Context, q *queries.Queries, box *secrets.Box, s Settings) error {
+	return save(ctx, q, box, s)
+}
+
 // save stores the settings (q should be the transaction that also writes
 // the audit event).
 func save(ctx context.Context, q *queries.Queries, box *secrets.Box, s Settings) error {

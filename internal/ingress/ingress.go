@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 
 	"helm.sh/helm/v3/pkg/chart"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,8 +55,12 @@ const (
 	Namespace   = "kubebyon-ingress"
 	ReleaseName = "kubebyon-ingress"
 	// NodeLabel marks the ingress nodes (value "true"), set from the
-	// console's nodes page.
+	// console's node page.
 	NodeLabel = "kubebyon.io/ingress-node"
+	// PublicAddressAnnotation is the public address the user gave a node
+	// in the console: its host names' records get it instead of the
+	// node's ExternalIP.
+	PublicAddressAnnotation = "kubebyon.io/public-address"
 	// ManagedByLabel marks what the platform made outside the release.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 )
@@ -195,4 +200,14 @@ func NodesMarked(ctx context.Context, client kubernetes.Interface) (bool, error)
 		return false, fmt.Errorf("list ingress nodes: %w", err)
 	}
 	return len(list.Items) > 0, nil
+}
+
+// PublicAddress is the address the user gave the node, if it is an IP
+// address ("" otherwise).
+func PublicAddress(n *corev1.Node) string {
+	ip, err := netip.ParseAddr(n.Annotations[PublicAddressAnnotation])
+	if err != nil || ip.Zone() != "" {
+		return ""
+	}
+	return ip.Unmap().String()
 }

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -49,6 +52,8 @@ func (ReconcileArgs) InsertOpts() river.InsertOpts {
 type Service struct {
 	Pool  *pgxpool.Pool
 	River *river.Client[pgx.Tx]
+	// DNS writes the CNAME target's records (SyncDNS).
+	DNS *dnsrecords.Service
 }
 
 // State is a cluster's managed ingress as the pages and the API show it.
@@ -63,6 +68,12 @@ type State struct {
 	// CNAMETarget is the name host names point at; empty without an apps
 	// base domain.
 	CNAMETarget string
+	// DNSState is how its records stand (the DNS constants; "" before
+	// the first check), DNSAddresses what they hold (or, unmanaged,
+	// should hold), DNSError why they could not be written.
+	DNSState     string
+	DNSAddresses []string
+	DNSError     string
 }
 
 // Busy reports whether a job is at work on it: the pages keep watching.
@@ -103,6 +114,7 @@ func stateOf(row queries.ClusterIngress, st Settings, slug string) State {
 	return State{
 		Enabled: row.Enabled, Status: row.Status, Message: row.Message,
 		Controller: row.Controller, ChartVersion: row.ChartVersion, CNAMETarget: st.CNAMETarget(slug),
+		DNSState: row.DnsState, DNSAddresses: row.DnsAddresses, DNSError: row.DnsError,
 	}
 }
 
@@ -157,7 +169,8 @@ func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor 
 		if _, err := s.River.InsertTx(ctx, tx, ReconcileArgs{ClusterID: c.ID}, nil); err != nil {
 			return fmt.Errorf("queue managed ingress reconcile: %w", err)
 		}
-		return nil
+		// Its CNAME target is published, or removed.
+		return checks.Schedule(ctx, q, c.ID, DNSCheck, time.Now())
 	})
 	return out, err
 }
@@ -194,4 +207,21 @@ func (s *Service) Retry(ctx context.Context, c queries.Cluster, actor audit.Acto
 		return nil
 	})
 	return out, err
+}
+
+// Refresh asks for the controller to be applied again, in the caller's
+// transaction, when managed ingress is on: the nodes it runs on changed
+// from every node to the marked ones, or back.
+func Refresh(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], clusterID int64) error {
+	n, err := queries.New(tx).IngressRefresh(ctx, clusterID)
+	if err != nil {
+		return fmt.Errorf("refresh managed ingress of cluster %d: %w", clusterID, err)
+	}
+	if n == 0 {
+		return nil
+	}
+	if _, err := rc.InsertTx(ctx, tx, ReconcileArgs{ClusterID: clusterID}, nil); err != nil {
+		return fmt.Errorf("queue managed ingress reconcile: %w", err)
+	}
+	return nil
 }

@@ -6,8 +6,10 @@ package nodes
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/drain"
@@ -27,6 +30,8 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -82,6 +87,10 @@ type Detail struct {
 	Taints      []corev1.Taint
 	Labels      map[string]string
 	Pods        []corev1.Pod
+	// IngressNode and PublicAddress are what the user set for managed
+	// ingress (SetIngress).
+	IngressNode   bool
+	PublicAddress string
 	// Recorded: the control plane did not answer (Cause says how), and
 	// this is the node as the nodes table last recorded it (Show).
 	Recorded bool
@@ -327,6 +336,7 @@ func (s *Service) Get(ctx context.Context, c queries.Cluster, name string) (Deta
 		Summary: summarize(n), Conditions: n.Status.Conditions,
 		Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable,
 		Taints: n.Spec.Taints, Labels: n.Labels, Pods: pods.Items,
+		IngressNode: n.Labels[ingress.NodeLabel] == "true", PublicAddress: ingress.PublicAddress(n),
 	}, nil
 }
 
@@ -345,7 +355,7 @@ func (s *Service) Recorded(ctx context.Context, c queries.Cluster, name string) 
 	if err != nil {
 		return Detail{}, err
 	}
-	return Detail{Summary: sum, Conditions: conds}, nil
+	return Detail{Summary: sum, Conditions: conds, IngressNode: r.Ingress, PublicAddress: r.PublicAddress}, nil
 }
 
 // Show is the node read live (Get) or, while its control plane does not
@@ -379,6 +389,77 @@ func record(ctx context.Context, q *queries.Queries, clusterID int64, n *corev1.
 		return fmt.Errorf("record node %s: %w", n.Name, err)
 	}
 	return nil
+}
+
+// ErrPublicAddress is a public address that is not an IP address.
+var ErrPublicAddress = errors.New("ErrNodePublicAddress")
+
+// SetIngress marks the node as an ingress node of the cluster's managed
+// ingress, or unmarks it, and gives it the public address its host
+// names' records get ("" for its ExternalIP): the node's label and
+// annotation, which the health job records too. The controller follows
+// when the cluster's first ingress node is marked or its last unmarked;
+// the CNAME target's records follow at once.
+func (s *Service) SetIngress(ctx context.Context, c queries.Cluster, name string, ingressNode bool, publicAddress string, actor audit.Actor) error {
+	publicAddress = strings.TrimSpace(publicAddress)
+	if publicAddress != "" {
+		ip, err := netip.ParseAddr(publicAddress)
+		if err != nil || ip.Zone() != "" || ip.IsUnspecified() || ip.IsLoopback() || ip.IsMulticast() {
+			return input.Errors{"public_address": ErrPublicAddress.Error()}
+		}
+		publicAddress = ip.Unmap().String()
+	}
+	kc, err := s.client(ctx, c)
+	if err != nil {
+		return err
+	}
+	if _, err := node(ctx, kc, name); err != nil {
+		return err
+	}
+	label, annotation := any(nil), any(nil)
+	if ingressNode {
+		label = "true"
+	}
+	if publicAddress != "" {
+		annotation = publicAddress
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"labels":      map[string]any{ingress.NodeLabel: label},
+		"annotations": map[string]any{ingress.PublicAddressAnnotation: annotation},
+	}})
+	if err != nil {
+		return fmt.Errorf("encode patch: %w", err)
+	}
+	n, err := kc.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("%w: mark node %s: %v", ErrUnreachable, name, err)
+	}
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		before, err := q.NodeIngressCount(ctx, c.ID)
+		if err != nil {
+			return fmt.Errorf("count ingress nodes: %w", err)
+		}
+		if err := record(ctx, q, c.ID, n); err != nil {
+			return err
+		}
+		after, err := q.NodeIngressCount(ctx, c.ID)
+		if err != nil {
+			return fmt.Errorf("count ingress nodes: %w", err)
+		}
+		if (before > 0) != (after > 0) {
+			if err := ingress.Refresh(ctx, tx, s.River, c.ID); err != nil {
+				return err
+			}
+		}
+		if err := ingress.ScheduleDNSIfStale(ctx, q, c.ID); err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, actor, nodeEvent("node.ingress", c, name, map[string]any{"ingress": ingressNode, "public_address": publicAddress}))
+	})
 }
 
 // Cordon marks the node unschedulable (desired true) or schedulable again.

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -56,6 +57,7 @@ func Row(clusterID int64, n *corev1.Node, seen time.Time) (queries.NodeUpsertPar
 		Conditions: condJSON, KubeletVersion: n.Status.NodeInfo.KubeletVersion, Addresses: addrJSON,
 		Roles: Roles(n), Os: n.Status.NodeInfo.OperatingSystem, Arch: n.Status.NodeInfo.Architecture,
 		Unschedulable: n.Spec.Unschedulable,
+		Ingress:       n.Labels[ingress.NodeLabel] == "true", PublicAddress: ingress.PublicAddress(n),
 		NodeCreatedAt: pgtype.Timestamptz{Time: n.CreationTimestamp.Time, Valid: !n.CreationTimestamp.IsZero()},
 		LastSeen:      pgtype.Timestamptz{Time: seen, Valid: true},
 	}

@@ -1,0 +1,174 @@
+package jobs_test
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/nodes"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// ingressNode makes (or changes) a Node of the virtual cluster: Ready or
+// not, with an ExternalIP when external is set.
+func (b *ingressBundle) ingressNode(t *testing.T, name string, ready corev1.ConditionStatus, external string) {
+	t.Helper()
+	ctx := context.Background()
+	kc := b.vclient
+	n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		n, err = kc.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	n.Status = corev1.NodeStatus{
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
+		Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}},
+	}
+	if external != "" {
+		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: external})
+	}
+	_, err = kc.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+// TestIngressDNSFollowsNodes: the CNAME target's records, on a real Knot
+// server, are the public addresses of the cluster's Ready ingress nodes
+// (every Ready node when none is marked): they follow a node going
+// NotReady and back through the health job, follow the nodes the user
+// marks and the addresses the user gives them, are put back when changed
+// behind the platform's back, and go when managed ingress is switched
+// off; the cluster's history says each change.
+func TestIngressDNSFollowsNodes(t *testing.T) {
+	t.Parallel()
+	b := setupIngress(t)
+	ctx := context.Background()
+	q := queries.New(b.pool)
+	srv := testenv.Knot(t, "clusters.test")
+	require.NoError(t, dnsrecords.Store(ctx, q, b.box, dnsrecords.Settings{
+		Mode: dnsrecords.ModeRFC2136, Addresses: []string{"192.0.2.1"}, Server: srv.Addr, Zone: srv.Zone,
+		KeyName: srv.KeyName, KeyAlgorithm: srv.KeyAlgorithm, KeySecret: srv.KeySecret, TTL: 60,
+	}))
+	st, err := ingress.LoadSettings(ctx, q)
+	require.NoError(t, err)
+	st.AppsBaseDomain = "apps.clusters.test"
+	require.NoError(t, ingress.SaveSettings(ctx, q, st))
+	name := b.c.Slug + ".apps.clusters.test"
+	dnsSvc := &ingress.Service{Pool: b.pool, DNS: &dnsrecords.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.kubecfg}}
+	nodeSvc := &nodes.Service{Pool: b.pool, River: b.reconcileBundle.svc.River, Clusters: b.reconcileBundle.svc}
+
+	health := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.NodeHealthWorker{
+		Pool: b.pool, Logger: b.logger, Box: b.box, Threshold: time.Hour, VirtualConfig: b.reconcileBundle.svc.VirtualConfig,
+	})
+	dnsWorker := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.IngressDNSWorker{Ingress: dnsSvc})
+	due := func() bool {
+		t.Helper()
+		var due bool
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.DNSCheck)).Scan(&due))
+		return due
+	}
+	checkHealth := func() {
+		t.Helper()
+		tx, err := b.pool.Begin(ctx)
+		require.NoError(t, err)
+		_, err = health.Work(ctx, t, tx, nodes.HealthArgs{ClusterID: b.c.ID}, nil)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit(ctx))
+	}
+	syncDNS := func() {
+		t.Helper()
+		tx, err := b.pool.Begin(ctx)
+		require.NoError(t, err)
+		res, err := dnsWorker.Work(ctx, t, tx, ingress.DNSArgs{ClusterID: b.c.ID}, nil)
+		require.NoError(t, err)
+		require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+		require.NoError(t, tx.Commit(ctx))
+	}
+	records := func() []string {
+		t.Helper()
+		return append(srv.Lookup(t, name, dns.TypeA), srv.Lookup(t, name, dns.TypeAAAA)...)
+	}
+
+	b.ingressNode(t, "n1", corev1.ConditionTrue, "203.0.113.1")
+	b.ingressNode(t, "n2", corev1.ConditionTrue, "203.0.113.2")
+	b.ingressNode(t, "n3", corev1.ConditionFalse, "203.0.113.3")
+	b.ingressNode(t, "n4", corev1.ConditionTrue, "")
+	b.switchTo(t, true)
+	require.True(t, due(), "switching on publishes the CNAME target")
+	checkHealth()
+	syncDNS()
+	require.ElementsMatch(t, []string{"203.0.113.1", "203.0.113.2"}, records(), "every Ready node with a public address")
+	s := b.state(t)
+	require.Equal(t, ingress.DNSPublished, s.DNSState)
+	require.Equal(t, []string{"203.0.113.1", "203.0.113.2"}, s.DNSAddresses)
+	require.Equal(t, "IngressDNSChanged", lastOf(b.reasons(t, b.c.ID)))
+	require.False(t, due())
+
+	// n2 goes NotReady: the health job makes the check due, which takes
+	// it out of the records.
+	b.ingressNode(t, "n2", corev1.ConditionFalse, "203.0.113.2")
+	checkHealth()
+	require.True(t, due(), "the health job saw the change")
+	syncDNS()
+	require.Equal(t, []string{"203.0.113.1"}, records())
+	// And back.
+	b.ingressNode(t, "n2", corev1.ConditionTrue, "203.0.113.2")
+	checkHealth()
+	syncDNS()
+	require.ElementsMatch(t, []string{"203.0.113.1", "203.0.113.2"}, records())
+	// Nothing changed: the health job leaves the check alone.
+	checkHealth()
+	require.False(t, due())
+
+	// The user marks n4, which has no ExternalIP, with a public address:
+	// only it serves now, and the controller follows (a new generation).
+	gen := b.generation(t)
+	err = nodeSvc.SetIngress(ctx, b.c, "n4", true, "2001:db8::4", audit.Actor{UserID: b.owner.ID})
+	require.NoError(t, err)
+	require.Equal(t, gen+1, b.generation(t), "the controller moves to the marked nodes")
+	require.True(t, due())
+	syncDNS()
+	require.Equal(t, []string{"2001:db8::4"}, records())
+	err = nodeSvc.SetIngress(ctx, b.c, "n4", true, "not an address", audit.Actor{UserID: b.owner.ID})
+	require.Error(t, err)
+	// A second marked node changes the records, not the controller.
+	err = nodeSvc.SetIngress(ctx, b.c, "n1", true, "", audit.Actor{UserID: b.owner.ID})
+	require.NoError(t, err)
+	require.Equal(t, gen+1, b.generation(t))
+	syncDNS()
+	require.ElementsMatch(t, []string{"203.0.113.1", "2001:db8::4"}, records())
+
+	// Changed behind the platform's back: put back, and said so.
+	w := &dnsrecords.RFC2136{Server: srv.Addr, Zone: srv.Zone, KeyName: srv.KeyName, Algorithm: srv.KeyAlgorithm, Secret: srv.KeySecret, TTL: 60}
+	require.NoError(t, w.Set(ctx, name, []netip.Addr{netip.MustParseAddr("192.0.2.99")}))
+	syncDNS()
+	require.ElementsMatch(t, []string{"203.0.113.1", "2001:db8::4"}, records())
+	require.Equal(t, "IngressDNSRestored", lastOf(b.reasons(t, b.c.ID)))
+
+	// Off: the records go.
+	b.switchTo(t, false)
+	syncDNS()
+	require.Empty(t, records())
+	require.Equal(t, "IngressDNSRemoved", lastOf(b.reasons(t, b.c.ID)))
+	require.Equal(t, ingress.DNSRemoved, b.state(t).DNSState)
+}
+
+func (b *ingressBundle) generation(t *testing.T) int64 {
+	t.Helper()
+	row, err := queries.New(b.pool).IngressGet(context.Background(), b.c.ID)
+	require.NoError(t, err)
+	return row.Generation
+}
