@@ -61,6 +61,8 @@ type apiIngress struct {
 	DNSState     string   `json:"dns_state"`
 	DNSAddresses []string `json:"dns_addresses"`
 	DNSError     string   `json:"dns_error,omitempty"`
+	// Hostnames are the host names bound to the cluster, by name.
+	Hostnames []apiHostname `json:"hostnames"`
 }
 
 // withIngress is the cluster with its managed ingress.
@@ -77,6 +79,14 @@ func (h *Handlers) withIngress(c echo.Context, cl queries.Cluster) (apiCluster, 
 	}
 	if out.ManagedIngress.DNSAddresses == nil {
 		out.ManagedIngress.DNSAddresses = []string{}
+	}
+	names, err := h.Ingress.Hostnames(c.Request().Context(), cl.ID)
+	if err != nil {
+		return out, err
+	}
+	out.ManagedIngress.Hostnames = make([]apiHostname, len(names))
+	for i, n := range names {
+		out.ManagedIngress.Hostnames[i] = apiHostnameOf(n)
 	}
 	return out, nil
 }

@@ -1,14 +1,17 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -34,12 +37,21 @@ func (h *Handlers) clusterIngressView(c echo.Context, cl queries.Cluster) (views
 	if err != nil {
 		return views.ClusterIngress{}, err
 	}
+	names, err := h.Ingress.Hostnames(c.Request().Context(), cl.ID)
+	if err != nil {
+		return views.ClusterIngress{}, err
+	}
+	hostnames := make([]views.ClusterHostname, len(names))
+	for i, n := range names {
+		hostnames[i] = views.ClusterHostname{Name: n.Name, Managed: n.Managed, State: n.State, Resolved: n.Resolved, Error: n.Error}
+	}
 	return views.ClusterIngress{
+		Hostnames: hostnames, Hostname: views.NewForm(),
 		ClusterID: cl.ID, CanSwitch: !cl.DeleteRequestedAt.Valid,
 		Enabled: st.Enabled, Status: st.Status, Message: st.Message,
 		Controller: st.Controller, ChartVersion: st.ChartVersion, Retired: ingress.Retired(st.Controller),
 		CNAMETarget: st.CNAMETarget,
-		DNSState: st.DNSState, DNSAddresses: st.DNSAddresses, DNSError: st.DNSError,
+		DNSState:    st.DNSState, DNSAddresses: st.DNSAddresses, DNSError: st.DNSError,
 	}, nil
 }
 
@@ -98,3 +110,66 @@ func (h *Handlers) retryClusterIngress(c echo.Context) error {
 	}
 	return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
 }
+
+// addClusterHostname is POST /clusters/:id/ingress/hostnames: binds a host
+// name. A bad or taken name shows the cluster page with the error at the
+// panel's field.
+func (h *Handlers) addClusterHostname(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	f := formFrom(c, "name")
+	_, err = h.Ingress.AddHostname(c.Request().Context(), cl, f.Value("name"), actor(c))
+	var fe input.Errors
+	switch {
+	case errors.As(err, &fe):
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+		h.flashError(c, fe["name"])
+	case errors.Is(err, ingress.ErrIngressOff), errors.Is(err, ingress.ErrHostnameTooMany), errors.Is(err, clusters.ErrDeleting):
+		h.flashError(c, err.Error())
+	case err != nil:
+		return err
+	default:
+		h.flash(c, "FlashHostnameAdded")
+	}
+	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
+}
+
+// removeClusterHostname is POST /clusters/:id/ingress/hostnames/remove.
+func (h *Handlers) removeClusterHostname(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	err = h.Ingress.RemoveHostname(c.Request().Context(), cl, c.FormValue("name"), actor(c))
+	switch {
+	case errors.Is(err, ingress.ErrHostnameNotFound):
+		return echo.ErrNotFound
+	case err != nil:
+		return err
+	}
+	h.flash(c, "FlashHostnameRemoved")
+	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
+}
+
+// checkClusterHostnames is POST /clusters/:id/ingress/hostnames/check:
+// Check now.
+func (h *Handlers) checkClusterHostnames(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), hostnameCheckTimeout)
+	defer cancel()
+	if err := h.Ingress.RunHostnamesCheck(ctx, cl.ID, nil); err != nil {
+		return err
+	}
+	h.flash(c, "FlashHostnamesChecked")
+	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
+}
+
+// hostnameCheckTimeout bounds Check now.
+const hostnameCheckTimeout = 15 * time.Second

@@ -293,3 +293,73 @@ func TestNodeIngressForm(t *testing.T) {
 	require.NotContains(t, n.Labels, ingress.NodeLabel)
 	require.NotContains(t, n.Annotations, ingress.PublicAddressAnnotation)
 }
+
+// TestClusterHostnames: from the panel the user binds a host name, sees
+// the record to create, checks it, and removes it; a name another tenant
+// holds is refused with a message that says so. The API does the same.
+func TestClusterHostnames(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "hostnames")
+	cl, _ := b.readyVirtualCluster(t, c, "shop")
+	b.setIngressSettings(t)
+	page := fmt.Sprintf("/clusters/%d", cl.ID)
+	panel := page + "/ingress"
+	resp := c.post(page, panel+"/hostnames", url.Values{"name": {"shop.example.com"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body := c.get(page)
+	require.Contains(t, body, "Switch managed ingress on first.")
+
+	resp = c.post(page, panel, url.Values{"enabled": {"on"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-testid="cluster-hostname-form"`)
+	resp = c.post(page, panel+"/hostnames", url.Values{"name": {"Shop.Example.com"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-hostname="shop.example.com"`)
+	require.Contains(t, body, `data-state="pending"`)
+	require.Contains(t, body, "shop.example.com CNAME "+cl.Slug+".apps.test")
+	require.Equal(t, 1, b.auditCount(t, "cluster.hostname_add"))
+
+	// Check now asks DNS (the system's resolver: .example.com has no such
+	// record), and says so.
+	resp = c.post(page, panel+"/hostnames/check", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.get(page)
+	require.Contains(t, body, "Host names checked.")
+
+	// Another tenant cannot take it.
+	other, _ := b.signedUpUser(t, "hostnames-other")
+	theirs, _ := b.readyVirtualCluster(t, other, "theirs")
+	theirPage := fmt.Sprintf("/clusters/%d", theirs.ID)
+	resp = other.post(theirPage, theirPage+"/ingress", url.Values{"enabled": {"on"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	resp = other.post(theirPage, theirPage+"/ingress/hostnames", url.Values{"name": {"shop.example.com"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = other.get(theirPage)
+	require.Contains(t, body, "That host name is already bound to a cluster on this platform.")
+	key := other.createKey("other key")
+	r := b.apiCall(t, http.MethodPost, fmt.Sprintf("/api/v1/clusters/%d/hostnames", theirs.ID), key, `{"name":"shop.example.com"}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
+	require.Contains(t, r.body, "already bound")
+
+	// The API: add, list, remove.
+	r = b.apiCall(t, http.MethodPost, fmt.Sprintf("/api/v1/clusters/%d/hostnames", theirs.ID), key, `{"name":"api.example.org"}`)
+	require.Equal(t, http.StatusCreated, r.status, r.body)
+	require.Contains(t, r.body, `"name":"api.example.org","managed":false,"state":"pending"`)
+	r = b.apiCall(t, http.MethodGet, fmt.Sprintf("/api/v1/clusters/%d", theirs.ID), key, "")
+	require.Contains(t, r.body, `"hostnames":[{"name":"api.example.org"`)
+	r = b.apiCall(t, http.MethodDelete, fmt.Sprintf("/api/v1/clusters/%d/hostnames/api.example.org", theirs.ID), key, "")
+	require.Equal(t, http.StatusNoContent, r.status, r.body)
+	r = b.apiCall(t, http.MethodDelete, fmt.Sprintf("/api/v1/clusters/%d/hostnames/api.example.org", theirs.ID), key, "")
+	require.Equal(t, http.StatusNotFound, r.status, r.body)
+
+	// The confirmation to switch off lists the names; removing one.
+	_, body = c.get(panel + "/disable")
+	require.Contains(t, body, "<code>shop.example.com</code>")
+	resp = c.post(page, panel+"/hostnames/remove", url.Values{"name": {"shop.example.com"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.get(panel)
+	require.NotContains(t, body, `data-hostname="shop.example.com"`)
+}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/apikeys"
@@ -57,6 +56,13 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/disable", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/retry", v.cluster.ID) }, nil},
 	{http.MethodPatch, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, url.Values{"json": {`{"managed_ingress":true}`}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/hostnames", v.cluster.ID) }, url.Values{"name": {"pwned.example.com"}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/hostnames/remove", v.cluster.ID) }, url.Values{"name": {"victim.example.com"}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/hostnames/check", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/hostnames", v.cluster.ID) }, url.Values{"json": {`{"name":"pwned.example.com"}`}}},
+	{http.MethodDelete, func(v victim) string {
+		return fmt.Sprintf("/api/v1/clusters/%d/hostnames/victim.example.com", v.cluster.ID)
+	}, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/kubeconfig", v.cluster.ID) }, nil},
 	// Nodes: the victim's cluster and a node name.
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/nodes", v.cluster.ID) }, nil},
@@ -119,6 +125,10 @@ func TestTenantIsolation(t *testing.T) {
 	ist := ingress.DefaultSettings()
 	ist.AppsBaseDomain = "apps.test"
 	require.NoError(t, ingress.SaveSettings(ctx, q, ist))
+	_, err = q.IngressSwitch(ctx, queries.IngressSwitchParams{ClusterID: cl.ID, Enabled: true})
+	require.NoError(t, err)
+	_, err = q.HostnameCreate(ctx, queries.HostnameCreateParams{ClusterID: cl.ID, Name: "victim.example.com"})
+	require.NoError(t, err)
 	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op, joinToken: jt.ID}
 	attackerKey := attacker.createKey("attacker's key")
 
@@ -151,8 +161,12 @@ func TestTenantIsolation(t *testing.T) {
 	require.Equal(t, cl.Generation, clAfter.Generation)
 	require.False(t, clAfter.DeleteRequestedAt.Valid)
 	require.False(t, clAfter.NodeQuotaEnabled)
-	_, err = q.IngressGet(ctx, cl.ID)
-	require.ErrorIs(t, err, pgx.ErrNoRows, "managed ingress was never switched")
+	ingressRow, err := q.IngressGet(ctx, cl.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), ingressRow.Generation, "managed ingress was never switched by the attacker")
+	names, err := q.HostnameListByCluster(ctx, cl.ID)
+	require.NoError(t, err)
+	require.Len(t, names, 1, "the victim's host name stays, and no other")
 	jtAfter, err := q.JoinTokenListByCluster(ctx, cl.ID)
 	require.NoError(t, err)
 	require.Len(t, jtAfter, 1)

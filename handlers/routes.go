@@ -108,6 +108,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/clusters/:id/ingress", h.setClusterIngress, h.requireUser)
 	e.GET("/clusters/:id/ingress/disable", h.showDisableIngressPage, h.requireUser)
 	e.POST("/clusters/:id/ingress/retry", h.retryClusterIngress, h.requireUser)
+	e.POST("/clusters/:id/ingress/hostnames", h.addClusterHostname, h.requireUser)
+	e.POST("/clusters/:id/ingress/hostnames/remove", h.removeClusterHostname, h.requireUser)
+	e.POST("/clusters/:id/ingress/hostnames/check", h.checkClusterHostnames, h.requireUser)
 	e.POST("/clusters/:id/stale-node-cleanup", h.setStaleNodeCleanup, h.requireUser)
 
 	// A cluster's join tokens (join_tokens.go). :joinToken is the token's
@@ -147,6 +150,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/api/v1/clusters", h.createAPICluster, h.requireAPIKey)
 	e.GET("/api/v1/clusters/:id", h.showAPICluster, h.requireAPIKey)
 	e.PATCH("/api/v1/clusters/:id", h.updateAPICluster, h.requireAPIKey)
+	e.POST("/api/v1/clusters/:id/hostnames", h.addAPIHostname, h.requireAPIKey)
+	e.DELETE("/api/v1/clusters/:id/hostnames/:name", h.removeAPIHostname, h.requireAPIKey)
 	e.DELETE("/api/v1/clusters/:id", h.deleteAPICluster, h.requireAPIKey)
 	e.GET("/api/v1/clusters/:id/kubeconfig", h.downloadAPIKubeconfig, h.requireAPIKey)
 	e.GET("/api/v1/clusters/:id/nodes", h.listAPINodes, h.requireAPIKey)

@@ -46,6 +46,9 @@ func checkKinds() []checkKind {
 		{kind: ingress.DNSCheck, anyState: true, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: ingress.DNSArgs{ClusterID: id}}
 		}},
+		{kind: ingress.HostnamesCheck, anyState: true, job: func(id int64) river.InsertManyParams {
+			return river.InsertManyParams{Args: ingress.HostnamesArgs{ClusterID: id}}
+		}},
 	}
 }
 

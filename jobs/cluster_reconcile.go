@@ -329,8 +329,10 @@ func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries,
 	if err := dnsrecords.Schedule(ctx, q, c.ID); err != nil {
 		return err
 	}
-	if err := checks.Schedule(ctx, q, c.ID, ingress.DNSCheck, time.Now()); err != nil {
-		return err
+	for _, kind := range []checks.Kind{ingress.DNSCheck, ingress.HostnamesCheck} {
+		if err := checks.Schedule(ctx, q, c.ID, kind, time.Now()); err != nil {
+			return err
+		}
 	}
 	logger.Info("cluster deleted")
 	return w.event(ctx, q, c, "info", "Deleted", "")

@@ -93,6 +93,20 @@ type ClusterEvent struct {
 	CreatedAt pgtype.Timestamptz
 }
 
+type ClusterHostname struct {
+	ID         int64
+	ClusterID  int64
+	Name       string
+	Managed    bool
+	State      string
+	Resolved   string
+	Error      string
+	CheckedAt  pgtype.Timestamptz
+	VerifiedAt pgtype.Timestamptz
+	CreatedAt  pgtype.Timestamptz
+	DeletedAt  pgtype.Timestamptz
+}
+
 type ClusterIngress struct {
 	ClusterID          int64
 	Enabled            bool

@@ -173,6 +173,7 @@ type services struct {
 // need the client: it is set (setRiver) once it exists.
 func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *services {
 	cl := &clusters.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig}
+	dns := &dnsrecords.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig}
 	return &services{
 		accounts:      &accounts.Service{Pool: pool, Box: box},
 		clusters:      cl,
@@ -183,8 +184,8 @@ func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *servi
 		adminUsers:    &adminusers.Service{Pool: pool},
 		adminSettings: &adminsettings.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
 		edge:          &edge.Service{Pool: pool, Box: box},
-		dns:           &dnsrecords.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
-		ingress:       &ingress.Service{Pool: pool},
+		dns:           dns,
+		ingress:       &ingress.Service{Pool: pool, Box: box, DNS: dns},
 	}
 }
 

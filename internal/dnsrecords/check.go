@@ -58,7 +58,48 @@ func resolve(ctx context.Context, resolver, name string) ([]netip.Addr, error) {
 		}
 		return sortAddrs(addrs), nil
 	}
-	var out []netip.Addr
+	r, err := Resolve(ctx, resolver, name)
+	return r.Addrs, err
+}
+
+// Resolution is what a name resolves to: the aliases on its way (CNAME
+// targets, in order) and its addresses, sorted.
+type Resolution struct {
+	Aliases []string
+	Addrs   []netip.Addr
+}
+
+// String says what the name resolves to, for a person: its aliases and
+// addresses, or "nothing".
+func (r Resolution) String() string {
+	parts := slices.Clone(r.Aliases)
+	parts = append(parts, strs(r.Addrs)...)
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Resolve looks up name through resolver (host:port; empty: the
+// system's): the CNAMEs on its way and its addresses; none when it does
+// not exist.
+func Resolve(ctx context.Context, resolver, name string) (Resolution, error) {
+	var r Resolution
+	if resolver == "" {
+		cname, err := net.DefaultResolver.LookupCNAME(ctx, name)
+		var dnsErr *net.DNSError
+		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+			return r, nil
+		}
+		if err != nil {
+			return r, fmt.Errorf("look up %s: %w", name, err)
+		}
+		if cname = strings.TrimSuffix(cname, "."); cname != "" && !strings.EqualFold(cname, name) {
+			r.Aliases = []string{strings.ToLower(cname)}
+		}
+		r.Addrs, err = resolve(ctx, "", name)
+		return r, err
+	}
 	c := &dns.Client{}
 	for _, qtype := range []uint16{dns.TypeA, dns.TypeAAAA} {
 		m := new(dns.Msg)
@@ -68,15 +109,22 @@ func resolve(ctx context.Context, resolver, name string) ([]netip.Addr, error) {
 			resp, _, err = (&dns.Client{Net: "tcp"}).ExchangeContext(ctx, m, resolver)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("look up %s through %s: %w", name, resolver, err)
+			return r, fmt.Errorf("look up %s through %s: %w", name, resolver, err)
 		}
-		if resp.Rcode == dns.RcodeNameError {
-			return nil, nil
+		if resp.Rcode != dns.RcodeSuccess && resp.Rcode != dns.RcodeNameError {
+			return r, fmt.Errorf("look up %s through %s: %s", name, resolver, dns.RcodeToString[resp.Rcode])
 		}
-		if resp.Rcode != dns.RcodeSuccess {
-			return nil, fmt.Errorf("look up %s through %s: %s", name, resolver, dns.RcodeToString[resp.Rcode])
+		// A name whose alias leads nowhere is NXDOMAIN with the alias in
+		// the answer.
+		for _, rr := range resp.Answer {
+			if c, ok := rr.(*dns.CNAME); ok {
+				if t := strings.ToLower(strings.TrimSuffix(c.Target, ".")); !slices.Contains(r.Aliases, t) {
+					r.Aliases = append(r.Aliases, t)
+				}
+			}
 		}
-		out = append(out, answerAddrs(resp)...)
+		r.Addrs = append(r.Addrs, answerAddrs(resp)...)
 	}
-	return sortAddrs(out), nil
+	r.Addrs = sortAddrs(r.Addrs)
+	return r, nil
 }

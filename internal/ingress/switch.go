@@ -14,6 +14,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -52,8 +53,12 @@ func (ReconcileArgs) InsertOpts() river.InsertOpts {
 type Service struct {
 	Pool  *pgxpool.Pool
 	River *river.Client[pgx.Tx]
-	// DNS writes the CNAME target's records (SyncDNS).
+	// DNS writes the CNAME target's records (SyncDNS) and the host names'
+	// CNAMEs (CheckHostnames).
 	DNS *dnsrecords.Service
+	// Box opens the runtime settings (the API base domain a host name
+	// must not be under).
+	Box *secrets.Box
 }
 
 // State is a cluster's managed ingress as the pages and the API show it.

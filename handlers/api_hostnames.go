@@ -1,0 +1,81 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/locale"
+)
+
+// apiHostname is a bound host name as the API shows it.
+type apiHostname struct {
+	Name string `json:"name"`
+	// Managed: under the apps base domain, the platform writes its CNAME.
+	Managed bool `json:"managed"`
+	// State: pending, verified, wrong (resolved says what the name
+	// resolves to), error (error says why the check could not tell).
+	State    string `json:"state"`
+	Resolved string `json:"resolved,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+func apiHostnameOf(h ingress.Hostname) apiHostname {
+	return apiHostname{Name: h.Name, Managed: h.Managed, State: h.State, Resolved: h.Resolved, Error: h.Error}
+}
+
+// apiHostnameBody is the body of POST /api/v1/clusters/{id}/hostnames.
+type apiHostnameBody struct {
+	Name string `json:"name"`
+}
+
+// addAPIHostname binds a host name to the cluster: 201 with it; 422 for a
+// bad, reserved or taken name or too many; 409 while managed ingress is
+// off or the cluster is being deleted.
+func (h *Handlers) addAPIHostname(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	var body apiHostnameBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	added, err := h.Ingress.AddHostname(c.Request().Context(), cl, body.Name, actor(c))
+	ctx := c.Request().Context()
+	var fe input.Errors
+	switch {
+	case errors.As(err, &fe):
+		return h.apiClusterError(c, clusters.FieldErrors(fe))
+	case errors.Is(err, ingress.ErrIngressOff):
+		return c.JSON(http.StatusConflict, apiError{Error: apiErrorBody{Code: "ingress_off", Message: locale.T(ctx, err.Error())}})
+	case errors.Is(err, ingress.ErrHostnameTooMany):
+		return c.JSON(http.StatusUnprocessableEntity, apiError{Error: apiErrorBody{Code: "too_many", Message: locale.T(ctx, err.Error())}})
+	case err != nil:
+		return h.apiClusterError(c, err)
+	}
+	c.Response().Header().Set(echo.HeaderLocation, fmt.Sprintf("/api/v1/clusters/%d/hostnames/%s", cl.ID, added.Name))
+	return c.JSON(http.StatusCreated, apiHostnameOf(added))
+}
+
+// removeAPIHostname unbinds a host name of the cluster: 204; 404 for a
+// name not bound to it.
+func (h *Handlers) removeAPIHostname(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	err = h.Ingress.RemoveHostname(c.Request().Context(), cl, c.Param("name"), actor(c))
+	if errors.Is(err, ingress.ErrHostnameNotFound) {
+		return c.JSON(http.StatusNotFound, apiError{Error: apiErrorBody{Code: "not_found", Message: locale.T(c.Request().Context(), err.Error())}})
+	}
+	if err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

@@ -1,0 +1,138 @@
+package jobs_test
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+
+	"github.com/miekg/dns"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/settings"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// TestIngressHostnames binds host names on a real Knot server: a name
+// under the apps base domain gets its CNAME from the platform, put back
+// after a manual delete; an outside name is pending until the test
+// publishes its CNAME, then verified, and wrong (saying where it points)
+// when it points elsewhere; an apex name with the target's addresses is
+// verified. A name is bound to one cluster on the platform; the names the
+// platform uses are refused; a removed name's CNAME goes.
+func TestIngressHostnames(t *testing.T) {
+	t.Parallel()
+	b := setupIngress(t)
+	ctx := context.Background()
+	q := queries.New(b.pool)
+	srv := testenv.Knot(t, "clusters.test")
+	require.NoError(t, dnsrecords.Store(ctx, q, b.box, dnsrecords.Settings{
+		Mode: dnsrecords.ModeRFC2136, Addresses: []string{"192.0.2.1"}, Resolver: srv.Addr, Server: srv.Addr, Zone: srv.Zone,
+		KeyName: srv.KeyName, KeyAlgorithm: srv.KeyAlgorithm, KeySecret: srv.KeySecret, TTL: 60,
+	}))
+	rt, err := settings.Load(ctx, q, b.box)
+	require.NoError(t, err)
+	rt.APIBaseDomain = "k8s.clusters.test"
+	require.NoError(t, settings.Save(ctx, q, b.box, rt))
+	st, err := ingress.LoadSettings(ctx, q)
+	require.NoError(t, err)
+	st.AppsBaseDomain = "apps.clusters.test"
+	require.NoError(t, ingress.SaveSettings(ctx, q, st))
+	target := b.c.Slug + ".apps.clusters.test"
+	svc := &ingress.Service{Pool: b.pool, River: b.reconcileBundle.svc.River, Box: b.box, DNS: &dnsrecords.Service{Pool: b.pool, Box: b.box}}
+	actor := audit.Actor{UserID: b.owner.ID}
+	w := &dnsrecords.RFC2136{Server: srv.Addr, Zone: srv.Zone, KeyName: srv.KeyName, Algorithm: srv.KeyAlgorithm, Secret: srv.KeySecret, TTL: 60}
+	check := func() map[string]ingress.Hostname {
+		t.Helper()
+		require.NoError(t, svc.RunHostnamesCheck(ctx, b.c.ID, nil))
+		names, err := svc.Hostnames(ctx, b.c.ID)
+		require.NoError(t, err)
+		out := map[string]ingress.Hostname{}
+		for _, n := range names {
+			out[n.Name] = n
+		}
+		return out
+	}
+	field := func(err error) string {
+		t.Helper()
+		var fe input.Errors
+		require.ErrorAs(t, err, &fe)
+		return fe["name"]
+	}
+
+	_, err = svc.AddHostname(ctx, b.c, "shop.apps.clusters.test", actor)
+	require.ErrorIs(t, err, ingress.ErrIngressOff, "managed ingress must be on")
+	b.switchTo(t, true)
+
+	// Under the apps base domain: the platform writes the CNAME.
+	h, err := svc.AddHostname(ctx, b.c, " Shop.Apps.Clusters.Test. ", actor)
+	require.NoError(t, err)
+	require.Equal(t, "shop.apps.clusters.test", h.Name)
+	require.True(t, h.Managed)
+	require.Equal(t, ingress.HostnamePending, h.State)
+	names := check()
+	require.Equal(t, ingress.HostnameVerified, names["shop.apps.clusters.test"].State)
+	require.Equal(t, []string{target + "."}, srv.Lookup(t, "shop.apps.clusters.test", dns.TypeCNAME))
+	require.NoError(t, w.RemoveCNAME(ctx, "shop.apps.clusters.test"))
+	check()
+	require.Equal(t, []string{target + "."}, srv.Lookup(t, "shop.apps.clusters.test", dns.TypeCNAME), "repaired")
+	require.Equal(t, "HostnameRecovered", lastOf(b.reasons(t, b.c.ID)))
+
+	// Outside: pending, then verified once its CNAME is there.
+	_, err = svc.AddHostname(ctx, b.c, "www.clusters.test", actor)
+	require.NoError(t, err)
+	names = check()
+	require.Equal(t, ingress.HostnamePending, names["www.clusters.test"].State)
+	require.False(t, names["www.clusters.test"].Managed)
+	require.NoError(t, w.SetCNAME(ctx, "www.clusters.test", target))
+	names = check()
+	require.Equal(t, ingress.HostnameVerified, names["www.clusters.test"].State)
+	require.NoError(t, w.SetCNAME(ctx, "www.clusters.test", "elsewhere.clusters.test"))
+	names = check()
+	require.Equal(t, ingress.HostnameWrong, names["www.clusters.test"].State)
+	require.Contains(t, names["www.clusters.test"].Resolved, "elsewhere.clusters.test")
+	require.Equal(t, "HostnameWrong", lastOf(b.reasons(t, b.c.ID)))
+
+	// An apex name cannot have a CNAME: the target's addresses do.
+	require.NoError(t, q.IngressDNSSave(ctx, queries.IngressDNSSaveParams{ClusterID: b.c.ID, Name: target, Addresses: []string{"203.0.113.5"}, State: ingress.DNSPublished}))
+	_, err = svc.AddHostname(ctx, b.c, "apex.clusters.test", actor)
+	require.NoError(t, err)
+	require.NoError(t, w.Set(ctx, "apex.clusters.test", []netip.Addr{netip.MustParseAddr("203.0.113.5")}))
+	names = check()
+	require.Equal(t, ingress.HostnameVerified, names["apex.clusters.test"].State)
+
+	// Refused: bad names, the platform's own names, a name bound already
+	// (by another tenant too).
+	for _, name := range []string{"", "nodot", "bad_name.example.com", "*.example.com"} {
+		_, err = svc.AddHostname(ctx, b.c, name, actor)
+		require.Equal(t, ingress.ErrHostnameInvalid.Error(), field(err), name)
+	}
+	for _, name := range []string{"x.k8s.clusters.test", "k8s.clusters.test", target, "apps.clusters.test"} {
+		_, err = svc.AddHostname(ctx, b.c, name, actor)
+		require.Equal(t, ingress.ErrHostnameReserved.Error(), field(err), name)
+	}
+	_, err = svc.AddHostname(ctx, b.c, "www.clusters.test", actor)
+	require.Equal(t, ingress.ErrHostnameTaken.Error(), field(err))
+	other, err := q.UserCreateUnverified(ctx, queries.UserCreateUnverifiedParams{Email: "other@example.com", Name: "Other"})
+	require.NoError(t, err)
+	theirs, err := b.reconcileBundle.svc.Create(ctx, other.ID, clusters.Input{Name: "theirs"}, audit.Actor{UserID: other.ID})
+	require.NoError(t, err)
+	_, err = svc.Switch(ctx, theirs, true, audit.Actor{UserID: other.ID})
+	require.NoError(t, err)
+	_, err = svc.AddHostname(ctx, theirs, "shop.apps.clusters.test", audit.Actor{UserID: other.ID})
+	require.Equal(t, ingress.ErrHostnameTaken.Error(), field(err), "another tenant's name")
+
+	// Removed: its CNAME goes, and the name is free again.
+	require.NoError(t, svc.RemoveHostname(ctx, b.c, "shop.apps.clusters.test", actor))
+	require.ErrorIs(t, svc.RemoveHostname(ctx, b.c, "shop.apps.clusters.test", actor), ingress.ErrHostnameNotFound)
+	names = check()
+	require.NotContains(t, names, "shop.apps.clusters.test")
+	require.Empty(t, srv.Lookup(t, "shop.apps.clusters.test", dns.TypeCNAME))
+	_, err = svc.AddHostname(ctx, theirs, "shop.apps.clusters.test", audit.Actor{UserID: other.ID})
+	require.NoError(t, err)
+}
