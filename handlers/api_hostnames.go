@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,10 +24,28 @@ type apiHostname struct {
 	State    string `json:"state"`
 	Resolved string `json:"resolved,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// Certificate is its certificate, once the name is verified.
+	Certificate *apiCertificate `json:"certificate"`
+}
+
+// apiCertificate is a host name's certificate: state ready, issuing or
+// error (error is cert-manager's message); not_after its expiry.
+type apiCertificate struct {
+	State    string     `json:"state"`
+	NotAfter *time.Time `json:"not_after"`
+	Error    string     `json:"error,omitempty"`
 }
 
 func apiHostnameOf(h ingress.Hostname) apiHostname {
-	return apiHostname{Name: h.Name, Managed: h.Managed, State: h.State, Resolved: h.Resolved, Error: h.Error}
+	out := apiHostname{Name: h.Name, Managed: h.Managed, State: h.State, Resolved: h.Resolved, Error: h.Error}
+	if h.Cert != "" {
+		out.Certificate = &apiCertificate{State: h.Cert, Error: h.CertError}
+		if !h.CertNotAfter.IsZero() {
+			t := h.CertNotAfter.UTC()
+			out.Certificate.NotAfter = &t
+		}
+	}
+	return out
 }
 
 // apiHostnameBody is the body of POST /api/v1/clusters/{id}/hostnames.

@@ -43,7 +43,10 @@ func (h *Handlers) clusterIngressView(c echo.Context, cl queries.Cluster) (views
 	}
 	hostnames := make([]views.ClusterHostname, len(names))
 	for i, n := range names {
-		hostnames[i] = views.ClusterHostname{Name: n.Name, Managed: n.Managed, State: n.State, Resolved: n.Resolved, Error: n.Error}
+		hostnames[i] = views.ClusterHostname{
+			Name: n.Name, Managed: n.Managed, State: n.State, Resolved: n.Resolved, Error: n.Error,
+			Cert: n.Cert, CertError: n.CertError, CertExpires: n.CertNotAfter,
+		}
 	}
 	return views.ClusterIngress{
 		Hostnames: hostnames, Hostname: views.NewForm(),

@@ -17,11 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/ingress/ingresstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -33,6 +33,7 @@ func (b *testBundle) setIngressSettings(t *testing.T) {
 	t.Helper()
 	st := ingress.DefaultSettings()
 	st.ChartPath = testenv.TraefikChart(t)
+	st.CertManagerChartPath = testenv.CertManagerChart(t)
 	st.AppsBaseDomain = "apps.test"
 	require.NoError(t, ingress.SaveSettings(context.Background(), queries.New(b.pool), st))
 }
@@ -53,21 +54,6 @@ func (b *testBundle) workIngress(t *testing.T, clusterID int64) river.EventKind 
 	res, err := w.Work(ctx, t, tx, ingress.ReconcileArgs{ClusterID: clusterID}, nil)
 	require.NoError(t, err)
 	return res.EventKind
-}
-
-// playIngressRollout does what the DaemonSet controller would: the
-// controller runs on ready of nodes nodes.
-func playIngressRollout(t *testing.T, kc kubernetes.Interface, ready, nodes int32) {
-	t.Helper()
-	ctx := context.Background()
-	list, err := kc.AppsV1().DaemonSets(ingress.Namespace).List(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	require.Len(t, list.Items, 1)
-	ds := list.Items[0]
-	ds.Status.ObservedGeneration = ds.Generation
-	ds.Status.DesiredNumberScheduled, ds.Status.UpdatedNumberScheduled, ds.Status.NumberAvailable = nodes, nodes, ready
-	_, err = kc.AppsV1().DaemonSets(ingress.Namespace).UpdateStatus(ctx, &ds, metav1.UpdateOptions{})
-	require.NoError(t, err)
 }
 
 // TestClusterIngressSwitch: from the cluster page, managed ingress is
@@ -115,7 +101,7 @@ func TestClusterIngressSwitch(t *testing.T) {
 	_, body = c.get(panel)
 	require.Contains(t, body, "0 of 0 nodes ready")
 	require.Contains(t, body, "traefik 41.6.0")
-	playIngressRollout(t, kc, 3, 3)
+	ingresstest.PlayRollout(t, kc, 3, 3)
 	require.Equal(t, river.EventKindJobCompleted, b.workIngress(t, cl.ID))
 	_, body = c.get(panel)
 	require.Contains(t, body, `data-status="ready"`)
@@ -145,11 +131,28 @@ func TestClusterIngressSwitch(t *testing.T) {
 	require.Equal(t, "traefik", got.ManagedIngress.Controller)
 	require.Equal(t, cl.Slug+".apps.test", got.ManagedIngress.CNAMETarget)
 
+	// A host name's certificate, as the check records it, on the panel
+	// and in the API.
+	resp = c.post(page, panel+"/hostnames", url.Values{"name": {"shop.example.net"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, err = b.pool.Exec(context.Background(), `UPDATE cluster_hostnames SET state = 'verified', cert_state = 'ready', cert_not_after = '2027-03-02T01:00:00Z' WHERE name = 'shop.example.net'`)
+	require.NoError(t, err)
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-cert="ready"`)
+	require.Contains(t, body, "ready, valid until")
+	r = b.apiCall(t, http.MethodGet, fmt.Sprintf("/api/v1/clusters/%d", cl.ID), key, "")
+	require.Contains(t, r.body, `"certificate":{"state":"ready","not_after":"2027-03-02T01:00:00Z"}`)
+	_, err = b.pool.Exec(context.Background(), `UPDATE cluster_hostnames SET cert_state = 'error', cert_error = '403 urn:ietf:params:acme:error:unauthorized' WHERE name = 'shop.example.net'`)
+	require.NoError(t, err)
+	_, body = c.get(panel)
+	require.Contains(t, body, `data-cert="error"`)
+	require.Contains(t, body, "acme:error:unauthorized")
+
 	// Off, after the confirmation.
 	_, body = c.get(panel)
 	require.Contains(t, body, `data-testid="cluster-ingress-disable"`)
 	_, body = c.get(panel + "/disable")
-	require.Contains(t, body, "No host names are bound to this cluster.")
+	require.Contains(t, body, "<code>shop.example.net</code>", "the names that stop being served")
 	require.Contains(t, body, "custom resource definitions")
 	resp = c.post(panel+"/disable", panel, url.Values{"enabled": {"off"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)

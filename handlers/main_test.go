@@ -126,7 +126,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		Edge:          &edge.Service{Pool: web, Box: box},
 		EdgeState:     edgeState,
 		DNS:           &dnsrecords.Service{Pool: web, Box: box},
-		Ingress:       &ingress.Service{Pool: web, River: rc, Box: box, DNS: &dnsrecords.Service{Pool: web, Box: box}},
+		Ingress:       &ingress.Service{Pool: web, River: rc, Box: box, DNS: &dnsrecords.Service{Pool: web, Box: box}, Virtual: webClusters.VirtualConfig},
 	}
 	for _, o := range opts {
 		o(&deps)

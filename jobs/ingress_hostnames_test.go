@@ -4,9 +4,16 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
+	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusters"
@@ -135,4 +142,113 @@ func TestIngressHostnames(t *testing.T) {
 	require.Empty(t, srv.Lookup(t, "shop.apps.clusters.test", dns.TypeCNAME))
 	_, err = svc.AddHostname(ctx, theirs, "shop.apps.clusters.test", audit.Actor{UserID: other.ID})
 	require.NoError(t, err)
+}
+
+// TestIngressCertificates: once managed ingress is ready, each verified
+// host name gets a cert-manager Certificate from the platform's
+// ClusterIssuer, listed in Traefik's default TLSStore; the check records
+// what cert-manager says of it (issuing, failed with its message, ready
+// with its expiry), and a removed name's Certificate goes.
+func TestIngressCertificates(t *testing.T) {
+	t.Parallel()
+	b := setupIngress(t)
+	ctx := context.Background()
+	q := queries.New(b.pool)
+	srv := testenv.Knot(t, "clusters.test")
+	require.NoError(t, dnsrecords.Store(ctx, q, b.box, dnsrecords.Settings{
+		Mode: dnsrecords.ModeRFC2136, Addresses: []string{"192.0.2.1"}, Resolver: srv.Addr, Server: srv.Addr, Zone: srv.Zone,
+		KeyName: srv.KeyName, KeyAlgorithm: srv.KeyAlgorithm, KeySecret: srv.KeySecret, TTL: 60,
+	}))
+	rt, err := settings.Load(ctx, q, b.box)
+	require.NoError(t, err)
+	rt.APIBaseDomain = "k8s.clusters.test"
+	require.NoError(t, settings.Save(ctx, q, b.box, rt))
+	st, err := ingress.LoadSettings(ctx, q)
+	require.NoError(t, err)
+	st.AppsBaseDomain = "apps.clusters.test"
+	require.NoError(t, ingress.SaveSettings(ctx, q, st))
+	svc := &ingress.Service{Pool: b.pool, River: b.reconcileBundle.svc.River, Box: b.box, DNS: &dnsrecords.Service{Pool: b.pool, Box: b.box}, Virtual: b.reconcileBundle.svc.VirtualConfig}
+	actor := audit.Actor{UserID: b.owner.ID}
+	dyn := dynamic.NewForConfigOrDie(b.virt.Config)
+	certs := dyn.Resource(schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}).Namespace(ingress.Namespace)
+	hostname := func(name string) ingress.Hostname {
+		t.Helper()
+		require.NoError(t, svc.RunHostnamesCheck(ctx, b.c.ID, nil))
+		names, err := svc.Hostnames(ctx, b.c.ID)
+		require.NoError(t, err)
+		for _, n := range names {
+			if n.Name == name {
+				return n
+			}
+		}
+		t.Fatalf("%s is not bound", name)
+		return ingress.Hostname{}
+	}
+
+	b.switchTo(t, true)
+	w := b.worker(t, time.Hour, nil)
+	_, err = b.work(t, w)
+	require.NoError(t, err)
+	b.playRollout(t, 1, 1)
+	res, err := b.work(t, w)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+	require.Equal(t, ingress.StatusReady, b.state(t).Status)
+
+	_, err = svc.AddHostname(ctx, b.c, "shop.apps.clusters.test", actor)
+	require.NoError(t, err)
+	h := hostname("shop.apps.clusters.test")
+	require.Equal(t, ingress.HostnameVerified, h.State)
+	require.Equal(t, ingress.CertIssuing, h.Cert)
+	certName := ingress.CertificateName("shop.apps.clusters.test")
+	cert, err := certs.Get(ctx, certName, metav1.GetOptions{})
+	require.NoError(t, err)
+	dnsNames, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
+	require.Equal(t, []string{"shop.apps.clusters.test"}, dnsNames)
+	issuer, _, _ := unstructured.NestedString(cert.Object, "spec", "issuerRef", "name")
+	require.Equal(t, ingress.IssuerName, issuer)
+	store, err := dyn.Resource(schema.GroupVersionResource{Group: "traefik.io", Version: "v1alpha1", Resource: "tlsstores"}).Namespace(ingress.Namespace).Get(ctx, "default", metav1.GetOptions{})
+	require.NoError(t, err)
+	listed, _, _ := unstructured.NestedSlice(store.Object, "spec", "certificates")
+	require.Equal(t, []any{map[string]any{"secretName": certName}}, listed)
+
+	// cert-manager fails to issue it, then issues it.
+	setStatus := func(status map[string]any) {
+		t.Helper()
+		cert, err := certs.Get(ctx, certName, metav1.GetOptions{})
+		require.NoError(t, err)
+		cert.Object["status"] = status
+		_, err = certs.UpdateStatus(ctx, cert, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	setStatus(map[string]any{
+		"lastFailureTime": "2026-12-02T01:00:00Z",
+		"conditions": []any{
+			map[string]any{"type": "Ready", "status": "False", "reason": "DoesNotExist", "message": "Issuing certificate as Secret does not exist", "lastTransitionTime": "2026-12-02T01:00:00Z"},
+			map[string]any{"type": "Issuing", "status": "False", "reason": "Failed", "message": "The certificate request has failed to complete and will be retried: 403 urn:ietf:params:acme:error:unauthorized", "lastTransitionTime": "2026-12-02T01:00:00Z"},
+		},
+	})
+	h = hostname("shop.apps.clusters.test")
+	require.Equal(t, ingress.CertError, h.Cert)
+	require.Contains(t, h.CertError, "acme:error:unauthorized")
+	require.Equal(t, "CertificateFailed", lastOf(b.reasons(t, b.c.ID)))
+	setStatus(map[string]any{
+		"notAfter": "2027-03-02T01:00:00Z",
+		"conditions": []any{
+			map[string]any{"type": "Ready", "status": "True", "reason": "Ready", "message": "Certificate is up to date and has not expired", "lastTransitionTime": "2026-12-02T01:10:00Z"},
+		},
+	})
+	h = hostname("shop.apps.clusters.test")
+	require.Equal(t, ingress.CertReady, h.Cert)
+	require.Empty(t, h.CertError)
+	require.Equal(t, time.Date(2027, 3, 2, 1, 0, 0, 0, time.UTC), h.CertNotAfter.UTC())
+	require.Equal(t, "CertificateReady", lastOf(b.reasons(t, b.c.ID)))
+
+	// Another verified name keeps the store going while the first goes.
+	_, err = svc.AddHostname(ctx, b.c, "blog.apps.clusters.test", actor)
+	require.NoError(t, err)
+	require.NoError(t, svc.RemoveHostname(ctx, b.c, "shop.apps.clusters.test", actor))
+	require.Equal(t, ingress.CertIssuing, hostname("blog.apps.clusters.test").Cert)
+	_, err = certs.Get(ctx, certName, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "the removed name's Certificate is gone: %v", err)
 }

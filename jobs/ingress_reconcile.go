@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -103,7 +104,11 @@ func (w *IngressReconcileWorker) Work(ctx context.Context, job *river.Job[ingres
 		return err
 	}
 	if row.Enabled {
-		return r.install(ctx, cfg, client, st)
+		owner, err := q.UserGetByID(ctx, c.OwnerID)
+		if err != nil {
+			return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
+		}
+		return r.install(ctx, cfg, client, st, owner.Email)
 	}
 	return r.remove(ctx, cfg, st)
 }
@@ -116,7 +121,7 @@ type ingressRun struct {
 	logger *slog.Logger
 }
 
-func (r ingressRun) install(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, st ingress.Settings) error {
+func (r ingressRun) install(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, st ingress.Settings, email string) error {
 	src, path := st.Chart()
 	ch, err := r.w.Charts.Load(path, src.Repo, src.Name, src.Version)
 	if err != nil {
@@ -146,12 +151,39 @@ func (r ingressRun) install(ctx context.Context, cfg *rest.Config, client kubern
 			return err
 		}
 	}
+	cm := ingress.CertManagerChart
+	cmCh, err := r.w.Charts.Load(st.CertManagerChartPath, cm.Repo, cm.Name, cm.Version)
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	cmOutcome, err := ingress.InstallCertManager(ctx, cfg, cmCh, r.logger)
+	if errors.Is(err, ingress.ErrNamespaceTerminating) {
+		if err := r.set(ctx, ingress.StatusInstalling, "waiting for the last removal to finish", st.Controller, ch, false); err != nil {
+			return err
+		}
+		return river.JobSnooze(r.pollInterval())
+	}
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	if cmOutcome != helm.Unchanged {
+		r.logger.Info("cert-manager applied", "outcome", cmOutcome, "chart_version", cmCh.Metadata.Version)
+	}
 	ro, err := ingress.ReadRollout(ctx, client)
 	if err != nil {
 		return r.fail(ctx, err)
 	}
 	progress := fmt.Sprintf("%d of %d nodes", ro.Ready, ro.Desired)
-	if ro.Done {
+	if ro.Done && ro.CertManagerReady {
+		// Certificates come from the ACME server the admin names, for the
+		// owner's account, through the controller.
+		dyn, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return r.fail(ctx, fmt.Errorf("virtual cluster client: %w", err))
+		}
+		if err := ingress.EnsureIssuer(ctx, dyn, st.ACMEServer, email, ingress.IngressClass(st.Controller)); err != nil {
+			return r.fail(ctx, err)
+		}
 		if err := r.set(ctx, ingress.StatusReady, progress, st.Controller, ch, true); err != nil {
 			return err
 		}
@@ -159,6 +191,9 @@ func (r ingressRun) install(ctx context.Context, cfg *rest.Config, client kubern
 		return r.event(ctx, "info", "IngressReady", progress)
 	}
 	msg := progress + " ready"
+	if !ro.CertManagerReady {
+		msg += "; cert-manager starting"
+	}
 	if len(ro.Problems) > 0 {
 		msg += "; " + strings.Join(ro.Problems, "; ")
 	}
@@ -194,6 +229,11 @@ func (r ingressRun) remove(ctx context.Context, cfg *rest.Config, st ingress.Set
 	if err != nil {
 		return r.fail(ctx, err)
 	}
+	cmRemoved, err := ingress.RemoveCertManager(ctx, cfg, r.logger)
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	removed = removed || cmRemoved
 	if err := r.set(ctx, ingress.StatusOff, "", "", nil, true); err != nil {
 		return err
 	}

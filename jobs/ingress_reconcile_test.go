@@ -15,6 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -22,6 +25,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/ingress/ingresstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -43,6 +47,7 @@ func setupIngress(t *testing.T) *ingressBundle {
 	ctx := context.Background()
 	st := ingress.DefaultSettings()
 	st.ChartPath = testenv.TraefikChart(t)
+	st.CertManagerChartPath = testenv.CertManagerChart(t)
 	st.AppsBaseDomain = "apps.test"
 	require.NoError(t, ingress.SaveSettings(ctx, queries.New(b.pool), st))
 	virt := testenv.NewKube(t)
@@ -99,17 +104,10 @@ func (b *ingressBundle) daemonSet(t *testing.T) string {
 }
 
 // playRollout does what the DaemonSet controller would: the controller
-// runs on nodes of nodes.
+// runs on ready of nodes nodes; and cert-manager comes up.
 func (b *ingressBundle) playRollout(t *testing.T, ready, nodes int32) {
 	t.Helper()
-	ctx := context.Background()
-	ds, err := b.vclient.AppsV1().DaemonSets(ingress.Namespace).Get(ctx, b.daemonSet(t), metav1.GetOptions{})
-	require.NoError(t, err)
-	ds.Status.ObservedGeneration = ds.Generation
-	ds.Status.DesiredNumberScheduled, ds.Status.CurrentNumberScheduled = nodes, nodes
-	ds.Status.UpdatedNumberScheduled, ds.Status.NumberReady, ds.Status.NumberAvailable = nodes, ready, ready
-	_, err = b.vclient.AppsV1().DaemonSets(ingress.Namespace).UpdateStatus(ctx, ds, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	ingresstest.PlayRollout(t, b.vclient, ready, nodes)
 }
 
 // TestIngressLifecycle: switched on, the real Traefik chart is installed
@@ -131,7 +129,7 @@ func TestIngressLifecycle(t *testing.T) {
 	require.Equal(t, river.EventKindJobSnoozed, res.EventKind, "waits for the rollout")
 	s := b.state(t)
 	require.Equal(t, ingress.StatusInstalling, s.Status)
-	require.Equal(t, "0 of 0 nodes ready", s.Message)
+	require.Equal(t, "0 of 0 nodes ready; cert-manager starting", s.Message)
 	require.Equal(t, ingress.Traefik, s.Controller)
 	require.Equal(t, "41.6.0", s.ChartVersion)
 	ds, err := b.vclient.AppsV1().DaemonSets(ingress.Namespace).Get(ctx, b.daemonSet(t), metav1.GetOptions{})
@@ -154,6 +152,17 @@ func TestIngressLifecycle(t *testing.T) {
 	s = b.state(t)
 	require.Equal(t, ingress.StatusReady, s.Status)
 	require.Equal(t, "2 of 2 nodes", s.Message)
+	// The ClusterIssuer of the admin's ACME server, for the owner.
+	issuer, err := dynamic.NewForConfigOrDie(b.virt.Config).Resource(schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "clusterissuers"}).Get(ctx, ingress.IssuerName, metav1.GetOptions{})
+	require.NoError(t, err)
+	server, _, _ := unstructured.NestedString(issuer.Object, "spec", "acme", "server")
+	email, _, _ := unstructured.NestedString(issuer.Object, "spec", "acme", "email")
+	require.Equal(t, ingress.LetsEncryptProduction, server)
+	require.Equal(t, b.owner.Email, email)
+	solvers, _, _ := unstructured.NestedSlice(issuer.Object, "spec", "acme", "solvers")
+	require.Len(t, solvers, 1)
+	class, _, _ := unstructured.NestedString(solvers[0].(map[string]any), "http01", "ingress", "ingressClassName")
+	require.Equal(t, "traefik", class)
 	// Done: another job for it changes nothing.
 	res, err = b.work(t, w)
 	require.NoError(t, err)
@@ -173,6 +182,13 @@ func TestIngressLifecycle(t *testing.T) {
 	rels, err := helm.Releases(b.virt.Config, ingress.Namespace, ingress.ReleaseName, b.logger)
 	require.NoError(t, err)
 	require.Empty(t, rels)
+	rels, err = helm.Releases(b.virt.Config, ingress.CertManagerNamespace, ingress.CertManagerRelease, b.logger)
+	require.NoError(t, err)
+	require.Empty(t, rels, "cert-manager is gone too")
+	require.Eventually(t, func() bool {
+		_, err := b.vclient.Discovery().ServerResourcesForGroupVersion("cert-manager.io/v1")
+		return apierrors.IsNotFound(err)
+	}, 30*time.Second, 200*time.Millisecond, "with its CRDs")
 
 	// On again while the namespace is still going: the job waits for it.
 	b.switchTo(t, true)
@@ -180,15 +196,17 @@ func TestIngressLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobSnoozed, res.EventKind)
 	require.Equal(t, "waiting for the last removal to finish", b.state(t).Message)
-	ns, err := b.vclient.CoreV1().Namespaces().Get(ctx, ingress.Namespace, metav1.GetOptions{})
-	require.NoError(t, err)
-	ns.Spec.Finalizers = nil
-	_, err = b.vclient.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		_, err := b.vclient.CoreV1().Namespaces().Get(ctx, ingress.Namespace, metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
-	}, 30*time.Second, 100*time.Millisecond)
+	for _, name := range []string{ingress.Namespace, ingress.CertManagerNamespace} {
+		ns, err := b.vclient.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		require.NoError(t, err)
+		ns.Spec.Finalizers = nil
+		_, err = b.vclient.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			_, err := b.vclient.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}, 30*time.Second, 100*time.Millisecond)
+	}
 	res, err = b.work(t, w)
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobSnoozed, res.EventKind)

@@ -163,7 +163,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 	river.AddWorker(w, &ClusterChecksWorker{Pool: d.Pool, Transitions: transitions})
 	dns := &dnsrecords.Service{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath}
 	river.AddWorker(w, &DNSRecordWorker{DNS: dns, Transitions: transitions})
-	ing := &ingress.Service{Pool: d.Pool, DNS: dns, Box: d.Box}
+	ing := &ingress.Service{Pool: d.Pool, DNS: dns, Box: d.Box, Virtual: d.VirtualConfig}
 	river.AddWorker(w, &IngressDNSWorker{Ingress: ing, Transitions: transitions})
 	river.AddWorker(w, &IngressHostnamesWorker{Ingress: ing, Transitions: transitions})
 	river.AddWorker(w, &EdgeWatchWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "edge_watch"), Notices: notify.Notices{Box: d.Box}})

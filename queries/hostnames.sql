@@ -41,3 +41,7 @@ WHERE id = @id;
 -- name: ClusterSlugExists :one
 -- Whether a cluster (of anyone, deleted ones included) has the slug.
 SELECT EXISTS (SELECT 1 FROM clusters WHERE slug = @slug)::boolean;
+
+-- name: HostnameSetCert :exec
+UPDATE cluster_hostnames SET cert_state = @cert_state, cert_not_after = @cert_not_after, cert_error = @cert_error
+WHERE id = @id;

@@ -7,6 +7,8 @@ package queries
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const clusterSlugExists = `-- name: ClusterSlugExists :one
@@ -34,7 +36,7 @@ func (q *Queries) HostnameCountByCluster(ctx context.Context, clusterID int64) (
 
 const hostnameCreate = `-- name: HostnameCreate :one
 INSERT INTO cluster_hostnames (cluster_id, name, managed) VALUES ($1, $2, $3)
-RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at
+RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error
 `
 
 type HostnameCreateParams struct {
@@ -58,12 +60,15 @@ func (q *Queries) HostnameCreate(ctx context.Context, arg HostnameCreateParams) 
 		&i.VerifiedAt,
 		&i.CreatedAt,
 		&i.DeletedAt,
+		&i.CertState,
+		&i.CertNotAfter,
+		&i.CertError,
 	)
 	return i, err
 }
 
 const hostnameListByCluster = `-- name: HostnameListByCluster :many
-SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at FROM cluster_hostnames WHERE cluster_id = $1 AND deleted_at IS NULL ORDER BY name
+SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error FROM cluster_hostnames WHERE cluster_id = $1 AND deleted_at IS NULL ORDER BY name
 `
 
 // The cluster's bound host names, by name.
@@ -88,6 +93,9 @@ func (q *Queries) HostnameListByCluster(ctx context.Context, clusterID int64) ([
 			&i.VerifiedAt,
 			&i.CreatedAt,
 			&i.DeletedAt,
+			&i.CertState,
+			&i.CertNotAfter,
+			&i.CertError,
 		); err != nil {
 			return nil, err
 		}
@@ -100,7 +108,7 @@ func (q *Queries) HostnameListByCluster(ctx context.Context, clusterID int64) ([
 }
 
 const hostnameListForCheck = `-- name: HostnameListForCheck :many
-SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at FROM cluster_hostnames WHERE cluster_id = $1 ORDER BY id
+SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error FROM cluster_hostnames WHERE cluster_id = $1 ORDER BY id
 `
 
 // Every row of the cluster's host names, removed ones included, for its
@@ -126,6 +134,9 @@ func (q *Queries) HostnameListForCheck(ctx context.Context, clusterID int64) ([]
 			&i.VerifiedAt,
 			&i.CreatedAt,
 			&i.DeletedAt,
+			&i.CertState,
+			&i.CertNotAfter,
+			&i.CertError,
 		); err != nil {
 			return nil, err
 		}
@@ -168,7 +179,7 @@ func (q *Queries) HostnameMarkAllDeleted(ctx context.Context, clusterID int64) e
 const hostnameMarkDeleted = `-- name: HostnameMarkDeleted :one
 UPDATE cluster_hostnames SET deleted_at = now()
 WHERE cluster_id = $1 AND name = $2 AND deleted_at IS NULL
-RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at
+RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error
 `
 
 type HostnameMarkDeletedParams struct {
@@ -192,6 +203,9 @@ func (q *Queries) HostnameMarkDeleted(ctx context.Context, arg HostnameMarkDelet
 		&i.VerifiedAt,
 		&i.CreatedAt,
 		&i.DeletedAt,
+		&i.CertState,
+		&i.CertNotAfter,
+		&i.CertError,
 	)
 	return i, err
 }
@@ -202,6 +216,28 @@ DELETE FROM cluster_hostnames WHERE id = $1
 
 func (q *Queries) HostnamePurge(ctx context.Context, id int64) error {
 	_, err := q.db.Exec(ctx, hostnamePurge, id)
+	return err
+}
+
+const hostnameSetCert = `-- name: HostnameSetCert :exec
+UPDATE cluster_hostnames SET cert_state = $1, cert_not_after = $2, cert_error = $3
+WHERE id = $4
+`
+
+type HostnameSetCertParams struct {
+	CertState    string
+	CertNotAfter pgtype.Timestamptz
+	CertError    string
+	ID           int64
+}
+
+func (q *Queries) HostnameSetCert(ctx context.Context, arg HostnameSetCertParams) error {
+	_, err := q.db.Exec(ctx, hostnameSetCert,
+		arg.CertState,
+		arg.CertNotAfter,
+		arg.CertError,
+		arg.ID,
+	)
 	return err
 }
 

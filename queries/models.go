@@ -94,17 +94,20 @@ type ClusterEvent struct {
 }
 
 type ClusterHostname struct {
-	ID         int64
-	ClusterID  int64
-	Name       string
-	Managed    bool
-	State      string
-	Resolved   string
-	Error      string
-	CheckedAt  pgtype.Timestamptz
-	VerifiedAt pgtype.Timestamptz
-	CreatedAt  pgtype.Timestamptz
-	DeletedAt  pgtype.Timestamptz
+	ID           int64
+	ClusterID    int64
+	Name         string
+	Managed      bool
+	State        string
+	Resolved     string
+	Error        string
+	CheckedAt    pgtype.Timestamptz
+	VerifiedAt   pgtype.Timestamptz
+	CreatedAt    pgtype.Timestamptz
+	DeletedAt    pgtype.Timestamptz
+	CertState    string
+	CertNotAfter pgtype.Timestamptz
+	CertError    string
 }
 
 type ClusterIngress struct {

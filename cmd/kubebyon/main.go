@@ -185,7 +185,7 @@ func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *servi
 		adminSettings: &adminsettings.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
 		edge:          &edge.Service{Pool: pool, Box: box},
 		dns:           dns,
-		ingress:       &ingress.Service{Pool: pool, Box: box, DNS: dns},
+		ingress:       &ingress.Service{Pool: pool, Box: box, DNS: dns, Virtual: cl.VirtualConfig},
 	}
 }
 

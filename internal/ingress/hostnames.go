@@ -11,8 +11,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
@@ -78,10 +80,17 @@ type Hostname struct {
 	// resolves to when it is wrong; Error why the check could not tell.
 	State, Resolved, Error string
 	Checked                time.Time
+	// Cert is its certificate's state (the Cert constants; "" none yet),
+	// CertNotAfter its expiry, CertError cert-manager's last word.
+	Cert, CertError string
+	CertNotAfter    time.Time
 }
 
 func hostnameOf(r queries.ClusterHostname) Hostname {
-	return Hostname{Name: r.Name, Managed: r.Managed, State: r.State, Resolved: r.Resolved, Error: r.Error, Checked: r.CheckedAt.Time}
+	return Hostname{
+		Name: r.Name, Managed: r.Managed, State: r.State, Resolved: r.Resolved, Error: r.Error, Checked: r.CheckedAt.Time,
+		Cert: r.CertState, CertError: r.CertError, CertNotAfter: r.CertNotAfter.Time,
+	}
 }
 
 // Hostnames lists the cluster's bound host names, by name.
@@ -312,7 +321,73 @@ func (s *Service) CheckHostnames(ctx context.Context, clusterID int64) (time.Tim
 	if live == 0 {
 		return time.Time{}, nil
 	}
+	if ingressRow.Status == StatusReady && c.Status == "ready" && s.Virtual != nil {
+		issuing, err := s.syncCertificates(ctx, q, c, st)
+		if err != nil {
+			return time.Time{}, checks.Unreachable(err)
+		}
+		if issuing {
+			next = time.Now().Add(HostnamesPendingInterval)
+		}
+	}
 	return next, nil
+}
+
+// syncCertificates makes a certificate for each verified host name of the
+// cluster and records where each stands; it reports whether one is not
+// ready yet.
+func (s *Service) syncCertificates(ctx context.Context, q *queries.Queries, c queries.Cluster, st Settings) (bool, error) {
+	rows, err := q.HostnameListByCluster(ctx, c.ID)
+	if err != nil {
+		return false, fmt.Errorf("list host names of cluster %d: %w", c.ID, err)
+	}
+	var verified []string
+	for _, r := range rows {
+		if r.State == HostnameVerified {
+			verified = append(verified, r.Name)
+		}
+	}
+	cfg, err := s.Virtual(ctx, c)
+	if err != nil {
+		return false, fmt.Errorf("reach the control plane: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(checks.Bounded(cfg))
+	if err != nil {
+		return false, fmt.Errorf("virtual cluster client: %w", err)
+	}
+	status, err := SyncCertificates(ctx, dyn, verified, st.Controller == Traefik)
+	if err != nil {
+		return false, err
+	}
+	issuing := false
+	for _, r := range rows {
+		cs, ok := status[r.Name]
+		if !ok {
+			cs = CertStatus{}
+		}
+		if cs.State != "" && cs.State != CertReady {
+			issuing = true
+		}
+		if cs.State == r.CertState && cs.Error == r.CertError && cs.NotAfter.Equal(r.CertNotAfter.Time) {
+			continue
+		}
+		if cs.State != r.CertState && (cs.State == CertReady || cs.State == CertError) {
+			reason, msg := "CertificateReady", r.Name
+			if cs.State == CertError {
+				reason, msg = "CertificateFailed", r.Name+": "+cs.Error
+			}
+			if err := clusterEvent(ctx, q, c.ID, "info", reason, msg); err != nil {
+				return false, err
+			}
+		}
+		if err := q.HostnameSetCert(ctx, queries.HostnameSetCertParams{
+			ID: r.ID, CertState: cs.State, CertError: input.Truncate(cs.Error, 500),
+			CertNotAfter: pgtype.Timestamptz{Time: cs.NotAfter, Valid: !cs.NotAfter.IsZero()},
+		}); err != nil {
+			return false, fmt.Errorf("record the certificate of %s: %w", r.Name, err)
+		}
+	}
+	return issuing, nil
 }
 
 // checkHostname is one live name's state: a managed name's CNAME is

@@ -112,18 +112,8 @@ func Install(ctx context.Context, cfg *rest.Config, ch *chart.Chart, values map[
 	if err != nil {
 		return "", fmt.Errorf("virtual cluster client: %w", err)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace, Labels: map[string]string{ManagedByLabel: "kubebyon"}}}
-	_, err = client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		cur, err := client.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
-		if err != nil {
-			return "", fmt.Errorf("read namespace %s: %w", Namespace, err)
-		}
-		if cur.DeletionTimestamp != nil {
-			return "", ErrNamespaceTerminating
-		}
-	} else if err != nil {
-		return "", fmt.Errorf("create namespace %s: %w", Namespace, err)
+	if err := ensureNamespace(ctx, client, Namespace); err != nil {
+		return "", err
 	}
 	return helm.Apply(ctx, cfg, Namespace, ReleaseName, ch, values, logger, false)
 }
@@ -176,18 +166,46 @@ func Remove(ctx context.Context, cfg *rest.Config, fallback *chart.Chart, logger
 	if err != nil {
 		return removed, fmt.Errorf("virtual cluster client: %w", err)
 	}
-	ns, err := client.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
+	gone, err := deleteNamespace(ctx, client, Namespace)
+	return removed || gone, err
+}
+
+// ensureNamespace creates the platform's namespace ns; one still
+// terminating from a removal is ErrNamespaceTerminating.
+func ensureNamespace(ctx context.Context, client kubernetes.Interface, ns string) error {
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{ManagedByLabel: "kubebyon"}}}
+	_, err := client.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		cur, err := client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("read namespace %s: %w", ns, err)
+		}
+		if cur.DeletionTimestamp != nil {
+			return ErrNamespaceTerminating
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// deleteNamespace asks for the namespace ns to go; it reports whether it
+// was there and not going already.
+func deleteNamespace(ctx context.Context, client kubernetes.Interface, ns string) (bool, error) {
+	cur, err := client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return removed, nil
+		return false, nil
 	case err != nil:
-		return removed, fmt.Errorf("read namespace %s: %w", Namespace, err)
-	case ns.DeletionTimestamp != nil:
-		return removed, nil // going already
+		return false, fmt.Errorf("read namespace %s: %w", ns, err)
+	case cur.DeletionTimestamp != nil:
+		return false, nil // going already
 	}
-	err = client.CoreV1().Namespaces().Delete(ctx, Namespace, metav1.DeleteOptions{})
+	err = client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return removed, fmt.Errorf("delete namespace %s: %w", Namespace, err)
+		return false, fmt.Errorf("delete namespace %s: %w", ns, err)
 	}
 	return true, nil
 }

@@ -21,6 +21,8 @@ type Rollout struct {
 	// Done: every DaemonSet of the release is rolled out. A DaemonSet with
 	// no nodes to run on is done.
 	Done bool
+	// CertManagerReady: every cert-manager Deployment is available.
+	CertManagerReady bool
 	// Problems are what stops the controller's pods, in words (a container
 	// waiting in CrashLoopBackOff, a pod that cannot be scheduled), at
 	// most three.
@@ -45,14 +47,33 @@ func ReadRollout(ctx context.Context, client kubernetes.Interface) (Rollout, err
 			r.Done = false
 		}
 	}
-	if r.Done {
+	// cert-manager's Deployments, which issue the certificates.
+	deps, err := client.AppsV1().Deployments(CertManagerNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return Rollout{}, fmt.Errorf("list cert-manager's Deployments: %w", err)
+	}
+	r.CertManagerReady = len(deps.Items) > 0
+	for _, d := range deps.Items {
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas < want || d.Status.AvailableReplicas < want {
+			r.CertManagerReady = false
+		}
+	}
+	if r.Done && r.CertManagerReady {
 		return r, nil
 	}
 	pods, err := client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return r, fmt.Errorf("list pods: %w", err)
 	}
-	for _, p := range pods.Items {
+	cmPods, err := client.CoreV1().Pods(CertManagerNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return r, fmt.Errorf("list cert-manager's pods: %w", err)
+	}
+	for _, p := range append(pods.Items, cmPods.Items...) {
 		for _, problem := range podProblems(p) {
 			if !slices.Contains(r.Problems, problem) && len(r.Problems) < 3 {
 				r.Problems = append(r.Problems, problem)

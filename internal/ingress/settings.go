@@ -63,7 +63,14 @@ type Settings struct {
 	AppsBaseDomain string `json:"appsBaseDomain"`
 	// ACMEServer is the ACME directory URL certificates are issued from.
 	ACMEServer string `json:"acmeServer"`
+	// CertManagerChartPath is a local cert-manager chart directory
+	// (air-gapped installs; else CertManagerChart from its repository).
+	CertManagerChartPath string `json:"certManagerChartPath"`
 }
+
+// CertManagerChart is where cert-manager's chart comes from: Jetstack's
+// repository, at the version this build was tested with.
+var CertManagerChart = ChartSource{Repo: "https://charts.jetstack.io", Name: "cert-manager", Version: "v1.21.2"}
 
 // DefaultSettings are the settings before an admin changes anything.
 func DefaultSettings() Settings {
@@ -148,6 +155,11 @@ func (s *Settings) Validate() error {
 	s.AppsBaseDomain = strings.TrimSuffix(strings.ToLower(s.AppsBaseDomain), ".")
 	if s.AppsBaseDomain != "" && len(validation.IsDNS1123Subdomain(s.AppsBaseDomain)) > 0 {
 		errs["appsBaseDomain"] = "ErrSettingDomain"
+	}
+	if s.CertManagerChartPath != "" {
+		if fi, err := os.Stat(s.CertManagerChartPath); err != nil || !fi.IsDir() {
+			errs["certManagerChartPath"] = "ErrSettingChartPath"
+		}
 	}
 	if u, err := url.Parse(s.ACMEServer); err != nil || u.Scheme != "https" || u.Host == "" {
 		errs["acmeServer"] = "ErrIngressACMEServer"

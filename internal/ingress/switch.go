@@ -56,6 +56,9 @@ type Service struct {
 	// DNS writes the CNAME target's records (SyncDNS) and the host names'
 	// CNAMEs (CheckHostnames).
 	DNS *dnsrecords.Service
+	// Virtual reaches a ready cluster's control plane, for its
+	// certificates (CheckHostnames); nil leaves them alone.
+	Virtual clusters.VirtualConfigFunc
 	// Box opens the runtime settings (the API base domain a host name
 	// must not be under).
 	Box *secrets.Box

@@ -89,3 +89,24 @@ func IngressNGINXChart(t testing.TB) string {
 	}
 	return dir
 }
+
+// certManagerModule is the cert-manager release whose chart the managed
+// ingress tests install, read from the Go module cache. Its chart there
+// says version v0.0.0 (the release tool sets it); the published chart is
+// the same templates.
+const certManagerModule = "github.com/cert-manager/cert-manager@v1.21.2"
+
+// CertManagerChart returns the directory of the real cert-manager chart
+// (deploy/charts/cert-manager of its module in the Go module cache,
+// downloaded if need be). Nothing of it is committed.
+func CertManagerChart(t testing.TB) string {
+	t.Helper()
+	dir, err := foundOnce(certManagerModule, func() (string, error) {
+		dir, err := moduleDir(certManagerModule)
+		return filepath.Join(dir, "deploy", "charts", "cert-manager"), err
+	})
+	if err != nil {
+		t.Fatalf("testenv: locate the cert-manager chart: %v", err)
+	}
+	return dir
+}
