@@ -20,6 +20,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -104,6 +105,8 @@ func TestIngressHostnames(t *testing.T) {
 	require.Equal(t, ingress.HostnameWrong, names["www.clusters.test"].State)
 	require.Contains(t, names["www.clusters.test"].Resolved, "elsewhere.clusters.test")
 	require.Equal(t, "HostnameWrong", lastOf(b.reasons(t, b.c.ID)))
+	told, _ := b.notices(t, notify.Hostname)
+	require.Equal(t, []string{"shop.apps.clusters.test points at web", "www.clusters.test points at web", "www.clusters.test no longer points at web"}, told)
 
 	// An apex name cannot have a CNAME: the target's addresses do.
 	require.NoError(t, q.IngressDNSSave(ctx, queries.IngressDNSSaveParams{ClusterID: b.c.ID, Name: target, Addresses: []string{"203.0.113.5"}, State: ingress.DNSPublished}))
@@ -243,6 +246,17 @@ func TestIngressCertificates(t *testing.T) {
 	require.Empty(t, h.CertError)
 	require.Equal(t, time.Date(2027, 3, 2, 1, 0, 0, 0, time.UTC), h.CertNotAfter.UTC())
 	require.Equal(t, "CertificateReady", lastOf(b.reasons(t, b.c.ID)))
+	// Ten days before its expiry and not renewed: told once.
+	soon := time.Now().Add(10 * 24 * time.Hour).UTC().Truncate(time.Second)
+	setStatus(map[string]any{
+		"notAfter":   soon.Format(time.RFC3339),
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Ready", "message": "Certificate is up to date and has not expired", "lastTransitionTime": "2026-12-02T01:10:00Z"}},
+	})
+	hostname("shop.apps.clusters.test")
+	hostname("shop.apps.clusters.test")
+	told, emails := b.notices(t, notify.Certificate)
+	require.Equal(t, []string{"The certificate of shop.apps.clusters.test could not be issued", "The certificate of shop.apps.clusters.test expires soon"}, told)
+	require.Equal(t, 2, emails, "by email too, as certificates are by default")
 
 	// Another verified name keeps the store going while the first goes.
 	_, err = svc.AddHostname(ctx, b.c, "blog.apps.clusters.test", actor)

@@ -21,6 +21,8 @@ import (
 	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -36,6 +38,8 @@ type IngressReconcileWorker struct {
 	Logger        *slog.Logger
 	VirtualConfig clusters.VirtualConfigFunc
 	Charts        *helm.Charts
+	// Box seals the emails' data.
+	Box *secrets.Box
 	// PollInterval is how long a job snoozes between rollout checks.
 	PollInterval time.Duration
 	// RolloutTimeout is how long the controller may take to run on every
@@ -188,7 +192,13 @@ func (r ingressRun) install(ctx context.Context, cfg *rest.Config, client kubern
 			return err
 		}
 		r.logger.Info("ingress controller ready", "nodes", ro.Desired)
-		return r.event(ctx, "info", "IngressReady", progress)
+		if err := r.event(ctx, "info", "IngressReady", progress); err != nil {
+			return err
+		}
+		if r.row.ReadyAt.Valid {
+			return nil // ready again after a change of its nodes: told once
+		}
+		return r.tell(ctx, notify.EmailIngressReady, map[string]any{})
 	}
 	msg := progress + " ready"
 	if !ro.CertManagerReady {
@@ -203,7 +213,10 @@ func (r ingressRun) install(ctx context.Context, cfg *rest.Config, client kubern
 			return err
 		}
 		r.logger.Warn("ingress rollout failed", "message", msg)
-		return r.event(ctx, "error", "IngressFailed", msg)
+		if err := r.event(ctx, "error", "IngressFailed", msg); err != nil {
+			return err
+		}
+		return r.tell(ctx, notify.EmailIngressFailed, map[string]any{"Reason": msg})
 	}
 	if err := r.set(ctx, ingress.StatusInstalling, msg, st.Controller, ch, false); err != nil {
 		return err
@@ -254,6 +267,12 @@ func (r ingressRun) fail(ctx context.Context, cause error) error {
 	if err := r.event(ctx, "error", "IngressFailed", msg); err != nil {
 		return fmt.Errorf("%w (after: %v)", err, cause)
 	}
+	if r.row.Status != ingress.StatusError && r.row.Enabled {
+		// Once per failure: River's retries find it failed already.
+		if err := r.tell(ctx, notify.EmailIngressFailed, map[string]any{"Reason": msg}); err != nil {
+			return fmt.Errorf("%w (after: %v)", err, cause)
+		}
+	}
 	return fmt.Errorf("managed ingress of cluster %d: %w", r.row.ClusterID, cause)
 }
 
@@ -279,4 +298,25 @@ func (r ingressRun) event(ctx context.Context, level, reason, msg string) error 
 
 func (r ingressRun) pollInterval() time.Duration {
 	return cmp.Or(r.w.PollInterval, 5*time.Second)
+}
+
+// tell tells the cluster's owner about its managed ingress (kind
+// notify.Ingress), as their preferences say.
+func (r ingressRun) tell(ctx context.Context, template string, data map[string]any) error {
+	return pgx.BeginFunc(ctx, r.w.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		c, err := q.ClusterGetByID(ctx, r.row.ClusterID)
+		if err != nil {
+			return fmt.Errorf("load cluster %d: %w", r.row.ClusterID, err)
+		}
+		owner, err := q.UserGetByID(ctx, c.OwnerID)
+		if err != nil {
+			return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
+		}
+		data["Cluster"], data["ClusterID"] = c.Name, c.ID
+		if _, err := (notify.Notices{Box: r.w.Box}).Tell(ctx, tx, owner, notify.Ingress, template, data); err != nil {
+			return fmt.Errorf("notice of cluster %d: %w", c.ID, err)
+		}
+		return nil
+	})
 }

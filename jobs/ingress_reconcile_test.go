@@ -26,6 +26,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/ingress/ingresstest"
+	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -168,6 +169,8 @@ func TestIngressLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
 	require.Equal(t, []string{"IngressEnabled", "IngressInstalling", "IngressReady"}, ingressReasons(b.reasons(t, b.c.ID)))
+	told, _ := b.notices(t, notify.Ingress)
+	require.Equal(t, []string{"Managed ingress of web is ready"}, told)
 
 	b.switchTo(t, false)
 	require.Equal(t, ingress.StatusRemoving, b.state(t).Status)
@@ -247,6 +250,8 @@ func TestIngressRolloutFails(t *testing.T) {
 	require.Contains(t, s.Message, "0 of 1 nodes ready")
 	require.Contains(t, s.Message, "kubebyon-ingress-x1: CrashLoopBackOff: back-off 5m0s restarting failed container")
 	require.Equal(t, "IngressFailed", lastOf(b.reasons(t, b.c.ID)))
+	told, _ := b.notices(t, notify.Ingress)
+	require.Equal(t, []string{"Managed ingress of web failed"}, told)
 
 	_, err = b.svc.Retry(ctx, b.c, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
@@ -257,6 +262,8 @@ func TestIngressRolloutFails(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
 	require.Equal(t, ingress.StatusReady, b.state(t).Status)
+	told, _ = b.notices(t, notify.Ingress)
+	require.Equal(t, []string{"Managed ingress of web failed", "Managed ingress of web is ready"}, told)
 }
 
 // TestIngressUnreachable: a control plane that does not answer is an error

@@ -142,7 +142,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 	})
 	river.AddWorker(w, &IngressReconcileWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "ingress_reconcile"), VirtualConfig: d.VirtualConfig,
-		Charts: &helm.Charts{}, PollInterval: opts.ClusterPollInterval, RolloutTimeout: opts.IngressRolloutTimeout,
+		Charts: &helm.Charts{}, Box: d.Box, PollInterval: opts.ClusterPollInterval, RolloutTimeout: opts.IngressRolloutTimeout,
 	})
 	river.AddWorker(w, &NodeOperationWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: d.VirtualConfig})
 	// One per process: it bounds the lines about clusters going

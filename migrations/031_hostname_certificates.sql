@@ -4,8 +4,11 @@
 ALTER TABLE cluster_hostnames
     ADD COLUMN cert_state     TEXT NOT NULL DEFAULT '',
     ADD COLUMN cert_not_after TIMESTAMPTZ,
-    ADD COLUMN cert_error     TEXT NOT NULL DEFAULT '';
+    ADD COLUMN cert_error     TEXT NOT NULL DEFAULT '',
+    -- When the owner was told the certificate is close to its expiry
+    -- (once per expiry).
+    ADD COLUMN cert_warned_at TIMESTAMPTZ;
 
 ---- create above / drop below ----
 
-ALTER TABLE cluster_hostnames DROP COLUMN cert_state, DROP COLUMN cert_not_after, DROP COLUMN cert_error;
+ALTER TABLE cluster_hostnames DROP COLUMN cert_state, DROP COLUMN cert_not_after, DROP COLUMN cert_error, DROP COLUMN cert_warned_at;

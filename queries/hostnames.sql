@@ -45,3 +45,10 @@ SELECT EXISTS (SELECT 1 FROM clusters WHERE slug = @slug)::boolean;
 -- name: HostnameSetCert :exec
 UPDATE cluster_hostnames SET cert_state = @cert_state, cert_not_after = @cert_not_after, cert_error = @cert_error
 WHERE id = @id;
+
+-- name: HostnameClaimExpiryWarning :execrows
+-- Claims telling the owner that the certificate expiring at not_after is
+-- close to it: once per expiry (a renewed one is told again when it comes
+-- close).
+UPDATE cluster_hostnames SET cert_warned_at = now()
+WHERE id = sqlc.arg(id) AND (cert_warned_at IS NULL OR cert_warned_at < sqlc.arg(not_after)::timestamptz - make_interval(days => 30));

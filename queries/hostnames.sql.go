@@ -23,6 +23,27 @@ func (q *Queries) ClusterSlugExists(ctx context.Context, slug string) (bool, err
 	return column_1, err
 }
 
+const hostnameClaimExpiryWarning = `-- name: HostnameClaimExpiryWarning :execrows
+UPDATE cluster_hostnames SET cert_warned_at = now()
+WHERE id = $1 AND (cert_warned_at IS NULL OR cert_warned_at < $2::timestamptz - make_interval(days => 30))
+`
+
+type HostnameClaimExpiryWarningParams struct {
+	ID       int64
+	NotAfter pgtype.Timestamptz
+}
+
+// Claims telling the owner that the certificate expiring at not_after is
+// close to it: once per expiry (a renewed one is told again when it comes
+// close).
+func (q *Queries) HostnameClaimExpiryWarning(ctx context.Context, arg HostnameClaimExpiryWarningParams) (int64, error) {
+	result, err := q.db.Exec(ctx, hostnameClaimExpiryWarning, arg.ID, arg.NotAfter)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const hostnameCountByCluster = `-- name: HostnameCountByCluster :one
 SELECT count(*) FROM cluster_hostnames WHERE cluster_id = $1 AND deleted_at IS NULL
 `
@@ -36,7 +57,7 @@ func (q *Queries) HostnameCountByCluster(ctx context.Context, clusterID int64) (
 
 const hostnameCreate = `-- name: HostnameCreate :one
 INSERT INTO cluster_hostnames (cluster_id, name, managed) VALUES ($1, $2, $3)
-RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error
+RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at
 `
 
 type HostnameCreateParams struct {
@@ -63,12 +84,13 @@ func (q *Queries) HostnameCreate(ctx context.Context, arg HostnameCreateParams) 
 		&i.CertState,
 		&i.CertNotAfter,
 		&i.CertError,
+		&i.CertWarnedAt,
 	)
 	return i, err
 }
 
 const hostnameListByCluster = `-- name: HostnameListByCluster :many
-SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error FROM cluster_hostnames WHERE cluster_id = $1 AND deleted_at IS NULL ORDER BY name
+SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at FROM cluster_hostnames WHERE cluster_id = $1 AND deleted_at IS NULL ORDER BY name
 `
 
 // The cluster's bound host names, by name.
@@ -96,6 +118,7 @@ func (q *Queries) HostnameListByCluster(ctx context.Context, clusterID int64) ([
 			&i.CertState,
 			&i.CertNotAfter,
 			&i.CertError,
+			&i.CertWarnedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -108,7 +131,7 @@ func (q *Queries) HostnameListByCluster(ctx context.Context, clusterID int64) ([
 }
 
 const hostnameListForCheck = `-- name: HostnameListForCheck :many
-SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error FROM cluster_hostnames WHERE cluster_id = $1 ORDER BY id
+SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at FROM cluster_hostnames WHERE cluster_id = $1 ORDER BY id
 `
 
 // Every row of the cluster's host names, removed ones included, for its
@@ -137,6 +160,7 @@ func (q *Queries) HostnameListForCheck(ctx context.Context, clusterID int64) ([]
 			&i.CertState,
 			&i.CertNotAfter,
 			&i.CertError,
+			&i.CertWarnedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -179,7 +203,7 @@ func (q *Queries) HostnameMarkAllDeleted(ctx context.Context, clusterID int64) e
 const hostnameMarkDeleted = `-- name: HostnameMarkDeleted :one
 UPDATE cluster_hostnames SET deleted_at = now()
 WHERE cluster_id = $1 AND name = $2 AND deleted_at IS NULL
-RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error
+RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at
 `
 
 type HostnameMarkDeletedParams struct {
@@ -206,6 +230,7 @@ func (q *Queries) HostnameMarkDeleted(ctx context.Context, arg HostnameMarkDelet
 		&i.CertState,
 		&i.CertNotAfter,
 		&i.CertError,
+		&i.CertWarnedAt,
 	)
 	return i, err
 }

@@ -14,6 +14,7 @@ ON CONFLICT (cluster_id) DO UPDATE SET
     status = CASE WHEN EXCLUDED.enabled THEN 'installing' ELSE 'removing' END,
     message = '',
     started_at = now(),
+    ready_at = NULL,
     updated_at = now()
 WHERE cluster_ingress.enabled <> EXCLUDED.enabled
 RETURNING *;

@@ -238,6 +238,7 @@ ON CONFLICT (cluster_id) DO UPDATE SET
     status = CASE WHEN EXCLUDED.enabled THEN 'installing' ELSE 'removing' END,
     message = '',
     started_at = now(),
+    ready_at = NULL,
     updated_at = now()
 WHERE cluster_ingress.enabled <> EXCLUDED.enabled
 RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error

@@ -108,6 +108,7 @@ type ClusterHostname struct {
 	CertState    string
 	CertNotAfter pgtype.Timestamptz
 	CertError    string
+	CertWarnedAt pgtype.Timestamptz
 }
 
 type ClusterIngress struct {

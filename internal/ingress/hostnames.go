@@ -21,6 +21,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -307,6 +308,15 @@ func (s *Service) CheckHostnames(ctx context.Context, clusterID int64) (time.Tim
 			if err := clusterEvent(ctx, q, clusterID, "info", reason, msg); err != nil {
 				return time.Time{}, err
 			}
+			switch {
+			case state == HostnameVerified:
+				err = s.tell(ctx, c, notify.Hostname, notify.EmailHostnameVerified, map[string]any{"Hostname": r.Name})
+			case r.State == HostnameVerified && (state == HostnameWrong || state == HostnamePending):
+				err = s.tell(ctx, c, notify.Hostname, notify.EmailHostnameBroken, map[string]any{"Hostname": r.Name, "Resolved": resolvedOrNothing(resolved), "Target": target})
+			}
+			if err != nil {
+				return time.Time{}, err
+			}
 		}
 		if err := q.HostnameSetState(ctx, queries.HostnameSetStateParams{ID: r.ID, State: state, Resolved: input.Truncate(resolved, 500), Error: errText}); err != nil {
 			return time.Time{}, fmt.Errorf("record host name %s: %w", r.Name, err)
@@ -368,6 +378,18 @@ func (s *Service) syncCertificates(ctx context.Context, q *queries.Queries, c qu
 		if cs.State != "" && cs.State != CertReady {
 			issuing = true
 		}
+		if cs.State == CertReady && !cs.NotAfter.IsZero() && time.Until(cs.NotAfter) < CertExpiryWarning {
+			// cert-manager renews a month ahead: one this close failed to.
+			n, err := q.HostnameClaimExpiryWarning(ctx, queries.HostnameClaimExpiryWarningParams{ID: r.ID, NotAfter: pgtype.Timestamptz{Time: cs.NotAfter, Valid: true}})
+			if err != nil {
+				return false, fmt.Errorf("claim the expiry warning of %s: %w", r.Name, err)
+			}
+			if n > 0 {
+				if err := s.tell(ctx, c, notify.Certificate, notify.EmailCertificateExpiring, map[string]any{"Hostname": r.Name, "Expiry": cs.NotAfter.UTC().Format(time.RFC1123)}); err != nil {
+					return false, err
+				}
+			}
+		}
 		if cs.State == r.CertState && cs.Error == r.CertError && cs.NotAfter.Equal(r.CertNotAfter.Time) {
 			continue
 		}
@@ -375,6 +397,9 @@ func (s *Service) syncCertificates(ctx context.Context, q *queries.Queries, c qu
 			reason, msg := "CertificateReady", r.Name
 			if cs.State == CertError {
 				reason, msg = "CertificateFailed", r.Name+": "+cs.Error
+				if err := s.tell(ctx, c, notify.Certificate, notify.EmailCertificateFailed, map[string]any{"Hostname": r.Name, "Reason": cs.Error}); err != nil {
+					return false, err
+				}
 			}
 			if err := clusterEvent(ctx, q, c.ID, "info", reason, msg); err != nil {
 				return false, err
@@ -468,4 +493,30 @@ func (s *Service) RunHostnamesCheck(ctx context.Context, clusterID int64, log *c
 	next, err := s.CheckHostnames(ctx, clusterID)
 	rec := checks.Recorder{Q: queries.New(s.Pool), Log: log}
 	return rec.Done(ctx, clusterID, HostnamesCheck, HostnamesPendingInterval, next, err)
+}
+
+// CertExpiryWarning is how close to its expiry a certificate that was not
+// renewed is told to its owner.
+const CertExpiryWarning = 14 * 24 * time.Hour
+
+func resolvedOrNothing(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
+
+// tell tells the cluster's owner of kind, as their preferences say.
+func (s *Service) tell(ctx context.Context, c queries.Cluster, kind notify.Kind, template string, data map[string]any) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		owner, err := queries.New(tx).UserGetByID(ctx, c.OwnerID)
+		if err != nil {
+			return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
+		}
+		data["Cluster"], data["ClusterID"] = c.Name, c.ID
+		if _, err := (notify.Notices{Box: s.Box, River: s.River}).Tell(ctx, tx, owner, kind, template, data); err != nil {
+			return fmt.Errorf("notice of cluster %d: %w", c.ID, err)
+		}
+		return nil
+	})
 }

@@ -54,6 +54,13 @@ const (
 	// Node health.
 	EmailNodeNotReady  = "NodeNotReady"
 	EmailNodeRecovered = "NodeRecovered"
+	// Managed ingress.
+	EmailIngressReady        = "IngressReady"
+	EmailIngressFailed       = "IngressFailed"
+	EmailHostnameVerified    = "HostnameVerified"
+	EmailHostnameBroken      = "HostnameBroken"
+	EmailCertificateFailed   = "CertificateFailed"
+	EmailCertificateExpiring = "CertificateExpiring"
 	// The public entry, to admins.
 	EmailEdgeOutOfStep  = "EdgeOutOfStep"
 	EmailEdgeBackInStep = "EdgeBackInStep"
@@ -72,6 +79,9 @@ func NewEmail(box *secrets.Box, to, lang, template string, data map[string]any) 
 // email, each as the user's preferences say.
 type Notices struct {
 	Box *secrets.Box
+	// River inserts the emails; nil: the River client of the job whose
+	// context Tell is given.
+	River *river.Client[pgx.Tx]
 }
 
 // Tell writes the in-app notification and queues the email of template
@@ -103,7 +113,11 @@ func (n Notices) Tell(ctx context.Context, tx pgx.Tx, user queries.User, kind Ki
 		if err != nil {
 			return 0, err
 		}
-		if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, args, nil); err != nil {
+		rc := n.River
+		if rc == nil {
+			rc = river.ClientFromContext[pgx.Tx](ctx)
+		}
+		if _, err := rc.InsertTx(ctx, tx, args, nil); err != nil {
 			return 0, fmt.Errorf("queue email to user %d about %s: %w", user.ID, template, err)
 		}
 	}

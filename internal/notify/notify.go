@@ -29,10 +29,15 @@ const (
 	// EdgeOutOfStep is for admins alone: an edge of the public entry
 	// stays out of step with the platform, or is back in step.
 	EdgeOutOfStep Kind = "edge_out_of_step"
+	// Managed ingress: the controller ready or failed; a host name
+	// verified or broken; a certificate failing or close to its expiry.
+	Ingress     Kind = "ingress"
+	Hostname    Kind = "hostname"
+	Certificate Kind = "certificate"
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{ClusterReady, ClusterFailed, NodeNotReady, JoinTokenUsed, SecuritySignIn, Billing, EdgeOutOfStep}
+var Kinds = []Kind{ClusterReady, ClusterFailed, NodeNotReady, JoinTokenUsed, Ingress, Hostname, Certificate, SecuritySignIn, Billing, EdgeOutOfStep}
 
 // AdminOnly reports whether only admins are told of kind k.
 func AdminOnly(k Kind) bool { return k == EdgeOutOfStep }
@@ -81,7 +86,7 @@ func Default(k Kind, c Channel) bool {
 		return true
 	}
 	switch k {
-	case ClusterFailed, NodeNotReady, SecuritySignIn, Billing, EdgeOutOfStep:
+	case ClusterFailed, NodeNotReady, Certificate, SecuritySignIn, Billing, EdgeOutOfStep:
 		return true
 	}
 	return false
