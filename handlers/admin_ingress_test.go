@@ -23,7 +23,7 @@ import (
 func ingressForm() url.Values {
 	return url.Values{
 		"controller": {ingress.Traefik}, "chartRepo": {""}, "chartVersion": {""}, "chartPath": {""},
-		"appsBaseDomain": {"apps.example.com"}, "acmeServer": {ingress.LetsEncryptProduction},
+		"appsBaseDomain": {"apps.example.com"}, "acmeServer": {ingress.LetsEncryptProduction}, "certManagerChartPath": {""},
 	}
 }
 
@@ -85,15 +85,16 @@ func TestAdminIngress(t *testing.T) {
 	form := url.Values{
 		"controller": {ingress.IngressNGINX}, "chartRepo": {" oci://registry.example.com/charts "}, "chartVersion": {" 4.12.0 "},
 		"chartPath": {chartDir}, "appsBaseDomain": {" Apps.Example.COM "}, "acmeServer": {ingress.LetsEncryptStaging},
+		"certManagerChartPath": {" " + chartDir + " "},
 	}
 	resp = admin.post("/admin/edge", "/admin/edge/ingress", form)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
 	require.Equal(t, "/admin/edge#ingress", resp.Header.Get("Location"))
 	require.Equal(t, ingress.Settings{
 		Controller: ingress.IngressNGINX, ChartRepo: "oci://registry.example.com/charts", ChartVersion: "4.12.0",
-		ChartPath: chartDir, AppsBaseDomain: "apps.example.com", ACMEServer: ingress.LetsEncryptStaging,
+		ChartPath: chartDir, AppsBaseDomain: "apps.example.com", ACMEServer: ingress.LetsEncryptStaging, CertManagerChartPath: chartDir,
 	}, b.ingressSettings(t))
-	require.Equal(t, [][]string{{"acmeServer", "appsBaseDomain", "chartPath", "chartRepo", "chartVersion", "controller"}}, b.ingressAudits(t))
+	require.Equal(t, [][]string{{"acmeServer", "appsBaseDomain", "certManagerChartPath", "chartPath", "chartRepo", "chartVersion", "controller"}}, b.ingressAudits(t))
 
 	_, body = admin.get("/admin/edge")
 	require.Contains(t, body, "Managed ingress settings saved.")
@@ -114,7 +115,7 @@ func TestAdminIngress(t *testing.T) {
 	resp = admin.post("/admin/edge", "/admin/edge/ingress", ingressForm())
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
 	require.Equal(t, ingress.Settings{Controller: ingress.Traefik, AppsBaseDomain: "apps.example.com", ACMEServer: ingress.LetsEncryptProduction}, b.ingressSettings(t))
-	require.Equal(t, []string{"acmeServer", "chartPath", "chartRepo", "chartVersion", "controller"}, b.ingressAudits(t)[1])
+	require.Equal(t, []string{"acmeServer", "certManagerChartPath", "chartPath", "chartRepo", "chartVersion", "controller"}, b.ingressAudits(t)[1])
 	_, body = admin.get("/admin/edge")
 	require.NotContains(t, body, `data-testid="ingress-retired"`)
 
@@ -142,6 +143,7 @@ func TestAdminIngressBadFields(t *testing.T) {
 		{"chartVersion", "4.13 beta", "Enter a chart version without spaces or slashes, such as 41.6.0."},
 		{"chartVersion", "stable/4.13", "Enter a chart version without spaces or slashes, such as 41.6.0."},
 		{"chartPath", "/no/such/chart/directory", "No chart directory is at this path on the server."},
+		{"certManagerChartPath", "/no/such/chart/directory", "No chart directory is at this path on the server."},
 		{"appsBaseDomain", "apps_example..com", "Enter a domain name such as k8s.example.com."},
 		{"acmeServer", "http://acme.example.com/directory", "Enter the ACME server's directory URL, starting with https://."},
 		{"acmeServer", "", "Enter the ACME server's directory URL, starting with https://."},

@@ -94,6 +94,7 @@ var (
 	ingressControllers    = ingress.Controllers
 	letsEncryptProduction = ingress.LetsEncryptProduction
 	letsEncryptStaging    = ingress.LetsEncryptStaging
+	certManagerVersion    = ingress.CertManagerChart.Version
 )
 
 // EdgeStaleAfter is how long an edge may go without reporting before the
