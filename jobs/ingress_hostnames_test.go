@@ -145,6 +145,18 @@ func TestIngressHostnames(t *testing.T) {
 	require.Empty(t, srv.Lookup(t, "shop.apps.clusters.test", dns.TypeCNAME))
 	_, err = svc.AddHostname(ctx, theirs, "shop.apps.clusters.test", audit.Actor{UserID: other.ID})
 	require.NoError(t, err)
+
+	// The cluster is deleted: its names are released, their CNAMEs go.
+	_, err = svc.AddHostname(ctx, b.c, "blog.apps.clusters.test", actor)
+	require.NoError(t, err)
+	check()
+	require.Equal(t, []string{target + "."}, srv.Lookup(t, "blog.apps.clusters.test", dns.TypeCNAME))
+	_, err = b.reconcileBundle.svc.Delete(ctx, b.owner.ID, b.c.ID, b.c.Name, actor)
+	require.NoError(t, err)
+	require.Empty(t, check(), "every name released")
+	require.Empty(t, srv.Lookup(t, "blog.apps.clusters.test", dns.TypeCNAME))
+	_, err = svc.AddHostname(ctx, theirs, "www.clusters.test", audit.Actor{UserID: other.ID})
+	require.NoError(t, err, "a released name is free")
 }
 
 // TestIngressCertificates: once managed ingress is ready, each verified
