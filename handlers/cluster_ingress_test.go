@@ -177,7 +177,14 @@ func TestClusterIngressAPI(t *testing.T) {
 	key := c.createKey("key")
 	path := fmt.Sprintf("/api/v1/clusters/%d", cl.ID)
 
-	r := b.apiCall(t, http.MethodPatch, path, key, `{"managed_ingress":true}`)
+	// Off when it was never on: nothing happens.
+	r := b.apiCall(t, http.MethodPatch, path, key, `{"managed_ingress":false}`)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, `"managed_ingress":{"enabled":false,"status":"off"`)
+	_, err := queries.New(b.pool).IngressGet(context.Background(), cl.ID)
+	require.ErrorIs(t, err, pgx.ErrNoRows, "nothing was written")
+
+	r = b.apiCall(t, http.MethodPatch, path, key, `{"managed_ingress":true}`)
 	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
 	require.Contains(t, r.body, `"code":"not_configured"`)
 	require.Contains(t, r.body, "apps base domain")

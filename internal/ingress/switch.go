@@ -137,6 +137,16 @@ func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor 
 	if on && st.AppsBaseDomain == "" {
 		return State{}, ErrNoAppsDomain
 	}
+	if !on {
+		// Off, never on: nothing to write.
+		_, err := queries.New(s.Pool).IngressGet(ctx, c.ID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return State{Status: StatusOff, CNAMETarget: st.CNAMETarget(c.Slug)}, nil
+		}
+		if err != nil {
+			return State{}, fmt.Errorf("load managed ingress: %w", err)
+		}
+	}
 	var out State
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
@@ -146,10 +156,6 @@ func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor 
 			cur, err := q.IngressGet(ctx, c.ID)
 			if err == nil && cur.Enabled == on {
 				out = stateOf(cur, st, c.Slug)
-				return nil
-			}
-			if errors.Is(err, pgx.ErrNoRows) && !on {
-				out = State{Status: StatusOff, CNAMETarget: st.CNAMETarget(c.Slug)}
 				return nil
 			}
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
