@@ -115,21 +115,16 @@ func (h *Handlers) retryClusterIngress(c echo.Context) error {
 }
 
 // addClusterHostname is POST /clusters/:id/ingress/hostnames: binds a host
-// name. A bad or taken name shows the cluster page with the error at the
-// panel's field.
+// name. A bad or taken name is said in a flash on the cluster page.
 func (h *Handlers) addClusterHostname(c echo.Context) error {
 	cl, err := h.ownCluster(c)
 	if err != nil {
 		return err
 	}
-	f := formFrom(c, "name")
-	_, err = h.Ingress.AddHostname(c.Request().Context(), cl, f.Value("name"), actor(c))
+	_, err = h.Ingress.AddHostname(c.Request().Context(), cl, c.FormValue("name"), actor(c))
 	var fe input.Errors
 	switch {
 	case errors.As(err, &fe):
-		for k, v := range fe {
-			f.Errors[k] = v
-		}
 		h.flashError(c, fe["name"])
 	case errors.Is(err, ingress.ErrIngressOff), errors.Is(err, ingress.ErrHostnameTooMany), errors.Is(err, clusters.ErrDeleting):
 		h.flashError(c, err.Error())

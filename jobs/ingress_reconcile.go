@@ -141,10 +141,7 @@ func (r ingressRun) install(ctx context.Context, cfg *rest.Config, client kubern
 	}
 	outcome, err := ingress.Install(ctx, cfg, ch, values, r.logger)
 	if errors.Is(err, ingress.ErrNamespaceTerminating) {
-		if err := r.set(ctx, ingress.StatusInstalling, "waiting for the last removal to finish", st.Controller, ch, false); err != nil {
-			return err
-		}
-		return river.JobSnooze(r.pollInterval())
+		return r.waitForRemoval(ctx, st.Controller, ch)
 	}
 	if err != nil {
 		return r.fail(ctx, err)
@@ -162,10 +159,7 @@ func (r ingressRun) install(ctx context.Context, cfg *rest.Config, client kubern
 	}
 	cmOutcome, err := ingress.InstallCertManager(ctx, cfg, cmCh, r.logger)
 	if errors.Is(err, ingress.ErrNamespaceTerminating) {
-		if err := r.set(ctx, ingress.StatusInstalling, "waiting for the last removal to finish", st.Controller, ch, false); err != nil {
-			return err
-		}
-		return river.JobSnooze(r.pollInterval())
+		return r.waitForRemoval(ctx, st.Controller, ch)
 	}
 	if err != nil {
 		return r.fail(ctx, err)
@@ -254,6 +248,15 @@ func (r ingressRun) remove(ctx context.Context, cfg *rest.Config, st ingress.Set
 		r.logger.Info("ingress controller removed")
 	}
 	return r.event(ctx, "info", "IngressRemoved", "")
+}
+
+// waitForRemoval snoozes while a namespace of the last removal is still
+// going away: the install cannot begin before.
+func (r ingressRun) waitForRemoval(ctx context.Context, controller string, ch *chart.Chart) error {
+	if err := r.set(ctx, ingress.StatusInstalling, "waiting for the last removal to finish", controller, ch, false); err != nil {
+		return err
+	}
+	return river.JobSnooze(r.pollInterval())
 }
 
 // fail records an error the console shows, then returns it so that River

@@ -171,17 +171,8 @@ func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor 
 		if !on {
 			reason = "IngressDisabled"
 		}
-		if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: "info", Reason: reason}); err != nil {
-			return fmt.Errorf("record event: %w", err)
-		}
-		if err := audit.Record(ctx, q, actor, audit.Event{
-			Action: "cluster.managed_ingress", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
-			Details: map[string]any{"cluster": c.Name, "enabled": on},
-		}); err != nil {
+		if err := s.recordAndQueue(ctx, tx, c, actor, reason, "cluster.managed_ingress", map[string]any{"enabled": on}); err != nil {
 			return err
-		}
-		if _, err := s.River.InsertTx(ctx, tx, ReconcileArgs{ClusterID: c.ID}, nil); err != nil {
-			return fmt.Errorf("queue managed ingress reconcile: %w", err)
 		}
 		// Its CNAME target is published, or removed.
 		return checks.Schedule(ctx, q, c.ID, DNSCheck, time.Now())
@@ -206,21 +197,27 @@ func (s *Service) Retry(ctx context.Context, c queries.Cluster, actor audit.Acto
 			return fmt.Errorf("retry managed ingress: %w", err)
 		}
 		out = stateOf(row, st, c.Slug)
-		if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: "info", Reason: "IngressRetried"}); err != nil {
-			return fmt.Errorf("record event: %w", err)
-		}
-		if err := audit.Record(ctx, q, actor, audit.Event{
-			Action: "cluster.managed_ingress_retry", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
-			Details: map[string]any{"cluster": c.Name},
-		}); err != nil {
-			return err
-		}
-		if _, err := s.River.InsertTx(ctx, tx, ReconcileArgs{ClusterID: c.ID}, nil); err != nil {
-			return fmt.Errorf("queue managed ingress reconcile: %w", err)
-		}
-		return nil
+		return s.recordAndQueue(ctx, tx, c, actor, "IngressRetried", "cluster.managed_ingress_retry", map[string]any{})
 	})
 	return out, err
+}
+
+// recordAndQueue writes a change of the cluster's managed ingress in tx:
+// the cluster event reason, the audit event action (details and the
+// cluster's name), and the reconcile job that carries it out.
+func (s *Service) recordAndQueue(ctx context.Context, tx pgx.Tx, c queries.Cluster, actor audit.Actor, reason, action string, details map[string]any) error {
+	q := queries.New(tx)
+	if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: "info", Reason: reason}); err != nil {
+		return fmt.Errorf("record event: %w", err)
+	}
+	details["cluster"] = c.Name
+	if err := audit.Record(ctx, q, actor, audit.Event{Action: action, TargetType: "cluster", TargetID: fmt.Sprint(c.ID), Details: details}); err != nil {
+		return err
+	}
+	if _, err := s.River.InsertTx(ctx, tx, ReconcileArgs{ClusterID: c.ID}, nil); err != nil {
+		return fmt.Errorf("queue managed ingress reconcile: %w", err)
+	}
+	return nil
 }
 
 // Refresh asks for the controller to be applied again, in the caller's
