@@ -106,9 +106,21 @@ func TestIngressDNSFollowsNodes(t *testing.T) {
 	b.ingressNode(t, "n2", corev1.ConditionTrue, "203.0.113.2")
 	b.ingressNode(t, "n3", corev1.ConditionFalse, "203.0.113.3")
 	b.ingressNode(t, "n4", corev1.ConditionTrue, "")
+	healthIn := func() time.Duration {
+		t.Helper()
+		var secs float64
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT extract(epoch FROM due_at - now())::float8 FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(nodes.HealthCheck)).Scan(&secs))
+		return time.Duration(secs * float64(time.Second))
+	}
+	checkHealth()
+	require.InDelta(t, nodes.HealthInterval.Seconds(), healthIn().Seconds(), 5, "managed ingress off: the usual interval")
 	b.switchTo(t, true)
 	require.True(t, due(), "switching on publishes the CNAME target")
 	checkHealth()
+	// A node gone NotReady leaves the records within a minute: the nodes
+	// are checked every 30 s while managed ingress is on, and the DNS
+	// check that a change makes due runs at once.
+	require.InDelta(t, nodes.IngressHealthInterval.Seconds(), healthIn().Seconds(), 5, "managed ingress on: the shorter interval")
 	syncDNS()
 	require.ElementsMatch(t, []string{"203.0.113.1", "203.0.113.2"}, records(), "every Ready node with a public address")
 	s := b.state(t)

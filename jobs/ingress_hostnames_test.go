@@ -161,11 +161,23 @@ func TestIngressHostnames(t *testing.T) {
 
 // TestIngressCertificates: once managed ingress is ready, each verified
 // host name gets a cert-manager Certificate from the platform's
-// ClusterIssuer, listed in Traefik's default TLSStore; the check records
-// what cert-manager says of it (issuing, failed with its message, ready
-// with its expiry), and a removed name's Certificate goes.
+// ClusterIssuer, which the controller serves for any route of the name
+// (listed in Traefik's default TLSStore; with ingress-nginx, the TLS
+// section of an Ingress the platform keeps for the name); the check
+// records what cert-manager says of it (issuing, failed with its message,
+// ready with its expiry), and a removed name's Certificate goes, with
+// what served it.
 func TestIngressCertificates(t *testing.T) {
 	t.Parallel()
+	for _, controller := range []string{ingress.Traefik, ingress.IngressNGINX} {
+		t.Run(controller, func(t *testing.T) {
+			t.Parallel()
+			testIngressCertificates(t, controller)
+		})
+	}
+}
+
+func testIngressCertificates(t *testing.T, controller string) {
 	b := setupIngress(t)
 	ctx := context.Background()
 	q := queries.New(b.pool)
@@ -181,6 +193,9 @@ func TestIngressCertificates(t *testing.T) {
 	st, err := ingress.LoadSettings(ctx, q)
 	require.NoError(t, err)
 	st.AppsBaseDomain = "apps.clusters.test"
+	if controller == ingress.IngressNGINX {
+		st.Controller, st.ChartPath = ingress.IngressNGINX, testenv.IngressNGINXChart(t)
+	}
 	require.NoError(t, ingress.SaveSettings(ctx, q, st))
 	svc := &ingress.Service{Pool: b.pool, River: b.reconcileBundle.svc.River, Box: b.box, DNS: &dnsrecords.Service{Pool: b.pool, Box: b.box}, Virtual: b.reconcileBundle.svc.VirtualConfig}
 	actor := audit.Actor{UserID: b.owner.ID}
@@ -222,10 +237,24 @@ func TestIngressCertificates(t *testing.T) {
 	require.Equal(t, []string{"shop.apps.clusters.test"}, dnsNames)
 	issuer, _, _ := unstructured.NestedString(cert.Object, "spec", "issuerRef", "name")
 	require.Equal(t, ingress.IssuerName, issuer)
-	store, err := dyn.Resource(schema.GroupVersionResource{Group: "traefik.io", Version: "v1alpha1", Resource: "tlsstores"}).Namespace(ingress.Namespace).Get(ctx, "default", metav1.GetOptions{})
-	require.NoError(t, err)
-	listed, _, _ := unstructured.NestedSlice(store.Object, "spec", "certificates")
-	require.Equal(t, []any{map[string]any{"secretName": certName}}, listed)
+	tlsIngresses := dyn.Resource(schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}).Namespace(ingress.Namespace)
+	switch controller {
+	case ingress.Traefik:
+		store, err := dyn.Resource(schema.GroupVersionResource{Group: "traefik.io", Version: "v1alpha1", Resource: "tlsstores"}).Namespace(ingress.Namespace).Get(ctx, "default", metav1.GetOptions{})
+		require.NoError(t, err)
+		listed, _, _ := unstructured.NestedSlice(store.Object, "spec", "certificates")
+		require.Equal(t, []any{map[string]any{"secretName": certName}}, listed)
+	case ingress.IngressNGINX:
+		ing, err := tlsIngresses.Get(ctx, certName, metav1.GetOptions{})
+		require.NoError(t, err)
+		class, _, _ := unstructured.NestedString(ing.Object, "spec", "ingressClassName")
+		require.Equal(t, ingress.IngressNGINXClass, class)
+		tls, _, _ := unstructured.NestedSlice(ing.Object, "spec", "tls")
+		require.Equal(t, []any{map[string]any{"hosts": []any{"shop.apps.clusters.test"}, "secretName": certName}}, tls)
+		rules, _, _ := unstructured.NestedSlice(ing.Object, "spec", "rules")
+		require.Len(t, rules, 1)
+		require.Equal(t, "shop.apps.clusters.test", rules[0].(map[string]any)["host"], "ingress-nginx reads the TLS section of a host with a rule")
+	}
 
 	// cert-manager fails to issue it, then issues it.
 	setStatus := func(status map[string]any) {
@@ -277,4 +306,13 @@ func TestIngressCertificates(t *testing.T) {
 	require.Equal(t, ingress.CertIssuing, hostname("blog.apps.clusters.test").Cert)
 	_, err = certs.Get(ctx, certName, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "the removed name's Certificate is gone: %v", err)
+	if controller == ingress.IngressNGINX {
+		list, err := tlsIngresses.List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		names := []string{}
+		for _, ing := range list.Items {
+			names = append(names, ing.GetName())
+		}
+		require.Equal(t, []string{ingress.CertificateName("blog.apps.clusters.test")}, names, "the removed name's Ingress is gone, the other's kept")
+	}
 }

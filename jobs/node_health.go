@@ -42,8 +42,9 @@ type NodeHealthWorker struct {
 	VirtualConfig clusters.VirtualConfigFunc
 	Threshold     time.Duration
 	// Interval is how often a cluster that answers is checked (default
-	// nodes.HealthInterval).
-	Interval time.Duration
+	// nodes.HealthInterval); IngressInterval how often one whose managed
+	// ingress is on (default nodes.IngressHealthInterval).
+	Interval, IngressInterval time.Duration
 	// Transitions logs the clusters going unreachable and back.
 	Transitions *checks.Transitions
 }
@@ -68,6 +69,13 @@ func (w *NodeHealthWorker) Work(ctx context.Context, job *river.Job[nodes.Health
 	if c.Status != clusters.StatusReady {
 		// Checked again once it is ready (ClusterReconcileWorker.markReady).
 		return rec.Done(ctx, c.ID, nodes.HealthCheck, interval, time.Time{}, nil)
+	}
+	watched, err := q.IngressWatchesNodes(ctx, c.ID)
+	if err != nil {
+		return fmt.Errorf("managed ingress of cluster %d: %w", c.ID, err)
+	}
+	if watched {
+		interval = min(interval, cmp.Or(w.IngressInterval, nodes.IngressHealthInterval))
 	}
 	err = w.snapshot(ctx, c)
 	if err == nil {

@@ -58,6 +58,11 @@ WHERE cluster_id = @cluster_id AND generation = @generation;
 -- Where a cluster's managed ingress stands: 'off' when never on.
 SELECT coalesce((SELECT status FROM cluster_ingress WHERE cluster_id = @cluster_id), 'off')::text;
 
+-- name: IngressWatchesNodes :one
+-- Whether the cluster's CNAME target follows its nodes (managed ingress
+-- on): the health job then checks the cluster at the shorter interval.
+SELECT EXISTS (SELECT 1 FROM cluster_ingress WHERE cluster_id = @cluster_id AND enabled)::boolean;
+
 -- name: IngressDNSDesired :one
 -- The addresses the cluster's CNAME target should have, sorted, each once.
 SELECT coalesce(array_agg(DISTINCT address ORDER BY address), '{}')::text[]

@@ -300,6 +300,19 @@ func (q *Queries) IngressTakeLease(ctx context.Context, arg IngressTakeLeasePara
 	return result.RowsAffected(), nil
 }
 
+const ingressWatchesNodes = `-- name: IngressWatchesNodes :one
+SELECT EXISTS (SELECT 1 FROM cluster_ingress WHERE cluster_id = $1 AND enabled)::boolean
+`
+
+// Whether the cluster's CNAME target follows its nodes (managed ingress
+// on): the health job then checks the cluster at the shorter interval.
+func (q *Queries) IngressWatchesNodes(ctx context.Context, clusterID int64) (bool, error) {
+	row := q.db.QueryRow(ctx, ingressWatchesNodes, clusterID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const nodeIngressCount = `-- name: NodeIngressCount :one
 SELECT count(*) FROM nodes WHERE cluster_id = $1 AND ingress
 `

@@ -38,7 +38,13 @@ var (
 	issuers   = schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "clusterissuers"}
 	certs     = schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}
 	tlsStores = schema.GroupVersionResource{Group: "traefik.io", Version: "v1alpha1", Resource: "tlsstores"}
+	ingresses = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}
 )
+
+// TLSHolderPath is the one path of the Ingress that hands a host name's
+// certificate to ingress-nginx (see syncTLSIngresses); its backend does
+// not exist, so that path alone answers 503.
+const TLSHolderPath = "/.well-known/kubebyon/tls"
 
 // CertManagerValues are cert-manager's chart values: its CRDs installed and
 // removed with the release, no post-install check Job.
@@ -133,11 +139,13 @@ func CertificateName(hostname string) string {
 }
 
 // SyncCertificates makes a Certificate in Namespace for each host name,
-// issued by IssuerName, removes the platform's others, lists their
-// Secrets in Traefik's default TLSStore (so that Traefik serves them for
-// any route of those names) when the cluster has Traefik's CRDs, and
-// returns each name's certificate status.
-func SyncCertificates(ctx context.Context, dyn dynamic.Interface, hostnames []string, traefik bool) (map[string]CertStatus, error) {
+// issued by IssuerName, removes the platform's others, has the cluster's
+// controller serve their Secrets for any route of those names, and returns
+// each name's certificate status. Traefik serves the Secrets listed in its
+// default TLSStore; ingress-nginx takes a host's certificate from an
+// Ingress with a rule and a TLS section for it, in any namespace, so the
+// platform keeps one such Ingress per name beside the Certificate.
+func SyncCertificates(ctx context.Context, dyn dynamic.Interface, hostnames []string, controller string) (map[string]CertStatus, error) {
 	list, err := dyn.Resource(certs).Namespace(Namespace).List(ctx, metav1.ListOptions{LabelSelector: ManagedByLabel + "=kubebyon"})
 	if err != nil {
 		return nil, fmt.Errorf("list Certificates: %w", err)
@@ -181,12 +189,65 @@ func SyncCertificates(ctx context.Context, dyn dynamic.Interface, hostnames []st
 		}
 		out[host] = CertStatus{State: CertIssuing}
 	}
-	if traefik {
+	switch controller {
+	case Traefik:
 		if err := syncTLSStore(ctx, dyn, want); err != nil {
+			return nil, err
+		}
+	case IngressNGINX:
+		if err := syncTLSIngresses(ctx, dyn, want); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// syncTLSIngresses keeps, for each Certificate, an Ingress of class nginx
+// in Namespace named like it, with a rule for its host name and a TLS
+// section naming its Secret: ingress-nginx then serves that certificate
+// for the host name whatever Ingress routes it, as long as no older
+// Ingress of that host brings a TLS section of its own. The rule's one
+// path, TLSHolderPath (Exact), is there because ingress-nginx reads TLS
+// sections only for hosts with a rule. It removes the platform's others.
+func syncTLSIngresses(ctx context.Context, dyn dynamic.Interface, want map[string]string) error {
+	res := dyn.Resource(ingresses).Namespace(Namespace)
+	list, err := res.List(ctx, metav1.ListOptions{LabelSelector: ManagedByLabel + "=kubebyon"})
+	if err != nil {
+		return fmt.Errorf("list Ingresses: %w", err)
+	}
+	for _, ing := range list.Items {
+		if _, ok := want[ing.GetName()]; ok {
+			continue
+		}
+		if err := res.Delete(ctx, ing.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete Ingress %s: %w", ing.GetName(), err)
+		}
+	}
+	for name, host := range want {
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+			"metadata": map[string]any{
+				"name": name, "namespace": Namespace,
+				"labels":      map[string]any{ManagedByLabel: "kubebyon"},
+				"annotations": map[string]any{HostnameAnnotation: host},
+			},
+			"spec": map[string]any{
+				"ingressClassName": IngressNGINXClass,
+				"tls":              []any{map[string]any{"hosts": []any{host}, "secretName": name}},
+				"rules": []any{map[string]any{
+					"host": host,
+					"http": map[string]any{"paths": []any{map[string]any{
+						"path": TLSHolderPath, "pathType": "Exact",
+						"backend": map[string]any{"service": map[string]any{"name": "kubebyon-tls-holder", "port": map[string]any{"number": int64(80)}}},
+					}}},
+				}},
+			},
+		}}
+		if _, err := res.Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+			return fmt.Errorf("apply Ingress %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // syncTLSStore lists the Certificates' Secrets in Traefik's default

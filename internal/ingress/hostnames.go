@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -332,7 +333,7 @@ func (s *Service) CheckHostnames(ctx context.Context, clusterID int64) (time.Tim
 		return time.Time{}, nil
 	}
 	if ingressRow.Status == StatusReady && c.Status == "ready" && s.Virtual != nil {
-		issuing, err := s.syncCertificates(ctx, q, c, st)
+		issuing, err := s.syncCertificates(ctx, q, c, cmp.Or(ingressRow.Controller, st.Controller))
 		if err != nil {
 			return time.Time{}, checks.Unreachable(err)
 		}
@@ -346,7 +347,7 @@ func (s *Service) CheckHostnames(ctx context.Context, clusterID int64) (time.Tim
 // syncCertificates makes a certificate for each verified host name of the
 // cluster and records where each stands; it reports whether one is not
 // ready yet.
-func (s *Service) syncCertificates(ctx context.Context, q *queries.Queries, c queries.Cluster, st Settings) (bool, error) {
+func (s *Service) syncCertificates(ctx context.Context, q *queries.Queries, c queries.Cluster, controller string) (bool, error) {
 	rows, err := q.HostnameListByCluster(ctx, c.ID)
 	if err != nil {
 		return false, fmt.Errorf("list host names of cluster %d: %w", c.ID, err)
@@ -365,7 +366,7 @@ func (s *Service) syncCertificates(ctx context.Context, q *queries.Queries, c qu
 	if err != nil {
 		return false, fmt.Errorf("virtual cluster client: %w", err)
 	}
-	status, err := SyncCertificates(ctx, dyn, verified, st.Controller == Traefik)
+	status, err := SyncCertificates(ctx, dyn, verified, controller)
 	if err != nil {
 		return false, err
 	}

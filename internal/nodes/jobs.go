@@ -55,10 +55,15 @@ func (OperationArgs) InsertOpts() river.InsertOpts {
 }
 
 // HealthCheck is the periodic check of a ready cluster's nodes (package
-// checks paces it), every HealthInterval while the cluster answers.
+// checks paces it), every HealthInterval while the cluster answers, and
+// every IngressHealthInterval while its managed ingress is on: the CNAME
+// target's records follow the nodes' readiness, and a node gone NotReady
+// must leave them within a minute (the check, then the DNS check it makes
+// due at once).
 const (
-	HealthCheck    checks.Kind = "node_health"
-	HealthInterval             = time.Minute
+	HealthCheck           checks.Kind = "node_health"
+	HealthInterval                    = time.Minute
+	IngressHealthInterval             = 30 * time.Second
 )
 
 // HealthArgs snapshots one ready cluster's nodes and tells its owner about
