@@ -2,7 +2,9 @@ package jobs_test
 
 import (
 	"context"
+	"crypto/rand"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,12 +14,16 @@ import (
 	"github.com/riverqueue/river/rivertest"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/nodes"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -67,36 +73,8 @@ func TestIngressDNSFollowsNodes(t *testing.T) {
 	st.AppsBaseDomain = "apps.clusters.test"
 	require.NoError(t, ingress.SaveSettings(ctx, q, st))
 	name := b.c.Slug + ".apps.clusters.test"
-	dnsSvc := &ingress.Service{Pool: b.pool, DNS: &dnsrecords.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.kubecfg}}
 	nodeSvc := &nodes.Service{Pool: b.pool, River: b.reconcileBundle.svc.River, Clusters: b.reconcileBundle.svc}
-
-	health := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.NodeHealthWorker{
-		Pool: b.pool, Logger: b.logger, Box: b.box, Threshold: time.Hour, VirtualConfig: b.reconcileBundle.svc.VirtualConfig,
-	})
-	dnsWorker := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.IngressDNSWorker{Ingress: dnsSvc})
-	due := func() bool {
-		t.Helper()
-		var due bool
-		require.NoError(t, b.pool.QueryRow(ctx, `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.DNSCheck)).Scan(&due))
-		return due
-	}
-	checkHealth := func() {
-		t.Helper()
-		tx, err := b.pool.Begin(ctx)
-		require.NoError(t, err)
-		_, err = health.Work(ctx, t, tx, nodes.HealthArgs{ClusterID: b.c.ID}, nil)
-		require.NoError(t, err)
-		require.NoError(t, tx.Commit(ctx))
-	}
-	syncDNS := func() {
-		t.Helper()
-		tx, err := b.pool.Begin(ctx)
-		require.NoError(t, err)
-		res, err := dnsWorker.Work(ctx, t, tx, ingress.DNSArgs{ClusterID: b.c.ID}, nil)
-		require.NoError(t, err)
-		require.Equal(t, river.EventKindJobCompleted, res.EventKind)
-		require.NoError(t, tx.Commit(ctx))
-	}
+	due, checkHealth, syncDNS := b.dnsWorkers(t)
 	records := func() []string {
 		t.Helper()
 		return append(srv.Lookup(t, name, dns.TypeA), srv.Lookup(t, name, dns.TypeAAAA)...)
@@ -176,6 +154,122 @@ func TestIngressDNSFollowsNodes(t *testing.T) {
 	require.Empty(t, records())
 	require.Equal(t, "IngressDNSRemoved", lastOf(b.reasons(t, b.c.ID)))
 	require.Equal(t, ingress.DNSRemoved, b.state(t).DNSState)
+}
+
+// dnsWorkers returns whether the cluster's CNAME target check is due, and
+// runs the node health job and the CNAME target's check on it, each in a
+// transaction of its own.
+func (b *ingressBundle) dnsWorkers(t *testing.T) (due func() bool, checkHealth, syncDNS func()) {
+	ctx := context.Background()
+	dnsSvc := &ingress.Service{Pool: b.pool, DNS: &dnsrecords.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.kubecfg}}
+	health := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.NodeHealthWorker{
+		Pool: b.pool, Logger: b.logger, Box: b.box, Threshold: time.Hour, VirtualConfig: b.reconcileBundle.svc.VirtualConfig,
+	})
+	dnsWorker := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.IngressDNSWorker{Ingress: dnsSvc})
+	due = func() bool {
+		t.Helper()
+		var due bool
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.DNSCheck)).Scan(&due))
+		return due
+	}
+	checkHealth = func() {
+		t.Helper()
+		tx, err := b.pool.Begin(ctx)
+		require.NoError(t, err)
+		_, err = health.Work(ctx, t, tx, nodes.HealthArgs{ClusterID: b.c.ID}, nil)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit(ctx))
+	}
+	syncDNS = func() {
+		t.Helper()
+		tx, err := b.pool.Begin(ctx)
+		require.NoError(t, err)
+		res, err := dnsWorker.Work(ctx, t, tx, ingress.DNSArgs{ClusterID: b.c.ID}, nil)
+		require.NoError(t, err)
+		require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+		require.NoError(t, tx.Commit(ctx))
+	}
+	return due, checkHealth, syncDNS
+}
+
+// TestIngressDNSExternalDNS: with the DNS settings in external-dns mode,
+// the CNAME target is a DNSEndpoint on the host cluster whose A and AAAA
+// endpoints follow the Ready ingress nodes, a host name under the apps
+// base domain is a DNSEndpoint with its CNAME (put back after a delete
+// behind the platform's back, "recovered"), and both go with the name and
+// the switch.
+func TestIngressDNSExternalDNS(t *testing.T) {
+	t.Parallel()
+	b := setupIngress(t)
+	ctx := context.Background()
+	q := queries.New(b.pool)
+	testenv.ExternalDNSCRD(t, b.host.Config)
+	ns := "dns-ingress-" + strings.ToLower(rand.Text()[:8])
+	require.NoError(t, dnsrecords.Store(ctx, q, b.box, dnsrecords.Settings{
+		Mode: dnsrecords.ModeExternalDNS, Addresses: []string{"192.0.2.1"}, Namespace: ns, TTL: 60,
+	}))
+	rt, err := settings.Load(ctx, q, b.box)
+	require.NoError(t, err)
+	rt.APIBaseDomain = "k8s.clusters.test"
+	require.NoError(t, settings.Save(ctx, q, b.box, rt))
+	st, err := ingress.LoadSettings(ctx, q)
+	require.NoError(t, err)
+	st.AppsBaseDomain = "apps.clusters.test"
+	require.NoError(t, ingress.SaveSettings(ctx, q, st))
+	target := b.c.Slug + ".apps.clusters.test"
+	endpoints := dynamic.NewForConfigOrDie(b.host.Config).Resource(dnsrecords.DNSEndpoints).Namespace(ns)
+	records := func(name string) map[string][]string {
+		t.Helper()
+		obj, err := endpoints.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		require.NoError(t, err)
+		eps, _, _ := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
+		out := map[string][]string{}
+		for _, raw := range eps {
+			ep := raw.(map[string]any)
+			require.Equal(t, name, ep["dnsName"])
+			typ, _ := ep["recordType"].(string)
+			targets, _, _ := unstructured.NestedStringSlice(ep, "targets")
+			out[typ] = targets
+		}
+		return out
+	}
+	_, checkHealth, syncDNS := b.dnsWorkers(t)
+
+	b.ingressNode(t, "n1", corev1.ConditionTrue, "203.0.113.1")
+	b.ingressNode(t, "n2", corev1.ConditionTrue, "2001:db8::2")
+	b.switchTo(t, true)
+	checkHealth()
+	syncDNS()
+	require.Equal(t, map[string][]string{"A": {"203.0.113.1"}, "AAAA": {"2001:db8::2"}}, records(target))
+	require.Equal(t, ingress.DNSPublished, b.state(t).DNSState)
+	b.ingressNode(t, "n1", corev1.ConditionFalse, "203.0.113.1")
+	checkHealth()
+	syncDNS()
+	require.Equal(t, map[string][]string{"AAAA": {"2001:db8::2"}}, records(target), "a NotReady node leaves the records")
+
+	svc := &ingress.Service{Pool: b.pool, River: b.reconcileBundle.svc.River, Box: b.box, DNS: &dnsrecords.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.kubecfg}}
+	actor := audit.Actor{UserID: b.owner.ID}
+	_, err = svc.AddHostname(ctx, b.c, "shop.apps.clusters.test", actor)
+	require.NoError(t, err)
+	require.NoError(t, svc.RunHostnamesCheck(ctx, b.c.ID, nil))
+	require.Equal(t, map[string][]string{"CNAME": {target}}, records("shop.apps.clusters.test"))
+	names, err := svc.Hostnames(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Equal(t, ingress.HostnameVerified, names[0].State)
+	require.NoError(t, endpoints.Delete(ctx, "shop.apps.clusters.test", metav1.DeleteOptions{}))
+	require.NoError(t, svc.RunHostnamesCheck(ctx, b.c.ID, nil))
+	require.Equal(t, map[string][]string{"CNAME": {target}}, records("shop.apps.clusters.test"), "put back")
+	require.Contains(t, b.reasons(t, b.c.ID), "HostnameRecovered")
+
+	require.NoError(t, svc.RemoveHostname(ctx, b.c, "shop.apps.clusters.test", actor))
+	require.NoError(t, svc.RunHostnamesCheck(ctx, b.c.ID, nil))
+	require.Nil(t, records("shop.apps.clusters.test"), "the removed name's record goes")
+	b.switchTo(t, false)
+	syncDNS()
+	require.Nil(t, records(target), "switched off: the CNAME target goes")
 }
 
 func (b *ingressBundle) generation(t *testing.T) int64 {
