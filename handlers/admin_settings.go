@@ -28,7 +28,7 @@ const maxKubeconfigBytes = 256 << 10
 var settingsFields = []string{
 	"chartRepo", "chartVersion", "chartPath",
 	"platformHost", "platformProject", "platformInsecure",
-	"defaultAccessMode", "edgeAddressType", "apiBaseDomain", "consoleHost", "consoleBackend", "podCIDR", "serviceCIDR", "allowedVersions",
+	"defaultAccessMode", "edgeAddressType", "apiBaseDomain", "consoleHost", "consoleBackend", "podCIDR", "serviceCIDR", "podCIDRPool", "podCIDRBlock", "allowedVersions",
 	"nodePortMin", "nodePortMax",
 	"hostKubeconfigClear", "platformAccessKeyClear",
 }
@@ -74,6 +74,7 @@ func settingsForm(rt settings.Runtime) views.Form {
 		"defaultAccessMode": rt.DefaultAccessMode, "edgeAddressType": rt.EdgeAddressType, "apiBaseDomain": rt.APIBaseDomain,
 		"consoleHost": rt.ConsoleHost, "consoleBackend": rt.ConsoleBackend,
 		"podCIDR": rt.PodCIDR, "serviceCIDR": rt.ServiceCIDR,
+		"podCIDRPool": rt.PodCIDRPool, "podCIDRBlock": strconv.Itoa(rt.PodCIDRBlock),
 		"allowedVersions": strings.Join(rt.AllowedVersions, "\n"),
 		"nodePortMin":     strconv.Itoa(rt.NodePortMin), "nodePortMax": strconv.Itoa(rt.NodePortMax),
 	} {
@@ -110,6 +111,7 @@ func settingsChangeFrom(c echo.Context) (views.Form, adminsettings.Change, error
 			DefaultAccessMode: f.Value("defaultAccessMode"), EdgeAddressType: f.Value("edgeAddressType"), APIBaseDomain: strings.ToLower(trimmed("apiBaseDomain")),
 			ConsoleHost: strings.ToLower(trimmed("consoleHost")), ConsoleBackend: trimmed("consoleBackend"),
 			PodCIDR: trimmed("podCIDR"), ServiceCIDR: trimmed("serviceCIDR"),
+			PodCIDRPool: trimmed("podCIDRPool"), PodCIDRBlock: number("podCIDRBlock"),
 			AllowedVersions: versionList(f.Value("allowedVersions")),
 			NodePortMin:     number("nodePortMin"), NodePortMax: number("nodePortMax"),
 		},

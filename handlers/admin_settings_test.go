@@ -105,6 +105,8 @@ func fullSettings(t *testing.T) url.Values {
 		"apiBaseDomain":     {"K8s.Example.com"},
 		"podCIDR":           {"10.100.0.0/16"},
 		"serviceCIDR":       {"10.101.0.0/16"},
+		"podCIDRPool":       {"10.160.0.0/12"},
+		"podCIDRBlock":      {"22"},
 		"allowedVersions":   {"v1.34.1, v1.33.5\r\nv1.32.9"},
 		"nodePortMin":       {"31000"},
 		"nodePortMax":       {"31999"},
@@ -204,7 +206,7 @@ func TestAdminSettingsSaveAndReadBack(t *testing.T) {
 		ChartRepo:      "oci://registry.example.com/charts", ChartVersion: "0.29.1", ChartPath: form.Get("chartPath"),
 		PlatformHost: "platform.example.com:8443", PlatformAccessKey: accessKey, PlatformProject: "kubebyon", PlatformInsecure: true,
 		DefaultAccessMode: "loadbalancer", EdgeAddressType: "ExternalIP", APIBaseDomain: "k8s.example.com",
-		PodCIDR: "10.100.0.0/16", ServiceCIDR: "10.101.0.0/16",
+		PodCIDR: "10.100.0.0/16", ServiceCIDR: "10.101.0.0/16", PodCIDRPool: "10.160.0.0/12", PodCIDRBlock: 22,
 		AllowedVersions: []string{"v1.34.1", "v1.33.5", "v1.32.9"},
 		NodePortMin:     31000, NodePortMax: 31999,
 	}, rt)
@@ -235,7 +237,7 @@ func TestAdminSettingsSaveAndReadBack(t *testing.T) {
 	require.Len(t, events, 1)
 	require.ElementsMatch(t, []string{
 		"hostKubeconfig", "chartRepo", "chartVersion", "chartPath", "platformHost", "platformAccessKey",
-		"platformProject", "platformInsecure", "defaultAccessMode", "edgeAddressType", "apiBaseDomain", "podCIDR", "serviceCIDR",
+		"platformProject", "platformInsecure", "defaultAccessMode", "edgeAddressType", "apiBaseDomain", "podCIDR", "serviceCIDR", "podCIDRPool", "podCIDRBlock",
 		"allowedVersions", "nodePortMin", "nodePortMax",
 	}, changedOf(events[0]))
 	require.Equal(t, "uploaded", events[0]["hostKubeconfig"])
@@ -313,6 +315,9 @@ current-context: c
 		{"domain", with(form, "apiBaseDomain", "not a domain!"), "", "apiBaseDomain", "Enter a domain name"},
 		{"pod CIDR", with(form, "podCIDR", "10.244.0.0"), "", "podCIDR", "Enter a network in CIDR notation"},
 		{"service CIDR", with(form, "serviceCIDR", "ten"), "", "serviceCIDR", "Enter a network in CIDR notation"},
+		{"pod pool", with(form, "podCIDRPool", "10.160.0.1/12"), "", "podCIDRPool", "Enter an IPv4 network in CIDR notation with its host bits zero"},
+		{"pod pool overlaps services", with(form, "podCIDRPool", "10.96.0.0/11"), "", "podCIDRPool", "The pool overlaps the service CIDR."},
+		{"pod block", with(form, "podCIDRBlock", "30"), "", "podCIDRBlock", "Enter a prefix length from the pool"},
 		{"versions", with(form, "allowedVersions", "v1.34.1\n1.33"), "", "allowedVersions", "List at least one version"},
 		{"no versions", with(form, "allowedVersions", " ,\n"), "", "allowedVersions", "List at least one version"},
 		{"ports reversed", with(form, "nodePortMin", "32000", "nodePortMax", "31000"), "", "nodePortRange", "Enter a range from 1 to 65535"},

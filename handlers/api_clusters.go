@@ -309,4 +309,5 @@ var apiBlockerCodes = map[error]string{
 	clusters.ErrNoHostCluster:  "not_configured",
 	clusters.ErrNoBaseDomain:   "not_configured",
 	clusters.ErrNoFreeNodePort: "no_node_port",
+	clusters.ErrPodPoolFull:    "no_pod_network",
 }

@@ -106,10 +106,10 @@ func (h *Handlers) renderClusterFormError(c echo.Context, f views.Form, cl *quer
 
 // clusterBlocker is what stops a cluster from being made or changed, if
 // err is one of those: the plan's cap, the platform's missing settings, no
-// free NodePort. Else nil.
+// free NodePort, no free Pod network. Else nil.
 func (h *Handlers) clusterBlocker(c echo.Context, err error) error {
 	for _, known := range []error{
-		clusters.ErrPlanLimit, clusters.ErrNoHostCluster, clusters.ErrNoBaseDomain, clusters.ErrNoFreeNodePort,
+		clusters.ErrPlanLimit, clusters.ErrNoHostCluster, clusters.ErrNoBaseDomain, clusters.ErrNoFreeNodePort, clusters.ErrPodPoolFull,
 	} {
 		if !errors.Is(err, known) {
 			continue

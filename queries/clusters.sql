@@ -167,3 +167,31 @@ SELECT * FROM clusters WHERE status = 'ready' ORDER BY id;
 
 -- name: ClusterSetStaleNodeCleanup :exec
 UPDATE clusters SET stale_node_cleanup_hours = sqlc.narg('hours'), updated_at = now() WHERE id = @id;
+
+-- name: ClusterAllocatePodCIDR :one
+-- Gives the cluster the first block of @bits in the pool that overlaps no
+-- live cluster's Pod network, pooled or not; no row when the pool is
+-- full. Two transactions that pick the same block at once cannot both
+-- commit: the second fails on clusters_pod_cidr_pooled_excl, and the
+-- caller tries again. IPv4 pools only (the settings check it).
+UPDATE clusters SET pod_cidr = b.block, pod_cidr_pooled = TRUE
+FROM (
+    SELECT c.block FROM (
+        SELECT set_masklen(network(sqlc.arg(pool)::cidr) + (i << (32 - sqlc.arg(bits)::int)), sqlc.arg(bits)::int)::cidr AS block
+        FROM generate_series(0::bigint, (1::bigint << (sqlc.arg(bits)::int - masklen(sqlc.arg(pool)::cidr))) - 1) i) c
+    WHERE NOT EXISTS (
+        SELECT 1 FROM clusters o
+        WHERE o.status <> 'deleted' AND o.pod_cidr && c.block AND o.id <> sqlc.arg(id))
+    LIMIT 1) b
+WHERE clusters.id = sqlc.arg(id)
+RETURNING clusters.pod_cidr;
+
+-- name: ClusterSetPodCIDR :exec
+-- Gives the cluster the settings' one Pod network (no pool set).
+UPDATE clusters SET pod_cidr = sqlc.arg(pod_cidr)::cidr, pod_cidr_pooled = FALSE WHERE id = sqlc.arg(id);
+
+-- name: ClusterPodCIDRUnique :one
+-- Whether no other live cluster's Pod network overlaps the cluster's.
+SELECT (NOT EXISTS (
+    SELECT 1 FROM clusters o, clusters c
+    WHERE c.id = sqlc.arg(id) AND o.id <> c.id AND o.status <> 'deleted' AND o.pod_cidr && c.pod_cidr))::boolean AS pod_cidr_unique;

@@ -7,9 +7,42 @@ package queries
 
 import (
 	"context"
+	"net/netip"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
+
+const clusterAllocatePodCIDR = `-- name: ClusterAllocatePodCIDR :one
+UPDATE clusters SET pod_cidr = b.block, pod_cidr_pooled = TRUE
+FROM (
+    SELECT c.block FROM (
+        SELECT set_masklen(network($2::cidr) + (i << (32 - $3::int)), $3::int)::cidr AS block
+        FROM generate_series(0::bigint, (1::bigint << ($3::int - masklen($2::cidr))) - 1) i) c
+    WHERE NOT EXISTS (
+        SELECT 1 FROM clusters o
+        WHERE o.status <> 'deleted' AND o.pod_cidr && c.block AND o.id <> $1)
+    LIMIT 1) b
+WHERE clusters.id = $1
+RETURNING clusters.pod_cidr
+`
+
+type ClusterAllocatePodCIDRParams struct {
+	ID   int64
+	Pool netip.Prefix
+	Bits int32
+}
+
+// Gives the cluster the first block of @bits in the pool that overlaps no
+// live cluster's Pod network, pooled or not; no row when the pool is
+// full. Two transactions that pick the same block at once cannot both
+// commit: the second fails on clusters_pod_cidr_pooled_excl, and the
+// caller tries again. IPv4 pools only (the settings check it).
+func (q *Queries) ClusterAllocatePodCIDR(ctx context.Context, arg ClusterAllocatePodCIDRParams) (netip.Prefix, error) {
+	row := q.db.QueryRow(ctx, clusterAllocatePodCIDR, arg.ID, arg.Pool, arg.Bits)
+	var pod_cidr netip.Prefix
+	err := row.Scan(&pod_cidr)
+	return pod_cidr, err
+}
 
 const clusterClaimFailureNotice = `-- name: ClusterClaimFailureNotice :execrows
 UPDATE clusters SET failure_notified = true WHERE id = $1 AND NOT failure_notified
@@ -39,7 +72,7 @@ func (q *Queries) ClusterCountActiveByOwner(ctx context.Context, ownerID int64) 
 const clusterCreate = `-- name: ClusterCreate :one
 INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
 `
 
 type ClusterCreateParams struct {
@@ -94,6 +127,8 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 		&i.CaCert,
 		&i.FailureNotified,
 		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
 	)
 	return i, err
 }
@@ -156,7 +191,7 @@ func (q *Queries) ClusterDashboardByOwner(ctx context.Context, arg ClusterDashbo
 }
 
 const clusterGetByID = `-- name: ClusterGetByID :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE id = $1
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE id = $1
 `
 
 func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error) {
@@ -191,12 +226,14 @@ func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error)
 		&i.CaCert,
 		&i.FailureNotified,
 		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
 	)
 	return i, err
 }
 
 const clusterGetForOwner = `-- name: ClusterGetForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
 `
 
 type ClusterGetForOwnerParams struct {
@@ -237,12 +274,14 @@ func (q *Queries) ClusterGetForOwner(ctx context.Context, arg ClusterGetForOwner
 		&i.CaCert,
 		&i.FailureNotified,
 		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
 	)
 	return i, err
 }
 
 const clusterGetForOwnerWithDeleted = `-- name: ClusterGetForOwnerWithDeleted :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE id = $1 AND owner_id = $2
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE id = $1 AND owner_id = $2
 `
 
 type ClusterGetForOwnerWithDeletedParams struct {
@@ -284,6 +323,8 @@ func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg Cluster
 		&i.CaCert,
 		&i.FailureNotified,
 		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
 	)
 	return i, err
 }
@@ -394,7 +435,7 @@ func (q *Queries) ClusterListNodeQuotaEnabled(ctx context.Context) ([]int64, err
 }
 
 const clusterListReady = `-- name: ClusterListReady :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE status = 'ready' ORDER BY id
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE status = 'ready' ORDER BY id
 `
 
 func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
@@ -435,6 +476,8 @@ func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
 			&i.CaCert,
 			&i.FailureNotified,
 			&i.LbAddress,
+			&i.PodCidr,
+			&i.PodCidrPooled,
 		); err != nil {
 			return nil, err
 		}
@@ -502,7 +545,7 @@ func (q *Queries) ClusterListSummaryByOwner(ctx context.Context, arg ClusterList
 }
 
 const clusterLock = `-- name: ClusterLock :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE id = $1 FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
@@ -537,12 +580,14 @@ func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
 		&i.CaCert,
 		&i.FailureNotified,
 		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
 	)
 	return i, err
 }
 
 const clusterLockForOwner = `-- name: ClusterLockForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
 `
 
 type ClusterLockForOwnerParams struct {
@@ -582,6 +627,8 @@ func (q *Queries) ClusterLockForOwner(ctx context.Context, arg ClusterLockForOwn
 		&i.CaCert,
 		&i.FailureNotified,
 		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
 	)
 	return i, err
 }
@@ -670,6 +717,20 @@ func (q *Queries) ClusterNodePortsInUse(ctx context.Context) ([]int32, error) {
 	return items, nil
 }
 
+const clusterPodCIDRUnique = `-- name: ClusterPodCIDRUnique :one
+SELECT (NOT EXISTS (
+    SELECT 1 FROM clusters o, clusters c
+    WHERE c.id = $1 AND o.id <> c.id AND o.status <> 'deleted' AND o.pod_cidr && c.pod_cidr))::boolean AS pod_cidr_unique
+`
+
+// Whether no other live cluster's Pod network overlaps the cluster's.
+func (q *Queries) ClusterPodCIDRUnique(ctx context.Context, id int64) (bool, error) {
+	row := q.db.QueryRow(ctx, clusterPodCIDRUnique, id)
+	var pod_cidr_unique bool
+	err := row.Scan(&pod_cidr_unique)
+	return pod_cidr_unique, err
+}
+
 const clusterReleaseReconcileLease = `-- name: ClusterReleaseReconcileLease :exec
 UPDATE clusters SET reconcile_lease_job = NULL, reconcile_lease_until = NULL
 WHERE id = $1 AND reconcile_lease_job = $2::bigint
@@ -690,7 +751,7 @@ UPDATE clusters
 SET delete_requested_at = coalesce(delete_requested_at, now()), status = 'deleting',
     generation = generation + 1, status_message = '', updated_at = now(), failure_notified = false
 WHERE id = $1
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
 `
 
 func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, error) {
@@ -725,6 +786,8 @@ func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, 
 		&i.CaCert,
 		&i.FailureNotified,
 		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
 	)
 	return i, err
 }
@@ -734,7 +797,7 @@ UPDATE clusters
 SET status = CASE WHEN delete_requested_at IS NULL THEN 'pending' ELSE 'deleting' END,
     status_message = '', reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $1 AND status = 'failed'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
 `
 
 // A failed cluster gets a fresh attempt at its current generation.
@@ -770,6 +833,8 @@ func (q *Queries) ClusterRetry(ctx context.Context, id int64) (Cluster, error) {
 		&i.CaCert,
 		&i.FailureNotified,
 		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
 	)
 	return i, err
 }
@@ -797,7 +862,7 @@ UPDATE clusters SET node_quota_enabled = $1,
     node_quota_secret = CASE WHEN $2::text <> '' THEN $2::text ELSE node_quota_secret END,
     updated_at = now()
 WHERE id = $3 AND delete_requested_at IS NULL AND status <> 'deleted'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
 `
 
 type ClusterSetNodeQuotaParams struct {
@@ -840,8 +905,25 @@ func (q *Queries) ClusterSetNodeQuota(ctx context.Context, arg ClusterSetNodeQuo
 		&i.CaCert,
 		&i.FailureNotified,
 		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
 	)
 	return i, err
+}
+
+const clusterSetPodCIDR = `-- name: ClusterSetPodCIDR :exec
+UPDATE clusters SET pod_cidr = $1::cidr, pod_cidr_pooled = FALSE WHERE id = $2
+`
+
+type ClusterSetPodCIDRParams struct {
+	PodCidr netip.Prefix
+	ID      int64
+}
+
+// Gives the cluster the settings' one Pod network (no pool set).
+func (q *Queries) ClusterSetPodCIDR(ctx context.Context, arg ClusterSetPodCIDRParams) error {
+	_, err := q.db.Exec(ctx, clusterSetPodCIDR, arg.PodCidr, arg.ID)
+	return err
 }
 
 const clusterSetStaleNodeCleanup = `-- name: ClusterSetStaleNodeCleanup :exec
@@ -914,7 +996,7 @@ func (q *Queries) ClusterTakeReconcileLease(ctx context.Context, arg ClusterTake
 }
 
 const clusterUpdateDescription = `-- name: ClusterUpdateDescription :one
-UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
+UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
 `
 
 type ClusterUpdateDescriptionParams struct {
@@ -955,6 +1037,8 @@ func (q *Queries) ClusterUpdateDescription(ctx context.Context, arg ClusterUpdat
 		&i.CaCert,
 		&i.FailureNotified,
 		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
 	)
 	return i, err
 }
@@ -969,7 +1053,7 @@ SET description = $1, kubernetes_version = $2,
     status_message = CASE WHEN status = 'failed' THEN '' ELSE status_message END,
     reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $6
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
 `
 
 type ClusterUpdateSpecParams struct {
@@ -1021,6 +1105,8 @@ func (q *Queries) ClusterUpdateSpec(ctx context.Context, arg ClusterUpdateSpecPa
 		&i.CaCert,
 		&i.FailureNotified,
 		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
 	)
 	return i, err
 }

@@ -5,6 +5,8 @@
 package queries
 
 import (
+	"net/netip"
+
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -62,6 +64,8 @@ type Cluster struct {
 	CaCert                string
 	FailureNotified       bool
 	LbAddress             string
+	PodCidr               netip.Prefix
+	PodCidrPooled         bool
 }
 
 type ClusterCheck struct {

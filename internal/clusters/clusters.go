@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/netip"
 	"strings"
 	"unicode/utf8"
 
@@ -44,6 +45,7 @@ var (
 	ErrDeleting       = errors.New("ErrClusterDeleting")
 	ErrNotFailed      = errors.New("ErrClusterNotFailed")
 	ErrNoFreeNodePort = errors.New("ErrClusterNoNodePort")
+	ErrPodPoolFull    = errors.New("ErrClusterPodPoolFull")
 )
 
 // FieldErrors maps form fields to catalog message IDs.
@@ -134,8 +136,27 @@ func (s *Service) Create(ctx context.Context, ownerID int64, in Input, actor aud
 	if err := s.ready(rt); err != nil {
 		return queries.Cluster{}, err
 	}
+	// Two clusters made at the same instant may pick the same Pod network
+	// block: the database lets one of them commit, the other tries again.
+	for attempt := 1; ; attempt++ {
+		c, err := s.create(ctx, ownerID, in, rt, actor)
+		if attempt < maxPodCIDRAttempts && isExclusionViolation(err, podCIDRExclusion) {
+			continue
+		}
+		return c, err
+	}
+}
+
+// maxPodCIDRAttempts bounds the tries of a cluster creation that lost its
+// Pod network block to another one made at the same instant.
+const maxPodCIDRAttempts = 10
+
+// podCIDRExclusion keeps pooled Pod networks from overlapping.
+const podCIDRExclusion = "clusters_pod_cidr_pooled_excl"
+
+func (s *Service) create(ctx context.Context, ownerID int64, in Input, rt settings.Runtime, actor audit.Actor) (queries.Cluster, error) {
 	var c queries.Cluster
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
 		if err := q.ClusterLockOwner(ctx, ownerID); err != nil {
 			return fmt.Errorf("lock owner: %w", err)
@@ -165,6 +186,9 @@ func (s *Service) Create(ctx context.Context, ownerID int64, in Input, actor aud
 		}
 		if err != nil {
 			return fmt.Errorf("create cluster: %w", err)
+		}
+		if c.PodCidr, err = podNetwork(ctx, q, rt, c.ID); err != nil {
+			return err
 		}
 		// Its API host name is published from now until it is deleted.
 		if err := dnsrecords.Schedule(ctx, q, c.ID); err != nil {
@@ -362,6 +386,35 @@ func suffix() string {
 		b[i] = alphabet[n.Int64()]
 	}
 	return string(b)
+}
+
+// podNetwork gives the new cluster its Pod network: a block of the pool,
+// or the settings' one network when no pool is set.
+func podNetwork(ctx context.Context, q *queries.Queries, rt settings.Runtime, id int64) (netip.Prefix, error) {
+	pool, bits, ok := rt.PodPool()
+	if !ok {
+		p, err := netip.ParsePrefix(rt.PodCIDR)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("pod CIDR setting %q: %w", rt.PodCIDR, err)
+		}
+		if err := q.ClusterSetPodCIDR(ctx, queries.ClusterSetPodCIDRParams{ID: id, PodCidr: p.Masked()}); err != nil {
+			return netip.Prefix{}, fmt.Errorf("set pod network of cluster %d: %w", id, err)
+		}
+		return p.Masked(), nil
+	}
+	p, err := q.ClusterAllocatePodCIDR(ctx, queries.ClusterAllocatePodCIDRParams{ID: id, Pool: pool, Bits: int32(bits)})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return netip.Prefix{}, ErrPodPoolFull
+	}
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("allocate pod network of cluster %d from %s: %w", id, pool, err)
+	}
+	return p, nil
+}
+
+func isExclusionViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23P01" && pgErr.ConstraintName == constraint
 }
 
 func isUniqueViolation(err error, constraint string) bool {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -75,9 +76,16 @@ type Runtime struct {
 	// console and the clusters.
 	ConsoleHost    string `json:"consoleHost"`
 	ConsoleBackend string `json:"consoleBackend"`
-	// Default virtual cluster networks.
+	// Default virtual cluster networks. PodCIDR is every new cluster's
+	// Pod network while no pool is set.
 	PodCIDR     string `json:"podCIDR"`
 	ServiceCIDR string `json:"serviceCIDR"`
+	// PodCIDRPool, when set, gives each new cluster a Pod network of its
+	// own: a block of PodCIDRBlock bits from the pool that overlaps no
+	// other cluster's (IPv4), as routes to tenants' pods through the
+	// platform edge need (clusters.Service.Create allocates it).
+	PodCIDRPool  string `json:"podCIDRPool"`
+	PodCIDRBlock int    `json:"podCIDRBlock"`
 	// AllowedVersions are the Kubernetes versions users may pick, newest
 	// first (the first is the default).
 	AllowedVersions []string `json:"allowedVersions"`
@@ -99,6 +107,8 @@ func Defaults() Runtime {
 		EdgeAddressType:   AddressInternalIP,
 		PodCIDR:           "10.244.0.0/16",
 		ServiceCIDR:       "10.96.0.0/16",
+		PodCIDRPool:       "10.128.0.0/9",
+		PodCIDRBlock:      20,
 		AllowedVersions:   []string{"v1.34.0"},
 		NodePortMin:       30000,
 		NodePortMax:       32767,
@@ -242,6 +252,9 @@ func (r *Runtime) Validate() error {
 			errs[field] = "ErrSettingCIDR"
 		}
 	}
+	if field, msg := r.podPoolError(); field != "" {
+		errs[field] = msg
+	}
 	if len(r.AllowedVersions) == 0 {
 		errs["allowedVersions"] = "ErrSettingVersions"
 	}
@@ -349,4 +362,39 @@ func (r Runtime) HostConfig(kubeconfigPath string) (*rest.Config, error) {
 // Endpoint is a cluster's stable public API host.
 func (r Runtime) Endpoint(slug string) string {
 	return slug + "." + r.APIBaseDomain
+}
+
+// MaxPodCIDRBlocks bounds the blocks of one pool (the allocation looks
+// through them in order).
+const MaxPodCIDRBlocks = 1 << 20
+
+// PodPool is the pool of Pod networks and its block size; ok is false
+// when no pool is set.
+func (r Runtime) PodPool() (pool netip.Prefix, bits int, ok bool) {
+	p, err := netip.ParsePrefix(r.PodCIDRPool)
+	if r.PodCIDRPool == "" || err != nil {
+		return netip.Prefix{}, 0, false
+	}
+	return p.Masked(), r.PodCIDRBlock, true
+}
+
+// podPoolError is the field and message of what is wrong with the pool
+// settings, "" for none: an IPv4 network in CIDR notation with its host
+// bits zero, blocks no larger than it and no smaller than /28, at most
+// MaxPodCIDRBlocks of them, and no overlap with the service network.
+func (r Runtime) podPoolError() (string, string) {
+	if r.PodCIDRPool == "" {
+		return "", ""
+	}
+	p, err := netip.ParsePrefix(r.PodCIDRPool)
+	if err != nil || !p.Addr().Is4() || p.Masked() != p {
+		return "podCIDRPool", "ErrSettingPodPool"
+	}
+	if r.PodCIDRBlock < p.Bits() || r.PodCIDRBlock > 28 || r.PodCIDRBlock-p.Bits() > 20 {
+		return "podCIDRBlock", "ErrSettingPodBlock"
+	}
+	if svc, err := netip.ParsePrefix(r.ServiceCIDR); err == nil && svc.Overlaps(p) {
+		return "podCIDRPool", "ErrSettingPodPoolOverlap"
+	}
+	return "", ""
 }

@@ -72,7 +72,12 @@ func Values(c queries.Cluster, rt settings.Runtime) (map[string]any, error) {
 		return nil, fmt.Errorf("cluster %d: unknown access mode %q", c.ID, c.PublicAccessMode)
 	}
 
+	// Fixed when the cluster was made (clusters.Service.Create): a change
+	// of the settings must not move a running cluster's pods.
 	cfg.Networking.PodCIDR = rt.PodCIDR
+	if c.PodCidr.IsValid() {
+		cfg.Networking.PodCIDR = c.PodCidr.String()
+	}
 	cfg.Networking.ServiceCIDR = rt.ServiceCIDR
 
 	if rt.PlatformAccessKey != "" {
