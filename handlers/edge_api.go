@@ -51,18 +51,12 @@ func (h *Handlers) edgeWaitLimit() time.Duration {
 // as soon as the state is another one, or after ?wait= seconds (at most
 // edgeWaitLimit; default 0) with 304 Not Modified.
 func (h *Handlers) showEdgeConfig(c echo.Context) error {
-	have := c.QueryParam("version")
-	wait := time.Duration(0)
-	if s := c.QueryParam("wait"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || time.Duration(n)*time.Second > h.edgeWaitLimit() {
-			c.Response().Header().Set("X-Max-Wait", strconv.Itoa(int(h.edgeWaitLimit().Seconds())))
-			return echo.NewHTTPError(http.StatusBadRequest, "ErrEdgeWaitInvalid")
-		}
-		wait = time.Duration(n) * time.Second
+	wait, err := h.edgeWait(c)
+	if err != nil {
+		return err
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	st, changed, err := h.EdgeState.Next(c.Request().Context(), have, wait)
+	st, changed, err := h.EdgeState.Next(c.Request().Context(), c.QueryParam("version"), wait)
 	if err != nil {
 		return err
 	}
@@ -71,6 +65,54 @@ func (h *Handlers) showEdgeConfig(c echo.Context) error {
 	}
 	c.Response().Header().Set("ETag", strconv.Quote(st.Version))
 	return c.JSON(http.StatusOK, st)
+}
+
+// edgeWait is a long poll's ?wait= (seconds; default 0), at most
+// edgeWaitLimit.
+func (h *Handlers) edgeWait(c echo.Context) (time.Duration, error) {
+	s := c.QueryParam("wait")
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || time.Duration(n)*time.Second > h.edgeWaitLimit() {
+		c.Response().Header().Set("X-Max-Wait", strconv.Itoa(int(h.edgeWaitLimit().Seconds())))
+		return 0, echo.NewHTTPError(http.StatusBadRequest, "ErrEdgeWaitInvalid")
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// showEdgeRoutes is GET /api/v1/edge/routes: the routes every route
+// agent should keep (edge.Routes), long-polled like showEdgeConfig.
+func (h *Handlers) showEdgeRoutes(c echo.Context) error {
+	wait, err := h.edgeWait(c)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	routes, changed, err := h.EdgeRoutes.Next(c.Request().Context(), c.QueryParam("version"), wait)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		return c.NoContent(http.StatusNotModified)
+	}
+	c.Response().Header().Set("ETag", strconv.Quote(routes.Version))
+	return c.JSON(http.StatusOK, routes)
+}
+
+// recordRouteStatus is POST /api/v1/edge/routes/status: a route agent's
+// report on what it applied. It answers 204.
+func (h *Handlers) recordRouteStatus(c echo.Context) error {
+	t := c.Get(ctxEdgeToken).(queries.EdgeToken)
+	var r edge.RouteReport
+	if err := decodeJSON(c, &r); err != nil {
+		return err
+	}
+	if _, err := h.Edge.RecordRoutes(c.Request().Context(), t, c.RealIP(), r); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 // recordEdgeStatus is POST /api/v1/edge/status: an edge's report on

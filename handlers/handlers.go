@@ -87,6 +87,8 @@ type Deps struct {
 	// every edge should serve, which the edge config API waits on.
 	Edge      *edge.Service
 	EdgeState *edge.Watcher
+	// EdgeRoutes: the routes the route agents keep.
+	EdgeRoutes *edge.RoutesWatcher
 	// DNS: the DNS settings, their check, and each cluster's record.
 	DNS *dnsrecords.Service
 	// AdminUsers and AdminSettings: the admin area.

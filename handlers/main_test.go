@@ -106,8 +106,11 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	edgeState := edge.NewWatcher(web, box, logger)
 	watchCtx, stopWatching := context.WithCancel(context.Background())
 	watched := make(chan struct{})
+	edgeRoutes := edge.NewRoutesWatcher(web, logger)
 	go func() { edgeState.Run(watchCtx); close(watched) }()
-	t.Cleanup(func() { stopWatching(); <-watched })
+	routesWatched := make(chan struct{})
+	go func() { edgeRoutes.Run(watchCtx); close(routesWatched) }()
+	t.Cleanup(func() { stopWatching(); <-watched; <-routesWatched })
 	webClusters := &clusters.Service{Pool: web, River: inserter, Box: box, KubeconfigPath: hostKubeconfig}
 	deps := handlers.Deps{
 		Pool: web, River: rc, Logger: logger, Catalog: catalog,
@@ -125,6 +128,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		AdminSettings: &adminsettings.Service{Pool: web, Box: box},
 		Edge:          &edge.Service{Pool: web, Box: box},
 		EdgeState:     edgeState,
+		EdgeRoutes:    edgeRoutes,
 		DNS:           &dnsrecords.Service{Pool: web, Box: box},
 		Ingress:       &ingress.Service{Pool: web, River: rc, Box: box, DNS: &dnsrecords.Service{Pool: web, Box: box}, Virtual: webClusters.VirtualConfig},
 	}

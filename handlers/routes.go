@@ -163,6 +163,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	// What `kubebyon edge` calls, with an edge token (edge_api.go).
 	e.GET("/api/v1/edge/config", h.showEdgeConfig, h.requireEdgeToken)
 	e.POST("/api/v1/edge/status", h.recordEdgeStatus, h.requireEdgeToken)
+	// What `kubebyon route-agent` calls, with an edge token.
+	e.GET("/api/v1/edge/routes", h.showEdgeRoutes, h.requireEdgeToken)
+	e.POST("/api/v1/edge/routes/status", h.recordRouteStatus, h.requireEdgeToken)
 
 	// The admin area (admin_*.go). requireAdmin alone guards it: it needs
 	// a signed-in user as well.

@@ -109,3 +109,36 @@ WHERE id = @id;
 
 -- name: UserListActiveAdmins :many
 SELECT * FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id;
+
+-- name: EdgeRoutesDesired :many
+-- The routes every route agent should keep: for each cluster whose
+-- managed ingress goes through the edge, each Ready node's Pod CIDR via
+-- its InternalIP. Only networks that cannot collide: the node's inside its
+-- cluster's, which no other live cluster's overlaps.
+SELECT n.cluster_id, n.name, n.pod_cidr::cidr AS pod_cidr, n.internal_ip
+FROM cluster_ingress ci
+JOIN clusters c ON c.id = ci.cluster_id AND c.status <> 'deleted'
+JOIN nodes n ON n.cluster_id = ci.cluster_id
+WHERE ci.enabled AND ci.mode = 'edge'
+  AND n.status = 'Ready' AND n.pod_cidr IS NOT NULL AND n.internal_ip <> ''
+  AND n.pod_cidr <<= c.pod_cidr
+  AND NOT EXISTS (
+      SELECT 1 FROM clusters o WHERE o.id <> c.id AND o.status <> 'deleted' AND o.pod_cidr && c.pod_cidr)
+ORDER BY n.cluster_id, n.name;
+
+-- name: RouteAgentRecord :one
+-- Records a route agent's report.
+INSERT INTO route_agents (token_id, node, address, applied_version, in_place, added, replaced, removed, failed, last_error)
+VALUES (@token_id, @node, @address, @applied_version, @in_place, @added, @replaced, @removed, @failed, @last_error)
+ON CONFLICT (token_id, node) DO UPDATE SET
+    address = EXCLUDED.address, applied_version = EXCLUDED.applied_version,
+    in_place = EXCLUDED.in_place, added = EXCLUDED.added, replaced = EXCLUDED.replaced, removed = EXCLUDED.removed,
+    failed = EXCLUDED.failed, last_error = EXCLUDED.last_error, last_seen_at = now()
+RETURNING *;
+
+-- name: RouteAgentList :many
+-- The route agents that reported since @since, by node.
+SELECT route_agents.*, edge_tokens.name AS token_name
+FROM route_agents JOIN edge_tokens ON edge_tokens.id = route_agents.token_id
+WHERE route_agents.last_seen_at >= @since AND edge_tokens.revoked_at IS NULL
+ORDER BY route_agents.node, route_agents.id;

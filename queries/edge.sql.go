@@ -7,6 +7,7 @@ package queries
 
 import (
 	"context"
+	"net/netip"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -213,6 +214,55 @@ func (q *Queries) EdgeRoutes(ctx context.Context) ([]EdgeRoutesRow, error) {
 			&i.NodePort,
 			&i.KonnectivityNodePort,
 			&i.LbAddress,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const edgeRoutesDesired = `-- name: EdgeRoutesDesired :many
+SELECT n.cluster_id, n.name, n.pod_cidr::cidr AS pod_cidr, n.internal_ip
+FROM cluster_ingress ci
+JOIN clusters c ON c.id = ci.cluster_id AND c.status <> 'deleted'
+JOIN nodes n ON n.cluster_id = ci.cluster_id
+WHERE ci.enabled AND ci.mode = 'edge'
+  AND n.status = 'Ready' AND n.pod_cidr IS NOT NULL AND n.internal_ip <> ''
+  AND n.pod_cidr <<= c.pod_cidr
+  AND NOT EXISTS (
+      SELECT 1 FROM clusters o WHERE o.id <> c.id AND o.status <> 'deleted' AND o.pod_cidr && c.pod_cidr)
+ORDER BY n.cluster_id, n.name
+`
+
+type EdgeRoutesDesiredRow struct {
+	ClusterID  int64
+	Name       string
+	PodCidr    netip.Prefix
+	InternalIp string
+}
+
+// The routes every route agent should keep: for each cluster whose
+// managed ingress goes through the edge, each Ready node's Pod CIDR via
+// its InternalIP. Only networks that cannot collide: the node's inside its
+// cluster's, which no other live cluster's overlaps.
+func (q *Queries) EdgeRoutesDesired(ctx context.Context) ([]EdgeRoutesDesiredRow, error) {
+	rows, err := q.db.Query(ctx, edgeRoutesDesired)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EdgeRoutesDesiredRow{}
+	for rows.Next() {
+		var i EdgeRoutesDesiredRow
+		if err := rows.Scan(
+			&i.ClusterID,
+			&i.Name,
+			&i.PodCidr,
+			&i.InternalIp,
 		); err != nil {
 			return nil, err
 		}
@@ -542,6 +592,122 @@ func (q *Queries) HostNodesReady(ctx context.Context) ([]HostNodesReadyRow, erro
 		return nil, err
 	}
 	return items, nil
+}
+
+const routeAgentList = `-- name: RouteAgentList :many
+SELECT route_agents.id, route_agents.token_id, route_agents.node, route_agents.address, route_agents.applied_version, route_agents.in_place, route_agents.added, route_agents.replaced, route_agents.removed, route_agents.failed, route_agents.last_error, route_agents.first_seen_at, route_agents.last_seen_at, edge_tokens.name AS token_name
+FROM route_agents JOIN edge_tokens ON edge_tokens.id = route_agents.token_id
+WHERE route_agents.last_seen_at >= $1 AND edge_tokens.revoked_at IS NULL
+ORDER BY route_agents.node, route_agents.id
+`
+
+type RouteAgentListRow struct {
+	ID             int64
+	TokenID        int64
+	Node           string
+	Address        string
+	AppliedVersion string
+	InPlace        int32
+	Added          int32
+	Replaced       int32
+	Removed        int32
+	Failed         []byte
+	LastError      string
+	FirstSeenAt    pgtype.Timestamptz
+	LastSeenAt     pgtype.Timestamptz
+	TokenName      string
+}
+
+// The route agents that reported since @since, by node.
+func (q *Queries) RouteAgentList(ctx context.Context, since pgtype.Timestamptz) ([]RouteAgentListRow, error) {
+	rows, err := q.db.Query(ctx, routeAgentList, since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RouteAgentListRow{}
+	for rows.Next() {
+		var i RouteAgentListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TokenID,
+			&i.Node,
+			&i.Address,
+			&i.AppliedVersion,
+			&i.InPlace,
+			&i.Added,
+			&i.Replaced,
+			&i.Removed,
+			&i.Failed,
+			&i.LastError,
+			&i.FirstSeenAt,
+			&i.LastSeenAt,
+			&i.TokenName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const routeAgentRecord = `-- name: RouteAgentRecord :one
+INSERT INTO route_agents (token_id, node, address, applied_version, in_place, added, replaced, removed, failed, last_error)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+ON CONFLICT (token_id, node) DO UPDATE SET
+    address = EXCLUDED.address, applied_version = EXCLUDED.applied_version,
+    in_place = EXCLUDED.in_place, added = EXCLUDED.added, replaced = EXCLUDED.replaced, removed = EXCLUDED.removed,
+    failed = EXCLUDED.failed, last_error = EXCLUDED.last_error, last_seen_at = now()
+RETURNING id, token_id, node, address, applied_version, in_place, added, replaced, removed, failed, last_error, first_seen_at, last_seen_at
+`
+
+type RouteAgentRecordParams struct {
+	TokenID        int64
+	Node           string
+	Address        string
+	AppliedVersion string
+	InPlace        int32
+	Added          int32
+	Replaced       int32
+	Removed        int32
+	Failed         []byte
+	LastError      string
+}
+
+// Records a route agent's report.
+func (q *Queries) RouteAgentRecord(ctx context.Context, arg RouteAgentRecordParams) (RouteAgent, error) {
+	row := q.db.QueryRow(ctx, routeAgentRecord,
+		arg.TokenID,
+		arg.Node,
+		arg.Address,
+		arg.AppliedVersion,
+		arg.InPlace,
+		arg.Added,
+		arg.Replaced,
+		arg.Removed,
+		arg.Failed,
+		arg.LastError,
+	)
+	var i RouteAgent
+	err := row.Scan(
+		&i.ID,
+		&i.TokenID,
+		&i.Node,
+		&i.Address,
+		&i.AppliedVersion,
+		&i.InPlace,
+		&i.Added,
+		&i.Replaced,
+		&i.Removed,
+		&i.Failed,
+		&i.LastError,
+		&i.FirstSeenAt,
+		&i.LastSeenAt,
+	)
+	return i, err
 }
 
 const userListActiveAdmins = `-- name: UserListActiveAdmins :many

@@ -80,7 +80,7 @@ func (q *Queries) IngressDNSStale(ctx context.Context, clusterID int64) (bool, e
 }
 
 const ingressGet = `-- name: IngressGet :one
-SELECT cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error FROM cluster_ingress WHERE cluster_id = $1
+SELECT cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode FROM cluster_ingress WHERE cluster_id = $1
 `
 
 func (q *Queries) IngressGet(ctx context.Context, clusterID int64) (ClusterIngress, error) {
@@ -104,6 +104,7 @@ func (q *Queries) IngressGet(ctx context.Context, clusterID int64) (ClusterIngre
 		&i.DnsAddresses,
 		&i.DnsState,
 		&i.DnsError,
+		&i.Mode,
 	)
 	return i, err
 }
@@ -146,7 +147,7 @@ UPDATE cluster_ingress SET
     status = CASE WHEN enabled THEN 'installing' ELSE 'removing' END,
     message = '', started_at = now(), updated_at = now()
 WHERE cluster_id = $1 AND status = 'error'
-RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error
+RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode
 `
 
 // Starts the current direction again after an error: a new generation.
@@ -171,6 +172,7 @@ func (q *Queries) IngressRetry(ctx context.Context, clusterID int64) (ClusterIng
 		&i.DnsAddresses,
 		&i.DnsState,
 		&i.DnsError,
+		&i.Mode,
 	)
 	return i, err
 }
@@ -241,7 +243,7 @@ ON CONFLICT (cluster_id) DO UPDATE SET
     ready_at = NULL,
     updated_at = now()
 WHERE cluster_ingress.enabled <> EXCLUDED.enabled
-RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error
+RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode
 `
 
 type IngressSwitchParams struct {
@@ -273,6 +275,7 @@ func (q *Queries) IngressSwitch(ctx context.Context, arg IngressSwitchParams) (C
 		&i.DnsAddresses,
 		&i.DnsState,
 		&i.DnsError,
+		&i.Mode,
 	)
 	return i, err
 }

@@ -133,6 +133,7 @@ type ClusterIngress struct {
 	DnsAddresses       []string
 	DnsState           string
 	DnsError           string
+	Mode               string
 }
 
 type EdgeInstance struct {
@@ -246,6 +247,7 @@ type Node struct {
 	ExternalIp          string
 	Ingress             bool
 	PublicAddress       string
+	PodCidr             *netip.Prefix
 }
 
 type NodeOperation struct {
@@ -302,6 +304,22 @@ type RateLimit struct {
 	Key         string
 	WindowStart pgtype.Timestamptz
 	Count       int32
+}
+
+type RouteAgent struct {
+	ID             int64
+	TokenID        int64
+	Node           string
+	Address        string
+	AppliedVersion string
+	InPlace        int32
+	Added          int32
+	Replaced       int32
+	Removed        int32
+	Failed         []byte
+	LastError      string
+	FirstSeenAt    pgtype.Timestamptz
+	LastSeenAt     pgtype.Timestamptz
 }
 
 type Session struct {

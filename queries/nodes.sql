@@ -5,16 +5,16 @@
 -- listed the nodes just before a cordon does not undo the row the cordon
 -- wrote.
 INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since,
-                   roles, os, arch, unschedulable, node_created_at, ingress, public_address)
+                   roles, os, arch, unschedulable, node_created_at, ingress, public_address, pod_cidr)
 VALUES (@cluster_id, @name, @ready, @conditions, @kubelet_version, @addresses, coalesce(sqlc.narg(last_seen), now()), @not_ready_since,
-        coalesce(@roles::text[], '{}'), @os, @arch, @unschedulable, @node_created_at, @ingress, @public_address)
+        coalesce(@roles::text[], '{}'), @os, @arch, @unschedulable, @node_created_at, @ingress, @public_address, sqlc.narg(pod_cidr)::cidr)
 ON CONFLICT (cluster_id, name) DO UPDATE SET
     ready = EXCLUDED.ready, conditions = EXCLUDED.conditions,
     kubelet_version = EXCLUDED.kubelet_version, addresses = EXCLUDED.addresses,
     last_seen = EXCLUDED.last_seen, not_ready_since = EXCLUDED.not_ready_since,
     roles = EXCLUDED.roles, os = EXCLUDED.os, arch = EXCLUDED.arch,
     unschedulable = EXCLUDED.unschedulable, node_created_at = EXCLUDED.node_created_at,
-    ingress = EXCLUDED.ingress, public_address = EXCLUDED.public_address
+    ingress = EXCLUDED.ingress, public_address = EXCLUDED.public_address, pod_cidr = EXCLUDED.pod_cidr
 WHERE nodes.last_seen <= EXCLUDED.last_seen;
 
 -- name: NodeGet :one

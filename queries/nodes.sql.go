@@ -7,6 +7,7 @@ package queries
 
 import (
 	"context"
+	"net/netip"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -14,7 +15,7 @@ import (
 const nodeClaimAlert = `-- name: NodeClaimAlert :many
 UPDATE nodes SET alerted_at = now()
 WHERE cluster_id = $1 AND NOT ready AND not_ready_since < $2 AND alerted_at IS NULL
-RETURNING cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address
+RETURNING cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address, pod_cidr
 `
 
 type NodeClaimAlertParams struct {
@@ -54,6 +55,7 @@ func (q *Queries) NodeClaimAlert(ctx context.Context, arg NodeClaimAlertParams) 
 			&i.ExternalIp,
 			&i.Ingress,
 			&i.PublicAddress,
+			&i.PodCidr,
 		); err != nil {
 			return nil, err
 		}
@@ -133,7 +135,7 @@ func (q *Queries) NodeDeleteGone(ctx context.Context, arg NodeDeleteGoneParams) 
 }
 
 const nodeGet = `-- name: NodeGet :one
-SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address FROM nodes WHERE cluster_id = $1 AND name = $2
+SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address, pod_cidr FROM nodes WHERE cluster_id = $1 AND name = $2
 `
 
 type NodeGetParams struct {
@@ -165,12 +167,13 @@ func (q *Queries) NodeGet(ctx context.Context, arg NodeGetParams) (Node, error) 
 		&i.ExternalIp,
 		&i.Ingress,
 		&i.PublicAddress,
+		&i.PodCidr,
 	)
 	return i, err
 }
 
 const nodeListByCluster = `-- name: NodeListByCluster :many
-SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address FROM nodes WHERE cluster_id = $1 ORDER BY name
+SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address, pod_cidr FROM nodes WHERE cluster_id = $1 ORDER BY name
 `
 
 func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Node, error) {
@@ -203,6 +206,7 @@ func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Nod
 			&i.ExternalIp,
 			&i.Ingress,
 			&i.PublicAddress,
+			&i.PodCidr,
 		); err != nil {
 			return nil, err
 		}
@@ -366,16 +370,16 @@ func (q *Queries) NodeSetAlertNotification(ctx context.Context, arg NodeSetAlert
 
 const nodeUpsert = `-- name: NodeUpsert :exec
 INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since,
-                   roles, os, arch, unschedulable, node_created_at, ingress, public_address)
+                   roles, os, arch, unschedulable, node_created_at, ingress, public_address, pod_cidr)
 VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, now()), $8,
-        coalesce($9::text[], '{}'), $10, $11, $12, $13, $14, $15)
+        coalesce($9::text[], '{}'), $10, $11, $12, $13, $14, $15, $16::cidr)
 ON CONFLICT (cluster_id, name) DO UPDATE SET
     ready = EXCLUDED.ready, conditions = EXCLUDED.conditions,
     kubelet_version = EXCLUDED.kubelet_version, addresses = EXCLUDED.addresses,
     last_seen = EXCLUDED.last_seen, not_ready_since = EXCLUDED.not_ready_since,
     roles = EXCLUDED.roles, os = EXCLUDED.os, arch = EXCLUDED.arch,
     unschedulable = EXCLUDED.unschedulable, node_created_at = EXCLUDED.node_created_at,
-    ingress = EXCLUDED.ingress, public_address = EXCLUDED.public_address
+    ingress = EXCLUDED.ingress, public_address = EXCLUDED.public_address, pod_cidr = EXCLUDED.pod_cidr
 WHERE nodes.last_seen <= EXCLUDED.last_seen
 `
 
@@ -395,6 +399,7 @@ type NodeUpsertParams struct {
 	NodeCreatedAt  pgtype.Timestamptz
 	Ingress        bool
 	PublicAddress  string
+	PodCidr        *netip.Prefix
 }
 
 // Records a node as its Node object said at last_seen (now when not
@@ -419,6 +424,7 @@ func (q *Queries) NodeUpsert(ctx context.Context, arg NodeUpsertParams) error {
 		arg.NodeCreatedAt,
 		arg.Ingress,
 		arg.PublicAddress,
+		arg.PodCidr,
 	)
 	return err
 }

@@ -340,6 +340,8 @@ func (c *cli) serve(args []string) error {
 	// database says they changed.
 	edgeState := edge.NewWatcher(web, deps.box, logger)
 	go edgeState.Run(ctx)
+	edgeRoutes := edge.NewRoutesWatcher(web, logger)
+	go edgeRoutes.Run(ctx)
 	ctx, edgeFailed := runEmbeddedEdge(ctx, scfg, common, &edge.Local{State: edgeState, Service: svc.edge}, logger)
 
 	e := handlers.New(handlers.Deps{
@@ -359,6 +361,7 @@ func (c *cli) serve(args []string) error {
 		AdminSettings:  svc.adminSettings,
 		Edge:           svc.edge,
 		EdgeState:      edgeState,
+		EdgeRoutes:     edgeRoutes,
 		DNS:            svc.dns,
 		Ingress:        svc.ingress,
 	})

@@ -3,14 +3,11 @@ package edge
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"sync"
-	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kubebyon/kubebyon/internal/pgwatch"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
@@ -20,186 +17,21 @@ import (
 // says that what the edge routes changed (migration 024's triggers).
 const Channel = "kubebyon_edge"
 
-const (
-	// settle is how long the watcher gathers notifications before it
-	// tells the waiters: a burst of changes (a thousand installs) wakes
-	// them once.
-	settle = 100 * time.Millisecond
-	// relistenAfter is the wait before the watcher listens again after
-	// its connection failed.
-	relistenAfter = 2 * time.Second
-)
-
-// Watcher keeps the desired state and wakes whoever waits for it to
-// change (the edge config API's long polls). The state is worked out once
-// per change, however many edges ask; while the watcher does not listen
-// (before Run, or between connections) it is worked out on every ask.
-type Watcher struct {
-	pool   *pgxpool.Pool
-	box    *secrets.Box
-	logger *slog.Logger
-
-	// compute lets one caller at a time work out the state.
-	compute sync.Mutex
-
-	mu        sync.Mutex
-	listening bool
-	// gen counts the changes told; state is fresh when it was worked out
-	// at the current gen while listening.
-	gen        uint64
-	state      State
-	stateGen   uint64
-	stateValid bool
-	// changed is closed (and replaced) when the state may have changed.
-	changed chan struct{}
-}
+// Watcher keeps the edge's desired state for the edge config API's long
+// polls.
+type Watcher = pgwatch.Watcher[State]
 
 // NewWatcher returns a watcher that reads the state from pool.
 func NewWatcher(pool *pgxpool.Pool, box *secrets.Box, logger *slog.Logger) *Watcher {
-	return &Watcher{pool: pool, box: box, logger: logger, changed: make(chan struct{})}
-}
-
-// Run listens for changes until ctx ends, again after each failure.
-func (w *Watcher) Run(ctx context.Context) {
-	for {
-		err := w.listen(ctx)
-		w.setListening(false)
-		if ctx.Err() != nil {
-			return
+	desired := func(ctx context.Context) (State, error) {
+		q := queries.New(pool)
+		rt, err := settings.Load(ctx, q, box)
+		var unreadable *settings.UnreadableError
+		if err != nil && !errors.As(err, &unreadable) {
+			// Sealed secrets the key cannot open do not matter here.
+			return State{}, err
 		}
-		w.logger.WarnContext(ctx, "edge config watcher lost its connection; listening again", "error", err, "after", relistenAfter)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(relistenAfter):
-		}
+		return Desired(ctx, q, rt)
 	}
-}
-
-// listen holds its own connection (not one of the pool's, which requests
-// need) while it waits for notifications.
-func (w *Watcher) listen(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, w.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	// What changed while nobody listened is not known: a change now.
-	w.setListening(true)
-	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
-			return err
-		}
-		// Gather the rest of a burst.
-		settleCtx, cancel := context.WithTimeout(ctx, settle)
-		for {
-			if _, err := conn.WaitForNotification(settleCtx); err != nil {
-				break
-			}
-		}
-		cancel()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		w.bump()
-	}
-}
-
-// setListening records whether the watcher listens, and, in the same
-// step, that the state may have changed meanwhile.
-func (w *Watcher) setListening(on bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.listening = on
-	w.bumpLocked()
-}
-
-// Listening reports whether the watcher is told of changes now.
-func (w *Watcher) Listening() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.listening
-}
-
-// bump says the state may have changed.
-func (w *Watcher) bump() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.bumpLocked()
-}
-
-func (w *Watcher) bumpLocked() {
-	w.gen++
-	close(w.changed)
-	w.changed = make(chan struct{})
-}
-
-// Current is the desired state, and a channel closed when it may change
-// after that.
-func (w *Watcher) Current(ctx context.Context) (State, <-chan struct{}, error) {
-	w.compute.Lock()
-	defer w.compute.Unlock()
-	w.mu.Lock()
-	gen, changed := w.gen, w.changed
-	if w.listening && w.stateValid && w.stateGen == gen {
-		s := w.state
-		w.mu.Unlock()
-		return s, changed, nil
-	}
-	w.mu.Unlock()
-
-	s, err := w.desired(ctx)
-	if err != nil {
-		return State{}, nil, err
-	}
-	w.mu.Lock()
-	w.state, w.stateGen, w.stateValid = s, gen, true
-	w.mu.Unlock()
-	return s, changed, nil
-}
-
-func (w *Watcher) desired(ctx context.Context) (State, error) {
-	q := queries.New(w.pool)
-	rt, err := settings.Load(ctx, q, w.box)
-	var unreadable *settings.UnreadableError
-	if err != nil && !errors.As(err, &unreadable) {
-		// Sealed secrets the key cannot open do not matter here.
-		return State{}, err
-	}
-	return Desired(ctx, q, rt)
-}
-
-// recheckEvery is how often Next looks at the state again without being
-// woken: a lost notification delays a change by no more.
-const recheckEvery = 10 * time.Second
-
-// Next is the desired state as soon as its version is not have, waiting
-// at most wait for that; changed is false when the wait ended first.
-func (w *Watcher) Next(ctx context.Context, have string, wait time.Duration) (st State, changed bool, err error) {
-	deadline := time.Now().Add(wait)
-	for {
-		st, woken, err := w.Current(ctx)
-		if err != nil {
-			return State{}, false, err
-		}
-		if st.Version != have {
-			return st, true, nil
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return st, false, nil
-		}
-		timer := time.NewTimer(min(left, recheckEvery))
-		select {
-		case <-woken:
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			return State{}, false, ctx.Err()
-		}
-		timer.Stop()
-	}
+	return pgwatch.New(pool, logger, Channel, desired, func(s State) string { return s.Version })
 }

@@ -8,6 +8,7 @@ package nodes
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -63,6 +64,12 @@ func Row(clusterID int64, n *corev1.Node, seen time.Time) (queries.NodeUpsertPar
 	}
 	if p.Roles == nil {
 		p.Roles = []string{}
+	}
+	// The network the node's pods get addresses from, which the route
+	// agents route to through the platform edge.
+	if cidr, err := netip.ParsePrefix(n.Spec.PodCIDR); err == nil {
+		cidr = cidr.Masked()
+		p.PodCidr = &cidr
 	}
 	if !p.Ready {
 		p.NotReadySince = pgtype.Timestamptz{Time: since, Valid: true}

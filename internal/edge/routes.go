@@ -1,0 +1,134 @@
+package edge
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/pgwatch"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// RoutesChannel is the PostgreSQL notification channel on which the
+// database says that the route agents' routes changed (migration 033's
+// triggers).
+const RoutesChannel = "kubebyon_routes"
+
+// TenantRoute is a route every host node keeps, so that the shared
+// Gateway reaches a tenant's pods: a node's Pod CIDR via its address.
+type TenantRoute struct {
+	ClusterID int64  `json:"cluster_id"`
+	Node      string `json:"node"`
+	Dst       string `json:"dst"`
+	Via       string `json:"via"`
+}
+
+// Routes is what GET /api/v1/edge/routes serves the route agents.
+type Routes struct {
+	// Version names the routes: a hash of them.
+	Version string        `json:"version"`
+	Routes  []TenantRoute `json:"routes"`
+}
+
+// DesiredRoutes are the routes of every cluster whose managed ingress goes
+// through the edge (queries.EdgeRoutesDesired).
+func DesiredRoutes(ctx context.Context, q *queries.Queries) (Routes, error) {
+	rows, err := q.EdgeRoutesDesired(ctx)
+	if err != nil {
+		return Routes{}, fmt.Errorf("tenant routes: %w", err)
+	}
+	routes := make([]TenantRoute, len(rows))
+	for i, r := range rows {
+		routes[i] = TenantRoute{ClusterID: r.ClusterID, Node: r.Name, Dst: r.PodCidr.String(), Via: r.InternalIp}
+	}
+	raw, err := json.Marshal(routes)
+	if err != nil {
+		return Routes{}, fmt.Errorf("encode tenant routes: %w", err)
+	}
+	sum := sha256.Sum256(raw)
+	return Routes{Version: hex.EncodeToString(sum[:8]), Routes: routes}, nil
+}
+
+// RoutesWatcher keeps the route agents' routes for their long polls.
+type RoutesWatcher = pgwatch.Watcher[Routes]
+
+// NewRoutesWatcher returns a watcher that reads the routes from pool.
+func NewRoutesWatcher(pool *pgxpool.Pool, logger *slog.Logger) *RoutesWatcher {
+	desired := func(ctx context.Context) (Routes, error) { return DesiredRoutes(ctx, queries.New(pool)) }
+	return pgwatch.New(pool, logger, RoutesChannel, desired, func(r Routes) string { return r.Version })
+}
+
+// RouteReport is a route agent's report on what it applied (POST
+// /api/v1/edge/routes/status).
+type RouteReport struct {
+	// Node is the host node the agent runs on.
+	Node     string `json:"node"`
+	Version  string `json:"version"`
+	InPlace  int    `json:"in_place"`
+	Added    int    `json:"added"`
+	Replaced int    `json:"replaced"`
+	Removed  int    `json:"removed"`
+	// Failed says why, by destination, a route could not be applied.
+	Failed map[string]string `json:"failed"`
+	// Error is what stopped the whole run, if anything.
+	Error string `json:"error"`
+}
+
+// MaxRouteFailures bounds the failures a report lists.
+const MaxRouteFailures = 1000
+
+// RecordRoutes stores a route agent's report, made with token, from
+// address.
+func (s *Service) RecordRoutes(ctx context.Context, token queries.EdgeToken, address string, r RouteReport) (queries.RouteAgent, error) {
+	r.Node = strings.TrimSpace(r.Node)
+	errs := input.Errors{}
+	switch {
+	case r.Node == "":
+		errs["node"] = "ErrEdgeInstanceNameRequired"
+	case utf8.RuneCountInString(r.Node) > MaxNameLength:
+		errs["node"] = "ErrEdgeInstanceNameTooLong"
+	}
+	if len(r.Version) > maxReportText || len(r.Error) > maxReportText {
+		errs["error"] = "ErrEdgeReportTooLong"
+	}
+	if r.InPlace < 0 || r.Added < 0 || r.Replaced < 0 || r.Removed < 0 || len(r.Failed) > MaxRouteFailures {
+		errs["failed"] = "ErrEdgeReportRoutes"
+	}
+	for dst, why := range r.Failed {
+		if len(dst) > 64 || len(why) > maxReportText {
+			errs["failed"] = "ErrEdgeReportTooLong"
+		}
+	}
+	if len(errs) > 0 {
+		return queries.RouteAgent{}, errs
+	}
+	if r.Failed == nil {
+		r.Failed = map[string]string{}
+	}
+	failed, err := json.Marshal(r.Failed)
+	if err != nil {
+		return queries.RouteAgent{}, fmt.Errorf("encode failed routes: %w", err)
+	}
+	row, err := queries.New(s.Pool).RouteAgentRecord(ctx, queries.RouteAgentRecordParams{
+		TokenID: token.ID, Node: r.Node, Address: address, AppliedVersion: r.Version,
+		InPlace: int32(r.InPlace), Added: int32(r.Added), Replaced: int32(r.Replaced), Removed: int32(r.Removed),
+		Failed: failed, LastError: r.Error,
+	})
+	if err != nil {
+		return queries.RouteAgent{}, fmt.Errorf("record the report of route agent %q: %w", r.Node, err)
+	}
+	return row, nil
+}
+
+// RouteAgentsFresh is how recent a route agent's report must be for the
+// console to count it.
+const RouteAgentsFresh = 2 * time.Minute
