@@ -14,7 +14,7 @@ import (
 )
 
 // ingressFields are the managed ingress form's fields.
-var ingressFields = []string{"controller", "chartRepo", "chartVersion", "chartPath", "appsBaseDomain", "acmeServer", "certManagerChartPath"}
+var ingressFields = []string{"controller", "chartRepo", "chartVersion", "chartPath", "appsBaseDomain", "acmeServer", "certManagerChartPath", "gatewayClass"}
 
 // ingressForm is the stored settings as the form shows them.
 func ingressForm(s ingress.Settings) views.Form {
@@ -22,7 +22,7 @@ func ingressForm(s ingress.Settings) views.Form {
 	f.Values = map[string]string{
 		"controller": s.Controller, "chartRepo": s.ChartRepo, "chartVersion": s.ChartVersion,
 		"chartPath": s.ChartPath, "appsBaseDomain": s.AppsBaseDomain, "acmeServer": s.ACMEServer,
-		"certManagerChartPath": s.CertManagerChartPath,
+		"certManagerChartPath": s.CertManagerChartPath, "gatewayClass": s.GatewayClass,
 	}
 	return f
 }
@@ -37,7 +37,7 @@ func ingressSettingsFrom(c echo.Context) (views.Form, ingress.Settings) {
 	return f, ingress.Settings{
 		Controller: f.Value("controller"), ChartRepo: f.Value("chartRepo"), ChartVersion: f.Value("chartVersion"),
 		ChartPath: f.Value("chartPath"), AppsBaseDomain: f.Value("appsBaseDomain"), ACMEServer: f.Value("acmeServer"),
-		CertManagerChartPath: f.Value("certManagerChartPath"),
+		CertManagerChartPath: f.Value("certManagerChartPath"), GatewayClass: f.Value("gatewayClass"),
 	}
 }
 

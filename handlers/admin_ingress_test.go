@@ -85,7 +85,7 @@ func TestAdminIngress(t *testing.T) {
 	form := url.Values{
 		"controller": {ingress.IngressNGINX}, "chartRepo": {" oci://registry.example.com/charts "}, "chartVersion": {" 4.12.0 "},
 		"chartPath": {chartDir}, "appsBaseDomain": {" Apps.Example.COM "}, "acmeServer": {ingress.LetsEncryptStaging},
-		"certManagerChartPath": {" " + chartDir + " "},
+		"certManagerChartPath": {" " + chartDir + " "}, "gatewayClass": {" eg "},
 	}
 	resp = admin.post("/admin/edge", "/admin/edge/ingress", form)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
@@ -93,8 +93,9 @@ func TestAdminIngress(t *testing.T) {
 	require.Equal(t, ingress.Settings{
 		Controller: ingress.IngressNGINX, ChartRepo: "oci://registry.example.com/charts", ChartVersion: "4.12.0",
 		ChartPath: chartDir, AppsBaseDomain: "apps.example.com", ACMEServer: ingress.LetsEncryptStaging, CertManagerChartPath: chartDir,
+		GatewayClass: "eg",
 	}, b.ingressSettings(t))
-	require.Equal(t, [][]string{{"acmeServer", "appsBaseDomain", "certManagerChartPath", "chartPath", "chartRepo", "chartVersion", "controller"}}, b.ingressAudits(t))
+	require.Equal(t, [][]string{{"acmeServer", "appsBaseDomain", "certManagerChartPath", "chartPath", "chartRepo", "chartVersion", "controller", "gatewayClass"}}, b.ingressAudits(t))
 
 	_, body = admin.get("/admin/edge")
 	require.Contains(t, body, "Managed ingress settings saved.")
@@ -115,7 +116,7 @@ func TestAdminIngress(t *testing.T) {
 	resp = admin.post("/admin/edge", "/admin/edge/ingress", ingressForm())
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
 	require.Equal(t, ingress.Settings{Controller: ingress.Traefik, AppsBaseDomain: "apps.example.com", ACMEServer: ingress.LetsEncryptProduction}, b.ingressSettings(t))
-	require.Equal(t, []string{"acmeServer", "certManagerChartPath", "chartPath", "chartRepo", "chartVersion", "controller"}, b.ingressAudits(t)[1])
+	require.Equal(t, []string{"acmeServer", "certManagerChartPath", "chartPath", "chartRepo", "chartVersion", "controller", "gatewayClass"}, b.ingressAudits(t)[1])
 	_, body = admin.get("/admin/edge")
 	require.NotContains(t, body, `data-testid="ingress-retired"`)
 
@@ -147,6 +148,7 @@ func TestAdminIngressBadFields(t *testing.T) {
 		{"appsBaseDomain", "apps_example..com", "Enter a domain name such as k8s.example.com."},
 		{"acmeServer", "http://acme.example.com/directory", "Enter the ACME server's directory URL, starting with https://."},
 		{"acmeServer", "", "Enter the ACME server's directory URL, starting with https://."},
+		{"gatewayClass", "Envoy Gateway", "Enter a GatewayClass name: lower-case letters, digits, dots and dashes."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.field+"="+tt.value, func(t *testing.T) {

@@ -63,6 +63,27 @@ type apiIngress struct {
 	DNSError     string   `json:"dns_error,omitempty"`
 	// Hostnames are the host names bound to the cluster, by name.
 	Hostnames []apiHostname `json:"hostnames"`
+	// Mode is how it is reached: direct (the ingress nodes) or edge (the
+	// platform's Gateway). EdgeBlocker says why edge cannot be chosen
+	// (absent when it can); Routes how the host nodes' route agents
+	// stand with the cluster's routes (edge only).
+	Mode        string     `json:"mode"`
+	EdgeBlocker string     `json:"edge_unavailable,omitempty"`
+	Routes      *apiRoutes `json:"routes,omitempty"`
+}
+
+// apiRoutes is how the route agents stand with a cluster's routes.
+type apiRoutes struct {
+	Routes  int             `json:"routes"`
+	InPlace int             `json:"in_place"`
+	Agents  []apiRouteAgent `json:"agents"`
+}
+
+type apiRouteAgent struct {
+	Node   string   `json:"node"`
+	State  string   `json:"state"`
+	Failed []string `json:"failed,omitempty"`
+	Error  string   `json:"error,omitempty"`
 }
 
 // withIngress is the cluster with its managed ingress.
@@ -76,6 +97,20 @@ func (h *Handlers) withIngress(c echo.Context, cl queries.Cluster) (apiCluster, 
 		Enabled: st.Enabled, Status: st.Status, Message: st.Message,
 		Controller: st.Controller, ChartVersion: st.ChartVersion, CNAMETarget: st.CNAMETarget,
 		DNSState: st.DNSState, DNSAddresses: st.DNSAddresses, DNSError: st.DNSError,
+		Mode: st.Mode,
+	}
+	if st.EdgeBlocker != nil {
+		out.ManagedIngress.EdgeBlocker = locale.T(c.Request().Context(), st.EdgeBlocker.Error(), map[string]any{"CIDR": st.PodCIDR})
+	}
+	if st.Mode == ingress.ModeEdge {
+		r, err := h.clusterRoutes(c.Request().Context(), cl.ID)
+		if err != nil {
+			return out, err
+		}
+		out.ManagedIngress.Routes = &apiRoutes{Routes: r.Routes, InPlace: r.InPlace, Agents: []apiRouteAgent{}}
+		for _, a := range r.Agents {
+			out.ManagedIngress.Routes.Agents = append(out.ManagedIngress.Routes.Agents, apiRouteAgent{Node: a.Node, State: a.State, Failed: a.Failed, Error: a.Error})
+		}
 	}
 	if out.ManagedIngress.DNSAddresses == nil {
 		out.ManagedIngress.DNSAddresses = []string{}
@@ -146,6 +181,9 @@ type apiClusterBody struct {
 	NodeQuotaEnabled *bool `json:"node_quota_enabled"`
 	// ManagedIngress switches managed ingress (PATCH only).
 	ManagedIngress *bool `json:"managed_ingress"`
+	// ManagedIngressMode chooses how it is reached: direct or edge (PATCH
+	// only).
+	ManagedIngressMode *string `json:"managed_ingress_mode"`
 }
 
 // apiInvalid is the 422 answer: what is wrong with the request, and with
@@ -222,6 +260,17 @@ func (h *Handlers) updateAPICluster(c echo.Context) error {
 			return h.apiClusterError(c, err)
 		}
 	}
+	if body.ManagedIngressMode != nil {
+		_, err := h.Ingress.SetMode(c.Request().Context(), cl, *body.ManagedIngressMode, actor(c))
+		if errors.Is(err, ingress.ErrPodCIDRShared) {
+			return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{
+				Code: "pod_network_shared", Message: locale.T(c.Request().Context(), err.Error(), map[string]any{"CIDR": cl.PodCidr.String()}),
+			}})
+		}
+		if err != nil {
+			return h.apiClusterError(c, err)
+		}
+	}
 	if body.ManagedIngress != nil {
 		if _, err := h.Ingress.Switch(c.Request().Context(), cl, *body.ManagedIngress, actor(c)); err != nil {
 			return h.apiClusterError(c, err)
@@ -292,8 +341,12 @@ func (h *Handlers) apiClusterError(c echo.Context, err error) error {
 		return errClusterNotFound
 	case errors.Is(err, clusters.ErrDeleting):
 		return echo.NewHTTPError(http.StatusConflict, clusters.ErrDeleting.Error())
-	case errors.Is(err, ingress.ErrNoAppsDomain):
-		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{Code: "not_configured", Message: locale.T(ctx, ingress.ErrNoAppsDomain.Error())}})
+	case errors.Is(err, ingress.ErrNoAppsDomain), errors.Is(err, ingress.ErrEdgeNotConfigured):
+		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{Code: "not_configured", Message: locale.T(ctx, err.Error())}})
+	case errors.Is(err, ingress.ErrMode):
+		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{
+			Code: "invalid", Message: locale.T(ctx, "ErrAPIInvalidFields"), Fields: map[string]string{"managed_ingress_mode": locale.T(ctx, err.Error())},
+		}})
 	}
 	known := h.clusterBlocker(c, err)
 	if known == nil {

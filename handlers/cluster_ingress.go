@@ -48,14 +48,73 @@ func (h *Handlers) clusterIngressView(c echo.Context, cl queries.Cluster) (views
 			Cert: n.Cert, CertError: n.CertError, CertExpires: n.CertNotAfter,
 		}
 	}
-	return views.ClusterIngress{
+	m := views.ClusterIngress{
 		Hostnames: hostnames, Hostname: views.NewForm(),
 		ClusterID: cl.ID, CanSwitch: !cl.DeleteRequestedAt.Valid,
 		Enabled: st.Enabled, Status: st.Status, Message: st.Message,
 		Controller: st.Controller, ChartVersion: st.ChartVersion, Retired: ingress.Retired(st.Controller),
 		CNAMETarget: st.CNAMETarget,
 		DNSState:    st.DNSState, DNSAddresses: st.DNSAddresses, DNSError: st.DNSError,
-	}, nil
+		Mode: st.Mode, PodCIDR: st.PodCIDR,
+	}
+	if st.EdgeBlocker != nil {
+		m.EdgeBlocker = st.EdgeBlocker.Error()
+	}
+	if st.Mode == ingress.ModeEdge {
+		routes, err := h.clusterRoutes(c.Request().Context(), cl.ID)
+		if err != nil {
+			return views.ClusterIngress{}, err
+		}
+		m.Routes = &routes
+	}
+	return m, nil
+}
+
+// clusterRoutes is how the route agents stand with the cluster's routes.
+func (h *Handlers) clusterRoutes(ctx context.Context, id int64) (views.ClusterRoutes, error) {
+	current, _, err := h.EdgeRoutes.Current(ctx)
+	if err != nil {
+		return views.ClusterRoutes{}, err
+	}
+	r, err := h.Edge.ClusterRoutesOf(ctx, current, id)
+	if err != nil {
+		return views.ClusterRoutes{}, err
+	}
+	out := views.ClusterRoutes{Routes: r.Routes, InPlace: r.InPlace()}
+	for _, a := range r.Agents {
+		out.Agents = append(out.Agents, views.RouteAgent{Node: a.Node, State: a.State, Error: a.Error, Failed: a.Failed})
+	}
+	return out, nil
+}
+
+// setClusterIngressMode is POST /clusters/:id/ingress/mode: direct, or
+// through the platform edge. A mode that cannot be chosen is said on the
+// panel, at the form.
+func (h *Handlers) setClusterIngressMode(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	_, err = h.Ingress.SetMode(c.Request().Context(), cl, c.FormValue("mode"), actor(c))
+	switch {
+	case errors.Is(err, ingress.ErrMode), errors.Is(err, ingress.ErrEdgeNotConfigured), errors.Is(err, ingress.ErrPodCIDRShared):
+		m, verr := h.clusterIngressView(c, cl)
+		if verr != nil {
+			return verr
+		}
+		m.ModeError = err.Error()
+		if wantsFragment(c) {
+			return render(c, http.StatusUnprocessableEntity, views.ClusterIngressPanel(m))
+		}
+		h.flashError(c, err.Error())
+	case errors.Is(err, clusters.ErrDeleting):
+		h.flashError(c, err.Error())
+	case err != nil:
+		return err
+	default:
+		h.flash(c, "ClusterIngressModeSaved")
+	}
+	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
 }
 
 // showDisableIngressPage confirms switching managed ingress off.

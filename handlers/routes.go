@@ -108,6 +108,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/clusters/:id/ingress", h.setClusterIngress, h.requireUser)
 	e.GET("/clusters/:id/ingress/disable", h.showDisableIngressPage, h.requireUser)
 	e.POST("/clusters/:id/ingress/retry", h.retryClusterIngress, h.requireUser)
+	e.POST("/clusters/:id/ingress/mode", h.setClusterIngressMode, h.requireUser)
 	e.POST("/clusters/:id/ingress/hostnames", h.addClusterHostname, h.requireUser)
 	e.POST("/clusters/:id/ingress/hostnames/remove", h.removeClusterHostname, h.requireUser)
 	e.POST("/clusters/:id/ingress/hostnames/check", h.checkClusterHostnames, h.requireUser)

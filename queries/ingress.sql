@@ -99,3 +99,20 @@ WHERE cluster_id = @cluster_id AND enabled;
 -- name: NodeIngressCount :one
 -- How many of the cluster's recorded nodes are marked ingress nodes.
 SELECT count(*) FROM nodes WHERE cluster_id = @cluster_id AND ingress;
+
+-- name: IngressSetMode :one
+-- Sets the way a cluster's managed ingress is reached (direct, or through
+-- the platform edge); a switched-on one gets a new generation for the
+-- reconcile job. No row when it is that already, or when the cluster is
+-- being deleted.
+INSERT INTO cluster_ingress (cluster_id, enabled, mode)
+SELECT c.id, FALSE, @mode::text FROM clusters c WHERE c.id = @cluster_id AND c.delete_requested_at IS NULL
+ON CONFLICT (cluster_id) DO UPDATE SET
+    mode = EXCLUDED.mode,
+    generation = cluster_ingress.generation + CASE WHEN cluster_ingress.enabled THEN 1 ELSE 0 END,
+    status = CASE WHEN cluster_ingress.enabled THEN 'installing' ELSE cluster_ingress.status END,
+    message = CASE WHEN cluster_ingress.enabled THEN '' ELSE cluster_ingress.message END,
+    started_at = CASE WHEN cluster_ingress.enabled THEN now() ELSE cluster_ingress.started_at END,
+    updated_at = now()
+WHERE cluster_ingress.mode <> EXCLUDED.mode
+RETURNING *;

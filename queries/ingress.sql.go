@@ -177,6 +177,55 @@ func (q *Queries) IngressRetry(ctx context.Context, clusterID int64) (ClusterIng
 	return i, err
 }
 
+const ingressSetMode = `-- name: IngressSetMode :one
+INSERT INTO cluster_ingress (cluster_id, enabled, mode)
+SELECT c.id, FALSE, $1::text FROM clusters c WHERE c.id = $2 AND c.delete_requested_at IS NULL
+ON CONFLICT (cluster_id) DO UPDATE SET
+    mode = EXCLUDED.mode,
+    generation = cluster_ingress.generation + CASE WHEN cluster_ingress.enabled THEN 1 ELSE 0 END,
+    status = CASE WHEN cluster_ingress.enabled THEN 'installing' ELSE cluster_ingress.status END,
+    message = CASE WHEN cluster_ingress.enabled THEN '' ELSE cluster_ingress.message END,
+    started_at = CASE WHEN cluster_ingress.enabled THEN now() ELSE cluster_ingress.started_at END,
+    updated_at = now()
+WHERE cluster_ingress.mode <> EXCLUDED.mode
+RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode
+`
+
+type IngressSetModeParams struct {
+	Mode      string
+	ClusterID int64
+}
+
+// Sets the way a cluster's managed ingress is reached (direct, or through
+// the platform edge); a switched-on one gets a new generation for the
+// reconcile job. No row when it is that already, or when the cluster is
+// being deleted.
+func (q *Queries) IngressSetMode(ctx context.Context, arg IngressSetModeParams) (ClusterIngress, error) {
+	row := q.db.QueryRow(ctx, ingressSetMode, arg.Mode, arg.ClusterID)
+	var i ClusterIngress
+	err := row.Scan(
+		&i.ClusterID,
+		&i.Enabled,
+		&i.Status,
+		&i.Message,
+		&i.Controller,
+		&i.ChartVersion,
+		&i.Generation,
+		&i.ObservedGeneration,
+		&i.StartedAt,
+		&i.ReadyAt,
+		&i.LeaseJob,
+		&i.LeaseUntil,
+		&i.UpdatedAt,
+		&i.DnsName,
+		&i.DnsAddresses,
+		&i.DnsState,
+		&i.DnsError,
+		&i.Mode,
+	)
+	return i, err
+}
+
 const ingressSetStatus = `-- name: IngressSetStatus :execrows
 UPDATE cluster_ingress SET
     status = $1,

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kubebyon/kubebyon/internal/input"
@@ -132,3 +133,77 @@ func (s *Service) RecordRoutes(ctx context.Context, token queries.EdgeToken, add
 // RouteAgentsFresh is how recent a route agent's report must be for the
 // console to count it.
 const RouteAgentsFresh = 2 * time.Minute
+
+// Route agents' states with a cluster's routes (AgentRoutes.State).
+const (
+	RoutesInPlace  = "in_place"
+	RoutesUpdating = "updating"
+	RoutesFailed   = "failed"
+)
+
+// ClusterRoutes is how the route agents stand with one cluster's routes.
+type ClusterRoutes struct {
+	// Routes counts the cluster's routes.
+	Routes int
+	// Agents are the route agents that reported within RouteAgentsFresh.
+	Agents []AgentRoutes
+}
+
+// AgentRoutes is one route agent's state with a cluster's routes: in
+// place (it applied the current routes, none of the cluster's failed),
+// updating (it applied older ones), or failed (Failed says which of the
+// cluster's routes and why; Error what stopped its whole run).
+type AgentRoutes struct {
+	Node   string
+	State  string
+	Failed []string
+	Error  string
+	SeenAt time.Time
+}
+
+// InPlace counts the agents that have every route of the cluster.
+func (c ClusterRoutes) InPlace() int {
+	n := 0
+	for _, a := range c.Agents {
+		if a.State == RoutesInPlace {
+			n++
+		}
+	}
+	return n
+}
+
+// ClusterRoutesOf is how the route agents that reported recently stand
+// with the routes of cluster id, given the current routes.
+func (s *Service) ClusterRoutesOf(ctx context.Context, current Routes, id int64) (ClusterRoutes, error) {
+	agents, err := queries.New(s.Pool).RouteAgentList(ctx, pgtype.Timestamptz{Time: time.Now().Add(-RouteAgentsFresh), Valid: true})
+	if err != nil {
+		return ClusterRoutes{}, fmt.Errorf("list route agents: %w", err)
+	}
+	var mine []TenantRoute
+	for _, r := range current.Routes {
+		if r.ClusterID == id {
+			mine = append(mine, r)
+		}
+	}
+	out := ClusterRoutes{Routes: len(mine)}
+	for _, a := range agents {
+		var failed map[string]string
+		if err := json.Unmarshal(a.Failed, &failed); err != nil {
+			return ClusterRoutes{}, fmt.Errorf("decode the failed routes of route agent %q: %w", a.Node, err)
+		}
+		ar := AgentRoutes{Node: a.Node, State: RoutesInPlace, Error: a.LastError, SeenAt: a.LastSeenAt.Time}
+		for _, r := range mine {
+			if why, ok := failed[r.Dst]; ok {
+				ar.Failed = append(ar.Failed, r.Dst+" via "+r.Via+": "+why)
+			}
+		}
+		switch {
+		case len(ar.Failed) > 0 || a.LastError != "":
+			ar.State = RoutesFailed
+		case a.AppliedVersion != current.Version:
+			ar.State = RoutesUpdating
+		}
+		out.Agents = append(out.Agents, ar)
+	}
+	return out, nil
+}

@@ -66,6 +66,12 @@ type Settings struct {
 	// CertManagerChartPath is a local cert-manager chart directory
 	// (air-gapped installs; else CertManagerChart from its repository).
 	CertManagerChartPath string `json:"certManagerChartPath"`
+	// GatewayClass is the GatewayClass of the shared Gateway on the host
+	// cluster that serves the clusters whose managed ingress goes through
+	// the platform edge (ModeEdge), an implementation the admin runs
+	// (Envoy Gateway, Traefik, Cilium, Istio, ...). Empty: that mode is
+	// not offered.
+	GatewayClass string `json:"gatewayClass"`
 }
 
 // CertManagerChart is where cert-manager's chart comes from: Jetstack's
@@ -163,6 +169,9 @@ func (s *Settings) Validate() error {
 	}
 	if u, err := url.Parse(s.ACMEServer); err != nil || u.Scheme != "https" || u.Host == "" {
 		errs["acmeServer"] = "ErrIngressACMEServer"
+	}
+	if s.GatewayClass != "" && len(validation.IsDNS1123Subdomain(s.GatewayClass)) > 0 {
+		errs["gatewayClass"] = "ErrIngressGatewayClass"
 	}
 	if len(errs) > 0 {
 		return errs

@@ -82,6 +82,13 @@ type State struct {
 	DNSState     string
 	DNSAddresses []string
 	DNSError     string
+	// Mode is how it is reached (ModeDirect or ModeEdge). EdgeBlocker
+	// says why the platform edge cannot be chosen (ErrEdgeNotConfigured,
+	// ErrPodCIDRShared), nil when it can; PodCIDR is the cluster's Pod
+	// network.
+	Mode        string
+	EdgeBlocker error
+	PodCIDR     string
 }
 
 // Busy reports whether a job is at work on it: the pages keep watching.
@@ -108,14 +115,22 @@ func (s *Service) Get(ctx context.Context, c queries.Cluster) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	row, err := q.IngressGet(ctx, c.ID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return State{Status: StatusOff, CNAMETarget: st.CNAMETarget(c.Slug)}, nil
-	}
+	blocker, err := edgeOffer(ctx, q, st, c)
 	if err != nil {
-		return State{}, fmt.Errorf("load managed ingress: %w", err)
+		return State{}, err
 	}
-	return stateOf(row, st, c.Slug), nil
+	row, err := q.IngressGet(ctx, c.ID)
+	var out State
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		out = State{Status: StatusOff, CNAMETarget: st.CNAMETarget(c.Slug), Mode: ModeDirect}
+	case err != nil:
+		return State{}, fmt.Errorf("load managed ingress: %w", err)
+	default:
+		out = stateOf(row, st, c.Slug)
+	}
+	out.EdgeBlocker, out.PodCIDR = blocker, c.PodCidr.String()
+	return out, nil
 }
 
 func stateOf(row queries.ClusterIngress, st Settings, slug string) State {
@@ -123,6 +138,7 @@ func stateOf(row queries.ClusterIngress, st Settings, slug string) State {
 		Enabled: row.Enabled, Status: row.Status, Message: row.Message,
 		Controller: row.Controller, ChartVersion: row.ChartVersion, CNAMETarget: st.CNAMETarget(slug),
 		DNSState: row.DnsState, DNSAddresses: row.DnsAddresses, DNSError: row.DnsError,
+		Mode: row.Mode,
 	}
 }
 
@@ -171,7 +187,7 @@ func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor 
 		if !on {
 			reason = "IngressDisabled"
 		}
-		if err := s.recordAndQueue(ctx, tx, c, actor, reason, "cluster.managed_ingress", map[string]any{"enabled": on}); err != nil {
+		if err := s.recordAndQueue(ctx, tx, c, actor, reason, "", "cluster.managed_ingress", map[string]any{"enabled": on}); err != nil {
 			return err
 		}
 		// Its CNAME target is published, or removed.
@@ -197,17 +213,17 @@ func (s *Service) Retry(ctx context.Context, c queries.Cluster, actor audit.Acto
 			return fmt.Errorf("retry managed ingress: %w", err)
 		}
 		out = stateOf(row, st, c.Slug)
-		return s.recordAndQueue(ctx, tx, c, actor, "IngressRetried", "cluster.managed_ingress_retry", map[string]any{})
+		return s.recordAndQueue(ctx, tx, c, actor, "IngressRetried", "", "cluster.managed_ingress_retry", map[string]any{})
 	})
 	return out, err
 }
 
 // recordAndQueue writes a change of the cluster's managed ingress in tx:
-// the cluster event reason, the audit event action (details and the
+// the cluster event reason (and message), the audit event action (details and the
 // cluster's name), and the reconcile job that carries it out.
-func (s *Service) recordAndQueue(ctx context.Context, tx pgx.Tx, c queries.Cluster, actor audit.Actor, reason, action string, details map[string]any) error {
+func (s *Service) recordAndQueue(ctx context.Context, tx pgx.Tx, c queries.Cluster, actor audit.Actor, reason, msg, action string, details map[string]any) error {
 	q := queries.New(tx)
-	if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: "info", Reason: reason}); err != nil {
+	if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: "info", Reason: reason, Message: msg}); err != nil {
 		return fmt.Errorf("record event: %w", err)
 	}
 	details["cluster"] = c.Name
