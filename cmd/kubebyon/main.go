@@ -60,6 +60,7 @@ Commands:
   migrate   apply database migrations, then exit
   admin     create or promote an admin: kubebyon admin create|promote --email EMAIL
   edge      beside HAProxy on an edge machine: keeps it routing every cluster's API host name
+  route-agent  on every host node (Linux): keeps its routes to the tenant clusters' Pod networks
   version   print the version
 
 Run 'kubebyon <command> -h' for a command's flags. Every flag can also be set
@@ -96,6 +97,8 @@ func run(args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io
 		err = c.admin(args)
 	case "edge":
 		err = c.edge(args)
+	case "route-agent":
+		err = c.routeAgent(args)
 	case "version":
 		fmt.Fprintf(stdout, "kubebyon %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	case "help", "-h", "--help":

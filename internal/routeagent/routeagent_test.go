@@ -9,13 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubebyon/kubebyon/internal/testenv"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
@@ -329,37 +330,7 @@ type testNetns struct {
 // newTestNetns makes a network namespace with lo up, removed at cleanup.
 func newTestNetns(tb testing.TB) testNetns {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Fatal("the route agent's tests need root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to make network namespaces and routes in them; run them as root")
-	}
-
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		tb.Fatalf("get the current network namespace: %v", err)
-	}
-	defer orig.Close()
-	ns, err := netns.New()
-	if err != nil {
-		runtime.UnlockOSThread()
-		tb.Fatalf("make a network namespace: %v", err)
-	}
-	if err := netns.Set(orig); err != nil {
-		// The thread stays locked: the runtime ends it with the goroutine
-		// rather than let it run other goroutines in the test's namespace.
-		ns.Close()
-		tb.Fatalf("return to the original network namespace: %v", err)
-	}
-	runtime.UnlockOSThread()
-	tb.Cleanup(func() { ns.Close() })
-
-	h, err := netlink.NewHandleAt(ns)
-	require.NoError(tb, err)
-	tb.Cleanup(h.Close)
-	lo, err := h.LinkByName("lo")
-	require.NoError(tb, err)
-	require.NoError(tb, h.LinkSetUp(lo))
+	ns, h := testenv.NetNamespace(tb)
 	return testNetns{ns: ns, h: h}
 }
 
