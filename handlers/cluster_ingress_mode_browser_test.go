@@ -1,0 +1,93 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// TestClusterIngressModeInBrowser: in Chromium, on a phone's screen, the
+// owner chooses the platform edge as the traffic path on the cluster
+// page, sees that no route agent has reported yet, then (once a host
+// node's route agent applied the cluster's route) that it is in place;
+// and goes back to direct.
+func TestClusterIngressModeInBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.connectHost(t)
+	ctx := context.Background()
+	q := queries.New(b.pool)
+	user, email := b.signedUpUser(t, "edge-journey")
+	cl := b.newCluster(t, user, "shop")
+	b.setIngressSettings(t)
+	st, err := ingress.LoadSettings(ctx, q)
+	require.NoError(t, err)
+	st.GatewayClass = "eg"
+	require.NoError(t, ingress.SaveSettings(ctx, q, st))
+
+	browser := testenv.Browser(t)
+	require.NoError(t, chromedp.Run(browser, chromedp.EmulateViewport(390, 900)))
+	browserSignIn(t, browser, b.server.URL, email, "password of edge-journey")
+	page := fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)
+	var flash, routes string
+	var out []string
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.Navigate(page),
+		chromedp.WaitVisible(`[data-testid="cluster-ingress-mode"][data-mode="direct"] summary`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="cluster-ingress-mode"] summary`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="cluster-ingress-mode-edge"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="cluster-ingress-mode-edge"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="cluster-ingress-mode-save"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="cluster-ingress-mode"][data-mode="edge"]`, chromedp.ByQuery),
+		chromedp.Text(`[data-testid="flash"]`, &flash, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="cluster-ingress-routes-none"]`, chromedp.ByQuery),
+		chromedp.Evaluate(overflowing, &out),
+	))
+	require.Contains(t, flash, "Traffic path saved.")
+	require.Empty(t, out, "the cluster page at 390px")
+
+	// Switched on, with a Ready node; a host node's route agent applies
+	// the route and reports.
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.WaitVisible(`[data-testid="cluster-ingress-enable"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="cluster-ingress-enable"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="cluster-ingress"][data-status="installing"]`, chromedp.ByQuery),
+	))
+	b.routedNode(t, cl, "worker-a", true, subnet(t, cl, 0), "192.168.60.5")
+	var current edge.Routes
+	require.Eventually(t, func() bool {
+		current, err = edge.DesiredRoutes(ctx, q)
+		require.NoError(t, err)
+		return len(current.Routes) == 1
+	}, 10*time.Second, 50*time.Millisecond)
+	tok := b.edgeToken(t, "hosts")
+	r := b.apiCall(t, http.MethodPost, "/api/v1/edge/routes/status", tok.Value, `{"node":"host-1","version":"`+current.Version+`","in_place":1,"added":1}`)
+	require.Equal(t, http.StatusNoContent, r.status, r.body)
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.Navigate(page),
+		chromedp.WaitVisible(`[data-testid="cluster-ingress-route-agent"][data-node="host-1"][data-state="in_place"]`, chromedp.ByQuery),
+		chromedp.Text(`[data-testid="cluster-ingress-routes"]`, &routes, chromedp.ByQuery),
+	))
+	require.Contains(t, routes, "In place on 1 of 1 host nodes (1 routes).")
+
+	// Back to direct.
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.WaitVisible(`[data-testid="cluster-ingress-mode-direct"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="cluster-ingress-mode-direct"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="cluster-ingress-mode-save"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="cluster-ingress-mode"][data-mode="direct"]`, chromedp.ByQuery),
+	))
+	var nodes []string
+	require.NoError(t, chromedp.Run(browser, chromedp.Evaluate(`[...document.querySelectorAll('[data-testid="cluster-ingress-routes"]')].map(e => e.textContent)`, &nodes)))
+	require.Empty(t, nodes, "no routes in direct mode")
+}
