@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kubebyon/kubebyon/internal/apiclient"
 
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -56,7 +57,7 @@ func (p *Remote) Config(ctx context.Context, have string, wait time.Duration) (S
 		}
 		return st, true, nil
 	default:
-		return State{}, false, fmt.Errorf("the platform answered %s: %s", resp.Status, apiMessage(resp.Body))
+		return State{}, false, fmt.Errorf("the platform answered %s: %s", resp.Status, apiclient.Message(resp.Body))
 	}
 }
 
@@ -80,23 +81,9 @@ func (p *Remote) Status(ctx context.Context, r Report) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("the platform answered %s: %s", resp.Status, apiMessage(resp.Body))
+		return fmt.Errorf("the platform answered %s: %s", resp.Status, apiclient.Message(resp.Body))
 	}
 	return nil
-}
-
-// apiMessage is the message of the API's JSON error body, or the body.
-func apiMessage(r io.Reader) string {
-	b, _ := io.ReadAll(io.LimitReader(r, 4096))
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
-		return e.Error.Message
-	}
-	return strings.TrimSpace(string(b))
 }
 
 // Local is the platform in the same process, for the edge inside serve

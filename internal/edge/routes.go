@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kubebyon/kubebyon/internal/routeagent"
+
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -25,20 +27,13 @@ import (
 const RoutesChannel = "kubebyon_routes"
 
 // TenantRoute is a route every host node keeps, so that the shared
-// Gateway reaches a tenant's pods: a node's Pod CIDR via its address.
-type TenantRoute struct {
-	ClusterID int64  `json:"cluster_id"`
-	Node      string `json:"node"`
-	Dst       string `json:"dst"`
-	Via       string `json:"via"`
-}
+// Gateway reaches a tenant's pods: a node's Pod CIDR via its address. The
+// wire types are the route agent's own.
+type TenantRoute = routeagent.DesiredRoute
 
-// Routes is what GET /api/v1/edge/routes serves the route agents.
-type Routes struct {
-	// Version names the routes: a hash of them.
-	Version string        `json:"version"`
-	Routes  []TenantRoute `json:"routes"`
-}
+// Routes is what GET /api/v1/edge/routes serves the route agents: the
+// routes, and their version (a hash of them).
+type Routes = routeagent.Desired
 
 // DesiredRoutes are the routes of every cluster whose managed ingress goes
 // through the edge (queries.EdgeRoutesDesired).
@@ -70,22 +65,7 @@ func NewRoutesWatcher(pool *pgxpool.Pool, logger *slog.Logger) *RoutesWatcher {
 
 // RouteReport is a route agent's report on what it applied (POST
 // /api/v1/edge/routes/status).
-type RouteReport struct {
-	// Node is the host node the agent runs on.
-	Node     string `json:"node"`
-	Version  string `json:"version"`
-	InPlace  int    `json:"in_place"`
-	Added    int    `json:"added"`
-	Replaced int    `json:"replaced"`
-	Removed  int    `json:"removed"`
-	// Failed says why, by destination, a route could not be applied.
-	Failed map[string]string `json:"failed"`
-	// Error is what stopped the whole run, if anything.
-	Error string `json:"error"`
-}
-
-// MaxRouteFailures bounds the failures a report lists.
-const MaxRouteFailures = 1000
+type RouteReport = routeagent.Status
 
 // RecordRoutes stores a route agent's report, made with token, from
 // address.
@@ -98,14 +78,14 @@ func (s *Service) RecordRoutes(ctx context.Context, token queries.EdgeToken, add
 	case utf8.RuneCountInString(r.Node) > MaxNameLength:
 		errs["node"] = "ErrEdgeInstanceNameTooLong"
 	}
-	if len(r.Version) > maxReportText || len(r.Error) > maxReportText {
+	if len(r.Version) > routeagent.MaxReportText || len(r.Error) > routeagent.MaxReportText {
 		errs["error"] = "ErrEdgeReportTooLong"
 	}
-	if r.InPlace < 0 || r.Added < 0 || r.Replaced < 0 || r.Removed < 0 || len(r.Failed) > MaxRouteFailures {
+	if r.InPlace < 0 || r.Added < 0 || r.Replaced < 0 || r.Removed < 0 || len(r.Failed) > routeagent.MaxReportedFailures {
 		errs["failed"] = "ErrEdgeReportRoutes"
 	}
 	for dst, why := range r.Failed {
-		if len(dst) > 64 || len(why) > maxReportText {
+		if len(dst) > routeagent.MaxReportDst || len(why) > routeagent.MaxReportText {
 			errs["failed"] = "ErrEdgeReportTooLong"
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kubebyon/kubebyon/internal/apiclient"
 )
 
 const (
@@ -30,10 +32,11 @@ const (
 
 // The platform refuses a report beyond these limits whole.
 const (
-	// MaxReportedFailures bounds the failures a report lists.
+	// MaxReportedFailures bounds the failures a report lists,
+	// MaxReportDst a destination's length, MaxReportText a text's.
 	MaxReportedFailures = 1000
-	maxReportDst        = 64
-	maxReportText       = 4000
+	MaxReportDst        = 64
+	MaxReportText       = 4000
 )
 
 // Desired is the platform's answer to GET /api/v1/edge/routes: every
@@ -75,10 +78,10 @@ func (s Status) bounded() Status {
 	dsts := slices.Sorted(maps.Keys(s.Failed))
 	failed := make(map[string]string, min(len(dsts), MaxReportedFailures))
 	for _, dst := range dsts[:min(len(dsts), MaxReportedFailures)] {
-		failed[cut(dst, maxReportDst)] = cut(s.Failed[dst], maxReportText)
+		failed[cut(dst, MaxReportDst)] = cut(s.Failed[dst], MaxReportText)
 	}
 	s.Failed = failed
-	s.Error = cut(s.Error, maxReportText)
+	s.Error = cut(s.Error, MaxReportText)
 	return s
 }
 
@@ -142,7 +145,7 @@ func (p *Remote) Routes(ctx context.Context, have string, wait time.Duration) (d
 		}
 		fallthrough
 	default:
-		return Desired{}, false, fmt.Errorf("the platform answered %s: %s", resp.Status, apiMessage(resp.Body))
+		return Desired{}, false, fmt.Errorf("the platform answered %s: %s", resp.Status, apiclient.Message(resp.Body))
 	}
 }
 
@@ -165,7 +168,7 @@ func (p *Remote) Status(ctx context.Context, s Status) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("the platform answered %s: %s", resp.Status, apiMessage(resp.Body))
+		return fmt.Errorf("the platform answered %s: %s", resp.Status, apiclient.Message(resp.Body))
 	}
 	return nil
 }
@@ -178,18 +181,4 @@ func (p *Remote) request(ctx context.Context, method, path string, body io.Reade
 	}
 	req.Header.Set("Authorization", "Bearer "+p.Token)
 	return req, nil
-}
-
-// apiMessage is the message of the API's JSON error body, or the body.
-func apiMessage(r io.Reader) string {
-	b, _ := io.ReadAll(io.LimitReader(r, 4096))
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
-		return e.Error.Message
-	}
-	return strings.TrimSpace(string(b))
 }
