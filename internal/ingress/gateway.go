@@ -1,0 +1,340 @@
+package ingress
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// The platform edge's objects on the host cluster: one shared Gateway in
+// EdgeNamespace, and in each edge-mode cluster's host namespace a Service
+// without selector (EdgeService) whose EndpointSlice holds the tenant's
+// controller pods, an HTTPRoute per bound host name, and a TLSRoute per
+// host name outside the apps base domain (TLS passed through to the
+// tenant's own certificate).
+const (
+	EdgeNamespace = "kubebyon-edge"
+	GatewayName   = "kubebyon"
+	// WildcardSecret holds the certificate of *.<apps base domain> the
+	// Gateway terminates TLS with.
+	WildcardSecret = "kubebyon-apps-wildcard"
+	EdgeService    = "kubebyon-ingress"
+	// The Gateway's listeners.
+	ListenerHTTP  = "http"
+	ListenerHTTPS = "https"
+	ListenerTLS   = "tls"
+	// edgeComponent labels the per-cluster objects.
+	edgeComponentLabel = "kubebyon.io/component"
+	edgeComponent      = "edge-route"
+)
+
+var (
+	gateways       = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+	httpRoutes     = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
+	tlsRoutes      = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "tlsroutes"}
+	services       = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	endpointSlices = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	namespacesGVR  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// EnsureGateway applies the shared Gateway of class, in EdgeNamespace
+// (made if need be): listener http on 80 for every route (ACME HTTP-01
+// and redirects), https on 443 for *.<appsDomain> terminating TLS with
+// WildcardSecret, and tls on 443 passing TLS through for the tenants' own
+// host names. Routes may attach from any namespace.
+func EnsureGateway(ctx context.Context, dyn dynamic.Interface, class, appsDomain string) error {
+	ns := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": EdgeNamespace, "labels": map[string]any{ManagedByLabel: "kubebyon"}},
+	}}
+	if _, err := dyn.Resource(namespacesGVR).Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", EdgeNamespace, err)
+	}
+	all := map[string]any{"namespaces": map[string]any{"from": "All"}}
+	gw := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+		"metadata": map[string]any{"name": GatewayName, "namespace": EdgeNamespace, "labels": map[string]any{ManagedByLabel: "kubebyon"}},
+		"spec": map[string]any{
+			"gatewayClassName": class,
+			"listeners": []any{
+				map[string]any{"name": ListenerHTTP, "port": int64(80), "protocol": "HTTP", "allowedRoutes": all},
+				map[string]any{
+					"name": ListenerHTTPS, "port": int64(443), "protocol": "HTTPS", "hostname": "*." + appsDomain,
+					"tls":           map[string]any{"mode": "Terminate", "certificateRefs": []any{map[string]any{"kind": "Secret", "name": WildcardSecret}}},
+					"allowedRoutes": all,
+				},
+				map[string]any{
+					"name": ListenerTLS, "port": int64(443), "protocol": "TLS",
+					"tls":           map[string]any{"mode": "Passthrough"},
+					"allowedRoutes": map[string]any{"namespaces": map[string]any{"from": "All"}, "kinds": []any{map[string]any{"kind": "TLSRoute"}}},
+				},
+			},
+		},
+	}}
+	if _, err := dyn.Resource(gateways).Namespace(EdgeNamespace).Apply(ctx, GatewayName, gw, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+		return fmt.Errorf("apply Gateway %s/%s: %w", EdgeNamespace, GatewayName, err)
+	}
+	return nil
+}
+
+// EdgeHost is a host name the platform edge routes for a cluster; Apps
+// says it lies under the apps base domain (the Gateway terminates its
+// TLS), else TLS is passed through to the tenant.
+type EdgeHost struct {
+	Name string
+	Apps bool
+}
+
+// SyncEdgeRoutes makes a cluster's host namespace ns route hosts through
+// the shared Gateway to pods: EdgeService and its EndpointSlices (one per
+// address family; pods are the tenant controller's Ready pod IPs), an
+// HTTPRoute per host (listener http, and https for an apps host) to port
+// 80, a TLSRoute per other host (listener tls) to port 443; the routes
+// and slices are owned by the Service. The platform's routes for hosts no
+// longer given are removed.
+func SyncEdgeRoutes(ctx context.Context, dyn dynamic.Interface, ns string, hosts []EdgeHost, pods []netip.Addr) error {
+	svc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": EdgeService, "namespace": ns, "labels": edgeLabels()},
+		"spec": map[string]any{"ports": []any{
+			map[string]any{"name": "http", "port": int64(80), "targetPort": int64(80), "protocol": "TCP"},
+			map[string]any{"name": "https", "port": int64(443), "targetPort": int64(443), "protocol": "TCP"},
+		}},
+	}}
+	applied, err := dyn.Resource(services).Namespace(ns).Apply(ctx, EdgeService, svc, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if err != nil {
+		return fmt.Errorf("apply Service %s/%s: %w", ns, EdgeService, err)
+	}
+	owner := []any{map[string]any{"apiVersion": "v1", "kind": "Service", "name": EdgeService, "uid": string(applied.GetUID())}}
+	if err := syncSlices(ctx, dyn, ns, owner, pods); err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, h := range hosts {
+		name := edgeRouteName(h.Name)
+		want["HTTPRoute/"+name] = true
+		parents := []any{gatewayParent(ListenerHTTP)}
+		if h.Apps {
+			parents = append(parents, gatewayParent(ListenerHTTPS))
+		}
+		if err := applyRoute(ctx, dyn, httpRoutes, "HTTPRoute", ns, name, h.Name, owner, parents, 80); err != nil {
+			return err
+		}
+		if !h.Apps {
+			want["TLSRoute/"+name] = true
+			if err := applyRoute(ctx, dyn, tlsRoutes, "TLSRoute", ns, name, h.Name, owner, []any{gatewayParent(ListenerTLS)}, 443); err != nil {
+				return err
+			}
+		}
+	}
+	for kind, gvr := range map[string]schema.GroupVersionResource{"HTTPRoute": httpRoutes, "TLSRoute": tlsRoutes} {
+		if err := deleteOurs(ctx, dyn, gvr, ns, func(name string) bool { return want[kind+"/"+name] }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RemoveEdgeRoutes deletes what SyncEdgeRoutes made in ns.
+func RemoveEdgeRoutes(ctx context.Context, dyn dynamic.Interface, ns string) error {
+	for _, gvr := range []schema.GroupVersionResource{httpRoutes, tlsRoutes, endpointSlices} {
+		if err := deleteOurs(ctx, dyn, gvr, ns, func(string) bool { return false }); err != nil {
+			return err
+		}
+	}
+	err := dyn.Resource(services).Namespace(ns).Delete(ctx, EdgeService, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete Service %s/%s: %w", ns, EdgeService, err)
+	}
+	return nil
+}
+
+func edgeLabels() map[string]any {
+	return map[string]any{ManagedByLabel: "kubebyon", edgeComponentLabel: edgeComponent}
+}
+
+// edgeRouteName is a host's routes' name: readable, unique by a hash.
+func edgeRouteName(host string) string {
+	sum := sha256.Sum256([]byte(host))
+	base := strings.ReplaceAll(host, ".", "-")
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	return "host-" + strings.Trim(base, "-") + "-" + hex.EncodeToString(sum[:4])
+}
+
+func gatewayParent(section string) any {
+	return map[string]any{
+		"group": "gateway.networking.k8s.io", "kind": "Gateway",
+		"namespace": EdgeNamespace, "name": GatewayName, "sectionName": section,
+	}
+}
+
+func applyRoute(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, kind, ns, name, host string, owner, parents []any, port int64) error {
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": kind,
+		"metadata": map[string]any{
+			"name": name, "namespace": ns, "labels": edgeLabels(),
+			"annotations": map[string]any{HostnameAnnotation: host}, "ownerReferences": owner,
+		},
+		"spec": map[string]any{
+			"parentRefs": parents,
+			"hostnames":  []any{host},
+			"rules":      []any{map[string]any{"backendRefs": []any{map[string]any{"name": EdgeService, "port": port}}}},
+		},
+	}}
+	if _, err := dyn.Resource(gvr).Namespace(ns).Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+		return fmt.Errorf("apply %s %s/%s: %w", kind, ns, name, err)
+	}
+	return nil
+}
+
+// syncSlices keeps one EndpointSlice per address family of pods (none
+// for a family without pods).
+func syncSlices(ctx context.Context, dyn dynamic.Interface, ns string, owner []any, pods []netip.Addr) error {
+	byFamily := map[string][]any{}
+	sorted := slices.Clone(pods)
+	slices.SortFunc(sorted, func(a, b netip.Addr) int { return a.Compare(b) })
+	for _, p := range slices.Compact(sorted) {
+		family := "IPv4"
+		if p.Is6() && !p.Is4In6() {
+			family = "IPv6"
+		}
+		byFamily[family] = append(byFamily[family], map[string]any{
+			"addresses": []any{p.Unmap().String()}, "conditions": map[string]any{"ready": true},
+		})
+	}
+	want := map[string]bool{}
+	for family, eps := range byFamily {
+		name := EdgeService + "-" + strings.ToLower(family)
+		want[name] = true
+		labels := edgeLabels()
+		labels["kubernetes.io/service-name"] = EdgeService
+		labels["endpointslice.kubernetes.io/managed-by"] = "kubebyon.io"
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+			"metadata":    map[string]any{"name": name, "namespace": ns, "labels": labels, "ownerReferences": owner},
+			"addressType": family,
+			"endpoints":   eps,
+			"ports": []any{
+				map[string]any{"name": "http", "port": int64(80), "protocol": "TCP"},
+				map[string]any{"name": "https", "port": int64(443), "protocol": "TCP"},
+			},
+		}}
+		if _, err := dyn.Resource(endpointSlices).Namespace(ns).Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+			return fmt.Errorf("apply EndpointSlice %s/%s: %w", ns, name, err)
+		}
+	}
+	return deleteOurs(ctx, dyn, endpointSlices, ns, func(name string) bool { return want[name] })
+}
+
+// deleteOurs deletes the platform's edge objects of gvr in ns that keep
+// does not keep.
+func deleteOurs(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns string, keep func(string) bool) error {
+	list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: edgeComponentLabel + "=" + edgeComponent})
+	if err != nil {
+		return fmt.Errorf("list %s in %s: %w", gvr.Resource, ns, err)
+	}
+	for _, o := range list.Items {
+		if keep(o.GetName()) {
+			continue
+		}
+		if err := dyn.Resource(gvr).Namespace(ns).Delete(ctx, o.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %s %s/%s: %w", gvr.Resource, ns, o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// EdgeCondition is a condition the Gateway's implementation wrote on the
+// Gateway or on a route (Accepted, ResolvedRefs, Programmed).
+type EdgeCondition struct {
+	Type, Status, Reason, Message string
+}
+
+// EdgeHostStatus is what the Gateway's implementation says of a host's
+// routes: the conditions of each of its routes (by kind) for the shared
+// Gateway. None yet: not seen by the implementation.
+type EdgeHostStatus struct {
+	Conditions map[string][]EdgeCondition
+}
+
+// OK reports whether every condition of every route is True.
+func (s EdgeHostStatus) OK() bool {
+	if len(s.Conditions) == 0 {
+		return false
+	}
+	for _, conds := range s.Conditions {
+		for _, c := range conds {
+			if c.Status != "True" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// EdgeStatus reads the shared Gateway's conditions, and those of the
+// platform's routes in ns for it, by host name.
+func EdgeStatus(ctx context.Context, dyn dynamic.Interface, ns string) ([]EdgeCondition, map[string]EdgeHostStatus, error) {
+	gw, err := dyn.Resource(gateways).Namespace(EdgeNamespace).Get(ctx, GatewayName, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, nil, fmt.Errorf("read Gateway %s/%s: %w", EdgeNamespace, GatewayName, err)
+	}
+	var gwConds []EdgeCondition
+	if err == nil {
+		raw, _, _ := unstructured.NestedSlice(gw.Object, "status", "conditions")
+		gwConds = conditionsOf(raw)
+	}
+	hosts := map[string]EdgeHostStatus{}
+	for kind, gvr := range map[string]schema.GroupVersionResource{"HTTPRoute": httpRoutes, "TLSRoute": tlsRoutes} {
+		list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: edgeComponentLabel + "=" + edgeComponent})
+		if err != nil {
+			return nil, nil, fmt.Errorf("list %s in %s: %w", gvr.Resource, ns, err)
+		}
+		for _, r := range list.Items {
+			host := r.GetAnnotations()[HostnameAnnotation]
+			st := hosts[host]
+			if st.Conditions == nil {
+				st.Conditions = map[string][]EdgeCondition{}
+			}
+			parents, _, _ := unstructured.NestedSlice(r.Object, "status", "parents")
+			for _, p := range parents {
+				pm, _ := p.(map[string]any)
+				name, _, _ := unstructured.NestedString(pm, "parentRef", "name")
+				pns, _, _ := unstructured.NestedString(pm, "parentRef", "namespace")
+				if name != GatewayName || pns != EdgeNamespace {
+					continue
+				}
+				raw, _, _ := unstructured.NestedSlice(pm, "conditions")
+				st.Conditions[kind] = append(st.Conditions[kind], conditionsOf(raw)...)
+			}
+			hosts[host] = st
+		}
+	}
+	return gwConds, hosts, nil
+}
+
+func conditionsOf(raw []any) []EdgeCondition {
+	var out []EdgeCondition
+	for _, c := range raw {
+		m, _ := c.(map[string]any)
+		cond := EdgeCondition{}
+		cond.Type, _ = m["type"].(string)
+		cond.Status, _ = m["status"].(string)
+		cond.Reason, _ = m["reason"].(string)
+		cond.Message, _ = m["message"].(string)
+		out = append(out, cond)
+	}
+	return out
+}
