@@ -70,6 +70,16 @@ type apiIngress struct {
 	Mode        string     `json:"mode"`
 	EdgeBlocker string     `json:"edge_unavailable,omitempty"`
 	Routes      *apiRoutes `json:"routes,omitempty"`
+	// Edge is where its routes through the platform's Gateway stand
+	// (edge only): state routed, pending or error, with the message and
+	// the controller pods they lead to.
+	Edge *apiEdge `json:"edge,omitempty"`
+}
+
+type apiEdge struct {
+	State   string   `json:"state"`
+	Message string   `json:"message,omitempty"`
+	Pods    []string `json:"pods"`
 }
 
 // apiRoutes is how the route agents stand with a cluster's routes.
@@ -108,6 +118,7 @@ func (h *Handlers) withIngress(c echo.Context, cl queries.Cluster) (apiCluster, 
 			return out, err
 		}
 		out.ManagedIngress.Routes = &apiRoutes{Routes: r.Routes, InPlace: r.InPlace, Agents: []apiRouteAgent{}}
+		out.ManagedIngress.Edge = &apiEdge{State: st.EdgeState, Message: st.EdgeMessage, Pods: append([]string{}, st.EdgePods...)}
 		for _, a := range r.Agents {
 			out.ManagedIngress.Routes.Agents = append(out.ManagedIngress.Routes.Agents, apiRouteAgent{Node: a.Node, State: a.State, Failed: a.Failed, Error: a.Error})
 		}

@@ -26,6 +26,9 @@ type apiHostname struct {
 	Error    string `json:"error,omitempty"`
 	// Certificate is its certificate, once the name is verified.
 	Certificate *apiCertificate `json:"certificate"`
+	// EdgeStatus is what the platform's Gateway says of its routes
+	// through the edge: "ok", or why not ("" when none).
+	EdgeStatus string `json:"edge_status,omitempty"`
 }
 
 // apiCertificate is a host name's certificate: state ready, issuing or
@@ -37,7 +40,7 @@ type apiCertificate struct {
 }
 
 func apiHostnameOf(h ingress.Hostname) apiHostname {
-	out := apiHostname{Name: h.Name, Managed: h.Managed, State: h.State, Resolved: h.Resolved, Error: h.Error}
+	out := apiHostname{Name: h.Name, Managed: h.Managed, State: h.State, Resolved: h.Resolved, Error: h.Error, EdgeStatus: h.EdgeStatus}
 	if h.Cert != "" {
 		out.Certificate = &apiCertificate{State: h.Cert, Error: h.CertError}
 		if !h.CertNotAfter.IsZero() {

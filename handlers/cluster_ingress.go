@@ -45,7 +45,7 @@ func (h *Handlers) clusterIngressView(c echo.Context, cl queries.Cluster) (views
 	for i, n := range names {
 		hostnames[i] = views.ClusterHostname{
 			Name: n.Name, Managed: n.Managed, State: n.State, Resolved: n.Resolved, Error: n.Error,
-			Cert: n.Cert, CertError: n.CertError, CertExpires: n.CertNotAfter,
+			Cert: n.Cert, CertError: n.CertError, CertExpires: n.CertNotAfter, EdgeStatus: n.EdgeStatus,
 		}
 	}
 	m := views.ClusterIngress{
@@ -55,7 +55,7 @@ func (h *Handlers) clusterIngressView(c echo.Context, cl queries.Cluster) (views
 		Controller: st.Controller, ChartVersion: st.ChartVersion, Retired: ingress.Retired(st.Controller),
 		CNAMETarget: st.CNAMETarget,
 		DNSState:    st.DNSState, DNSAddresses: st.DNSAddresses, DNSError: st.DNSError,
-		Mode: st.Mode, PodCIDR: st.PodCIDR,
+		Mode: st.Mode, PodCIDR: st.PodCIDR, EdgeState: st.EdgeState, EdgeMessage: st.EdgeMessage, EdgePods: st.EdgePods,
 	}
 	if st.EdgeBlocker != nil {
 		m.EdgeBlocker = st.EdgeBlocker.Error()

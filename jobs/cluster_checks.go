@@ -49,6 +49,9 @@ func checkKinds() []checkKind {
 		{kind: ingress.HostnamesCheck, anyState: true, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: ingress.HostnamesArgs{ClusterID: id}}
 		}},
+		{kind: ingress.EdgeCheck, anyState: true, job: func(id int64) river.InsertManyParams {
+			return river.InsertManyParams{Args: ingress.EdgeArgs{ClusterID: id}}
+		}},
 	}
 }
 

@@ -329,7 +329,7 @@ func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries,
 	if err := dnsrecords.Schedule(ctx, q, c.ID); err != nil {
 		return err
 	}
-	for _, kind := range []checks.Kind{ingress.DNSCheck, ingress.HostnamesCheck} {
+	for _, kind := range []checks.Kind{ingress.DNSCheck, ingress.HostnamesCheck, ingress.EdgeCheck} {
 		if err := checks.Schedule(ctx, q, c.ID, kind, time.Now()); err != nil {
 			return err
 		}

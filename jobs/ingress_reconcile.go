@@ -185,6 +185,10 @@ func (r ingressRun) install(ctx context.Context, cfg *rest.Config, client kubern
 		if err := r.set(ctx, ingress.StatusReady, progress, st.Controller, ch, true); err != nil {
 			return err
 		}
+		// Its routes through the platform edge lead to the controller now.
+		if err := ingress.ScheduleEdge(ctx, r.q, r.row.ClusterID); err != nil {
+			return err
+		}
 		r.logger.Info("ingress controller ready", "nodes", ro.Desired)
 		if err := r.event(ctx, "info", "IngressReady", progress); err != nil {
 			return err

@@ -163,8 +163,9 @@ func Workers(d Deps, opts Options) *river.Workers {
 	river.AddWorker(w, &ClusterChecksWorker{Pool: d.Pool, Transitions: transitions})
 	dns := &dnsrecords.Service{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath}
 	river.AddWorker(w, &DNSRecordWorker{DNS: dns, Transitions: transitions})
-	ing := &ingress.Service{Pool: d.Pool, DNS: dns, Box: d.Box, Virtual: d.VirtualConfig}
+	ing := &ingress.Service{Pool: d.Pool, DNS: dns, Box: d.Box, Virtual: d.VirtualConfig, KubeconfigPath: d.KubeconfigPath}
 	river.AddWorker(w, &IngressDNSWorker{Ingress: ing, Transitions: transitions})
+	river.AddWorker(w, &IngressEdgeWorker{Ingress: ing, Transitions: transitions})
 	river.AddWorker(w, &IngressHostnamesWorker{Ingress: ing, Transitions: transitions})
 	river.AddWorker(w, &EdgeWatchWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "edge_watch"), Notices: notify.Notices{Box: d.Box}})
 	river.AddWorker(w, &HostNodesWorker{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath, Logger: d.Logger.With("component", "edge_host_nodes")})

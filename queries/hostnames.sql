@@ -52,3 +52,8 @@ WHERE id = @id;
 -- close).
 UPDATE cluster_hostnames SET cert_warned_at = now()
 WHERE id = sqlc.arg(id) AND (cert_warned_at IS NULL OR cert_warned_at < sqlc.arg(not_after)::timestamptz - make_interval(days => 30));
+
+-- name: HostnameSetEdgeStatus :exec
+-- Records what the Gateway's implementation says of a host name's routes.
+UPDATE cluster_hostnames SET edge_status = @edge_status
+WHERE cluster_id = @cluster_id AND name = @name AND deleted_at IS NULL;

@@ -57,7 +57,7 @@ func (q *Queries) HostnameCountByCluster(ctx context.Context, clusterID int64) (
 
 const hostnameCreate = `-- name: HostnameCreate :one
 INSERT INTO cluster_hostnames (cluster_id, name, managed) VALUES ($1, $2, $3)
-RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at
+RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at, edge_status
 `
 
 type HostnameCreateParams struct {
@@ -85,12 +85,13 @@ func (q *Queries) HostnameCreate(ctx context.Context, arg HostnameCreateParams) 
 		&i.CertNotAfter,
 		&i.CertError,
 		&i.CertWarnedAt,
+		&i.EdgeStatus,
 	)
 	return i, err
 }
 
 const hostnameListByCluster = `-- name: HostnameListByCluster :many
-SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at FROM cluster_hostnames WHERE cluster_id = $1 AND deleted_at IS NULL ORDER BY name
+SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at, edge_status FROM cluster_hostnames WHERE cluster_id = $1 AND deleted_at IS NULL ORDER BY name
 `
 
 // The cluster's bound host names, by name.
@@ -119,6 +120,7 @@ func (q *Queries) HostnameListByCluster(ctx context.Context, clusterID int64) ([
 			&i.CertNotAfter,
 			&i.CertError,
 			&i.CertWarnedAt,
+			&i.EdgeStatus,
 		); err != nil {
 			return nil, err
 		}
@@ -131,7 +133,7 @@ func (q *Queries) HostnameListByCluster(ctx context.Context, clusterID int64) ([
 }
 
 const hostnameListForCheck = `-- name: HostnameListForCheck :many
-SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at FROM cluster_hostnames WHERE cluster_id = $1 ORDER BY id
+SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at, edge_status FROM cluster_hostnames WHERE cluster_id = $1 ORDER BY id
 `
 
 // Every row of the cluster's host names, removed ones included, for its
@@ -161,6 +163,7 @@ func (q *Queries) HostnameListForCheck(ctx context.Context, clusterID int64) ([]
 			&i.CertNotAfter,
 			&i.CertError,
 			&i.CertWarnedAt,
+			&i.EdgeStatus,
 		); err != nil {
 			return nil, err
 		}
@@ -203,7 +206,7 @@ func (q *Queries) HostnameMarkAllDeleted(ctx context.Context, clusterID int64) e
 const hostnameMarkDeleted = `-- name: HostnameMarkDeleted :one
 UPDATE cluster_hostnames SET deleted_at = now()
 WHERE cluster_id = $1 AND name = $2 AND deleted_at IS NULL
-RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at
+RETURNING id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at, edge_status
 `
 
 type HostnameMarkDeletedParams struct {
@@ -231,6 +234,7 @@ func (q *Queries) HostnameMarkDeleted(ctx context.Context, arg HostnameMarkDelet
 		&i.CertNotAfter,
 		&i.CertError,
 		&i.CertWarnedAt,
+		&i.EdgeStatus,
 	)
 	return i, err
 }
@@ -263,6 +267,23 @@ func (q *Queries) HostnameSetCert(ctx context.Context, arg HostnameSetCertParams
 		arg.CertError,
 		arg.ID,
 	)
+	return err
+}
+
+const hostnameSetEdgeStatus = `-- name: HostnameSetEdgeStatus :exec
+UPDATE cluster_hostnames SET edge_status = $1
+WHERE cluster_id = $2 AND name = $3 AND deleted_at IS NULL
+`
+
+type HostnameSetEdgeStatusParams struct {
+	EdgeStatus string
+	ClusterID  int64
+	Name       string
+}
+
+// Records what the Gateway's implementation says of a host name's routes.
+func (q *Queries) HostnameSetEdgeStatus(ctx context.Context, arg HostnameSetEdgeStatusParams) error {
+	_, err := q.db.Exec(ctx, hostnameSetEdgeStatus, arg.EdgeStatus, arg.ClusterID, arg.Name)
 	return err
 }
 

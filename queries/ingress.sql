@@ -116,3 +116,8 @@ ON CONFLICT (cluster_id) DO UPDATE SET
     updated_at = now()
 WHERE cluster_ingress.mode <> EXCLUDED.mode
 RETURNING *;
+
+-- name: IngressEdgeSave :exec
+-- Records where the cluster's routes through the platform edge stand.
+UPDATE cluster_ingress SET edge_state = @state, edge_message = @message, edge_pods = @pods::text[], updated_at = now()
+WHERE cluster_id = @cluster_id;

@@ -79,8 +79,31 @@ func (q *Queries) IngressDNSStale(ctx context.Context, clusterID int64) (bool, e
 	return column_1, err
 }
 
+const ingressEdgeSave = `-- name: IngressEdgeSave :exec
+UPDATE cluster_ingress SET edge_state = $1, edge_message = $2, edge_pods = $3::text[], updated_at = now()
+WHERE cluster_id = $4
+`
+
+type IngressEdgeSaveParams struct {
+	State     string
+	Message   string
+	Pods      []string
+	ClusterID int64
+}
+
+// Records where the cluster's routes through the platform edge stand.
+func (q *Queries) IngressEdgeSave(ctx context.Context, arg IngressEdgeSaveParams) error {
+	_, err := q.db.Exec(ctx, ingressEdgeSave,
+		arg.State,
+		arg.Message,
+		arg.Pods,
+		arg.ClusterID,
+	)
+	return err
+}
+
 const ingressGet = `-- name: IngressGet :one
-SELECT cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode FROM cluster_ingress WHERE cluster_id = $1
+SELECT cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods FROM cluster_ingress WHERE cluster_id = $1
 `
 
 func (q *Queries) IngressGet(ctx context.Context, clusterID int64) (ClusterIngress, error) {
@@ -105,6 +128,9 @@ func (q *Queries) IngressGet(ctx context.Context, clusterID int64) (ClusterIngre
 		&i.DnsState,
 		&i.DnsError,
 		&i.Mode,
+		&i.EdgeState,
+		&i.EdgeMessage,
+		&i.EdgePods,
 	)
 	return i, err
 }
@@ -147,7 +173,7 @@ UPDATE cluster_ingress SET
     status = CASE WHEN enabled THEN 'installing' ELSE 'removing' END,
     message = '', started_at = now(), updated_at = now()
 WHERE cluster_id = $1 AND status = 'error'
-RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode
+RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods
 `
 
 // Starts the current direction again after an error: a new generation.
@@ -173,6 +199,9 @@ func (q *Queries) IngressRetry(ctx context.Context, clusterID int64) (ClusterIng
 		&i.DnsState,
 		&i.DnsError,
 		&i.Mode,
+		&i.EdgeState,
+		&i.EdgeMessage,
+		&i.EdgePods,
 	)
 	return i, err
 }
@@ -188,7 +217,7 @@ ON CONFLICT (cluster_id) DO UPDATE SET
     started_at = CASE WHEN cluster_ingress.enabled THEN now() ELSE cluster_ingress.started_at END,
     updated_at = now()
 WHERE cluster_ingress.mode <> EXCLUDED.mode
-RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode
+RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods
 `
 
 type IngressSetModeParams struct {
@@ -222,6 +251,9 @@ func (q *Queries) IngressSetMode(ctx context.Context, arg IngressSetModeParams) 
 		&i.DnsState,
 		&i.DnsError,
 		&i.Mode,
+		&i.EdgeState,
+		&i.EdgeMessage,
+		&i.EdgePods,
 	)
 	return i, err
 }
@@ -292,7 +324,7 @@ ON CONFLICT (cluster_id) DO UPDATE SET
     ready_at = NULL,
     updated_at = now()
 WHERE cluster_ingress.enabled <> EXCLUDED.enabled
-RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode
+RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods
 `
 
 type IngressSwitchParams struct {
@@ -325,6 +357,9 @@ func (q *Queries) IngressSwitch(ctx context.Context, arg IngressSwitchParams) (C
 		&i.DnsState,
 		&i.DnsError,
 		&i.Mode,
+		&i.EdgeState,
+		&i.EdgeMessage,
+		&i.EdgePods,
 	)
 	return i, err
 }

@@ -113,6 +113,7 @@ type ClusterHostname struct {
 	CertNotAfter pgtype.Timestamptz
 	CertError    string
 	CertWarnedAt pgtype.Timestamptz
+	EdgeStatus   string
 }
 
 type ClusterIngress struct {
@@ -134,6 +135,9 @@ type ClusterIngress struct {
 	DnsState           string
 	DnsError           string
 	Mode               string
+	EdgeState          string
+	EdgeMessage        string
+	EdgePods           []string
 }
 
 type EdgeInstance struct {

@@ -86,12 +86,15 @@ type Hostname struct {
 	// CertNotAfter its expiry, CertError cert-manager's last word.
 	Cert, CertError string
 	CertNotAfter    time.Time
+	// EdgeStatus is what the Gateway's implementation says of its routes
+	// through the platform edge: "" none, "ok", or why not, in words.
+	EdgeStatus string
 }
 
 func hostnameOf(r queries.ClusterHostname) Hostname {
 	return Hostname{
 		Name: r.Name, Managed: r.Managed, State: r.State, Resolved: r.Resolved, Error: r.Error, Checked: r.CheckedAt.Time,
-		Cert: r.CertState, CertError: r.CertError, CertNotAfter: r.CertNotAfter.Time,
+		Cert: r.CertState, CertError: r.CertError, CertNotAfter: r.CertNotAfter.Time, EdgeStatus: r.EdgeStatus,
 	}
 }
 
@@ -181,6 +184,9 @@ func (s *Service) AddHostname(ctx context.Context, c queries.Cluster, name strin
 		}); err != nil {
 			return err
 		}
+		if err := ScheduleEdge(ctx, q, c.ID); err != nil {
+			return err
+		}
 		return checks.Schedule(ctx, q, c.ID, HostnamesCheck, time.Now())
 	})
 	return out, err
@@ -230,6 +236,9 @@ func (s *Service) RemoveHostname(ctx context.Context, c queries.Cluster, name st
 			Action: "cluster.hostname_remove", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
 			Details: map[string]any{"cluster": c.Name, "hostname": name},
 		}); err != nil {
+			return err
+		}
+		if err := ScheduleEdge(ctx, q, c.ID); err != nil {
 			return err
 		}
 		return checks.Schedule(ctx, q, c.ID, HostnamesCheck, time.Now())

@@ -84,6 +84,9 @@ func (s *Service) SetMode(ctx context.Context, c queries.Cluster, mode string, a
 		if err != nil {
 			return fmt.Errorf("set managed ingress mode: %w", err)
 		}
+		if err := ScheduleEdge(ctx, q, c.ID); err != nil {
+			return err
+		}
 		return s.recordAndQueue(ctx, tx, c, actor, "IngressMode", mode, "cluster.managed_ingress_mode", map[string]any{"mode": mode})
 	})
 	if err != nil {

@@ -60,8 +60,11 @@ type Service struct {
 	// certificates (CheckHostnames); nil leaves them alone.
 	Virtual clusters.VirtualConfigFunc
 	// Box opens the runtime settings (the API base domain a host name
-	// must not be under).
+	// must not be under; the host cluster).
 	Box *secrets.Box
+	// KubeconfigPath names the host cluster where the admin settings do
+	// not (KUBEBYON_KUBECONFIG), for the platform edge's objects.
+	KubeconfigPath string
 }
 
 // State is a cluster's managed ingress as the pages and the API show it.
@@ -89,6 +92,11 @@ type State struct {
 	Mode        string
 	EdgeBlocker error
 	PodCIDR     string
+	// EdgeState is where its routes through the edge stand (the Edge
+	// constants; "" when it does not go through the edge), EdgeMessage
+	// why not routed, EdgePods the controller pods they lead to.
+	EdgeState, EdgeMessage string
+	EdgePods               []string
 }
 
 // Busy reports whether a job is at work on it: the pages keep watching.
@@ -138,7 +146,7 @@ func stateOf(row queries.ClusterIngress, st Settings, slug string) State {
 		Enabled: row.Enabled, Status: row.Status, Message: row.Message,
 		Controller: row.Controller, ChartVersion: row.ChartVersion, CNAMETarget: st.CNAMETarget(slug),
 		DNSState: row.DnsState, DNSAddresses: row.DnsAddresses, DNSError: row.DnsError,
-		Mode: row.Mode,
+		Mode: row.Mode, EdgeState: row.EdgeState, EdgeMessage: row.EdgeMessage, EdgePods: row.EdgePods,
 	}
 }
 
@@ -190,7 +198,11 @@ func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor 
 		if err := s.recordAndQueue(ctx, tx, c, actor, reason, "", "cluster.managed_ingress", map[string]any{"enabled": on}); err != nil {
 			return err
 		}
-		// Its CNAME target is published, or removed.
+		// Its CNAME target is published, or removed; so are its routes
+		// through the edge.
+		if err := ScheduleEdge(ctx, q, c.ID); err != nil {
+			return err
+		}
 		return checks.Schedule(ctx, q, c.ID, DNSCheck, time.Now())
 	})
 	return out, err

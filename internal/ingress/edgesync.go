@@ -1,0 +1,261 @@
+package ingress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubebyon/kubebyon/internal/checks"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/settings"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// A cluster's routes through the platform edge: a per-cluster check keeps
+// the host's objects (SyncEdgeRoutes) equal to the cluster's switch,
+// mode, host names and controller pods, every EdgeInterval while the
+// cluster goes through the edge; switching, choosing the mode, the
+// controller becoming ready and a host name bound or removed make it due
+// at once.
+const (
+	EdgeCheck    checks.Kind = "ingress_edge"
+	EdgeInterval             = 15 * time.Second
+)
+
+// EdgeArgs converges one cluster's routes through the platform edge
+// (worked by jobs.IngressEdgeWorker, queued when its check is due).
+type EdgeArgs struct {
+	ClusterID int64 `json:"cluster_id"`
+}
+
+// Kind implements river.JobArgs.
+func (EdgeArgs) Kind() string { return "ingress_edge" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: the check comes due
+// again (sooner while it fails), so River does not retry it.
+func (EdgeArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: checks.Queue, MaxAttempts: 1, UniqueOpts: checks.UniqueWhileWaiting()}
+}
+
+// The states of a cluster's routes through the edge
+// (cluster_ingress.edge_state); "" when it does not go through the edge.
+const (
+	EdgeRouted  = "routed"
+	EdgePending = "pending"
+	EdgeError   = "error"
+)
+
+// SyncEdge converges the cluster's routes through the platform edge and
+// records where they stand; it returns when the check is next due (zero:
+// idle until asked). A failure is recorded and returned as
+// checks.Unreachable, so that the check backs off.
+func (s *Service) SyncEdge(ctx context.Context, clusterID int64) (time.Time, error) {
+	q := queries.New(s.Pool)
+	row, err := q.IngressGet(ctx, clusterID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("load managed ingress of cluster %d: %w", clusterID, err)
+	}
+	next, err := s.syncEdge(ctx, q, row)
+	if err != nil {
+		if ctx.Err() != nil {
+			return time.Time{}, err
+		}
+		if row.EdgeState != EdgeError {
+			if eerr := clusterEvent(ctx, q, clusterID, "warning", "IngressEdgeError", err.Error()); eerr != nil {
+				return time.Time{}, eerr
+			}
+		}
+		if serr := q.IngressEdgeSave(ctx, queries.IngressEdgeSaveParams{
+			ClusterID: clusterID, State: EdgeError, Message: input.Truncate(err.Error(), 500), Pods: row.EdgePods,
+		}); serr != nil {
+			return time.Time{}, fmt.Errorf("record the edge error of cluster %d: %w", clusterID, serr)
+		}
+		return time.Time{}, checks.Unreachable(err)
+	}
+	return next, nil
+}
+
+func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.ClusterIngress) (time.Time, error) {
+	c, err := q.ClusterGetByID(ctx, row.ClusterID)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("load cluster %d: %w", row.ClusterID, err)
+	}
+	st, err := LoadSettings(ctx, q)
+	if err != nil {
+		return time.Time{}, err
+	}
+	rt, err := settings.Load(ctx, q, s.Box)
+	var unreadable *settings.UnreadableError
+	if err != nil && !errors.As(err, &unreadable) {
+		return time.Time{}, err
+	}
+	routed := row.Enabled && row.Mode == ModeEdge && row.Status == StatusReady &&
+		c.Status == clusters.StatusReady && !c.DeleteRequestedAt.Valid &&
+		st.GatewayClass != "" && st.AppsBaseDomain != ""
+	if !routed && row.EdgeState == "" {
+		return time.Time{}, nil // nothing there to take out
+	}
+	cfg, err := rt.HostConfig(s.KubeconfigPath)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reach the host cluster: %w", err)
+	}
+	host, err := dynamic.NewForConfig(checks.Bounded(cfg))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("host cluster client: %w", err)
+	}
+	ns := clusters.Namespace(c)
+	if !routed {
+		if err := RemoveEdgeRoutes(ctx, host, ns); err != nil && !apierrors.IsNotFound(err) {
+			return time.Time{}, err
+		}
+		if err := q.IngressEdgeSave(ctx, queries.IngressEdgeSaveParams{ClusterID: c.ID, Pods: []string{}}); err != nil {
+			return time.Time{}, fmt.Errorf("record the edge of cluster %d: %w", c.ID, err)
+		}
+		return time.Time{}, clusterEvent(ctx, q, c.ID, "info", "IngressEdgeRemoved", "")
+	}
+	pods, err := s.controllerPods(ctx, c)
+	if err != nil {
+		return time.Time{}, err
+	}
+	names, err := q.HostnameListByCluster(ctx, c.ID)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("list host names of cluster %d: %w", c.ID, err)
+	}
+	hosts := make([]EdgeHost, len(names))
+	for i, n := range names {
+		hosts[i] = EdgeHost{Name: n.Name, Apps: strings.HasSuffix(n.Name, "."+st.AppsBaseDomain)}
+	}
+	if err := EnsureGateway(ctx, host, st.GatewayClass, st.AppsBaseDomain); err != nil {
+		return time.Time{}, err
+	}
+	if err := SyncEdgeRoutes(ctx, host, ns, hosts, pods); err != nil {
+		return time.Time{}, err
+	}
+	state, msg, err := s.recordEdgeStatus(ctx, q, host, ns, names)
+	if err != nil {
+		return time.Time{}, err
+	}
+	addrs := make([]string, len(pods))
+	for i, p := range pods {
+		addrs[i] = p.String()
+	}
+	if row.EdgeState != state || !slices.Equal(row.EdgePods, addrs) {
+		if err := clusterEvent(ctx, q, c.ID, "info", "IngressEdgeChanged", fmt.Sprintf("%s; pods %s", state, strings.Join(addrs, ", "))); err != nil {
+			return time.Time{}, err
+		}
+	}
+	if err := q.IngressEdgeSave(ctx, queries.IngressEdgeSaveParams{ClusterID: c.ID, State: state, Message: input.Truncate(msg, 500), Pods: addrs}); err != nil {
+		return time.Time{}, fmt.Errorf("record the edge of cluster %d: %w", c.ID, err)
+	}
+	return time.Now().Add(EdgeInterval), nil
+}
+
+// recordEdgeStatus writes what the Gateway's implementation says of each
+// host name's routes, and sums it up: routed when every route of every
+// name is accepted with its references resolved, pending with the first
+// condition that is not.
+func (s *Service) recordEdgeStatus(ctx context.Context, q *queries.Queries, host dynamic.Interface, ns string, names []queries.ClusterHostname) (string, string, error) {
+	_, status, err := EdgeStatus(ctx, host, ns)
+	if err != nil {
+		return "", "", err
+	}
+	state, msg := EdgeRouted, ""
+	for _, n := range names {
+		word := edgeWord(status[n.Name])
+		if word != "ok" && state == EdgeRouted {
+			state, msg = EdgePending, n.Name+": "+word
+		}
+		if word == n.EdgeStatus {
+			continue
+		}
+		if err := q.HostnameSetEdgeStatus(ctx, queries.HostnameSetEdgeStatusParams{ClusterID: n.ClusterID, Name: n.Name, EdgeStatus: input.Truncate(word, 500)}); err != nil {
+			return "", "", fmt.Errorf("record the edge status of %s: %w", n.Name, err)
+		}
+	}
+	return state, msg, nil
+}
+
+// edgeWord is a host name's routes' status in words: ok, or the first
+// condition that is not True, or that the implementation has not seen
+// them yet.
+func edgeWord(st EdgeHostStatus) string {
+	if st.OK() {
+		return "ok"
+	}
+	for kind, conds := range st.Conditions {
+		for _, c := range conds {
+			if c.Status != "True" {
+				return fmt.Sprintf("%s %s: %s (%s)", kind, c.Type, c.Reason, c.Message)
+			}
+		}
+	}
+	return "not accepted by the Gateway yet"
+}
+
+// controllerPods are the addresses of the managed ingress controller's
+// Ready pods in the virtual cluster.
+func (s *Service) controllerPods(ctx context.Context, c queries.Cluster) ([]netip.Addr, error) {
+	if s.Virtual == nil {
+		return nil, errors.New("no way to reach the virtual cluster")
+	}
+	cfg, err := s.Virtual(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("reach the control plane: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(checks.Bounded(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("virtual cluster client: %w", err)
+	}
+	list, err := client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list the controller's pods: %w", err)
+	}
+	var out []netip.Addr
+	for _, p := range list.Items {
+		if !ownedByDaemonSet(&p) || !podReady(&p) {
+			continue
+		}
+		for _, ip := range p.Status.PodIPs {
+			if a, err := netip.ParseAddr(ip.IP); err == nil {
+				out = append(out, a)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b netip.Addr) int { return a.Compare(b) })
+	return slices.Compact(out), nil
+}
+
+func ownedByDaemonSet(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" })
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	return slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+		return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+	})
+}
+
+// ScheduleEdge makes the cluster's edge check due now, in the caller's
+// transaction: what its routes are made of changed.
+func ScheduleEdge(ctx context.Context, q *queries.Queries, clusterID int64) error {
+	return checks.Schedule(ctx, q, clusterID, EdgeCheck, time.Now())
+}

@@ -1,0 +1,192 @@
+package jobs_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// controllerPod makes (or changes) a pod of the managed ingress
+// controller's DaemonSet in the virtual cluster, Ready or not, at ip.
+func (b *ingressBundle) controllerPod(t *testing.T, name, ip string, ready bool) {
+	t.Helper()
+	ctx := context.Background()
+	pods := b.vclient.CoreV1().Pods(ingress.Namespace)
+	p, err := pods.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		// No controller manager makes the namespace's default
+		// ServiceAccount here, which a pod needs.
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+		if _, err := b.vclient.CoreV1().ServiceAccounts(ingress.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			require.NoError(t, err)
+		}
+		p, err = pods.Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "DaemonSet", Name: "kubebyon-ingress", UID: "0b1d6d0e-0000-4000-8000-000000000001",
+			}}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "controller", Image: "traefik:v3"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	p.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}},
+	}
+	_, err = pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+// TestIngressEdge: a cluster whose managed ingress goes through the
+// platform edge gets, on the real host apiserver, the shared Gateway and
+// in its host namespace the routes of its host names and the
+// EndpointSlices of its controller's Ready pods, which follow the pods
+// created, changed and deleted in the virtual apiserver; what the
+// Gateway's implementation says of the routes is recorded per host name;
+// going back to direct takes it all out.
+func TestIngressEdge(t *testing.T) {
+	t.Parallel()
+	b := setupIngress(t)
+	ctx := context.Background()
+	q := queries.New(b.pool)
+	testenv.GatewayAPICRDs(t, b.host.Config)
+	st, err := ingress.LoadSettings(ctx, q)
+	require.NoError(t, err)
+	st.GatewayClass = "eg"
+	require.NoError(t, ingress.SaveSettings(ctx, q, st))
+	svc := &ingress.Service{
+		Pool: b.pool, River: b.reconcileBundle.svc.River, Box: b.box, KubeconfigPath: b.kubecfg,
+		DNS: &dnsrecords.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.kubecfg}, Virtual: b.reconcileBundle.svc.VirtualConfig,
+	}
+	actor := audit.Actor{UserID: b.owner.ID}
+	host := dynamic.NewForConfigOrDie(b.host.Config)
+	ns := clusters.Namespace(b.c)
+	slices := host.Resource(schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}).Namespace(ns)
+	httpRoutes := host.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}).Namespace(ns)
+	podAddrs := func() []string {
+		t.Helper()
+		list, err := slices.List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + ingress.EdgeService})
+		require.NoError(t, err)
+		var out []string
+		for _, s := range list.Items {
+			eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
+			for _, e := range eps {
+				a, _, _ := unstructured.NestedStringSlice(e.(map[string]any), "addresses")
+				out = append(out, a...)
+			}
+		}
+		return out
+	}
+	edgeDue := func() bool {
+		t.Helper()
+		var due bool
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.EdgeCheck)).Scan(&due))
+		return due
+	}
+
+	_, err = svc.SetMode(ctx, b.c, ingress.ModeEdge, actor)
+	require.NoError(t, err)
+	require.True(t, edgeDue(), "choosing the edge makes the check due")
+	b.switchTo(t, true)
+	next, err := svc.SyncEdge(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.True(t, next.IsZero(), "nothing to route before the controller is ready")
+	w := b.worker(t, time.Hour, nil)
+	_, err = b.work(t, w)
+	require.NoError(t, err)
+	b.playRollout(t, 2, 2)
+	_, err = b.work(t, w)
+	require.NoError(t, err)
+	require.Equal(t, ingress.StatusReady, b.state(t).Status)
+	require.True(t, edgeDue(), "the controller ready makes the check due")
+
+	b.controllerPod(t, "kubebyon-ingress-a", "10.128.0.10", true)
+	b.controllerPod(t, "kubebyon-ingress-b", "10.128.1.10", true)
+	b.controllerPod(t, "kubebyon-ingress-c", "10.128.2.10", false)
+	_, err = svc.AddHostname(ctx, b.c, "shop.apps.test", actor)
+	require.NoError(t, err)
+	_, err = svc.AddHostname(ctx, b.c, "www.example.org", actor)
+	require.NoError(t, err)
+	next, err = svc.SyncEdge(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().Add(ingress.EdgeInterval), next, 5*time.Second)
+	require.Equal(t, []string{"10.128.0.10", "10.128.1.10"}, podAddrs(), "the Ready pods only")
+	routes, err := httpRoutes.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, routes.Items, 2)
+	row, err := q.IngressGet(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Equal(t, ingress.EdgePending, row.EdgeState)
+	require.Contains(t, row.EdgeMessage, "not accepted by the Gateway yet")
+	require.Equal(t, "IngressEdgeChanged", lastOf(b.reasons(t, b.c.ID)))
+
+	// The Gateway's implementation accepts every route.
+	for _, gvr := range []schema.GroupVersionResource{
+		{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"},
+		{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "tlsroutes"},
+	} {
+		list, err := host.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		for _, r := range list.Items {
+			r.Object["status"] = map[string]any{"parents": []any{map[string]any{
+				"parentRef":      map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "namespace": ingress.EdgeNamespace, "name": ingress.GatewayName},
+				"controllerName": "gateway.envoyproxy.io/gatewayclass-controller",
+				"conditions": []any{
+					map[string]any{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "", "lastTransitionTime": "2026-12-02T00:00:00Z"},
+					map[string]any{"type": "ResolvedRefs", "status": "True", "reason": "ResolvedRefs", "message": "", "lastTransitionTime": "2026-12-02T00:00:00Z"},
+				},
+			}}}
+			_, err = host.Resource(gvr).Namespace(ns).UpdateStatus(ctx, &r, metav1.UpdateOptions{})
+			require.NoError(t, err)
+		}
+	}
+	// A pod goes, another becomes Ready.
+	require.NoError(t, b.vclient.CoreV1().Pods(ingress.Namespace).Delete(ctx, "kubebyon-ingress-a", metav1.DeleteOptions{}))
+	b.controllerPod(t, "kubebyon-ingress-c", "10.128.2.10", true)
+	_, err = svc.SyncEdge(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"10.128.1.10", "10.128.2.10"}, podAddrs())
+	row, err = q.IngressGet(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Equal(t, ingress.EdgeRouted, row.EdgeState, row.EdgeMessage)
+	require.Equal(t, []string{"10.128.1.10", "10.128.2.10"}, row.EdgePods)
+	names, err := q.HostnameListByCluster(ctx, b.c.ID)
+	require.NoError(t, err)
+	for _, n := range names {
+		require.Equal(t, "ok", n.EdgeStatus, n.Name)
+	}
+
+	// Back to direct: none of it stays.
+	_, err = svc.SetMode(ctx, b.c, ingress.ModeDirect, actor)
+	require.NoError(t, err)
+	next, err = svc.SyncEdge(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.True(t, next.IsZero())
+	require.Empty(t, podAddrs())
+	routes, err = httpRoutes.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Empty(t, routes.Items, fmt.Sprint(routes.Items))
+	row, err = q.IngressGet(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Empty(t, row.EdgeState)
+	require.Equal(t, "IngressEdgeRemoved", lastOf(b.reasons(t, b.c.ID)))
+}
