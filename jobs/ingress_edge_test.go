@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -69,10 +71,20 @@ func TestIngressEdge(t *testing.T) {
 	ctx := context.Background()
 	q := queries.New(b.pool)
 	testenv.GatewayAPICRDs(t, b.host.Config)
+	srv := testenv.Knot(t, "clusters.test")
+	require.NoError(t, dnsrecords.Store(ctx, q, b.box, dnsrecords.Settings{
+		Mode: dnsrecords.ModeRFC2136, Addresses: []string{"192.0.2.1"}, Server: srv.Addr, Zone: srv.Zone,
+		KeyName: srv.KeyName, KeyAlgorithm: srv.KeyAlgorithm, KeySecret: srv.KeySecret, TTL: 60,
+	}))
+	rt, err := settings.Load(ctx, q, b.box)
+	require.NoError(t, err)
+	rt.APIBaseDomain = "k8s.clusters.test"
+	require.NoError(t, settings.Save(ctx, q, b.box, rt))
 	st, err := ingress.LoadSettings(ctx, q)
 	require.NoError(t, err)
-	st.GatewayClass = "eg"
+	st.GatewayClass, st.AppsBaseDomain = "eg", "apps.clusters.test"
 	require.NoError(t, ingress.SaveSettings(ctx, q, st))
+	target := b.c.Slug + ".apps.clusters.test"
 	svc := &ingress.Service{
 		Pool: b.pool, River: b.reconcileBundle.svc.River, Box: b.box, KubeconfigPath: b.kubecfg,
 		DNS: &dnsrecords.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.kubecfg}, Virtual: b.reconcileBundle.svc.VirtualConfig,
@@ -122,7 +134,7 @@ func TestIngressEdge(t *testing.T) {
 	b.controllerPod(t, "kubebyon-ingress-a", "10.128.0.10", true)
 	b.controllerPod(t, "kubebyon-ingress-b", "10.128.1.10", true)
 	b.controllerPod(t, "kubebyon-ingress-c", "10.128.2.10", false)
-	_, err = svc.AddHostname(ctx, b.c, "shop.apps.test", actor)
+	_, err = svc.AddHostname(ctx, b.c, "shop.apps.clusters.test", actor)
 	require.NoError(t, err)
 	_, err = svc.AddHostname(ctx, b.c, "www.example.org", actor)
 	require.NoError(t, err)
@@ -175,6 +187,24 @@ func TestIngressEdge(t *testing.T) {
 		require.Equal(t, "ok", n.EdgeStatus, n.Name)
 	}
 
+	// The Gateway gets its address: the CNAME target's records hold it.
+	gwRes := host.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}).Namespace(ingress.EdgeNamespace)
+	gw, err := gwRes.Get(ctx, ingress.GatewayName, metav1.GetOptions{})
+	require.NoError(t, err)
+	gw.Object["status"] = map[string]any{"addresses": []any{map[string]any{"type": "IPAddress", "value": "198.51.100.10"}}}
+	_, err = gwRes.UpdateStatus(ctx, gw, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `UPDATE cluster_checks SET due_at = now() + interval '1 hour' WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.DNSCheck))
+	require.NoError(t, err)
+	_, err = svc.SyncEdge(ctx, b.c.ID)
+	require.NoError(t, err)
+	var dnsDue bool
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT due_at <= now() FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.DNSCheck)).Scan(&dnsDue))
+	require.True(t, dnsDue, "a new Gateway address makes the DNS check due")
+	_, err = svc.SyncDNS(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"198.51.100.10"}, srv.Lookup(t, target, dns.TypeA))
+
 	// Back to direct: none of it stays.
 	_, err = svc.SetMode(ctx, b.c, ingress.ModeDirect, actor)
 	require.NoError(t, err)
@@ -189,4 +219,8 @@ func TestIngressEdge(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, row.EdgeState)
 	require.Equal(t, "IngressEdgeRemoved", lastOf(b.reasons(t, b.c.ID)))
+	// Direct again: the records follow the nodes (none Ready here).
+	_, err = svc.SyncDNS(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Empty(t, srv.Lookup(t, target, dns.TypeA))
 }

@@ -70,11 +70,11 @@ FROM ingress_node_addresses WHERE cluster_id = @cluster_id AND address <> '';
 
 -- name: IngressDNSStale :one
 -- Whether the cluster's CNAME target is not what its nodes say it should
--- be (managed ingress on, and published addresses other than
+-- be (managed ingress on, direct, and published addresses other than
 -- IngressDNSDesired's): the health job then makes its DNS check due.
 SELECT EXISTS (
     SELECT 1 FROM cluster_ingress ci
-    WHERE ci.cluster_id = @cluster_id AND ci.enabled
+    WHERE ci.cluster_id = @cluster_id AND ci.enabled AND ci.mode = 'direct'
       AND ci.dns_addresses IS DISTINCT FROM (
         SELECT coalesce(array_agg(DISTINCT address ORDER BY address), '{}')::text[]
         FROM ingress_node_addresses WHERE cluster_id = @cluster_id AND address <> ''))::boolean;
@@ -119,5 +119,6 @@ RETURNING *;
 
 -- name: IngressEdgeSave :exec
 -- Records where the cluster's routes through the platform edge stand.
-UPDATE cluster_ingress SET edge_state = @state, edge_message = @message, edge_pods = @pods::text[], updated_at = now()
+UPDATE cluster_ingress SET edge_state = @state, edge_message = @message, edge_pods = @pods::text[],
+    edge_gateway = @gateway::text[], updated_at = now()
 WHERE cluster_id = @cluster_id;

@@ -63,14 +63,14 @@ func (q *Queries) IngressDNSSetError(ctx context.Context, arg IngressDNSSetError
 const ingressDNSStale = `-- name: IngressDNSStale :one
 SELECT EXISTS (
     SELECT 1 FROM cluster_ingress ci
-    WHERE ci.cluster_id = $1 AND ci.enabled
+    WHERE ci.cluster_id = $1 AND ci.enabled AND ci.mode = 'direct'
       AND ci.dns_addresses IS DISTINCT FROM (
         SELECT coalesce(array_agg(DISTINCT address ORDER BY address), '{}')::text[]
         FROM ingress_node_addresses WHERE cluster_id = $1 AND address <> ''))::boolean
 `
 
 // Whether the cluster's CNAME target is not what its nodes say it should
-// be (managed ingress on, and published addresses other than
+// be (managed ingress on, direct, and published addresses other than
 // IngressDNSDesired's): the health job then makes its DNS check due.
 func (q *Queries) IngressDNSStale(ctx context.Context, clusterID int64) (bool, error) {
 	row := q.db.QueryRow(ctx, ingressDNSStale, clusterID)
@@ -80,14 +80,16 @@ func (q *Queries) IngressDNSStale(ctx context.Context, clusterID int64) (bool, e
 }
 
 const ingressEdgeSave = `-- name: IngressEdgeSave :exec
-UPDATE cluster_ingress SET edge_state = $1, edge_message = $2, edge_pods = $3::text[], updated_at = now()
-WHERE cluster_id = $4
+UPDATE cluster_ingress SET edge_state = $1, edge_message = $2, edge_pods = $3::text[],
+    edge_gateway = $4::text[], updated_at = now()
+WHERE cluster_id = $5
 `
 
 type IngressEdgeSaveParams struct {
 	State     string
 	Message   string
 	Pods      []string
+	Gateway   []string
 	ClusterID int64
 }
 
@@ -97,13 +99,14 @@ func (q *Queries) IngressEdgeSave(ctx context.Context, arg IngressEdgeSaveParams
 		arg.State,
 		arg.Message,
 		arg.Pods,
+		arg.Gateway,
 		arg.ClusterID,
 	)
 	return err
 }
 
 const ingressGet = `-- name: IngressGet :one
-SELECT cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods FROM cluster_ingress WHERE cluster_id = $1
+SELECT cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods, edge_gateway FROM cluster_ingress WHERE cluster_id = $1
 `
 
 func (q *Queries) IngressGet(ctx context.Context, clusterID int64) (ClusterIngress, error) {
@@ -131,6 +134,7 @@ func (q *Queries) IngressGet(ctx context.Context, clusterID int64) (ClusterIngre
 		&i.EdgeState,
 		&i.EdgeMessage,
 		&i.EdgePods,
+		&i.EdgeGateway,
 	)
 	return i, err
 }
@@ -173,7 +177,7 @@ UPDATE cluster_ingress SET
     status = CASE WHEN enabled THEN 'installing' ELSE 'removing' END,
     message = '', started_at = now(), updated_at = now()
 WHERE cluster_id = $1 AND status = 'error'
-RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods
+RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods, edge_gateway
 `
 
 // Starts the current direction again after an error: a new generation.
@@ -202,6 +206,7 @@ func (q *Queries) IngressRetry(ctx context.Context, clusterID int64) (ClusterIng
 		&i.EdgeState,
 		&i.EdgeMessage,
 		&i.EdgePods,
+		&i.EdgeGateway,
 	)
 	return i, err
 }
@@ -217,7 +222,7 @@ ON CONFLICT (cluster_id) DO UPDATE SET
     started_at = CASE WHEN cluster_ingress.enabled THEN now() ELSE cluster_ingress.started_at END,
     updated_at = now()
 WHERE cluster_ingress.mode <> EXCLUDED.mode
-RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods
+RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods, edge_gateway
 `
 
 type IngressSetModeParams struct {
@@ -254,6 +259,7 @@ func (q *Queries) IngressSetMode(ctx context.Context, arg IngressSetModeParams) 
 		&i.EdgeState,
 		&i.EdgeMessage,
 		&i.EdgePods,
+		&i.EdgeGateway,
 	)
 	return i, err
 }
@@ -324,7 +330,7 @@ ON CONFLICT (cluster_id) DO UPDATE SET
     ready_at = NULL,
     updated_at = now()
 WHERE cluster_ingress.enabled <> EXCLUDED.enabled
-RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods
+RETURNING cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods, edge_gateway
 `
 
 type IngressSwitchParams struct {
@@ -360,6 +366,7 @@ func (q *Queries) IngressSwitch(ctx context.Context, arg IngressSwitchParams) (C
 		&i.EdgeState,
 		&i.EdgeMessage,
 		&i.EdgePods,
+		&i.EdgeGateway,
 	)
 	return i, err
 }

@@ -138,6 +138,7 @@ type ClusterIngress struct {
 	EdgeState          string
 	EdgeMessage        string
 	EdgePods           []string
+	EdgeGateway        []string
 }
 
 type EdgeInstance struct {

@@ -125,9 +125,14 @@ func (s *Service) syncDNS(ctx context.Context, q *queries.Queries, row queries.C
 		}
 		return time.Time{}, nil
 	}
-	want, err := q.IngressDNSDesired(ctx, row.ClusterID)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("addresses of cluster %d's ingress nodes: %w", row.ClusterID, err)
+	// Direct: the Ready ingress nodes' addresses; through the edge: the
+	// shared Gateway's (recorded by the edge check).
+	want := row.EdgeGateway
+	if row.Mode != ModeEdge {
+		want, err = q.IngressDNSDesired(ctx, row.ClusterID)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("addresses of cluster %d's ingress nodes: %w", row.ClusterID, err)
+		}
 	}
 	w, err := s.DNS.WriterFor(ctx, st.AppsBaseDomain)
 	if err != nil {

@@ -82,7 +82,7 @@ func (s *Service) SyncEdge(ctx context.Context, clusterID int64) (time.Time, err
 			}
 		}
 		if serr := q.IngressEdgeSave(ctx, queries.IngressEdgeSaveParams{
-			ClusterID: clusterID, State: EdgeError, Message: input.Truncate(err.Error(), 500), Pods: row.EdgePods,
+			ClusterID: clusterID, State: EdgeError, Message: input.Truncate(err.Error(), 500), Pods: row.EdgePods, Gateway: row.EdgeGateway,
 		}); serr != nil {
 			return time.Time{}, fmt.Errorf("record the edge error of cluster %d: %w", clusterID, serr)
 		}
@@ -124,7 +124,7 @@ func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.
 		if err := RemoveEdgeRoutes(ctx, host, ns); err != nil && !apierrors.IsNotFound(err) {
 			return time.Time{}, err
 		}
-		if err := q.IngressEdgeSave(ctx, queries.IngressEdgeSaveParams{ClusterID: c.ID, Pods: []string{}}); err != nil {
+		if err := q.IngressEdgeSave(ctx, queries.IngressEdgeSaveParams{ClusterID: c.ID, Pods: []string{}, Gateway: []string{}}); err != nil {
 			return time.Time{}, fmt.Errorf("record the edge of cluster %d: %w", c.ID, err)
 		}
 		return time.Time{}, clusterEvent(ctx, q, c.ID, "info", "IngressEdgeRemoved", "")
@@ -144,6 +144,10 @@ func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.
 	if err := EnsureGateway(ctx, host, st.GatewayClass, st.AppsBaseDomain); err != nil {
 		return time.Time{}, err
 	}
+	gateway, err := GatewayAddresses(ctx, host)
+	if err != nil {
+		return time.Time{}, err
+	}
 	if err := SyncEdgeRoutes(ctx, host, ns, hosts, pods); err != nil {
 		return time.Time{}, err
 	}
@@ -160,8 +164,14 @@ func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.
 			return time.Time{}, err
 		}
 	}
-	if err := q.IngressEdgeSave(ctx, queries.IngressEdgeSaveParams{ClusterID: c.ID, State: state, Message: input.Truncate(msg, 500), Pods: addrs}); err != nil {
+	if err := q.IngressEdgeSave(ctx, queries.IngressEdgeSaveParams{ClusterID: c.ID, State: state, Message: input.Truncate(msg, 500), Pods: addrs, Gateway: gateway}); err != nil {
 		return time.Time{}, fmt.Errorf("record the edge of cluster %d: %w", c.ID, err)
+	}
+	// The CNAME target's records hold the Gateway's addresses.
+	if !slices.Equal(row.EdgeGateway, gateway) {
+		if err := checks.Schedule(ctx, q, c.ID, DNSCheck, time.Now()); err != nil {
+			return time.Time{}, err
+		}
 	}
 	return time.Now().Add(EdgeInterval), nil
 }

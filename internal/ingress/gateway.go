@@ -338,3 +338,28 @@ func conditionsOf(raw []any) []EdgeCondition {
 	}
 	return out
 }
+
+// GatewayAddresses are the IP addresses the shared Gateway's
+// implementation gave it (status.addresses), sorted as text; none until
+// it has some.
+func GatewayAddresses(ctx context.Context, dyn dynamic.Interface) ([]string, error) {
+	gw, err := dyn.Resource(gateways).Namespace(EdgeNamespace).Get(ctx, GatewayName, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read Gateway %s/%s: %w", EdgeNamespace, GatewayName, err)
+	}
+	raw, _, _ := unstructured.NestedSlice(gw.Object, "status", "addresses")
+	out := []string{}
+	for _, a := range raw {
+		m, _ := a.(map[string]any)
+		typ, _ := m["type"].(string)
+		value, _ := m["value"].(string)
+		if typ != "" && typ != "IPAddress" {
+			continue
+		}
+		if ip, err := netip.ParseAddr(value); err == nil {
+			out = append(out, ip.String())
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -84,7 +86,12 @@ func (s *Service) SetMode(ctx context.Context, c queries.Cluster, mode string, a
 		if err != nil {
 			return fmt.Errorf("set managed ingress mode: %w", err)
 		}
+		// Its routes through the edge come or go, and the CNAME target
+		// moves between the nodes' addresses and the Gateway's.
 		if err := ScheduleEdge(ctx, q, c.ID); err != nil {
+			return err
+		}
+		if err := checks.Schedule(ctx, q, c.ID, DNSCheck, time.Now()); err != nil {
 			return err
 		}
 		return s.recordAndQueue(ctx, tx, c, actor, "IngressMode", mode, "cluster.managed_ingress_mode", map[string]any{"mode": mode})
