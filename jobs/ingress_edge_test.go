@@ -149,6 +149,27 @@ func TestIngressEdge(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ingress.EdgePending, row.EdgeState)
 	require.Contains(t, row.EdgeMessage, "not accepted by the Gateway yet")
+	require.Contains(t, row.EdgeMessage, "wildcard certificate *.apps.clusters.test: issuing")
+	// The wildcard certificate, from cert-manager on the host: DNS-01
+	// through the DNS settings' RFC 2136 server and key.
+	issuer, err := host.Resource(schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "issuers"}).Namespace(ingress.EdgeNamespace).Get(ctx, ingress.EdgeIssuer, metav1.GetOptions{})
+	require.NoError(t, err)
+	solvers, _, _ := unstructured.NestedSlice(issuer.Object, "spec", "acme", "solvers")
+	require.Len(t, solvers, 1)
+	nameserver, _, _ := unstructured.NestedString(solvers[0].(map[string]any), "dns01", "rfc2136", "nameserver")
+	require.Equal(t, srv.Addr, nameserver)
+	alg, _, _ := unstructured.NestedString(solvers[0].(map[string]any), "dns01", "rfc2136", "tsigAlgorithm")
+	require.Equal(t, "HMACSHA256", alg)
+	certsRes := host.Resource(schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}).Namespace(ingress.EdgeNamespace)
+	wildcard, err := certsRes.Get(ctx, ingress.WildcardSecret, metav1.GetOptions{})
+	require.NoError(t, err)
+	dnsNames, _, _ := unstructured.NestedStringSlice(wildcard.Object, "spec", "dnsNames")
+	require.Equal(t, []string{"*.apps.clusters.test"}, dnsNames)
+	wildcard.Object["status"] = map[string]any{"notAfter": "2027-03-01T00:00:00Z", "conditions": []any{
+		map[string]any{"type": "Ready", "status": "True", "reason": "Ready", "message": "Certificate is up to date and has not expired", "lastTransitionTime": "2026-12-02T00:00:00Z"},
+	}}
+	_, err = certsRes.UpdateStatus(ctx, wildcard, metav1.UpdateOptions{})
+	require.NoError(t, err)
 	require.Equal(t, "IngressEdgeChanged", lastOf(b.reasons(t, b.c.ID)))
 
 	// The Gateway's implementation accepts every route.
@@ -180,6 +201,7 @@ func TestIngressEdge(t *testing.T) {
 	row, err = q.IngressGet(ctx, b.c.ID)
 	require.NoError(t, err)
 	require.Equal(t, ingress.EdgeRouted, row.EdgeState, row.EdgeMessage)
+	require.Empty(t, row.EdgeMessage, "the wildcard certificate is ready")
 	require.Equal(t, []string{"10.128.1.10", "10.128.2.10"}, row.EdgePods)
 	names, err := q.HostnameListByCluster(ctx, b.c.ID)
 	require.NoError(t, err)

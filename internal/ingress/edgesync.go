@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
@@ -148,12 +149,29 @@ func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.
 	if err != nil {
 		return time.Time{}, err
 	}
+	dnsSet, err := dnsrecords.Load(ctx, q, s.Box)
+	if err != nil {
+		return time.Time{}, err
+	}
+	wildcard, err := EnsureWildcard(ctx, host, st.AppsBaseDomain, st.ACMEServer, dnsSet)
+	if err != nil {
+		return time.Time{}, err
+	}
 	if err := SyncEdgeRoutes(ctx, host, ns, hosts, pods); err != nil {
 		return time.Time{}, err
 	}
 	state, msg, err := s.recordEdgeStatus(ctx, q, host, ns, names)
 	if err != nil {
 		return time.Time{}, err
+	}
+	if wildcard.State != CertReady {
+		// The names under the apps base domain wait for it; the others
+		// do not.
+		word := "wildcard certificate *." + st.AppsBaseDomain + ": " + wildcard.State
+		if wildcard.Error != "" {
+			word += " (" + wildcard.Error + ")"
+		}
+		msg = strings.TrimPrefix(msg+"; "+word, "; ")
 	}
 	addrs := make([]string, len(pods))
 	for i, p := range pods {
