@@ -3,6 +3,8 @@ package jobs_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/ingress"
@@ -92,11 +95,11 @@ func TestIngressEdge(t *testing.T) {
 	actor := audit.Actor{UserID: b.owner.ID}
 	host := dynamic.NewForConfigOrDie(b.host.Config)
 	ns := clusters.Namespace(b.c)
-	slices := host.Resource(schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}).Namespace(ns)
+	endpointSlices := host.Resource(schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}).Namespace(ns)
 	httpRoutes := host.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}).Namespace(ns)
 	podAddrs := func() []string {
 		t.Helper()
-		list, err := slices.List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + ingress.EdgeService})
+		list, err := endpointSlices.List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + ingress.EdgeService})
 		require.NoError(t, err)
 		var out []string
 		for _, s := range list.Items {
@@ -226,6 +229,27 @@ func TestIngressEdge(t *testing.T) {
 	_, err = svc.SyncDNS(ctx, b.c.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"198.51.100.10"}, srv.Lookup(t, target, dns.TypeA))
+
+	// The host cannot be reached: said once in the history, recorded,
+	// and backed off; the next good run routes again.
+	broken := *svc
+	broken.KubeconfigPath = filepath.Join(t.TempDir(), "missing.kubeconfig")
+	for range 2 {
+		_, err = broken.SyncEdge(ctx, b.c.ID)
+		var unreachable *checks.UnreachableError
+		require.ErrorAs(t, err, &unreachable)
+	}
+	row, err = q.IngressGet(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Equal(t, ingress.EdgeError, row.EdgeState)
+	require.Contains(t, row.EdgeMessage, "reach the host cluster")
+	reasons := b.reasons(t, b.c.ID)
+	require.Len(t, slices.DeleteFunc(slices.Clone(reasons), func(r string) bool { return r != "IngressEdgeError" }), 1, "once")
+	_, err = svc.SyncEdge(ctx, b.c.ID)
+	require.NoError(t, err)
+	row, err = q.IngressGet(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Equal(t, ingress.EdgeRouted, row.EdgeState)
 
 	// Back to direct: none of it stays.
 	_, err = svc.SetMode(ctx, b.c, ingress.ModeDirect, actor)

@@ -59,6 +59,23 @@ const (
 // recorded and returned as checks.Unreachable, so that the check backs
 // off.
 func (s *Service) SyncDNS(ctx context.Context, clusterID int64) (time.Time, error) {
+	return s.check(ctx, clusterID, "IngressDNSError", s.syncDNS,
+		func(row queries.ClusterIngress) bool { return row.DnsState == DNSError },
+		func(ctx context.Context, q *queries.Queries, row queries.ClusterIngress, cause error) error {
+			return q.IngressDNSSetError(ctx, queries.IngressDNSSetErrorParams{ClusterID: row.ClusterID, Error: input.Truncate(cause.Error(), 500)})
+		})
+}
+
+// check runs one of a cluster's managed ingress checks: sync on its row
+// (no row: nothing to do). A failure is told once in the cluster's
+// history as a warning (reason) while failed says the row does not say
+// so already, written to the row (record), and returned as
+// checks.Unreachable, so that the check backs off.
+func (s *Service) check(ctx context.Context, clusterID int64, reason string,
+	sync func(context.Context, *queries.Queries, queries.ClusterIngress) (time.Time, error),
+	failed func(queries.ClusterIngress) bool,
+	record func(context.Context, *queries.Queries, queries.ClusterIngress, error) error,
+) (time.Time, error) {
 	q := queries.New(s.Pool)
 	row, err := q.IngressGet(ctx, clusterID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -67,22 +84,19 @@ func (s *Service) SyncDNS(ctx context.Context, clusterID int64) (time.Time, erro
 	if err != nil {
 		return time.Time{}, fmt.Errorf("load managed ingress of cluster %d: %w", clusterID, err)
 	}
-	next, err := s.syncDNS(ctx, q, row)
-	if err != nil {
-		if ctx.Err() != nil {
-			return time.Time{}, err
-		}
-		if row.DnsState != DNSError {
-			if eerr := clusterEvent(ctx, q, clusterID, "warning", "IngressDNSError", err.Error()); eerr != nil {
-				return time.Time{}, eerr
-			}
-		}
-		if serr := q.IngressDNSSetError(ctx, queries.IngressDNSSetErrorParams{ClusterID: clusterID, Error: input.Truncate(err.Error(), 500)}); serr != nil {
-			return time.Time{}, fmt.Errorf("record DNS error of cluster %d: %w", clusterID, serr)
-		}
-		return time.Time{}, checks.Unreachable(err)
+	next, err := sync(ctx, q, row)
+	if err == nil || ctx.Err() != nil {
+		return next, err
 	}
-	return next, nil
+	if !failed(row) {
+		if eerr := clusterEvent(ctx, q, clusterID, "warning", reason, err.Error()); eerr != nil {
+			return time.Time{}, eerr
+		}
+	}
+	if rerr := record(ctx, q, row, err); rerr != nil {
+		return time.Time{}, fmt.Errorf("record the failure of cluster %d (%s): %w", clusterID, err, rerr)
+	}
+	return time.Time{}, checks.Unreachable(err)
 }
 
 func (s *Service) syncDNS(ctx context.Context, q *queries.Queries, row queries.ClusterIngress) (time.Time, error) {

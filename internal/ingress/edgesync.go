@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,32 +63,13 @@ const (
 // idle until asked). A failure is recorded and returned as
 // checks.Unreachable, so that the check backs off.
 func (s *Service) SyncEdge(ctx context.Context, clusterID int64) (time.Time, error) {
-	q := queries.New(s.Pool)
-	row, err := q.IngressGet(ctx, clusterID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return time.Time{}, nil
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("load managed ingress of cluster %d: %w", clusterID, err)
-	}
-	next, err := s.syncEdge(ctx, q, row)
-	if err != nil {
-		if ctx.Err() != nil {
-			return time.Time{}, err
-		}
-		if row.EdgeState != EdgeError {
-			if eerr := clusterEvent(ctx, q, clusterID, "warning", "IngressEdgeError", err.Error()); eerr != nil {
-				return time.Time{}, eerr
-			}
-		}
-		if serr := q.IngressEdgeSave(ctx, queries.IngressEdgeSaveParams{
-			ClusterID: clusterID, State: EdgeError, Message: input.Truncate(err.Error(), 500), Pods: row.EdgePods, Gateway: row.EdgeGateway,
-		}); serr != nil {
-			return time.Time{}, fmt.Errorf("record the edge error of cluster %d: %w", clusterID, serr)
-		}
-		return time.Time{}, checks.Unreachable(err)
-	}
-	return next, nil
+	return s.check(ctx, clusterID, "IngressEdgeError", s.syncEdge,
+		func(row queries.ClusterIngress) bool { return row.EdgeState == EdgeError },
+		func(ctx context.Context, q *queries.Queries, row queries.ClusterIngress, cause error) error {
+			return q.IngressEdgeSave(ctx, queries.IngressEdgeSaveParams{
+				ClusterID: row.ClusterID, State: EdgeError, Message: input.Truncate(cause.Error(), 500), Pods: row.EdgePods, Gateway: row.EdgeGateway,
+			})
+		})
 }
 
 func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.ClusterIngress) (time.Time, error) {
