@@ -195,6 +195,13 @@ func TestIngressEdge(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
+	// The shared Gateway and certificate are read again after a minute.
+	expireShared := func() {
+		t.Helper()
+		_, err := b.pool.Exec(ctx, `UPDATE settings SET value = jsonb_set(value, '{checked}', '"2000-01-01T00:00:00Z"') WHERE key = 'edge_shared'`)
+		require.NoError(t, err)
+	}
+	expireShared()
 	// A pod goes, another becomes Ready.
 	require.NoError(t, b.vclient.CoreV1().Pods(ingress.Namespace).Delete(ctx, "kubebyon-ingress-a", metav1.DeleteOptions{}))
 	b.controllerPod(t, "kubebyon-ingress-c", "10.128.2.10", true)
@@ -221,6 +228,12 @@ func TestIngressEdge(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.pool.Exec(ctx, `UPDATE cluster_checks SET due_at = now() + interval '1 hour' WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.DNSCheck))
 	require.NoError(t, err)
+	_, err = svc.SyncEdge(ctx, b.c.ID)
+	require.NoError(t, err)
+	row, err = q.IngressGet(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Empty(t, row.EdgeGateway, "within a minute, the shared state read last stands")
+	expireShared()
 	_, err = svc.SyncEdge(ctx, b.c.ID)
 	require.NoError(t, err)
 	var dnsDue bool

@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -122,21 +124,11 @@ func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.
 	for i, n := range names {
 		hosts[i] = EdgeHost{Name: n.Name, Apps: strings.HasSuffix(n.Name, "."+st.AppsBaseDomain)}
 	}
-	if err := EnsureGateway(ctx, host, st.GatewayClass, st.AppsBaseDomain); err != nil {
-		return time.Time{}, err
-	}
-	gateway, err := GatewayAddresses(ctx, host)
+	shared, err := s.sharedEdge(ctx, q, host, st)
 	if err != nil {
 		return time.Time{}, err
 	}
-	dnsSet, err := dnsrecords.Load(ctx, q, s.Box)
-	if err != nil {
-		return time.Time{}, err
-	}
-	wildcard, err := EnsureWildcard(ctx, host, st.AppsBaseDomain, st.ACMEServer, dnsSet)
-	if err != nil {
-		return time.Time{}, err
-	}
+	gateway, wildcard := shared.Addresses, shared.Wildcard
 	if err := SyncEdgeRoutes(ctx, host, ns, hosts, pods); err != nil {
 		return time.Time{}, err
 	}
@@ -266,4 +258,65 @@ func podReady(p *corev1.Pod) bool {
 // transaction: what its routes are made of changed.
 func ScheduleEdge(ctx context.Context, q *queries.Queries, clusterID int64) error {
 	return checks.Schedule(ctx, q, clusterID, EdgeCheck, time.Now())
+}
+
+// sharedEdgeKey is the settings row of the shared objects' state.
+const sharedEdgeKey = "edge_shared"
+
+// sharedEdgeFresh is how long the shared objects' state stands before a
+// cluster's check applies them again: every edge cluster's check needs
+// them, and they are the same for all.
+const sharedEdgeFresh = time.Minute
+
+// SharedEdge is the state of the objects every edge cluster shares: the
+// Gateway's addresses and the wildcard certificate, as applied and read
+// at Checked for Class and Domain.
+type SharedEdge struct {
+	Class     string     `json:"class"`
+	Domain    string     `json:"domain"`
+	Addresses []string   `json:"addresses"`
+	Wildcard  CertStatus `json:"wildcard"`
+	Checked   time.Time  `json:"checked"`
+}
+
+// sharedEdge applies the shared Gateway and the wildcard certificate and
+// reads them back, at most once per sharedEdgeFresh for the settings
+// given; otherwise it returns what was read last. Two checks that find it
+// stale at once both apply them, which changes nothing.
+func (s *Service) sharedEdge(ctx context.Context, q *queries.Queries, host dynamic.Interface, st Settings) (SharedEdge, error) {
+	var cur SharedEdge
+	row, err := q.SettingGet(ctx, sharedEdgeKey)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return SharedEdge{}, fmt.Errorf("load the shared edge state: %w", err)
+	}
+	if err == nil {
+		if err := json.Unmarshal(row.Value, &cur); err != nil {
+			return SharedEdge{}, fmt.Errorf("decode the shared edge state: %w", err)
+		}
+		if cur.Class == st.GatewayClass && cur.Domain == st.AppsBaseDomain && time.Since(cur.Checked) < sharedEdgeFresh {
+			return cur, nil
+		}
+	}
+	if err := EnsureGateway(ctx, host, st.GatewayClass, st.AppsBaseDomain); err != nil {
+		return SharedEdge{}, err
+	}
+	next := SharedEdge{Class: st.GatewayClass, Domain: st.AppsBaseDomain, Checked: time.Now()}
+	if next.Addresses, err = GatewayAddresses(ctx, host); err != nil {
+		return SharedEdge{}, err
+	}
+	dnsSet, err := dnsrecords.Load(ctx, q, s.Box)
+	if err != nil {
+		return SharedEdge{}, err
+	}
+	if next.Wildcard, err = EnsureWildcard(ctx, host, st.AppsBaseDomain, st.ACMEServer, dnsSet); err != nil {
+		return SharedEdge{}, err
+	}
+	b, err := json.Marshal(next)
+	if err != nil {
+		return SharedEdge{}, fmt.Errorf("encode the shared edge state: %w", err)
+	}
+	if err := q.SettingUpsert(ctx, queries.SettingUpsertParams{Key: sharedEdgeKey, Value: b}); err != nil {
+		return SharedEdge{}, fmt.Errorf("store the shared edge state: %w", err)
+	}
+	return next, nil
 }
