@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"net/http"
@@ -60,6 +61,9 @@ func (h *Handlers) renderAdminEdge(c echo.Context, status int, forms adminEdgeFo
 			LastSeen: in.LastSeenAt.Time, Stale: now.Sub(in.LastSeenAt.Time) > views.EdgeStaleAfter,
 			Up: int(in.BackendsUp), Down: int(in.BackendsDown), LastError: in.LastError,
 		})
+	}
+	if err := h.adminRouteAgents(ctx, &m); err != nil {
+		return err
 	}
 	if wantsFragment(c) {
 		return render(c, status, views.AdminEdgeInstances(m))
@@ -159,4 +163,28 @@ func (h *Handlers) revokeEdgeToken(c echo.Context) error {
 	}
 	h.flash(c, "FlashEdgeTokenRevoked")
 	return redirect(c, "/admin/edge")
+}
+
+// adminRouteAgents fills in the route agents' desired routes and the
+// agents that reported in the last day.
+func (h *Handlers) adminRouteAgents(ctx context.Context, m *views.AdminEdge) error {
+	routes, _, err := h.EdgeRoutes.Current(ctx)
+	if err != nil {
+		return err
+	}
+	m.RoutesVersion, m.TenantRoutes = routes.Version, len(routes.Routes)
+	agents, err := h.Edge.RouteAgents(ctx, 24*time.Hour)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	for _, a := range agents {
+		m.RouteAgents = append(m.RouteAgents, views.RouteAgentRow{
+			Node: a.Node, Token: a.TokenName, Address: a.Address, InStep: a.AppliedVersion == routes.Version,
+			InPlace: int(a.InPlace), Added: int(a.Added), Replaced: int(a.Replaced), Removed: int(a.Removed),
+			Failed: len(a.FailedRoutes), LastError: a.LastError, LastSeen: a.LastSeenAt.Time,
+			Stale: now.Sub(a.LastSeenAt.Time) > edge.RouteAgentsFresh,
+		})
+	}
+	return nil
 }

@@ -127,4 +127,15 @@ func TestEdgeRoutesAPI(t *testing.T) {
 	}
 	r = b.apiCall(t, http.MethodPost, "/api/v1/edge/routes/status", "", report)
 	require.Equal(t, http.StatusUnauthorized, r.status, r.body)
+
+	// The admin's Edge page lists the agent, behind the current routes
+	// (it applied the last version but one) with its failure counted.
+	admin, _ := b.signedUpAdmin(t, "routes-admin")
+	_, body := admin.get("/admin/edge")
+	require.Contains(t, body, `data-testid="route-agent" data-node="host-1"`)
+	require.Contains(t, body, `data-testid="route-agent-behind"`)
+	require.Contains(t, body, "2 in place, 1 failed")
+	require.Contains(t, body, "Routes to tenants&#39; Pod CIDRs every host node should have: 0")
+	status, _ := c.get("/admin/edge")
+	require.Equal(t, http.StatusNotFound, status, "not for users")
 }

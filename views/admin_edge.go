@@ -29,6 +29,26 @@ type AdminEdge struct {
 	DNSCheck *DNSCheck
 	// Ingress is the managed ingress settings' form.
 	Ingress AdminIngress
+	// RoutesVersion and TenantRoutes are the route agents' desired
+	// routes; RouteAgents the agents that reported in the last day.
+	RoutesVersion string
+	TenantRoutes  int
+	RouteAgents   []RouteAgentRow
+}
+
+// RouteAgentRow is one host node's route agent as it last reported.
+type RouteAgentRow struct {
+	Node, Token, Address string
+	// InStep: it applied the current routes.
+	InStep                            bool
+	InPlace, Added, Replaced, Removed int
+	// Failed counts the routes it could not apply; LastError what stopped
+	// its last run.
+	Failed    int
+	LastError string
+	LastSeen  time.Time
+	// Stale: silent for longer than edge.RouteAgentsFresh.
+	Stale bool
 }
 
 // AdminIngress is the managed ingress settings' form, and the controller

@@ -155,9 +155,9 @@ func (c ClusterRoutes) InPlace() int {
 // ClusterRoutesOf is how the route agents that reported recently stand
 // with the routes of cluster id, given the current routes.
 func (s *Service) ClusterRoutesOf(ctx context.Context, current Routes, id int64) (ClusterRoutes, error) {
-	agents, err := queries.New(s.Pool).RouteAgentList(ctx, pgtype.Timestamptz{Time: time.Now().Add(-RouteAgentsFresh), Valid: true})
+	agents, err := s.RouteAgents(ctx, RouteAgentsFresh)
 	if err != nil {
-		return ClusterRoutes{}, fmt.Errorf("list route agents: %w", err)
+		return ClusterRoutes{}, err
 	}
 	var mine []TenantRoute
 	for _, r := range current.Routes {
@@ -167,10 +167,7 @@ func (s *Service) ClusterRoutesOf(ctx context.Context, current Routes, id int64)
 	}
 	out := ClusterRoutes{Routes: len(mine)}
 	for _, a := range agents {
-		var failed map[string]string
-		if err := json.Unmarshal(a.Failed, &failed); err != nil {
-			return ClusterRoutes{}, fmt.Errorf("decode the failed routes of route agent %q: %w", a.Node, err)
-		}
+		failed := a.FailedRoutes
 		ar := AgentRoutes{Node: a.Node, State: RoutesInPlace, Error: a.LastError, SeenAt: a.LastSeenAt.Time}
 		for _, r := range mine {
 			if why, ok := failed[r.Dst]; ok {
@@ -184,6 +181,30 @@ func (s *Service) ClusterRoutesOf(ctx context.Context, current Routes, id int64)
 			ar.State = RoutesUpdating
 		}
 		out.Agents = append(out.Agents, ar)
+	}
+	return out, nil
+}
+
+// RouteAgent is a route agent's last report, with the routes it could not
+// apply (by destination: why).
+type RouteAgent struct {
+	queries.RouteAgentListRow
+	FailedRoutes map[string]string
+}
+
+// RouteAgents are the route agents that reported within since, by node.
+func (s *Service) RouteAgents(ctx context.Context, since time.Duration) ([]RouteAgent, error) {
+	rows, err := queries.New(s.Pool).RouteAgentList(ctx, pgtype.Timestamptz{Time: time.Now().Add(-since), Valid: true})
+	if err != nil {
+		return nil, fmt.Errorf("list route agents: %w", err)
+	}
+	out := make([]RouteAgent, len(rows))
+	for i, r := range rows {
+		var failed map[string]string
+		if err := json.Unmarshal(r.Failed, &failed); err != nil {
+			return nil, fmt.Errorf("decode the failed routes of route agent %q: %w", r.Node, err)
+		}
+		out[i] = RouteAgent{RouteAgentListRow: r, FailedRoutes: failed}
 	}
 	return out, nil
 }
