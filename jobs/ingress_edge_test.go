@@ -243,6 +243,18 @@ func TestIngressEdge(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"198.51.100.10"}, srv.Lookup(t, target, dns.TypeA))
 
+	// A new rollout of the controller (its nodes changed) or an upgrade
+	// of the cluster keeps the pods that serve routed.
+	_, err = b.pool.Exec(ctx, `UPDATE cluster_ingress SET status = 'installing' WHERE cluster_id = $1`, b.c.ID)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `UPDATE clusters SET status = 'updating' WHERE id = $1`, b.c.ID)
+	require.NoError(t, err)
+	_, err = svc.SyncEdge(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"10.128.1.10", "10.128.2.10"}, podAddrs())
+	_, err = b.pool.Exec(ctx, `UPDATE clusters SET status = 'ready' WHERE id = $1`, b.c.ID)
+	require.NoError(t, err)
+
 	// The host cannot be reached: said once in the history, recorded,
 	// and backed off; the next good run routes again.
 	broken := *svc

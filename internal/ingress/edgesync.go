@@ -88,8 +88,13 @@ func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.
 	if err != nil && !errors.As(err, &unreadable) {
 		return time.Time{}, err
 	}
-	routed := row.Enabled && row.Mode == ModeEdge && row.Status == StatusReady &&
-		c.Status == clusters.StatusReady && !c.DeleteRequestedAt.Valid &&
+	// Routed once the controller has been ready since it was switched on
+	// (ready_at), and kept through what follows: an upgrade of the
+	// cluster, a new rollout of the controller, or one that fails, leave
+	// the pods that still serve routed (the EndpointSlices hold the Ready
+	// ones).
+	routed := row.Enabled && row.Mode == ModeEdge && row.ReadyAt.Valid &&
+		c.Status != clusters.StatusDeleted && c.Status != clusters.StatusDeleting && !c.DeleteRequestedAt.Valid &&
 		st.GatewayClass != "" && st.AppsBaseDomain != ""
 	if !routed && row.EdgeState == "" {
 		return time.Time{}, nil // nothing there to take out
@@ -111,6 +116,11 @@ func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.
 			return time.Time{}, fmt.Errorf("record the edge of cluster %d: %w", c.ID, err)
 		}
 		return time.Time{}, clusterEvent(ctx, q, c.ID, "info", "IngressEdgeRemoved", "")
+	}
+	if c.Status != clusters.StatusReady {
+		// Being changed: its control plane is not to be asked; the routes
+		// stay as they are until it is ready again.
+		return time.Now().Add(EdgeInterval), nil
 	}
 	pods, err := s.controllerPods(ctx, c)
 	if err != nil {
