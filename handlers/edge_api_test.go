@@ -43,7 +43,7 @@ func TestEdgeConfigAPI(t *testing.T) {
 	}{
 		{"no token", ""},
 		{"an API key", apiKey},
-		{"a wrong secret", tok.Value[:len(tok.Value)-1] + "a"},
+		{"a wrong secret", wrongLast(tok.Value)},
 	} {
 		r := b.apiCall(t, http.MethodGet, "/api/v1/edge/config", tt.token, "")
 		require.Equal(t, http.StatusUnauthorized, r.status, "%s: %s", tt.name, r.body)
@@ -137,4 +137,14 @@ func TestEdgeStatusAPI(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, r.status, r.body)
 	r = b.apiCall(t, http.MethodPost, "/api/v1/edge/status", "", report)
 	require.Equal(t, http.StatusUnauthorized, r.status, r.body)
+}
+
+// wrongLast is token with its last character changed (to another one,
+// whatever it was).
+func wrongLast(token string) string {
+	last := "a"
+	if strings.HasSuffix(token, "a") {
+		last = "b"
+	}
+	return token[:len(token)-1] + last
 }

@@ -211,17 +211,8 @@ func SyncCertificates(ctx context.Context, dyn dynamic.Interface, hostnames []st
 // sections only for hosts with a rule. It removes the platform's others.
 func syncTLSIngresses(ctx context.Context, dyn dynamic.Interface, want map[string]string) error {
 	res := dyn.Resource(ingresses).Namespace(Namespace)
-	list, err := res.List(ctx, metav1.ListOptions{LabelSelector: ManagedByLabel + "=kubebyon"})
-	if err != nil {
-		return fmt.Errorf("list Ingresses: %w", err)
-	}
-	for _, ing := range list.Items {
-		if _, ok := want[ing.GetName()]; ok {
-			continue
-		}
-		if err := res.Delete(ctx, ing.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete Ingress %s: %w", ing.GetName(), err)
-		}
+	if err := deleteOurs(ctx, dyn, ingresses, Namespace, ManagedByLabel+"=kubebyon", func(name string) bool { _, ok := want[name]; return ok }); err != nil {
+		return err
 	}
 	for name, host := range want {
 		obj := &unstructured.Unstructured{Object: map[string]any{

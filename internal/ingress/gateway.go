@@ -138,7 +138,7 @@ func SyncEdgeRoutes(ctx context.Context, dyn dynamic.Interface, ns string, hosts
 		}
 	}
 	for kind, gvr := range map[string]schema.GroupVersionResource{"HTTPRoute": httpRoutes, "TLSRoute": tlsRoutes} {
-		if err := deleteOurs(ctx, dyn, gvr, ns, func(name string) bool { return want[kind+"/"+name] }); err != nil {
+		if err := deleteOurs(ctx, dyn, gvr, ns, edgeSelector, func(name string) bool { return want[kind+"/"+name] }); err != nil {
 			return err
 		}
 	}
@@ -148,7 +148,7 @@ func SyncEdgeRoutes(ctx context.Context, dyn dynamic.Interface, ns string, hosts
 // RemoveEdgeRoutes deletes what SyncEdgeRoutes made in ns.
 func RemoveEdgeRoutes(ctx context.Context, dyn dynamic.Interface, ns string) error {
 	for _, gvr := range []schema.GroupVersionResource{httpRoutes, tlsRoutes, endpointSlices} {
-		if err := deleteOurs(ctx, dyn, gvr, ns, func(string) bool { return false }); err != nil {
+		if err := deleteOurs(ctx, dyn, gvr, ns, edgeSelector, func(string) bool { return false }); err != nil {
 			return err
 		}
 	}
@@ -235,13 +235,16 @@ func syncSlices(ctx context.Context, dyn dynamic.Interface, ns string, owner []a
 			return fmt.Errorf("apply EndpointSlice %s/%s: %w", ns, name, err)
 		}
 	}
-	return deleteOurs(ctx, dyn, endpointSlices, ns, func(name string) bool { return want[name] })
+	return deleteOurs(ctx, dyn, endpointSlices, ns, edgeSelector, func(name string) bool { return want[name] })
 }
 
-// deleteOurs deletes the platform's edge objects of gvr in ns that keep
-// does not keep.
-func deleteOurs(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns string, keep func(string) bool) error {
-	list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: edgeComponentLabel + "=" + edgeComponent})
+// edgeSelector selects the platform's edge objects.
+const edgeSelector = edgeComponentLabel + "=" + edgeComponent
+
+// deleteOurs deletes the platform's objects of gvr in ns (those selector
+// selects) that keep does not keep.
+func deleteOurs(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns, selector string, keep func(string) bool) error {
+	list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return fmt.Errorf("list %s in %s: %w", gvr.Resource, ns, err)
 	}
