@@ -3,6 +3,8 @@ package jobs_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -61,15 +63,21 @@ func (b *ingressBundle) controllerPod(t *testing.T, name, ip string, ready bool)
 	require.NoError(t, err)
 }
 
-// TestIngressEdge: a cluster whose managed ingress goes through the
-// platform edge gets, on the real host apiserver, the shared Gateway and
-// in its host namespace the routes of its host names and the
-// EndpointSlices of its controller's Ready pods, which follow the pods
-// created, changed and deleted in the virtual apiserver; what the
-// Gateway's implementation says of the routes is recorded per host name;
-// going back to direct takes it all out.
-func TestIngressEdge(t *testing.T) {
-	t.Parallel()
+// edgeBundle is a cluster whose managed ingress is on, through the
+// platform edge, its controller rolled out, with RFC 2136 DNS (Knot) and
+// the Gateway API and cert-manager CRDs on the host.
+type edgeBundle struct {
+	*ingressBundle
+	svc    *ingress.Service
+	srv    *testenv.DNSServer
+	host   dynamic.Interface
+	ns     string
+	actor  audit.Actor
+	target string
+}
+
+func setupEdge(t *testing.T) *edgeBundle {
+	t.Helper()
 	b := setupIngress(t)
 	ctx := context.Background()
 	q := queries.New(b.pool)
@@ -95,32 +103,11 @@ func TestIngressEdge(t *testing.T) {
 	actor := audit.Actor{UserID: b.owner.ID}
 	host := dynamic.NewForConfigOrDie(b.host.Config)
 	ns := clusters.Namespace(b.c)
-	endpointSlices := host.Resource(schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}).Namespace(ns)
-	httpRoutes := host.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}).Namespace(ns)
-	podAddrs := func() []string {
-		t.Helper()
-		list, err := endpointSlices.List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + ingress.EdgeService})
-		require.NoError(t, err)
-		var out []string
-		for _, s := range list.Items {
-			eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
-			for _, e := range eps {
-				a, _, _ := unstructured.NestedStringSlice(e.(map[string]any), "addresses")
-				out = append(out, a...)
-			}
-		}
-		return out
-	}
-	edgeDue := func() bool {
-		t.Helper()
-		var due bool
-		require.NoError(t, b.pool.QueryRow(ctx, `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.EdgeCheck)).Scan(&due))
-		return due
-	}
+	e := &edgeBundle{ingressBundle: b, svc: svc, srv: srv, host: host, ns: ns, actor: actor, target: target}
 
 	_, err = svc.SetMode(ctx, b.c, ingress.ModeEdge, actor)
 	require.NoError(t, err)
-	require.True(t, edgeDue(), "choosing the edge makes the check due")
+	require.True(t, e.edgeDue(t), "choosing the edge makes the check due")
 	b.switchTo(t, true)
 	next, err := svc.SyncEdge(ctx, b.c.ID)
 	require.NoError(t, err)
@@ -132,16 +119,59 @@ func TestIngressEdge(t *testing.T) {
 	_, err = b.work(t, w)
 	require.NoError(t, err)
 	require.Equal(t, ingress.StatusReady, b.state(t).Status)
-	require.True(t, edgeDue(), "the controller ready makes the check due")
+	require.True(t, e.edgeDue(t), "the controller ready makes the check due")
+	return e
+}
+
+// podAddrs are the addresses the cluster's EndpointSlices hold.
+func (e *edgeBundle) podAddrs(t *testing.T) []string {
+	t.Helper()
+	list, err := e.host.Resource(schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}).Namespace(e.ns).
+		List(context.Background(), metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + ingress.EdgeService})
+	require.NoError(t, err)
+	var out []string
+	for _, s := range list.Items {
+		eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
+		for _, e := range eps {
+			a, _, _ := unstructured.NestedStringSlice(e.(map[string]any), "addresses")
+			out = append(out, a...)
+		}
+	}
+	return out
+}
+
+// edgeDue reports whether the cluster's edge check is due.
+func (e *edgeBundle) edgeDue(t *testing.T) bool {
+	t.Helper()
+	var due bool
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, e.c.ID, string(ingress.EdgeCheck)).Scan(&due))
+	return due
+}
+
+// TestIngressEdge: a cluster whose managed ingress goes through the
+// platform edge gets, on the real host apiserver, the shared Gateway and
+// in its host namespace the routes of its host names and the
+// EndpointSlices of its controller's Ready pods, which follow the pods
+// created, changed and deleted in the virtual apiserver; what the
+// Gateway's implementation says of the routes is recorded per host name;
+// going back to direct takes it all out.
+func TestIngressEdge(t *testing.T) {
+	t.Parallel()
+	e := setupEdge(t)
+	b, svc, srv, host, ns, actor, target := e.ingressBundle, e.svc, e.srv, e.host, e.ns, e.actor, e.target
+	ctx := context.Background()
+	q := queries.New(b.pool)
+	httpRoutes := host.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}).Namespace(ns)
+	podAddrs := func() []string { t.Helper(); return e.podAddrs(t) }
 
 	b.controllerPod(t, "kubebyon-ingress-a", "10.128.0.10", true)
 	b.controllerPod(t, "kubebyon-ingress-b", "10.128.1.10", true)
 	b.controllerPod(t, "kubebyon-ingress-c", "10.128.2.10", false)
-	_, err = svc.AddHostname(ctx, b.c, "shop.apps.clusters.test", actor)
+	_, err := svc.AddHostname(ctx, b.c, "shop.apps.clusters.test", actor)
 	require.NoError(t, err)
 	_, err = svc.AddHostname(ctx, b.c, "www.example.org", actor)
 	require.NoError(t, err)
-	next, err = svc.SyncEdge(ctx, b.c.ID)
+	next, err := svc.SyncEdge(ctx, b.c.ID)
 	require.NoError(t, err)
 	require.WithinDuration(t, time.Now().Add(ingress.EdgeInterval), next, 5*time.Second)
 	require.Equal(t, []string{"10.128.0.10", "10.128.1.10"}, podAddrs(), "the Ready pods only")
@@ -294,4 +324,76 @@ func TestIngressEdge(t *testing.T) {
 	_, err = svc.SyncDNS(ctx, b.c.ID)
 	require.NoError(t, err)
 	require.Empty(t, srv.Lookup(t, target, dns.TypeA))
+}
+
+// TestIngressEdgeFollowsPods: the edge pod watch, held by one of two
+// processes, makes the cluster's edge check due within seconds of its
+// controller's pods being created, changed and deleted in the virtual
+// apiserver (and not for a change that leaves the Ready addresses as they
+// are); the check then brings the EndpointSlices in step. When the
+// watching process stops, the other takes over.
+func TestIngressEdgeFollowsPods(t *testing.T) {
+	t.Parallel()
+	e := setupEdge(t)
+	ctx := context.Background()
+	notDue := func() {
+		t.Helper()
+		_, err := e.pool.Exec(ctx, `UPDATE cluster_checks SET due_at = now() + interval '1 hour' WHERE cluster_id = $1 AND kind = $2`, e.c.ID, string(ingress.EdgeCheck))
+		require.NoError(t, err)
+	}
+	sync := func(want ...string) {
+		t.Helper()
+		require.Eventually(t, func() bool { return e.edgeDue(t) }, 10*time.Second, 20*time.Millisecond, "the watch makes the check due")
+		notDue()
+		_, err := e.svc.SyncEdge(ctx, e.c.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, e.podAddrs(t))
+	}
+	e.controllerPod(t, "kubebyon-ingress-a", "10.128.0.10", true)
+	_, err := e.svc.SyncEdge(ctx, e.c.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"10.128.0.10"}, e.podAddrs(t))
+	notDue()
+
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	firstCtx, stopFirst := context.WithCancel(ctx)
+	first := &ingress.PodWatch{Pool: e.pool, Virtual: e.svc.Virtual, Logger: logger, Refresh: 100 * time.Millisecond}
+	firstDone := make(chan struct{})
+	go func() { defer close(firstDone); first.Run(firstCtx) }()
+	t.Cleanup(func() { stopFirst(); <-firstDone })
+	require.Eventually(t, func() bool { return slices.Equal(first.Watching(), []int64{e.c.ID}) }, 10*time.Second, 20*time.Millisecond)
+	secondCtx, stopSecond := context.WithCancel(ctx)
+	second := &ingress.PodWatch{Pool: e.pool, Virtual: e.svc.Virtual, Logger: logger, Refresh: 100 * time.Millisecond}
+	secondDone := make(chan struct{})
+	go func() { defer close(secondDone); second.Run(secondCtx) }()
+	t.Cleanup(func() { stopSecond(); <-secondDone })
+
+	// Created and Ready.
+	e.controllerPod(t, "kubebyon-ingress-b", "10.128.1.10", true)
+	sync("10.128.0.10", "10.128.1.10")
+	// Changed: no longer Ready.
+	e.controllerPod(t, "kubebyon-ingress-a", "10.128.0.10", false)
+	sync("10.128.1.10")
+	// A change that leaves the Ready addresses as they are.
+	e.controllerPod(t, "kubebyon-ingress-a", "10.128.0.11", false)
+	time.Sleep(500 * time.Millisecond)
+	require.False(t, e.edgeDue(t), "the Ready pods are the same")
+	// Deleted.
+	require.NoError(t, e.vclient.CoreV1().Pods(ingress.Namespace).Delete(ctx, "kubebyon-ingress-b", metav1.DeleteOptions{}))
+	sync()
+	require.Empty(t, second.Watching(), "one process watches")
+
+	// The watching process stops: the other takes over and follows.
+	stopFirst()
+	<-firstDone
+	require.Eventually(t, func() bool { return slices.Equal(second.Watching(), []int64{e.c.ID}) }, 10*time.Second, 20*time.Millisecond)
+	e.controllerPod(t, "kubebyon-ingress-a", "10.128.0.11", true)
+	sync("10.128.0.11")
+
+	// Back to direct: no longer watched.
+	_, err = e.svc.SetMode(ctx, e.c, ingress.ModeDirect, e.actor)
+	require.NoError(t, err)
+	_, err = e.svc.SyncEdge(ctx, e.c.ID)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(second.Watching()) == 0 }, 10*time.Second, 20*time.Millisecond)
 }

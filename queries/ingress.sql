@@ -122,3 +122,12 @@ RETURNING *;
 UPDATE cluster_ingress SET edge_state = @state, edge_message = @message, edge_pods = @pods::text[],
     edge_gateway = @gateway::text[], updated_at = now()
 WHERE cluster_id = @cluster_id;
+
+-- name: IngressEdgeWatched :many
+-- The ready clusters routed through the platform edge, with the addresses
+-- their EndpointSlices hold, in id order, at most @max of them.
+SELECT ci.cluster_id, ci.edge_pods
+FROM cluster_ingress ci JOIN clusters c ON c.id = ci.cluster_id
+WHERE ci.enabled AND ci.mode = 'edge' AND ci.edge_state <> '' AND c.status = 'ready'
+ORDER BY ci.cluster_id
+LIMIT @max;

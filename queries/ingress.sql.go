@@ -105,6 +105,41 @@ func (q *Queries) IngressEdgeSave(ctx context.Context, arg IngressEdgeSaveParams
 	return err
 }
 
+const ingressEdgeWatched = `-- name: IngressEdgeWatched :many
+SELECT ci.cluster_id, ci.edge_pods
+FROM cluster_ingress ci JOIN clusters c ON c.id = ci.cluster_id
+WHERE ci.enabled AND ci.mode = 'edge' AND ci.edge_state <> '' AND c.status = 'ready'
+ORDER BY ci.cluster_id
+LIMIT $1
+`
+
+type IngressEdgeWatchedRow struct {
+	ClusterID int64
+	EdgePods  []string
+}
+
+// The ready clusters routed through the platform edge, with the addresses
+// their EndpointSlices hold, in id order, at most @max of them.
+func (q *Queries) IngressEdgeWatched(ctx context.Context, max int32) ([]IngressEdgeWatchedRow, error) {
+	rows, err := q.db.Query(ctx, ingressEdgeWatched, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []IngressEdgeWatchedRow{}
+	for rows.Next() {
+		var i IngressEdgeWatchedRow
+		if err := rows.Scan(&i.ClusterID, &i.EdgePods); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const ingressGet = `-- name: IngressGet :one
 SELECT cluster_id, enabled, status, message, controller, chart_version, generation, observed_generation, started_at, ready_at, lease_job, lease_until, updated_at, dns_name, dns_addresses, dns_state, dns_error, mode, edge_state, edge_message, edge_pods, edge_gateway FROM cluster_ingress WHERE cluster_id = $1
 `

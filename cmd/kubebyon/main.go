@@ -260,6 +260,10 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 		if err := rc.Start(context.WithoutCancel(ctx)); err != nil {
 			return fail(fmt.Errorf("start workers: %w", err))
 		}
+		// The controller pods of the clusters routed through the edge,
+		// watched by one worker process at a time.
+		pods := &ingress.PodWatch{Pool: db.Pool, Virtual: svc.clusters.VirtualConfig, Logger: logger.With("component", "edge_pod_watch")}
+		go pods.Run(ctx)
 	}
 	return &runtimeDeps{db: db, logger: logger, registry: reg, river: rc, box: box, catalog: catalog}, nil
 }

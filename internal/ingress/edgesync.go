@@ -155,10 +155,7 @@ func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.
 		}
 		msg = strings.TrimPrefix(msg+"; "+word, "; ")
 	}
-	addrs := make([]string, len(pods))
-	for i, p := range pods {
-		addrs[i] = p.String()
-	}
+	addrs := addrStrings(pods)
 	if row.EdgeState != state || !slices.Equal(row.EdgePods, addrs) {
 		if err := clusterEvent(ctx, q, c.ID, "info", "IngressEdgeChanged", fmt.Sprintf("%s; pods %s", state, strings.Join(addrs, ", "))); err != nil {
 			return time.Time{}, err
@@ -236,9 +233,19 @@ func (s *Service) controllerPods(ctx context.Context, c queries.Cluster) ([]neti
 	if err != nil {
 		return nil, fmt.Errorf("list the controller's pods: %w", err)
 	}
+	pods := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		pods[i] = &list.Items[i]
+	}
+	return readyIPs(pods), nil
+}
+
+// readyIPs are the addresses of the controller's Ready pods among pods,
+// sorted.
+func readyIPs(pods []*corev1.Pod) []netip.Addr {
 	var out []netip.Addr
-	for _, p := range list.Items {
-		if !ownedByDaemonSet(&p) || !podReady(&p) {
+	for _, p := range pods {
+		if !ownedByDaemonSet(p) || !podReady(p) {
 			continue
 		}
 		for _, ip := range p.Status.PodIPs {
@@ -248,7 +255,7 @@ func (s *Service) controllerPods(ctx context.Context, c queries.Cluster) ([]neti
 		}
 	}
 	slices.SortFunc(out, func(a, b netip.Addr) int { return a.Compare(b) })
-	return slices.Compact(out), nil
+	return slices.Compact(out)
 }
 
 func ownedByDaemonSet(p *corev1.Pod) bool {
