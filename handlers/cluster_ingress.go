@@ -173,6 +173,34 @@ func (h *Handlers) retryClusterIngress(c echo.Context) error {
 	return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
 }
 
+// retryClusterEdge is POST /clusters/:id/ingress/edge/retry: the routes
+// through the platform edge that could not be written are tried again
+// now.
+func (h *Handlers) retryClusterEdge(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), edgeRetryTimeout)
+	defer cancel()
+	written, err := h.Ingress.RetryEdge(ctx, cl, actor(c))
+	switch {
+	case errors.Is(err, ingress.ErrEdgeNotFailed):
+		h.flashError(c, err.Error())
+	case err != nil:
+		return err
+	case written:
+		h.flash(c, "FlashIngressEdgeRetried")
+	default:
+		h.flashError(c, "FlashIngressEdgeRetryFailed")
+	}
+	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
+}
+
+// edgeRetryTimeout bounds Retry now: a few calls to the host and the
+// control plane, each bounded.
+const edgeRetryTimeout = 30 * time.Second
+
 // addClusterHostname is POST /clusters/:id/ingress/hostnames: binds a host
 // name. A bad or taken name is said in a flash on the cluster page.
 func (h *Handlers) addClusterHostname(c echo.Context) error {

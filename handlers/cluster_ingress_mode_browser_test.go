@@ -80,6 +80,50 @@ func TestClusterIngressModeInBrowser(t *testing.T) {
 	))
 	require.Contains(t, routes, "In place on 1 of 1 host nodes (1 routes).")
 
+	// A host name; the Gateway's implementation has not programmed the
+	// listener its routes attach to (as the edge check records it:
+	// TestIngressEdge in jobs).
+	var edgeWord string
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.SetValue(`[data-testid="cluster-hostname-form"] input[name="name"]`, "shop.apps.test", chromedp.ByQuery),
+		chromedp.Click(`[data-testid="cluster-hostname-add"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="cluster-hostname"][data-hostname="shop.apps.test"]`, chromedp.ByQuery),
+	))
+	_, err = b.pool.Exec(ctx, `UPDATE cluster_hostnames SET edge_status = $2 WHERE cluster_id = $1`, cl.ID,
+		"Gateway listener https Programmed: Pending (waiting for the data plane)")
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `UPDATE cluster_ingress SET status = 'ready', ready_at = now(), edge_state = 'pending',
+		edge_message = 'shop.apps.test: Gateway listener https Programmed: Pending (waiting for the data plane)' WHERE cluster_id = $1`, cl.ID)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.Navigate(page),
+		chromedp.WaitVisible(`[data-testid="cluster-ingress-edge"][data-edge-state="pending"]`, chromedp.ByQuery),
+		chromedp.Text(`[data-testid="cluster-hostname-edge"][data-edge="pending"]`, &edgeWord, chromedp.ByQuery),
+		chromedp.Evaluate(overflowing, &out),
+	))
+	require.Contains(t, edgeWord, "Gateway listener https Programmed: Pending (waiting for the data plane)")
+	require.Empty(t, out, "the cluster page at 390px, with the Gateway's status")
+
+	// The routes could not be written: Retry now runs the check at once
+	// (here it reaches no host cluster, so it fails again and says why).
+	_, err = b.pool.Exec(ctx, `UPDATE cluster_ingress SET edge_state = 'error', edge_message = 'an old error' WHERE cluster_id = $1`, cl.ID)
+	require.NoError(t, err)
+	var edgeMsg string
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.Navigate(page),
+		chromedp.WaitVisible(`[data-testid="cluster-ingress-edge"][data-edge-state="error"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="cluster-ingress-edge-retry"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`.flash-error[data-testid="flash"]`, chromedp.ByQuery),
+		chromedp.Text(`.flash-error[data-testid="flash"]`, &flash, chromedp.ByQuery),
+		chromedp.Text(`[data-testid="cluster-ingress-edge"]`, &edgeMsg, chromedp.ByQuery),
+	))
+	require.Contains(t, flash, "Tried again; the routes still could not be written.")
+	require.Contains(t, edgeMsg, "The routes could not be written:")
+	require.NotContains(t, edgeMsg, "an old error")
+	var retried int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM cluster_events WHERE cluster_id = $1 AND reason = 'IngressEdgeRetried'`, cl.ID).Scan(&retried))
+	require.Equal(t, 1, retried)
+
 	// Back to direct.
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.WaitVisible(`[data-testid="cluster-ingress-mode-direct"]`, chromedp.ByQuery),

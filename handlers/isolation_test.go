@@ -56,6 +56,7 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/disable", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/retry", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/mode", v.cluster.ID) }, url.Values{"mode": {"direct"}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/edge/retry", v.cluster.ID) }, nil},
 	{http.MethodPatch, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, url.Values{"json": {`{"managed_ingress":true}`}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/hostnames", v.cluster.ID) }, url.Values{"name": {"pwned.example.com"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/ingress/hostnames/remove", v.cluster.ID) }, url.Values{"name": {"victim.example.com"}}},

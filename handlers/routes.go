@@ -109,6 +109,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/clusters/:id/ingress/disable", h.showDisableIngressPage, h.requireUser)
 	e.POST("/clusters/:id/ingress/retry", h.retryClusterIngress, h.requireUser)
 	e.POST("/clusters/:id/ingress/mode", h.setClusterIngressMode, h.requireUser)
+	e.POST("/clusters/:id/ingress/edge/retry", h.retryClusterEdge, h.requireUser)
 	e.POST("/clusters/:id/ingress/hostnames", h.addClusterHostname, h.requireUser)
 	e.POST("/clusters/:id/ingress/hostnames/remove", h.removeClusterHostname, h.requireUser)
 	e.POST("/clusters/:id/ingress/hostnames/check", h.checkClusterHostnames, h.requireUser)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/ingress"
-	"github.com/kubebyon/kubebyon/queries"
 )
 
 // IngressEdgeWorker converges one cluster's routes through the platform
@@ -31,7 +30,5 @@ func (w *IngressEdgeWorker) Timeout(*river.Job[ingress.EdgeArgs]) time.Duration 
 
 // Work implements river.Worker.
 func (w *IngressEdgeWorker) Work(ctx context.Context, job *river.Job[ingress.EdgeArgs]) error {
-	next, err := w.Ingress.SyncEdge(ctx, job.Args.ClusterID)
-	rec := checks.Recorder{Q: queries.New(w.Ingress.Pool), Log: w.Transitions}
-	return rec.Done(ctx, job.Args.ClusterID, ingress.EdgeCheck, ingress.EdgeInterval, next, err)
+	return w.Ingress.RunEdgeCheck(ctx, job.Args.ClusterID, w.Transitions)
 }

@@ -225,6 +225,18 @@ func TestIngressEdge(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
+	// And the Gateway (its status starts as the CRD's default: Accepted
+	// and Programmed Unknown, "Waiting for controller").
+	gwRes := host.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}).Namespace(ingress.EdgeNamespace)
+	gw, err := gwRes.Get(ctx, ingress.GatewayName, metav1.GetOptions{})
+	require.NoError(t, err)
+	gatewayConds := []any{
+		map[string]any{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "", "lastTransitionTime": "2026-12-02T00:00:00Z"},
+		map[string]any{"type": "Programmed", "status": "True", "reason": "Programmed", "message": "", "lastTransitionTime": "2026-12-02T00:00:00Z"},
+	}
+	gw.Object["status"] = map[string]any{"conditions": gatewayConds}
+	_, err = gwRes.UpdateStatus(ctx, gw, metav1.UpdateOptions{})
+	require.NoError(t, err)
 	// The shared Gateway and certificate are read again after a minute.
 	expireShared := func() {
 		t.Helper()
@@ -250,11 +262,21 @@ func TestIngressEdge(t *testing.T) {
 	}
 
 	// The Gateway gets its address: the CNAME target's records hold it.
-	gwRes := host.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}).Namespace(ingress.EdgeNamespace)
-	gw, err := gwRes.Get(ctx, ingress.GatewayName, metav1.GetOptions{})
+	gw, err = gwRes.Get(ctx, ingress.GatewayName, metav1.GetOptions{})
 	require.NoError(t, err)
-	gw.Object["status"] = map[string]any{"addresses": []any{map[string]any{"type": "IPAddress", "value": "198.51.100.10"}}}
-	_, err = gwRes.UpdateStatus(ctx, gw, metav1.UpdateOptions{})
+	// Its https listener is not programmed yet: the name under the apps
+	// base domain says so; the other (its TLS passed through) is routed.
+	listener := func(name, programmed string) any {
+		return map[string]any{"name": name, "attachedRoutes": int64(1), "supportedKinds": []any{map[string]any{"kind": "HTTPRoute"}}, "conditions": []any{
+			map[string]any{"type": "Programmed", "status": programmed, "reason": "Pending", "message": "waiting for the data plane", "lastTransitionTime": "2026-12-02T00:00:00Z"},
+		}}
+	}
+	gw.Object["status"] = map[string]any{
+		"addresses":  []any{map[string]any{"type": "IPAddress", "value": "198.51.100.10"}},
+		"conditions": gatewayConds,
+		"listeners":  []any{listener("http", "True"), listener("https", "False"), listener("tls", "True")},
+	}
+	gw, err = gwRes.UpdateStatus(ctx, gw, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	_, err = b.pool.Exec(ctx, `UPDATE cluster_checks SET due_at = now() + interval '1 hour' WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.DNSCheck))
 	require.NoError(t, err)
@@ -272,6 +294,29 @@ func TestIngressEdge(t *testing.T) {
 	_, err = svc.SyncDNS(ctx, b.c.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"198.51.100.10"}, srv.Lookup(t, target, dns.TypeA))
+	row, err = q.IngressGet(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Equal(t, ingress.EdgePending, row.EdgeState)
+	require.Equal(t, "shop.apps.clusters.test: Gateway listener https Programmed: Pending (waiting for the data plane)", row.EdgeMessage)
+	names, err = q.HostnameListByCluster(ctx, b.c.ID)
+	require.NoError(t, err)
+	edgeStatus := map[string]string{}
+	for _, n := range names {
+		edgeStatus[n.Name] = n.EdgeStatus
+	}
+	require.Equal(t, map[string]string{
+		"shop.apps.clusters.test": "Gateway listener https Programmed: Pending (waiting for the data plane)",
+		"www.example.org":         "ok",
+	}, edgeStatus)
+	gw.Object["status"].(map[string]any)["listeners"].([]any)[1] = listener("https", "True")
+	_, err = gwRes.UpdateStatus(ctx, gw, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	expireShared()
+	_, err = svc.SyncEdge(ctx, b.c.ID)
+	require.NoError(t, err)
+	row, err = q.IngressGet(ctx, b.c.ID)
+	require.NoError(t, err)
+	require.Equal(t, ingress.EdgeRouted, row.EdgeState, row.EdgeMessage)
 
 	// A new rollout of the controller (its nodes changed) or an upgrade
 	// of the cluster keeps the pods that serve routed.
@@ -300,11 +345,29 @@ func TestIngressEdge(t *testing.T) {
 	require.Contains(t, row.EdgeMessage, "reach the host cluster")
 	reasons := b.reasons(t, b.c.ID)
 	require.Len(t, slices.DeleteFunc(slices.Clone(reasons), func(r string) bool { return r != "IngressEdgeError" }), 1, "once")
-	_, err = svc.SyncEdge(ctx, b.c.ID)
+	// The owner retries now: the check runs at once, routes again, and
+	// its backoff starts over.
+	var failures int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT failures FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.EdgeCheck)).Scan(&failures))
+	require.Zero(t, failures, "SyncEdge alone does not count failures")
+	_, err = b.pool.Exec(ctx, `UPDATE cluster_checks SET failures = 3, due_at = now() + interval '8 minutes' WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.EdgeCheck))
 	require.NoError(t, err)
+	written, err := svc.RetryEdge(ctx, b.c, actor)
+	require.NoError(t, err)
+	require.True(t, written)
 	row, err = q.IngressGet(ctx, b.c.ID)
 	require.NoError(t, err)
 	require.Equal(t, ingress.EdgeRouted, row.EdgeState)
+	var dueIn time.Duration
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT failures, extract(epoch FROM due_at - now())::bigint * interval '1 second' FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.EdgeCheck)).Scan(&failures, &dueIn))
+	require.Zero(t, failures)
+	require.LessOrEqual(t, dueIn, ingress.EdgeInterval)
+	require.Contains(t, b.reasons(t, b.c.ID), "IngressEdgeRetried")
+	var audited int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'cluster.managed_ingress_edge_retry' AND target_id = $1`, fmt.Sprint(b.c.ID)).Scan(&audited))
+	require.Equal(t, 1, audited)
+	_, err = svc.RetryEdge(ctx, b.c, actor)
+	require.ErrorIs(t, err, ingress.ErrEdgeNotFailed, "routed: nothing to retry")
 
 	// Back to direct: none of it stays.
 	_, err = svc.SetMode(ctx, b.c, ingress.ModeDirect, actor)

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
@@ -72,6 +73,52 @@ func (s *Service) SyncEdge(ctx context.Context, clusterID int64) (time.Time, err
 				ClusterID: row.ClusterID, State: EdgeError, Message: input.Truncate(cause.Error(), 500), Pods: row.EdgePods, Gateway: row.EdgeGateway,
 			})
 		})
+}
+
+// ErrEdgeNotFailed: only routes that could not be written are retried
+// (catalog message ID).
+var ErrEdgeNotFailed = errors.New("ErrIngressEdgeNotFailed")
+
+// RunEdgeCheck runs the cluster's edge check and paces the next one:
+// every EdgeInterval while it goes through the edge, idle otherwise,
+// backing off while the host or the cluster does not answer.
+func (s *Service) RunEdgeCheck(ctx context.Context, clusterID int64, log *checks.Transitions) error {
+	next, err := s.SyncEdge(ctx, clusterID)
+	rec := checks.Recorder{Q: queries.New(s.Pool), Log: log}
+	return rec.Done(ctx, clusterID, EdgeCheck, EdgeInterval, next, err)
+}
+
+// RetryEdge runs the edge check of a cluster whose routes could not be
+// written now, for its owner (a cluster event and an audit event), instead
+// of at the end of its backoff, which starts over if it succeeds. It
+// reports whether the routes are written now.
+func (s *Service) RetryEdge(ctx context.Context, c queries.Cluster, actor audit.Actor) (bool, error) {
+	row, err := queries.New(s.Pool).IngressGet(ctx, c.ID)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.EdgeState != EdgeError) {
+		return false, ErrEdgeNotFailed
+	}
+	if err != nil {
+		return false, fmt.Errorf("load managed ingress of cluster %d: %w", c.ID, err)
+	}
+	if err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if err := clusterEvent(ctx, q, c.ID, "info", "IngressEdgeRetried", ""); err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, actor, audit.Event{
+			Action: "cluster.managed_ingress_edge_retry", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
+			Details: map[string]any{"cluster": c.Name},
+		})
+	}); err != nil {
+		return false, err
+	}
+	if err := s.RunEdgeCheck(ctx, c.ID, nil); err != nil {
+		return false, err
+	}
+	if row, err = queries.New(s.Pool).IngressGet(ctx, c.ID); err != nil {
+		return false, fmt.Errorf("load managed ingress of cluster %d: %w", c.ID, err)
+	}
+	return row.EdgeState != EdgeError, nil
 }
 
 func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.ClusterIngress) (time.Time, error) {
@@ -138,11 +185,11 @@ func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.
 	if err != nil {
 		return time.Time{}, err
 	}
-	gateway, wildcard := shared.Addresses, shared.Wildcard
+	gateway, wildcard := shared.Gateway.Addresses, shared.Wildcard
 	if err := SyncEdgeRoutes(ctx, host, ns, hosts, pods); err != nil {
 		return time.Time{}, err
 	}
-	state, msg, err := s.recordEdgeStatus(ctx, q, host, ns, names)
+	state, msg, err := s.recordEdgeStatus(ctx, q, host, ns, names, shared.Gateway)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -174,17 +221,18 @@ func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.
 }
 
 // recordEdgeStatus writes what the Gateway's implementation says of each
-// host name's routes, and sums it up: routed when every route of every
-// name is accepted with its references resolved, pending with the first
-// condition that is not.
-func (s *Service) recordEdgeStatus(ctx context.Context, q *queries.Queries, host dynamic.Interface, ns string, names []queries.ClusterHostname) (string, string, error) {
-	_, status, err := EdgeStatus(ctx, host, ns)
+// host name's routes, and of the listeners and Gateway they attach to,
+// and sums it up: routed when every route of every name is accepted with
+// its references resolved and the Gateway and its listeners programmed,
+// pending with the first condition that is not.
+func (s *Service) recordEdgeStatus(ctx context.Context, q *queries.Queries, host dynamic.Interface, ns string, names []queries.ClusterHostname, gw GatewayState) (string, string, error) {
+	status, err := EdgeStatus(ctx, host, ns, gw)
 	if err != nil {
 		return "", "", err
 	}
 	state, msg := EdgeRouted, ""
 	for _, n := range names {
-		word := edgeWord(status[n.Name])
+		word := status[n.Name].Word()
 		if word != "ok" && state == EdgeRouted {
 			state, msg = EdgePending, n.Name+": "+word
 		}
@@ -196,23 +244,6 @@ func (s *Service) recordEdgeStatus(ctx context.Context, q *queries.Queries, host
 		}
 	}
 	return state, msg, nil
-}
-
-// edgeWord is a host name's routes' status in words: ok, or the first
-// condition that is not True, or that the implementation has not seen
-// them yet.
-func edgeWord(st EdgeHostStatus) string {
-	if st.OK() {
-		return "ok"
-	}
-	for kind, conds := range st.Conditions {
-		for _, c := range conds {
-			if c.Status != "True" {
-				return fmt.Sprintf("%s %s: %s (%s)", kind, c.Type, c.Reason, c.Message)
-			}
-		}
-	}
-	return "not accepted by the Gateway yet"
 }
 
 // controllerPods are the addresses of the managed ingress controller's
@@ -286,14 +317,14 @@ const sharedEdgeKey = "edge_shared"
 const sharedEdgeFresh = time.Minute
 
 // SharedEdge is the state of the objects every edge cluster shares: the
-// Gateway's addresses and the wildcard certificate, as applied and read
-// at Checked for Class and Domain.
+// Gateway's (addresses, conditions, listeners') and the wildcard
+// certificate's, as applied and read at Checked for Class and Domain.
 type SharedEdge struct {
-	Class     string     `json:"class"`
-	Domain    string     `json:"domain"`
-	Addresses []string   `json:"addresses"`
-	Wildcard  CertStatus `json:"wildcard"`
-	Checked   time.Time  `json:"checked"`
+	Class    string       `json:"class"`
+	Domain   string       `json:"domain"`
+	Gateway  GatewayState `json:"gateway"`
+	Wildcard CertStatus   `json:"wildcard"`
+	Checked  time.Time    `json:"checked"`
 }
 
 // sharedEdge applies the shared Gateway and the wildcard certificate and
@@ -310,7 +341,9 @@ func (s *Service) sharedEdge(ctx context.Context, q *queries.Queries, host dynam
 		if err := json.Unmarshal(row.Value, &cur); err != nil {
 			return SharedEdge{}, fmt.Errorf("decode the shared edge state: %w", err)
 		}
-		if cur.Class == st.GatewayClass && cur.Domain == st.AppsBaseDomain && time.Since(cur.Checked) < sharedEdgeFresh {
+		// A state written before the Gateway's conditions were kept has
+		// no gateway addresses (nil; read ones are never nil): stale.
+		if cur.Class == st.GatewayClass && cur.Domain == st.AppsBaseDomain && cur.Gateway.Addresses != nil && time.Since(cur.Checked) < sharedEdgeFresh {
 			return cur, nil
 		}
 	}
@@ -318,7 +351,7 @@ func (s *Service) sharedEdge(ctx context.Context, q *queries.Queries, host dynam
 		return SharedEdge{}, err
 	}
 	next := SharedEdge{Class: st.GatewayClass, Domain: st.AppsBaseDomain, Checked: time.Now()}
-	if next.Addresses, err = GatewayAddresses(ctx, host); err != nil {
+	if next.Gateway, err = ReadGateway(ctx, host); err != nil {
 		return SharedEdge{}, err
 	}
 	dnsSet, err := dnsrecords.Load(ctx, q, s.Box)

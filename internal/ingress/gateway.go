@@ -260,57 +260,124 @@ func deleteOurs(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVers
 }
 
 // EdgeCondition is a condition the Gateway's implementation wrote on the
-// Gateway or on a route (Accepted, ResolvedRefs, Programmed).
+// Gateway, one of its listeners, or a route.
 type EdgeCondition struct {
 	Type, Status, Reason, Message string
 }
 
-// EdgeHostStatus is what the Gateway's implementation says of a host's
-// routes: the conditions of each of its routes (by kind) for the shared
-// Gateway. None yet: not seen by the implementation.
-type EdgeHostStatus struct {
-	Conditions map[string][]EdgeCondition
+// edgeConditionTypes are the conditions that say all is well when True
+// (Gateway API's positive-polarity ones); the others (Conflicted,
+// PartiallyInvalid, implementation-specific ones) are not summed up.
+var edgeConditionTypes = []string{"Accepted", "ResolvedRefs", "Programmed"}
+
+// GatewayState is what the Gateway's implementation wrote on the shared
+// Gateway: its IP addresses (status.addresses, sorted as text; none until
+// it has some), its conditions, and its listeners' by name.
+type GatewayState struct {
+	Addresses  []string                   `json:"addresses"`
+	Conditions []EdgeCondition            `json:"conditions,omitempty"`
+	Listeners  map[string][]EdgeCondition `json:"listeners,omitempty"`
 }
 
-// OK reports whether every condition of every route is True.
-func (s EdgeHostStatus) OK() bool {
-	if len(s.Conditions) == 0 {
-		return false
+// ReadGateway reads the shared Gateway's state.
+func ReadGateway(ctx context.Context, dyn dynamic.Interface) (GatewayState, error) {
+	gw, err := dyn.Resource(gateways).Namespace(EdgeNamespace).Get(ctx, GatewayName, metav1.GetOptions{})
+	if err != nil {
+		return GatewayState{}, fmt.Errorf("read Gateway %s/%s: %w", EdgeNamespace, GatewayName, err)
 	}
-	for _, conds := range s.Conditions {
-		for _, c := range conds {
-			if c.Status != "True" {
-				return false
+	out := GatewayState{Addresses: []string{}, Listeners: map[string][]EdgeCondition{}}
+	raw, _, _ := unstructured.NestedSlice(gw.Object, "status", "addresses")
+	for _, a := range raw {
+		m, _ := a.(map[string]any)
+		typ, _ := m["type"].(string)
+		value, _ := m["value"].(string)
+		if typ != "" && typ != "IPAddress" {
+			continue
+		}
+		if ip, err := netip.ParseAddr(value); err == nil {
+			out.Addresses = append(out.Addresses, ip.String())
+		}
+	}
+	slices.Sort(out.Addresses)
+	out.Addresses = slices.Compact(out.Addresses)
+	conds, _, _ := unstructured.NestedSlice(gw.Object, "status", "conditions")
+	out.Conditions = conditionsOf(conds)
+	listeners, _, _ := unstructured.NestedSlice(gw.Object, "status", "listeners")
+	for _, l := range listeners {
+		m, _ := l.(map[string]any)
+		name, _ := m["name"].(string)
+		conds, _ := m["conditions"].([]any)
+		out.Listeners[name] = conditionsOf(conds)
+	}
+	return out, nil
+}
+
+// EdgeObject is an object that carries a host name's traffic (a route, a
+// listener of the Gateway, the Gateway) and its conditions.
+type EdgeObject struct {
+	Name       string
+	Route      bool
+	Conditions []EdgeCondition
+}
+
+// EdgeHostStatus is what the Gateway's implementation says of a host
+// name: the conditions of each of its routes for the shared Gateway, of
+// the listeners they attach to and of the Gateway, in that order.
+type EdgeHostStatus struct {
+	Objects []EdgeObject
+}
+
+// OK reports whether the implementation took every route and every
+// Accepted, ResolvedRefs and Programmed condition is True.
+func (s EdgeHostStatus) OK() bool {
+	return s.Word() == "ok"
+}
+
+// Word is the host name's status in words: ok, or that the
+// implementation has not taken a route yet, or the first Accepted,
+// ResolvedRefs or Programmed condition that is not True.
+func (s EdgeHostStatus) Word() string {
+	routes := 0
+	for _, o := range s.Objects {
+		if o.Route {
+			if len(o.Conditions) == 0 {
+				return o.Name + " not accepted by the Gateway yet"
+			}
+			routes++
+		}
+	}
+	if routes == 0 {
+		return "not accepted by the Gateway yet"
+	}
+	for _, o := range s.Objects {
+		for _, c := range o.Conditions {
+			if slices.Contains(edgeConditionTypes, c.Type) && c.Status != "True" {
+				return fmt.Sprintf("%s %s: %s (%s)", o.Name, c.Type, c.Reason, c.Message)
 			}
 		}
 	}
-	return true
+	return "ok"
 }
 
-// EdgeStatus reads the shared Gateway's conditions, and those of the
-// platform's routes in ns for it, by host name.
-func EdgeStatus(ctx context.Context, dyn dynamic.Interface, ns string) ([]EdgeCondition, map[string]EdgeHostStatus, error) {
-	gw, err := dyn.Resource(gateways).Namespace(EdgeNamespace).Get(ctx, GatewayName, metav1.GetOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, nil, fmt.Errorf("read Gateway %s/%s: %w", EdgeNamespace, GatewayName, err)
-	}
-	var gwConds []EdgeCondition
-	if err == nil {
-		raw, _, _ := unstructured.NestedSlice(gw.Object, "status", "conditions")
-		gwConds = conditionsOf(raw)
-	}
+// EdgeStatus reads the conditions of the platform's routes in ns for the
+// shared Gateway, and adds those of the Gateway's listeners they attach to
+// and of the Gateway (as gw has them), by host name.
+func EdgeStatus(ctx context.Context, dyn dynamic.Interface, ns string, gw GatewayState) (map[string]EdgeHostStatus, error) {
 	hosts := map[string]EdgeHostStatus{}
-	for kind, gvr := range map[string]schema.GroupVersionResource{"HTTPRoute": httpRoutes, "TLSRoute": tlsRoutes} {
-		list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: edgeComponentLabel + "=" + edgeComponent})
+	listeners := map[string][]string{}
+	for _, kind := range []string{"HTTPRoute", "TLSRoute"} {
+		gvr := httpRoutes
+		if kind == "TLSRoute" {
+			gvr = tlsRoutes
+		}
+		list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: edgeSelector})
 		if err != nil {
-			return nil, nil, fmt.Errorf("list %s in %s: %w", gvr.Resource, ns, err)
+			return nil, fmt.Errorf("list %s in %s: %w", gvr.Resource, ns, err)
 		}
 		for _, r := range list.Items {
 			host := r.GetAnnotations()[HostnameAnnotation]
 			st := hosts[host]
-			if st.Conditions == nil {
-				st.Conditions = map[string][]EdgeCondition{}
-			}
+			obj := EdgeObject{Name: kind, Route: true}
 			parents, _, _ := unstructured.NestedSlice(r.Object, "status", "parents")
 			for _, p := range parents {
 				pm, _ := p.(map[string]any)
@@ -320,12 +387,27 @@ func EdgeStatus(ctx context.Context, dyn dynamic.Interface, ns string) ([]EdgeCo
 					continue
 				}
 				raw, _, _ := unstructured.NestedSlice(pm, "conditions")
-				st.Conditions[kind] = append(st.Conditions[kind], conditionsOf(raw)...)
+				obj.Conditions = append(obj.Conditions, conditionsOf(raw)...)
+			}
+			st.Objects = append(st.Objects, obj)
+			refs, _, _ := unstructured.NestedSlice(r.Object, "spec", "parentRefs")
+			for _, ref := range refs {
+				section, _, _ := unstructured.NestedString(ref.(map[string]any), "sectionName")
+				if section != "" && !slices.Contains(listeners[host], section) {
+					listeners[host] = append(listeners[host], section)
+				}
 			}
 			hosts[host] = st
 		}
 	}
-	return gwConds, hosts, nil
+	for host, st := range hosts {
+		for _, l := range listeners[host] {
+			st.Objects = append(st.Objects, EdgeObject{Name: "Gateway listener " + l, Conditions: gw.Listeners[l]})
+		}
+		st.Objects = append(st.Objects, EdgeObject{Name: "Gateway", Conditions: gw.Conditions})
+		hosts[host] = st
+	}
+	return hosts, nil
 }
 
 func conditionsOf(raw []any) []EdgeCondition {
@@ -340,29 +422,4 @@ func conditionsOf(raw []any) []EdgeCondition {
 		out = append(out, cond)
 	}
 	return out
-}
-
-// GatewayAddresses are the IP addresses the shared Gateway's
-// implementation gave it (status.addresses), sorted as text; none until
-// it has some.
-func GatewayAddresses(ctx context.Context, dyn dynamic.Interface) ([]string, error) {
-	gw, err := dyn.Resource(gateways).Namespace(EdgeNamespace).Get(ctx, GatewayName, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("read Gateway %s/%s: %w", EdgeNamespace, GatewayName, err)
-	}
-	raw, _, _ := unstructured.NestedSlice(gw.Object, "status", "addresses")
-	out := []string{}
-	for _, a := range raw {
-		m, _ := a.(map[string]any)
-		typ, _ := m["type"].(string)
-		value, _ := m["value"].(string)
-		if typ != "" && typ != "IPAddress" {
-			continue
-		}
-		if ip, err := netip.ParseAddr(value); err == nil {
-			out = append(out, ip.String())
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
 }

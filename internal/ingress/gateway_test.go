@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"net/netip"
-	"slices"
 	"strings"
 	"testing"
 
@@ -125,13 +124,73 @@ func TestEdgeObjects(t *testing.T) {
 	}}}
 	_, err = dyn.Resource(httpRoutesGVR).Namespace(ns).UpdateStatus(ctx, &r, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	_, hostStatus, err := ingress.EdgeStatus(ctx, dyn, ns)
+	state, err := ingress.ReadGateway(ctx, dyn)
+	require.NoError(t, err)
+	require.Empty(t, state.Addresses)
+	hostStatus, err := ingress.EdgeStatus(ctx, dyn, ns, state)
 	require.NoError(t, err)
 	st := hostStatus["shop.apps.test"]
 	require.False(t, st.OK())
-	require.True(t, slices.ContainsFunc(st.Conditions["HTTPRoute"], func(c ingress.EdgeCondition) bool {
-		return c.Type == "ResolvedRefs" && c.Status == "False" && c.Message == "no endpoints"
-	}))
+	require.Equal(t, "HTTPRoute ResolvedRefs: BackendNotFound (no endpoints)", st.Word())
+
+	// Resolved; the Gateway's https listener is not programmed (its
+	// certificate is missing): the name under the apps base domain, whose
+	// route attaches to it, says so.
+	r.Object["status"].(map[string]any)["parents"].([]any)[0].(map[string]any)["conditions"].([]any)[1] =
+		map[string]any{"type": "ResolvedRefs", "status": "True", "reason": "ResolvedRefs", "message": "", "lastTransitionTime": "2026-12-02T00:00:00Z"}
+	got, err := dyn.Resource(httpRoutesGVR).Namespace(ns).Get(ctx, r.GetName(), metav1.GetOptions{})
+	require.NoError(t, err)
+	r.SetResourceVersion(got.GetResourceVersion())
+	_, err = dyn.Resource(httpRoutesGVR).Namespace(ns).UpdateStatus(ctx, &r, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	gwRes := dyn.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}).Namespace(ingress.EdgeNamespace)
+	setGateway := func(httpsProgrammed string) {
+		t.Helper()
+		obj, err := gwRes.Get(ctx, ingress.GatewayName, metav1.GetOptions{})
+		require.NoError(t, err)
+		cond := func(typ, status, reason, msg string) any {
+			return map[string]any{"type": typ, "status": status, "reason": reason, "message": msg, "lastTransitionTime": "2026-12-02T00:00:00Z"}
+		}
+		listener := func(name, programmed string) any {
+			return map[string]any{"name": name, "attachedRoutes": int64(1), "supportedKinds": []any{map[string]any{"kind": "HTTPRoute"}}, "conditions": []any{
+				cond("Accepted", "True", "Accepted", ""),
+				// Negative polarity: False is well.
+				cond("Conflicted", "False", "NoConflicts", ""),
+				cond("Programmed", programmed, map[string]string{"True": "Programmed", "False": "Invalid"}[programmed], "secret kubebyon-apps-wildcard not found"),
+			}}
+		}
+		obj.Object["status"] = map[string]any{
+			"addresses":  []any{map[string]any{"type": "IPAddress", "value": "198.51.100.7"}},
+			"conditions": []any{cond("Accepted", "True", "Accepted", ""), cond("Programmed", "True", "Programmed", "")},
+			"listeners":  []any{listener("http", "True"), listener("https", httpsProgrammed), listener("tls", "True")},
+		}
+		_, err = gwRes.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	setGateway("False")
+	state, err = ingress.ReadGateway(ctx, dyn)
+	require.NoError(t, err)
+	require.Equal(t, []string{"198.51.100.7"}, state.Addresses)
+	hostStatus, err = ingress.EdgeStatus(ctx, dyn, ns, state)
+	require.NoError(t, err)
+	st = hostStatus["shop.apps.test"]
+	require.False(t, st.OK())
+	require.Equal(t, "Gateway listener https Programmed: Invalid (secret kubebyon-apps-wildcard not found)", st.Word())
+	setGateway("True")
+	state, err = ingress.ReadGateway(ctx, dyn)
+	require.NoError(t, err)
+	hostStatus, err = ingress.EdgeStatus(ctx, dyn, ns, state)
+	require.NoError(t, err)
+	st = hostStatus["shop.apps.test"]
+	require.True(t, st.OK(), st.Word())
+	require.Equal(t, "ok", st.Word())
+	require.Equal(t, []string{"HTTPRoute", "Gateway listener http", "Gateway listener https", "Gateway"}, func() []string {
+		var out []string
+		for _, o := range st.Objects {
+			out = append(out, o.Name)
+		}
+		return out
+	}())
 
 	require.NoError(t, ingress.RemoveEdgeRoutes(ctx, dyn, ns))
 	require.Empty(t, routes(httpRoutesGVR))
