@@ -34,11 +34,26 @@ var (
 // a host name taken out loses its routes; the routes' status as the
 // Gateway's implementation writes it is read back per host name; removal
 // leaves none of it.
+// It runs against the Gateway API's standard and experimental channels
+// (the experimental one on an apiserver of its own: the CRDs have the
+// same names).
 func TestEdgeObjects(t *testing.T) {
 	t.Parallel()
+	for _, channel := range []string{"standard", "experimental"} {
+		t.Run(channel, func(t *testing.T) {
+			t.Parallel()
+			kube := testenv.HostKube(t)
+			if channel == "experimental" {
+				kube = testenv.NewKube(t)
+			}
+			testenv.GatewayAPIChannelCRDs(t, kube.Config, channel)
+			testEdgeObjects(t, kube)
+		})
+	}
+}
+
+func testEdgeObjects(t *testing.T, kube *testenv.Kube) {
 	ctx := context.Background()
-	kube := testenv.HostKube(t)
-	testenv.GatewayAPICRDs(t, kube.Config)
 	dyn := dynamic.NewForConfigOrDie(kube.Config)
 	ns := "kubebyon-edge-" + strings.ToLower(rand.Text()[:8])
 	_, err := kube.Client(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})

@@ -32,7 +32,15 @@ const gatewayAPIModule = "sigs.k8s.io/gateway-api@v1.6.3"
 // apiserver may call it at the same time.
 func GatewayAPICRDs(t testing.TB, cfg *rest.Config) {
 	t.Helper()
-	files, err := foundOnce("gateway api crds", func() (string, error) {
+	GatewayAPIChannelCRDs(t, cfg, "standard")
+}
+
+// GatewayAPIChannelCRDs is GatewayAPICRDs with the Gateway API's CRDs of
+// channel (standard or experimental: the same CRD names, so an apiserver
+// has one channel's).
+func GatewayAPIChannelCRDs(t testing.TB, cfg *rest.Config, channel string) {
+	t.Helper()
+	files, err := foundOnce("gateway api crds "+channel, func() (string, error) {
 		gw, err := moduleDir(gatewayAPIModule)
 		if err != nil {
 			return "", err
@@ -41,7 +49,7 @@ func GatewayAPICRDs(t testing.TB, cfg *rest.Config) {
 		if err != nil {
 			return "", err
 		}
-		return filepath.Join(gw, "config", "crd", "standard") + string(os.PathListSeparator) + filepath.Join(cm, "deploy", "crds"), nil
+		return filepath.Join(gw, "config", "crd", channel) + string(os.PathListSeparator) + filepath.Join(cm, "deploy", "crds"), nil
 	})
 	if err != nil {
 		t.Fatalf("testenv: locate the Gateway API and cert-manager CRDs: %v", err)
