@@ -249,7 +249,7 @@ func hostTestView(src adminsettings.Source, r hostcheck.Report, err error) (view
 	}
 	t.Server, t.Version, t.Verbs, t.Missing = r.Server, r.Version, hostcheck.Verbs, r.Missing()
 	for _, res := range r.Results {
-		row := views.AdminPermissionRow{Resource: res.Name(), Namespaced: res.Namespaced}
+		row := views.AdminPermissionRow{Resource: res.Name(), Namespaced: res.Namespaced, Edge: res.Feature == hostcheck.FeatureEdge, Counted: res.Counted}
 		for _, verb := range hostcheck.Verbs {
 			row.Cells = append(row.Cells, views.AdminPermissionCell{
 				Verb: verb, Required: slices.Contains(res.Verbs, verb), Allowed: res.Allowed[verb],

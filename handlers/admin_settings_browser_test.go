@@ -43,7 +43,7 @@ func TestAdminSettingsInBrowser(t *testing.T) {
 	))
 	require.Contains(t, notice, "No host cluster is connected.")
 	require.Contains(t, verdict, "every permission the platform needs is granted")
-	require.Equal(t, 61, rows)
+	require.Equal(t, 61+36, rows, "with the platform edge's")
 	require.True(t, samePage, "htmx swapped in the result")
 
 	var flash string

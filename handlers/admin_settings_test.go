@@ -27,6 +27,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -435,12 +436,27 @@ func TestAdminSettingsTestConnection(t *testing.T) {
 		require.Contains(t, body, `data-ok="false"`)
 		require.Contains(t, body, "permissions are missing (61)")
 		require.Contains(t, body, "Server "+k.URL+", Kubernetes v1.34.2.")
-		require.Equal(t, 61, strings.Count(body, `data-allowed="false"`))
+		require.Equal(t, 61+36, strings.Count(body, `data-allowed="false"`), "and the platform edge's, shown")
 		require.Zero(t, strings.Count(body, `data-allowed="true"`))
 		require.Contains(t, body, `data-testid="perm-create-namespaces" data-allowed="false"`)
 		require.Contains(t, body, `data-testid="perm-delete-statefulsets.apps" data-allowed="false"`)
 		require.Contains(t, body, `data-testid="perm-list-nodes" data-allowed="false"`)
+		require.Contains(t, body, `data-testid="perm-row-gateways.gateway.networking.k8s.io" data-counted="false"`)
+		require.Contains(t, body, "Only for the platform edge: not counted while no GatewayClass is set")
 		require.NotContains(t, body, "BEGIN CERTIFICATE")
+
+		// The edge offered (a GatewayClass named): its permissions count.
+		ctx := context.Background()
+		st, err := ingress.LoadSettings(ctx, queries.New(b.pool))
+		require.NoError(t, err)
+		st.GatewayClass = "eg"
+		require.NoError(t, ingress.SaveSettings(ctx, queries.New(b.pool), st))
+		_, body = admin.postSettings(test, fullSettings(t), limited, true)
+		require.Contains(t, body, "permissions are missing (97)")
+		require.Contains(t, body, `data-testid="perm-row-certificates.cert-manager.io" data-counted="true"`)
+		require.Contains(t, body, `data-testid="perm-patch-endpointslices.discovery.k8s.io" data-allowed="false"`)
+		st.GatewayClass = ""
+		require.NoError(t, ingress.SaveSettings(ctx, queries.New(b.pool), st))
 	})
 
 	t.Run("stored kubeconfig", func(t *testing.T) {
@@ -484,7 +500,7 @@ func TestAdminSettingsTestConnection(t *testing.T) {
 		require.Contains(t, body, `value="0.29.9"`, "the form keeps what was typed")
 		require.Contains(t, body, `data-ok="true"`)
 		require.Contains(t, body, "every permission the platform needs is granted")
-		require.Equal(t, 61, strings.Count(body, `data-allowed="true"`))
+		require.Equal(t, 61+36, strings.Count(body, `data-allowed="true"`))
 		require.NotContains(t, body, "BEGIN CERTIFICATE", "the uploaded kubeconfig is not shown back")
 		require.Equal(t, before, b.settingsRow(t), "testing saves nothing")
 	})

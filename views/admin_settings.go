@@ -48,7 +48,10 @@ type AdminHostTest struct {
 type AdminPermissionRow struct {
 	Resource   string
 	Namespaced bool
-	Cells      []AdminPermissionCell
+	// Edge: only managed ingress through the platform edge needs it;
+	// Counted: its missing verbs count (the edge is offered).
+	Edge, Counted bool
+	Cells         []AdminPermissionCell
 }
 
 // AdminPermissionCell is one verb on a resource: Required by the platform

@@ -25,6 +25,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/hostcheck"
+	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
@@ -317,7 +318,13 @@ func (s *Service) Test(ctx context.Context, upload string, clearStored bool) (So
 	if err != nil {
 		return src, hostcheck.Report{}, err
 	}
-	report, err := hostcheck.Check(ctx, cfg)
+	// The platform edge's permissions count when it is offered (a
+	// GatewayClass named).
+	ing, err := ingress.LoadSettings(ctx, queries.New(s.Pool))
+	if err != nil {
+		return src, hostcheck.Report{}, err
+	}
+	report, err := hostcheck.Check(ctx, cfg, hostcheck.Features{Edge: ing.GatewayClass != ""})
 	return src, report, err
 }
 

@@ -35,6 +35,23 @@ type Requirement struct {
 	Resource   string
 	Verbs      []string
 	Namespaced bool
+	// Feature names the feature that needs it ("" for every platform):
+	// see Features.
+	Feature string
+}
+
+// FeatureEdge: managed ingress through the platform edge.
+const FeatureEdge = "edge"
+
+// Features are the features the platform offers: the permissions only
+// they need count as missing when they are offered, and are shown either
+// way.
+type Features struct {
+	Edge bool
+}
+
+func (f Features) offer(feature string) bool {
+	return feature == "" || (feature == FeatureEdge && f.Edge)
 }
 
 // Name is the resource as kubectl spells it: resource.group.
@@ -70,19 +87,37 @@ var Required = []Requirement{
 	{Resource: "nodes", Verbs: []string{"get", "list"}},
 }
 
+// EdgeRequired is what managed ingress through the platform edge writes on
+// the host: the shared Gateway, each cluster's routes, EndpointSlices
+// (beside a Service), and the wildcard certificate's Issuer and
+// Certificate (package ingress, gateway.go and wildcard.go); all applied
+// server-side, which takes patch.
+var EdgeRequired = []Requirement{
+	{Group: "gateway.networking.k8s.io", Resource: "gateways", Verbs: objectVerbs, Namespaced: true, Feature: FeatureEdge},
+	{Group: "gateway.networking.k8s.io", Resource: "httproutes", Verbs: objectVerbs, Namespaced: true, Feature: FeatureEdge},
+	{Group: "gateway.networking.k8s.io", Resource: "tlsroutes", Verbs: objectVerbs, Namespaced: true, Feature: FeatureEdge},
+	{Group: "discovery.k8s.io", Resource: "endpointslices", Verbs: objectVerbs, Namespaced: true, Feature: FeatureEdge},
+	{Group: "cert-manager.io", Resource: "issuers", Verbs: objectVerbs, Namespaced: true, Feature: FeatureEdge},
+	{Group: "cert-manager.io", Resource: "certificates", Verbs: objectVerbs, Namespaced: true, Feature: FeatureEdge},
+}
+
 // Report is the outcome of a check that reached the server.
 type Report struct {
 	// Server is the API server's URL, Version its Kubernetes version.
 	Server  string
 	Version string
-	// Results has one entry per Required entry, in the same order.
+	// Results has one entry per Required entry, then one per
+	// EdgeRequired entry, in the same order.
 	Results []Result
 }
 
-// Result says which of a requirement's verbs the credentials may use.
+// Result says which of a requirement's verbs the credentials may use;
+// Counted, whether the platform offers the feature that needs them (what
+// is missing then counts).
 type Result struct {
 	Requirement
 	Allowed map[string]bool
+	Counted bool
 }
 
 // Missing lists the requirement's verbs that are not allowed.
@@ -96,11 +131,14 @@ func (r Result) Missing() []string {
 	return out
 }
 
-// Missing counts the permissions (a verb on a resource) not granted.
+// Missing counts the permissions (a verb on a resource) not granted that
+// the features offered need.
 func (r Report) Missing() int {
 	n := 0
 	for _, res := range r.Results {
-		n += len(res.Missing())
+		if res.Counted {
+			n += len(res.Missing())
+		}
 	}
 	return n
 }
@@ -142,8 +180,9 @@ func (e *Error) Unwrap() error { return e.Err }
 const parallel = 8
 
 // Check reaches the server of cfg within Timeout, reads its version and
-// reviews every Required permission. A failure is an *Error.
-func Check(ctx context.Context, cfg *rest.Config) (Report, error) {
+// reviews every Required and EdgeRequired permission, counting those of
+// the features offered. A failure is an *Error.
+func Check(ctx context.Context, cfg *rest.Config, features Features) (Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	cfg = rest.CopyConfig(cfg)
@@ -162,7 +201,7 @@ func Check(ctx context.Context, cfg *rest.Config) (Report, error) {
 	if report.Version, err = serverVersion(ctx, client); err != nil {
 		return fail(err)
 	}
-	if report.Results, err = review(ctx, client); err != nil {
+	if report.Results, err = review(ctx, client, features); err != nil {
 		return fail(err)
 	}
 	return report, nil
@@ -184,16 +223,17 @@ func serverVersion(ctx context.Context, client kubernetes.Interface) (string, er
 
 // review asks, for every verb of every requirement, whether the
 // credentials may use it.
-func review(ctx context.Context, client kubernetes.Interface) ([]Result, error) {
-	results := make([]Result, len(Required))
+func review(ctx context.Context, client kubernetes.Interface, features Features) ([]Result, error) {
+	all := append(slices.Clone(Required), EdgeRequired...)
+	results := make([]Result, len(all))
 	var (
 		mu    sync.Mutex
 		first error
 		wg    sync.WaitGroup
 	)
 	slots := make(chan struct{}, parallel)
-	for i, req := range Required {
-		results[i] = Result{Requirement: req, Allowed: map[string]bool{}}
+	for i, req := range all {
+		results[i] = Result{Requirement: req, Allowed: map[string]bool{}, Counted: features.offer(req.Feature)}
 		for _, verb := range req.Verbs {
 			wg.Go(func() {
 				slots <- struct{}{}

@@ -21,11 +21,17 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// allPermissions counts every verb of every requirement.
-func allPermissions() int {
+// allPermissions counts every verb of every requirement (of those the
+// platform edge needs, with edge).
+func allPermissions(edge bool) int {
 	n := 0
 	for _, r := range hostcheck.Required {
 		n += len(r.Verbs)
+	}
+	if edge {
+		for _, r := range hostcheck.EdgeRequired {
+			n += len(r.Verbs)
+		}
 	}
 	return n
 }
@@ -46,15 +52,16 @@ func granted(r hostcheck.Report) []string {
 func TestCheckAsAdmin(t *testing.T) {
 	t.Parallel()
 	k := testenv.HostKube(t)
-	r, err := hostcheck.Check(context.Background(), k.Config)
+	r, err := hostcheck.Check(context.Background(), k.Config, hostcheck.Features{Edge: true})
 	require.NoError(t, err)
 	require.Equal(t, "v1.34.2", r.Version)
 	require.Equal(t, k.URL, r.Server)
-	require.Len(t, r.Results, len(hostcheck.Required))
+	require.Len(t, r.Results, len(hostcheck.Required)+len(hostcheck.EdgeRequired))
 	require.True(t, r.OK())
 	require.Zero(t, r.Missing())
-	require.Len(t, granted(r), allPermissions())
-	require.Equal(t, 61, allPermissions(), "namespaces 3, nine namespaced resources 6 each, escalate and bind on roles, nodes 2")
+	require.Len(t, granted(r), allPermissions(true))
+	require.Equal(t, 61, allPermissions(false), "namespaces 3, nine namespaced resources 6 each, escalate and bind on roles, nodes 2")
+	require.Equal(t, 61+36, allPermissions(true), "and the edge's six namespaced resources")
 }
 
 // TestCheckGrantsExactly: a user without bindings has nothing; cluster-wide
@@ -68,12 +75,15 @@ func TestCheckGrantsExactly(t *testing.T) {
 	user := "hostcheck-" + strings.ToLower(rand.Text()[:10])
 	cfg := k.UserConfig(t, user)
 
-	r, err := hostcheck.Check(ctx, cfg)
+	r, err := hostcheck.Check(ctx, cfg, hostcheck.Features{})
 	require.NoError(t, err, "anyone may review their own access")
 	require.Equal(t, "v1.34.2", r.Version)
 	require.False(t, r.OK())
-	require.Equal(t, allPermissions(), r.Missing())
+	require.Equal(t, allPermissions(false), r.Missing(), "the edge's permissions are shown, not counted, while it is not offered")
 	require.Empty(t, granted(r))
+	r, err = hostcheck.Check(ctx, cfg, hostcheck.Features{Edge: true})
+	require.NoError(t, err)
+	require.Equal(t, allPermissions(true), r.Missing(), "offered: counted")
 
 	ns, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hostcheck-"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -116,12 +126,12 @@ func TestCheckGrantsExactly(t *testing.T) {
 	}
 	// The apiserver's RBAC cache takes a moment to see new bindings.
 	require.Eventually(t, func() bool {
-		r, err = hostcheck.Check(ctx, cfg)
+		r, err = hostcheck.Check(ctx, cfg, hostcheck.Features{})
 		require.NoError(t, err)
 		return len(granted(r)) == len(want)
 	}, 10*time.Second, 100*time.Millisecond)
 	require.Equal(t, want, granted(r))
-	require.Equal(t, allPermissions()-len(want), r.Missing())
+	require.Equal(t, allPermissions(false)-len(want), r.Missing())
 	for _, res := range r.Results {
 		if res.Resource == "secrets" {
 			require.Equal(t, []string{"create", "update", "patch", "delete"}, res.Missing())
@@ -132,7 +142,7 @@ func TestCheckGrantsExactly(t *testing.T) {
 // checkError runs a check that must fail and returns its *Error.
 func checkError(t *testing.T, ctx context.Context, cfg *rest.Config) *hostcheck.Error {
 	t.Helper()
-	_, err := hostcheck.Check(ctx, cfg)
+	_, err := hostcheck.Check(ctx, cfg, hostcheck.Features{})
 	var he *hostcheck.Error
 	require.True(t, errors.As(err, &he), "%v", err)
 	require.Equal(t, cfg.Host, he.Server)
