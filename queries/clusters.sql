@@ -168,6 +168,15 @@ SELECT * FROM clusters WHERE status = 'ready' ORDER BY id;
 -- name: ClusterSetStaleNodeCleanup :exec
 UPDATE clusters SET stale_node_cleanup_hours = sqlc.narg('hours'), updated_at = now() WHERE id = @id;
 
+-- name: ClusterPodCIDRLock :exec
+-- Takes, until the transaction ends, the lock that queues the allocations
+-- of Pod network blocks: the allocation that waited sees the block the
+-- one before it took. Without it, creations at the same instant all pick
+-- the same block, and all but one are refused by the exclusion constraint
+-- or, checking it at the same time, rolled back as a deadlock, and try
+-- again, round after round.
+SELECT pg_advisory_xact_lock(7164937810002001);
+
 -- name: ClusterAllocatePodCIDR :one
 -- Gives the cluster the first block of @bits in the pool that overlaps no
 -- live cluster's Pod network, pooled or not; no row when the pool is

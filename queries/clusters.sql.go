@@ -717,6 +717,21 @@ func (q *Queries) ClusterNodePortsInUse(ctx context.Context) ([]int32, error) {
 	return items, nil
 }
 
+const clusterPodCIDRLock = `-- name: ClusterPodCIDRLock :exec
+SELECT pg_advisory_xact_lock(7164937810002001)
+`
+
+// Takes, until the transaction ends, the lock that queues the allocations
+// of Pod network blocks: the allocation that waited sees the block the
+// one before it took. Without it, creations at the same instant all pick
+// the same block, and all but one are refused by the exclusion constraint
+// or, checking it at the same time, rolled back as a deadlock, and try
+// again, round after round.
+func (q *Queries) ClusterPodCIDRLock(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, clusterPodCIDRLock)
+	return err
+}
+
 const clusterPodCIDRUnique = `-- name: ClusterPodCIDRUnique :one
 SELECT (NOT EXISTS (
     SELECT 1 FROM clusters o, clusters c

@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/riverqueue/river"
+	"k8s.io/klog/v2"
 
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/accounts"
@@ -210,6 +211,9 @@ func mailer(common *config.Common, logger *slog.Logger) mail.Sender {
 // start opens the database, checks its schema (applying migrations first
 // when asked), and builds the River client.
 func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Logger, migrate, work bool) (*runtimeDeps, error) {
+	// client-go logs (a watch that ended with an error, say) through klog;
+	// they go to the same log, structured like the rest.
+	klog.SetSlogLogger(logger.With("component", "client-go"))
 	key, err := common.Key()
 	if err != nil {
 		return nil, err

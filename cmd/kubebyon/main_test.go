@@ -108,6 +108,7 @@ func (s *server) waitReady(t *testing.T) {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-s.done:
+			s.done <- err // for the cleanup
 			t.Fatalf("serve exited early (%v): %s", err, s.stderr)
 		default:
 		}

@@ -136,11 +136,13 @@ func (s *Service) Create(ctx context.Context, ownerID int64, in Input, actor aud
 	if err := s.ready(rt); err != nil {
 		return queries.Cluster{}, err
 	}
-	// Two clusters made at the same instant may pick the same Pod network
-	// block: the database lets one of them commit, the other tries again.
+	// Allocations of Pod network blocks queue (ClusterPodCIDRLock), and the
+	// exclusion constraint refuses an overlap however it is written: a
+	// creation refused by it, or rolled back as a deadlock while checking
+	// it, tries again.
 	for attempt := 1; ; attempt++ {
 		c, err := s.create(ctx, ownerID, in, rt, actor)
-		if attempt < maxPodCIDRAttempts && isExclusionViolation(err, podCIDRExclusion) {
+		if attempt < maxPodCIDRAttempts && (isExclusionViolation(err, podCIDRExclusion) || isDeadlock(err)) {
 			continue
 		}
 		return c, err
@@ -402,6 +404,9 @@ func podNetwork(ctx context.Context, q *queries.Queries, rt settings.Runtime, id
 		}
 		return p.Masked(), nil
 	}
+	if err := q.ClusterPodCIDRLock(ctx); err != nil {
+		return netip.Prefix{}, fmt.Errorf("wait for the pod network pool: %w", err)
+	}
 	p, err := q.ClusterAllocatePodCIDR(ctx, queries.ClusterAllocatePodCIDRParams{ID: id, Pool: pool, Bits: int32(bits)})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return netip.Prefix{}, ErrPodPoolFull
@@ -415,6 +420,16 @@ func podNetwork(ctx context.Context, q *queries.Queries, rt settings.Runtime, id
 func isExclusionViolation(err error, constraint string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23P01" && pgErr.ConstraintName == constraint
+}
+
+// isDeadlock: PostgreSQL rolled the transaction back to break a
+// deadlock. Two transactions checking the exclusion constraint for the
+// same block at once may each wait for the other (the constraint's
+// documented behaviour under concurrent insertions), and one is told so
+// instead of being told of the violation.
+func isDeadlock(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "40P01"
 }
 
 func isUniqueViolation(err error, constraint string) bool {
