@@ -31,6 +31,10 @@ type Catalog struct {
 	// already translated (go-i18n matches languages and looks the message
 	// up again on every call: a page has dozens).
 	plain map[language.Tag]map[string]string
+	// simple is, per language, the messages whose template actions are
+	// all plain field references ({{.Name}}), as parts filled in without
+	// text/template.
+	simple map[language.Tag]map[string][]part
 	// localizers holds one Localizer per language, shared by the requests
 	// (they only read it).
 	localizers map[language.Tag]*Localizer
@@ -47,6 +51,7 @@ func New() (*Catalog, error) {
 	// Every message id, and those that take template data or a plural
 	// count in any language.
 	ids, templated := map[string]bool{}, map[string]bool{}
+	simple := map[language.Tag]map[string][]part{}
 	for _, p := range paths {
 		mf, err := b.LoadMessageFileFS(messageFiles, p)
 		if err != nil {
@@ -54,13 +59,20 @@ func New() (*Catalog, error) {
 		}
 		for _, m := range mf.Messages {
 			ids[m.ID] = true
-			if strings.Contains(m.Other, "{{") || m.Zero != "" || m.One != "" || m.Two != "" || m.Few != "" || m.Many != "" {
+			plural := m.Zero != "" || m.One != "" || m.Two != "" || m.Few != "" || m.Many != ""
+			if strings.Contains(m.Other, "{{") || plural {
 				templated[m.ID] = true
+			}
+			if parts, ok := parseSimple(m.Other); ok && !plural && strings.Contains(m.Other, "{{") {
+				if simple[mf.Tag] == nil {
+					simple[mf.Tag] = map[string][]part{}
+				}
+				simple[mf.Tag][m.ID] = parts
 			}
 		}
 	}
 	tags := []language.Tag{English, SimplifiedChinese}
-	c := &Catalog{matcher: language.NewMatcher(tags), tags: tags, plain: map[language.Tag]map[string]string{}}
+	c := &Catalog{matcher: language.NewMatcher(tags), tags: tags, plain: map[language.Tag]map[string]string{}, simple: simple}
 	for _, tag := range tags {
 		l := i18n.NewLocalizer(b, tag.String())
 		c.plain[tag] = map[string]string{}
@@ -77,16 +89,73 @@ func New() (*Catalog, error) {
 	}
 	c.localizers = make(map[language.Tag]*Localizer, len(tags))
 	for _, tag := range tags {
-		c.localizers[tag] = &Localizer{tag: tag, l: i18n.NewLocalizer(b, tag.String()), plain: c.plain[tag]}
+		c.localizers[tag] = &Localizer{tag: tag, l: i18n.NewLocalizer(b, tag.String()), plain: c.plain[tag], simple: c.simple[tag]}
 	}
 	return c, nil
 }
 
 // Localizer translates for one language.
 type Localizer struct {
-	tag   language.Tag
-	l     *i18n.Localizer
-	plain map[string]string
+	tag    language.Tag
+	l      *i18n.Localizer
+	plain  map[string]string
+	simple map[string][]part
+}
+
+// part is a piece of a simple message: literal text, or the template
+// data's field (printed as text/template prints it).
+type part struct {
+	text, field string
+}
+
+// parseSimple splits a message whose actions are all {{.Field}} (spaces
+// allowed inside the braces) into parts; ok is false for any other
+// action, which text/template must run.
+func parseSimple(msg string) (parts []part, ok bool) {
+	for msg != "" {
+		i := strings.Index(msg, "{{")
+		if i < 0 {
+			return append(parts, part{text: msg}), true
+		}
+		if i > 0 {
+			parts = append(parts, part{text: msg[:i]})
+		}
+		j := strings.Index(msg[i:], "}}")
+		if j < 0 {
+			return nil, false
+		}
+		action := strings.TrimSpace(msg[i+2 : i+j])
+		name, isField := strings.CutPrefix(action, ".")
+		if !isField || name == "" || strings.ContainsAny(name, " .|()$\"") {
+			return nil, false
+		}
+		parts = append(parts, part{field: name})
+		msg = msg[i+j+2:]
+	}
+	return parts, true
+}
+
+// fill fills a simple message in, as text/template would; ok is false
+// when data lacks a field.
+func fill(parts []part, data map[string]any) (string, bool) {
+	var b strings.Builder
+	for _, p := range parts {
+		if p.field == "" {
+			b.WriteString(p.text)
+			continue
+		}
+		v, ok := data[p.field]
+		if !ok {
+			return "", false
+		}
+		switch v := v.(type) {
+		case string:
+			b.WriteString(v)
+		default:
+			fmt.Fprint(&b, v)
+		}
+	}
+	return b.String(), true
 }
 
 // For picks the best supported language for the preferences given, each an
@@ -114,6 +183,10 @@ func (l *Localizer) Translates() bool { return l.l != nil }
 func (l *Localizer) T(id string, data ...map[string]any) string {
 	if len(data) == 0 {
 		if s, ok := l.plain[id]; ok {
+			return s
+		}
+	} else if parts, ok := l.simple[id]; ok {
+		if s, ok := fill(parts, data[0]); ok {
 			return s
 		}
 	}
