@@ -296,13 +296,24 @@ type OauthIdentity struct {
 }
 
 type Plan struct {
-	ID                 int64
-	Name               string
-	MaxClusters        int32
-	MaxNodesPerCluster int32
-	PriceCents         int32
-	IsDefault          bool
-	CreatedAt          pgtype.Timestamptz
+	ID                     int64
+	Name                   string
+	MaxClusters            int32
+	MaxNodesPerCluster     int32
+	IsDefault              bool
+	CreatedAt              pgtype.Timestamptz
+	NameZh                 string
+	DescriptionEn          string
+	DescriptionZh          string
+	MaxHostnamesPerCluster int32
+	IngressAllowed         bool
+	Currency               string
+	PriceMonthly           int64
+	PriceYearly            int64
+	Public                 bool
+	SortOrder              int32
+	ArchivedAt             pgtype.Timestamptz
+	UpdatedAt              pgtype.Timestamptz
 }
 
 type RateLimit struct {

@@ -2,3 +2,61 @@
 -- The user's plan, or the default plan when the user has none.
 SELECT plans.* FROM plans
 WHERE plans.id = coalesce((SELECT plan_id FROM users WHERE users.id = @user_id), (SELECT id FROM plans WHERE is_default));
+
+-- name: PlanList :many
+-- Every plan, archived ones last, in the admin's order.
+SELECT * FROM plans ORDER BY archived_at IS NOT NULL, sort_order, id;
+
+-- name: PlanGet :one
+SELECT * FROM plans WHERE id = @id;
+
+-- name: PlanCreate :one
+INSERT INTO plans (name, name_zh, description_en, description_zh, max_clusters, max_nodes_per_cluster,
+    max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order)
+VALUES (@name, @name_zh, @description_en, @description_zh, @max_clusters, @max_nodes_per_cluster,
+    @max_hostnames_per_cluster, @ingress_allowed, @currency, @price_monthly, @price_yearly, @public, @sort_order)
+RETURNING *;
+
+-- name: PlanUpdate :one
+-- Changes a plan's fields; the row locked first (PlanLock) by the caller.
+UPDATE plans SET name = @name, name_zh = @name_zh, description_en = @description_en, description_zh = @description_zh,
+    max_clusters = @max_clusters, max_nodes_per_cluster = @max_nodes_per_cluster,
+    max_hostnames_per_cluster = @max_hostnames_per_cluster, ingress_allowed = @ingress_allowed,
+    currency = @currency, price_monthly = @price_monthly, price_yearly = @price_yearly,
+    public = @public, sort_order = @sort_order, updated_at = now()
+WHERE id = @id
+RETURNING *;
+
+-- name: PlanLock :one
+SELECT * FROM plans WHERE id = @id FOR UPDATE;
+
+-- name: PlanSetArchived :one
+-- Archives a plan (or brings it back); the default plan stays (the
+-- constraint plans_default_not_archived refuses it).
+UPDATE plans SET archived_at = CASE WHEN @archived::boolean THEN coalesce(archived_at, now()) END, updated_at = now()
+WHERE id = @id
+RETURNING *;
+
+-- name: PlanClearDefault :exec
+UPDATE plans SET is_default = FALSE, updated_at = now() WHERE is_default AND id <> @id;
+
+-- name: PlanMakeDefault :one
+UPDATE plans SET is_default = TRUE, updated_at = now() WHERE id = @id AND archived_at IS NULL RETURNING *;
+
+-- name: PlanUsersOverLimits :one
+-- How many of the plan's users (those on it, and for the default plan
+-- those on none) use more than its limits: more live clusters than it
+-- allows, or a cluster with more recorded nodes than it allows.
+WITH members AS (
+    SELECT u.id FROM users u, plans p
+    WHERE p.id = @id AND (u.plan_id = p.id OR (u.plan_id IS NULL AND p.is_default))
+), usage AS (
+    SELECT m.id,
+           (SELECT count(*) FROM clusters c WHERE c.owner_id = m.id AND c.status <> 'deleted') AS clusters,
+           (SELECT coalesce(max(n.cnt), 0) FROM (
+                SELECT count(*) AS cnt FROM nodes JOIN clusters c ON c.id = nodes.cluster_id
+                WHERE c.owner_id = m.id AND c.status <> 'deleted' GROUP BY nodes.cluster_id) n) AS nodes
+    FROM members m
+)
+SELECT count(*) FILTER (WHERE usage.clusters > p.max_clusters OR usage.nodes > p.max_nodes_per_cluster)::bigint AS over
+FROM usage, plans p WHERE p.id = @id;

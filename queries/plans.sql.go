@@ -9,8 +9,81 @@ import (
 	"context"
 )
 
+const planClearDefault = `-- name: PlanClearDefault :exec
+UPDATE plans SET is_default = FALSE, updated_at = now() WHERE is_default AND id <> $1
+`
+
+func (q *Queries) PlanClearDefault(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, planClearDefault, id)
+	return err
+}
+
+const planCreate = `-- name: PlanCreate :one
+INSERT INTO plans (name, name_zh, description_en, description_zh, max_clusters, max_nodes_per_cluster,
+    max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order)
+VALUES ($1, $2, $3, $4, $5, $6,
+    $7, $8, $9, $10, $11, $12, $13)
+RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at
+`
+
+type PlanCreateParams struct {
+	Name                   string
+	NameZh                 string
+	DescriptionEn          string
+	DescriptionZh          string
+	MaxClusters            int32
+	MaxNodesPerCluster     int32
+	MaxHostnamesPerCluster int32
+	IngressAllowed         bool
+	Currency               string
+	PriceMonthly           int64
+	PriceYearly            int64
+	Public                 bool
+	SortOrder              int32
+}
+
+func (q *Queries) PlanCreate(ctx context.Context, arg PlanCreateParams) (Plan, error) {
+	row := q.db.QueryRow(ctx, planCreate,
+		arg.Name,
+		arg.NameZh,
+		arg.DescriptionEn,
+		arg.DescriptionZh,
+		arg.MaxClusters,
+		arg.MaxNodesPerCluster,
+		arg.MaxHostnamesPerCluster,
+		arg.IngressAllowed,
+		arg.Currency,
+		arg.PriceMonthly,
+		arg.PriceYearly,
+		arg.Public,
+		arg.SortOrder,
+	)
+	var i Plan
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.MaxClusters,
+		&i.MaxNodesPerCluster,
+		&i.IsDefault,
+		&i.CreatedAt,
+		&i.NameZh,
+		&i.DescriptionEn,
+		&i.DescriptionZh,
+		&i.MaxHostnamesPerCluster,
+		&i.IngressAllowed,
+		&i.Currency,
+		&i.PriceMonthly,
+		&i.PriceYearly,
+		&i.Public,
+		&i.SortOrder,
+		&i.ArchivedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const planForUser = `-- name: PlanForUser :one
-SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.price_cents, plans.is_default, plans.created_at FROM plans
+SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at FROM plans
 WHERE plans.id = coalesce((SELECT plan_id FROM users WHERE users.id = $1), (SELECT id FROM plans WHERE is_default))
 `
 
@@ -23,9 +96,288 @@ func (q *Queries) PlanForUser(ctx context.Context, userID int64) (Plan, error) {
 		&i.Name,
 		&i.MaxClusters,
 		&i.MaxNodesPerCluster,
-		&i.PriceCents,
 		&i.IsDefault,
 		&i.CreatedAt,
+		&i.NameZh,
+		&i.DescriptionEn,
+		&i.DescriptionZh,
+		&i.MaxHostnamesPerCluster,
+		&i.IngressAllowed,
+		&i.Currency,
+		&i.PriceMonthly,
+		&i.PriceYearly,
+		&i.Public,
+		&i.SortOrder,
+		&i.ArchivedAt,
+		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const planGet = `-- name: PlanGet :one
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at FROM plans WHERE id = $1
+`
+
+func (q *Queries) PlanGet(ctx context.Context, id int64) (Plan, error) {
+	row := q.db.QueryRow(ctx, planGet, id)
+	var i Plan
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.MaxClusters,
+		&i.MaxNodesPerCluster,
+		&i.IsDefault,
+		&i.CreatedAt,
+		&i.NameZh,
+		&i.DescriptionEn,
+		&i.DescriptionZh,
+		&i.MaxHostnamesPerCluster,
+		&i.IngressAllowed,
+		&i.Currency,
+		&i.PriceMonthly,
+		&i.PriceYearly,
+		&i.Public,
+		&i.SortOrder,
+		&i.ArchivedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const planList = `-- name: PlanList :many
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at FROM plans ORDER BY archived_at IS NOT NULL, sort_order, id
+`
+
+// Every plan, archived ones last, in the admin's order.
+func (q *Queries) PlanList(ctx context.Context) ([]Plan, error) {
+	rows, err := q.db.Query(ctx, planList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Plan{}
+	for rows.Next() {
+		var i Plan
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.MaxClusters,
+			&i.MaxNodesPerCluster,
+			&i.IsDefault,
+			&i.CreatedAt,
+			&i.NameZh,
+			&i.DescriptionEn,
+			&i.DescriptionZh,
+			&i.MaxHostnamesPerCluster,
+			&i.IngressAllowed,
+			&i.Currency,
+			&i.PriceMonthly,
+			&i.PriceYearly,
+			&i.Public,
+			&i.SortOrder,
+			&i.ArchivedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const planLock = `-- name: PlanLock :one
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at FROM plans WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) PlanLock(ctx context.Context, id int64) (Plan, error) {
+	row := q.db.QueryRow(ctx, planLock, id)
+	var i Plan
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.MaxClusters,
+		&i.MaxNodesPerCluster,
+		&i.IsDefault,
+		&i.CreatedAt,
+		&i.NameZh,
+		&i.DescriptionEn,
+		&i.DescriptionZh,
+		&i.MaxHostnamesPerCluster,
+		&i.IngressAllowed,
+		&i.Currency,
+		&i.PriceMonthly,
+		&i.PriceYearly,
+		&i.Public,
+		&i.SortOrder,
+		&i.ArchivedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const planMakeDefault = `-- name: PlanMakeDefault :one
+UPDATE plans SET is_default = TRUE, updated_at = now() WHERE id = $1 AND archived_at IS NULL RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at
+`
+
+func (q *Queries) PlanMakeDefault(ctx context.Context, id int64) (Plan, error) {
+	row := q.db.QueryRow(ctx, planMakeDefault, id)
+	var i Plan
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.MaxClusters,
+		&i.MaxNodesPerCluster,
+		&i.IsDefault,
+		&i.CreatedAt,
+		&i.NameZh,
+		&i.DescriptionEn,
+		&i.DescriptionZh,
+		&i.MaxHostnamesPerCluster,
+		&i.IngressAllowed,
+		&i.Currency,
+		&i.PriceMonthly,
+		&i.PriceYearly,
+		&i.Public,
+		&i.SortOrder,
+		&i.ArchivedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const planSetArchived = `-- name: PlanSetArchived :one
+UPDATE plans SET archived_at = CASE WHEN $1::boolean THEN coalesce(archived_at, now()) END, updated_at = now()
+WHERE id = $2
+RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at
+`
+
+type PlanSetArchivedParams struct {
+	Archived bool
+	ID       int64
+}
+
+// Archives a plan (or brings it back); the default plan stays (the
+// constraint plans_default_not_archived refuses it).
+func (q *Queries) PlanSetArchived(ctx context.Context, arg PlanSetArchivedParams) (Plan, error) {
+	row := q.db.QueryRow(ctx, planSetArchived, arg.Archived, arg.ID)
+	var i Plan
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.MaxClusters,
+		&i.MaxNodesPerCluster,
+		&i.IsDefault,
+		&i.CreatedAt,
+		&i.NameZh,
+		&i.DescriptionEn,
+		&i.DescriptionZh,
+		&i.MaxHostnamesPerCluster,
+		&i.IngressAllowed,
+		&i.Currency,
+		&i.PriceMonthly,
+		&i.PriceYearly,
+		&i.Public,
+		&i.SortOrder,
+		&i.ArchivedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const planUpdate = `-- name: PlanUpdate :one
+UPDATE plans SET name = $1, name_zh = $2, description_en = $3, description_zh = $4,
+    max_clusters = $5, max_nodes_per_cluster = $6,
+    max_hostnames_per_cluster = $7, ingress_allowed = $8,
+    currency = $9, price_monthly = $10, price_yearly = $11,
+    public = $12, sort_order = $13, updated_at = now()
+WHERE id = $14
+RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at
+`
+
+type PlanUpdateParams struct {
+	Name                   string
+	NameZh                 string
+	DescriptionEn          string
+	DescriptionZh          string
+	MaxClusters            int32
+	MaxNodesPerCluster     int32
+	MaxHostnamesPerCluster int32
+	IngressAllowed         bool
+	Currency               string
+	PriceMonthly           int64
+	PriceYearly            int64
+	Public                 bool
+	SortOrder              int32
+	ID                     int64
+}
+
+// Changes a plan's fields; the row locked first (PlanLock) by the caller.
+func (q *Queries) PlanUpdate(ctx context.Context, arg PlanUpdateParams) (Plan, error) {
+	row := q.db.QueryRow(ctx, planUpdate,
+		arg.Name,
+		arg.NameZh,
+		arg.DescriptionEn,
+		arg.DescriptionZh,
+		arg.MaxClusters,
+		arg.MaxNodesPerCluster,
+		arg.MaxHostnamesPerCluster,
+		arg.IngressAllowed,
+		arg.Currency,
+		arg.PriceMonthly,
+		arg.PriceYearly,
+		arg.Public,
+		arg.SortOrder,
+		arg.ID,
+	)
+	var i Plan
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.MaxClusters,
+		&i.MaxNodesPerCluster,
+		&i.IsDefault,
+		&i.CreatedAt,
+		&i.NameZh,
+		&i.DescriptionEn,
+		&i.DescriptionZh,
+		&i.MaxHostnamesPerCluster,
+		&i.IngressAllowed,
+		&i.Currency,
+		&i.PriceMonthly,
+		&i.PriceYearly,
+		&i.Public,
+		&i.SortOrder,
+		&i.ArchivedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const planUsersOverLimits = `-- name: PlanUsersOverLimits :one
+WITH members AS (
+    SELECT u.id FROM users u, plans p
+    WHERE p.id = $1 AND (u.plan_id = p.id OR (u.plan_id IS NULL AND p.is_default))
+), usage AS (
+    SELECT m.id,
+           (SELECT count(*) FROM clusters c WHERE c.owner_id = m.id AND c.status <> 'deleted') AS clusters,
+           (SELECT coalesce(max(n.cnt), 0) FROM (
+                SELECT count(*) AS cnt FROM nodes JOIN clusters c ON c.id = nodes.cluster_id
+                WHERE c.owner_id = m.id AND c.status <> 'deleted' GROUP BY nodes.cluster_id) n) AS nodes
+    FROM members m
+)
+SELECT count(*) FILTER (WHERE usage.clusters > p.max_clusters OR usage.nodes > p.max_nodes_per_cluster)::bigint AS over
+FROM usage, plans p WHERE p.id = $1
+`
+
+// How many of the plan's users (those on it, and for the default plan
+// those on none) use more than its limits: more live clusters than it
+// allows, or a cluster with more recorded nodes than it allows.
+func (q *Queries) PlanUsersOverLimits(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, planUsersOverLimits, id)
+	var over int64
+	err := row.Scan(&over)
+	return over, err
 }

@@ -1,0 +1,299 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Service is the billing domain's actions.
+type Service struct {
+	Pool *pgxpool.Pool
+}
+
+// Errors users see (catalog message IDs).
+var (
+	ErrPlanNotFound = errors.New("ErrPlanNotFound")
+	// ErrPlanDefault: the default plan cannot be archived.
+	ErrPlanDefault = errors.New("ErrPlanDefaultArchive")
+	// ErrPlanArchived: an archived plan cannot become the default.
+	ErrPlanArchived = errors.New("ErrPlanArchivedDefault")
+)
+
+// PlanInput is a plan as an admin types it: prices as decimals in the
+// currency's major units.
+type PlanInput struct {
+	Name, NameZh, DescriptionEn, DescriptionZh string
+	MaxClusters, MaxNodesPerCluster            int32
+	MaxHostnamesPerCluster                     int32
+	IngressAllowed, Public                     bool
+	Currency, PriceMonthly, PriceYearly        string
+	SortOrder                                  int32
+}
+
+// Field names of a plan's form, for errors.
+const (
+	FieldPlanName         = "name"
+	FieldPlanNameZh       = "name_zh"
+	FieldPlanDescEn       = "description_en"
+	FieldPlanDescZh       = "description_zh"
+	FieldPlanClusters     = "max_clusters"
+	FieldPlanNodes        = "max_nodes_per_cluster"
+	FieldPlanHostnames    = "max_hostnames_per_cluster"
+	FieldPlanCurrency     = "currency"
+	FieldPlanPriceMonthly = "price_monthly"
+	FieldPlanPriceYearly  = "price_yearly"
+)
+
+// Limits on what a plan's fields hold.
+const (
+	maxPlanName        = 60
+	maxPlanDescription = 500
+	maxPlanLimit       = 100000
+)
+
+// params checks in and gives the row's values; bad fields are named in
+// input.Errors.
+func (in PlanInput) params() (queries.PlanCreateParams, error) {
+	errs := input.Errors{}
+	text := func(field, s string, max int, required bool) string {
+		s = strings.TrimSpace(s)
+		switch {
+		case !input.Storable(s):
+			errs[field] = input.ErrUnstorable
+		case required && s == "":
+			errs[field] = "ErrPlanNameRequired"
+		case utf8.RuneCountInString(s) > max:
+			errs[field] = "ErrPlanTextTooLong"
+		}
+		return s
+	}
+	limit := func(field string, n int32) {
+		if n < 0 || n > maxPlanLimit {
+			errs[field] = "ErrPlanLimit"
+		}
+	}
+	p := queries.PlanCreateParams{
+		Name:           text(FieldPlanName, in.Name, maxPlanName, true),
+		NameZh:         text(FieldPlanNameZh, in.NameZh, maxPlanName, false),
+		DescriptionEn:  text(FieldPlanDescEn, in.DescriptionEn, maxPlanDescription, false),
+		DescriptionZh:  text(FieldPlanDescZh, in.DescriptionZh, maxPlanDescription, false),
+		MaxClusters:    in.MaxClusters,
+		IngressAllowed: in.IngressAllowed, Public: in.Public, SortOrder: in.SortOrder,
+		MaxNodesPerCluster: in.MaxNodesPerCluster, MaxHostnamesPerCluster: in.MaxHostnamesPerCluster,
+	}
+	limit(FieldPlanClusters, in.MaxClusters)
+	limit(FieldPlanNodes, in.MaxNodesPerCluster)
+	limit(FieldPlanHostnames, in.MaxHostnamesPerCluster)
+	if _, err := unit(in.Currency); err != nil {
+		errs[FieldPlanCurrency] = err.Error()
+	} else {
+		p.Currency = strings.ToUpper(strings.TrimSpace(in.Currency))
+		for field, s := range map[string]string{FieldPlanPriceMonthly: in.PriceMonthly, FieldPlanPriceYearly: in.PriceYearly} {
+			if strings.TrimSpace(s) == "" {
+				s = "0"
+			}
+			m, err := ParseMoney(s, p.Currency)
+			if err != nil {
+				errs[field] = err.Error()
+				continue
+			}
+			if field == FieldPlanPriceMonthly {
+				p.PriceMonthly = m.Minor
+			} else {
+				p.PriceYearly = m.Minor
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return queries.PlanCreateParams{}, errs
+	}
+	return p, nil
+}
+
+// Plans are every plan, archived ones last.
+func (s *Service) Plans(ctx context.Context) ([]queries.Plan, error) {
+	plans, err := queries.New(s.Pool).PlanList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list plans: %w", err)
+	}
+	return plans, nil
+}
+
+// Plan is one plan.
+func (s *Service) Plan(ctx context.Context, id int64) (queries.Plan, error) {
+	p, err := queries.New(s.Pool).PlanGet(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return queries.Plan{}, ErrPlanNotFound
+	}
+	if err != nil {
+		return queries.Plan{}, fmt.Errorf("load plan %d: %w", id, err)
+	}
+	return p, nil
+}
+
+// CreatePlan adds a plan, for an active admin (audited admin.plan_create).
+func (s *Service) CreatePlan(ctx context.Context, in PlanInput, actor audit.Actor) (queries.Plan, error) {
+	params, err := in.params()
+	if err != nil {
+		return queries.Plan{}, err
+	}
+	var out queries.Plan
+	err = s.asAdmin(ctx, actor, func(q *queries.Queries) error {
+		if out, err = q.PlanCreate(ctx, params); err != nil {
+			return planWriteError(err)
+		}
+		return audit.Record(ctx, q, actor, audit.Event{
+			Action: "admin.plan_create", TargetType: "plan", TargetID: fmt.Sprint(out.ID),
+			Details: map[string]any{"name": out.Name},
+		})
+	})
+	return out, err
+}
+
+// UpdatePlan changes a plan, for an active admin (audited
+// admin.plan_update with the fields changed). Lowering a limit below what
+// subscribers use is allowed: over is how many of its users it puts, or
+// leaves, over a limit.
+func (s *Service) UpdatePlan(ctx context.Context, id int64, in PlanInput, actor audit.Actor) (_ queries.Plan, over int64, _ error) {
+	params, err := in.params()
+	if err != nil {
+		return queries.Plan{}, 0, err
+	}
+	var out queries.Plan
+	err = s.asAdmin(ctx, actor, func(q *queries.Queries) error {
+		before, err := q.PlanLock(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrPlanNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("lock plan %d: %w", id, err)
+		}
+		changed, err := audit.Changed(editable(before), params)
+		if err != nil {
+			return err
+		}
+		if len(changed) == 0 {
+			out = before
+			return nil
+		}
+		slices.Sort(changed)
+		out, err = q.PlanUpdate(ctx, queries.PlanUpdateParams{
+			ID: id, Name: params.Name, NameZh: params.NameZh, DescriptionEn: params.DescriptionEn, DescriptionZh: params.DescriptionZh,
+			MaxClusters: params.MaxClusters, MaxNodesPerCluster: params.MaxNodesPerCluster,
+			MaxHostnamesPerCluster: params.MaxHostnamesPerCluster, IngressAllowed: params.IngressAllowed,
+			Currency: params.Currency, PriceMonthly: params.PriceMonthly, PriceYearly: params.PriceYearly,
+			Public: params.Public, SortOrder: params.SortOrder,
+		})
+		if err != nil {
+			return planWriteError(err)
+		}
+		if over, err = q.PlanUsersOverLimits(ctx, id); err != nil {
+			return fmt.Errorf("count the users of plan %d over its limits: %w", id, err)
+		}
+		return audit.Record(ctx, q, actor, audit.Event{
+			Action: "admin.plan_update", TargetType: "plan", TargetID: fmt.Sprint(id),
+			Details: map[string]any{"name": out.Name, "changed": changed, "users_over_limits": over},
+		})
+	})
+	return out, over, err
+}
+
+// editable are a plan's fields an admin edits, as PlanInput.params
+// gives them.
+func editable(p queries.Plan) queries.PlanCreateParams {
+	return queries.PlanCreateParams{
+		Name: p.Name, NameZh: p.NameZh, DescriptionEn: p.DescriptionEn, DescriptionZh: p.DescriptionZh,
+		MaxClusters: p.MaxClusters, MaxNodesPerCluster: p.MaxNodesPerCluster, MaxHostnamesPerCluster: p.MaxHostnamesPerCluster,
+		IngressAllowed: p.IngressAllowed, Currency: p.Currency, PriceMonthly: p.PriceMonthly, PriceYearly: p.PriceYearly,
+		Public: p.Public, SortOrder: p.SortOrder,
+	}
+}
+
+// SetPlanArchived archives a plan (nobody new gets it; its users keep
+// it) or brings it back, for an active admin (audited). The default plan
+// cannot be archived.
+func (s *Service) SetPlanArchived(ctx context.Context, id int64, archived bool, actor audit.Actor) (queries.Plan, error) {
+	var out queries.Plan
+	err := s.asAdmin(ctx, actor, func(q *queries.Queries) error {
+		p, err := q.PlanLock(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrPlanNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("lock plan %d: %w", id, err)
+		}
+		if archived && p.IsDefault {
+			return ErrPlanDefault
+		}
+		if out, err = q.PlanSetArchived(ctx, queries.PlanSetArchivedParams{ID: id, Archived: archived}); err != nil {
+			return fmt.Errorf("archive plan %d: %w", id, err)
+		}
+		action := "admin.plan_archive"
+		if !archived {
+			action = "admin.plan_unarchive"
+		}
+		return audit.Record(ctx, q, actor, audit.Event{Action: action, TargetType: "plan", TargetID: fmt.Sprint(id), Details: map[string]any{"name": p.Name}})
+	})
+	return out, err
+}
+
+// MakeDefault makes a plan the default (free) plan, the one of every user
+// who never bought one, for an active admin (audited). There is always
+// exactly one.
+func (s *Service) MakeDefault(ctx context.Context, id int64, actor audit.Actor) (queries.Plan, error) {
+	var out queries.Plan
+	err := s.asAdmin(ctx, actor, func(q *queries.Queries) error {
+		p, err := q.PlanLock(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrPlanNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("lock plan %d: %w", id, err)
+		}
+		if p.ArchivedAt.Valid {
+			return ErrPlanArchived
+		}
+		if err := q.PlanClearDefault(ctx, id); err != nil {
+			return fmt.Errorf("clear the default plan: %w", err)
+		}
+		if out, err = q.PlanMakeDefault(ctx, id); err != nil {
+			return fmt.Errorf("make plan %d the default: %w", id, err)
+		}
+		return audit.Record(ctx, q, actor, audit.Event{Action: "admin.plan_default", TargetType: "plan", TargetID: fmt.Sprint(id), Details: map[string]any{"name": p.Name}})
+	})
+	return out, err
+}
+
+// asAdmin runs fn in a transaction that holds the acting admin's row:
+// an admin demoted meanwhile is refused (adminusers.ErrNotAdmin).
+func (s *Service) asAdmin(ctx context.Context, actor audit.Actor, fn func(*queries.Queries) error) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+			return err
+		}
+		return fn(q)
+	})
+}
+
+// planWriteError names the field of a constraint a write broke.
+func planWriteError(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "plans_name_key" {
+		return input.Errors{FieldPlanName: "ErrPlanNameTaken"}
+	}
+	return fmt.Errorf("write plan: %w", err)
+}
