@@ -25,6 +25,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
+	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
@@ -94,6 +95,8 @@ type Deps struct {
 	// AdminUsers and AdminSettings: the admin area.
 	AdminUsers    *adminusers.Service
 	AdminSettings *adminsettings.Service
+	// Billing: plans.
+	Billing *billing.Service
 }
 
 // Handlers carries the dependencies of every route.

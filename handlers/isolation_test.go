@@ -43,6 +43,8 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/admin/users/%d", v.user.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/disable", v.user.ID) }, url.Values{"password": {"password of attacker"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/promote", v.user.ID) }, url.Values{"password": {"password of attacker"}}},
+	{http.MethodGet, func(victim) string { return "/admin/plans" }, nil},
+	{http.MethodPost, func(victim) string { return "/admin/plans" }, url.Values{"name": {"pwned"}, "max_clusters": {"999"}, "max_nodes_per_cluster": {"999"}, "max_hostnames_per_cluster": {"9"}, "currency": {"USD"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/events?after=0", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/edit", v.cluster.ID) }, nil},

@@ -27,6 +27,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
+	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
@@ -130,6 +131,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		EdgeState:     edgeState,
 		EdgeRoutes:    edgeRoutes,
 		DNS:           &dnsrecords.Service{Pool: web, Box: box},
+		Billing:       &billing.Service{Pool: web},
 		Ingress:       &ingress.Service{Pool: web, River: rc, Box: box, DNS: &dnsrecords.Service{Pool: web, Box: box}, Virtual: webClusters.VirtualConfig},
 	}
 	for _, o := range opts {

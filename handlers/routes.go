@@ -189,6 +189,13 @@ func (h *Handlers) routes(e *echo.Echo) {
 	admin.POST("/edge/dns", h.saveAdminDNS)
 	admin.POST("/edge/dns/check", h.checkAdminDNS)
 	admin.POST("/edge/ingress", h.saveAdminIngress)
+	admin.GET("/plans", h.showAdminPlansPage)
+	admin.POST("/plans", h.createPlan)
+	admin.GET("/plans/:id", h.showAdminPlanPage)
+	admin.POST("/plans/:id", h.updatePlan)
+	admin.POST("/plans/:id/archive", h.setPlanArchived(true))
+	admin.POST("/plans/:id/unarchive", h.setPlanArchived(false))
+	admin.POST("/plans/:id/default", h.makePlanDefault)
 }
 
 // probeRoutes are the metrics listener's (NewProbes): not for the public.

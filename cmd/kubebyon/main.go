@@ -33,6 +33,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
+	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/certfile"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/config"
@@ -170,6 +171,7 @@ type services struct {
 	edge          *edge.Service
 	dns           *dnsrecords.Service
 	ingress       *ingress.Service
+	billing       *billing.Service
 }
 
 // newServices builds the services. The River client needs the clusters
@@ -190,6 +192,7 @@ func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *servi
 		edge:          &edge.Service{Pool: pool, Box: box},
 		dns:           dns,
 		ingress:       &ingress.Service{Pool: pool, Box: box, DNS: dns, Virtual: cl.VirtualConfig},
+		billing:       &billing.Service{Pool: pool},
 	}
 }
 
@@ -375,6 +378,7 @@ func (c *cli) serve(args []string) error {
 		EdgeRoutes:     edgeRoutes,
 		DNS:            svc.dns,
 		Ingress:        svc.ingress,
+		Billing:        svc.billing,
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
 	tlsAddr := ""

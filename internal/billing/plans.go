@@ -297,3 +297,13 @@ func planWriteError(err error) error {
 	}
 	return fmt.Errorf("write plan: %w", err)
 }
+
+// UsersOverLimits is how many of the plan's users use more than it
+// allows.
+func (s *Service) UsersOverLimits(ctx context.Context, id int64) (int64, error) {
+	n, err := queries.New(s.Pool).PlanUsersOverLimits(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("count the users of plan %d over its limits: %w", id, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,129 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func planForm(name string) url.Values {
+	return url.Values{
+		"name": {name}, "name_zh": {"专业版"}, "description_en": {"For teams"}, "description_zh": {"团队使用"},
+		"max_clusters": {"10"}, "max_nodes_per_cluster": {"50"}, "max_hostnames_per_cluster": {"20"},
+		"ingress_allowed": {"on"}, "currency": {"CNY"}, "price_monthly": {"99"}, "price_yearly": {"990.5"},
+		"public": {"on"}, "sort_order": {"2"},
+	}
+}
+
+// TestAdminPlans: an admin lists the plans, creates one (bad fields are
+// said at the fields, with 422 and what was typed kept), edits it (a
+// lowered limit is saved and the users it puts over are counted),
+// archives it, brings it back and makes it the default; the default
+// cannot be archived; a user gets 404 on every plan route.
+func TestAdminPlans(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	admin, _ := b.signedUpAdmin(t, "plans-admin")
+	user, _ := b.signedUpUser(t, "plans-user")
+
+	code, body := admin.get("/admin/plans")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `data-testid="admin-nav-plans" aria-current="page"`)
+	require.Contains(t, body, `data-plan="free"`)
+	require.Contains(t, body, "3 clusters, 10 nodes per cluster, 10 host names per cluster")
+
+	// Bad fields.
+	bad := planForm(" ")
+	bad.Set("max_nodes_per_cluster", "lots")
+	bad.Set("price_monthly", "9.999")
+	resp := admin.post("/admin/plans", "/admin/plans", bad)
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	body = readBody(t, resp)
+	require.Contains(t, body, "The plan was not saved")
+	require.Contains(t, body, `data-testid="error-name">Enter the plan&#39;s name.`)
+	require.Contains(t, body, `data-testid="error-max_nodes_per_cluster">Enter a whole number from 0 to 100000.`)
+	require.Contains(t, body, `data-testid="error-price_monthly">Enter an amount such as 99 or 99.90`)
+	require.Contains(t, body, `value="lots"`, "what was typed is kept")
+
+	// Created.
+	resp = admin.post("/admin/plans", "/admin/plans", planForm("Pro"))
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	page := resp.Header.Get("Location")
+	require.True(t, strings.HasPrefix(page, "/admin/plans/"), page)
+	var id int64
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT id FROM plans WHERE name = 'Pro'`).Scan(&id))
+	require.Equal(t, fmt.Sprintf("/admin/plans/%d", id), page)
+	code, body = admin.get(page)
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "Plan created.")
+	require.Contains(t, body, `value="990.50"`, "prices shown in the currency's units")
+	require.Contains(t, body, `<option value="CNY" selected>`)
+	require.Contains(t, body, `data-over="0"`)
+	resp = admin.post("/admin/plans", "/admin/plans", planForm("Pro"))
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	require.Contains(t, readBody(t, resp), "Another plan has this name.")
+
+	// A user of the plan with two clusters; the limit lowered to one.
+	var uid int64
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT id FROM users WHERE email LIKE 'plans-user%'`).Scan(&uid))
+	_, err := b.pool.Exec(ctx, `UPDATE users SET plan_id = $1 WHERE id = $2`, id, uid)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
+		SELECT $1::bigint, 'c' || i, 'plans-' || $1::bigint || '-' || i, 'v1.34.0', 'nodeport', 'ready' FROM generate_series(1, 2) i`, uid)
+	require.NoError(t, err)
+	lower := planForm("Pro")
+	lower.Set("max_clusters", "1")
+	resp = admin.post(page, page, lower)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	_, body = admin.get(page)
+	require.Contains(t, body, "Some of its users are over its new limits")
+	require.Contains(t, body, `data-over="1"`)
+	require.Contains(t, body, "1 of this plan&#39;s users are over its limits")
+
+	// Archived, back, default; the default cannot be archived.
+	resp = admin.post(page, page+"/archive", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = admin.get("/admin/plans")
+	require.Contains(t, body, "archived")
+	resp = admin.post(page, page+"/unarchive", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	resp = admin.post(page, page+"/default", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = admin.get(page)
+	require.Contains(t, body, "This plan is now the default.")
+	require.Contains(t, body, "This is the default plan")
+	resp = admin.post(page, page+"/archive", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = admin.get(page)
+	require.Contains(t, body, "The default plan cannot be archived")
+	var defaults int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM plans WHERE is_default AND archived_at IS NULL`).Scan(&defaults))
+	require.Equal(t, 1, defaults)
+
+	// Not for users, and no such plan is 404.
+	for _, r := range []struct{ method, path string }{
+		{http.MethodGet, "/admin/plans"}, {http.MethodGet, page}, {http.MethodPost, "/admin/plans"},
+		{http.MethodPost, page}, {http.MethodPost, page + "/archive"}, {http.MethodPost, page + "/default"},
+	} {
+		if r.method == http.MethodGet {
+			code, _ := user.get(r.path)
+			require.Equal(t, http.StatusNotFound, code, r.path)
+			continue
+		}
+		resp := user.post("/", r.path, planForm("Sneaky"))
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, r.path)
+	}
+	code, _ = admin.get("/admin/plans/999999")
+	require.Equal(t, http.StatusNotFound, code)
+	code, _ = admin.get("/admin/plans/nope")
+	require.Equal(t, http.StatusNotFound, code)
+	var sneaky int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM plans WHERE name = 'Sneaky'`).Scan(&sneaky))
+	require.Zero(t, sneaky)
+}
