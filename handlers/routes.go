@@ -88,6 +88,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 
 	// The notification inbox (notifications_inbox.go).
 	e.GET("/notifications", h.showNotificationsInbox, h.requireUser)
+	e.GET("/billing", h.showBillingPage, h.requireUser)
 	e.POST("/notifications/read", h.markNotificationsRead, h.requireUser)
 
 	// Clusters (clusters.go, cluster_*.go).
@@ -148,6 +149,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 
 	// The JSON API (api*.go).
 	e.GET("/api/v1/me", h.showAPIMe, h.requireAPIKey)
+	e.GET("/api/v1/billing", h.showAPIBilling, h.requireAPIKey)
 	e.GET("/api/v1/clusters", h.listAPIClusters, h.requireAPIKey)
 	e.POST("/api/v1/clusters", h.createAPICluster, h.requireAPIKey)
 	e.GET("/api/v1/clusters/:id", h.showAPICluster, h.requireAPIKey)

@@ -60,3 +60,16 @@ WITH members AS (
 )
 SELECT count(*) FILTER (WHERE usage.clusters > p.max_clusters OR usage.nodes > p.max_nodes_per_cluster)::bigint AS over
 FROM usage, plans p WHERE p.id = @id;
+
+-- name: BillingUsage :one
+-- What a user uses of what plans limit: live clusters, and the most
+-- recorded nodes and bound host names in any one of them.
+SELECT
+    (SELECT count(*) FROM clusters c WHERE c.owner_id = @user_id AND c.status <> 'deleted')::bigint AS clusters,
+    (SELECT coalesce(max(n.cnt), 0) FROM (
+        SELECT count(*) AS cnt FROM nodes JOIN clusters c ON c.id = nodes.cluster_id
+        WHERE c.owner_id = @user_id AND c.status <> 'deleted' GROUP BY nodes.cluster_id) n)::bigint AS most_nodes,
+    (SELECT coalesce(max(h.cnt), 0) FROM (
+        SELECT count(*) AS cnt FROM cluster_hostnames JOIN clusters c ON c.id = cluster_hostnames.cluster_id
+        WHERE c.owner_id = @user_id AND c.status <> 'deleted' AND cluster_hostnames.deleted_at IS NULL
+        GROUP BY cluster_hostnames.cluster_id) h)::bigint AS most_hostnames;

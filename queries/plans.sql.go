@@ -9,6 +9,33 @@ import (
 	"context"
 )
 
+const billingUsage = `-- name: BillingUsage :one
+SELECT
+    (SELECT count(*) FROM clusters c WHERE c.owner_id = $1 AND c.status <> 'deleted')::bigint AS clusters,
+    (SELECT coalesce(max(n.cnt), 0) FROM (
+        SELECT count(*) AS cnt FROM nodes JOIN clusters c ON c.id = nodes.cluster_id
+        WHERE c.owner_id = $1 AND c.status <> 'deleted' GROUP BY nodes.cluster_id) n)::bigint AS most_nodes,
+    (SELECT coalesce(max(h.cnt), 0) FROM (
+        SELECT count(*) AS cnt FROM cluster_hostnames JOIN clusters c ON c.id = cluster_hostnames.cluster_id
+        WHERE c.owner_id = $1 AND c.status <> 'deleted' AND cluster_hostnames.deleted_at IS NULL
+        GROUP BY cluster_hostnames.cluster_id) h)::bigint AS most_hostnames
+`
+
+type BillingUsageRow struct {
+	Clusters      int64
+	MostNodes     int64
+	MostHostnames int64
+}
+
+// What a user uses of what plans limit: live clusters, and the most
+// recorded nodes and bound host names in any one of them.
+func (q *Queries) BillingUsage(ctx context.Context, userID int64) (BillingUsageRow, error) {
+	row := q.db.QueryRow(ctx, billingUsage, userID)
+	var i BillingUsageRow
+	err := row.Scan(&i.Clusters, &i.MostNodes, &i.MostHostnames)
+	return i, err
+}
+
 const planClearDefault = `-- name: PlanClearDefault :exec
 UPDATE plans SET is_default = FALSE, updated_at = now() WHERE is_default AND id <> $1
 `

@@ -307,3 +307,26 @@ func (s *Service) UsersOverLimits(ctx context.Context, id int64) (int64, error) 
 	}
 	return n, nil
 }
+
+// Usage is what a user uses of what their plan allows.
+type Usage struct {
+	Plan queries.Plan
+	// Clusters are the live clusters; MostNodes and MostHostnames the
+	// most recorded nodes and bound host names in any one of them.
+	Clusters, MostNodes, MostHostnames int64
+}
+
+// UsageOf is the user's plan (the default one when they have none) and
+// what they use of it.
+func (s *Service) UsageOf(ctx context.Context, userID int64) (Usage, error) {
+	q := queries.New(s.Pool)
+	plan, err := q.PlanForUser(ctx, userID)
+	if err != nil {
+		return Usage{}, fmt.Errorf("plan of user %d: %w", userID, err)
+	}
+	u, err := q.BillingUsage(ctx, userID)
+	if err != nil {
+		return Usage{}, fmt.Errorf("usage of user %d: %w", userID, err)
+	}
+	return Usage{Plan: plan, Clusters: u.Clusters, MostNodes: u.MostNodes, MostHostnames: u.MostHostnames}, nil
+}
