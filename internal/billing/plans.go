@@ -174,12 +174,9 @@ func (s *Service) UpdatePlan(ctx context.Context, id int64, in PlanInput, actor 
 	}
 	var out queries.Plan
 	err = s.asAdmin(ctx, actor, func(q *queries.Queries) error {
-		before, err := q.PlanLock(ctx, id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrPlanNotFound
-		}
+		before, err := lockPlan(ctx, q, id)
 		if err != nil {
-			return fmt.Errorf("lock plan %d: %w", id, err)
+			return err
 		}
 		changed, err := audit.Changed(editable(before), params)
 		if err != nil {
@@ -228,12 +225,9 @@ func editable(p queries.Plan) queries.PlanCreateParams {
 func (s *Service) SetPlanArchived(ctx context.Context, id int64, archived bool, actor audit.Actor) (queries.Plan, error) {
 	var out queries.Plan
 	err := s.asAdmin(ctx, actor, func(q *queries.Queries) error {
-		p, err := q.PlanLock(ctx, id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrPlanNotFound
-		}
+		p, err := lockPlan(ctx, q, id)
 		if err != nil {
-			return fmt.Errorf("lock plan %d: %w", id, err)
+			return err
 		}
 		if archived && p.IsDefault {
 			return ErrPlanDefault
@@ -256,12 +250,9 @@ func (s *Service) SetPlanArchived(ctx context.Context, id int64, archived bool, 
 func (s *Service) MakeDefault(ctx context.Context, id int64, actor audit.Actor) (queries.Plan, error) {
 	var out queries.Plan
 	err := s.asAdmin(ctx, actor, func(q *queries.Queries) error {
-		p, err := q.PlanLock(ctx, id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrPlanNotFound
-		}
+		p, err := lockPlan(ctx, q, id)
 		if err != nil {
-			return fmt.Errorf("lock plan %d: %w", id, err)
+			return err
 		}
 		if p.ArchivedAt.Valid {
 			return ErrPlanArchived
@@ -275,6 +266,18 @@ func (s *Service) MakeDefault(ctx context.Context, id int64, actor audit.Actor) 
 		return audit.Record(ctx, q, actor, audit.Event{Action: "admin.plan_default", TargetType: "plan", TargetID: fmt.Sprint(id), Details: map[string]any{"name": p.Name}})
 	})
 	return out, err
+}
+
+// lockPlan locks plan id's row for the rest of the transaction.
+func lockPlan(ctx context.Context, q *queries.Queries, id int64) (queries.Plan, error) {
+	p, err := q.PlanLock(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return queries.Plan{}, ErrPlanNotFound
+	}
+	if err != nil {
+		return queries.Plan{}, fmt.Errorf("lock plan %d: %w", id, err)
+	}
+	return p, nil
 }
 
 // asAdmin runs fn in a transaction that holds the acting admin's row:
