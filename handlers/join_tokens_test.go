@@ -468,3 +468,29 @@ func TestJoinScript(t *testing.T) {
 		require.Equal(t, "endpoint:failed", steps()[len(steps())-1])
 	}
 }
+
+// TestJoinRefusedAtNodeLimit: a token of a cluster that has as many nodes
+// as its owner's plan allows gets a refusal that says so (node-limit);
+// with a node fewer, the join script again.
+func TestJoinRefusedAtNodeLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	cp := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) }))
+	t.Cleanup(cp.Close)
+	token, clusterID := scriptToken(t, b, cp)
+	// The default plan: 10 nodes per cluster.
+	_, err := b.pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready) SELECT $1, 'worker-' || i, true FROM generate_series(1, 10) i`, clusterID)
+	require.NoError(t, err)
+	body := joinRefusal(t, b, token, "node-limit")
+	require.Contains(t, body, "as many nodes as its owner")
+	require.Contains(t, body, "Settings → Plan")
+
+	_, err = b.pool.Exec(ctx, `DELETE FROM nodes WHERE cluster_id = $1 AND name = 'worker-10'`, clusterID)
+	require.NoError(t, err)
+	resp, err := http.Get(b.server.URL + "/join/" + token)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Empty(t, resp.Header.Get("X-KubeBYON-Join-Refused"), "below the limit: the join script")
+}

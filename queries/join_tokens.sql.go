@@ -121,7 +121,10 @@ const joinTokenGetByHash = `-- name: JoinTokenGetByHash :one
 SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.expires_at, join_tokens.max_uses,
        join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at,
        clusters.status AS cluster_status, clusters.endpoint AS cluster_endpoint,
-       clusters.ca_cert AS cluster_ca_cert
+       clusters.ca_cert AS cluster_ca_cert,
+       (SELECT count(*) FROM nodes WHERE nodes.cluster_id = clusters.id)::bigint AS cluster_nodes,
+       coalesce((SELECT plans.max_nodes_per_cluster FROM users JOIN plans ON plans.id = users.plan_id WHERE users.id = clusters.owner_id),
+                (SELECT plans.max_nodes_per_cluster FROM plans WHERE plans.is_default))::int AS plan_max_nodes
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.token_hash = $1
@@ -138,10 +141,14 @@ type JoinTokenGetByHashRow struct {
 	ClusterStatus   string
 	ClusterEndpoint string
 	ClusterCaCert   string
+	ClusterNodes    int64
+	PlanMaxNodes    int32
 }
 
 // A token by its hash with what the join endpoint needs of it and of its
-// cluster: every join reads it, and neither whole row.
+// cluster: every join reads it, and neither whole row. cluster_nodes are
+// the cluster's recorded nodes, plan_max_nodes what its owner's plan (the
+// default one without a plan) allows per cluster.
 func (q *Queries) JoinTokenGetByHash(ctx context.Context, tokenHash string) (JoinTokenGetByHashRow, error) {
 	row := q.db.QueryRow(ctx, joinTokenGetByHash, tokenHash)
 	var i JoinTokenGetByHashRow
@@ -156,6 +163,8 @@ func (q *Queries) JoinTokenGetByHash(ctx context.Context, tokenHash string) (Joi
 		&i.ClusterStatus,
 		&i.ClusterEndpoint,
 		&i.ClusterCaCert,
+		&i.ClusterNodes,
+		&i.PlanMaxNodes,
 	)
 	return i, err
 }

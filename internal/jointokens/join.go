@@ -22,6 +22,9 @@ var (
 	ErrJoinExpired  = errors.New("JoinRefusedExpired")
 	ErrJoinUsedUp   = errors.New("JoinRefusedUsedUp")
 	ErrJoinNotReady = errors.New("JoinRefusedClusterNotReady")
+	// ErrJoinNodeLimit refuses a join to a cluster that has as many nodes
+	// as its owner's plan allows.
+	ErrJoinNodeLimit = errors.New("JoinRefusedNodeLimit")
 	// ErrJoinRateLimited refuses a client that asked too often.
 	ErrJoinRateLimited = errors.New("JoinRefusedRateLimited")
 	// ErrEventInvalid is a malformed report of the join script.
@@ -43,6 +46,8 @@ func RefusalCode(reason error) (code string, ok bool) {
 		return "used-up", true
 	case errors.Is(reason, ErrJoinNotReady):
 		return "cluster-not-ready", true
+	case errors.Is(reason, ErrJoinNodeLimit):
+		return "node-limit", true
 	case errors.Is(reason, ErrJoinRateLimited):
 		return "rate-limited", true
 	case errors.Is(reason, ErrJoinUnavailable):
@@ -86,6 +91,12 @@ func (s *Service) Check(ctx context.Context, value string) (queries.JoinTokenGet
 	}
 	if row.ClusterStatus != clusters.StatusReady || row.ClusterEndpoint == "" {
 		return row, ErrJoinNotReady
+	}
+	// The recorded nodes (kept by the health check) against the plan: a
+	// machine joining at the limit would be refused by the node quota
+	// webhook at best, and would run unpaid for at worst.
+	if row.ClusterNodes >= int64(row.PlanMaxNodes) {
+		return row, ErrJoinNodeLimit
 	}
 	return row, nil
 }
