@@ -25,6 +25,7 @@ var planFields = []string{
 // planForm is a stored plan as its form shows it.
 func planForm(p queries.Plan) views.Form {
 	f := views.NewForm()
+	monthly, yearly := billing.Prices(p)
 	on := func(b bool) string {
 		if b {
 			return "on"
@@ -36,9 +37,8 @@ func planForm(p queries.Plan) views.Form {
 		"max_clusters": strconv.Itoa(int(p.MaxClusters)), "max_nodes_per_cluster": strconv.Itoa(int(p.MaxNodesPerCluster)),
 		"max_hostnames_per_cluster": strconv.Itoa(int(p.MaxHostnamesPerCluster)), "ingress_allowed": on(p.IngressAllowed),
 		"currency":      p.Currency,
-		"price_monthly": billing.Money{Minor: p.PriceMonthly, Currency: p.Currency}.Decimal(),
-		"price_yearly":  billing.Money{Minor: p.PriceYearly, Currency: p.Currency}.Decimal(),
-		"public":        on(p.Public), "sort_order": strconv.Itoa(int(p.SortOrder)),
+		"price_monthly": monthly.Decimal(), "price_yearly": yearly.Decimal(),
+		"public": on(p.Public), "sort_order": strconv.Itoa(int(p.SortOrder)),
 	}
 	return f
 }
@@ -89,12 +89,12 @@ func (h *Handlers) renderAdminPlans(c echo.Context, status int, f views.Form) er
 	}
 	m := views.AdminPlans{New: f, Currencies: billing.Supported}
 	for _, p := range plans {
+		monthly, yearly := billing.Prices(p)
 		m.Plans = append(m.Plans, views.AdminPlanRow{
 			ID: p.ID, Name: p.Name, NameZh: p.NameZh,
 			Clusters: p.MaxClusters, Nodes: p.MaxNodesPerCluster, Hostnames: p.MaxHostnamesPerCluster,
 			Ingress: p.IngressAllowed, Public: p.Public, SortOrder: p.SortOrder,
-			Monthly: billing.Money{Minor: p.PriceMonthly, Currency: p.Currency}.String(),
-			Yearly:  billing.Money{Minor: p.PriceYearly, Currency: p.Currency}.String(),
+			Monthly: monthly.String(), Yearly: yearly.String(),
 			Default: p.IsDefault, Archived: p.ArchivedAt.Valid,
 		})
 	}

@@ -20,10 +20,10 @@ func (h *Handlers) showBillingPage(c echo.Context) error {
 		return err
 	}
 	p := use.Plan
+	monthly, yearly := billing.Prices(p)
 	m := views.Billing{
 		PlanName: p.Name, Description: p.DescriptionEn, Default: p.IsDefault, Ingress: p.IngressAllowed,
-		Monthly: billing.Money{Minor: p.PriceMonthly, Currency: p.Currency}.String(),
-		Yearly:  billing.Money{Minor: p.PriceYearly, Currency: p.Currency}.String(),
+		Monthly: monthly.String(), Yearly: yearly.String(),
 		Limits: []views.BillingLimit{
 			{Key: "clusters", LabelID: "BillingLimitClusters", Used: use.Clusters, Max: int64(p.MaxClusters)},
 			{Key: "nodes", LabelID: "BillingLimitNodes", Used: use.MostNodes, Max: int64(p.MaxNodesPerCluster)},

@@ -333,3 +333,8 @@ func (s *Service) UsageOf(ctx context.Context, userID int64) (Usage, error) {
 	}
 	return Usage{Plan: plan, Clusters: u.Clusters, MostNodes: u.MostNodes, MostHostnames: u.MostHostnames}, nil
 }
+
+// Prices are a plan's monthly and yearly prices as Money.
+func Prices(p queries.Plan) (monthly, yearly Money) {
+	return Money{Minor: p.PriceMonthly, Currency: p.Currency}, Money{Minor: p.PriceYearly, Currency: p.Currency}
+}
