@@ -63,6 +63,10 @@ check-format:
 bin/mailpit: tools/mailpit/go.mod tools/mailpit/go.sum
 	$(GO) -C tools/mailpit build -o $(CURDIR)/bin/mailpit github.com/axllent/mailpit
 
+# stripe-mock, Stripe's own mock of its API, for the payment tests.
+bin/stripe-mock: tools/stripe-mock/go.mod tools/stripe-mock/go.sum
+	$(GO) -C tools/stripe-mock build -o $(CURDIR)/bin/stripe-mock github.com/stripe/stripe-mock
+
 # kube-apiserver for the tests, built from k8s.io/kubernetes in
 # tools/kube-apiserver (minutes, and 2 GB, the first time). The binary is
 # cached outside the repository, keyed by that module's files, so later runs
@@ -85,8 +89,8 @@ print-kube-apiserver:
 vet: assets
 	$(GO) vet ./...
 
-test-go: assets bin/mailpit $(KAS)
-	MAILPIT=$(CURDIR)/bin/mailpit KUBE_APISERVER=$(KAS) $(GO) test -count=1 -timeout 20m ./...
+test-go: assets bin/mailpit bin/stripe-mock $(KAS)
+	MAILPIT=$(CURDIR)/bin/mailpit STRIPE_MOCK=$(CURDIR)/bin/stripe-mock KUBE_APISERVER=$(KAS) $(GO) test -count=1 -timeout 20m ./...
 
 test: check-generated check-format vet build test-go
 

@@ -72,7 +72,7 @@ func TestAdminPlans(t *testing.T) {
 	// A user of the plan with two clusters; the limit lowered to one.
 	var uid int64
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT id FROM users WHERE email LIKE 'plans-user%'`).Scan(&uid))
-	_, err := b.pool.Exec(ctx, `UPDATE users SET plan_id = $1 WHERE id = $2`, id, uid)
+	_, err := b.pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = $2`, id, uid)
 	require.NoError(t, err)
 	_, err = b.pool.Exec(ctx, `INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
 		SELECT $1::bigint, 'c' || i, 'plans-' || $1::bigint || '-' || i, 'v1.34.0', 'nodeport', 'ready' FROM generate_series(1, 2) i`, uid)

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/queries"
@@ -340,8 +341,13 @@ func valueOr(p *string, def string) string {
 // anything else a server error.
 func (h *Handlers) apiClusterError(c echo.Context, err error) error {
 	ctx := c.Request().Context()
-	var fe clusters.FieldErrors
+	var (
+		fe    clusters.FieldErrors
+		limit *entitlements.LimitError
+	)
 	switch {
+	case errors.As(err, &limit):
+		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{Code: "plan_limit", Message: locale.T(ctx, limit.Error(), limit.Data())}})
 	case errors.As(err, &fe):
 		body := apiInvalidBody{Code: "invalid", Message: locale.T(ctx, "ErrAPIInvalidFields"), Fields: map[string]string{}}
 		for k, v := range fe {
@@ -369,7 +375,6 @@ func (h *Handlers) apiClusterError(c echo.Context, err error) error {
 // apiBlockerCodes are the error codes of what stops a cluster from being
 // made or changed, for programs to tell them apart.
 var apiBlockerCodes = map[error]string{
-	clusters.ErrPlanLimit:      "plan_limit",
 	clusters.ErrNoHostCluster:  "not_configured",
 	clusters.ErrNoBaseDomain:   "not_configured",
 	clusters.ErrNoFreeNodePort: "no_node_port",

@@ -10,8 +10,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -142,9 +144,12 @@ func (h *Handlers) setClusterIngress(c echo.Context) error {
 	}
 	on := c.FormValue("enabled") == "on"
 	_, err = h.Ingress.Switch(c.Request().Context(), cl, on, actor(c))
+	var limit *entitlements.LimitError
 	switch {
 	case errors.Is(err, clusters.ErrDeleting), errors.Is(err, ingress.ErrNoAppsDomain):
 		h.flashError(c, err.Error())
+	case errors.As(err, &limit):
+		h.flashError(c, locale.T(c.Request().Context(), limit.Error(), limit.Data()))
 	case err != nil:
 		return err
 	case on:
@@ -209,10 +214,15 @@ func (h *Handlers) addClusterHostname(c echo.Context) error {
 		return err
 	}
 	_, err = h.Ingress.AddHostname(c.Request().Context(), cl, c.FormValue("name"), actor(c))
-	var fe input.Errors
+	var (
+		fe    input.Errors
+		limit *entitlements.LimitError
+	)
 	switch {
 	case errors.As(err, &fe):
 		h.flashError(c, fe["name"])
+	case errors.As(err, &limit):
+		h.flashError(c, locale.T(c.Request().Context(), limit.Error(), limit.Data()))
 	case errors.Is(err, ingress.ErrIngressOff), errors.Is(err, ingress.ErrHostnameTooMany), errors.Is(err, clusters.ErrDeleting):
 		h.flashError(c, err.Error())
 	case err != nil:

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -86,7 +87,10 @@ func clusterInput(f views.Form) clusters.Input {
 // the user's input and for what stops any cluster from being made, such as
 // the plan's cap or a missing host cluster. Other errors are server errors.
 func (h *Handlers) renderClusterFormError(c echo.Context, f views.Form, cl *queries.Cluster, err error) error {
-	var fe clusters.FieldErrors
+	var (
+		fe    clusters.FieldErrors
+		limit *entitlements.LimitError
+	)
 	switch {
 	case errors.As(err, &fe):
 		for k, v := range fe {
@@ -94,6 +98,8 @@ func (h *Handlers) renderClusterFormError(c echo.Context, f views.Form, cl *quer
 		}
 	case errors.Is(err, clusters.ErrDeleting):
 		f.Error = clusters.ErrDeleting.Error()
+	case errors.As(err, &limit):
+		f.Error, f.ErrorData = limit.Error(), limit.Data()
 	default:
 		known := h.clusterBlocker(c, err)
 		if known == nil {
@@ -105,11 +111,11 @@ func (h *Handlers) renderClusterFormError(c echo.Context, f views.Form, cl *quer
 }
 
 // clusterBlocker is what stops a cluster from being made or changed, if
-// err is one of those: the plan's cap, the platform's missing settings, no
+// err is one of those: the platform's missing settings, no
 // free NodePort, no free Pod network. Else nil.
 func (h *Handlers) clusterBlocker(c echo.Context, err error) error {
 	for _, known := range []error{
-		clusters.ErrPlanLimit, clusters.ErrNoHostCluster, clusters.ErrNoBaseDomain, clusters.ErrNoFreeNodePort, clusters.ErrPodPoolFull,
+		clusters.ErrNoHostCluster, clusters.ErrNoBaseDomain, clusters.ErrNoFreeNodePort, clusters.ErrPodPoolFull,
 	} {
 		if !errors.Is(err, known) {
 			continue

@@ -131,7 +131,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		EdgeState:     edgeState,
 		EdgeRoutes:    edgeRoutes,
 		DNS:           &dnsrecords.Service{Pool: web, Box: box},
-		Billing:       &billing.Service{Pool: web},
+		Billing:       &billing.Service{Pool: web, River: rc, Box: box},
 		Ingress:       &ingress.Service{Pool: web, River: rc, Box: box, DNS: &dnsrecords.Service{Pool: web, Box: box}, Virtual: webClusters.VirtualConfig},
 	}
 	for _, o := range opts {

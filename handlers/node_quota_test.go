@@ -47,7 +47,7 @@ func (b *testBundle) setPlanNodes(t *testing.T, email string, nodes int) {
 	var planID int64
 	require.NoError(t, b.pool.QueryRow(ctx, `INSERT INTO plans (name, max_clusters, max_nodes_per_cluster) VALUES ($1, 3, $2) RETURNING id`,
 		"plan-"+email, nodes).Scan(&planID))
-	_, err := b.pool.Exec(ctx, `UPDATE users SET plan_id = $1 WHERE email = $2`, planID, email)
+	_, err := b.pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = (SELECT id FROM users WHERE email = $2)`, planID, email)
 	require.NoError(t, err)
 }
 

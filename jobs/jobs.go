@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
@@ -130,6 +131,7 @@ const transitionsLoggedPerMinute = 60
 func Workers(d Deps, opts Options) *river.Workers {
 	w := river.NewWorkers()
 	river.AddWorker(w, &CleanupWorker{Pool: d.Pool, Logger: d.Logger})
+	river.AddWorker(w, &BillingPeriodsWorker{Billing: &billing.Service{Pool: d.Pool, Box: d.Box}, Logger: d.Logger.With("component", "billing")})
 	river.AddWorker(w, &EmailWorker{Sender: d.Mailer, Box: d.Box, Catalog: d.Catalog, BaseURL: d.BaseURL})
 	charts := d.Charts
 	if charts == nil {
@@ -215,6 +217,12 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 					return edge.HostNodesArgs{}, &river.InsertOpts{UniqueOpts: checks.UniqueWhileWaiting()}
 				},
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "edge_host_nodes"},
+			),
+			// Periods that end, grace that runs out, unpaid orders.
+			river.NewPeriodicJob(
+				river.PeriodicInterval(billing.PeriodsInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return billing.PeriodsArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "billing_periods"},
 			),
 			// Edges out of step, told to the admins.
 			river.NewPeriodicJob(

@@ -123,8 +123,8 @@ SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.expires_at, join_toke
        clusters.status AS cluster_status, clusters.endpoint AS cluster_endpoint,
        clusters.ca_cert AS cluster_ca_cert,
        (SELECT count(*) FROM nodes WHERE nodes.cluster_id = clusters.id)::bigint AS cluster_nodes,
-       coalesce((SELECT plans.max_nodes_per_cluster FROM users JOIN plans ON plans.id = users.plan_id WHERE users.id = clusters.owner_id),
-                (SELECT plans.max_nodes_per_cluster FROM plans WHERE plans.is_default))::int AS plan_max_nodes
+       (SELECT plans.max_nodes_per_cluster FROM subscriptions s JOIN plans ON plans.id = s.plan_id
+        WHERE s.user_id = clusters.owner_id)::int AS plan_max_nodes
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.token_hash = $1
@@ -147,8 +147,8 @@ type JoinTokenGetByHashRow struct {
 
 // A token by its hash with what the join endpoint needs of it and of its
 // cluster: every join reads it, and neither whole row. cluster_nodes are
-// the cluster's recorded nodes, plan_max_nodes what its owner's plan (the
-// default one without a plan) allows per cluster.
+// the cluster's recorded nodes, plan_max_nodes what its owner's plan
+// allows per cluster.
 func (q *Queries) JoinTokenGetByHash(ctx context.Context, tokenHash string) (JoinTokenGetByHashRow, error) {
 	row := q.db.QueryRow(ctx, joinTokenGetByHash, tokenHash)
 	var i JoinTokenGetByHashRow

@@ -295,6 +295,42 @@ type OauthIdentity struct {
 	CreatedAt pgtype.Timestamptz
 }
 
+type Order struct {
+	ID              int64
+	Number          string
+	UserID          int64
+	PlanID          int64
+	Period          string
+	Kind            string
+	Currency        string
+	Amount          int64
+	Credit          int64
+	Tax             int64
+	TaxLabel        string
+	Total           int64
+	Status          string
+	Method          string
+	Reference       string
+	StripeSessionID pgtype.Text
+	PeriodStart     pgtype.Timestamptz
+	PeriodEnd       pgtype.Timestamptz
+	RefundedAmount  int64
+	CreatedAt       pgtype.Timestamptz
+	ExpiresAt       pgtype.Timestamptz
+	PaidAt          pgtype.Timestamptz
+	ClosedAt        pgtype.Timestamptz
+}
+
+type OrderEvent struct {
+	ID            int64
+	OrderID       int64
+	Kind          string
+	ActorID       pgtype.Int8
+	StripeEventID pgtype.Text
+	Detail        []byte
+	CreatedAt     pgtype.Timestamptz
+}
+
 type Plan struct {
 	ID                     int64
 	Name                   string
@@ -353,6 +389,23 @@ type Setting struct {
 	UpdatedAt pgtype.Timestamptz
 }
 
+type Subscription struct {
+	UserID             int64
+	PlanID             int64
+	Status             string
+	Period             pgtype.Text
+	PeriodAnchor       pgtype.Timestamptz
+	CurrentPeriodStart pgtype.Timestamptz
+	CurrentPeriodEnd   pgtype.Timestamptz
+	PeriodAmount       int64
+	PeriodCurrency     string
+	CancelAtPeriodEnd  bool
+	ScheduledPlanID    pgtype.Int8
+	ScheduledPeriod    pgtype.Text
+	EndingNotifiedFor  pgtype.Timestamptz
+	UpdatedAt          pgtype.Timestamptz
+}
+
 type User struct {
 	ID              int64
 	Email           string
@@ -365,7 +418,6 @@ type User struct {
 	UpdatedAt       pgtype.Timestamptz
 	Language        string
 	LastSignInAt    pgtype.Timestamptz
-	PlanID          pgtype.Int8
 }
 
 type UserAvatar struct {

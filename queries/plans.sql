@@ -1,7 +1,7 @@
 -- name: PlanForUser :one
--- The user's plan, or the default plan when the user has none.
-SELECT plans.* FROM plans
-WHERE plans.id = coalesce((SELECT plan_id FROM users WHERE users.id = @user_id), (SELECT id FROM plans WHERE is_default));
+-- The plan of the user's subscription.
+SELECT plans.* FROM plans JOIN subscriptions s ON s.plan_id = plans.id
+WHERE s.user_id = @user_id;
 
 -- name: PlanList :many
 -- Every plan, archived ones last, in the admin's order.
@@ -44,12 +44,10 @@ UPDATE plans SET is_default = FALSE, updated_at = now() WHERE is_default AND id 
 UPDATE plans SET is_default = TRUE, updated_at = now() WHERE id = @id AND archived_at IS NULL RETURNING *;
 
 -- name: PlanUsersOverLimits :one
--- How many of the plan's users (those on it, and for the default plan
--- those on none) use more than its limits: more live clusters than it
+-- How many of the plan's subscribers use more than its limits: more live clusters than it
 -- allows, or a cluster with more recorded nodes than it allows.
 WITH members AS (
-    SELECT u.id FROM users u, plans p
-    WHERE p.id = @id AND (u.plan_id = p.id OR (u.plan_id IS NULL AND p.is_default))
+    SELECT s.user_id AS id FROM subscriptions s WHERE s.plan_id = @id
 ), usage AS (
     SELECT m.id,
            (SELECT count(*) FROM clusters c WHERE c.owner_id = m.id AND c.status <> 'deleted') AS clusters,
@@ -73,3 +71,6 @@ SELECT
         SELECT count(*) AS cnt FROM cluster_hostnames JOIN clusters c ON c.id = cluster_hostnames.cluster_id
         WHERE c.owner_id = @user_id AND c.status <> 'deleted' AND cluster_hostnames.deleted_at IS NULL
         GROUP BY cluster_hostnames.cluster_id) h)::bigint AS most_hostnames;
+
+-- name: PlanDefault :one
+SELECT * FROM plans WHERE is_default;

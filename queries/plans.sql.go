@@ -109,12 +109,42 @@ func (q *Queries) PlanCreate(ctx context.Context, arg PlanCreateParams) (Plan, e
 	return i, err
 }
 
-const planForUser = `-- name: PlanForUser :one
-SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at FROM plans
-WHERE plans.id = coalesce((SELECT plan_id FROM users WHERE users.id = $1), (SELECT id FROM plans WHERE is_default))
+const planDefault = `-- name: PlanDefault :one
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at FROM plans WHERE is_default
 `
 
-// The user's plan, or the default plan when the user has none.
+func (q *Queries) PlanDefault(ctx context.Context) (Plan, error) {
+	row := q.db.QueryRow(ctx, planDefault)
+	var i Plan
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.MaxClusters,
+		&i.MaxNodesPerCluster,
+		&i.IsDefault,
+		&i.CreatedAt,
+		&i.NameZh,
+		&i.DescriptionEn,
+		&i.DescriptionZh,
+		&i.MaxHostnamesPerCluster,
+		&i.IngressAllowed,
+		&i.Currency,
+		&i.PriceMonthly,
+		&i.PriceYearly,
+		&i.Public,
+		&i.SortOrder,
+		&i.ArchivedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const planForUser = `-- name: PlanForUser :one
+SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at FROM plans JOIN subscriptions s ON s.plan_id = plans.id
+WHERE s.user_id = $1
+`
+
+// The plan of the user's subscription.
 func (q *Queries) PlanForUser(ctx context.Context, userID int64) (Plan, error) {
 	row := q.db.QueryRow(ctx, planForUser, userID)
 	var i Plan
@@ -385,8 +415,7 @@ func (q *Queries) PlanUpdate(ctx context.Context, arg PlanUpdateParams) (Plan, e
 
 const planUsersOverLimits = `-- name: PlanUsersOverLimits :one
 WITH members AS (
-    SELECT u.id FROM users u, plans p
-    WHERE p.id = $1 AND (u.plan_id = p.id OR (u.plan_id IS NULL AND p.is_default))
+    SELECT s.user_id AS id FROM subscriptions s WHERE s.plan_id = $1
 ), usage AS (
     SELECT m.id,
            (SELECT count(*) FROM clusters c WHERE c.owner_id = m.id AND c.status <> 'deleted') AS clusters,
@@ -399,8 +428,7 @@ SELECT count(*) FILTER (WHERE usage.clusters > p.max_clusters OR usage.nodes > p
 FROM usage, plans p WHERE p.id = $1
 `
 
-// How many of the plan's users (those on it, and for the default plan
-// those on none) use more than its limits: more live clusters than it
+// How many of the plan's subscribers use more than its limits: more live clusters than it
 // allows, or a cluster with more recorded nodes than it allows.
 func (q *Queries) PlanUsersOverLimits(ctx context.Context, id int64) (int64, error) {
 	row := q.db.QueryRow(ctx, planUsersOverLimits, id)

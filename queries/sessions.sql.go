@@ -71,7 +71,7 @@ func (q *Queries) SessionFind(ctx context.Context, tokenHash string) ([]byte, er
 }
 
 const sessionFindSignedIn = `-- name: SessionFindSignedIn :one
-SELECT sessions.data, user_sessions.id AS user_session_id, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.plan_id,
+SELECT sessions.data, user_sessions.id AS user_session_id, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at,
     user_sessions.last_seen_at AS session_last_seen_at,
     (SELECT count(*) FROM notifications
      WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread
@@ -114,7 +114,6 @@ func (q *Queries) SessionFindSignedIn(ctx context.Context, tokenHash string) (Se
 		&i.User.UpdatedAt,
 		&i.User.Language,
 		&i.User.LastSignInAt,
-		&i.User.PlanID,
 		&i.SessionLastSeenAt,
 		&i.Unread,
 	)

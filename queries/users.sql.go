@@ -85,7 +85,7 @@ func (q *Queries) AdminUserList(ctx context.Context, arg AdminUserListParams) ([
 }
 
 const adminUserLockForUpdate = `-- name: AdminUserLockForUpdate :many
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users
 WHERE id = ANY($1::bigint[])
 ORDER BY id
 FOR UPDATE
@@ -114,7 +114,6 @@ func (q *Queries) AdminUserLockForUpdate(ctx context.Context, ids []int64) ([]Us
 			&i.UpdatedAt,
 			&i.Language,
 			&i.LastSignInAt,
-			&i.PlanID,
 		); err != nil {
 			return nil, err
 		}
@@ -208,7 +207,7 @@ UPDATE users
 SET name = $1, password_hash = NULL, language = '',
     email_verified_at = now(), updated_at = now()
 WHERE id = $2 AND email_verified_at IS NULL
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
 `
 
 type UserClaimUnverifiedParams struct {
@@ -234,7 +233,6 @@ func (q *Queries) UserClaimUnverified(ctx context.Context, arg UserClaimUnverifi
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
-		&i.PlanID,
 	)
 	return i, err
 }
@@ -242,7 +240,7 @@ func (q *Queries) UserClaimUnverified(ctx context.Context, arg UserClaimUnverifi
 const userCreate = `-- name: UserCreate :one
 INSERT INTO users (email, name, password_hash, role, email_verified_at)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
 `
 
 type UserCreateParams struct {
@@ -274,7 +272,6 @@ func (q *Queries) UserCreate(ctx context.Context, arg UserCreateParams) (User, e
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
-		&i.PlanID,
 	)
 	return i, err
 }
@@ -282,7 +279,7 @@ func (q *Queries) UserCreate(ctx context.Context, arg UserCreateParams) (User, e
 const userCreateFromIdentity = `-- name: UserCreateFromIdentity :one
 INSERT INTO users (email, name, email_verified_at)
 VALUES ($1, $2, now())
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
 `
 
 type UserCreateFromIdentityParams struct {
@@ -308,7 +305,6 @@ func (q *Queries) UserCreateFromIdentity(ctx context.Context, arg UserCreateFrom
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
-		&i.PlanID,
 	)
 	return i, err
 }
@@ -316,7 +312,7 @@ func (q *Queries) UserCreateFromIdentity(ctx context.Context, arg UserCreateFrom
 const userCreateUnverified = `-- name: UserCreateUnverified :one
 INSERT INTO users (email, name, password_hash)
 VALUES ($1, $2, $3)
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
 `
 
 type UserCreateUnverifiedParams struct {
@@ -341,13 +337,12 @@ func (q *Queries) UserCreateUnverified(ctx context.Context, arg UserCreateUnveri
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
-		&i.PlanID,
 	)
 	return i, err
 }
 
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users WHERE lower(email) = lower($1)
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users WHERE lower(email) = lower($1)
 `
 
 func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error) {
@@ -365,13 +360,12 @@ func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
-		&i.PlanID,
 	)
 	return i, err
 }
 
 const userGetByID = `-- name: UserGetByID :one
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users WHERE id = $1
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users WHERE id = $1
 `
 
 func (q *Queries) UserGetByID(ctx context.Context, id int64) (User, error) {
@@ -389,13 +383,12 @@ func (q *Queries) UserGetByID(ctx context.Context, id int64) (User, error) {
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
-		&i.PlanID,
 	)
 	return i, err
 }
 
 const userLockByID = `-- name: UserLockByID :one
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id FROM users WHERE id = $1 FOR UPDATE
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users WHERE id = $1 FOR UPDATE
 `
 
 // Holds the user's row while a change that must see all of it is made.
@@ -414,7 +407,6 @@ func (q *Queries) UserLockByID(ctx context.Context, id int64) (User, error) {
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
-		&i.PlanID,
 	)
 	return i, err
 }
@@ -441,7 +433,7 @@ func (q *Queries) UserRecordSignIn(ctx context.Context, id int64) error {
 const userSetEmail = `-- name: UserSetEmail :one
 UPDATE users SET email = $1, updated_at = now()
 WHERE id = $2
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
 `
 
 type UserSetEmailParams struct {
@@ -465,7 +457,6 @@ func (q *Queries) UserSetEmail(ctx context.Context, arg UserSetEmailParams) (Use
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
-		&i.PlanID,
 	)
 	return i, err
 }
@@ -487,7 +478,7 @@ func (q *Queries) UserSetPassword(ctx context.Context, arg UserSetPasswordParams
 const userSetRoleByEmail = `-- name: UserSetRoleByEmail :one
 UPDATE users SET role = $1, updated_at = now()
 WHERE lower(email) = lower($2)
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
 `
 
 type UserSetRoleByEmailParams struct {
@@ -510,7 +501,6 @@ func (q *Queries) UserSetRoleByEmail(ctx context.Context, arg UserSetRoleByEmail
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
-		&i.PlanID,
 	)
 	return i, err
 }
@@ -518,7 +508,7 @@ func (q *Queries) UserSetRoleByEmail(ctx context.Context, arg UserSetRoleByEmail
 const userUpdateProfile = `-- name: UserUpdateProfile :one
 UPDATE users SET name = $1, language = $2, updated_at = now()
 WHERE id = $3
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
 `
 
 type UserUpdateProfileParams struct {
@@ -542,7 +532,6 @@ func (q *Queries) UserUpdateProfile(ctx context.Context, arg UserUpdateProfilePa
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
-		&i.PlanID,
 	)
 	return i, err
 }
@@ -550,7 +539,7 @@ func (q *Queries) UserUpdateProfile(ctx context.Context, arg UserUpdateProfilePa
 const userUpdateUnverified = `-- name: UserUpdateUnverified :one
 UPDATE users SET name = $1, password_hash = $2, updated_at = now()
 WHERE id = $3 AND email_verified_at IS NULL
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, plan_id
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
 `
 
 type UserUpdateUnverifiedParams struct {
@@ -575,7 +564,6 @@ func (q *Queries) UserUpdateUnverified(ctx context.Context, arg UserUpdateUnveri
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
-		&i.PlanID,
 	)
 	return i, err
 }

@@ -192,13 +192,13 @@ func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *servi
 		edge:          &edge.Service{Pool: pool, Box: box},
 		dns:           dns,
 		ingress:       &ingress.Service{Pool: pool, Box: box, DNS: dns, Virtual: cl.VirtualConfig},
-		billing:       &billing.Service{Pool: pool},
+		billing:       &billing.Service{Pool: pool, Box: box},
 	}
 }
 
 // setRiver hands the River client to the services that enqueue jobs.
 func (s *services) setRiver(rc *river.Client[pgx.Tx]) {
-	s.accounts.River, s.clusters.River, s.nodes.River, s.nodeQuota.River, s.ingress.River = rc, rc, rc, rc, rc
+	s.accounts.River, s.clusters.River, s.nodes.River, s.nodeQuota.River, s.ingress.River, s.billing.River = rc, rc, rc, rc, rc, rc
 }
 
 // mailer is the configured mail transport.

@@ -12,15 +12,33 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"time"
+
+	"github.com/riverqueue/river"
+
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
 // Service is the billing domain's actions.
 type Service struct {
 	Pool *pgxpool.Pool
+	// Box seals the Stripe keys and the mail of notices.
+	Box *secrets.Box
+	// River inserts the notices' emails (nil: the running job's client).
+	River *river.Client[pgx.Tx]
+	// Now is the clock (nil: time.Now), for tests of periods and expiry.
+	Now func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // Errors users see (catalog message IDs).
@@ -246,7 +264,8 @@ func (s *Service) SetPlanArchived(ctx context.Context, id int64, archived bool, 
 
 // MakeDefault makes a plan the default (free) plan, the one of every user
 // who never bought one, for an active admin (audited). There is always
-// exactly one.
+// exactly one. The users on the old default with no paid period move to
+// the new one; new users and ended plans get it from now on.
 func (s *Service) MakeDefault(ctx context.Context, id int64, actor audit.Actor) (queries.Plan, error) {
 	var out queries.Plan
 	err := s.asAdmin(ctx, actor, func(q *queries.Queries) error {
@@ -257,13 +276,19 @@ func (s *Service) MakeDefault(ctx context.Context, id int64, actor audit.Actor) 
 		if p.ArchivedAt.Valid {
 			return ErrPlanArchived
 		}
+		// Before the old default is cleared: its users with no paid
+		// period follow.
+		moved, err := q.SubscriptionsFollowDefault(ctx, id)
+		if err != nil {
+			return fmt.Errorf("move the default plan's users: %w", err)
+		}
 		if err := q.PlanClearDefault(ctx, id); err != nil {
 			return fmt.Errorf("clear the default plan: %w", err)
 		}
 		if out, err = q.PlanMakeDefault(ctx, id); err != nil {
 			return fmt.Errorf("make plan %d the default: %w", id, err)
 		}
-		return audit.Record(ctx, q, actor, audit.Event{Action: "admin.plan_default", TargetType: "plan", TargetID: fmt.Sprint(id), Details: map[string]any{"name": p.Name}})
+		return audit.Record(ctx, q, actor, audit.Event{Action: "admin.plan_default", TargetType: "plan", TargetID: fmt.Sprint(id), Details: map[string]any{"name": p.Name, "usersMoved": moved}})
 	})
 	return out, err
 }

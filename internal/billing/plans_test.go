@@ -81,7 +81,7 @@ func TestPlans(t *testing.T) {
 	q := queries.New(pool)
 	for i, use := range []struct{ clusters, nodes int }{{1, 1}, {3, 0}, {1, 4}} {
 		u := person(t, pool, fmt.Sprintf("user%d@example.com", i), "user")
-		_, err := pool.Exec(ctx, `UPDATE users SET plan_id = $1 WHERE id = $2`, p.ID, u)
+		_, err := pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = $2`, p.ID, u)
 		require.NoError(t, err)
 		for c := range use.clusters {
 			var cid int64

@@ -24,6 +24,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -39,7 +40,6 @@ const MaxDescriptionLength = 500
 // Errors users see (catalog message IDs).
 var (
 	ErrNotFound       = errors.New("ErrClusterNotFound")
-	ErrPlanLimit      = errors.New("ErrClusterPlanLimit")
 	ErrNoHostCluster  = errors.New("ErrClusterNoHost")
 	ErrNoBaseDomain   = errors.New("ErrClusterNoBaseDomain")
 	ErrDeleting       = errors.New("ErrClusterDeleting")
@@ -163,16 +163,16 @@ func (s *Service) create(ctx context.Context, ownerID int64, in Input, rt settin
 		if err := q.ClusterLockOwner(ctx, ownerID); err != nil {
 			return fmt.Errorf("lock owner: %w", err)
 		}
-		plan, err := q.PlanForUser(ctx, ownerID)
+		ent, err := entitlements.For(ctx, q, ownerID)
 		if err != nil {
-			return fmt.Errorf("plan: %w", err)
+			return err
 		}
 		n, err := q.ClusterCountActiveByOwner(ctx, ownerID)
 		if err != nil {
 			return fmt.Errorf("count clusters: %w", err)
 		}
-		if n >= int64(plan.MaxClusters) {
-			return ErrPlanLimit
+		if err := ent.Cluster(n); err != nil {
+			return err
 		}
 		ports, err := s.nodePorts(ctx, q, rt, in.PublicAccessMode, nodePorts{})
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -160,7 +161,7 @@ func TestCreatePlanLimit(t *testing.T) {
 		require.NoError(t, err)
 	}
 	_, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "four"}, a)
-	require.ErrorIs(t, err, clusters.ErrPlanLimit)
+	require.ErrorIs(t, err, entitlements.ErrLimit)
 	require.Equal(t, 3, b.count(t, "SELECT count(*) FROM clusters WHERE owner_id = $1", u.ID))
 
 	// A deleted cluster no longer counts.
@@ -522,7 +523,7 @@ func TestCreateRefusals(t *testing.T) {
 	create("two")
 	create("three")
 	_, err = b.svc.Create(ctx, owner.ID, clusters.Input{Name: "four"}, a)
-	require.ErrorIs(t, err, clusters.ErrPlanLimit, "the default plan allows 3")
+	require.ErrorIs(t, err, entitlements.ErrLimit, "the default plan allows 3")
 
 	noHost := &clusters.Service{Pool: b.pool, River: b.svc.River, Box: b.box}
 	_, err = noHost.Create(ctx, owner.ID, clusters.Input{Name: "nohost"}, a)

@@ -21,6 +21,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -165,6 +166,13 @@ func (s *Service) AddHostname(ctx context.Context, c queries.Cluster, name strin
 		}
 		if n >= MaxHostnames {
 			return ErrHostnameTooMany
+		}
+		ent, err := entitlements.For(ctx, q, c.OwnerID)
+		if err != nil {
+			return err
+		}
+		if err := ent.Hostname(n); err != nil {
+			return err
 		}
 		h, err := q.HostnameCreate(ctx, queries.HostnameCreateParams{ClusterID: c.ID, Name: name, Managed: managed})
 		var pgErr *pgconn.PgError

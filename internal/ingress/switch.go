@@ -14,6 +14,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -160,6 +161,20 @@ func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor 
 	}
 	if on && st.AppsBaseDomain == "" {
 		return State{}, ErrNoAppsDomain
+	}
+	if on {
+		ent, err := entitlements.For(ctx, queries.New(s.Pool), c.OwnerID)
+		if err != nil {
+			return State{}, err
+		}
+		if err := ent.Ingress(); err != nil {
+			// Switching on what is on already stays allowed: the plan
+			// refuses new things, and takes nothing away.
+			cur, gerr := queries.New(s.Pool).IngressGet(ctx, c.ID)
+			if gerr != nil || !cur.Enabled {
+				return State{}, err
+			}
+		}
 	}
 	if !on {
 		// Off, never on: nothing to write.

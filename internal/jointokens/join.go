@@ -11,6 +11,7 @@ import (
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -95,7 +96,7 @@ func (s *Service) Check(ctx context.Context, value string) (queries.JoinTokenGet
 	// The recorded nodes (kept by the health check) against the plan: a
 	// machine joining at the limit would be refused by the node quota
 	// webhook at best, and would run unpaid for at worst.
-	if row.ClusterNodes >= int64(row.PlanMaxNodes) {
+	if entitlements.NodeLimit(row.ClusterNodes, row.PlanMaxNodes) != nil {
 		return row, ErrJoinNodeLimit
 	}
 	return row, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -107,16 +108,16 @@ func (s *Service) Review(ctx context.Context, clusterID int64, key string, req *
 	if req.Operation != admissionv1.Create || req.Kind.Group != "" || req.Kind.Kind != "Node" {
 		return Decision{Allowed: true}, nil
 	}
-	plan, err := queries.New(s.Pool).PlanForUser(ctx, c.OwnerID)
+	ent, err := entitlements.For(ctx, queries.New(s.Pool), c.OwnerID)
 	if err != nil {
-		return Decision{}, fmt.Errorf("plan of user %d: %w", c.OwnerID, err)
+		return Decision{}, err
 	}
 	n, err := s.countNodes(ctx, c)
 	if err != nil {
 		return Decision{}, err
 	}
-	if n >= int(plan.MaxNodesPerCluster) {
-		return Decision{Limit: plan.MaxNodesPerCluster}, nil
+	if err := ent.Node(int64(n)); err != nil {
+		return Decision{Limit: ent.Plan.MaxNodesPerCluster}, nil
 	}
 	return Decision{Allowed: true}, nil
 }
