@@ -1,50 +1,278 @@
 package handlers
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
+// ordersShown is how many of a user's orders the plan page and the API
+// list, newest first.
+const ordersShown = 50
+
 // showBillingPage is GET /billing: the user's plan and their usage
-// against its limits.
+// against its limits, the period, the plans to choose, their orders.
 func (h *Handlers) showBillingPage(c echo.Context) error {
+	return h.renderBilling(c, http.StatusOK, "")
+}
+
+func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) error {
 	u, _ := currentUser(c)
 	ctx := c.Request().Context()
 	use, err := h.Billing.UsageOf(ctx, u.ID)
 	if err != nil {
 		return err
 	}
+	sub, err := h.Billing.SubscriptionOf(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	q := queries.New(h.Pool)
+	st, err := billing.LoadSettings(ctx, q, h.Box)
+	if err != nil {
+		return err
+	}
 	p := use.Plan
 	monthly, yearly := billing.Prices(p)
+	zh := locale.Lang(ctx) == locale.SimplifiedChinese.String()
+	name, desc := planText(p, zh)
 	m := views.Billing{
-		PlanName: p.Name, Description: p.DescriptionEn, Default: p.IsDefault, Ingress: p.IngressAllowed,
+		PlanName: name, Description: desc, Default: p.IsDefault, Ingress: p.IngressAllowed,
 		Monthly: monthly.String(), Yearly: yearly.String(),
 		Limits: []views.BillingLimit{
 			{Key: "clusters", LabelID: "BillingLimitClusters", Used: use.Clusters, Max: int64(p.MaxClusters)},
 			{Key: "nodes", LabelID: "BillingLimitNodes", Used: use.MostNodes, Max: int64(p.MaxNodesPerCluster)},
 			{Key: "hostnames", LabelID: "BillingLimitHostnames", Used: use.MostHostnames, Max: int64(p.MaxHostnamesPerCluster)},
 		},
+		Status: sub.Status, Period: sub.Period.String, CancelAtEnd: sub.CancelAtPeriodEnd, Scheduled: sub.ScheduledPlan,
+		Methods: st.Methods, Error: errMsg,
 	}
-	if locale.Lang(ctx) == locale.SimplifiedChinese.String() {
-		if p.NameZh != "" {
-			m.PlanName = p.NameZh
+	if sub.CurrentPeriodEnd.Valid {
+		m.PeriodEnd = sub.CurrentPeriodEnd.Time
+		m.GraceUntil = m.PeriodEnd.Add(st.Grace())
+	}
+	plans, err := q.PlanList(ctx)
+	if err != nil {
+		return fmt.Errorf("list plans: %w", err)
+	}
+	for _, pl := range plans {
+		if pl.ArchivedAt.Valid || (!pl.Public && pl.ID != p.ID) {
+			continue
 		}
-		if p.DescriptionZh != "" {
-			m.Description = p.DescriptionZh
+		mo, yr := billing.Prices(pl)
+		n, d := planText(pl, zh)
+		m.Plans = append(m.Plans, views.BillingPlanCard{
+			ID: pl.ID, Name: n, Description: d, Clusters: pl.MaxClusters, Nodes: pl.MaxNodesPerCluster,
+			Hostnames: pl.MaxHostnamesPerCluster, Ingress: pl.IngressAllowed, Monthly: mo.String(), Yearly: yr.String(),
+			Current: pl.ID == p.ID, Free: pl.PriceMonthly == 0 && pl.PriceYearly == 0,
+		})
+	}
+	orders, err := q.OrderListForUser(ctx, queries.OrderListForUserParams{UserID: u.ID, MaxRows: ordersShown})
+	if err != nil {
+		return fmt.Errorf("list orders: %w", err)
+	}
+	for _, o := range orders {
+		v := orderView(orderOfRow(o), o.PlanName)
+		m.Orders = append(m.Orders, v)
+		if o.Status == billing.OrderPending {
+			m.Pending = &v
 		}
 	}
-	return render(c, http.StatusOK, views.BillingPage(m))
+	return render(c, status, views.BillingPage(m))
+}
+
+// planText is a plan's name and description in the reader's language.
+func planText(p queries.Plan, zh bool) (name, desc string) {
+	name, desc = p.Name, p.DescriptionEn
+	if zh && p.NameZh != "" {
+		name = p.NameZh
+	}
+	if zh && p.DescriptionZh != "" {
+		desc = p.DescriptionZh
+	}
+	return name, desc
+}
+
+// orderView is an order as the pages show it.
+func orderView(o queries.Order, plan string) views.BillingOrder {
+	money := func(minor int64) string { return billing.Money{Minor: minor, Currency: o.Currency}.String() }
+	return views.BillingOrder{
+		ID: o.ID, Number: o.Number, Plan: plan, Period: o.Period, Kind: o.Kind, Status: o.Status, Method: o.Method,
+		Amount: money(o.Amount), Credit: money(o.Credit), Tax: money(o.Tax), Total: money(o.Total), TaxLabel: o.TaxLabel,
+		Refunded: money(o.RefundedAmount), HasCredit: o.Credit > 0, HasTax: o.TaxLabel != "", Refund: o.RefundedAmount > 0,
+		Created: o.CreatedAt.Time, Expires: o.ExpiresAt.Time, Paid: o.PaidAt.Time,
+		PeriodStart: o.PeriodStart.Time, PeriodEnd: o.PeriodEnd.Time,
+	}
+}
+
+// orderOfRow is the order of a listed row.
+func orderOfRow(r queries.OrderListForUserRow) queries.Order {
+	return queries.Order{
+		ID: r.ID, Number: r.Number, UserID: r.UserID, PlanID: r.PlanID, Period: r.Period, Kind: r.Kind, Currency: r.Currency,
+		Amount: r.Amount, Credit: r.Credit, Tax: r.Tax, TaxLabel: r.TaxLabel, Total: r.Total, Status: r.Status, Method: r.Method,
+		Reference: r.Reference, StripeSessionID: r.StripeSessionID, PeriodStart: r.PeriodStart, PeriodEnd: r.PeriodEnd,
+		RefundedAmount: r.RefundedAmount, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, PaidAt: r.PaidAt, ClosedAt: r.ClosedAt,
+	}
+}
+
+// chooseBillingPlan is POST /billing/orders: the user picks a plan and a
+// period (and a payment method): an order to pay, or a change at the
+// period's end or at once, said in a flash.
+func (h *Handlers) chooseBillingPlan(c echo.Context) error {
+	u, _ := currentUser(c)
+	ctx := c.Request().Context()
+	planID, err := strconv.ParseInt(c.FormValue("plan_id"), 10, 64)
+	if err != nil {
+		return h.renderBilling(c, http.StatusUnprocessableEntity, locale.T(ctx, billing.ErrPlanNotFound.Error()))
+	}
+	ch, err := h.Billing.Choose(ctx, u.ID, planID, billing.Period(c.FormValue("period")), c.FormValue("method"), actor(c))
+	switch {
+	case errors.Is(err, billing.ErrPlanNotFound), errors.Is(err, billing.ErrPlanUnavailable), errors.Is(err, billing.ErrMethod),
+		errors.Is(err, billing.ErrCurrencyChange), errors.Is(err, billing.ErrSamePlan), errors.Is(err, billing.ErrPeriod):
+		return h.renderBilling(c, http.StatusUnprocessableEntity, locale.T(ctx, err.Error()))
+	case err != nil:
+		return err
+	case ch.Scheduled:
+		h.flash(c, "FlashBillingScheduled")
+		return redirect(c, "/billing")
+	case ch.Switched:
+		h.flash(c, "FlashBillingSwitched")
+		return redirect(c, "/billing")
+	}
+	if ch.Order.Method == billing.MethodStripe && ch.Order.Status == billing.OrderPending {
+		return h.checkout(c, ch.Order.ID)
+	}
+	return redirect(c, fmt.Sprintf("/billing/orders/%d", ch.Order.ID))
+}
+
+// ownOrder is the order in the path if it is the signed-in user's; any
+// other (another user's, none) is the same 404.
+func (h *Handlers) ownOrder(c echo.Context) (queries.Order, error) {
+	u, _ := currentUser(c)
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return queries.Order{}, echo.ErrNotFound
+	}
+	o, err := queries.New(h.Pool).OrderGetForUser(c.Request().Context(), queries.OrderGetForUserParams{ID: id, UserID: u.ID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return queries.Order{}, echo.ErrNotFound
+	}
+	if err != nil {
+		return queries.Order{}, fmt.Errorf("load order %d: %w", id, err)
+	}
+	return o, nil
+}
+
+// orderPageView is an order with its plan's name and, pending and
+// manual, the admin's instructions; on a receipt, seller and buyer.
+func (h *Handlers) orderPageView(c echo.Context, o queries.Order) (views.BillingOrder, error) {
+	ctx := c.Request().Context()
+	q := queries.New(h.Pool)
+	plan, err := q.PlanGet(ctx, o.PlanID)
+	if err != nil {
+		return views.BillingOrder{}, fmt.Errorf("load plan %d: %w", o.PlanID, err)
+	}
+	st, err := billing.LoadSettings(ctx, q, h.Box)
+	if err != nil {
+		return views.BillingOrder{}, err
+	}
+	name, _ := planText(plan, locale.Lang(ctx) == locale.SimplifiedChinese.String())
+	v := orderView(o, name)
+	v.Instructions = st.ManualInstructions
+	v.SellerName, v.SellerAddress, v.SellerTaxID = st.SellerName, st.SellerAddress, st.SellerTaxID
+	u, _ := currentUser(c)
+	v.Buyer = u.Email
+	if u.Name != "" && u.Name != u.Email {
+		v.Buyer = u.Name + " <" + u.Email + ">"
+	}
+	return v, nil
+}
+
+// showBillingOrder is GET /billing/orders/:id.
+func (h *Handlers) showBillingOrder(c echo.Context) error {
+	o, err := h.ownOrder(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.orderPageView(c, o)
+	if err != nil {
+		return err
+	}
+	v.Returned = c.QueryParam("checkout") == "done"
+	return render(c, http.StatusOK, views.BillingOrderPage(v))
+}
+
+// showBillingReceipt is GET /billing/orders/:id/receipt: a paid order's
+// printable receipt; 404 before it is paid.
+func (h *Handlers) showBillingReceipt(c echo.Context) error {
+	o, err := h.ownOrder(c)
+	if err != nil {
+		return err
+	}
+	if !o.PaidAt.Valid {
+		return echo.ErrNotFound
+	}
+	v, err := h.orderPageView(c, o)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.BillingReceiptPage(v))
+}
+
+// cancelBillingOrder is POST /billing/orders/:id/cancel.
+func (h *Handlers) cancelBillingOrder(c echo.Context) error {
+	o, err := h.ownOrder(c)
+	if err != nil {
+		return err
+	}
+	u, _ := currentUser(c)
+	_, err = h.Billing.CancelOrder(c.Request().Context(), u.ID, o.ID, actor(c))
+	switch {
+	case errors.Is(err, billing.ErrOrderClosed):
+		h.flashError(c, err.Error())
+	case err != nil:
+		return err
+	default:
+		h.flash(c, "FlashBillingOrderCancelled")
+	}
+	return redirect(c, "/billing")
+}
+
+// setBillingCancel is POST /billing/cancel (cancel=true) and
+// /billing/resume: the paid plan ends at the period's end, or renews.
+func (h *Handlers) setBillingCancel(cancel bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u, _ := currentUser(c)
+		err := h.Billing.SetCancel(c.Request().Context(), u.ID, cancel, actor(c))
+		switch {
+		case errors.Is(err, billing.ErrNoPeriod):
+			h.flashError(c, err.Error())
+		case err != nil:
+			return err
+		case cancel:
+			h.flash(c, "FlashBillingCancelled")
+		default:
+			h.flash(c, "FlashBillingResumed")
+		}
+		return redirect(c, "/billing")
+	}
 }
 
 // apiBilling is GET /api/v1/billing.
 type apiBilling struct {
-	Plan  apiPlan  `json:"plan"`
-	Usage apiUsage `json:"usage"`
+	Plan         apiPlan         `json:"plan"`
+	Usage        apiUsage        `json:"usage"`
+	Subscription apiSubscription `json:"subscription"`
 }
 
 type apiPlan struct {
@@ -68,21 +296,93 @@ type apiUsage struct {
 	MostHostnamesInACluster int64 `json:"most_hostnames_in_a_cluster"`
 }
 
-// showAPIBilling is GET /api/v1/billing: the key owner's plan, its limits
-// and their usage.
+type apiSubscription struct {
+	Status string `json:"status"`
+	// Period and PeriodEnd are empty and null without a paid period.
+	Period            string     `json:"period"`
+	PeriodEnd         *time.Time `json:"period_end"`
+	CancelAtPeriodEnd bool       `json:"cancel_at_period_end"`
+	ScheduledPlan     string     `json:"scheduled_plan"`
+}
+
+// showAPIBilling is GET /api/v1/billing: the key owner's plan, its limits,
+// their usage and their subscription.
 func (h *Handlers) showAPIBilling(c echo.Context) error {
 	u, _ := currentUser(c)
-	use, err := h.Billing.UsageOf(c.Request().Context(), u.ID)
+	ctx := c.Request().Context()
+	use, err := h.Billing.UsageOf(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	sub, err := h.Billing.SubscriptionOf(ctx, u.ID)
 	if err != nil {
 		return err
 	}
 	p := use.Plan
-	return c.JSON(http.StatusOK, apiBilling{
+	out := apiBilling{
 		Plan: apiPlan{
 			ID: p.ID, Name: p.Name, Default: p.IsDefault, MaxClusters: p.MaxClusters, MaxNodesPerCluster: p.MaxNodesPerCluster,
 			MaxHostnamesPerCluster: p.MaxHostnamesPerCluster, ManagedIngress: p.IngressAllowed,
 			Currency: p.Currency, PriceMonthly: p.PriceMonthly, PriceYearly: p.PriceYearly,
 		},
 		Usage: apiUsage{Clusters: use.Clusters, MostNodesInACluster: use.MostNodes, MostHostnamesInACluster: use.MostHostnames},
-	})
+		Subscription: apiSubscription{
+			Status: sub.Status, Period: sub.Period.String, CancelAtPeriodEnd: sub.CancelAtPeriodEnd, ScheduledPlan: sub.ScheduledPlan,
+		},
+	}
+	if sub.CurrentPeriodEnd.Valid {
+		end := sub.CurrentPeriodEnd.Time.UTC()
+		out.Subscription.PeriodEnd = &end
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// apiOrder is one order in GET /api/v1/orders: amounts in the currency's
+// minor units.
+type apiOrder struct {
+	ID          int64      `json:"id"`
+	Number      string     `json:"number"`
+	Plan        string     `json:"plan"`
+	Period      string     `json:"period"`
+	Kind        string     `json:"kind"`
+	Status      string     `json:"status"`
+	Method      string     `json:"method"`
+	Currency    string     `json:"currency"`
+	Amount      int64      `json:"amount"`
+	Credit      int64      `json:"credit"`
+	Tax         int64      `json:"tax"`
+	Total       int64      `json:"total"`
+	Refunded    int64      `json:"refunded"`
+	CreatedAt   time.Time  `json:"created_at"`
+	ExpiresAt   time.Time  `json:"expires_at"`
+	PaidAt      *time.Time `json:"paid_at"`
+	PeriodStart *time.Time `json:"period_start"`
+	PeriodEnd   *time.Time `json:"period_end"`
+}
+
+// listAPIOrders is GET /api/v1/orders: the key owner's orders, newest
+// first.
+func (h *Handlers) listAPIOrders(c echo.Context) error {
+	u, _ := currentUser(c)
+	rows, err := queries.New(h.Pool).OrderListForUser(c.Request().Context(), queries.OrderListForUserParams{UserID: u.ID, MaxRows: ordersShown})
+	if err != nil {
+		return fmt.Errorf("list orders: %w", err)
+	}
+	optional := func(t time.Time, ok bool) *time.Time {
+		if !ok {
+			return nil
+		}
+		t = t.UTC()
+		return &t
+	}
+	out := make([]apiOrder, 0, len(rows))
+	for _, o := range rows {
+		out = append(out, apiOrder{
+			ID: o.ID, Number: o.Number, Plan: o.PlanName, Period: o.Period, Kind: o.Kind, Status: o.Status, Method: o.Method,
+			Currency: o.Currency, Amount: o.Amount, Credit: o.Credit, Tax: o.Tax, Total: o.Total, Refunded: o.RefundedAmount,
+			CreatedAt: o.CreatedAt.Time.UTC(), ExpiresAt: o.ExpiresAt.Time.UTC(), PaidAt: optional(o.PaidAt.Time, o.PaidAt.Valid),
+			PeriodStart: optional(o.PeriodStart.Time, o.PeriodStart.Valid), PeriodEnd: optional(o.PeriodEnd.Time, o.PeriodEnd.Valid),
+		})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"orders": out})
 }

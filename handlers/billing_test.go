@@ -1,11 +1,19 @@
 package handlers_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/stripe/stripe-go/v84/webhook"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/billing"
 )
 
 // TestBillingPage: a user sees their plan (the default one) and what they
@@ -61,7 +69,8 @@ func TestBillingPage(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	require.JSONEq(t, `{"plan":{"id":1,"name":"free","default":true,"max_clusters":3,"max_nodes_per_cluster":3,"max_hostnames_per_cluster":10,
 		"managed_ingress":true,"currency":"USD","price_monthly":0,"price_yearly":0},
-		"usage":{"clusters":2,"most_nodes_in_a_cluster":4,"most_hostnames_in_a_cluster":1}}`, r.body)
+		"usage":{"clusters":2,"most_nodes_in_a_cluster":4,"most_hostnames_in_a_cluster":1},
+		"subscription":{"status":"active","period":"","period_end":null,"cancel_at_period_end":false,"scheduled_plan":""}}`, r.body)
 	r = b.apiCall(t, http.MethodGet, "/api/v1/billing", "kb_nonsense", "")
 	require.Equal(t, http.StatusUnauthorized, r.status)
 
@@ -70,4 +79,143 @@ func TestBillingPage(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Contains(t, resp.Header.Get("Location"), "/login")
+}
+
+// shopOpen switches manual payments on and adds a public paid plan
+// "Team" (USD 10.00 a month, 100.00 a year, 6 clusters); its id.
+func (b *testBundle) shopOpen(t *testing.T) (*billing.Service, audit.Actor, int64) {
+	t.Helper()
+	ctx := context.Background()
+	svc := &billing.Service{Pool: b.pool, Box: b.box, River: b.river}
+	_, adminEmail := b.signedUpAdmin(t, "shopkeeper")
+	admin := audit.Actor{UserID: b.userID(t, adminEmail)}
+	st := billing.DefaultSettings()
+	st.Methods = []string{billing.MethodManual}
+	st.ManualInstructions = "Transfer to IBAN XX00 1234.\nBank: Example Bank"
+	st.SellerName, st.SellerAddress = "KubeBYON Ltd", "1 Example Road"
+	require.NoError(t, svc.SaveSettings(ctx, st, admin))
+	p, err := svc.CreatePlan(ctx, billing.PlanInput{
+		Name: "Team", MaxClusters: 6, MaxNodesPerCluster: 20, MaxHostnamesPerCluster: 10, IngressAllowed: true, Public: true,
+		Currency: "USD", PriceMonthly: "10", PriceYearly: "100",
+	}, admin)
+	require.NoError(t, err)
+	return svc, admin, p.ID
+}
+
+// TestBillingOrder: a user picks a paid plan and gets an order with the
+// admin's payment instructions and its number as the reference; another
+// user gets 404 for its page, receipt and cancel; paid, the user's plan
+// and period show on /billing and in the API, and the receipt prints;
+// cancel keeps the plan until the period's end, and resume undoes it.
+func TestBillingOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	svc, admin, team := b.shopOpen(t)
+	c, email := b.signedUpUser(t, "buyer")
+	intruder, _ := b.signedUpUser(t, "intruder")
+
+	_, body := c.get("/billing")
+	require.Contains(t, body, `data-testid="billing-plan-card" data-plan="Team"`)
+	require.Contains(t, body, `data-testid="billing-no-orders"`)
+	resp := c.post("/billing", "/billing/orders", url.Values{"plan_id": {fmt.Sprint(team)}, "period": {"month"}, "method": {"manual"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	orderPath := resp.Header.Get("Location")
+	require.Regexp(t, `^/billing/orders/\d+$`, orderPath)
+	_, body = c.get(orderPath)
+	require.Contains(t, body, `data-testid="billing-order" data-status="pending"`)
+	require.Contains(t, body, "Transfer to IBAN XX00 1234.\nBank: Example Bank")
+	require.Contains(t, body, "USD 10.00")
+	var orderID int64
+	var number string
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT id, number FROM orders WHERE user_id = $1`, b.userID(t, email)).Scan(&orderID, &number))
+	require.Contains(t, body, "Use "+number+" as the payment")
+
+	// Bad choices: said on the page, nothing written.
+	for _, form := range []url.Values{
+		{"plan_id": {"999999"}, "period": {"month"}, "method": {"manual"}},
+		{"plan_id": {fmt.Sprint(team)}, "period": {"week"}, "method": {"manual"}},
+		{"plan_id": {fmt.Sprint(team)}, "period": {"month"}, "method": {"stripe"}},
+	} {
+		resp := c.post("/billing", "/billing/orders", form)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, form)
+		require.Contains(t, readBody(t, resp), `data-testid="billing-error"`)
+	}
+
+	// Another user: 404 for each of its routes.
+	for _, path := range []string{orderPath, orderPath + "/receipt"} {
+		code, _ := intruder.get(path)
+		require.Equal(t, http.StatusNotFound, code, path)
+	}
+	resp = intruder.post("/billing", orderPath+"/cancel", nil)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	code, _ := c.get(orderPath + "/receipt")
+	require.Equal(t, http.StatusNotFound, code, "no receipt before payment")
+
+	_, err := svc.MarkPaid(ctx, orderID, "BANK-REF-7", admin)
+	require.NoError(t, err)
+	_, body = c.get("/billing")
+	require.Contains(t, body, `data-testid="billing-plan-name">Team<`)
+	require.Contains(t, body, `data-testid="billing-limit-clusters" data-used="0" data-max="6"`)
+	require.Contains(t, body, `data-testid="billing-order-row" data-number="`+number+`" data-status="paid"`)
+	_, body = c.get(orderPath + "/receipt")
+	require.Contains(t, body, `data-testid="billing-receipt"`)
+	require.Contains(t, body, "KubeBYON Ltd")
+	require.Contains(t, body, email)
+
+	key := c.createKey("orders")
+	r := b.apiCall(t, http.MethodGet, "/api/v1/orders", key, "")
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Contains(t, r.body, `"number":"`+number+`"`)
+	require.Contains(t, r.body, `"status":"paid","method":"manual","currency":"USD","amount":1000,"credit":0,"tax":0,"total":1000`)
+	r = b.apiCall(t, http.MethodGet, "/api/v1/orders", intruder.createKey("peek"), "")
+	require.JSONEq(t, `{"orders":[]}`, r.body)
+	r = b.apiCall(t, http.MethodGet, "/api/v1/billing", key, "")
+	require.Contains(t, r.body, `"subscription":{"status":"active","period":"month","period_end":"`)
+
+	// Cancel: kept until the period's end; resume undoes it.
+	resp = c.post("/billing", "/billing/cancel", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.get("/billing")
+	require.Contains(t, body, "Cancelled: you keep this plan until")
+	require.Contains(t, body, `data-testid="billing-resume"`)
+	resp = c.post("/billing", "/billing/resume", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, body = c.get("/billing")
+	require.Contains(t, body, "Pay the next one to keep this plan")
+}
+
+// TestStripeWebhookRoute: /webhooks/stripe takes no session and no CSRF
+// token; a delivery whose signature does not verify is 400 with a JSON
+// error and changes nothing; a verified one about no order of ours is
+// acknowledged.
+func TestStripeWebhookRoute(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	svc := &billing.Service{Pool: b.pool, Box: b.box}
+	_, adminEmail := b.signedUpAdmin(t, "stripe-admin")
+	st := billing.DefaultSettings()
+	st.Methods = []string{billing.MethodStripe}
+	st.StripeSecretKey, st.StripeWebhookSecret = "sk_test_x", "whsec_route"
+	require.NoError(t, svc.SaveSettings(ctx, st, audit.Actor{UserID: b.userID(t, adminEmail)}))
+
+	payload := []byte(`{"id":"evt_1","object":"event","api_version":"2024-06-20","created":` + fmt.Sprint(time.Now().Unix()) +
+		`,"type":"checkout.session.completed","data":{"object":{"id":"cs_unknown","object":"checkout.session","payment_status":"paid"}}}`)
+	post := func(secret string) (int, string) {
+		header := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret, Timestamp: time.Now()}).Header
+		req, err := http.NewRequest(http.MethodPost, b.server.URL+"/webhooks/stripe", bytes.NewReader(payload))
+		require.NoError(t, err)
+		req.Header.Set("Stripe-Signature", header)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		return resp.StatusCode, readBody(t, resp)
+	}
+	code, body := post("whsec_forged")
+	require.Equal(t, http.StatusBadRequest, code)
+	require.JSONEq(t, `{"error":{"code":"bad_signature","message":"The event's signature does not verify."}}`, body)
+	code, body = post("whsec_route")
+	require.Equal(t, http.StatusOK, code, body)
+	require.JSONEq(t, `{"received":true}`, body)
 }

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -224,22 +226,56 @@ func TestClusterCreateRejects(t *testing.T) {
 	require.Equal(t, 1, jobs)
 }
 
+// TestClusterPlanLimit: the plan's cluster limit refuses a new cluster
+// from the console and the API with a message that names the plan, the
+// limit and the way up; a bigger plan allows it at once; back on the
+// smaller plan, nothing is deleted and new clusters are refused again.
 func TestClusterPlanLimit(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.connectHost(t)
-	c, _ := b.signedUpUser(t, "collector")
+	ctx := context.Background()
+	c, email := b.signedUpUser(t, "collector")
 	for _, name := range []string{"one", "two", "three"} {
 		b.newCluster(t, c, name)
 	}
+	const refused = `Your plan (free) allows 3 clusters, and you have that many. Delete a cluster, or move to a bigger plan under Settings → Plan (/billing).`
 	resp := c.createCluster(url.Values{"name": {"four"}})
 	body := readBody(t, resp)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, body, `data-testid="form-error">Your plan allows no more clusters.`)
+	require.Contains(t, body, `data-testid="form-error">`+refused)
 	require.Contains(t, body, `value="four"`)
-	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(*) FROM clusters").Scan(&n))
-	require.Equal(t, 3, n)
+	key := c.createKey("limits")
+	r := b.apiCall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"four"}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
+	require.JSONEq(t, `{"error":{"code":"plan_limit","message":`+strconv.Quote(refused)+`}}`, r.body)
+	count := func() (n int) {
+		require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM clusters WHERE status <> 'deleted'").Scan(&n))
+		return n
+	}
+	require.Equal(t, 3, count())
+
+	// An admin puts the user on a bigger plan: the fourth is made.
+	svc := &billing.Service{Pool: b.pool, Box: b.box, River: b.river}
+	_, adminEmail := b.signedUpAdmin(t, "limits-admin")
+	admin := audit.Actor{UserID: b.userID(t, adminEmail)}
+	var roomy, free int64
+	require.NoError(t, b.pool.QueryRow(ctx, `INSERT INTO plans (name, max_clusters, max_nodes_per_cluster) VALUES ('roomy', 5, 10) RETURNING id`).Scan(&roomy))
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT id FROM plans WHERE is_default`).Scan(&free))
+	user := b.userID(t, email)
+	require.NoError(t, svc.AdminSetPlan(ctx, user, roomy, "pilot customer", admin))
+	r = b.apiCall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"four"}`)
+	require.Equal(t, http.StatusCreated, r.status, r.body)
+	require.Equal(t, 4, count())
+
+	// Back on free: the four stay, a fifth is refused.
+	require.NoError(t, svc.AdminSetPlan(ctx, user, free, "pilot over", admin))
+	require.Equal(t, 4, count())
+	r = b.apiCall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"five"}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
+	require.Contains(t, r.body, `"plan_limit"`)
+	_, body = c.get("/billing")
+	require.Contains(t, body, `data-testid="billing-over-clusters"`)
 }
 
 func TestClusterWithoutHost(t *testing.T) {

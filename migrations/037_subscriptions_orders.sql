@@ -88,6 +88,8 @@ CREATE TABLE orders (
 );
 CREATE INDEX orders_user ON orders (user_id, id DESC);
 CREATE INDEX orders_status ON orders (status, id DESC);
+-- Stripe refunds find their order by its PaymentIntent.
+CREATE INDEX orders_reference ON orders (reference) WHERE method = 'stripe' AND reference <> '';
 -- The expiry job reads pending orders by their deadline.
 CREATE INDEX orders_pending_expiry ON orders (expires_at) WHERE status = 'pending';
 -- One pending order per user at a time: a second purchase replaces it.

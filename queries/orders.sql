@@ -95,3 +95,7 @@ ORDER BY 1, 2;
 
 -- name: OrdersAwaiting :one
 SELECT count(*)::bigint AS orders FROM orders WHERE status = 'pending';
+
+-- name: OrderByReference :one
+-- The order a payment (a Stripe PaymentIntent) paid.
+SELECT * FROM orders WHERE reference = @reference AND method = 'stripe' ORDER BY id DESC LIMIT 1;

@@ -46,6 +46,42 @@ func (q *Queries) OrderByNumber(ctx context.Context, number string) (Order, erro
 	return i, err
 }
 
+const orderByReference = `-- name: OrderByReference :one
+SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at FROM orders WHERE reference = $1 AND method = 'stripe' ORDER BY id DESC LIMIT 1
+`
+
+// The order a payment (a Stripe PaymentIntent) paid.
+func (q *Queries) OrderByReference(ctx context.Context, reference string) (Order, error) {
+	row := q.db.QueryRow(ctx, orderByReference, reference)
+	var i Order
+	err := row.Scan(
+		&i.ID,
+		&i.Number,
+		&i.UserID,
+		&i.PlanID,
+		&i.Period,
+		&i.Kind,
+		&i.Currency,
+		&i.Amount,
+		&i.Credit,
+		&i.Tax,
+		&i.TaxLabel,
+		&i.Total,
+		&i.Status,
+		&i.Method,
+		&i.Reference,
+		&i.StripeSessionID,
+		&i.PeriodStart,
+		&i.PeriodEnd,
+		&i.RefundedAmount,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.PaidAt,
+		&i.ClosedAt,
+	)
+	return i, err
+}
+
 const orderByStripeSession = `-- name: OrderByStripeSession :one
 SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at FROM orders WHERE stripe_session_id = $1
 `

@@ -1,12 +1,31 @@
 package views
 
-// Billing is a user's plan page: the plan, its prices, and what they use
-// of each limit.
+import "time"
+
+// Billing is a user's plan page: the plan, its prices, what they use of
+// each limit, the period and what happens at its end, the plans to
+// choose from, and their orders.
 type Billing struct {
 	PlanName, Description string
 	Default, Ingress      bool
 	Monthly, Yearly       string
 	Limits                []BillingLimit
+	// Status is the subscription's (active, past_due, cancelled,
+	// expired); PeriodEnd is zero without a paid period.
+	Status      string
+	Period      string
+	PeriodEnd   time.Time
+	GraceUntil  time.Time
+	CancelAtEnd bool
+	// Scheduled is the plan that follows at the period's end.
+	Scheduled string
+	// Plans are the plans on offer; Methods the payment methods open.
+	Plans   []BillingPlanCard
+	Methods []string
+	// Pending is the order waiting for payment, if any.
+	Pending *BillingOrder
+	Orders  []BillingOrder
+	Error   string
 }
 
 // BillingLimit is one limit of the plan and what the user uses of it.
@@ -17,3 +36,31 @@ type BillingLimit struct {
 
 // Over reports whether the user uses more than the limit allows.
 func (l BillingLimit) Over() bool { return l.Used > l.Max }
+
+// BillingPlanCard is a plan a user can choose.
+type BillingPlanCard struct {
+	ID                         int64
+	Name, Description          string
+	Clusters, Nodes, Hostnames int32
+	Ingress                    bool
+	Monthly, Yearly            string
+	// Current: the user's plan; Free: no price for either period.
+	Current, Free bool
+}
+
+// BillingOrder is one of a user's orders.
+type BillingOrder struct {
+	ID                         int64
+	Number, Plan, Period, Kind string
+	Status, Method             string
+	Amount, Credit, Tax, Total string
+	TaxLabel, Refunded         string
+	HasCredit, HasTax, Refund  bool
+	Created, Expires, Paid     time.Time
+	PeriodStart, PeriodEnd     time.Time
+	Instructions               string
+	// Returned: back from Stripe's page, the payment not confirmed yet.
+	Returned                    bool
+	SellerName, SellerAddress   string
+	SellerTaxID, Buyer, BuyerID string
+}

@@ -439,6 +439,8 @@ func (s *Service) asAdminTx(ctx context.Context, actor audit.Actor, fn func(pgx.
 
 func ts(t time.Time) pgtype.Timestamptz { return pgtype.Timestamptz{Time: t, Valid: true} }
 
+func pgText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
 // Email templates of billing notices (catalog Mail<T>Subject, Mail<T>Body,
 // Notify<T>Body).
 const (

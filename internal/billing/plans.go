@@ -32,6 +32,9 @@ type Service struct {
 	River *river.Client[pgx.Tx]
 	// Now is the clock (nil: time.Now), for tests of periods and expiry.
 	Now func() time.Time
+	// StripeURL is Stripe's API (empty: api.stripe.com; tests:
+	// stripe-mock).
+	StripeURL string
 }
 
 func (s *Service) now() time.Time {

@@ -1,0 +1,268 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/stripepay"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Errors users see (catalog message IDs).
+var (
+	// ErrStripe: Stripe refused or could not be reached; the order stays
+	// pending and Pay now tries again.
+	ErrStripe = errors.New("ErrBillingStripe")
+	// ErrRefundAmount: a refund is more than zero and at most what was
+	// paid and not refunded yet.
+	ErrRefundAmount = errors.New("ErrBillingRefundAmount")
+	// ErrNotPaid: only a paid order is refunded.
+	ErrNotPaid = errors.New("ErrBillingNotPaid")
+)
+
+// stripe is the Stripe client for the settings' key: StripeURL (tests:
+// stripe-mock), else Stripe's API.
+func (s *Service) stripe(st Settings) *stripepay.Client {
+	return stripepay.New(st.StripeSecretKey, s.StripeURL)
+}
+
+// Checkout opens a Stripe Checkout Session for the user's pending Stripe
+// order and returns its URL; the session is kept on the order, so its
+// webhook events find it. returnURL is the order's page: Stripe sends the
+// buyer back there, paid or not.
+func (s *Service) Checkout(ctx context.Context, userID, orderID int64, email, returnURL string) (string, error) {
+	q := queries.New(s.Pool)
+	o, err := q.OrderGetForUser(ctx, queries.OrderGetForUserParams{ID: orderID, UserID: userID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrOrderNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("load order %d: %w", orderID, err)
+	}
+	if o.Status != OrderPending {
+		return "", ErrOrderClosed
+	}
+	if o.Method != MethodStripe {
+		return "", ErrMethod
+	}
+	st, err := LoadSettings(ctx, q, s.Box)
+	if err != nil {
+		return "", err
+	}
+	if !st.Accepts(MethodStripe) {
+		return "", ErrMethod
+	}
+	plan, err := q.PlanGet(ctx, o.PlanID)
+	if err != nil {
+		return "", fmt.Errorf("load plan %d: %w", o.PlanID, err)
+	}
+	co, err := s.stripe(st).CreateCheckout(ctx, stripepay.CheckoutInput{
+		OrderNumber: o.Number, Amount: o.Total, Currency: o.Currency,
+		ProductName:   fmt.Sprintf("%s (%s)", plan.Name, o.Period),
+		CustomerEmail: email, SuccessURL: returnURL + "?checkout=done", CancelURL: returnURL, ExpiresAt: o.ExpiresAt.Time,
+	})
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrStripe, err)
+	}
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if _, err := q.OrderSetStripeSession(ctx, queries.OrderSetStripeSessionParams{ID: o.ID, StripeSessionID: pgText(co.ID)}); err != nil {
+			return fmt.Errorf("keep checkout session: %w", err)
+		}
+		return s.event(ctx, q, o.ID, "checkout", userID, map[string]any{"session": co.ID})
+	})
+	return co.URL, err
+}
+
+// StripeEvent verifies a webhook delivery's signature with the settings'
+// secret and applies it: ErrSignature (wrapped) when it does not verify,
+// and nothing changes. Each event is applied once (its id is unique among
+// the orders' events); a redelivery, or an event that arrives after a
+// later one (an expiry after the payment), changes nothing.
+func (s *Service) StripeEvent(ctx context.Context, payload []byte, signature string) error {
+	st, err := LoadSettings(ctx, queries.New(s.Pool), s.Box)
+	if err != nil {
+		return err
+	}
+	if st.StripeWebhookSecret == "" {
+		return fmt.Errorf("%w: no webhook secret set", stripepay.ErrSignature)
+	}
+	ev, err := stripepay.ParseEvent(payload, signature, st.StripeWebhookSecret)
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		o, found, err := s.eventOrder(ctx, q, ev)
+		if err != nil || !found {
+			return err
+		}
+		detail := map[string]any{"type": ev.Type, "session": ev.SessionID, "paymentIntent": ev.PaymentIntentID}
+		paid := ev.Type == stripepay.EventCheckoutAsyncPaymentSucceeded ||
+			(ev.Type == stripepay.EventCheckoutCompleted && ev.PaymentStatus == "paid")
+		if paid {
+			_, err := s.pay(ctx, tx, o, ev.PaymentIntentID, audit.Actor{}, ev.ID)
+			if !errors.Is(err, ErrAlreadyPaid) {
+				return err
+			}
+			// Paid by another event already: this one only recorded.
+		}
+		if err := s.payOnce(ctx, tx, func(q *queries.Queries) error {
+			return s.event(ctx, q, o.ID, "stripe", 0, detail, ev.ID)
+		}); errors.Is(err, ErrAlreadyPaid) {
+			return nil // a redelivery
+		} else if err != nil {
+			return err
+		}
+		switch ev.Type {
+		case stripepay.EventCheckoutExpired:
+			if o.Status == OrderPending && o.StripeSessionID.String == ev.SessionID {
+				return s.close(ctx, q, o, OrderExpired, audit.Actor{}, "checkout expired")
+			}
+		case stripepay.EventCheckoutAsyncPaymentFailed:
+			return s.tell(ctx, tx, o.UserID, EmailPaymentFailed, map[string]any{"Order": o.Number})
+		case stripepay.EventChargeRefunded:
+			if o.Status == OrderPaid || o.Status == OrderRefunded {
+				return s.refunded(ctx, tx, o, ev.AmountRefunded, audit.Actor{}, "stripe")
+			}
+		}
+		return nil
+	})
+}
+
+// eventOrder is the order an event is about, locked: by its Checkout
+// Session, else by the order number in its metadata, else by its
+// PaymentIntent. An event about no order of ours is acknowledged and
+// ignored (found false).
+func (s *Service) eventOrder(ctx context.Context, q *queries.Queries, ev stripepay.Event) (queries.Order, bool, error) {
+	var (
+		o   queries.Order
+		err = pgx.ErrNoRows
+	)
+	if ev.SessionID != "" {
+		o, err = q.OrderByStripeSession(ctx, pgText(ev.SessionID))
+	}
+	if errors.Is(err, pgx.ErrNoRows) && ev.OrderNumber != "" {
+		o, err = q.OrderByNumber(ctx, ev.OrderNumber)
+	}
+	if errors.Is(err, pgx.ErrNoRows) && ev.PaymentIntentID != "" {
+		o, err = q.OrderByReference(ctx, ev.PaymentIntentID)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return o, false, nil
+	}
+	if err != nil {
+		return o, false, fmt.Errorf("find the order of stripe event %s: %w", ev.ID, err)
+	}
+	o, err = q.OrderLock(ctx, o.ID)
+	if err != nil {
+		return o, false, fmt.Errorf("lock order %d: %w", o.ID, err)
+	}
+	return o, true, nil
+}
+
+// Refund gives back amount of a paid order, by an admin for a reason:
+// through Stripe for a Stripe order, recorded for a manual one. The
+// period it paid for ends (all refunded) or is shortened in proportion.
+func (s *Service) Refund(ctx context.Context, orderID, amount int64, reason string, actor audit.Actor) (queries.Order, error) {
+	if reason == "" {
+		return queries.Order{}, ErrReasonRequired
+	}
+	q := queries.New(s.Pool)
+	o, err := q.OrderGet(ctx, orderID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return o, ErrOrderNotFound
+	}
+	if err != nil {
+		return o, fmt.Errorf("load order %d: %w", orderID, err)
+	}
+	if o.Status != OrderPaid {
+		return o, ErrNotPaid
+	}
+	if amount <= 0 || amount > o.Total-o.RefundedAmount {
+		return o, ErrRefundAmount
+	}
+	refundID := ""
+	if o.Method == MethodStripe && o.Reference != "" && o.Reference != "credit" {
+		st, err := LoadSettings(ctx, q, s.Box)
+		if err != nil {
+			return o, err
+		}
+		if refundID, err = s.stripe(st).Refund(ctx, o.Reference, amount); err != nil {
+			return o, fmt.Errorf("%w: %w", ErrStripe, err)
+		}
+	}
+	err = s.asAdminTx(ctx, actor, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		var err error
+		if o, err = q.OrderLock(ctx, orderID); err != nil {
+			return fmt.Errorf("lock order %d: %w", orderID, err)
+		}
+		if err := s.event(ctx, q, o.ID, "refund", actor.UserID, map[string]any{"amount": amount, "reason": reason, "refund": refundID}); err != nil {
+			return err
+		}
+		return s.refunded(ctx, tx, o, min(o.Total, o.RefundedAmount+amount), actor, reason)
+	})
+	if err != nil {
+		return o, err
+	}
+	return queries.New(s.Pool).OrderGet(ctx, orderID)
+}
+
+// refunded records that total of o (locked) is refunded so far: the
+// order, and the subscription period it paid for when that is the
+// current one: ended at once when all of it is refunded, else shortened
+// to the part still paid for.
+func (s *Service) refunded(ctx context.Context, tx pgx.Tx, o queries.Order, total int64, actor audit.Actor, reason string) error {
+	if total <= o.RefundedAmount {
+		return nil // told already (Stripe's event after our own refund)
+	}
+	q := queries.New(tx)
+	updated, err := q.OrderRefund(ctx, queries.OrderRefundParams{ID: o.ID, RefundedAmount: total})
+	if err != nil {
+		return fmt.Errorf("record refund: %w", err)
+	}
+	if err := s.audit(ctx, q, actor, o.UserID, "billing.order_refund", map[string]any{"order": o.Number, "refunded": total, "reason": reason}); err != nil {
+		return err
+	}
+	sub, err := q.SubscriptionLock(ctx, o.UserID)
+	if err != nil {
+		return fmt.Errorf("lock subscription: %w", err)
+	}
+	// The current period is the order's when it ends within what the
+	// order paid for (an earlier partial refund may have shortened it).
+	current := sub.PlanID == o.PlanID && sub.CurrentPeriodEnd.Valid && o.PeriodEnd.Valid &&
+		sub.CurrentPeriodEnd.Time.After(o.PeriodStart.Time) && !sub.CurrentPeriodEnd.Time.After(o.PeriodEnd.Time)
+	if current && o.Total > 0 {
+		if total >= o.Total {
+			def, err := q.PlanDefault(ctx)
+			if err != nil {
+				return fmt.Errorf("default plan: %w", err)
+			}
+			plan, err := q.PlanGet(ctx, sub.PlanID)
+			if err != nil {
+				return fmt.Errorf("load plan: %w", err)
+			}
+			if err := s.toDefault(ctx, tx, sub, def, StatusCancelled, EmailPlanCancelled, map[string]any{"Plan": plan.Name}); err != nil {
+				return err
+			}
+		} else {
+			start, end := o.PeriodStart.Time, o.PeriodEnd.Time
+			kept := new(big.Int).Mul(big.NewInt(int64(end.Sub(start)/time.Second)), big.NewInt(o.Total-total))
+			kept.Quo(kept, big.NewInt(o.Total))
+			newEnd := start.Add(time.Duration(kept.Int64()) * time.Second)
+			if _, err := q.SubscriptionSetPeriodEnd(ctx, queries.SubscriptionSetPeriodEndParams{UserID: o.UserID, PeriodEnd: ts(newEnd)}); err != nil {
+				return fmt.Errorf("shorten period: %w", err)
+			}
+		}
+	}
+	return s.tell(ctx, tx, o.UserID, EmailOrderRefunded, map[string]any{
+		"Order": updated.Number, "Amount": Money{Minor: total - o.RefundedAmount, Currency: o.Currency}.String(),
+	})
+}
