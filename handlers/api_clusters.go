@@ -189,7 +189,8 @@ type apiClusterBody struct {
 	KubernetesVersion *string `json:"kubernetes_version"`
 	PublicAccessMode  *string `json:"public_access_mode"`
 	Description       *string `json:"description"`
-	// NodeQuotaEnabled switches the node quota (PATCH only).
+	// NodeQuotaEnabled is the platform's: the owner's plan limits the
+	// nodes of every cluster. true changes nothing; false is refused.
 	NodeQuotaEnabled *bool `json:"node_quota_enabled"`
 	// ManagedIngress switches managed ingress (PATCH only).
 	ManagedIngress *bool `json:"managed_ingress"`
@@ -266,11 +267,8 @@ func (h *Handlers) updateAPICluster(c echo.Context) error {
 	if body.Name != nil && *body.Name != cl.Name {
 		return h.apiClusterError(c, clusters.FieldErrors{"name": "ErrClusterNameFixed"})
 	}
-	if body.NodeQuotaEnabled != nil && *body.NodeQuotaEnabled != cl.NodeQuotaEnabled {
-		cl, err = h.NodeQuota.SetEnabled(c.Request().Context(), cl, *body.NodeQuotaEnabled, actor(c))
-		if err != nil {
-			return h.apiClusterError(c, err)
-		}
+	if body.NodeQuotaEnabled != nil && !*body.NodeQuotaEnabled {
+		return h.apiClusterError(c, clusters.FieldErrors{"node_quota_enabled": "ErrNodeQuotaByPlan"})
 	}
 	if body.ManagedIngressMode != nil {
 		_, err := h.Ingress.SetMode(c.Request().Context(), cl, *body.ManagedIngressMode, actor(c))

@@ -77,8 +77,8 @@ type Deps struct {
 	Nodes *nodes.Service
 	// JoinTokens: tokens, the join script and its reports.
 	JoinTokens *jointokens.Service
-	// NodeQuota: the node quota switch and its webhook, which keeps
-	// clients of the virtual clusters between calls.
+	// NodeQuota: the node quota webhook, which keeps clients of the
+	// virtual clusters between calls (the platform switches the quota on).
 	NodeQuota *nodequota.Service
 	// Ingress: the managed ingress switch.
 	Ingress *ingress.Service

@@ -121,7 +121,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		Clusters:   webClusters,
 		Nodes:      &nodes.Service{Pool: web, River: rc, Clusters: webClusters},
 		JoinTokens: &jointokens.Service{Pool: web, Box: box, Virtual: webClusters.VirtualConfig},
-		NodeQuota:  &nodequota.Service{Pool: web, River: rc, Box: box, Clients: nodequota.NewClients(webClusters.VirtualConfig, nodequota.ClientsKept)},
+		NodeQuota:  &nodequota.Service{Pool: web, Box: box, Clients: nodequota.NewClients(webClusters.VirtualConfig, nodequota.ClientsKept)},
 		APIKeys:    &apikeys.Service{Pool: web},
 		AdminUsers: &adminusers.Service{Pool: web},
 		// No KUBEBYON_KUBECONFIG: the host comes from the admin settings

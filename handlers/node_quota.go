@@ -1,9 +1,9 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -14,11 +14,12 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
 )
 
 // isWebhook reports whether the request is a virtual apiserver's call to
@@ -27,28 +28,16 @@ func isWebhook(c echo.Context) bool {
 	return strings.HasPrefix(c.Request().URL.Path, "/webhooks/")
 }
 
-// setNodeQuota switches the cluster's node quota; the webhook
-// configuration follows in the background.
-func (h *Handlers) setNodeQuota(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+// nodeQuotaView is the node quota panel of a cluster of the user's: the
+// platform enforces their plan's nodes per cluster in every ready
+// cluster, and they change it by changing plan.
+func (h *Handlers) nodeQuotaView(ctx context.Context, userID int64, enabled bool) (views.NodeQuota, error) {
+	ent, err := entitlements.For(ctx, queries.New(h.Pool), userID)
 	if err != nil {
-		return err
+		return views.NodeQuota{}, err
 	}
-	enabled := c.FormValue("enabled") == "on"
-	_, err = h.NodeQuota.SetEnabled(c.Request().Context(), cl, enabled, actor(c))
-	if errors.Is(err, clusters.ErrDeleting) {
-		h.flashError(c, clusters.ErrDeleting.Error())
-		return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
-	}
-	if err != nil {
-		return err
-	}
-	if enabled {
-		h.flash(c, "FlashNodeQuotaEnabled")
-	} else {
-		h.flash(c, "FlashNodeQuotaDisabled")
-	}
-	return redirect(c, fmt.Sprintf("/clusters/%d/nodes", cl.ID))
+	name, _ := planText(ent.Plan, locale.Lang(ctx) == locale.SimplifiedChinese.String())
+	return views.NodeQuota{Enabled: enabled, Plan: name, Max: ent.Plan.MaxNodesPerCluster}, nil
 }
 
 // reviewNodeQuota answers a virtual apiserver's AdmissionReview for a

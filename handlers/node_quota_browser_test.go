@@ -7,51 +7,42 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
-// TestNodeQuotaInBrowser: the owner switches the node quota on from the
-// nodes page and the webhook configuration appears in the virtual
-// cluster; switched off, it goes.
+// TestNodeQuotaInBrowser: the owner of a cluster whose node quota the
+// platform switched on (its webhook configuration is in the virtual
+// cluster) sees their plan's nodes per cluster on the nodes page, with no
+// switch, and follows the link to change plan.
 func TestNodeQuotaInBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	c, email := b.signedUpUser(t, "quotakeeper")
-	cl, virt := b.readyVirtualCluster(t, c, "metered")
-	hooks := virt.Client(t).AdmissionregistrationV1().ValidatingWebhookConfigurations()
-
-	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, email, "password of quotakeeper")
-	var flash, status string
-	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)),
-		chromedp.Click(`[data-testid="cluster-nodes"]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`[data-testid="node-quota-enable"]`, chromedp.ByQuery),
-		chromedp.Click(`[data-testid="node-quota-enable"]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`[data-testid="node-quota-disable"]`, chromedp.ByQuery),
-		chromedp.Text(`[data-testid="flash"]`, &flash, chromedp.ByQuery),
-		chromedp.Text(`[data-testid="node-quota-status"]`, &status, chromedp.ByQuery),
-	))
-	require.Contains(t, flash, "Node quota turned on")
-	require.Contains(t, status, "Node quota is on")
-	b.syncNodeQuota(t, cl.ID)
-	cfg, err := hooks.Get(context.Background(), nodequota.WebhookName, metav1.GetOptions{})
+	b.setPlanNodes(t, email, 4)
+	cl, virt := b.quotaCluster(t, c, "metered")
+	cfg, err := virt.Client(t).AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(context.Background(), nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Len(t, cfg.Webhooks, 1)
 
+	ctx := testenv.Browser(t)
+	browserSignIn(t, ctx, b.server.URL, email, "password of quotakeeper")
+	var status, location string
+	var switches int
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Click(`[data-testid="node-quota-disable"]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`[data-testid="node-quota-enable"]`, chromedp.ByQuery),
-		chromedp.Text(`[data-testid="flash"]`, &flash, chromedp.ByQuery),
+		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)),
+		chromedp.Click(`[data-testid="cluster-nodes"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="node-quota-status"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="node-quota-status"]`, &status, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('[data-testid="node-quota"] form, [data-testid="node-quota"] button, form[action$="/node-quota"]').length`, &switches),
+		chromedp.Click(`[data-testid="node-quota-billing"]`, chromedp.ByQuery),
+		// Gone with the page it was on: the plan's page, whatever it shows.
+		chromedp.WaitNotPresent(`[data-testid="node-quota-billing"]`, chromedp.ByQuery),
+		chromedp.Location(&location),
 	))
-	require.Contains(t, flash, "Node quota turned off")
-	require.Contains(t, status, "Node quota is off")
-	b.syncNodeQuota(t, cl.ID)
-	_, err = hooks.Get(context.Background(), nodequota.WebhookName, metav1.GetOptions{})
-	require.True(t, apierrors.IsNotFound(err), "%v", err)
+	require.Contains(t, status, fmt.Sprintf("Your plan (plan-%s) allows 4 nodes per cluster: this cluster's apiserver refuses Nodes beyond that.", email))
+	require.Zero(t, switches, "no switch")
+	require.Equal(t, b.server.URL+"/billing", location)
 }

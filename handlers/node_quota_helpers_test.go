@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -14,7 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // nodeQuotaSyncWorker is the node_quota_sync worker as the platform runs
@@ -32,6 +36,48 @@ func (b *testBundle) nodeQuotaSyncWorker() *jobs.NodeQuotaSyncWorker {
 		VirtualConfig: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig,
 		BaseURL:       base, CABundle: ca,
 	}
+}
+
+// rewriteNodeQuotas runs the job the workers run when they start, and
+// daily: it switches the node quota on in the ready clusters without it,
+// queuing their syncs.
+func (b *testBundle) rewriteNodeQuotas(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.NodeQuotaRewriteWorker{
+		Pool: b.pool, Box: b.box, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck // the job row only
+	res, err := w.Work(ctx, t, tx, nodequota.RewriteArgs{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+}
+
+// awaitStartupRewrite waits for the node quota rewrite that the test's
+// workers ran when they started, so that a cluster made ready without the
+// quota afterwards keeps without it until the test runs the job.
+func (b *testBundle) awaitStartupRewrite(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, b.pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM river_job WHERE kind = 'node_quota_rewrite' AND state = 'completed'`).Scan(&n))
+		return n > 0
+	}, 30*time.Second, 50*time.Millisecond)
+}
+
+// quotaCluster is a ready cluster of c's on a virtual cluster whose node
+// quota the platform switched on, with its webhook configuration written.
+func (b *testBundle) quotaCluster(t *testing.T, c *client, name string) (queries.Cluster, *testenv.Kube) {
+	t.Helper()
+	cl, virt := b.readyVirtualCluster(t, c, name)
+	b.rewriteNodeQuotas(t)
+	b.syncNodeQuota(t, cl.ID)
+	cl = b.cluster(t, cl.ID)
+	require.True(t, cl.NodeQuotaEnabled)
+	return cl, virt
 }
 
 // workNodeQuotaSyncs works the cluster's queued node_quota_sync jobs, as

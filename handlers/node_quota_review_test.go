@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -82,9 +81,7 @@ func TestNodeQuotaReviewKeepsClient(t *testing.T) {
 	b := setup(t)
 	c, _ := b.signedUpUser(t, "quota-kept")
 	cl, virt := b.readyVirtualCluster(t, c, "quota-kept")
-	page := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
-	resp := c.post(page, fmt.Sprintf("/clusters/%d/node-quota", cl.ID), url.Values{"enabled": {"on"}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	b.rewriteNodeQuotas(t)
 	key, err := b.box.Open(b.cluster(t, cl.ID).NodeQuotaSecret)
 	require.NoError(t, err)
 	hook := nodequota.WebhookURL(b.server.URL, cl.ID, string(key))

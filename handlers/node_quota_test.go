@@ -60,25 +60,41 @@ func createNode(kc kubernetes.Interface, name string, dryRun bool) error {
 	return err
 }
 
+// TestNodeQuotaWebhook: the platform switches the node quota on in a
+// ready cluster without it; the owner's page says their plan's limit and
+// where to change plan, with no switch; the webhook configuration goes
+// into the virtual cluster, whose apiserver then refuses the Node beyond
+// the limit.
 func TestNodeQuotaWebhook(t *testing.T) {
 	t.Parallel()
 	b := setup(t, withTLS)
+	b.awaitStartupRewrite(t)
 	c, email := b.signedUpUser(t, "quota")
 	b.setPlanNodes(t, email, 2)
 	cl, virt := b.readyVirtualCluster(t, c, "quota")
 	kc := virt.Client(t)
 	ctx := context.Background()
 	page := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
-	toggle := fmt.Sprintf("/clusters/%d/node-quota", cl.ID)
+	limit := fmt.Sprintf("Your plan (plan-%s) allows 2 nodes per cluster", email)
 
+	// Ready from before the platform switched quotas on: not yet.
 	_, body := c.get(page)
-	require.Contains(t, body, `data-testid="node-quota-enable"`)
-	resp := c.post(page, toggle, url.Values{"enabled": {"on"}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.Contains(t, body, limit+": the platform is switching the node quota on in this cluster.")
+	b.rewriteNodeQuotas(t)
 	require.True(t, b.cluster(t, cl.ID).NodeQuotaEnabled)
 	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"))
+
 	_, body = c.get(page)
-	require.Contains(t, body, `data-testid="node-quota-disable"`)
+	require.Contains(t, body, limit+": this cluster")
+	require.Contains(t, body, `<a href="/billing" data-testid="node-quota-billing">Change plan</a>`)
+	require.NotContains(t, body, "node-quota-enable")
+	require.NotContains(t, body, "node-quota-disable")
+	require.NotContains(t, body, fmt.Sprintf(`action="/clusters/%d/node-quota"`, cl.ID))
+	// The owner's switch is gone.
+	resp := c.post(page, fmt.Sprintf("/clusters/%d/node-quota", cl.ID), url.Values{})
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, readBody(t, resp))
+	require.True(t, b.cluster(t, cl.ID).NodeQuotaEnabled)
+	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"))
 
 	b.syncNodeQuota(t, cl.ID)
 	cfg, err := kc.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
@@ -120,22 +136,16 @@ func TestNodeQuotaWebhook(t *testing.T) {
 	require.Contains(t, readBody(t, resp2), `"allowed":true`)
 	resp2.Body.Close()
 
-	resp = c.post(page, toggle, url.Values{})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	require.False(t, b.cluster(t, cl.ID).NodeQuotaEnabled)
-	b.syncNodeQuota(t, cl.ID)
-	_, err = kc.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
-	require.True(t, apierrors.IsNotFound(err), "%v", err)
-	require.Eventually(t, func() bool { return createNode(kc, "node-3", false) == nil }, 30*time.Second, 200*time.Millisecond)
-	require.Equal(t, 2, b.auditCount(t, "cluster.node_quota"))
-
-	// The old key stopped working with the switch.
-	resp3, err := b.server.Client().Post(*wh.ClientConfig.URL, "application/json", strings.NewReader(review))
+	// A bigger plan lets the next Node in, with the same configuration.
+	_, err = b.pool.Exec(ctx, `UPDATE plans SET max_nodes_per_cluster = 3 WHERE name = $1`, "plan-"+email)
 	require.NoError(t, err)
-	require.Equal(t, http.StatusForbidden, resp3.StatusCode)
-	resp3.Body.Close()
+	require.NoError(t, createNode(kc, "node-3", false))
+	_, body = c.get(page)
+	require.Contains(t, body, fmt.Sprintf("Your plan (plan-%s) allows 3 nodes per cluster", email))
 }
 
+// TestNodeQuotaAPI: the API shows the quota the platform switched on and
+// refuses to switch it off; asking for it on changes nothing.
 func TestNodeQuotaAPI(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -149,28 +159,27 @@ func TestNodeQuotaAPI(t *testing.T) {
 		OwnerID: u.ID, Name: "quota-api", Slug: "quota-api-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer",
 	})
 	require.NoError(t, err)
+	b.markReady(t, cl)
+	b.rewriteNodeQuotas(t)
+	on := b.cluster(t, cl.ID)
+	require.True(t, on.NodeQuotaEnabled)
 	path := fmt.Sprintf("/api/v1/clusters/%d", cl.ID)
 
-	r := b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":true}`)
+	r := b.apiCall(t, http.MethodGet, path, key, "")
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	require.Contains(t, r.body, `"node_quota_enabled":true`)
-	after := b.cluster(t, cl.ID)
-	require.True(t, after.NodeQuotaEnabled)
-	require.NotEmpty(t, after.NodeQuotaSecret)
-	require.Equal(t, cl.Generation, after.Generation, "the quota is no change of the cluster's spec")
-	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"))
-	var syncs int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'node_quota_sync' AND args->>'cluster_id' = $1`, fmt.Sprint(cl.ID)).Scan(&syncs))
-	require.Equal(t, 1, syncs)
 
-	// The same value again changes nothing.
 	r = b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":true}`)
 	require.Equal(t, http.StatusOK, r.status, r.body)
-	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"))
+	require.Contains(t, r.body, `"node_quota_enabled":true`)
 
-	r = b.apiCall(t, http.MethodDelete, path, key, "")
-	require.Equal(t, http.StatusAccepted, r.status, r.body)
-	r = b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":false}`)
-	require.Equal(t, http.StatusConflict, r.status, r.body)
-	require.True(t, b.cluster(t, cl.ID).NodeQuotaEnabled)
+	// Refused before anything else in the request changes.
+	r = b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":false,"description":"no quota"}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
+	require.Contains(t, r.body, `"node_quota_enabled":"The node quota enforces your plan in every cluster and cannot be switched off; change plan to change its limit."`)
+	after := b.cluster(t, cl.ID)
+	require.True(t, after.NodeQuotaEnabled)
+	require.Equal(t, on.NodeQuotaSecret, after.NodeQuotaSecret)
+	require.Empty(t, after.Description)
+	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"), "the platform's only")
 }

@@ -71,7 +71,7 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l := views.NodeList{Cluster: clusterView(cl), NodeQuotaEnabled: cl.NodeQuotaEnabled}
+	l := views.NodeList{Cluster: clusterView(cl)}
 	if cl.Status != clusters.StatusReady {
 		if !wantsFragment(c) {
 			return echo.NewHTTPError(http.StatusConflict, "ErrNodesClusterNotReady")
@@ -84,6 +84,11 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	}
 	if cl.StaleNodeCleanupHours.Valid {
 		l.StaleCleanupHours = strconv.Itoa(int(cl.StaleNodeCleanupHours.Int32))
+	}
+	if !wantsFragment(c) {
+		if l.NodeQuota, err = h.nodeQuotaView(c.Request().Context(), u.ID, cl.NodeQuotaEnabled); err != nil {
+			return err
+		}
 	}
 	l.Updated, l.Now = page.Fresh.Updated, time.Now()
 	l.UnreachableSince, l.UnreachableError = page.Fresh.UnreachableSince, page.Fresh.LastError

@@ -235,20 +235,19 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 
 // markReady records that the cluster's control plane is ready in one
 // transaction that, on the transition to ready only, also writes the event,
-// tells the owner, and queues a sync of the node quota's webhook
-// configuration when the quota was ever switched on (its key stays when it
-// is switched off): a control plane that was changed, restored or recreated
-// gets the configuration back, or loses it if the quota was turned off
-// meanwhile (the sync skips clusters that are not ready). The row is locked
-// first, so two jobs can never both see the transition. It reports false
-// when the cluster's generation moved on.
+// tells the owner, and switches the node quota on (nodequota.EnableTx) or,
+// when it is on already, queues a sync of its webhook configuration: a
+// control plane that was changed, restored or recreated gets the
+// configuration back (the sync skips clusters that are not ready). The row
+// is locked first, so two jobs can never both see the transition. It
+// reports false when the cluster's generation moved on.
 func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluster, endpoint string) (bool, error) {
 	ready := false
 	err := pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		// Locked before the update: a quota switch flipped meanwhile either
-		// committed before and shows here, or waits for this transaction
-		// and then queues a sync that finds the cluster ready.
+		// Locked before the update: the node quota job switching the quota
+		// on meanwhile (NodeQuotaRewriteWorker) either committed before and
+		// shows here, or waits for this transaction and then finds it on.
 		prev, err := q.ClusterLock(ctx, c.ID)
 		if err != nil {
 			return fmt.Errorf("lock cluster: %w", err)
@@ -281,8 +280,17 @@ func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluste
 		} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("load managed ingress: %w", err)
 		}
-		if prev.NodeQuotaEnabled || prev.NodeQuotaSecret != "" {
-			if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, nodequota.SyncArgs{ClusterID: c.ID}, nil); err != nil {
+		// The owner's plan limits its nodes from the start: the platform
+		// switches the node quota on (queuing the webhook's sync), or, when
+		// it is on already, syncs the webhook configuration again, which a
+		// changed, restored or recreated control plane may have lost.
+		rc := river.ClientFromContext[pgx.Tx](ctx)
+		switched, err := nodequota.EnableTx(ctx, tx, rc, w.Box, prev)
+		if err != nil {
+			return err
+		}
+		if !switched && prev.NodeQuotaEnabled {
+			if _, err := rc.InsertTx(ctx, tx, nodequota.SyncArgs{ClusterID: c.ID}, nil); err != nil {
 				return fmt.Errorf("queue node quota sync: %w", err)
 			}
 		}

@@ -161,7 +161,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 		VirtualConfig: d.VirtualConfig, BaseURL: d.BaseURL, CABundle: d.WebhookCABundle,
 		Transitions: transitions,
 	})
-	river.AddWorker(w, &NodeQuotaRewriteWorker{Pool: d.Pool})
+	river.AddWorker(w, &NodeQuotaRewriteWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "node_quota_rewrite")})
 	river.AddWorker(w, &ClusterChecksWorker{Pool: d.Pool, Transitions: transitions})
 	dns := &dnsrecords.Service{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath}
 	river.AddWorker(w, &DNSRecordWorker{DNS: dns, Transitions: transitions})
@@ -204,7 +204,8 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "cleanup"},
 			),
 			// When the workers start: a restart with a new base URL or CA
-			// bundle rewrites the webhook configurations at once.
+			// bundle rewrites the webhook configurations at once; and the
+			// ready clusters without the node quota get it.
 			river.NewPeriodicJob(
 				river.PeriodicInterval(24*time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return nodequota.RewriteArgs{}, nil },

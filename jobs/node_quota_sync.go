@@ -42,11 +42,13 @@ func (w *NodeQuotaSyncWorker) Timeout(*river.Job[nodequota.SyncArgs]) time.Durat
 	return time.Minute
 }
 
-// Work implements river.Worker. It reads the switch when it runs, so a
-// quick on-off-on ends in the last state whatever order the jobs ran in,
-// then paces the cluster's next re-sync (nodequota.SyncCheck): in an
-// interval while the quota is on, idle while it is off, backing off while
-// the control plane does not answer (which also retries a switch's sync).
+// Work implements river.Worker. It reads the switch when it runs, so
+// that jobs worked in any order end in its last state, then paces the
+// cluster's next re-sync (nodequota.SyncCheck): in an interval while the
+// quota is on, idle while it is off (a cluster ready from before the
+// platform switched it on, until NodeQuotaRewriteWorker does), backing off
+// while the control plane does not answer (which also retries the sync
+// queued when the quota was switched on).
 func (w *NodeQuotaSyncWorker) Work(ctx context.Context, job *river.Job[nodequota.SyncArgs]) error {
 	q := queries.New(w.Pool)
 	c, err := q.ClusterGetByID(ctx, job.Args.ClusterID)
@@ -57,13 +59,11 @@ func (w *NodeQuotaSyncWorker) Work(ctx context.Context, job *river.Job[nodequota
 		return fmt.Errorf("load cluster %d: %w", job.Args.ClusterID, err)
 	}
 	rec := checks.Recorder{Q: q, Log: w.Transitions}
-	// A cluster that is not ready is left alone, whichever way its switch
-	// points: its control plane is not there yet, is being changed, has
-	// failed, or is going away with everything in it. Removal need not be
-	// forced either: when the cluster becomes ready, the reconcile job
-	// queues a sync for every cluster whose quota was ever on
-	// (ClusterReconcileWorker.markReady), which writes or removes the
-	// configuration then.
+	// A cluster that is not ready is left alone: its control plane is not
+	// there yet, is being changed, has failed, or is going away with
+	// everything in it. When it becomes ready, the reconcile job switches
+	// its quota on or queues a sync (ClusterReconcileWorker.markReady),
+	// which writes the configuration then.
 	if c.Status != clusters.StatusReady || c.DeleteRequestedAt.Valid {
 		w.Logger.DebugContext(ctx, "node quota sync skipped: cluster not ready", "cluster_id", c.ID, "status", c.Status)
 		return rec.Done(ctx, c.ID, nodequota.SyncCheck, nodequota.SyncInterval, time.Time{}, nil)
@@ -117,15 +117,67 @@ func (w *NodeQuotaSyncWorker) sync(ctx context.Context, c queries.Cluster) error
 	return nil
 }
 
+// nodeQuotaEnableBatch is how many clusters the rewrite switches the
+// node quota on in one transaction.
+const nodeQuotaEnableBatch = 100
+
 // NodeQuotaRewriteWorker makes the re-sync of every cluster with the quota
-// on due now.
+// on due now, then switches the quota on in the ready clusters without it:
+// those that were ready before the platform switched it on in every
+// cluster that becomes ready, or whose owner switched it off when they
+// could.
 type NodeQuotaRewriteWorker struct {
 	river.WorkerDefaults[nodequota.RewriteArgs]
-	Pool *pgxpool.Pool
+	Pool   *pgxpool.Pool
+	Box    *secrets.Box
+	Logger *slog.Logger
 }
 
-// Work implements river.Worker.
+// Timeout implements river.Worker: the first run after an upgrade may
+// switch on thousands of clusters' quotas. Each batch commits, so a run
+// cut short leaves the rest to its retry.
+func (w *NodeQuotaRewriteWorker) Timeout(*river.Job[nodequota.RewriteArgs]) time.Duration {
+	return 10 * time.Minute
+}
+
+// Work implements river.Worker. The re-syncs are made due first: a
+// cluster switched on here has its sync queued already.
 func (w *NodeQuotaRewriteWorker) Work(ctx context.Context, _ *river.Job[nodequota.RewriteArgs]) error {
-	_, err := checks.MakeAllDue(ctx, queries.New(w.Pool), nodequota.SyncCheck)
-	return err
+	if _, err := checks.MakeAllDue(ctx, queries.New(w.Pool), nodequota.SyncCheck); err != nil {
+		return err
+	}
+	rc := river.ClientFromContext[pgx.Tx](ctx)
+	var after int64
+	switched := 0
+	for {
+		var n int
+		err := pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
+			batch, err := queries.New(tx).ClusterListNodeQuotaMissing(ctx, queries.ClusterListNodeQuotaMissingParams{AfterID: after, RowLimit: nodeQuotaEnableBatch})
+			if err != nil {
+				return fmt.Errorf("list clusters without node quota: %w", err)
+			}
+			n = len(batch)
+			for _, c := range batch {
+				on, err := nodequota.EnableTx(ctx, tx, rc, w.Box, c)
+				if err != nil {
+					return err
+				}
+				if on {
+					switched++
+				}
+				after = c.ID
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if n < nodeQuotaEnableBatch {
+			break
+		}
+	}
+	if switched > 0 {
+		w.Logger.InfoContext(ctx, "node quota switched on by the platform", "clusters", switched)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
+	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
@@ -21,9 +23,12 @@ import (
 )
 
 // TestNodeQuotaSyncOnReady: the reconcile job that makes a cluster ready
-// queues a sync of its node quota's webhook when the quota is on, or was
-// on (to remove the configuration), and not otherwise; the sync writes the
-// configuration in the control plane.
+// switches its node quota on, as the platform (a new key, an audit event
+// by the system, a sync of its webhook, its periodic re-sync scheduled),
+// and the sync writes the webhook configuration into the control plane.
+// A quota on already keeps its key and gets a sync (a recreated control
+// plane gets the configuration back); one an owner switched off, when
+// owners could, is switched on again with a new key.
 func TestNodeQuotaSyncOnReady(t *testing.T) {
 	t.Parallel()
 	b := setupReconcile(t)
@@ -60,34 +65,63 @@ func TestNodeQuotaSyncOnReady(t *testing.T) {
 		require.NoError(t, err)
 		return ids
 	}
+	switchedOn := func(c queries.Cluster) int {
+		t.Helper()
+		var n int
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM audit_events
+			WHERE action = 'cluster.node_quota' AND target_id = $1 AND actor_id IS NULL AND actor_email = 'system'
+			  AND (details->>'enabled')::boolean`, fmt.Sprint(c.ID)).Scan(&n))
+		return n
+	}
 
+	fresh := b.create(t, "quota-new")
 	on := b.create(t, "quota-on")
 	switchQuota(on, true)
-	off := b.create(t, "quota-off")
+	onKey := b.cluster(t, on.ID).NodeQuotaSecret
 	was := b.create(t, "quota-was-on")
 	switchQuota(was, true)
 	switchQuota(was, false)
-	for _, c := range []queries.Cluster{on, off, was} {
+	wasKey := b.cluster(t, was.ID).NodeQuotaSecret
+	for _, c := range []queries.Cluster{fresh, on, was} {
 		bringUp(c)
+		require.True(t, b.cluster(t, c.ID).NodeQuotaEnabled, c.Name)
+		require.Len(t, syncs(c), 1, c.Name)
 	}
-	require.Len(t, syncs(on), 1)
-	require.Empty(t, syncs(off))
-	require.Len(t, syncs(was), 1)
-
-	job, err := b.svc.River.JobGet(ctx, syncs(on)[0])
+	require.NotEmpty(t, b.cluster(t, fresh.ID).NodeQuotaSecret)
+	require.Equal(t, 1, switchedOn(fresh))
+	require.Equal(t, onKey, b.cluster(t, on.ID).NodeQuotaSecret, "a quota on keeps its key")
+	require.Zero(t, switchedOn(on))
+	require.NotEqual(t, wasKey, b.cluster(t, was.ID).NodeQuotaSecret, "switched on again with a new key")
+	require.Equal(t, 1, switchedOn(was))
+	check, err := q.ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: fresh.ID, Kind: string(nodequota.SyncCheck)})
 	require.NoError(t, err)
-	sync := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.NodeQuotaSyncWorker{
-		Pool: b.pool, Logger: b.logger, Box: b.box, VirtualConfig: b.svc.VirtualConfig, BaseURL: "https://kubebyon.test",
-	})
+	require.WithinDuration(t, time.Now().Add(nodequota.SyncInterval), check.DueAt.Time, time.Minute, "re-synced periodically")
+
+	// Ready again after an update: nothing to switch, the same key.
+	key := b.cluster(t, fresh.ID).NodeQuotaSecret
+	_, err = b.svc.Update(ctx, b.owner.ID, fresh.ID, clusters.Input{KubernetesVersion: "v1.33.4", PublicAccessMode: "nodeport"}, audit.Actor{UserID: b.owner.ID})
+	require.NoError(t, err)
+	res, err := b.work(t, ctx, w, fresh.ID)
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+	require.Equal(t, key, b.cluster(t, fresh.ID).NodeQuotaSecret)
+	require.Equal(t, 1, switchedOn(fresh))
+	require.Len(t, syncs(fresh), 2, "synced again when ready again")
+
+	job, err := b.svc.River.JobGet(ctx, syncs(fresh)[0])
+	require.NoError(t, err)
+	sync := b.nodeQuotaSyncWorker(t)
 	tx, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx) //nolint:errcheck
-	res, err := sync.WorkJob(ctx, t, tx, job)
+	res, err = sync.WorkJob(ctx, t, tx, job)
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
 	cfg, err := virt.Client(t).AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
-	require.Contains(t, *cfg.Webhooks[0].ClientConfig.URL, "https://kubebyon.test/webhooks/node-quota/")
+	sealed, err := b.box.Open(key)
+	require.NoError(t, err)
+	require.Equal(t, nodequota.WebhookURL("https://kubebyon.test", fresh.ID, string(sealed)), *cfg.Webhooks[0].ClientConfig.URL)
 }
 
 // nodeQuotaSyncWorker is the node_quota_sync worker as the platform runs
@@ -150,9 +184,8 @@ func TestNodeQuotaPeriodicSync(t *testing.T) {
 	t.Parallel()
 	b := setupReconcile(t)
 	ctx := context.Background()
+	q := queries.New(b.pool)
 	w := b.worker(t, time.Minute)
-	// One control plane serves both ready clusters: the quota-off one's
-	// sync is never worked.
 	virt := testenv.NewKube(t)
 	bringUp := func(c queries.Cluster) queries.Cluster {
 		t.Helper()
@@ -167,17 +200,24 @@ func TestNodeQuotaPeriodicSync(t *testing.T) {
 		require.Equal(t, "ready", c.Status)
 		return c
 	}
-	quotas := &nodequota.Service{Pool: b.pool, River: b.svc.River, Box: b.box}
-	actor := audit.Actor{UserID: b.owner.ID}
 
 	on := bringUp(b.create(t, "quota-on"))
-	off := bringUp(b.create(t, "quota-off"))
+	// Ready from before the platform switched quotas on: no quota yet.
+	off := b.create(t, "quota-off")
+	_, err := q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: off.ID, Endpoint: "quota-off.clusters.test", Generation: off.Generation})
+	require.NoError(t, err)
+	// Switched on, then not ready (as while it is updated).
 	notReady := b.create(t, "quota-pending")
-	for _, cl := range []queries.Cluster{on, notReady} {
-		_, err := quotas.SetEnabled(ctx, cl, true, actor)
-		require.NoError(t, err)
-	}
-	require.Positive(t, b.workNodeQuotaSyncs(t, on.ID), "a node quota sync was queued")
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		c, err := queries.New(tx).ClusterLock(ctx, notReady.ID)
+		if err != nil {
+			return err
+		}
+		switched, err := nodequota.EnableTx(ctx, tx, b.svc.River, b.box, c)
+		require.True(t, switched)
+		return err
+	}))
+	require.Equal(t, 1, b.workNodeQuotaSyncs(t, on.ID), "a node quota sync was queued")
 	hooks := virt.Client(t).AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	written, err := hooks.Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -205,7 +245,7 @@ func TestNodeQuotaPeriodicSync(t *testing.T) {
 
 	// A cluster being deleted is left alone: nothing is queued for it, and
 	// a sync asked for anyway leaves its configuration as it is.
-	_, err = queries.New(b.pool).ClusterRequestDelete(ctx, on.ID)
+	_, err = q.ClusterRequestDelete(ctx, on.ID)
 	require.NoError(t, err)
 	b.runNodeQuotaChecks(t)
 	require.Empty(t, b.queuedNodeQuotaSyncs(t, on.ID, false))
@@ -216,25 +256,87 @@ func TestNodeQuotaPeriodicSync(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestNodeQuotaRewriteOnStart: the job the workers run when they start
-// makes every scheduled quota re-sync due now (a new base URL or CA bundle
-// reaches every cluster at once) and leaves idle ones idle.
+// cluster is a cluster's row.
+func (b *testBundle) cluster(t *testing.T, id int64) queries.Cluster {
+	t.Helper()
+	c, err := queries.New(b.pool).ClusterGetByID(context.Background(), id)
+	require.NoError(t, err)
+	return c
+}
+
+// TestNodeQuotaRewriteOnStart: the job the workers run when they start,
+// and daily, makes every scheduled quota re-sync due now (a new base URL
+// or CA bundle reaches every cluster at once) and leaves idle ones idle;
+// then it switches the quota on, batch by batch, in every ready cluster
+// without it, as the platform: each its own key, an audit event by the
+// system, its sync queued, its re-sync scheduled. Clusters not ready, or
+// being deleted, are left alone, and a second run changes nothing.
 func TestNodeQuotaRewriteOnStart(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	scheduled, idle := b.readyCluster(t, "quota-later"), b.readyCluster(t, "quota-idle")
-	b.schedule(t, scheduled.ID, nodequota.SyncCheck, time.Now().Add(nodequota.SyncInterval))
-	b.schedule(t, idle.ID, nodequota.SyncCheck, time.Now())
-	require.NoError(t, queries.New(b.pool).ClusterCheckIdle(ctx, queries.ClusterCheckIdleParams{ClusterID: idle.ID, Kind: string(nodequota.SyncCheck)}))
+	q := queries.New(b.pool)
+	box, err := testBox()
+	require.NoError(t, err)
 
-	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.NodeQuotaRewriteWorker{Pool: b.pool})
-	tx, err := b.pool.Begin(ctx)
+	scheduled := b.readyCluster(t, "quota-later")
+	_, err = q.ClusterSetNodeQuota(ctx, queries.ClusterSetNodeQuotaParams{ID: scheduled.ID, Enabled: true, SealedSecret: box.Seal([]byte("kept"))})
 	require.NoError(t, err)
-	defer tx.Rollback(ctx) //nolint:errcheck // the job row only
-	res, err := w.Work(ctx, t, tx, nodequota.RewriteArgs{}, nil)
+	b.schedule(t, scheduled.ID, nodequota.SyncCheck, time.Now().Add(nodequota.SyncInterval))
+	scheduledKey := b.cluster(t, scheduled.ID).NodeQuotaSecret
+	// Its quota checks idle, and not ready (failed): left as it is.
+	idle := b.readyCluster(t, "quota-idle")
+	require.NoError(t, q.ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: idle.ID, StatusMessage: "broken"}))
+	b.schedule(t, idle.ID, nodequota.SyncCheck, time.Now())
+	require.NoError(t, q.ClusterCheckIdle(ctx, queries.ClusterCheckIdleParams{ClusterID: idle.ID, Kind: string(nodequota.SyncCheck)}))
+	deleting := b.readyCluster(t, "quota-deleting")
+	_, err = q.ClusterRequestDelete(ctx, deleting.ID)
 	require.NoError(t, err)
-	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+	// More than a batch of ready clusters without the quota.
+	var missing []queries.Cluster
+	for i := range 105 {
+		missing = append(missing, b.readyCluster(t, fmt.Sprintf("quota-missing-%d", i)))
+	}
+
+	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.NodeQuotaRewriteWorker{Pool: b.pool, Box: box, Logger: b.logger})
+	rewrite := func() {
+		t.Helper()
+		tx, err := b.pool.Begin(ctx)
+		require.NoError(t, err)
+		defer tx.Rollback(ctx) //nolint:errcheck // the job row only
+		res, err := w.Work(ctx, t, tx, nodequota.RewriteArgs{}, nil)
+		require.NoError(t, err)
+		require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+	}
+	switchedOn := func() int {
+		t.Helper()
+		var n int
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM audit_events
+			WHERE action = 'cluster.node_quota' AND actor_id IS NULL AND actor_email = 'system'`).Scan(&n))
+		return n
+	}
+	rewrite()
+
 	require.WithinDuration(t, time.Now(), b.check(t, scheduled.ID, nodequota.SyncCheck).DueAt.Time, 5*time.Second, "due now")
+	require.Equal(t, scheduledKey, b.cluster(t, scheduled.ID).NodeQuotaSecret)
 	require.False(t, b.check(t, idle.ID, nodequota.SyncCheck).DueAt.Valid, "idle stays idle")
+	require.False(t, b.cluster(t, idle.ID).NodeQuotaEnabled)
+	require.False(t, b.cluster(t, deleting.ID).NodeQuotaEnabled)
+	keys := map[string]bool{}
+	for _, c := range missing {
+		after := b.cluster(t, c.ID)
+		require.True(t, after.NodeQuotaEnabled, c.Name)
+		keys[after.NodeQuotaSecret] = true
+		require.WithinDuration(t, time.Now().Add(nodequota.SyncInterval), b.check(t, c.ID, nodequota.SyncCheck).DueAt.Time, time.Minute)
+	}
+	require.Len(t, keys, len(missing), "each its own key")
+	synced := b.queued(t, "node_quota_sync")
+	require.Len(t, synced, len(missing))
+	require.Equal(t, missing[0].ID, synced[0])
+	require.Equal(t, missing[len(missing)-1].ID, synced[len(synced)-1])
+	require.Equal(t, len(missing), switchedOn())
+
+	rewrite()
+	require.Len(t, b.queued(t, "node_quota_sync"), len(missing))
+	require.Equal(t, len(missing), switchedOn())
 }

@@ -40,8 +40,8 @@ type NodeList struct {
 	// cluster's control plane (zero while it does), UnreachableError why.
 	UnreachableSince time.Time
 	UnreachableError string
-	// NodeQuotaEnabled: Nodes beyond the plan's limit are refused.
-	NodeQuotaEnabled bool
+	// NodeQuota is what the owner's plan allows of the cluster's nodes.
+	NodeQuota NodeQuota
 	// StaleCleanupHours is the stale-node clean-up period, "" when off.
 	StaleCleanupHours string
 }

@@ -299,7 +299,7 @@ func NodesPage(l NodeList) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = NodeQuotaForm(l).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = NodeQuotaPanel(l.NodeQuota).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

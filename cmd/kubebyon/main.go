@@ -198,7 +198,7 @@ func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *servi
 
 // setRiver hands the River client to the services that enqueue jobs.
 func (s *services) setRiver(rc *river.Client[pgx.Tx]) {
-	s.accounts.River, s.clusters.River, s.nodes.River, s.nodeQuota.River, s.ingress.River, s.billing.River = rc, rc, rc, rc, rc, rc
+	s.accounts.River, s.clusters.River, s.nodes.River, s.ingress.River, s.billing.River = rc, rc, rc, rc, rc
 }
 
 // mailer is the configured mail transport.

@@ -41,11 +41,12 @@ const (
 // (worked by jobs.NodeQuotaSyncWorker): present with the current URL when
 // enabled, absent otherwise.
 //
-// The job is not unique when the switch or the cluster's becoming ready
-// asks for it: River's uniqueness always covers running jobs, so a switch
-// flipped while a sync runs (which may have read the switch already)
-// would be dropped as a duplicate. Only the periodic re-sync is unique
-// (ResyncOpts), as it only repeats what the last one did.
+// The job is not unique when switching the quota on or the cluster's
+// becoming ready asks for it: River's uniqueness always covers running
+// jobs, so a switch made while a sync runs (which may have read the
+// switch already) would be dropped as a duplicate. Only the periodic
+// re-sync is unique (ResyncOpts), as it only repeats what the last one
+// did.
 type SyncArgs struct {
 	ClusterID int64 `json:"cluster_id"`
 }
@@ -96,9 +97,10 @@ func WebhookConfiguration(webhookURL string, caBundle []byte) *admissionregistra
 	}
 }
 
-// RewriteArgs makes every re-sync due at once (jobs.NodeQuotaRewriteWorker):
-// it runs when the workers start, so that a restart with a new base URL
-// or CA bundle rewrites the webhook configurations at once.
+// RewriteArgs makes every re-sync due at once and switches the quota on in
+// the ready clusters without it (jobs.NodeQuotaRewriteWorker): it runs
+// when the workers start, so that a restart with a new base URL or CA
+// bundle rewrites the webhook configurations at once, and daily.
 type RewriteArgs struct{}
 
 // Kind implements river.JobArgs.

@@ -1,7 +1,8 @@
-// Package nodequota is the optional per-cluster node quota: a validating
-// admission webhook in the virtual cluster asks the platform before each
-// Node is created, and the platform denies Nodes beyond the owner's plan
-// limit of nodes per cluster.
+// Package nodequota is the per-cluster node quota: a validating admission
+// webhook in the virtual cluster asks the platform before each Node is
+// created, and the platform denies Nodes beyond the owner's plan limit of
+// nodes per cluster. The platform switches it on in every cluster that
+// becomes ready (EnableTx).
 package nodequota
 
 import (
@@ -20,7 +21,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
-	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
@@ -30,52 +30,51 @@ import (
 // the wrong key.
 var ErrForbidden = errors.New("node quota webhook: unknown cluster or wrong key")
 
-// Service switches the quota and answers the webhook.
+// Service answers the webhook.
 type Service struct {
-	Pool  *pgxpool.Pool
-	River *river.Client[pgx.Tx]
-	Box   *secrets.Box
+	Pool *pgxpool.Pool
+	Box  *secrets.Box
 	// Clients reach the virtual clusters to count their Nodes; share one
 	// between calls.
 	Clients *Clients
 }
 
-// SetEnabled switches the cluster's quota and asks for the webhook
-// configuration to follow, in one transaction. Enabling makes a new key,
-// so a URL seen before stops working.
-func (s *Service) SetEnabled(ctx context.Context, c queries.Cluster, enabled bool, actor audit.Actor) (queries.Cluster, error) {
-	sealed := ""
-	if enabled {
-		sealed = s.Box.Seal([]byte(rand.Text()))
+// System is who switches the quota on: the platform, for no user.
+var System = audit.Actor{Email: "system"}
+
+// EnableTx switches the quota of c on in the caller's transaction tx, as
+// the platform does for every ready cluster (the plan in effect limits
+// the nodes of every cluster, so the owner has no switch): a new key, so a
+// URL seen before stops working, an audit event by System, a sync that
+// writes the webhook configuration, and its periodic re-sync. c must have
+// been read in tx with its row locked. A quota already on is left as it
+// is, and so is a cluster being deleted; either way it reports false.
+func EnableTx(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], box *secrets.Box, c queries.Cluster) (bool, error) {
+	if c.NodeQuotaEnabled && c.NodeQuotaSecret != "" {
+		return false, nil
 	}
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		var err error
-		c, err = q.ClusterSetNodeQuota(ctx, queries.ClusterSetNodeQuotaParams{ID: c.ID, Enabled: enabled, SealedSecret: sealed})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return clusters.ErrDeleting
-		}
-		if err != nil {
-			return fmt.Errorf("switch node quota: %w", err)
-		}
-		if err := audit.Record(ctx, q, actor, audit.Event{
-			Action: "cluster.node_quota", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
-			Details: map[string]any{"cluster": c.Name, "enabled": enabled},
-		}); err != nil {
-			return err
-		}
-		if _, err := s.River.InsertTx(ctx, tx, SyncArgs{ClusterID: c.ID}, nil); err != nil {
-			return fmt.Errorf("queue node quota sync: %w", err)
-		}
-		if enabled {
-			// Then written again every SyncInterval, in case it is changed.
-			if err := checks.Schedule(ctx, q, c.ID, SyncCheck, time.Now().Add(SyncInterval)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return c, err
+	q := queries.New(tx)
+	_, err := q.ClusterSetNodeQuota(ctx, queries.ClusterSetNodeQuotaParams{ID: c.ID, Enabled: true, SealedSecret: box.Seal([]byte(rand.Text()))})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("switch node quota of cluster %d on: %w", c.ID, err)
+	}
+	if err := audit.Record(ctx, q, System, audit.Event{
+		Action: "cluster.node_quota", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
+		Details: map[string]any{"cluster": c.Name, "enabled": true},
+	}); err != nil {
+		return false, err
+	}
+	if _, err := rc.InsertTx(ctx, tx, SyncArgs{ClusterID: c.ID}, nil); err != nil {
+		return false, fmt.Errorf("queue node quota sync of cluster %d: %w", c.ID, err)
+	}
+	// Then written again every SyncInterval, in case it is changed.
+	if err := checks.Schedule(ctx, q, c.ID, SyncCheck, time.Now().Add(SyncInterval)); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Decision is the answer to one admission review: Limit is the plan's
