@@ -61,6 +61,13 @@ func (h *Handlers) showAdminUserPage(c echo.Context) error {
 // renderAdminUser shows the account with id; f is the form of action,
 // when one was submitted and failed.
 func (h *Handlers) renderAdminUser(c echo.Context, status int, id int64, f views.Form, action adminusers.Action) error {
+	return h.renderAdminUserPage(c, status, id, f, action, views.NewForm(), "")
+}
+
+// renderAdminUserPage shows the account with id: f is the form of an
+// account action, subForm that of a subscription action (subAction,
+// admin_billing.go), when one was submitted and failed.
+func (h *Handlers) renderAdminUserPage(c echo.Context, status int, id int64, f views.Form, action adminusers.Action, subForm views.Form, subAction string) error {
 	d, err := h.AdminUsers.Get(c.Request().Context(), id)
 	if errors.Is(err, adminusers.ErrNotFound) {
 		return echo.ErrNotFound
@@ -84,7 +91,11 @@ func (h *Handlers) renderAdminUser(c echo.Context, status int, id int64, f views
 	for _, e := range d.Events {
 		m.Events = append(m.Events, adminEventView(e))
 	}
-	return render(c, status, views.AdminUserPage(m))
+	sub, err := h.adminSubscriptionView(c.Request().Context(), d.User, subForm, subAction)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.AdminUserPage(m, sub))
 }
 
 // changeAdminUser makes one change to an account, confirmed with the

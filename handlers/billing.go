@@ -66,7 +66,7 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 		return fmt.Errorf("list plans: %w", err)
 	}
 	for _, pl := range plans {
-		if pl.ArchivedAt.Valid || (!pl.Public && pl.ID != p.ID) {
+		if (pl.ArchivedAt.Valid || !pl.Public) && pl.ID != p.ID {
 			continue
 		}
 		mo, yr := billing.Prices(pl)
@@ -238,7 +238,7 @@ func (h *Handlers) cancelBillingOrder(c echo.Context) error {
 	u, _ := currentUser(c)
 	_, err = h.Billing.CancelOrder(c.Request().Context(), u.ID, o.ID, actor(c))
 	switch {
-	case errors.Is(err, billing.ErrOrderClosed):
+	case errors.Is(err, billing.ErrOrderClosed), errors.Is(err, billing.ErrAlreadyPaid):
 		h.flashError(c, err.Error())
 	case err != nil:
 		return err

@@ -7,6 +7,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/stretchr/testify/require"
 
@@ -24,6 +27,8 @@ type victim struct {
 	nodeOp  queries.NodeOperation
 	// joinToken is the row id of a token of cluster.
 	joinToken int64
+	// order is a pending order of user.
+	order int64
 }
 
 // userScopedRoutes lists every route that takes the id of something a user
@@ -45,6 +50,21 @@ var userScopedRoutes = []struct {
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/promote", v.user.ID) }, url.Values{"password": {"password of attacker"}}},
 	{http.MethodGet, func(victim) string { return "/admin/plans" }, nil},
 	{http.MethodPost, func(victim) string { return "/admin/plans" }, url.Values{"name": {"pwned"}, "max_clusters": {"999"}, "max_nodes_per_cluster": {"999"}, "max_hostnames_per_cluster": {"9"}, "currency": {"USD"}}},
+	{http.MethodGet, func(victim) string { return "/admin/orders" }, nil},
+	{http.MethodGet, func(victim) string { return "/admin/orders.csv" }, nil},
+	{http.MethodGet, func(victim) string { return "/admin/orders/1" }, nil},
+	{http.MethodPost, func(victim) string { return "/admin/orders/1/paid" }, url.Values{"reference": {"pwned"}}},
+	{http.MethodPost, func(victim) string { return "/admin/orders/1/cancel" }, nil},
+	{http.MethodPost, func(victim) string { return "/admin/orders/1/refund" }, url.Values{"amount": {"1"}, "reason": {"pwned"}}},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/billing/orders/%d", v.order) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/billing/orders/%d/receipt", v.order) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/billing/orders/%d/cancel", v.order) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/billing/orders/%d/checkout", v.order) }, nil},
+	{http.MethodGet, func(victim) string { return "/admin/billing" }, nil},
+	{http.MethodPost, func(victim) string { return "/admin/billing/settings" }, url.Values{"methods": {"manual"}, "manual_instructions": {"pwned"}, "order_expiry_hours": {"1"}, "grace_days": {"0"}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/subscription/plan", v.user.ID) }, url.Values{"plan_id": {"1"}, "reason": {"pwned"}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/subscription/extend", v.user.ID) }, url.Values{"days": {"366"}, "reason": {"pwned"}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/subscription/cancel", v.user.ID) }, url.Values{"reason": {"pwned"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/events?after=0", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/edit", v.cluster.ID) }, nil},
@@ -133,7 +153,12 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, err)
 	_, err = q.HostnameCreate(ctx, queries.HostnameCreateParams{ClusterID: cl.ID, Name: "victim.example.com"})
 	require.NoError(t, err)
-	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op, joinToken: jt.ID}
+	order, err := q.OrderCreate(ctx, queries.OrderCreateParams{
+		UserID: u.ID, PlanID: 1, Period: "month", Kind: "new", Currency: "USD", Amount: 1000, Total: 1000, Method: "manual",
+		ExpiresAt: pgtype.Timestamptz{Time: time.Now().Add(time.Hour), Valid: true},
+	})
+	require.NoError(t, err)
+	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op, joinToken: jt.ID, order: order.ID}
 	attackerKey := attacker.createKey("attacker's key")
 
 	for _, r := range userScopedRoutes {
@@ -164,7 +189,6 @@ func TestTenantIsolation(t *testing.T) {
 	require.Empty(t, clAfter.Description)
 	require.Equal(t, cl.Generation, clAfter.Generation)
 	require.False(t, clAfter.DeleteRequestedAt.Valid)
-	require.False(t, clAfter.NodeQuotaEnabled)
 	ingressRow, err := q.IngressGet(ctx, cl.ID)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), ingressRow.Generation, "managed ingress was never switched by the attacker")
@@ -175,8 +199,13 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, jtAfter, 1)
 	require.False(t, jtAfter[0].RevokedAt.Valid)
+	orderAfter, err := q.OrderGet(ctx, order.ID)
+	require.NoError(t, err)
+	require.Equal(t, "pending", orderAfter.Status, "the victim's order was not cancelled")
 	var actions int
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'cluster.%'").Scan(&actions))
+	// The platform's own (its workers may switch the node quota on
+	// meanwhile) are not the attacker's.
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'cluster.%' AND actor_email IS DISTINCT FROM 'system'").Scan(&actions))
 	require.Zero(t, actions, "no cluster action was recorded")
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'node.%'").Scan(&actions))
 	require.Zero(t, actions, "no node action was recorded")

@@ -88,8 +88,17 @@ func (h *Handlers) routes(e *echo.Echo) {
 
 	// The notification inbox (notifications_inbox.go).
 	e.GET("/notifications", h.showNotificationsInbox, h.requireUser)
-	e.GET("/billing", h.showBillingPage, h.requireUser)
 	e.POST("/notifications/read", h.markNotificationsRead, h.requireUser)
+
+	// The plan page, orders and receipts (billing.go, billing_stripe.go).
+	e.GET("/billing", h.showBillingPage, h.requireUser)
+	e.POST("/billing/orders", h.chooseBillingPlan, h.requireUser)
+	e.GET("/billing/orders/:id", h.showBillingOrder, h.requireUser)
+	e.GET("/billing/orders/:id/receipt", h.showBillingReceipt, h.requireUser)
+	e.POST("/billing/orders/:id/cancel", h.cancelBillingOrder, h.requireUser)
+	e.POST("/billing/orders/:id/checkout", h.checkoutBillingOrder, h.requireUser)
+	e.POST("/billing/cancel", h.setBillingCancel(true), h.requireUser)
+	e.POST("/billing/resume", h.setBillingCancel(false), h.requireUser)
 
 	// Clusters (clusters.go, cluster_*.go).
 	e.GET("/clusters", h.showClustersPage, h.requireUser)
@@ -104,7 +113,6 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/clusters/:id/delete", h.deleteCluster, h.requireUser)
 	e.POST("/clusters/:id/retry", h.retryCluster, h.requireUser)
 	e.GET("/clusters/:id/kubeconfig", h.downloadKubeconfig, h.requireUser)
-	e.POST("/clusters/:id/node-quota", h.setNodeQuota, h.requireUser)
 	e.GET("/clusters/:id/ingress", h.showClusterIngress, h.requireUser)
 	e.POST("/clusters/:id/ingress", h.setClusterIngress, h.requireUser)
 	e.GET("/clusters/:id/ingress/disable", h.showDisableIngressPage, h.requireUser)
@@ -146,10 +154,14 @@ func (h *Handlers) routes(e *echo.Echo) {
 	// Webhooks a virtual cluster's apiserver calls, with the key in the
 	// path (node_quota.go).
 	e.POST(nodequota.WebhookPath+":id/:key", h.reviewNodeQuota)
+	// Stripe's event deliveries, verified by their signature
+	// (billing_stripe.go).
+	e.POST("/webhooks/stripe", h.stripeWebhook)
 
 	// The JSON API (api*.go).
 	e.GET("/api/v1/me", h.showAPIMe, h.requireAPIKey)
 	e.GET("/api/v1/billing", h.showAPIBilling, h.requireAPIKey)
+	e.GET("/api/v1/orders", h.listAPIOrders, h.requireAPIKey)
 	e.GET("/api/v1/clusters", h.listAPIClusters, h.requireAPIKey)
 	e.POST("/api/v1/clusters", h.createAPICluster, h.requireAPIKey)
 	e.GET("/api/v1/clusters/:id", h.showAPICluster, h.requireAPIKey)
@@ -191,6 +203,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	admin.POST("/edge/dns", h.saveAdminDNS)
 	admin.POST("/edge/dns/check", h.checkAdminDNS)
 	admin.POST("/edge/ingress", h.saveAdminIngress)
+	h.adminBillingRoutes(admin)
 	admin.GET("/plans", h.showAdminPlansPage)
 	admin.POST("/plans", h.createPlan)
 	admin.GET("/plans/:id", h.showAdminPlanPage)

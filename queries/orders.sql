@@ -65,7 +65,7 @@ SELECT orders.*, plans.name AS plan_name, users.email AS user_email
 FROM orders JOIN plans ON plans.id = orders.plan_id JOIN users ON users.id = orders.user_id
 WHERE (@status::text = '' OR orders.status = @status)
   AND (@method::text = '' OR orders.method = @method)
-  AND (@user_email::text = '' OR users.email = @user_email)
+  AND (@user_email::text = '' OR lower(users.email) = lower(@user_email))
   AND (@number::text = '' OR orders.number = @number)
   AND (@since::timestamptz IS NULL OR orders.created_at >= @since::timestamptz)
   AND (@until::timestamptz IS NULL OR orders.created_at < @until::timestamptz)
@@ -86,7 +86,7 @@ ORDER BY order_events.id;
 
 -- name: RevenueByMonth :many
 -- Paid money by month and currency (refunds taken off), since @since.
-SELECT date_trunc('month', paid_at)::timestamptz AS month, currency,
+SELECT (date_trunc('month', paid_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')::timestamptz AS month, currency,
        sum(total - refunded_amount)::bigint AS revenue, count(*)::bigint AS orders
 FROM orders
 WHERE paid_at IS NOT NULL AND paid_at >= @since::timestamptz

@@ -388,7 +388,7 @@ SELECT orders.id, orders.number, orders.user_id, orders.plan_id, orders.period, 
 FROM orders JOIN plans ON plans.id = orders.plan_id JOIN users ON users.id = orders.user_id
 WHERE ($1::text = '' OR orders.status = $1)
   AND ($2::text = '' OR orders.method = $2)
-  AND ($3::text = '' OR users.email = $3)
+  AND ($3::text = '' OR lower(users.email) = lower($3))
   AND ($4::text = '' OR orders.number = $4)
   AND ($5::timestamptz IS NULL OR orders.created_at >= $5::timestamptz)
   AND ($6::timestamptz IS NULL OR orders.created_at < $6::timestamptz)
@@ -853,7 +853,7 @@ func (q *Queries) OrdersExpire(ctx context.Context, arg OrdersExpireParams) ([]O
 }
 
 const revenueByMonth = `-- name: RevenueByMonth :many
-SELECT date_trunc('month', paid_at)::timestamptz AS month, currency,
+SELECT (date_trunc('month', paid_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')::timestamptz AS month, currency,
        sum(total - refunded_amount)::bigint AS revenue, count(*)::bigint AS orders
 FROM orders
 WHERE paid_at IS NOT NULL AND paid_at >= $1::timestamptz

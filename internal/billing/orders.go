@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -51,6 +54,10 @@ var (
 	ErrNotManual = errors.New("ErrBillingNotManual")
 	// ErrReferenceRequired: marking paid takes the payment's reference.
 	ErrReferenceRequired = errors.New("ErrBillingReferenceRequired")
+	// ErrReferenceTooLong: a reference is up to 200 characters of text.
+	ErrReferenceTooLong = errors.New("ErrBillingReferenceTooLong")
+	// ErrUserNotFound: no such user (an admin's action).
+	ErrUserNotFound = errors.New("ErrBillingUserNotFound")
 )
 
 // Choice is what a user's pick of a plan and period did: an order to pay,
@@ -128,7 +135,9 @@ func (s *Service) Choose(ctx context.Context, userID, planID int64, period Perio
 		if err != nil {
 			return fmt.Errorf("load plan %d: %w", sub.PlanID, err)
 		}
-		if plan.ArchivedAt.Valid || (!plan.Public && plan.ID != sub.PlanID) {
+		// Archived and hidden plans are for their subscribers alone (who
+		// renew them).
+		if (plan.ArchivedAt.Valid || !plan.Public) && plan.ID != sub.PlanID {
 			return ErrPlanUnavailable
 		}
 		now := s.now()
@@ -214,12 +223,19 @@ func (s *Service) schedule(ctx context.Context, q *queries.Queries, actor audit.
 	return s.audit(ctx, q, actor, userID, "billing.plan_schedule", map[string]any{"plan": plan.Name, "period": period})
 }
 
+// maxReference bounds a payment's reference.
+const maxReference = 200
+
 // MarkPaid records an admin's receipt of a manual order's payment, with
 // its reference (a bank transfer's, an invoice's): the order's period
 // starts or extends the subscription.
 func (s *Service) MarkPaid(ctx context.Context, orderID int64, reference string, actor audit.Actor) (queries.Order, error) {
-	if reference == "" {
+	reference = strings.TrimSpace(reference)
+	switch {
+	case reference == "":
 		return queries.Order{}, ErrReferenceRequired
+	case utf8.RuneCountInString(reference) > maxReference || !input.Storable(reference):
+		return queries.Order{}, ErrReferenceTooLong
 	}
 	var o queries.Order
 	err := s.asAdminTx(ctx, actor, func(tx pgx.Tx) error {
@@ -336,7 +352,11 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64, actor 
 		if err != nil {
 			return fmt.Errorf("lock order %d: %w", orderID, err)
 		}
-		if o.Status != OrderPending {
+		switch o.Status {
+		case OrderPaid, OrderRefunded:
+			return ErrAlreadyPaid
+		case OrderPending:
+		default:
 			return ErrOrderClosed
 		}
 		if err := s.close(ctx, q, o, OrderCancelled, actor, "cancelled"); err != nil {

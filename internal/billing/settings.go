@@ -114,7 +114,7 @@ func (st Settings) Validate() error {
 		errs[FieldStripeSecretKey] = "ErrBillingStripeKeyRequired"
 	}
 	if st.Accepts(MethodStripe) && st.StripeWebhookSecret == "" {
-		errs[FieldStripeWebhook] = "ErrBillingStripeKeyRequired"
+		errs[FieldStripeWebhook] = "ErrBillingWebhookSecretRequired"
 	}
 	if st.OrderExpiryHours < 1 || st.OrderExpiryHours > maxOrderExpiry {
 		errs[FieldOrderExpiry] = "ErrBillingOrderExpiry"

@@ -241,15 +241,7 @@ func (s *Service) refunded(ctx context.Context, tx pgx.Tx, o queries.Order, tota
 		sub.CurrentPeriodEnd.Time.After(o.PeriodStart.Time) && !sub.CurrentPeriodEnd.Time.After(o.PeriodEnd.Time)
 	if current && o.Total > 0 {
 		if total >= o.Total {
-			def, err := q.PlanDefault(ctx)
-			if err != nil {
-				return fmt.Errorf("default plan: %w", err)
-			}
-			plan, err := q.PlanGet(ctx, sub.PlanID)
-			if err != nil {
-				return fmt.Errorf("load plan: %w", err)
-			}
-			if err := s.toDefault(ctx, tx, sub, def, StatusCancelled, EmailPlanCancelled, map[string]any{"Plan": plan.Name}); err != nil {
+			if err := s.cancelNow(ctx, tx, sub); err != nil {
 				return err
 			}
 		} else {

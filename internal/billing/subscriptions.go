@@ -61,7 +61,7 @@ func (s *Service) SetCancel(ctx context.Context, userID int64, cancel bool, acto
 		q := queries.New(tx)
 		sub, err := q.SubscriptionLock(ctx, userID)
 		if err != nil {
-			return fmt.Errorf("lock subscription of user %d: %w", userID, err)
+			return lockError(userID, err)
 		}
 		if !sub.CurrentPeriodEnd.Valid || sub.Status != StatusActive {
 			return ErrNoPeriod
@@ -235,7 +235,7 @@ func (s *Service) AdminSetPlan(ctx context.Context, userID, planID int64, reason
 	return s.asAdminTx(ctx, actor, func(tx pgx.Tx) error {
 		q := queries.New(tx)
 		if _, err := q.SubscriptionLock(ctx, userID); err != nil {
-			return fmt.Errorf("lock subscription of user %d: %w", userID, err)
+			return lockError(userID, err)
 		}
 		plan, err := q.PlanGet(ctx, planID)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -271,7 +271,7 @@ func (s *Service) AdminExtend(ctx context.Context, userID int64, days int, reaso
 		q := queries.New(tx)
 		sub, err := q.SubscriptionLock(ctx, userID)
 		if err != nil {
-			return fmt.Errorf("lock subscription of user %d: %w", userID, err)
+			return lockError(userID, err)
 		}
 		if !sub.CurrentPeriodEnd.Valid {
 			return ErrNoPeriod
@@ -298,23 +298,38 @@ func (s *Service) AdminCancel(ctx context.Context, userID int64, reason string, 
 		q := queries.New(tx)
 		sub, err := q.SubscriptionLock(ctx, userID)
 		if err != nil {
-			return fmt.Errorf("lock subscription of user %d: %w", userID, err)
+			return lockError(userID, err)
 		}
-		def, err := q.PlanDefault(ctx)
-		if err != nil {
-			return fmt.Errorf("default plan: %w", err)
-		}
-		plan, err := q.PlanGet(ctx, sub.PlanID)
-		if err != nil {
-			return fmt.Errorf("load plan: %w", err)
-		}
-		if err := s.audit(ctx, q, actor, userID, "billing.admin_cancel", map[string]any{"plan": plan.Name, "reason": reason}); err != nil {
+		if err := s.audit(ctx, q, actor, userID, "billing.admin_cancel", map[string]any{"planId": sub.PlanID, "reason": reason}); err != nil {
 			return err
 		}
-		return s.toDefault(ctx, tx, sub, def, StatusCancelled, EmailPlanCancelled, map[string]any{"Plan": plan.Name})
+		return s.cancelNow(ctx, tx, sub)
 	})
+}
+
+// cancelNow puts the user of sub (locked) on the default plan at once,
+// cancelled, and tells them.
+func (s *Service) cancelNow(ctx context.Context, tx pgx.Tx, sub queries.Subscription) error {
+	q := queries.New(tx)
+	def, err := q.PlanDefault(ctx)
+	if err != nil {
+		return fmt.Errorf("default plan: %w", err)
+	}
+	plan, err := q.PlanGet(ctx, sub.PlanID)
+	if err != nil {
+		return fmt.Errorf("load plan: %w", err)
+	}
+	return s.toDefault(ctx, tx, sub, def, StatusCancelled, EmailPlanCancelled, map[string]any{"Plan": plan.Name})
 }
 
 func (s *Service) lockAdmin(ctx context.Context, q *queries.Queries, actor audit.Actor) error {
 	return adminusers.LockActiveAdmin(ctx, q, actor.UserID)
+}
+
+// lockError is a failed SubscriptionLock: no row is no such user.
+func lockError(userID int64, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrUserNotFound
+	}
+	return fmt.Errorf("lock subscription of user %d: %w", userID, err)
 }
