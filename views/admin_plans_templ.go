@@ -241,7 +241,7 @@ func AdminPlansPage(m AdminPlans) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if p.Default {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<span class=\"node-badge\" data-status=\"ready\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<span class=\"node-badge\" data-status=\"Ready\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
