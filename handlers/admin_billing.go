@@ -604,9 +604,10 @@ func (h *Handlers) adminSubscriptionView(ctx context.Context, u queries.User, f 
 		OrdersURL: "/admin/orders?" + url.Values{"email": {u.Email}}.Encode(),
 		Form:      f, Action: action,
 	}
-	for _, o := range orders {
+	for _, r := range orders {
+		o := r.Order
 		m.Orders = append(m.Orders, views.AdminOrderRow{
-			ID: o.ID, Number: o.Number, UserID: o.UserID, UserEmail: u.Email, Plan: o.PlanName, Period: o.Period,
+			ID: o.ID, Number: o.Number, UserID: o.UserID, UserEmail: u.Email, Plan: r.PlanName, Period: o.Period,
 			Total: billing.Money{Minor: o.Total, Currency: o.Currency}.String(), Method: o.Method, Status: o.Status,
 			Created: timeOf(o.CreatedAt),
 		})

@@ -33,10 +33,7 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 	if err != nil {
 		return err
 	}
-	sub, err := h.Billing.SubscriptionOf(ctx, u.ID)
-	if err != nil {
-		return err
-	}
+	sub := use.Subscription
 	q := queries.New(h.Pool)
 	st, err := billing.LoadSettings(ctx, q, h.Box)
 	if err != nil {
@@ -82,9 +79,9 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 		return fmt.Errorf("list orders: %w", err)
 	}
 	for _, o := range orders {
-		v := orderView(orderOfRow(o), o.PlanName)
+		v := orderView(o.Order, o.PlanName)
 		m.Orders = append(m.Orders, v)
-		if o.Status == billing.OrderPending {
+		if o.Order.Status == billing.OrderPending {
 			m.Pending = &v
 		}
 	}
@@ -112,16 +109,6 @@ func orderView(o queries.Order, plan string) views.BillingOrder {
 		Refunded: money(o.RefundedAmount), HasCredit: o.Credit > 0, HasTax: o.TaxLabel != "", Refund: o.RefundedAmount > 0,
 		Created: o.CreatedAt.Time, Expires: o.ExpiresAt.Time, Paid: o.PaidAt.Time,
 		PeriodStart: o.PeriodStart.Time, PeriodEnd: o.PeriodEnd.Time,
-	}
-}
-
-// orderOfRow is the order of a listed row.
-func orderOfRow(r queries.OrderListForUserRow) queries.Order {
-	return queries.Order{
-		ID: r.ID, Number: r.Number, UserID: r.UserID, PlanID: r.PlanID, Period: r.Period, Kind: r.Kind, Currency: r.Currency,
-		Amount: r.Amount, Credit: r.Credit, Tax: r.Tax, TaxLabel: r.TaxLabel, Total: r.Total, Status: r.Status, Method: r.Method,
-		Reference: r.Reference, StripeSessionID: r.StripeSessionID, PeriodStart: r.PeriodStart, PeriodEnd: r.PeriodEnd,
-		RefundedAmount: r.RefundedAmount, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, PaidAt: r.PaidAt, ClosedAt: r.ClosedAt,
 	}
 }
 
@@ -314,10 +301,7 @@ func (h *Handlers) showAPIBilling(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sub, err := h.Billing.SubscriptionOf(ctx, u.ID)
-	if err != nil {
-		return err
-	}
+	sub := use.Subscription
 	p := use.Plan
 	out := apiBilling{
 		Plan: apiPlan{
@@ -376,9 +360,10 @@ func (h *Handlers) listAPIOrders(c echo.Context) error {
 		return &t
 	}
 	out := make([]apiOrder, 0, len(rows))
-	for _, o := range rows {
+	for _, r := range rows {
+		o := r.Order
 		out = append(out, apiOrder{
-			ID: o.ID, Number: o.Number, Plan: o.PlanName, Period: o.Period, Kind: o.Kind, Status: o.Status, Method: o.Method,
+			ID: o.ID, Number: o.Number, Plan: r.PlanName, Period: o.Period, Kind: o.Kind, Status: o.Status, Method: o.Method,
 			Currency: o.Currency, Amount: o.Amount, Credit: o.Credit, Tax: o.Tax, Total: o.Total, Refunded: o.RefundedAmount,
 			CreatedAt: o.CreatedAt.Time.UTC(), ExpiresAt: o.ExpiresAt.Time.UTC(), PaidAt: optional(o.PaidAt.Time, o.PaidAt.Valid),
 			PeriodStart: optional(o.PeriodStart.Time, o.PeriodStart.Valid), PeriodEnd: optional(o.PeriodEnd.Time, o.PeriodEnd.Valid),

@@ -53,7 +53,7 @@ WHERE id IN (SELECT o.id FROM orders o WHERE o.status = 'pending' AND o.expires_
 RETURNING *;
 
 -- name: OrderListForUser :many
-SELECT orders.*, plans.name AS plan_name FROM orders JOIN plans ON plans.id = orders.plan_id
+SELECT sqlc.embed(orders), plans.name AS plan_name FROM orders JOIN plans ON plans.id = orders.plan_id
 WHERE orders.user_id = @user_id
 ORDER BY orders.id DESC
 LIMIT @max_rows;

@@ -16,7 +16,6 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -311,13 +310,7 @@ func lockPlan(ctx context.Context, q *queries.Queries, id int64) (queries.Plan, 
 // asAdmin runs fn in a transaction that holds the acting admin's row:
 // an admin demoted meanwhile is refused (adminusers.ErrNotAdmin).
 func (s *Service) asAdmin(ctx context.Context, actor audit.Actor, fn func(*queries.Queries) error) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
-			return err
-		}
-		return fn(q)
-	})
+	return s.asAdminTx(ctx, actor, func(tx pgx.Tx) error { return fn(queries.New(tx)) })
 }
 
 // planWriteError names the field of a constraint a write broke.
@@ -339,27 +332,27 @@ func (s *Service) UsersOverLimits(ctx context.Context, id int64) (int64, error) 
 	return n, nil
 }
 
-// Usage is what a user uses of what their plan allows.
+// Usage is what a user uses of what their plan allows, with their
+// subscription (whose plan Plan is).
 type Usage struct {
-	Plan queries.Plan
+	Subscription Subscription
+	Plan         queries.Plan
 	// Clusters are the live clusters; MostNodes and MostHostnames the
 	// most recorded nodes and bound host names in any one of them.
 	Clusters, MostNodes, MostHostnames int64
 }
 
-// UsageOf is the user's plan (the default one when they have none) and
-// what they use of it.
+// UsageOf is the user's subscription and plan and what they use of it.
 func (s *Service) UsageOf(ctx context.Context, userID int64) (Usage, error) {
-	q := queries.New(s.Pool)
-	plan, err := q.PlanForUser(ctx, userID)
+	sub, err := s.SubscriptionOf(ctx, userID)
 	if err != nil {
-		return Usage{}, fmt.Errorf("plan of user %d: %w", userID, err)
+		return Usage{}, err
 	}
-	u, err := q.BillingUsage(ctx, userID)
+	u, err := queries.New(s.Pool).BillingUsage(ctx, userID)
 	if err != nil {
 		return Usage{}, fmt.Errorf("usage of user %d: %w", userID, err)
 	}
-	return Usage{Plan: plan, Clusters: u.Clusters, MostNodes: u.MostNodes, MostHostnames: u.MostHostnames}, nil
+	return Usage{Subscription: sub, Plan: sub.Plan, Clusters: u.Clusters, MostNodes: u.MostNodes, MostHostnames: u.MostHostnames}, nil
 }
 
 // Prices are a plan's monthly and yearly prices as Money.

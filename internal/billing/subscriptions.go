@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -320,10 +319,6 @@ func (s *Service) cancelNow(ctx context.Context, tx pgx.Tx, sub queries.Subscrip
 		return fmt.Errorf("load plan: %w", err)
 	}
 	return s.toDefault(ctx, tx, sub, def, StatusCancelled, EmailPlanCancelled, map[string]any{"Plan": plan.Name})
-}
-
-func (s *Service) lockAdmin(ctx context.Context, q *queries.Queries, actor audit.Actor) error {
-	return adminusers.LockActiveAdmin(ctx, q, actor.UserID)
 }
 
 // lockError is a failed SubscriptionLock: no row is no such user.
