@@ -14,7 +14,6 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
@@ -31,13 +30,9 @@ func isWebhook(c echo.Context) bool {
 // nodeQuotaView is the node quota panel of a cluster of the user's: the
 // platform enforces their plan's nodes per cluster in every ready
 // cluster, and they change it by changing plan.
-func (h *Handlers) nodeQuotaView(ctx context.Context, userID int64, enabled bool) (views.NodeQuota, error) {
-	ent, err := entitlements.For(ctx, queries.New(h.Pool), userID)
-	if err != nil {
-		return views.NodeQuota{}, err
-	}
-	name, _ := planText(ent.Plan, locale.Lang(ctx) == locale.SimplifiedChinese.String())
-	return views.NodeQuota{Enabled: enabled, Plan: name, Max: ent.Plan.MaxNodesPerCluster}, nil
+func nodeQuotaView(ctx context.Context, plan queries.Plan, enabled bool) views.NodeQuota {
+	name, _ := planText(plan, locale.Lang(ctx) == locale.SimplifiedChinese.String())
+	return views.NodeQuota{Enabled: enabled, Plan: name, Max: plan.MaxNodesPerCluster}
 }
 
 // reviewNodeQuota answers a virtual apiserver's AdmissionReview for a

@@ -86,9 +86,7 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 		l.StaleCleanupHours = strconv.Itoa(int(cl.StaleNodeCleanupHours.Int32))
 	}
 	if !wantsFragment(c) {
-		if l.NodeQuota, err = h.nodeQuotaView(c.Request().Context(), u.ID, cl.NodeQuotaEnabled); err != nil {
-			return err
-		}
+		l.NodeQuota = nodeQuotaView(c.Request().Context(), page.Plan, cl.NodeQuotaEnabled)
 	}
 	l.Updated, l.Now = page.Fresh.Updated, time.Now()
 	l.UnreachableSince, l.UnreachableError = page.Fresh.UnreachableSince, page.Fresh.LastError

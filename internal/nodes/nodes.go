@@ -148,6 +148,9 @@ type Page struct {
 	// recorded them (and as the console left them after acting on them),
 	// each with the token it joined with.
 	Nodes []Listed
+	// Plan is the owner's plan: Name, NameZh and MaxNodesPerCluster; the
+	// others are zero.
+	Plan queries.Plan
 }
 
 // OwnPage is a user's cluster (deleted ones included) with its recorded
@@ -172,6 +175,7 @@ func (s *Service) OwnPage(ctx context.Context, ownerID, id int64) (Page, error) 
 		CreatedAt: r.CreatedAt, ReadyAt: r.ReadyAt, DeleteRequestedAt: r.DeleteRequestedAt,
 		NodeQuotaEnabled: r.NodeQuotaEnabled, StaleNodeCleanupHours: r.StaleNodeCleanupHours,
 	}}
+	p.Plan = queries.Plan{Name: r.PlanName, NameZh: r.PlanNameZh, MaxNodesPerCluster: r.PlanMaxNodes}
 	p.Fresh = freshness(r.CheckedAt, r.UnreachableSince, r.LastError)
 	n := len(r.Names)
 	for _, l := range []int{
