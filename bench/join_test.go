@@ -33,6 +33,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -354,12 +355,13 @@ func benchServer(b *testing.B, pool *pgxpool.Pool, box *secrets.Box) string {
 	srv.Config.Handler = handlers.New(handlers.Deps{
 		Pool: web, River: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
-		Box:        box,
-		Accounts:   &accounts.Service{Pool: web, River: rc, Box: box},
-		Clusters:   clusterSvc,
-		Nodes:      &nodes.Service{Pool: web, River: rc, Clusters: clusterSvc},
-		AdminUsers: &adminusers.Service{Pool: web},
-		JoinTokens: &jointokens.Service{Pool: web, Box: box, Virtual: clusterSvc.VirtualConfig},
+		Box:            box,
+		Accounts:       &accounts.Service{Pool: web, River: rc, Box: box},
+		Clusters:       clusterSvc,
+		Nodes:          &nodes.Service{Pool: web, River: rc, Clusters: clusterSvc},
+		AdminUsers:     &adminusers.Service{Pool: web},
+		JoinTokens:     &jointokens.Service{Pool: web, Box: box, Virtual: clusterSvc.VirtualConfig},
+		ClusterMetrics: &metrics.Service{Pool: web},
 	})
 	srv.Start()
 	b.Cleanup(srv.Close)

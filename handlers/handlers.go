@@ -33,6 +33,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
@@ -97,6 +98,9 @@ type Deps struct {
 	AdminSettings *adminsettings.Service
 	// Billing: plans.
 	Billing *billing.Service
+	// ClusterMetrics: the history of the clusters' control planes, for
+	// the charts. (Metrics above is the platform's own HTTP metrics.)
+	ClusterMetrics *metrics.Service
 }
 
 // Handlers carries the dependencies of every route.

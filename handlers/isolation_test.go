@@ -109,6 +109,11 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/live", v.cluster.ID, v.joinToken) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/revoke", v.cluster.ID, v.joinToken) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/revoke", v.cluster.ID, v.joinToken) }, nil},
+	// Metrics: the page, its JSON, and the API's.
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/metrics", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/metrics?range=30d", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/metrics.json?range=1h", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/metrics?range=24h", v.cluster.ID) }, nil},
 	// The JSON API, with the attacker's own key.
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, nil},
 	{http.MethodPatch, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, url.Values{"json": {`{"description":"pwned"}`}}},

@@ -36,6 +36,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -126,13 +127,14 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		AdminUsers: &adminusers.Service{Pool: web},
 		// No KUBEBYON_KUBECONFIG: the host comes from the admin settings
 		// (connectHost), as the admin settings tests expect.
-		AdminSettings: &adminsettings.Service{Pool: web, Box: box},
-		Edge:          &edge.Service{Pool: web, Box: box},
-		EdgeState:     edgeState,
-		EdgeRoutes:    edgeRoutes,
-		DNS:           &dnsrecords.Service{Pool: web, Box: box},
-		Billing:       &billing.Service{Pool: web, River: rc, Box: box},
-		Ingress:       &ingress.Service{Pool: web, River: rc, Box: box, DNS: &dnsrecords.Service{Pool: web, Box: box}, Virtual: webClusters.VirtualConfig},
+		AdminSettings:  &adminsettings.Service{Pool: web, Box: box},
+		Edge:           &edge.Service{Pool: web, Box: box},
+		EdgeState:      edgeState,
+		EdgeRoutes:     edgeRoutes,
+		DNS:            &dnsrecords.Service{Pool: web, Box: box},
+		Billing:        &billing.Service{Pool: web, River: rc, Box: box},
+		Ingress:        &ingress.Service{Pool: web, River: rc, Box: box, DNS: &dnsrecords.Service{Pool: web, Box: box}, Virtual: webClusters.VirtualConfig},
+		ClusterMetrics: &metrics.Service{Pool: web},
 	}
 	for _, o := range opts {
 		o(&deps)

@@ -124,6 +124,11 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/clusters/:id/ingress/hostnames/check", h.checkClusterHostnames, h.requireUser)
 	e.POST("/clusters/:id/stale-node-cleanup", h.setStaleNodeCleanup, h.requireUser)
 
+	// A cluster's metrics: the page, and the figures its charts draw
+	// (cluster_metrics.go).
+	e.GET("/clusters/:id/metrics", h.showClusterMetricsPage, h.requireUser)
+	e.GET("/clusters/:id/metrics.json", h.showClusterMetricsJSON, h.requireUser)
+
 	// A cluster's join tokens (join_tokens.go). :joinToken is the token's
 	// row id; a :token is a token's value.
 	e.GET("/clusters/:id/tokens", h.showJoinTokensPage, h.requireUser)
@@ -170,6 +175,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.DELETE("/api/v1/clusters/:id/hostnames/:name", h.removeAPIHostname, h.requireAPIKey)
 	e.DELETE("/api/v1/clusters/:id", h.deleteAPICluster, h.requireAPIKey)
 	e.GET("/api/v1/clusters/:id/kubeconfig", h.downloadAPIKubeconfig, h.requireAPIKey)
+	e.GET("/api/v1/clusters/:id/metrics", h.showClusterMetricsJSON, h.requireAPIKey)
 	e.GET("/api/v1/clusters/:id/nodes", h.listAPINodes, h.requireAPIKey)
 	e.POST("/api/v1/clusters/:id/nodes/:name/cordon", h.cordonAPINode, h.requireAPIKey, validNodeName)
 	e.POST("/api/v1/clusters/:id/nodes/:name/uncordon", h.uncordonAPINode, h.requireAPIKey, validNodeName)
@@ -204,6 +210,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	admin.POST("/edge/dns/check", h.checkAdminDNS)
 	admin.POST("/edge/ingress", h.saveAdminIngress)
 	h.adminBillingRoutes(admin)
+	h.adminMetricsRoutes(admin)
 	admin.GET("/plans", h.showAdminPlansPage)
 	admin.POST("/plans", h.createPlan)
 	admin.GET("/plans/:id", h.showAdminPlanPage)

@@ -13,6 +13,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/queries"
@@ -39,6 +40,9 @@ func checkKinds() []checkKind {
 		}},
 		{kind: nodequota.SyncCheck, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: nodequota.SyncArgs{ClusterID: id}, InsertOpts: nodequota.ResyncOpts()}
+		}},
+		{kind: metrics.ScrapeCheck, job: func(id int64) river.InsertManyParams {
+			return river.InsertManyParams{Args: metrics.ScrapeArgs{ClusterID: id}}
 		}},
 		{kind: dnsrecords.Check, anyState: true, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: dnsrecords.SyncArgs{ClusterID: id}}

@@ -21,6 +21,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -263,10 +264,11 @@ func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluste
 		if prev.Status == clusters.StatusReady && prev.ObservedGeneration == c.Generation {
 			return nil
 		}
-		// Its nodes are checked from now on, and its join tokens synced
-		// (again, after an update: the checks go idle while it is not
-		// ready; a sync with nothing to do goes idle again).
-		for _, kind := range []checks.Kind{nodes.HealthCheck, jointokens.SyncCheck} {
+		// Its nodes are checked from now on, its join tokens synced and
+		// its control plane scraped (again, after an update: the checks
+		// go idle while it is not ready; a sync with nothing to do goes
+		// idle again).
+		for _, kind := range []checks.Kind{nodes.HealthCheck, jointokens.SyncCheck, metrics.ScrapeCheck} {
 			if err := checks.Schedule(ctx, q, c.ID, kind, time.Now()); err != nil {
 				return err
 			}

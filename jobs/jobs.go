@@ -26,6 +26,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -163,6 +164,11 @@ func Workers(d Deps, opts Options) *river.Workers {
 	})
 	river.AddWorker(w, &NodeQuotaRewriteWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "node_quota_rewrite")})
 	river.AddWorker(w, &ClusterChecksWorker{Pool: d.Pool, Transitions: transitions})
+	river.AddWorker(w, &MetricsMaintainWorker{Metrics: &metrics.Service{Pool: d.Pool}, Logger: d.Logger.With("component", "metrics")})
+	river.AddWorker(w, &MetricsScrapeWorker{
+		Metrics: &metrics.Service{Pool: d.Pool}, Logger: d.Logger.With("component", "metrics_scrape"),
+		VirtualConfig: d.VirtualConfig, Box: d.Box, Transitions: transitions,
+	})
 	dns := &dnsrecords.Service{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath}
 	river.AddWorker(w, &DNSRecordWorker{DNS: dns, Transitions: transitions})
 	ing := &ingress.Service{Pool: d.Pool, DNS: dns, Box: d.Box, Virtual: d.VirtualConfig, KubeconfigPath: d.KubeconfigPath}
@@ -224,6 +230,12 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				river.PeriodicInterval(billing.PeriodsInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return billing.PeriodsArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true, ID: "billing_periods"},
+			),
+			// The metrics tables' partitions, rollups and retention.
+			river.NewPeriodicJob(
+				river.PeriodicInterval(MetricsMaintainInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return metrics.MaintainArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: "metrics_maintain"},
 			),
 			// Edges out of step, told to the admins.
 			river.NewPeriodicJob(

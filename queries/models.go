@@ -141,6 +141,82 @@ type ClusterIngress struct {
 	EdgeGateway        []string
 }
 
+type ClusterMetric struct {
+	ClusterID   int64
+	At          pgtype.Timestamptz
+	Up          bool
+	ReadRate    pgtype.Float4
+	WriteRate   pgtype.Float4
+	WatchRate   pgtype.Float4
+	ErrorRate   pgtype.Float4
+	LatencyP50  pgtype.Float4
+	LatencyP99  pgtype.Float4
+	Inflight    pgtype.Float4
+	Objects     pgtype.Int8
+	Watches     pgtype.Int8
+	NodesReady  pgtype.Int4
+	NodesTotal  pgtype.Int4
+	PodsRunning pgtype.Int4
+	PodsTotal   pgtype.Int4
+	ByResource  []byte
+}
+
+type ClusterMetricAlert struct {
+	ClusterID      int64
+	Kind           string
+	OpenedAt       pgtype.Timestamptz
+	NotificationID pgtype.Int8
+}
+
+type ClusterMetricCounter struct {
+	ClusterID int64
+	ScrapedAt pgtype.Timestamptz
+	Counters  []byte
+}
+
+type ClusterMetricRollup struct {
+	Resolution string
+	DoneUntil  pgtype.Timestamptz
+}
+
+type ClusterMetrics1h struct {
+	ClusterID   int64
+	At          pgtype.Timestamptz
+	Samples     int32
+	ReadRate    pgtype.Float4
+	WriteRate   pgtype.Float4
+	WatchRate   pgtype.Float4
+	ErrorRate   pgtype.Float4
+	LatencyP50  pgtype.Float4
+	LatencyP99  pgtype.Float4
+	Inflight    pgtype.Float4
+	Objects     pgtype.Int8
+	Watches     pgtype.Int8
+	NodesReady  pgtype.Int4
+	NodesTotal  pgtype.Int4
+	PodsRunning pgtype.Int4
+	PodsTotal   pgtype.Int4
+}
+
+type ClusterMetrics5m struct {
+	ClusterID   int64
+	At          pgtype.Timestamptz
+	Samples     int32
+	ReadRate    pgtype.Float4
+	WriteRate   pgtype.Float4
+	WatchRate   pgtype.Float4
+	ErrorRate   pgtype.Float4
+	LatencyP50  pgtype.Float4
+	LatencyP99  pgtype.Float4
+	Inflight    pgtype.Float4
+	Objects     pgtype.Int8
+	Watches     pgtype.Int8
+	NodesReady  pgtype.Int4
+	NodesTotal  pgtype.Int4
+	PodsRunning pgtype.Int4
+	PodsTotal   pgtype.Int4
+}
+
 type EdgeInstance struct {
 	ID              int64
 	TokenID         pgtype.Int8

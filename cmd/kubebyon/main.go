@@ -44,6 +44,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -172,6 +173,7 @@ type services struct {
 	dns           *dnsrecords.Service
 	ingress       *ingress.Service
 	billing       *billing.Service
+	metrics       *metrics.Service
 }
 
 // newServices builds the services. The River client needs the clusters
@@ -193,6 +195,7 @@ func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *servi
 		dns:           dns,
 		ingress:       &ingress.Service{Pool: pool, Box: box, DNS: dns, Virtual: cl.VirtualConfig},
 		billing:       &billing.Service{Pool: pool, Box: box},
+		metrics:       &metrics.Service{Pool: pool},
 	}
 }
 
@@ -379,6 +382,7 @@ func (c *cli) serve(args []string) error {
 		DNS:            svc.dns,
 		Ingress:        svc.ingress,
 		Billing:        svc.billing,
+		ClusterMetrics: svc.metrics,
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
 	tlsAddr := ""

@@ -54,6 +54,11 @@ const (
 	// Node health.
 	EmailNodeNotReady  = "NodeNotReady"
 	EmailNodeRecovered = "NodeRecovered"
+	// Control-plane alerts.
+	EmailControlPlaneErrors        = "ControlPlaneErrors"
+	EmailControlPlaneErrorsCleared = "ControlPlaneErrorsCleared"
+	EmailControlPlaneSlow          = "ControlPlaneSlow"
+	EmailControlPlaneSlowCleared   = "ControlPlaneSlowCleared"
 	// Managed ingress.
 	EmailIngressReady        = "IngressReady"
 	EmailIngressFailed       = "IngressFailed"

@@ -20,9 +20,12 @@ type Kind string
 
 // The kinds, in the order the preferences page shows them.
 const (
-	ClusterReady   Kind = "cluster_ready"
-	ClusterFailed  Kind = "cluster_failed"
-	NodeNotReady   Kind = "node_not_ready"
+	ClusterReady  Kind = "cluster_ready"
+	ClusterFailed Kind = "cluster_failed"
+	NodeNotReady  Kind = "node_not_ready"
+	// ControlPlane: a control plane answers with errors, or slowly, for
+	// ten minutes; or is back under the threshold.
+	ControlPlane   Kind = "control_plane"
 	JoinTokenUsed  Kind = "join_token_used"
 	SecuritySignIn Kind = "security_sign_in"
 	Billing        Kind = "billing"
@@ -37,7 +40,7 @@ const (
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{ClusterReady, ClusterFailed, NodeNotReady, JoinTokenUsed, Ingress, Hostname, Certificate, SecuritySignIn, Billing, EdgeOutOfStep}
+var Kinds = []Kind{ClusterReady, ClusterFailed, NodeNotReady, ControlPlane, JoinTokenUsed, Ingress, Hostname, Certificate, SecuritySignIn, Billing, EdgeOutOfStep}
 
 // AdminOnly reports whether only admins are told of kind k.
 func AdminOnly(k Kind) bool { return k == EdgeOutOfStep }
@@ -86,7 +89,7 @@ func Default(k Kind, c Channel) bool {
 		return true
 	}
 	switch k {
-	case ClusterFailed, NodeNotReady, Certificate, SecuritySignIn, Billing, EdgeOutOfStep:
+	case ClusterFailed, NodeNotReady, ControlPlane, Certificate, SecuritySignIn, Billing, EdgeOutOfStep:
 		return true
 	}
 	return false

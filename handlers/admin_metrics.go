@@ -1,0 +1,207 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/metrics"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// adminMetricsRoutes adds the back office's metrics page.
+func (h *Handlers) adminMetricsRoutes(admin *echo.Group) {
+	admin.GET("/metrics", h.showAdminMetricsPage)
+	admin.POST("/metrics/settings", h.saveMetricsSettings)
+	admin.GET("/clusters/:id", h.showAdminClusterPage)
+	admin.GET("/clusters/:id/metrics", h.showAdminClusterPage)
+	admin.GET("/clusters/:id/metrics.json", h.showAdminClusterMetricsJSON)
+}
+
+// showAdminClusterPage is GET /admin/clusters/:id (and its metrics over
+// ?range=, which the range switch asks for): any user's cluster, its
+// owner, state, open alerts and metrics; for htmx, the metrics alone.
+func (h *Handlers) showAdminClusterPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	q := queries.New(h.Pool)
+	cl, err := q.ClusterGetByID(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return echo.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("load cluster %d: %w", id, err)
+	}
+	r, err := metricsRangeParam(c)
+	if err != nil {
+		return err
+	}
+	s, err := h.ClusterMetrics.Series(ctx, cl.ID, r, time.Now())
+	if err != nil {
+		return err
+	}
+	m := views.AdminCluster{
+		Cluster: clusterView(cl), Slug: cl.Slug, OwnerID: cl.OwnerID,
+		Metrics: clusterMetricsView(cl, s, fmt.Sprintf("/admin/clusters/%d", cl.ID)),
+	}
+	owner, err := q.UserGetByID(ctx, cl.OwnerID)
+	if err != nil {
+		return fmt.Errorf("load owner of cluster %d: %w", cl.ID, err)
+	}
+	m.OwnerEmail = owner.Email
+	if m.Alerts, err = q.ClusterMetricAlertsOpen(ctx, cl.ID); err != nil {
+		return fmt.Errorf("alerts of cluster %d: %w", cl.ID, err)
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return renderPageOrFragment(c, views.AdminClusterPage(m), views.ClusterMetricsBody(m.Metrics))
+}
+
+// showAdminClusterMetricsJSON is any cluster's series over ?range=, for
+// the admin page's charts.
+func (h *Handlers) showAdminClusterMetricsJSON(c echo.Context) error {
+	c.Response().Header().Set("Cache-Control", "no-store")
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	r, err := metricsRangeParam(c)
+	if err != nil {
+		return metricsRangeJSON(c)
+	}
+	s, err := h.ClusterMetrics.Series(c.Request().Context(), id, r, time.Now())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, withEmptyColumns(s))
+}
+
+var metricsSettingsFields = []string{
+	metrics.FieldInterval, metrics.FieldRawRetention, metrics.FieldFiveMinRetention, metrics.FieldHourlyRetention,
+	metrics.FieldAlertErrorRate, metrics.FieldAlertLatency,
+}
+
+// showAdminMetricsPage is GET /admin/metrics: the platform overview and
+// the settings.
+func (h *Handlers) showAdminMetricsPage(c echo.Context) error {
+	st, err := metrics.LoadSettings(c.Request().Context(), queries.New(h.Pool))
+	if err != nil {
+		return err
+	}
+	f := views.NewForm()
+	f.Values = map[string]string{
+		metrics.FieldInterval: strconv.Itoa(st.IntervalSeconds), metrics.FieldRawRetention: strconv.Itoa(st.RawRetentionHours),
+		metrics.FieldFiveMinRetention: strconv.Itoa(st.FiveMinuteRetentionDays), metrics.FieldHourlyRetention: strconv.Itoa(st.HourlyRetentionDays),
+		metrics.FieldAlertErrorRate: strconv.FormatFloat(st.AlertErrorRate, 'f', -1, 64), metrics.FieldAlertLatency: strconv.Itoa(st.AlertLatencyP99Ms),
+	}
+	return h.renderAdminMetrics(c, http.StatusOK, f)
+}
+
+// Spans and sizes of the overview.
+const (
+	overviewRecent   = 5 * time.Minute
+	overviewJoinDays = 14
+	overviewClusters = 10
+)
+
+// renderAdminMetrics shows the overview with f, the settings form.
+func (h *Handlers) renderAdminMetrics(c echo.Context, status int, f views.Form) error {
+	ctx := c.Request().Context()
+	q := queries.New(h.Pool)
+	m := views.AdminMetrics{Settings: f}
+	byStatus, err := q.MetricsOverviewClusters(ctx)
+	if err != nil {
+		return fmt.Errorf("clusters by status: %w", err)
+	}
+	for _, r := range byStatus {
+		m.Clusters = append(m.Clusters, views.AdminMetricsCount{Label: r.Status, Count: r.Clusters})
+	}
+	nodes, err := q.MetricsOverviewNodes(ctx)
+	if err != nil {
+		return fmt.Errorf("nodes ready: %w", err)
+	}
+	m.NodesReady, m.Nodes = nodes.Ready, nodes.Total
+	now := time.Now().UTC()
+	joins, err := q.MetricsOverviewJoins(ctx, pgtype.Timestamptz{Time: now.Truncate(24*time.Hour).AddDate(0, 0, -(overviewJoinDays - 1)), Valid: true})
+	if err != nil {
+		return fmt.Errorf("joins per day: %w", err)
+	}
+	for _, j := range joins {
+		m.Joins = append(m.Joins, views.AdminMetricsCount{Label: j.Day.Time.UTC().Format(time.DateOnly), Count: j.Joins})
+	}
+	since := pgtype.Timestamptz{Time: now.Add(-overviewRecent), Valid: true}
+	busiest, err := q.MetricsOverviewBusiest(ctx, queries.MetricsOverviewBusiestParams{Since: since, MaxRows: overviewClusters})
+	if err != nil {
+		return fmt.Errorf("busiest control planes: %w", err)
+	}
+	for _, b := range busiest {
+		m.Busiest = append(m.Busiest, views.AdminMetricsCluster{
+			ID: b.ClusterID, Name: b.Name, OwnerID: b.OwnerID, OwnerEmail: b.OwnerEmail,
+			Requests: rate(b.Requests), Errors: rate(b.Errors), P99Milli: rate(b.P99 * 1000),
+		})
+	}
+	erroring, err := q.MetricsOverviewErroring(ctx, queries.MetricsOverviewErroringParams{Since: since, MaxRows: overviewClusters})
+	if err != nil {
+		return fmt.Errorf("control planes with errors: %w", err)
+	}
+	for _, e := range erroring {
+		m.Erroring = append(m.Erroring, views.AdminMetricsCluster{
+			ID: e.ClusterID, Name: e.Name, OwnerID: e.OwnerID, OwnerEmail: e.OwnerEmail,
+			Requests: rate(e.Requests), Errors: rate(e.Errors), P99Milli: rate(e.P99 * 1000), Alerted: e.Alerted,
+		})
+	}
+	return render(c, status, views.AdminMetricsPage(m))
+}
+
+// rate is a figure as the overview shows it: two decimals at most.
+func rate(f float64) string { return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64) }
+
+// saveMetricsSettings is POST /admin/metrics/settings. A number that is
+// not one reads as -1, which Validate refuses with that field's message.
+func (h *Handlers) saveMetricsSettings(c echo.Context) error {
+	f := formFrom(c, metricsSettingsFields...)
+	number := func(name string) int {
+		f.Values[name] = strings.TrimSpace(f.Values[name])
+		n, err := strconv.Atoi(f.Values[name])
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+	st := metrics.Settings{
+		IntervalSeconds: number(metrics.FieldInterval), RawRetentionHours: number(metrics.FieldRawRetention),
+		FiveMinuteRetentionDays: number(metrics.FieldFiveMinRetention), HourlyRetentionDays: number(metrics.FieldHourlyRetention),
+		AlertLatencyP99Ms: number(metrics.FieldAlertLatency), AlertErrorRate: -1,
+	}
+	f.Values[metrics.FieldAlertErrorRate] = strings.TrimSpace(f.Values[metrics.FieldAlertErrorRate])
+	if r, err := strconv.ParseFloat(f.Values[metrics.FieldAlertErrorRate], 64); err == nil && !math.IsNaN(r) {
+		st.AlertErrorRate = r
+	}
+	err := h.ClusterMetrics.SaveSettings(c.Request().Context(), st, actor(c))
+	var invalid input.Errors
+	switch {
+	case err == nil:
+		h.flash(c, "FlashAdminMetricsSaved")
+		return redirect(c, "/admin/metrics")
+	case errors.Is(err, adminusers.ErrNotAdmin):
+		return echo.ErrNotFound
+	case errors.As(err, &invalid):
+		f.Errors, f.Error = invalid, "ErrAdminMetricsNotSaved"
+	default:
+		return err
+	}
+	return h.renderAdminMetrics(c, http.StatusUnprocessableEntity, f)
+}

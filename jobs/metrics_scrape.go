@@ -1,0 +1,191 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubebyon/kubebyon/internal/checks"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/metrics"
+	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// MetricsScrapeWorker scrapes one ready cluster's control plane
+// (metrics.ScrapeCheck): its /metrics, and its nodes and pods from the
+// API; the rates are the difference from the last scrape's counters. A
+// control plane that does not answer records a gap and backs off.
+type MetricsScrapeWorker struct {
+	river.WorkerDefaults[metrics.ScrapeArgs]
+	Metrics       *metrics.Service
+	Logger        *slog.Logger
+	VirtualConfig clusters.VirtualConfigFunc
+	// Box seals the alert emails' data.
+	Box *secrets.Box
+	// Transitions logs the clusters going unreachable and back.
+	Transitions *checks.Transitions
+}
+
+// Timeout implements river.Worker: three calls of checks.CallTimeout.
+func (w *MetricsScrapeWorker) Timeout(*river.Job[metrics.ScrapeArgs]) time.Duration {
+	return 30 * time.Second
+}
+
+// Work implements river.Worker.
+func (w *MetricsScrapeWorker) Work(ctx context.Context, job *river.Job[metrics.ScrapeArgs]) error {
+	q := queries.New(w.Metrics.Pool)
+	c, err := q.ClusterGetByID(ctx, job.Args.ClusterID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load cluster %d: %w", job.Args.ClusterID, err)
+	}
+	rec := checks.Recorder{Q: q, Log: w.Transitions}
+	st, err := metrics.LoadSettings(ctx, q)
+	if err != nil {
+		return err
+	}
+	// A cluster that is not ready is not scraped: its check goes idle
+	// until the cluster is ready again (ClusterReconcileWorker.markReady).
+	if c.Status != clusters.StatusReady || c.DeleteRequestedAt.Valid {
+		return rec.Done(ctx, c.ID, metrics.ScrapeCheck, st.Interval(), time.Time{}, nil)
+	}
+	at := time.Now()
+	err = w.scrape(ctx, c, at)
+	if err == nil {
+		err = w.alert(ctx, c, st, at)
+	}
+	if err != nil {
+		var unreachable *checks.UnreachableError
+		if errors.As(err, &unreachable) {
+			// A gap, not zeros: the chart shows the control plane did not
+			// answer.
+			if gapErr := w.Metrics.Record(ctx, c.ID, metrics.Sample{At: at}); gapErr != nil {
+				return gapErr
+			}
+		}
+	}
+	return rec.Done(ctx, c.ID, metrics.ScrapeCheck, st.Interval(), at.Add(st.Interval()), err)
+}
+
+// scrape reads the control plane and records the interval's sample and
+// the counters the next one starts from; errors reaching the control
+// plane are checks.UnreachableError.
+func (w *MetricsScrapeWorker) scrape(ctx context.Context, c queries.Cluster, at time.Time) error {
+	cfg, err := w.VirtualConfig(ctx, c)
+	if err != nil {
+		return checks.Unreachable(fmt.Errorf("reach cluster %d: %w", c.ID, err))
+	}
+	cfg = checks.Bounded(cfg)
+	cur, err := metrics.Scrape(ctx, cfg)
+	if err != nil {
+		return checks.Unreachable(fmt.Errorf("scrape cluster %d: %w", c.ID, err))
+	}
+	// The node and pod lists in protobuf: several times cheaper to decode
+	// than JSON.
+	listCfg := rest.CopyConfig(cfg)
+	listCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	kc, err := kubernetes.NewForConfig(listCfg)
+	if err != nil {
+		return fmt.Errorf("client of cluster %d: %w", c.ID, err)
+	}
+	nodesReady, nodesTotal, podsRunning, podsTotal, err := metrics.CountNodesPods(ctx, kc)
+	if err != nil {
+		return checks.Unreachable(fmt.Errorf("count nodes and pods of cluster %d: %w", c.ID, err))
+	}
+	prevJSON, prevAt, ok, err := w.Metrics.LastCounters(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	var prev *metrics.Counters
+	if ok {
+		var p metrics.Counters
+		if err := json.Unmarshal(prevJSON, &p); err != nil {
+			// Counters of an older release: start over from this scrape.
+			w.Logger.WarnContext(ctx, "metrics counters unreadable; rates start again", "cluster_id", c.ID, "error", err)
+		} else {
+			prev = &p
+		}
+	}
+	smp := metrics.Derive(prev, prevAt, cur, at)
+	smp.NodesReady, smp.NodesTotal, smp.PodsRunning, smp.PodsTotal = &nodesReady, &nodesTotal, &podsRunning, &podsTotal
+	if err := w.Metrics.Record(ctx, c.ID, smp); err != nil {
+		return err
+	}
+	b, err := json.Marshal(cur)
+	if err != nil {
+		return fmt.Errorf("encode counters of cluster %d: %w", c.ID, err)
+	}
+	return w.Metrics.KeepCounters(ctx, c.ID, b, at)
+}
+
+// alert raises and clears the cluster's control-plane alerts
+// (metrics.Evaluate) and tells its owner, as their preferences say, in one
+// transaction: told once per alert.
+func (w *MetricsScrapeWorker) alert(ctx context.Context, c queries.Cluster, st metrics.Settings, now time.Time) error {
+	return pgx.BeginFunc(ctx, w.Metrics.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		raised, cleared, err := metrics.Evaluate(ctx, q, c.ID, st, now)
+		if err != nil || len(raised)+len(cleared) == 0 {
+			return err
+		}
+		owner, err := q.UserGetByID(ctx, c.OwnerID)
+		if err != nil {
+			return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
+		}
+		for _, a := range raised {
+			template, data := alertMessage(c, st, a.Kind, false)
+			id, err := notify.Notices{Box: w.Box}.Tell(ctx, tx, owner, notify.ControlPlane, template, data)
+			if err != nil {
+				return err
+			}
+			if err := metrics.SetAlertNotification(ctx, q, c.ID, a.Kind, id); err != nil {
+				return err
+			}
+			w.Logger.InfoContext(ctx, "control-plane alert", "cluster_id", c.ID, "alert", a.Kind)
+		}
+		for _, a := range cleared {
+			// The alert is dealt with: its notification is read.
+			if a.NotificationID != 0 {
+				if err := q.NotificationMarkRead(ctx, queries.NotificationMarkReadParams{ID: a.NotificationID, UserID: owner.ID}); err != nil {
+					return fmt.Errorf("clear %s alert of cluster %d: %w", a.Kind, c.ID, err)
+				}
+			}
+			template, data := alertMessage(c, st, a.Kind, true)
+			if _, err := (notify.Notices{Box: w.Box}).Tell(ctx, tx, owner, notify.ControlPlane, template, data); err != nil {
+				return err
+			}
+			w.Logger.InfoContext(ctx, "control-plane alert cleared", "cluster_id", c.ID, "alert", a.Kind)
+		}
+		return nil
+	})
+}
+
+// alertMessage is the template and data of an alert's notice.
+func alertMessage(c queries.Cluster, st metrics.Settings, kind metrics.AlertKind, cleared bool) (string, map[string]any) {
+	data := map[string]any{"Cluster": c.Name, "ClusterID": c.ID, "Minutes": int(metrics.AlertFor.Minutes())}
+	if kind == metrics.AlertErrors {
+		data["Threshold"] = strconv.FormatFloat(st.AlertErrorRate, 'f', -1, 64)
+		if cleared {
+			return notify.EmailControlPlaneErrorsCleared, data
+		}
+		return notify.EmailControlPlaneErrors, data
+	}
+	data["Threshold"] = strconv.Itoa(st.AlertLatencyP99Ms)
+	if cleared {
+		return notify.EmailControlPlaneSlowCleared, data
+	}
+	return notify.EmailControlPlaneSlow, data
+}
