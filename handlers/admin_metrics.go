@@ -148,22 +148,25 @@ func (h *Handlers) renderAdminMetrics(c echo.Context, status int, f views.Form) 
 		return fmt.Errorf("busiest control planes: %w", err)
 	}
 	for _, b := range busiest {
-		m.Busiest = append(m.Busiest, views.AdminMetricsCluster{
-			ID: b.ClusterID, Name: b.Name, OwnerID: b.OwnerID, OwnerEmail: b.OwnerEmail,
-			Requests: rate(b.Requests), Errors: rate(b.Errors), P99Milli: rate(b.P99 * 1000),
-		})
+		m.Busiest = append(m.Busiest, overviewCluster(queries.MetricsOverviewErroringRow(b)))
 	}
 	erroring, err := q.MetricsOverviewErroring(ctx, queries.MetricsOverviewErroringParams{Since: since, MaxRows: overviewClusters})
 	if err != nil {
 		return fmt.Errorf("control planes with errors: %w", err)
 	}
 	for _, e := range erroring {
-		m.Erroring = append(m.Erroring, views.AdminMetricsCluster{
-			ID: e.ClusterID, Name: e.Name, OwnerID: e.OwnerID, OwnerEmail: e.OwnerEmail,
-			Requests: rate(e.Requests), Errors: rate(e.Errors), P99Milli: rate(e.P99 * 1000), Alerted: e.Alerted,
-		})
+		m.Erroring = append(m.Erroring, overviewCluster(e))
 	}
 	return render(c, status, views.AdminMetricsPage(m))
+}
+
+// overviewCluster is a control plane of the overview's lists (both
+// queries read the same columns).
+func overviewCluster(r queries.MetricsOverviewErroringRow) views.AdminMetricsCluster {
+	return views.AdminMetricsCluster{
+		ID: r.ClusterID, Name: r.Name, OwnerID: r.OwnerID, OwnerEmail: r.OwnerEmail,
+		Requests: rate(r.Requests), Errors: rate(r.Errors), P99Milli: rate(r.P99 * 1000), Alerted: r.Alerted,
+	}
 }
 
 // rate is a figure as the overview shows it: two decimals at most.

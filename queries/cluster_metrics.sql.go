@@ -589,7 +589,8 @@ const metricsOverviewBusiest = `-- name: MetricsOverviewBusiest :many
 SELECT m.cluster_id, clusters.name, clusters.owner_id, users.email AS owner_email,
        avg(coalesce(m.read_rate, 0) + coalesce(m.write_rate, 0) + coalesce(m.watch_rate, 0))::float8 AS requests,
        coalesce(avg(m.error_rate), 0)::float8 AS errors,
-       coalesce(max(m.latency_p99), 0)::float8 AS p99
+       coalesce(max(m.latency_p99), 0)::float8 AS p99,
+       EXISTS (SELECT 1 FROM cluster_metric_alerts a WHERE a.cluster_id = m.cluster_id)::boolean AS alerted
 FROM cluster_metrics m
 JOIN clusters ON clusters.id = m.cluster_id
 JOIN users ON users.id = clusters.owner_id
@@ -612,11 +613,13 @@ type MetricsOverviewBusiestRow struct {
 	Requests   float64
 	Errors     float64
 	P99        float64
+	Alerted    bool
 }
 
 // The control planes that served the most requests a second (reads,
 // writes and watches) in their scrapes since a time, with their 5xx
-// rate and worst p99.
+// rate, worst p99, and whether an alert is open for them (the columns of
+// MetricsOverviewErroring).
 func (q *Queries) MetricsOverviewBusiest(ctx context.Context, arg MetricsOverviewBusiestParams) ([]MetricsOverviewBusiestRow, error) {
 	rows, err := q.db.Query(ctx, metricsOverviewBusiest, arg.Since, arg.MaxRows)
 	if err != nil {
@@ -634,6 +637,7 @@ func (q *Queries) MetricsOverviewBusiest(ctx context.Context, arg MetricsOvervie
 			&i.Requests,
 			&i.Errors,
 			&i.P99,
+			&i.Alerted,
 		); err != nil {
 			return nil, err
 		}
