@@ -24,7 +24,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -117,6 +119,22 @@ func kubeadmBootstrapBinding(t *testing.T, virt *testenv.Kube) {
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: jointokens.NodeGroup}},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	// The apiserver's RBAC authorizer learns of the binding from a watch:
+	// under load, a CSR filed at once could still be forbidden. Wait until
+	// the apiserver answers that the group may file one.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		review, err := virt.Client(t).AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: "system:bootstrap:probe", Groups: []string{jointokens.NodeGroup, "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Group: certificatesv1.GroupName, Resource: "certificatesigningrequests", Verb: "create",
+				},
+			},
+		}, metav1.CreateOptions{})
+		if assert.NoError(c, err) {
+			assert.True(c, review.Status.Allowed, "bootstrap tokens may file CSRs")
+		}
+	}, 30*time.Second, 100*time.Millisecond)
 }
 
 // syncJoinTokens works a join token sync of the cluster, as the worker
