@@ -68,7 +68,7 @@ func BenchmarkScrape(b *testing.B) {
 	k := testenv.NewKube(b)
 	exercise(b, k.Config)
 	ctx := context.Background()
-	prev, err := metrics.Scrape(ctx, k.Config)
+	prev, err := metrics.Scrape(ctx, k.Config, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func BenchmarkScrape(b *testing.B) {
 	}
 	b.Run("Scrape", func(b *testing.B) {
 		measure(b, func() error {
-			cur, err := metrics.Scrape(ctx, k.Config)
+			cur, err := metrics.Scrape(ctx, k.Config, nil)
 			_ = metrics.Derive(&prev, prevAt, cur, time.Now())
 			return err
 		})

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // scrape reads the apiserver's counters, and when.
 func scrape(t *testing.T, cfg *rest.Config) (metrics.Counters, time.Time) {
 	t.Helper()
-	c, err := metrics.Scrape(context.Background(), cfg)
+	c, err := metrics.Scrape(context.Background(), cfg, nil)
 	require.NoError(t, err)
 	return c, time.Now()
 }
@@ -241,7 +241,7 @@ func TestScrapeUnreachable(t *testing.T) {
 				defer cancel()
 			}
 			start := time.Now()
-			_, err := metrics.Scrape(ctx, cfg)
+			_, err := metrics.Scrape(ctx, cfg, nil)
 			require.Error(t, err)
 			require.Less(t, time.Since(start), 3*time.Second)
 		})
