@@ -69,6 +69,11 @@ bin/mailpit: tools/mailpit/go.mod tools/mailpit/go.sum
 bin/stripe-mock: tools/stripe-mock/go.mod tools/stripe-mock/go.sum
 	$(GO) -C tools/stripe-mock build -o $(CURDIR)/bin/stripe-mock github.com/stripe/stripe-mock
 
+# VictoriaMetrics single-node, the Prometheus-compatible store the metrics
+# tests write to and query (about 2 minutes the first time).
+bin/victoria-metrics: tools/victoriametrics/go.mod tools/victoriametrics/go.sum
+	$(GO) -C tools/victoriametrics build -o $(CURDIR)/bin/victoria-metrics github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics
+
 # kube-apiserver for the tests, built from k8s.io/kubernetes in
 # tools/kube-apiserver (minutes, and 2 GB, the first time). The binary is
 # cached outside the repository, keyed by that module's files, so later runs
@@ -91,8 +96,8 @@ print-kube-apiserver:
 vet: assets
 	$(GO) vet ./...
 
-test-go: assets bin/mailpit bin/stripe-mock $(KAS)
-	MAILPIT=$(CURDIR)/bin/mailpit STRIPE_MOCK=$(CURDIR)/bin/stripe-mock KUBE_APISERVER=$(KAS) $(GO) test -count=1 -timeout 20m ./...
+test-go: assets bin/mailpit bin/stripe-mock bin/victoria-metrics $(KAS)
+	MAILPIT=$(CURDIR)/bin/mailpit STRIPE_MOCK=$(CURDIR)/bin/stripe-mock VICTORIA_METRICS=$(CURDIR)/bin/victoria-metrics KUBE_APISERVER=$(KAS) $(GO) test -count=1 -timeout 20m ./...
 
 test: check-generated check-format vet build test-go
 

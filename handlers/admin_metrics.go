@@ -121,7 +121,7 @@ const (
 func (h *Handlers) renderAdminMetrics(c echo.Context, status int, f views.Form) error {
 	ctx := c.Request().Context()
 	q := queries.New(h.Pool)
-	m := views.AdminMetrics{Settings: f}
+	m := views.AdminMetrics{Settings: f, Store: h.ClusterMetrics.Store()}
 	byStatus, err := q.MetricsOverviewClusters(ctx)
 	if err != nil {
 		return fmt.Errorf("clusters by status: %w", err)
@@ -142,15 +142,15 @@ func (h *Handlers) renderAdminMetrics(c echo.Context, status int, f views.Form) 
 	for _, j := range joins {
 		m.Joins = append(m.Joins, views.AdminMetricsCount{Label: j.Day.Time.UTC().Format(time.DateOnly), Count: j.Joins})
 	}
-	since := pgtype.Timestamptz{Time: now.Add(-overviewRecent), Valid: true}
-	busiest, err := q.MetricsOverviewBusiest(ctx, queries.MetricsOverviewBusiestParams{Since: since, MaxRows: overviewClusters})
+	since := now.Add(-overviewRecent)
+	busiest, err := h.ClusterMetrics.Top(ctx, metrics.TopRequests, since, now, overviewClusters)
 	if err != nil {
 		return fmt.Errorf("busiest control planes: %w", err)
 	}
 	for _, b := range busiest {
-		m.Busiest = append(m.Busiest, overviewCluster(queries.MetricsOverviewErroringRow(b)))
+		m.Busiest = append(m.Busiest, overviewCluster(b))
 	}
-	erroring, err := q.MetricsOverviewErroring(ctx, queries.MetricsOverviewErroringParams{Since: since, MaxRows: overviewClusters})
+	erroring, err := h.ClusterMetrics.Top(ctx, metrics.TopErrors, since, now, overviewClusters)
 	if err != nil {
 		return fmt.Errorf("control planes with errors: %w", err)
 	}
@@ -160,9 +160,8 @@ func (h *Handlers) renderAdminMetrics(c echo.Context, status int, f views.Form) 
 	return render(c, status, views.AdminMetricsPage(m))
 }
 
-// overviewCluster is a control plane of the overview's lists (both
-// queries read the same columns).
-func overviewCluster(r queries.MetricsOverviewErroringRow) views.AdminMetricsCluster {
+// overviewCluster is a control plane of the overview's lists.
+func overviewCluster(r metrics.TopClusterInfo) views.AdminMetricsCluster {
 	return views.AdminMetricsCluster{
 		ID: r.ClusterID, Name: r.Name, OwnerID: r.OwnerID, OwnerEmail: r.OwnerEmail,
 		Requests: rate(r.Requests), Errors: rate(r.Errors), P99Milli: rate(r.P99 * 1000), Alerted: r.Alerted,

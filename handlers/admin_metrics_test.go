@@ -81,12 +81,19 @@ func TestAdminMetricsSettings(t *testing.T) {
 // too) to admins alone.
 func TestAdminMetricsOverview(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	for _, store := range metricsStores {
+		t.Run(store.name, func(t *testing.T) {
+			t.Parallel()
+			testAdminMetricsOverview(t, setupMetrics(t, store))
+		})
+	}
+}
+
+func testAdminMetricsOverview(t *testing.T, b *testBundle) {
 	ctx := context.Background()
 	admin, _ := b.signedUpAdmin(t, "metrics-overview-admin")
 	user, email := b.signedUpUser(t, "metrics-overview-user")
 	owner := b.userID(t, email)
-	svc := &metrics.Service{Pool: b.pool}
 	var busy, failing int64
 	require.NoError(t, b.pool.QueryRow(ctx, `INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
 		VALUES ($1, 'busy', 'busy-overview', 'v1.34.0', 'nodeport', 'ready') RETURNING id`, owner).Scan(&busy))
@@ -111,7 +118,7 @@ func TestAdminMetricsOverview(t *testing.T) {
 			smp := metrics.Sample{At: now.Add(-time.Duration(m) * time.Minute), Up: true}
 			r, w, e, p := c.reads, 1.0, c.errors, 0.05*float64(i+1)
 			smp.ReadRate, smp.WriteRate, smp.ErrorRate, smp.LatencyP99 = &r, &w, &e, &p
-			require.NoError(t, svc.Record(ctx, c.id, smp))
+			b.recordMetrics(t, c.id, smp)
 		}
 	}
 	_, err = queries.New(b.pool).ClusterMetricAlertOpen(ctx, queries.ClusterMetricAlertOpenParams{ClusterID: failing, Kind: string(metrics.AlertErrors)})
@@ -119,6 +126,11 @@ func TestAdminMetricsOverview(t *testing.T) {
 
 	code, body := admin.get("/admin/metrics")
 	require.Equal(t, http.StatusOK, code)
+	if b.metricsVM != "" {
+		require.Contains(t, body, `data-testid="metrics-store"><mark>Samples are written to the Prometheus-compatible database at `+b.metricsVM+" (remote write)")
+	} else {
+		require.NotContains(t, body, `data-testid="metrics-store"`)
+	}
 	require.Contains(t, body, `data-testid="overview-status-ready">Ready: <strong>2</strong>`)
 	require.Contains(t, body, `data-testid="overview-status-pending">Pending: <strong>1</strong>`)
 	require.Contains(t, body, `data-testid="overview-nodes">2 Ready of 3 recorded`)

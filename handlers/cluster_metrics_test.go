@@ -12,7 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/metrics"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -33,6 +35,43 @@ func (b *testBundle) metricsCluster(t *testing.T, email, name string) queries.Cl
 	return b.cluster(t, cl.ID)
 }
 
+// metricsStore is where a test keeps the control planes' metrics: the
+// pages must work the same on either.
+type metricsStore struct {
+	name string
+	vm   bool
+}
+
+var metricsStores = []metricsStore{{name: "postgres"}, {name: "victoriametrics", vm: true}}
+
+// setupMetrics is setup with the metrics kept in store: PostgreSQL, or a
+// VictoriaMetrics of the test's own (written with remote write, read
+// with PromQL).
+func setupMetrics(t *testing.T, store metricsStore) *testBundle {
+	t.Helper()
+	if !store.vm {
+		return setup(t)
+	}
+	vm := testenv.VictoriaMetrics(t)
+	b := setup(t, func(d *handlers.Deps) {
+		d.ClusterMetrics = &metrics.Service{Pool: d.ClusterMetrics.Pool, Backend: metrics.Prom{WriteURL: vm + "/api/v1/write", QueryURL: vm}}
+	})
+	b.metricsVM = vm
+	return b
+}
+
+// recordMetrics stores samples of a cluster where the handlers read them,
+// searchable at once.
+func (b *testBundle) recordMetrics(t *testing.T, clusterID int64, samples ...metrics.Sample) {
+	t.Helper()
+	for _, smp := range samples {
+		require.NoError(t, b.metrics.Record(context.Background(), clusterID, smp))
+	}
+	if b.metricsVM != "" {
+		testenv.FlushVictoriaMetrics(t, b.metricsVM)
+	}
+}
+
 // seededPoints is how many samples seedMetrics records: an hour of
 // scrapes a minute apart.
 const seededPoints = 60
@@ -49,9 +88,9 @@ const unreachablePoint = 30
 // a minute.)
 func (b *testBundle) seedMetrics(t *testing.T, clusterID int64) []time.Time {
 	t.Helper()
-	svc := &metrics.Service{Pool: b.pool}
 	now := time.Now().UTC().Truncate(time.Second)
 	times := make([]time.Time, seededPoints)
+	samples := make([]metrics.Sample, seededPoints)
 	for i := range seededPoints {
 		at := now.Add(time.Duration(i-seededPoints+1) * time.Minute)
 		times[i] = at
@@ -65,14 +104,16 @@ func (b *testBundle) seedMetrics(t *testing.T, clusterID int64) []time.Time {
 				NodesReady: ptrTo(int32(2)), NodesTotal: ptrTo(int32(3)), PodsRunning: ptrTo(int32(5)), PodsTotal: ptrTo(int32(5)),
 			}
 		}
-		require.NoError(t, svc.Record(context.Background(), clusterID, smp))
+		samples[i] = smp
 	}
+	b.recordMetrics(t, clusterID, samples...)
 	return times
 }
 
 // rollUpMetrics runs the maintenance job's work as if ten minutes had
 // passed since the seeded samples: they are rolled up into 5-minute rows
-// (the 24 h range), and the hours that are complete into hourly ones. It
+// (the 24 h range), and the hours that are complete into hourly ones (in
+// PostgreSQL; a VictoriaMetrics sums the steps up when asked). It
 // returns how many 5-minute windows the samples fall in.
 func (b *testBundle) rollUpMetrics(t *testing.T, times []time.Time) int {
 	t.Helper()
@@ -108,7 +149,15 @@ type seriesJSON struct {
 // another user's cluster, a deleted one, and no key are refused.
 func TestClusterMetricsAPI(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	for _, store := range metricsStores {
+		t.Run(store.name, func(t *testing.T) {
+			t.Parallel()
+			testClusterMetricsAPI(t, setupMetrics(t, store))
+		})
+	}
+}
+
+func testClusterMetricsAPI(t *testing.T, b *testBundle) {
 	owner, ownerEmail := b.signedUpUser(t, "gauges")
 	other, _ := b.signedUpUser(t, "peeker")
 	ownerKey, otherKey := owner.createKey("charts"), other.createKey("peek")
@@ -124,7 +173,13 @@ func TestClusterMetricsAPI(t *testing.T) {
 	require.Equal(t, "1h", s.Range)
 	require.Equal(t, int64(60), s.Step)
 	require.Len(t, s.Time, seededPoints)
-	require.Equal(t, times[seededPoints-1].Unix(), s.Time[seededPoints-1])
+	last := times[seededPoints-1]
+	if b.metricsVM != "" {
+		// PromQL answers at the steps: each point at the start of its
+		// minute.
+		last = last.Truncate(time.Minute)
+	}
+	require.Equal(t, last.Unix(), s.Time[seededPoints-1])
 	for _, col := range [][]*float64{s.ReadRate, s.WriteRate, s.ErrorRate, s.LatencyP99} {
 		require.Len(t, col, seededPoints)
 		require.Nil(t, col[unreachablePoint], "an unreachable scrape is a gap, not a zero")

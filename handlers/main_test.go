@@ -57,6 +57,10 @@ type testBundle struct {
 	// hostKubeconfig is the clusters service's KUBEBYON_KUBECONFIG: no
 	// file until connectHost writes one.
 	hostKubeconfig string
+	// metrics is the handlers' metrics service; metricsVM the base URL of
+	// the VictoriaMetrics it keeps the samples in (setupMetrics), or "".
+	metrics   *metrics.Service
+	metricsVM string
 }
 
 // setup serves the real handlers on a database of the test's own, with
@@ -147,7 +151,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		srv.Start()
 	}
 	t.Cleanup(srv.Close)
-	return &testBundle{pool: pool, server: srv, mail: mp, box: box, river: rc, hostKubeconfig: hostKubeconfig}
+	return &testBundle{pool: pool, server: srv, mail: mp, box: box, river: rc, hostKubeconfig: hostKubeconfig, metrics: deps.ClusterMetrics}
 }
 
 // singleConnPool is a pool of one connection to pool's database.

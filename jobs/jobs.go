@@ -52,6 +52,8 @@ type Deps struct {
 	// JoinTokens syncs the join tokens with the clusters (the service the
 	// handlers use too).
 	JoinTokens *jointokens.Service
+	// MetricsBackend keeps the control planes' metrics; nil is PostgreSQL.
+	MetricsBackend metrics.Backend
 	// WebhookCABundle is the PEM the virtual apiservers verify the
 	// platform's certificate with when they call the node quota webhook
 	// (KUBEBYON_WEBHOOK_CA_FILE); empty means their system roots.
@@ -164,9 +166,9 @@ func Workers(d Deps, opts Options) *river.Workers {
 	})
 	river.AddWorker(w, &NodeQuotaRewriteWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "node_quota_rewrite")})
 	river.AddWorker(w, &ClusterChecksWorker{Pool: d.Pool, Transitions: transitions})
-	river.AddWorker(w, &MetricsMaintainWorker{Metrics: &metrics.Service{Pool: d.Pool}, Logger: d.Logger.With("component", "metrics")})
+	river.AddWorker(w, &MetricsMaintainWorker{Metrics: &metrics.Service{Pool: d.Pool, Backend: d.MetricsBackend}, Logger: d.Logger.With("component", "metrics")})
 	river.AddWorker(w, &MetricsScrapeWorker{
-		Metrics: &metrics.Service{Pool: d.Pool}, Logger: d.Logger.With("component", "metrics_scrape"),
+		Metrics: &metrics.Service{Pool: d.Pool, Backend: d.MetricsBackend}, Logger: d.Logger.With("component", "metrics_scrape"),
 		VirtualConfig: d.VirtualConfig, Box: d.Box, Transitions: transitions,
 	})
 	dns := &dnsrecords.Service{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath}

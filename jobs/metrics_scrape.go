@@ -63,9 +63,9 @@ func (w *MetricsScrapeWorker) Work(ctx context.Context, job *river.Job[metrics.S
 		return rec.Done(ctx, c.ID, metrics.ScrapeCheck, st.Interval(), time.Time{}, nil)
 	}
 	at := time.Now()
-	err = w.scrape(ctx, c, at)
+	smp, err := w.scrape(ctx, c, at)
 	if err == nil {
-		err = w.alert(ctx, c, st, at)
+		err = w.alert(ctx, c, st, smp)
 	}
 	if err != nil {
 		var unreachable *checks.UnreachableError
@@ -80,13 +80,13 @@ func (w *MetricsScrapeWorker) Work(ctx context.Context, job *river.Job[metrics.S
 	return rec.Done(ctx, c.ID, metrics.ScrapeCheck, st.Interval(), at.Add(st.Interval()), err)
 }
 
-// scrape reads the control plane and records the interval's sample and
-// the counters the next one starts from; errors reaching the control
-// plane are checks.UnreachableError.
-func (w *MetricsScrapeWorker) scrape(ctx context.Context, c queries.Cluster, at time.Time) error {
+// scrape reads the control plane and records the interval's sample (which
+// it returns) and the counters the next one starts from; errors reaching
+// the control plane are checks.UnreachableError.
+func (w *MetricsScrapeWorker) scrape(ctx context.Context, c queries.Cluster, at time.Time) (metrics.Sample, error) {
 	cfg, err := w.VirtualConfig(ctx, c)
 	if err != nil {
-		return checks.Unreachable(fmt.Errorf("reach cluster %d: %w", c.ID, err))
+		return metrics.Sample{}, checks.Unreachable(fmt.Errorf("reach cluster %d: %w", c.ID, err))
 	}
 	cfg = checks.Bounded(cfg)
 	// One connection for the scrape and the lists, closed when done:
@@ -95,12 +95,12 @@ func (w *MetricsScrapeWorker) scrape(ctx context.Context, c queries.Cluster, at 
 	// half a megabyte each (BenchmarkMetricsSteadyState).
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return fmt.Errorf("client of cluster %d: %w", c.ID, err)
+		return metrics.Sample{}, fmt.Errorf("client of cluster %d: %w", c.ID, err)
 	}
 	defer hc.CloseIdleConnections()
 	cur, err := metrics.Scrape(ctx, cfg, hc)
 	if err != nil {
-		return checks.Unreachable(fmt.Errorf("scrape cluster %d: %w", c.ID, err))
+		return metrics.Sample{}, checks.Unreachable(fmt.Errorf("scrape cluster %d: %w", c.ID, err))
 	}
 	// The node and pod lists in protobuf: several times cheaper to decode
 	// than JSON.
@@ -108,15 +108,15 @@ func (w *MetricsScrapeWorker) scrape(ctx context.Context, c queries.Cluster, at 
 	listCfg.ContentType = "application/vnd.kubernetes.protobuf"
 	kc, err := kubernetes.NewForConfigAndClient(listCfg, hc)
 	if err != nil {
-		return fmt.Errorf("client of cluster %d: %w", c.ID, err)
+		return metrics.Sample{}, fmt.Errorf("client of cluster %d: %w", c.ID, err)
 	}
 	nodesReady, nodesTotal, podsRunning, podsTotal, err := metrics.CountNodesPods(ctx, kc)
 	if err != nil {
-		return checks.Unreachable(fmt.Errorf("count nodes and pods of cluster %d: %w", c.ID, err))
+		return metrics.Sample{}, checks.Unreachable(fmt.Errorf("count nodes and pods of cluster %d: %w", c.ID, err))
 	}
 	prevJSON, prevAt, ok, err := w.Metrics.LastCounters(ctx, c.ID)
 	if err != nil {
-		return err
+		return metrics.Sample{}, err
 	}
 	var prev *metrics.Counters
 	if ok {
@@ -131,22 +131,22 @@ func (w *MetricsScrapeWorker) scrape(ctx context.Context, c queries.Cluster, at 
 	smp := metrics.Derive(prev, prevAt, cur, at)
 	smp.NodesReady, smp.NodesTotal, smp.PodsRunning, smp.PodsTotal = &nodesReady, &nodesTotal, &podsRunning, &podsTotal
 	if err := w.Metrics.Record(ctx, c.ID, smp); err != nil {
-		return err
+		return metrics.Sample{}, err
 	}
 	b, err := json.Marshal(cur)
 	if err != nil {
-		return fmt.Errorf("encode counters of cluster %d: %w", c.ID, err)
+		return metrics.Sample{}, fmt.Errorf("encode counters of cluster %d: %w", c.ID, err)
 	}
-	return w.Metrics.KeepCounters(ctx, c.ID, b, at)
+	return smp, w.Metrics.KeepCounters(ctx, c.ID, b, at)
 }
 
 // alert raises and clears the cluster's control-plane alerts
-// (metrics.Evaluate) and tells its owner, as their preferences say, in one
+// (metrics.Service.Evaluate) and tells its owner, as their preferences say, in one
 // transaction: told once per alert.
-func (w *MetricsScrapeWorker) alert(ctx context.Context, c queries.Cluster, st metrics.Settings, now time.Time) error {
+func (w *MetricsScrapeWorker) alert(ctx context.Context, c queries.Cluster, st metrics.Settings, smp metrics.Sample) error {
 	return pgx.BeginFunc(ctx, w.Metrics.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		raised, cleared, err := metrics.Evaluate(ctx, q, c.ID, st, now)
+		raised, cleared, err := w.Metrics.Evaluate(ctx, q, c.ID, st, smp)
 		if err != nil || len(raised)+len(cleared) == 0 {
 			return err
 		}

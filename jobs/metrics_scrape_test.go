@@ -117,13 +117,38 @@ func TestMetricsScrapeWorker(t *testing.T) {
 // to its owner in-app and by email; the next scrape of the real, fast
 // apiserver clears it, marks the alert's notification read and tells the
 // owner; a scrape after that tells nothing more.
+//
+// It runs with the metrics in PostgreSQL and in a VictoriaMetrics, where
+// a scrape's own sample is searchable only a moment later: the alerts
+// take it from the scrape, not the database.
 func TestMetricsScrapeAlerts(t *testing.T) {
 	t.Parallel()
+	for _, vm := range []bool{false, true} {
+		name := "postgres"
+		if vm {
+			name = "victoriametrics"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testMetricsScrapeAlerts(t, vm)
+		})
+	}
+}
+
+func testMetricsScrapeAlerts(t *testing.T, vm bool) {
 	b := setup(t)
 	ctx := context.Background()
 	virt := testenv.NewKube(t)
 	cl := b.readyCluster(t, "alerted")
 	svc := &metrics.Service{Pool: b.pool}
+	// flush makes the seeded samples searchable at once (VictoriaMetrics'
+	// own flush comes a second later).
+	flush := func() {}
+	if vm {
+		vmURL := testenv.VictoriaMetrics(t)
+		svc.Backend = metrics.Prom{WriteURL: vmURL + "/api/v1/write", QueryURL: vmURL}
+		flush = func() { testenv.FlushVictoriaMetrics(t, vmURL) }
+	}
 	box, err := secrets.New(bytes.Repeat([]byte{7}, 32))
 	require.NoError(t, err)
 	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.MetricsScrapeWorker{
@@ -168,6 +193,7 @@ func TestMetricsScrapeAlerts(t *testing.T) {
 		smp.LatencyP99, smp.ErrorRate = &slow, &none
 		require.NoError(t, svc.Record(ctx, cl.ID, smp))
 	}
+	flush()
 	run()
 	require.Equal(t, []told{{Message: "ControlPlaneSlow"}}, notices(), "told once")
 	require.Equal(t, 1, emails(), "by email too (the default for alerts)")

@@ -40,13 +40,6 @@ FROM cluster_metrics_1h
 WHERE cluster_id = @cluster_id AND at >= @since
 ORDER BY at;
 
--- name: ClusterMetricLatestByResource :one
--- The stored objects per resource a cluster's last successful scrape saw
--- in the day before.
-SELECT at, by_resource FROM cluster_metrics
-WHERE cluster_id = @cluster_id AND up AND at >= @since
-ORDER BY at DESC LIMIT 1;
-
 -- name: ClusterMetricRollupDoneUntil :one
 -- Where a rollup has got, locked for the run that moves it on; no row
 -- before its first run.
@@ -112,19 +105,13 @@ ON CONFLICT (cluster_id, at) DO NOTHING;
 -- another user's.
 SELECT status FROM clusters WHERE id = @id AND owner_id = @owner_id;
 
--- name: ClusterMetricWindow :one
--- A cluster's successful scrapes since a time: how many, the first one's
--- time, whether every one had its 5xx rate above error_rate and every one
--- with a latency its p99 above latency_p99, and the last one's figures
--- (0 for none: no requests finished, none were slow).
-SELECT count(*)::int AS samples,
-       coalesce(min(at), 'infinity')::timestamptz AS first_at,
-       coalesce(bool_and(error_rate > @error_rate::real), false)::boolean AS errors_high,
-       coalesce(bool_and(latency_p99 > @latency_p99::real), false)::boolean AS latency_high,
-       coalesce((array_agg(error_rate ORDER BY at DESC))[1], 0)::real AS last_error_rate,
-       coalesce((array_agg(latency_p99 ORDER BY at DESC))[1], 0)::real AS last_latency_p99
+-- name: ClusterMetricWindow :many
+-- A cluster's successful scrapes in [since, until], oldest first, with the
+-- figures alerts watch.
+SELECT at, error_rate, latency_p99
 FROM cluster_metrics
-WHERE cluster_id = @cluster_id AND up AND at >= @since;
+WHERE cluster_id = @cluster_id AND up AND at >= @since AND at <= @until
+ORDER BY at;
 
 -- name: ClusterMetricAlertOpen :execrows
 -- Claims the alert: one row, so the owner is told once.
@@ -161,36 +148,39 @@ SELECT date_trunc('day', first_seen, 'UTC')::timestamptz AS day, count(*)::bigin
 FROM join_token_nodes WHERE first_seen >= @since
 GROUP BY 1 ORDER BY 1;
 
--- name: MetricsOverviewBusiest :many
+-- name: MetricsTopRequests :many
 -- The control planes that served the most requests a second (reads,
--- writes and watches) in their scrapes since a time, with their 5xx
--- rate, worst p99, and whether an alert is open for them (the columns of
--- MetricsOverviewErroring).
-SELECT m.cluster_id, clusters.name, clusters.owner_id, users.email AS owner_email,
-       avg(coalesce(m.read_rate, 0) + coalesce(m.write_rate, 0) + coalesce(m.watch_rate, 0))::float8 AS requests,
-       coalesce(avg(m.error_rate), 0)::float8 AS errors,
-       coalesce(max(m.latency_p99), 0)::float8 AS p99,
-       EXISTS (SELECT 1 FROM cluster_metric_alerts a WHERE a.cluster_id = m.cluster_id)::boolean AS alerted
-FROM cluster_metrics m
-JOIN clusters ON clusters.id = m.cluster_id
-JOIN users ON users.id = clusters.owner_id
-WHERE m.at >= @since AND m.up
-GROUP BY m.cluster_id, clusters.name, clusters.owner_id, users.email
-ORDER BY requests DESC, m.cluster_id
+-- writes and watches) on average in their successful scrapes in
+-- [since, until], with their average 5xx rate and worst p99.
+SELECT cluster_id,
+       avg(coalesce(read_rate, 0) + coalesce(write_rate, 0) + coalesce(watch_rate, 0))::float8 AS requests,
+       coalesce(avg(error_rate), 0)::float8 AS errors,
+       coalesce(max(latency_p99), 0)::float8 AS p99
+FROM cluster_metrics
+WHERE at >= @since AND at <= @until AND up
+GROUP BY cluster_id
+ORDER BY requests DESC, cluster_id
 LIMIT @max_rows;
 
--- name: MetricsOverviewErroring :many
--- The control planes with the highest 5xx rate in their scrapes since a
--- time (above zero), and whether an alert is open for them.
-SELECT m.cluster_id, clusters.name, clusters.owner_id, users.email AS owner_email,
-       avg(coalesce(m.read_rate, 0) + coalesce(m.write_rate, 0) + coalesce(m.watch_rate, 0))::float8 AS requests,
-       avg(m.error_rate)::float8 AS errors,
-       coalesce(max(m.latency_p99), 0)::float8 AS p99,
-       EXISTS (SELECT 1 FROM cluster_metric_alerts a WHERE a.cluster_id = m.cluster_id)::boolean AS alerted
-FROM cluster_metrics m
-JOIN clusters ON clusters.id = m.cluster_id
-JOIN users ON users.id = clusters.owner_id
-WHERE m.at >= @since AND m.up AND m.error_rate > 0
-GROUP BY m.cluster_id, clusters.name, clusters.owner_id, users.email
-ORDER BY errors DESC, m.cluster_id
+-- name: MetricsTopErrors :many
+-- The control planes with the highest average 5xx rate (above zero) in
+-- their successful scrapes in [since, until] (the columns of
+-- MetricsTopRequests).
+SELECT cluster_id,
+       avg(coalesce(read_rate, 0) + coalesce(write_rate, 0) + coalesce(watch_rate, 0))::float8 AS requests,
+       coalesce(avg(error_rate), 0)::float8 AS errors,
+       coalesce(max(latency_p99), 0)::float8 AS p99
+FROM cluster_metrics
+WHERE at >= @since AND at <= @until AND up
+GROUP BY cluster_id
+HAVING avg(error_rate) > 0
+ORDER BY errors DESC, cluster_id
 LIMIT @max_rows;
+
+-- name: MetricsOverviewClusterInfo :many
+-- The name, owner and open alerts of the overview's control planes.
+SELECT clusters.id, clusters.name, clusters.owner_id, users.email AS owner_email,
+       EXISTS (SELECT 1 FROM cluster_metric_alerts a WHERE a.cluster_id = clusters.id)::boolean AS alerted
+FROM clusters
+JOIN users ON users.id = clusters.owner_id
+WHERE clusters.id = ANY(@ids::bigint[]);

@@ -195,31 +195,6 @@ func (q *Queries) ClusterMetricInsert(ctx context.Context, arg ClusterMetricInse
 	return err
 }
 
-const clusterMetricLatestByResource = `-- name: ClusterMetricLatestByResource :one
-SELECT at, by_resource FROM cluster_metrics
-WHERE cluster_id = $1 AND up AND at >= $2
-ORDER BY at DESC LIMIT 1
-`
-
-type ClusterMetricLatestByResourceParams struct {
-	ClusterID int64
-	Since     pgtype.Timestamptz
-}
-
-type ClusterMetricLatestByResourceRow struct {
-	At         pgtype.Timestamptz
-	ByResource []byte
-}
-
-// The stored objects per resource a cluster's last successful scrape saw
-// in the day before.
-func (q *Queries) ClusterMetricLatestByResource(ctx context.Context, arg ClusterMetricLatestByResourceParams) (ClusterMetricLatestByResourceRow, error) {
-	row := q.db.QueryRow(ctx, clusterMetricLatestByResource, arg.ClusterID, arg.Since)
-	var i ClusterMetricLatestByResourceRow
-	err := row.Scan(&i.At, &i.ByResource)
-	return i, err
-}
-
 const clusterMetricRollup1h = `-- name: ClusterMetricRollup1h :execrows
 INSERT INTO cluster_metrics_1h (
     cluster_id, at, samples, read_rate, write_rate, watch_rate, error_rate, latency_p50, latency_p99,
@@ -320,54 +295,45 @@ func (q *Queries) ClusterMetricRollupSet(ctx context.Context, arg ClusterMetricR
 	return err
 }
 
-const clusterMetricWindow = `-- name: ClusterMetricWindow :one
-SELECT count(*)::int AS samples,
-       coalesce(min(at), 'infinity')::timestamptz AS first_at,
-       coalesce(bool_and(error_rate > $1::real), false)::boolean AS errors_high,
-       coalesce(bool_and(latency_p99 > $2::real), false)::boolean AS latency_high,
-       coalesce((array_agg(error_rate ORDER BY at DESC))[1], 0)::real AS last_error_rate,
-       coalesce((array_agg(latency_p99 ORDER BY at DESC))[1], 0)::real AS last_latency_p99
+const clusterMetricWindow = `-- name: ClusterMetricWindow :many
+SELECT at, error_rate, latency_p99
 FROM cluster_metrics
-WHERE cluster_id = $3 AND up AND at >= $4
+WHERE cluster_id = $1 AND up AND at >= $2 AND at <= $3
+ORDER BY at
 `
 
 type ClusterMetricWindowParams struct {
-	ErrorRate  float32
-	LatencyP99 float32
-	ClusterID  int64
-	Since      pgtype.Timestamptz
+	ClusterID int64
+	Since     pgtype.Timestamptz
+	Until     pgtype.Timestamptz
 }
 
 type ClusterMetricWindowRow struct {
-	Samples        int32
-	FirstAt        pgtype.Timestamptz
-	ErrorsHigh     bool
-	LatencyHigh    bool
-	LastErrorRate  float32
-	LastLatencyP99 float32
+	At         pgtype.Timestamptz
+	ErrorRate  pgtype.Float4
+	LatencyP99 pgtype.Float4
 }
 
-// A cluster's successful scrapes since a time: how many, the first one's
-// time, whether every one had its 5xx rate above error_rate and every one
-// with a latency its p99 above latency_p99, and the last one's figures
-// (0 for none: no requests finished, none were slow).
-func (q *Queries) ClusterMetricWindow(ctx context.Context, arg ClusterMetricWindowParams) (ClusterMetricWindowRow, error) {
-	row := q.db.QueryRow(ctx, clusterMetricWindow,
-		arg.ErrorRate,
-		arg.LatencyP99,
-		arg.ClusterID,
-		arg.Since,
-	)
-	var i ClusterMetricWindowRow
-	err := row.Scan(
-		&i.Samples,
-		&i.FirstAt,
-		&i.ErrorsHigh,
-		&i.LatencyHigh,
-		&i.LastErrorRate,
-		&i.LastLatencyP99,
-	)
-	return i, err
+// A cluster's successful scrapes in [since, until], oldest first, with the
+// figures alerts watch.
+func (q *Queries) ClusterMetricWindow(ctx context.Context, arg ClusterMetricWindowParams) ([]ClusterMetricWindowRow, error) {
+	rows, err := q.db.Query(ctx, clusterMetricWindow, arg.ClusterID, arg.Since, arg.Until)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClusterMetricWindowRow{}
+	for rows.Next() {
+		var i ClusterMetricWindowRow
+		if err := rows.Scan(&i.At, &i.ErrorRate, &i.LatencyP99); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const clusterMetrics1h = `-- name: ClusterMetrics1h :many
@@ -585,58 +551,37 @@ func (q *Queries) ClusterMetricsRaw(ctx context.Context, arg ClusterMetricsRawPa
 	return items, nil
 }
 
-const metricsOverviewBusiest = `-- name: MetricsOverviewBusiest :many
-SELECT m.cluster_id, clusters.name, clusters.owner_id, users.email AS owner_email,
-       avg(coalesce(m.read_rate, 0) + coalesce(m.write_rate, 0) + coalesce(m.watch_rate, 0))::float8 AS requests,
-       coalesce(avg(m.error_rate), 0)::float8 AS errors,
-       coalesce(max(m.latency_p99), 0)::float8 AS p99,
-       EXISTS (SELECT 1 FROM cluster_metric_alerts a WHERE a.cluster_id = m.cluster_id)::boolean AS alerted
-FROM cluster_metrics m
-JOIN clusters ON clusters.id = m.cluster_id
+const metricsOverviewClusterInfo = `-- name: MetricsOverviewClusterInfo :many
+SELECT clusters.id, clusters.name, clusters.owner_id, users.email AS owner_email,
+       EXISTS (SELECT 1 FROM cluster_metric_alerts a WHERE a.cluster_id = clusters.id)::boolean AS alerted
+FROM clusters
 JOIN users ON users.id = clusters.owner_id
-WHERE m.at >= $1 AND m.up
-GROUP BY m.cluster_id, clusters.name, clusters.owner_id, users.email
-ORDER BY requests DESC, m.cluster_id
-LIMIT $2
+WHERE clusters.id = ANY($1::bigint[])
 `
 
-type MetricsOverviewBusiestParams struct {
-	Since   pgtype.Timestamptz
-	MaxRows int32
-}
-
-type MetricsOverviewBusiestRow struct {
-	ClusterID  int64
+type MetricsOverviewClusterInfoRow struct {
+	ID         int64
 	Name       string
 	OwnerID    int64
 	OwnerEmail string
-	Requests   float64
-	Errors     float64
-	P99        float64
 	Alerted    bool
 }
 
-// The control planes that served the most requests a second (reads,
-// writes and watches) in their scrapes since a time, with their 5xx
-// rate, worst p99, and whether an alert is open for them (the columns of
-// MetricsOverviewErroring).
-func (q *Queries) MetricsOverviewBusiest(ctx context.Context, arg MetricsOverviewBusiestParams) ([]MetricsOverviewBusiestRow, error) {
-	rows, err := q.db.Query(ctx, metricsOverviewBusiest, arg.Since, arg.MaxRows)
+// The name, owner and open alerts of the overview's control planes.
+func (q *Queries) MetricsOverviewClusterInfo(ctx context.Context, ids []int64) ([]MetricsOverviewClusterInfoRow, error) {
+	rows, err := q.db.Query(ctx, metricsOverviewClusterInfo, ids)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []MetricsOverviewBusiestRow{}
+	items := []MetricsOverviewClusterInfoRow{}
 	for rows.Next() {
-		var i MetricsOverviewBusiestRow
+		var i MetricsOverviewClusterInfoRow
 		if err := rows.Scan(
-			&i.ClusterID,
+			&i.ID,
 			&i.Name,
 			&i.OwnerID,
 			&i.OwnerEmail,
-			&i.Requests,
-			&i.Errors,
-			&i.P99,
 			&i.Alerted,
 		); err != nil {
 			return nil, err
@@ -670,68 +615,6 @@ func (q *Queries) MetricsOverviewClusters(ctx context.Context) ([]MetricsOvervie
 	for rows.Next() {
 		var i MetricsOverviewClustersRow
 		if err := rows.Scan(&i.Status, &i.Clusters); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const metricsOverviewErroring = `-- name: MetricsOverviewErroring :many
-SELECT m.cluster_id, clusters.name, clusters.owner_id, users.email AS owner_email,
-       avg(coalesce(m.read_rate, 0) + coalesce(m.write_rate, 0) + coalesce(m.watch_rate, 0))::float8 AS requests,
-       avg(m.error_rate)::float8 AS errors,
-       coalesce(max(m.latency_p99), 0)::float8 AS p99,
-       EXISTS (SELECT 1 FROM cluster_metric_alerts a WHERE a.cluster_id = m.cluster_id)::boolean AS alerted
-FROM cluster_metrics m
-JOIN clusters ON clusters.id = m.cluster_id
-JOIN users ON users.id = clusters.owner_id
-WHERE m.at >= $1 AND m.up AND m.error_rate > 0
-GROUP BY m.cluster_id, clusters.name, clusters.owner_id, users.email
-ORDER BY errors DESC, m.cluster_id
-LIMIT $2
-`
-
-type MetricsOverviewErroringParams struct {
-	Since   pgtype.Timestamptz
-	MaxRows int32
-}
-
-type MetricsOverviewErroringRow struct {
-	ClusterID  int64
-	Name       string
-	OwnerID    int64
-	OwnerEmail string
-	Requests   float64
-	Errors     float64
-	P99        float64
-	Alerted    bool
-}
-
-// The control planes with the highest 5xx rate in their scrapes since a
-// time (above zero), and whether an alert is open for them.
-func (q *Queries) MetricsOverviewErroring(ctx context.Context, arg MetricsOverviewErroringParams) ([]MetricsOverviewErroringRow, error) {
-	rows, err := q.db.Query(ctx, metricsOverviewErroring, arg.Since, arg.MaxRows)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []MetricsOverviewErroringRow{}
-	for rows.Next() {
-		var i MetricsOverviewErroringRow
-		if err := rows.Scan(
-			&i.ClusterID,
-			&i.Name,
-			&i.OwnerID,
-			&i.OwnerEmail,
-			&i.Requests,
-			&i.Errors,
-			&i.P99,
-			&i.Alerted,
-		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -791,4 +674,111 @@ func (q *Queries) MetricsOverviewNodes(ctx context.Context) (MetricsOverviewNode
 	var i MetricsOverviewNodesRow
 	err := row.Scan(&i.Ready, &i.Total)
 	return i, err
+}
+
+const metricsTopErrors = `-- name: MetricsTopErrors :many
+SELECT cluster_id,
+       avg(coalesce(read_rate, 0) + coalesce(write_rate, 0) + coalesce(watch_rate, 0))::float8 AS requests,
+       coalesce(avg(error_rate), 0)::float8 AS errors,
+       coalesce(max(latency_p99), 0)::float8 AS p99
+FROM cluster_metrics
+WHERE at >= $1 AND at <= $2 AND up
+GROUP BY cluster_id
+HAVING avg(error_rate) > 0
+ORDER BY errors DESC, cluster_id
+LIMIT $3
+`
+
+type MetricsTopErrorsParams struct {
+	Since   pgtype.Timestamptz
+	Until   pgtype.Timestamptz
+	MaxRows int32
+}
+
+type MetricsTopErrorsRow struct {
+	ClusterID int64
+	Requests  float64
+	Errors    float64
+	P99       float64
+}
+
+// The control planes with the highest average 5xx rate (above zero) in
+// their successful scrapes in [since, until] (the columns of
+// MetricsTopRequests).
+func (q *Queries) MetricsTopErrors(ctx context.Context, arg MetricsTopErrorsParams) ([]MetricsTopErrorsRow, error) {
+	rows, err := q.db.Query(ctx, metricsTopErrors, arg.Since, arg.Until, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MetricsTopErrorsRow{}
+	for rows.Next() {
+		var i MetricsTopErrorsRow
+		if err := rows.Scan(
+			&i.ClusterID,
+			&i.Requests,
+			&i.Errors,
+			&i.P99,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const metricsTopRequests = `-- name: MetricsTopRequests :many
+SELECT cluster_id,
+       avg(coalesce(read_rate, 0) + coalesce(write_rate, 0) + coalesce(watch_rate, 0))::float8 AS requests,
+       coalesce(avg(error_rate), 0)::float8 AS errors,
+       coalesce(max(latency_p99), 0)::float8 AS p99
+FROM cluster_metrics
+WHERE at >= $1 AND at <= $2 AND up
+GROUP BY cluster_id
+ORDER BY requests DESC, cluster_id
+LIMIT $3
+`
+
+type MetricsTopRequestsParams struct {
+	Since   pgtype.Timestamptz
+	Until   pgtype.Timestamptz
+	MaxRows int32
+}
+
+type MetricsTopRequestsRow struct {
+	ClusterID int64
+	Requests  float64
+	Errors    float64
+	P99       float64
+}
+
+// The control planes that served the most requests a second (reads,
+// writes and watches) on average in their successful scrapes in
+// [since, until], with their average 5xx rate and worst p99.
+func (q *Queries) MetricsTopRequests(ctx context.Context, arg MetricsTopRequestsParams) ([]MetricsTopRequestsRow, error) {
+	rows, err := q.db.Query(ctx, metricsTopRequests, arg.Since, arg.Until, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MetricsTopRequestsRow{}
+	for rows.Next() {
+		var i MetricsTopRequestsRow
+		if err := rows.Scan(
+			&i.ClusterID,
+			&i.Requests,
+			&i.Errors,
+			&i.P99,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -179,7 +179,8 @@ type services struct {
 // newServices builds the services. The River client needs the clusters
 // and join token services for its workers, and the services that enqueue
 // need the client: it is set (setRiver) once it exists.
-func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *services {
+func newServices(pool *pgxpool.Pool, box *secrets.Box, common *config.Common) *services {
+	kubeconfig := common.Kubeconfig
 	cl := &clusters.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig}
 	dns := &dnsrecords.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig}
 	return &services{
@@ -195,8 +196,18 @@ func newServices(pool *pgxpool.Pool, box *secrets.Box, kubeconfig string) *servi
 		dns:           dns,
 		ingress:       &ingress.Service{Pool: pool, Box: box, DNS: dns, Virtual: cl.VirtualConfig},
 		billing:       &billing.Service{Pool: pool, Box: box},
-		metrics:       &metrics.Service{Pool: pool},
+		metrics:       &metrics.Service{Pool: pool, Backend: metricsBackend(common)},
 	}
+}
+
+// metricsBackend is where the control planes' metrics are kept: the
+// Prometheus-compatible database when its URLs are set (both, or neither:
+// config.Common.Validate), else PostgreSQL (nil).
+func metricsBackend(common *config.Common) metrics.Backend {
+	if common.MetricsRemoteWriteURL == "" {
+		return nil
+	}
+	return metrics.Prom{WriteURL: common.MetricsRemoteWriteURL, QueryURL: common.MetricsQueryURL}
 }
 
 // setRiver hands the River client to the services that enqueue jobs.
@@ -253,12 +264,16 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	svc := newServices(db.Pool, box, common.Kubeconfig)
+	svc := newServices(db.Pool, box, common)
+	if where := svc.metrics.Store(); where != "" {
+		logger.Info("control-plane metrics are kept in a Prometheus-compatible database", "query_url", where)
+	}
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: db.Pool, Logger: logger, Metrics: reg,
 		Mailer: mailer(common, logger), Box: box, Catalog: catalog, BaseURL: common.BaseURL,
 		KubeconfigPath: common.Kubeconfig, WebhookCABundle: common.WebhookCABundle,
 		VirtualConfig: svc.clusters.VirtualConfig, JoinTokens: svc.joinTokens,
+		MetricsBackend: svc.metrics.Backend,
 	}, jobs.DefaultOptions(work))
 	if err != nil {
 		return fail(err)
@@ -350,7 +365,7 @@ func (c *cli) serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := newServices(web, deps.box, common.Kubeconfig)
+	svc := newServices(web, deps.box, common)
 	svc.setRiver(deps.river)
 	ctx, dbFailed := watchDatabase(ctx, deps.db)
 	// The routes every edge should serve, worked out again when the

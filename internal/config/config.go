@@ -50,6 +50,11 @@ type Common struct {
 	// Validate reads it into WebhookCABundle. Empty: their system roots.
 	WebhookCAFile   string
 	WebhookCABundle []byte
+	// MetricsRemoteWriteURL and MetricsQueryURL, both set, keep the
+	// control planes' metrics in a Prometheus-compatible database
+	// (written with remote write, read with PromQL) instead of
+	// PostgreSQL.
+	MetricsRemoteWriteURL, MetricsQueryURL string
 }
 
 // Serve holds the HTTP server's settings.
@@ -127,6 +132,8 @@ var (
 	settingTLSCert       = setting{"KUBEBYON_TLS_CERT_FILE", "tls-cert-file"}
 	settingTLSKey        = setting{"KUBEBYON_TLS_KEY_FILE", "tls-key-file"}
 	settingTLSListen     = setting{"KUBEBYON_TLS_LISTEN", "tls-listen"}
+	settingMetricsWrite  = setting{"KUBEBYON_METRICS_REMOTE_WRITE_URL", "metrics-remote-write-url"}
+	settingMetricsQuery  = setting{"KUBEBYON_METRICS_QUERY_URL", "metrics-query-url"}
 )
 
 // Defaults, also shown in the README's configuration table.
@@ -182,6 +189,8 @@ func RegisterCommon(fs *flag.FlagSet, getenv Getenv) *Common {
 	fs.StringVar(&c.Kubeconfig, settingKubeconfig.flag, getenv(settingKubeconfig.env), "kubeconfig file of the host cluster the virtual clusters run on (env KUBEBYON_KUBECONFIG)")
 	fs.StringVar(&c.MailFrom, settingMailFrom.flag, getenv(settingMailFrom.env), "sender address of the platform's mail; default noreply@ the base URL's host (env KUBEBYON_MAIL_FROM)")
 	fs.StringVar(&c.WebhookCAFile, settingWebhookCA.flag, getenv(settingWebhookCA.env), "PEM file of the CA certificates virtual clusters verify the platform's HTTPS certificate with when calling its webhooks; empty uses their system roots (env KUBEBYON_WEBHOOK_CA_FILE)")
+	fs.StringVar(&c.MetricsRemoteWriteURL, settingMetricsWrite.flag, getenv(settingMetricsWrite.env), "Prometheus remote write URL for the control planes' metrics, such as http://victoriametrics:8428/api/v1/write; empty keeps them in PostgreSQL (env KUBEBYON_METRICS_REMOTE_WRITE_URL)")
+	fs.StringVar(&c.MetricsQueryURL, settingMetricsQuery.flag, getenv(settingMetricsQuery.env), "Prometheus HTTP API URL the metrics are read from with PromQL, such as http://victoriametrics:8428; set with --metrics-remote-write-url (env KUBEBYON_METRICS_QUERY_URL)")
 	return c
 }
 
@@ -252,6 +261,9 @@ func (c *Common) Validate() error {
 		}
 		c.WebhookCABundle = bundle
 	}
+	if err := c.validateMetrics(); err != nil {
+		return err
+	}
 	if c.MailFrom == "" {
 		c.MailFrom = "KubeBYON <noreply@" + u.Hostname() + ">"
 	}
@@ -268,6 +280,26 @@ func (c *Common) Validate() error {
 	c.DataDir = abs
 	if err := checkWritableDir(abs); err != nil {
 		return fmt.Errorf("%s %q is not a writable directory (%s): create it or point the setting elsewhere", settingDataDir, abs, err)
+	}
+	return nil
+}
+
+// validateMetrics checks the metrics backend's URLs: both or neither.
+func (c *Common) validateMetrics() error {
+	if (c.MetricsRemoteWriteURL == "") != (c.MetricsQueryURL == "") {
+		return fmt.Errorf("%s and %s go together: set both to keep metrics in a Prometheus-compatible database, or neither to keep them in PostgreSQL", settingMetricsWrite, settingMetricsQuery)
+	}
+	for _, s := range []struct {
+		setting setting
+		value   string
+	}{{settingMetricsWrite, c.MetricsRemoteWriteURL}, {settingMetricsQuery, c.MetricsQueryURL}} {
+		if s.value == "" {
+			continue
+		}
+		u, err := url.Parse(s.value)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%s is %q: use an http(s) URL, such as http://victoriametrics:8428", s.setting, s.value)
+		}
 	}
 	return nil
 }

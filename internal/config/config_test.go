@@ -62,6 +62,11 @@ func TestServeSettings(t *testing.T) {
 		}},
 		{name: "bad trusted proxies", args: []string{"--trusted-proxies", "10.0.0.0/99"}, wantErr: "KUBEBYON_TRUSTED_PROXIES (--trusted-proxies)"},
 		{name: "smtp URL", env: map[string]string{"KUBEBYON_SMTP_URL": "http://mail.example.com"}, wantErr: "KUBEBYON_SMTP_URL (--smtp-url): scheme \"http\""},
+		{name: "half a metrics backend", env: map[string]string{"KUBEBYON_METRICS_REMOTE_WRITE_URL": "http://vm:8428/api/v1/write"}, wantErr: "KUBEBYON_METRICS_REMOTE_WRITE_URL (--metrics-remote-write-url) and KUBEBYON_METRICS_QUERY_URL (--metrics-query-url) go together"},
+		{name: "metrics query URL", env: map[string]string{"KUBEBYON_METRICS_REMOTE_WRITE_URL": "http://vm:8428/api/v1/write", "KUBEBYON_METRICS_QUERY_URL": "vm:8428"}, wantErr: "KUBEBYON_METRICS_QUERY_URL (--metrics-query-url) is \"vm:8428\""},
+		{name: "metrics backend", env: map[string]string{"KUBEBYON_METRICS_REMOTE_WRITE_URL": "http://vm:8428/api/v1/write", "KUBEBYON_METRICS_QUERY_URL": "https://vm.example.com"}, check: func(t *testing.T, c *config.Common, s *config.Serve) {
+			require.Equal(t, "https://vm.example.com", c.MetricsQueryURL)
+		}},
 		{name: "half a GitHub app", env: map[string]string{"KUBEBYON_GITHUB_CLIENT_ID": "x"}, wantErr: "set both KUBEBYON_GITHUB_CLIENT_ID"},
 		{name: "mail from default", args: []string{"--base-url", "https://kb.example.com"}, check: func(t *testing.T, c *config.Common, s *config.Serve) {
 			require.Equal(t, "KubeBYON <noreply@kb.example.com>", c.MailFrom)

@@ -41,27 +41,33 @@ type Alert struct {
 // neither raises nor clears. Each alert is raised once: the caller tells
 // the owner of raised and cleared ones and records the notification with
 // SetAlertNotification.
-func Evaluate(ctx context.Context, q *queries.Queries, clusterID int64, st Settings, now time.Time) (raised, cleared []Alert, err error) {
+//
+// latest is the scrape just recorded, at now: a time-series database may
+// not show it yet, and the alerts must not wait a scrape for it.
+func (s *Service) Evaluate(ctx context.Context, q *queries.Queries, clusterID int64, st Settings, latest Sample) (raised, cleared []Alert, err error) {
+	now := latest.At
 	since := now.Add(-AlertFor)
-	w, err := q.ClusterMetricWindow(ctx, queries.ClusterMetricWindowParams{
-		ClusterID: clusterID, Since: ts(since),
-		ErrorRate: float32(st.AlertErrorRate), LatencyP99: float32(float64(st.AlertLatencyP99Ms) / 1000),
-	})
+	points, err := s.backend().Window(ctx, clusterID, since, now)
 	if err != nil {
-		return nil, nil, fmt.Errorf("metrics of cluster %d for alerts: %w", clusterID, err)
+		return nil, nil, err
 	}
-	if w.Samples == 0 {
+	// (Stored times may be cut to the millisecond.)
+	if latest.Up && (len(points) == 0 || points[len(points)-1].At.Before(now.Add(-time.Millisecond))) {
+		points = append(points, WindowPoint{At: now, ErrorRate: latest.ErrorRate, LatencyP99: latest.LatencyP99})
+	}
+	if len(points) == 0 {
 		return nil, nil, nil
 	}
-	covered := w.Samples >= 2 && !w.FirstAt.Time.After(since.Add(st.Interval()*3/2))
+	w := window(points, st.AlertErrorRate, float64(st.AlertLatencyP99Ms)/1000)
+	covered := len(points) >= 2 && !points[0].At.After(since.Add(st.Interval()*3/2))
 	for _, a := range []struct {
 		kind      AlertKind
 		on        bool
 		high      bool
 		last, thr float64
 	}{
-		{AlertErrors, st.AlertErrorRate > 0, w.ErrorsHigh, float64(w.LastErrorRate), st.AlertErrorRate},
-		{AlertLatency, st.AlertLatencyP99Ms > 0, w.LatencyHigh, float64(w.LastLatencyP99), float64(st.AlertLatencyP99Ms) / 1000},
+		{AlertErrors, st.AlertErrorRate > 0, w.errorsHigh, w.lastErrorRate, st.AlertErrorRate},
+		{AlertLatency, st.AlertLatencyP99Ms > 0, w.latencyHigh, w.lastLatencyP99, float64(st.AlertLatencyP99Ms) / 1000},
 	} {
 		switch {
 		case a.on && covered && a.high:
@@ -84,6 +90,44 @@ func Evaluate(ctx context.Context, q *queries.Queries, clusterID int64, st Setti
 		}
 	}
 	return raised, cleared, nil
+}
+
+// windowFigures is what Evaluate needs of a window's scrapes.
+type windowFigures struct {
+	// errorsHigh: every scrape's 5xx rate was above its threshold;
+	// latencyHigh: every scrape with a p99 had it above its threshold
+	// (false when none had one).
+	errorsHigh, latencyHigh bool
+	// The last scrape's figures; 0 when unknown (no request finished,
+	// none was slow).
+	lastErrorRate, lastLatencyP99 float64
+}
+
+// window sums up points (oldest first, at least one).
+func window(points []WindowPoint, errorRate, latencyP99 float64) windowFigures {
+	var w windowFigures
+	var errorsSeen, latencySeen bool
+	w.errorsHigh, w.latencyHigh = true, true
+	for _, p := range points {
+		if p.ErrorRate != nil {
+			errorsSeen = true
+			w.errorsHigh = w.errorsHigh && *p.ErrorRate > errorRate
+		}
+		if p.LatencyP99 != nil {
+			latencySeen = true
+			w.latencyHigh = w.latencyHigh && *p.LatencyP99 > latencyP99
+		}
+	}
+	w.errorsHigh = w.errorsHigh && errorsSeen
+	w.latencyHigh = w.latencyHigh && latencySeen
+	last := points[len(points)-1]
+	if last.ErrorRate != nil {
+		w.lastErrorRate = *last.ErrorRate
+	}
+	if last.LatencyP99 != nil {
+		w.lastLatencyP99 = *last.LatencyP99
+	}
+	return w
 }
 
 // SetAlertNotification records the in-app notification that told of a

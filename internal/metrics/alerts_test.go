@@ -18,23 +18,21 @@ import (
 func TestEvaluateAlerts(t *testing.T) {
 	t.Parallel()
 	st := DefaultSettings() // 1 error/s, 1000 ms
-	type scrape struct {
-		ago    time.Duration
-		errors *float64 // nil: unreachable
-		p99    float64
-	}
 	high, low := ptr(5.0), ptr(0.0)
-	tenMinutes := func(errs *float64, p99 float64) []scrape {
-		var out []scrape
+	tenMinutes := func(errs *float64, p99 float64) []alertScrape {
+		var out []alertScrape
 		for i := 10; i >= 1; i-- {
-			out = append(out, scrape{ago: time.Duration(i)*time.Minute - 30*time.Second, errors: errs, p99: p99})
+			out = append(out, alertScrape{ago: time.Duration(i)*time.Minute - 30*time.Second, errors: errs, p99: p99})
 		}
 		return out
 	}
 	for _, tc := range []struct {
 		name    string
-		scrapes []scrape
+		scrapes []alertScrape
 		open    []AlertKind // open before
+		// latest is the 5xx rate of the scrape just made, which the
+		// database may not show yet (nil: none).
+		latest  *float64
 		raised  []AlertKind
 		cleared []AlertKind
 	}{
@@ -43,43 +41,78 @@ func TestEvaluateAlerts(t *testing.T) {
 		{name: "both", scrapes: tenMinutes(high, 2), raised: []AlertKind{AlertErrors, AlertLatency}},
 		{name: "raised already", scrapes: tenMinutes(high, 0.01), open: []AlertKind{AlertErrors}},
 		{name: "only five minutes of errors", scrapes: tenMinutes(high, 0.01)[5:]},
-		{name: "one good scrape among them", scrapes: append(tenMinutes(high, 0.01)[:5], append([]scrape{{ago: 4*time.Minute + 45*time.Second, errors: low, p99: 0.01}}, tenMinutes(high, 0.01)[5:]...)...)},
-		{name: "a gap among them counts for nothing", scrapes: append(tenMinutes(high, 0.01), scrape{ago: 10 * time.Second}), raised: []AlertKind{AlertErrors}},
-		{name: "cleared by a scrape back under", scrapes: append(tenMinutes(high, 2), scrape{ago: 10 * time.Second, errors: low, p99: 0.01}), open: []AlertKind{AlertErrors, AlertLatency}, cleared: []AlertKind{AlertErrors, AlertLatency}},
-		{name: "not cleared by a gap", scrapes: append(tenMinutes(high, 0.01), scrape{ago: 10 * time.Second}), open: []AlertKind{AlertErrors}},
+		{name: "one good scrape among them", scrapes: append(tenMinutes(high, 0.01)[:5], append([]alertScrape{{ago: 4*time.Minute + 45*time.Second, errors: low, p99: 0.01}}, tenMinutes(high, 0.01)[5:]...)...)},
+		{name: "a gap among them counts for nothing", scrapes: append(tenMinutes(high, 0.01), alertScrape{ago: 10 * time.Second}), raised: []AlertKind{AlertErrors}},
+		{name: "cleared by a scrape back under", scrapes: append(tenMinutes(high, 2), alertScrape{ago: 10 * time.Second, errors: low, p99: 0.01}), open: []AlertKind{AlertErrors, AlertLatency}, cleared: []AlertKind{AlertErrors, AlertLatency}},
+		{name: "cleared by the scrape just made, not stored yet", scrapes: tenMinutes(high, 0.01), latest: low, open: []AlertKind{AlertErrors}, cleared: []AlertKind{AlertErrors}},
+		{name: "not cleared by a gap", scrapes: append(tenMinutes(high, 0.01), alertScrape{ago: 10 * time.Second}), open: []AlertKind{AlertErrors}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			svc := &Service{Pool: testenv.DB(t)}
-			_, cluster := storeCluster(t, svc, "alerts@example.com")
-			now := time.Now()
-			for _, s := range tc.scrapes {
-				smp := Sample{At: now.Add(-s.ago)}
-				if s.errors != nil {
-					smp.Up, smp.ErrorRate, smp.LatencyP99 = true, s.errors, ptr(s.p99)
-				}
-				require.NoError(t, svc.Record(ctx, cluster, smp))
+		for _, vm := range []bool{false, true} {
+			name := tc.name + "/postgres"
+			if vm {
+				name = tc.name + "/victoriametrics"
 			}
-			for _, k := range tc.open {
-				_, err := queries.New(svc.Pool).ClusterMetricAlertOpen(ctx, queries.ClusterMetricAlertOpenParams{ClusterID: cluster, Kind: string(k)})
-				require.NoError(t, err)
-			}
-			var raised, cleared []Alert
-			require.NoError(t, pgx.BeginFunc(ctx, svc.Pool, func(tx pgx.Tx) error {
-				var err error
-				raised, cleared, err = Evaluate(ctx, queries.New(tx), cluster, st, now)
-				return err
-			}))
-			kinds := func(as []Alert) []AlertKind {
-				var out []AlertKind
-				for _, a := range as {
-					out = append(out, a.Kind)
-				}
-				return out
-			}
-			require.Equal(t, tc.raised, kinds(raised), "raised")
-			require.Equal(t, tc.cleared, kinds(cleared), "cleared")
-		})
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				testEvaluateAlerts(t, vm, st, tc.scrapes, tc.latest, tc.open, tc.raised, tc.cleared)
+			})
+		}
 	}
+}
+
+// alertScrape is a scrape of TestEvaluateAlerts: ago before now, with a
+// 5xx rate (nil: unreachable) and p99.
+type alertScrape struct {
+	ago    time.Duration
+	errors *float64
+	p99    float64
+}
+
+// testEvaluateAlerts records the scrapes of a cluster in PostgreSQL or
+// (vm) a VictoriaMetrics of the test's own, opens the alerts open, and
+// checks what Evaluate raises and clears, told of a latest scrape not
+// stored.
+func testEvaluateAlerts(t *testing.T, vm bool, st Settings, scrapes []alertScrape, latest *float64, open, wantRaised, wantCleared []AlertKind) {
+	ctx := context.Background()
+	svc := &Service{Pool: testenv.DB(t)}
+	var vmURL string
+	if vm {
+		vmURL = testenv.VictoriaMetrics(t)
+		svc.Backend = Prom{WriteURL: vmURL + "/api/v1/write", QueryURL: vmURL}
+	}
+	_, cluster := storeCluster(t, svc, "alerts@example.com")
+	now := time.Now()
+	for _, s := range scrapes {
+		smp := Sample{At: now.Add(-s.ago)}
+		if s.errors != nil {
+			smp.Up, smp.ErrorRate, smp.LatencyP99 = true, s.errors, ptr(s.p99)
+		}
+		require.NoError(t, svc.Record(ctx, cluster, smp))
+	}
+	if vm {
+		testenv.FlushVictoriaMetrics(t, vmURL)
+	}
+	for _, k := range open {
+		_, err := queries.New(svc.Pool).ClusterMetricAlertOpen(ctx, queries.ClusterMetricAlertOpenParams{ClusterID: cluster, Kind: string(k)})
+		require.NoError(t, err)
+	}
+	last := Sample{At: now}
+	if latest != nil {
+		last.Up, last.ErrorRate, last.LatencyP99 = true, latest, ptr(0.01)
+	}
+	var raised, cleared []Alert
+	require.NoError(t, pgx.BeginFunc(ctx, svc.Pool, func(tx pgx.Tx) error {
+		var err error
+		raised, cleared, err = svc.Evaluate(ctx, queries.New(tx), cluster, st, last)
+		return err
+	}))
+	kinds := func(as []Alert) []AlertKind {
+		var out []AlertKind
+		for _, a := range as {
+			out = append(out, a.Kind)
+		}
+		return out
+	}
+	require.Equal(t, wantRaised, kinds(raised), "raised")
+	require.Equal(t, wantCleared, kinds(cleared), "cleared")
 }

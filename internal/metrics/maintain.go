@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -86,8 +87,8 @@ const partitionsLock = 7_239_150_015
 
 // ensurePartitions makes the partitions of every table that cover from to
 // until, those missing.
-func (s *Service) ensurePartitions(ctx context.Context, from, until time.Time) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+func ensurePartitions(ctx context.Context, pool *pgxpool.Pool, from, until time.Time) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(partitionsLock)); err != nil {
 			return fmt.Errorf("lock metrics partitions: %w", err)
 		}
@@ -262,7 +263,7 @@ func (s *Service) rollUp(ctx context.Context, r rollup, complete time.Time) (int
 // partitions past their retention. now is a parameter, so that tests
 // move the clock.
 func (s *Service) Maintain(ctx context.Context, now time.Time, st Settings, logger *slog.Logger) error {
-	if err := s.ensurePartitions(ctx, now, now.Add(48*time.Hour)); err != nil {
+	if err := ensurePartitions(ctx, s.Pool, now, now.Add(48*time.Hour)); err != nil {
 		return err
 	}
 	fiveDone, err := s.rollUp(ctx, rollups[0], now.Add(-rollupLateness))

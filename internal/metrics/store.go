@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,12 +21,92 @@ import (
 // Service stores and reads the control planes' metrics.
 type Service struct {
 	Pool *pgxpool.Pool
+	// Backend keeps the samples; nil is PostgreSQL (PG on Pool). The
+	// counters between scrapes, the alerts and the settings stay in
+	// PostgreSQL either way.
+	Backend Backend
 }
 
-// Record stores one sample of a cluster. A sample whose day has no
-// partition yet (the maintenance job makes them ahead; this covers its
-// first run and a clock far off) makes its own, then is stored.
+// backend is where the samples are kept.
+func (s *Service) backend() Backend {
+	if s.Backend != nil {
+		return s.Backend
+	}
+	return PG{Pool: s.Pool}
+}
+
+// Store is where the samples are kept, for the admin to see: the query
+// URL of the Prometheus-compatible database (its password, if any, left
+// out), or "" for PostgreSQL.
+func (s *Service) Store() string {
+	p, ok := s.Backend.(Prom)
+	if !ok {
+		return ""
+	}
+	u, err := url.Parse(p.QueryURL)
+	if err != nil {
+		return p.QueryURL
+	}
+	return u.Redacted()
+}
+
+// Record stores one sample of a cluster.
 func (s *Service) Record(ctx context.Context, clusterID int64, smp Sample) error {
+	return s.backend().Write(ctx, clusterID, smp)
+}
+
+// Top is at most n control planes ranked by by over [since, now], with
+// their names, owners and whether an alert is open for them, in order.
+func (s *Service) Top(ctx context.Context, by TopOrder, since, now time.Time, n int) ([]TopClusterInfo, error) {
+	top, err := s.backend().Top(ctx, by, since, now, n)
+	if err != nil || len(top) == 0 {
+		return nil, err
+	}
+	ids := make([]int64, len(top))
+	for i, t := range top {
+		ids[i] = t.ClusterID
+	}
+	rows, err := queries.New(s.Pool).MetricsOverviewClusterInfo(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("load the overview's clusters: %w", err)
+	}
+	info := make(map[int64]queries.MetricsOverviewClusterInfoRow, len(rows))
+	for _, r := range rows {
+		info[r.ID] = r
+	}
+	out := make([]TopClusterInfo, 0, len(top))
+	for _, t := range top {
+		// A cluster whose row is gone (a test's, or removed by hand) is
+		// left out.
+		if r, ok := info[t.ClusterID]; ok {
+			out = append(out, TopClusterInfo{TopCluster: t, Name: r.Name, OwnerID: r.OwnerID, OwnerEmail: r.OwnerEmail, Alerted: r.Alerted})
+		}
+	}
+	return out, nil
+}
+
+// TopClusterInfo is a control plane of Top with what the overview shows of
+// its cluster.
+type TopClusterInfo struct {
+	TopCluster
+	Name       string
+	OwnerID    int64
+	OwnerEmail string
+	// Alerted is an alert open for the control plane.
+	Alerted bool
+}
+
+// PG keeps the samples in PostgreSQL: raw samples in cluster_metrics,
+// partitioned by day; 5-minute and hourly rollups (Service.Maintain) in
+// cluster_metrics_5m and cluster_metrics_1h.
+type PG struct {
+	Pool *pgxpool.Pool
+}
+
+// Write implements Backend. A sample whose day has no partition yet (the
+// maintenance job makes them ahead; this covers its first run and a clock
+// far off) makes its own, then is stored.
+func (b PG) Write(ctx context.Context, clusterID int64, smp Sample) error {
 	p := queries.ClusterMetricInsertParams{
 		ClusterID: clusterID, At: ts(smp.At), Up: smp.Up,
 		ReadRate: f4(smp.ReadRate), WriteRate: f4(smp.WriteRate), WatchRate: f4(smp.WatchRate),
@@ -41,10 +122,10 @@ func (s *Service) Record(ctx context.Context, clusterID int64, smp Sample) error
 		}
 		p.ByResource = b
 	}
-	q := queries.New(s.Pool)
+	q := queries.New(b.Pool)
 	err := q.ClusterMetricInsert(ctx, p)
 	if isNoPartition(err) {
-		if err := s.ensurePartitions(ctx, smp.At, smp.At); err != nil {
+		if err := ensurePartitions(ctx, b.Pool, smp.At, smp.At); err != nil {
 			return err
 		}
 		err = q.ClusterMetricInsert(ctx, p)
@@ -53,6 +134,43 @@ func (s *Service) Record(ctx context.Context, clusterID int64, smp Sample) error
 		return fmt.Errorf("store metrics of cluster %d: %w", clusterID, err)
 	}
 	return nil
+}
+
+// Window implements Backend.
+func (b PG) Window(ctx context.Context, clusterID int64, since, now time.Time) ([]WindowPoint, error) {
+	rows, err := queries.New(b.Pool).ClusterMetricWindow(ctx, queries.ClusterMetricWindowParams{ClusterID: clusterID, Since: ts(since), Until: ts(now)})
+	if err != nil {
+		return nil, fmt.Errorf("metrics of cluster %d for alerts: %w", clusterID, err)
+	}
+	out := make([]WindowPoint, len(rows))
+	for i, r := range rows {
+		out[i] = WindowPoint{At: r.At.Time, ErrorRate: pf(r.ErrorRate), LatencyP99: pf(r.LatencyP99)}
+	}
+	return out, nil
+}
+
+// Top implements Backend.
+func (b PG) Top(ctx context.Context, by TopOrder, since, now time.Time, n int) ([]TopCluster, error) {
+	q := queries.New(b.Pool)
+	var rows []queries.MetricsTopRequestsRow
+	var err error
+	if by == TopErrors {
+		var rs []queries.MetricsTopErrorsRow
+		rs, err = q.MetricsTopErrors(ctx, queries.MetricsTopErrorsParams{Since: ts(since), Until: ts(now), MaxRows: int32(n)})
+		for _, r := range rs {
+			rows = append(rows, queries.MetricsTopRequestsRow(r))
+		}
+	} else {
+		rows, err = q.MetricsTopRequests(ctx, queries.MetricsTopRequestsParams{Since: ts(since), Until: ts(now), MaxRows: int32(n)})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rank control planes: %w", err)
+	}
+	out := make([]TopCluster, len(rows))
+	for i, r := range rows {
+		out[i] = TopCluster{ClusterID: r.ClusterID, Requests: r.Requests, Errors: r.Errors, P99: r.P99}
+	}
+	return out, nil
 }
 
 // isNoPartition reports whether err is PostgreSQL's "no partition of
@@ -104,16 +222,16 @@ func (s *Service) OwnSeries(ctx context.Context, ownerID, clusterID int64, r Ran
 // Series is any cluster's history over r up to now, for admins (users
 // read theirs through OwnSeries).
 func (s *Service) Series(ctx context.Context, clusterID int64, r Range, now time.Time) (Series, error) {
-	q := queries.New(s.Pool)
-	st, err := LoadSettings(ctx, q)
+	st, err := LoadSettings(ctx, queries.New(s.Pool))
 	if err != nil {
 		return Series{}, err
 	}
-	return s.series(ctx, q, clusterID, r, now, st.Interval())
+	return s.backend().Read(ctx, clusterID, r, now, st.Interval())
 }
 
-// series reads the rows of the range's resolution.
-func (s *Service) series(ctx context.Context, q *queries.Queries, clusterID int64, r Range, now time.Time, interval time.Duration) (Series, error) {
+// Read implements Backend: the rows of the range's resolution.
+func (b PG) Read(ctx context.Context, clusterID int64, r Range, now time.Time, interval time.Duration) (Series, error) {
+	q := queries.New(b.Pool)
 	since := ts(now.Add(-r.Duration()))
 	var rows []queries.ClusterMetricsRawRow
 	step := interval
