@@ -22,6 +22,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
@@ -101,6 +102,8 @@ type Deps struct {
 	// ClusterMetrics: the history of the clusters' control planes, for
 	// the charts. (Metrics above is the platform's own HTTP metrics.)
 	ClusterMetrics *metrics.Service
+	// AdminJobs: River's jobs, queues and leader, for the admin area.
+	AdminJobs *adminjobs.Service
 }
 
 // Handlers carries the dependencies of every route.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
@@ -139,6 +140,8 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		Billing:        &billing.Service{Pool: web, River: rc, Box: box},
 		Ingress:        &ingress.Service{Pool: web, River: rc, Box: box, DNS: &dnsrecords.Service{Pool: web, Box: box}, Virtual: webClusters.VirtualConfig},
 		ClusterMetrics: &metrics.Service{Pool: web},
+		// The insert-only client, as an API replica has.
+		AdminJobs: &adminjobs.Service{Pool: web, River: inserter, Periodic: jobs.PeriodicSchedules(pageTestJobOptions())},
 	}
 	for _, o := range opts {
 		o(&deps)

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
@@ -205,54 +206,9 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 				}
 			}
 		}
-		cfg.PeriodicJobs = []*river.PeriodicJob{
-			river.NewPeriodicJob(
-				river.PeriodicInterval(opts.CleanupInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true, ID: "cleanup"},
-			),
-			// When the workers start: a restart with a new base URL or CA
-			// bundle rewrites the webhook configurations at once; and the
-			// ready clusters without the node quota get it.
-			river.NewPeriodicJob(
-				river.PeriodicInterval(24*time.Hour),
-				func() (river.JobArgs, *river.InsertOpts) { return nodequota.RewriteArgs{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true, ID: "node_quota_rewrite"},
-			),
-			// The host nodes NodePort clusters' routes go to.
-			river.NewPeriodicJob(
-				river.PeriodicInterval(HostNodesInterval),
-				func() (river.JobArgs, *river.InsertOpts) {
-					return edge.HostNodesArgs{}, &river.InsertOpts{UniqueOpts: checks.UniqueWhileWaiting()}
-				},
-				&river.PeriodicJobOpts{RunOnStart: true, ID: "edge_host_nodes"},
-			),
-			// Periods that end, grace that runs out, unpaid orders.
-			river.NewPeriodicJob(
-				river.PeriodicInterval(billing.PeriodsInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return billing.PeriodsArgs{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true, ID: "billing_periods"},
-			),
-			// The metrics tables' partitions, rollups and retention.
-			river.NewPeriodicJob(
-				river.PeriodicInterval(MetricsMaintainInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return metrics.MaintainArgs{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true, ID: "metrics_maintain"},
-			),
-			// Edges out of step, told to the admins.
-			river.NewPeriodicJob(
-				river.PeriodicInterval(EdgeWatchInterval),
-				func() (river.JobArgs, *river.InsertOpts) {
-					return edge.WatchArgs{}, &river.InsertOpts{MaxAttempts: 1, UniqueOpts: checks.UniqueWhileWaiting()}
-				},
-				&river.PeriodicJobOpts{ID: "edge_watch"},
-			),
-		}
-		if opts.ChecksInterval > 0 {
+		for _, p := range periodicJobs(opts) {
 			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(
-				river.PeriodicInterval(opts.ChecksInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return checks.DispatchArgs{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true, ID: "cluster_checks"},
+				river.PeriodicInterval(p.interval), p.args, &river.PeriodicJobOpts{RunOnStart: p.runOnStart, ID: p.id},
 			))
 		}
 		cfg.Middleware = append(cfg.Middleware, newMetricsMiddleware(d.Metrics))
@@ -262,4 +218,59 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
 	return client, nil
+}
+
+// periodic is a periodic job: its ID, how often it is inserted, what it
+// inserts, and whether the leader inserts it as soon as it is elected.
+type periodic struct {
+	id         string
+	interval   time.Duration
+	args       func() (river.JobArgs, *river.InsertOpts)
+	runOnStart bool
+}
+
+// periodicJobs are the periodic jobs under opts.
+func periodicJobs(opts Options) []periodic {
+	ps := []periodic{
+		{id: "cleanup", interval: opts.CleanupInterval, runOnStart: true,
+			args: func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil }},
+		// When the workers start: a restart with a new base URL or CA
+		// bundle rewrites the webhook configurations at once; and the
+		// ready clusters without the node quota get it.
+		{id: "node_quota_rewrite", interval: 24 * time.Hour, runOnStart: true,
+			args: func() (river.JobArgs, *river.InsertOpts) { return nodequota.RewriteArgs{}, nil }},
+		// The host nodes NodePort clusters' routes go to.
+		{id: "edge_host_nodes", interval: HostNodesInterval, runOnStart: true,
+			args: func() (river.JobArgs, *river.InsertOpts) {
+				return edge.HostNodesArgs{}, &river.InsertOpts{UniqueOpts: checks.UniqueWhileWaiting()}
+			}},
+		// Periods that end, grace that runs out, unpaid orders.
+		{id: "billing_periods", interval: billing.PeriodsInterval, runOnStart: true,
+			args: func() (river.JobArgs, *river.InsertOpts) { return billing.PeriodsArgs{}, nil }},
+		// The metrics tables' partitions, rollups and retention.
+		{id: "metrics_maintain", interval: MetricsMaintainInterval, runOnStart: true,
+			args: func() (river.JobArgs, *river.InsertOpts) { return metrics.MaintainArgs{}, nil }},
+		// Edges out of step, told to the admins.
+		{id: "edge_watch", interval: EdgeWatchInterval,
+			args: func() (river.JobArgs, *river.InsertOpts) {
+				return edge.WatchArgs{}, &river.InsertOpts{MaxAttempts: 1, UniqueOpts: checks.UniqueWhileWaiting()}
+			}},
+	}
+	if opts.ChecksInterval > 0 {
+		ps = append(ps, periodic{id: "cluster_checks", interval: opts.ChecksInterval, runOnStart: true,
+			args: func() (river.JobArgs, *river.InsertOpts) { return checks.DispatchArgs{}, nil }})
+	}
+	return ps
+}
+
+// PeriodicSchedules are the kinds and intervals of the periodic jobs that
+// workers run under opts, for the admin's jobs page (which an API replica
+// serves: it does not matter whether opts.Work is set).
+func PeriodicSchedules(opts Options) []adminjobs.Schedule {
+	var ss []adminjobs.Schedule
+	for _, p := range periodicJobs(opts) {
+		args, _ := p.args()
+		ss = append(ss, adminjobs.Schedule{Kind: args.Kind(), Interval: p.interval})
+	}
+	return ss
 }
