@@ -83,7 +83,10 @@ func (h *Handlers) showAdminJobsPage(c echo.Context) error {
 		m.Leader = &views.AdminJobsLeader{ID: l.ID, ElectedAt: l.ElectedAt, ExpiresAt: l.ExpiresAt}
 	}
 	for _, q := range o.Queues {
-		v := views.AdminJobsQueue{Name: q.Name, CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt}
+		v := views.AdminJobsQueue{
+			Name: q.Name, CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt,
+			Silent: o.Now.Sub(q.UpdatedAt) > adminjobs.QueueSilentAfter,
+		}
 		if q.PausedAt != nil {
 			v.PausedAt = *q.PausedAt
 		}

@@ -35,6 +35,12 @@ func (b *testBundle) jobRow(t *testing.T, id int64) *rivertype.JobRow {
 	return j
 }
 
+// waitJob waits until job id is as cond wants.
+func (b *testBundle) waitJob(t *testing.T, id int64, cond func(*rivertype.JobRow) bool, what string) {
+	t.Helper()
+	waitFor(t, func() bool { return cond(b.jobRow(t, id)) }, what)
+}
+
 // jobAudited is how many events of action target job id.
 func (b *testBundle) jobAudited(t *testing.T, action string, id int64, kind string) int {
 	t.Helper()
@@ -56,10 +62,11 @@ func TestAdminJobsShowsFailingJobsAndRetries(t *testing.T) {
 	// Fails on every attempt; River backs off between them, so it sits
 	// retryable with its error after the first.
 	failing, sealed := b.failingEmail(t, "not an address", nil)
-	waitFor(t, func() bool { j := b.jobRow(t, failing); return j.State == rivertype.JobStateRetryable && len(j.Errors) > 0 },
+	b.waitJob(t, failing, func(j *rivertype.JobRow) bool { return j.State == rivertype.JobStateRetryable && len(j.Errors) > 0 },
 		"the email job fails once")
 	code, body := admin.get("/admin/jobs?state=retryable&kind=email")
 	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `data-testid="admin-nav-jobs" aria-current="page"`)
 	row := jobRowHTML(t, body, failing)
 	require.Contains(t, row, `mail to &#34;not an address&#34;`)
 	require.Contains(t, row, "Retryable")
@@ -85,7 +92,7 @@ func TestAdminJobsShowsFailingJobsAndRetries(t *testing.T) {
 	_, body = admin.get("/admin/jobs?state=discarded")
 	require.Contains(t, body, "The job is queued to run again now.")
 	// It runs again and fails a second time.
-	waitFor(t, func() bool { j := b.jobRow(t, discarded); return j.Attempt == 2 && j.State == rivertype.JobStateDiscarded },
+	b.waitJob(t, discarded, func(j *rivertype.JobRow) bool { return j.Attempt == 2 && j.State == rivertype.JobStateDiscarded },
 		"the retried job runs again")
 	j := b.jobRow(t, discarded)
 	require.Len(t, j.Errors, 2)
@@ -136,6 +143,14 @@ func TestAdminJobsCancelsScheduledJobs(t *testing.T) {
 	_, body = admin.get("/admin/jobs?state=cancelled&kind=email")
 	require.Contains(t, body, "The job is cancelled")
 	require.Contains(t, jobRowHTML(t, body, id), fmt.Sprintf("job-retry-%d", id))
+	require.NotContains(t, body, "Not seen lately")
+
+	// A queue no process has refreshed for an hour is pointed out.
+	_, err := b.pool.Exec(context.Background(), `UPDATE river_queue SET updated_at = now() - interval '1 hour' WHERE name = 'email'`)
+	require.NoError(t, err)
+	_, body = admin.get("/admin/jobs")
+	queue := sectionHTML(t, body, "jobs-queue-email")
+	require.Contains(t, queue[:strings.Index(queue, "</tr>")], "Not seen lately")
 }
 
 // TestAdminJobsPages: keyset pages, newest first, and filters that refuse

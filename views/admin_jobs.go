@@ -72,6 +72,8 @@ type AdminJobsQueue struct {
 	Name                 string
 	CreatedAt, UpdatedAt time.Time
 	PausedAt             time.Time
+	// Silent is a queue no process has reported working lately.
+	Silent bool
 }
 
 // AdminJobsURL is the jobs page filtered by state and kind, from before

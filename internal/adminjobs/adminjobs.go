@@ -32,6 +32,11 @@ import (
 // PageSize is how many jobs a page lists.
 const PageSize = 50
 
+// QueueSilentAfter is how long a queue's row may go without a refresh
+// before the page says no process works it: River's producers refresh it
+// when they start, then every ten minutes (its queueReportIntervalDefault).
+const QueueSilentAfter = 15 * time.Minute
+
 // Errors of the changes: ErrNotFound is answered with 404; ErrNotAllowed's
 // message is a catalog message ID, shown to the admin.
 var (

@@ -1,0 +1,30 @@
+package jobs_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/internal/adminjobs"
+	"github.com/kubebyon/kubebyon/jobs"
+)
+
+// TestPeriodicSchedules: the admin page's schedules are the periodic jobs
+// the client runs, kind by kind, with the options' intervals.
+func TestPeriodicSchedules(t *testing.T) {
+	t.Parallel()
+	opts := jobs.DefaultOptions(true)
+	opts.CleanupInterval = 7 * time.Minute
+	ss := jobs.PeriodicSchedules(opts)
+	require.Contains(t, ss, adminjobs.Schedule{Kind: "cleanup", Interval: 7 * time.Minute})
+	require.Contains(t, ss, adminjobs.Schedule{Kind: "cluster_checks", Interval: opts.ChecksInterval})
+	require.Contains(t, ss, adminjobs.Schedule{Kind: "edge_watch", Interval: jobs.EdgeWatchInterval})
+	require.Len(t, ss, 7)
+
+	// No periodic checks under options without them.
+	opts.ChecksInterval = 0
+	for _, s := range jobs.PeriodicSchedules(opts) {
+		require.NotEqual(t, "cluster_checks", s.Kind)
+	}
+}
