@@ -188,18 +188,26 @@ func TestAdminJobsPages(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
 
-// TestAdminJobsRefuseNonAdmins: every route is a 404 for a user, and
-// changes nothing.
+// TestAdminJobsRefuseNonAdmins: every route is a 404 for a user and for
+// a visitor, and changes nothing.
 func TestAdminJobsRefuseNonAdmins(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	user, _ := b.signedUpUser(t, "jobs-user")
 	id, _ := b.failingEmail(t, "later", &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
-	code, _ := user.get("/admin/jobs")
-	require.Equal(t, http.StatusNotFound, code)
-	for _, action := range []string{"retry", "cancel"} {
-		resp := user.post("/", fmt.Sprintf("/admin/jobs/%d/%s", id, action), nil)
-		require.Equal(t, http.StatusNotFound, resp.StatusCode, action)
+	for _, who := range []struct {
+		name     string
+		c        *client
+		formPage string // a page with a CSRF token
+	}{{"user", user, "/"}, {"visitor", b.client(t), "/login"}} {
+		for _, path := range []string{"/admin/jobs", "/admin/jobs?state=scheduled&kind=email"} {
+			code, _ := who.c.get(path)
+			require.Equal(t, http.StatusNotFound, code, who.name+" "+path)
+		}
+		for _, action := range []string{"retry", "cancel"} {
+			resp := who.c.post(who.formPage, fmt.Sprintf("/admin/jobs/%d/%s", id, action), nil)
+			require.Equal(t, http.StatusNotFound, resp.StatusCode, who.name+" "+action)
+		}
 	}
 	require.Equal(t, rivertype.JobStateScheduled, b.jobRow(t, id).State)
 	var n int
