@@ -36,6 +36,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/mailsettings"
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -46,6 +47,9 @@ import (
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
+
+// testMailFrom is the platform's sender in the tests (KUBEBYON_MAIL_FROM).
+const testMailFrom = "KubeBYON <noreply@kubebyon.test>"
 
 type testBundle struct {
 	pool   *pgxpool.Pool
@@ -88,7 +92,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	tokens := &jointokens.Service{Pool: pool, Box: box, Virtual: clusterSvc.VirtualConfig}
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Metrics: reg, Box: box, Catalog: catalog, BaseURL: baseURL,
-		Mailer:        mail.NewSMTP(smtpURL, "KubeBYON <noreply@kubebyon.test>"),
+		Mailer:        &mailsettings.Service{Pool: pool, Box: box, EnvURL: smtpURL, From: testMailFrom, Logger: logger},
 		VirtualConfig: clusterSvc.VirtualConfig, JoinTokens: tokens,
 	}, pageTestJobOptions())
 	require.NoError(t, err)
@@ -139,6 +143,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		Billing:        &billing.Service{Pool: web, River: rc, Box: box},
 		Ingress:        &ingress.Service{Pool: web, River: rc, Box: box, DNS: &dnsrecords.Service{Pool: web, Box: box}, Virtual: webClusters.VirtualConfig},
 		ClusterMetrics: &metrics.Service{Pool: web},
+		Mail:           &mailsettings.Service{Pool: web, Box: box, EnvURL: smtpURL, From: testMailFrom, Logger: logger},
 	}
 	for _, o := range opts {
 		o(&deps)
