@@ -83,7 +83,9 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	// only the dial.
 	timeout := 30 * time.Second
 	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
+		if timeout = min(timeout, time.Until(d)); timeout <= 0 {
+			return fmt.Errorf("send mail via %s: %w", s.url.Host, context.DeadlineExceeded)
+		}
 	}
 	opts := []gomail.Option{gomail.WithTimeout(timeout)}
 	port := 25

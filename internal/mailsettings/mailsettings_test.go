@@ -125,3 +125,28 @@ func TestSendFollowsTheSettings(t *testing.T) {
 	require.Len(t, env.Messages(t, to), 1)
 	require.Len(t, auth.Messages(t, to), 1)
 }
+
+// TestUnreadablePassword: a password sealed with another platform key
+// reads as empty, said so; mail is not sent without it.
+func TestUnreadablePassword(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	other, err := secrets.New(bytes.Repeat([]byte{4}, 32))
+	require.NoError(t, err)
+	box, err := secrets.New(bytes.Repeat([]byte{5}, 32))
+	require.NoError(t, err)
+	st := Settings{Host: "127.0.0.1", Port: 25, TLS: TLSNone, Username: "u", Password: "sealed elsewhere"}
+	require.NoError(t, save(ctx, queries.New(pool), other, st))
+
+	s := &Service{Pool: pool, Box: box}
+	got, unreadable, err := s.Load(ctx)
+	require.NoError(t, err)
+	require.True(t, unreadable)
+	require.Equal(t, "u", got.Username)
+	require.Empty(t, got.Password)
+	require.ErrorIs(t, s.Send(ctx, mail.Message{To: "nobody@example.com", Subject: "s", Text: "t"}), ErrUnreadable)
+	changed, err := changes(got, got, unreadable)
+	require.NoError(t, err)
+	require.Equal(t, []string{FieldPassword}, changed, "saving writes the password anew")
+}
