@@ -34,6 +34,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/mailsettings"
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -97,6 +98,8 @@ type Deps struct {
 	// AdminUsers and AdminSettings: the admin area.
 	AdminUsers    *adminusers.Service
 	AdminSettings *adminsettings.Service
+	// Mail: the mail server settings; also the platform's mail sender.
+	Mail *mailsettings.Service
 	// Billing: plans.
 	Billing *billing.Service
 	// ClusterMetrics: the history of the clusters' control planes, for

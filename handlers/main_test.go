@@ -37,6 +37,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/mailsettings"
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -47,6 +48,9 @@ import (
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
+
+// testMailFrom is the platform's sender in the tests (KUBEBYON_MAIL_FROM).
+const testMailFrom = "KubeBYON <noreply@kubebyon.test>"
 
 type testBundle struct {
 	pool   *pgxpool.Pool
@@ -89,7 +93,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	tokens := &jointokens.Service{Pool: pool, Box: box, Virtual: clusterSvc.VirtualConfig}
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Metrics: reg, Box: box, Catalog: catalog, BaseURL: baseURL,
-		Mailer:        mail.NewSMTP(smtpURL, "KubeBYON <noreply@kubebyon.test>"),
+		Mailer:        &mailsettings.Service{Pool: pool, Box: box, EnvURL: smtpURL, From: testMailFrom, Logger: logger},
 		VirtualConfig: clusterSvc.VirtualConfig, JoinTokens: tokens,
 	}, pageTestJobOptions())
 	require.NoError(t, err)
@@ -142,6 +146,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		ClusterMetrics: &metrics.Service{Pool: web},
 		// The insert-only client, as an API replica has.
 		AdminJobs: &adminjobs.Service{Pool: web, River: inserter, Periodic: jobs.PeriodicSchedules(pageTestJobOptions())},
+		Mail:      &mailsettings.Service{Pool: web, Box: box, EnvURL: smtpURL, From: testMailFrom, Logger: logger},
 	}
 	for _, o := range opts {
 		o(&deps)

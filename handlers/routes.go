@@ -212,6 +212,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.adminBillingRoutes(admin)
 	h.adminMetricsRoutes(admin)
 	h.adminJobsRoutes(admin)
+	h.adminMailRoutes(admin)
 	admin.GET("/plans", h.showAdminPlansPage)
 	admin.POST("/plans", h.createPlan)
 	admin.GET("/plans/:id", h.showAdminPlanPage)

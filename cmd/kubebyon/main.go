@@ -45,6 +45,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
+	"github.com/kubebyon/kubebyon/internal/mailsettings"
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -216,14 +217,14 @@ func (s *services) setRiver(rc *river.Client[pgx.Tx]) {
 	s.accounts.River, s.clusters.River, s.nodes.River, s.ingress.River, s.billing.River = rc, rc, rc, rc, rc
 }
 
-// mailer is the configured mail transport.
-func mailer(common *config.Common, logger *slog.Logger) mail.Sender {
-	if common.SMTPURL == "" {
-		logger.Warn("KUBEBYON_SMTP_URL is not set: mail (sign-up codes, password resets) is written to this log instead of being sent")
-		return &mail.Log{Logger: logger}
+// mailer is the platform's mail sender: the server of the admin mail
+// settings, else KUBEBYON_SMTP_URL, else the log, chosen at each send.
+func mailer(common *config.Common, logger *slog.Logger, pool *pgxpool.Pool, box *secrets.Box) *mailsettings.Service {
+	m := &mailsettings.Service{Pool: pool, Box: box, From: common.MailFrom, Logger: logger}
+	if common.SMTPURL != "" {
+		m.EnvURL, _ = mail.ParseSMTPURL(common.SMTPURL) // validated with the config
 	}
-	u, _ := mail.ParseSMTPURL(common.SMTPURL) // validated with the config
-	return mail.NewSMTP(u, common.MailFrom)
+	return m
 }
 
 // start opens the database, checks its schema (applying migrations first
@@ -269,9 +270,12 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 	if where := svc.metrics.Store(); where != "" {
 		logger.Info("control-plane metrics are kept in a Prometheus-compatible database", "query_url", where)
 	}
+	if common.SMTPURL == "" {
+		logger.Warn("KUBEBYON_SMTP_URL is not set: unless a mail server is set in the admin area (/admin/mail), mail (sign-up codes, password resets) is written to this log instead of being sent")
+	}
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: db.Pool, Logger: logger, Metrics: reg,
-		Mailer: mailer(common, logger), Box: box, Catalog: catalog, BaseURL: common.BaseURL,
+		Mailer: mailer(common, logger, db.Pool, box), Box: box, Catalog: catalog, BaseURL: common.BaseURL,
 		KubeconfigPath: common.Kubeconfig, WebhookCABundle: common.WebhookCABundle,
 		VirtualConfig: svc.clusters.VirtualConfig, JoinTokens: svc.joinTokens,
 		MetricsBackend: svc.metrics.Backend,
@@ -400,6 +404,7 @@ func (c *cli) serve(args []string) error {
 		Billing:        svc.billing,
 		ClusterMetrics: svc.metrics,
 		AdminJobs:      &adminjobs.Service{Pool: web, River: deps.river, Periodic: jobs.PeriodicSchedules(jobs.DefaultOptions(true))},
+		Mail:           mailer(common, logger, web, deps.box),
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
 	tlsAddr := ""

@@ -1,6 +1,8 @@
-// Package mail sends the platform's email: over SMTP when KUBEBYON_SMTP_URL
-// is set, else into the log (for a development machine without a mail
-// server). Messages are sent by the River email job, never in a request.
+// Package mail sends the platform's email: over SMTP (the server of the
+// admin mail settings, else KUBEBYON_SMTP_URL: package mailsettings
+// chooses), else into the log (for a development machine without a mail
+// server). Messages are sent by the River email job, never in a request,
+// but for an admin's test email.
 package mail
 
 import (
@@ -77,7 +79,15 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	msg.Subject(m.Subject)
 	msg.SetBodyString(gomail.TypeTextPlain, m.Text)
 
-	opts := []gomail.Option{gomail.WithTimeout(30 * time.Second)}
+	// A deadline on ctx (a test email's) bounds the conversation too, not
+	// only the dial.
+	timeout := 30 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		if timeout = min(timeout, time.Until(d)); timeout <= 0 {
+			return fmt.Errorf("send mail via %s: %w", s.url.Host, context.DeadlineExceeded)
+		}
+	}
+	opts := []gomail.Option{gomail.WithTimeout(timeout)}
 	port := 25
 	switch {
 	case s.url.Scheme == "smtps":
@@ -97,7 +107,14 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	opts = append(opts, gomail.WithPort(port))
 	if s.url.User != nil {
 		pw, _ := s.url.User.Password()
-		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
+		// Discovery picks no mechanism on a connection without TLS; asked
+		// for none, PLAIN works with a server on this machine only (a
+		// local relay): go-mail refuses to send the password elsewhere.
+		auth := gomail.SMTPAuthAutoDiscover
+		if s.url.Query().Get("tls") == "none" {
+			auth = gomail.SMTPAuthPlain
+		}
+		opts = append(opts, gomail.WithSMTPAuth(auth),
 			gomail.WithUsername(s.url.User.Username()), gomail.WithPassword(pw))
 	}
 	c, err := gomail.NewClient(s.url.Hostname(), opts...)
@@ -117,7 +134,7 @@ type Log struct {
 
 // Send implements Sender.
 func (l *Log) Send(ctx context.Context, m Message) error {
-	l.Logger.WarnContext(ctx, "KUBEBYON_SMTP_URL is not set: email logged instead of sent",
+	l.Logger.WarnContext(ctx, "no mail server is set (admin mail settings or KUBEBYON_SMTP_URL): email logged instead of sent",
 		"to", m.To, "subject", m.Subject, "text", m.Text)
 	return nil
 }

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -19,11 +20,16 @@ import (
 // Mailpit is a real SMTP server (mailpit, built from its Go module in
 // tools/mailpit) whose API the tests read messages from.
 type Mailpit struct {
-	SMTPURL string // smtp://127.0.0.1:port?tls=none
-	apiURL  string
+	SMTPURL string // smtp://127.0.0.1:port?tls=none (with the credentials, for MailAuth's)
+	// Username and Password are the only credentials MailAuth's server
+	// takes; empty for Mail's, which takes mail from anyone.
+	Username string
+	Password string
+	apiURL   string
 }
 
-var mailpit struct {
+// mailpitServer is one mailpit process of the test binary.
+type mailpitServer struct {
 	once sync.Once
 	mp   *Mailpit
 	cmd  *exec.Cmd
@@ -31,24 +37,41 @@ var mailpit struct {
 	err  error
 }
 
+var mailpit, mailpitAuth mailpitServer
+
 // Mail returns the test binary's mailpit, starting it on first use. Tests
 // tell their messages apart by recipient address.
 func Mail(t testing.TB) *Mailpit {
 	t.Helper()
-	mailpit.once.Do(func() { mailpit.mp, mailpit.err = startMailpit() })
+	mailpit.once.Do(func() { mailpit.mp, mailpit.err = mailpit.start(false) })
 	if mailpit.err != nil {
 		t.Fatalf("testenv: mailpit: %v", mailpit.err)
 	}
 	return mailpit.mp
 }
 
-func stopMailpit() {
-	if mailpit.cmd != nil && mailpit.cmd.Process != nil {
-		_ = mailpit.cmd.Process.Kill()
-		_ = mailpit.cmd.Wait()
+// MailAuth returns a second mailpit of the test binary, one that takes
+// mail only after SMTP authentication with its Username and Password
+// (PLAIN, allowed without TLS: it is on this machine), so that a wrong
+// password is refused for real.
+func MailAuth(t testing.TB) *Mailpit {
+	t.Helper()
+	mailpitAuth.once.Do(func() { mailpitAuth.mp, mailpitAuth.err = mailpitAuth.start(true) })
+	if mailpitAuth.err != nil {
+		t.Fatalf("testenv: mailpit with authentication: %v", mailpitAuth.err)
 	}
-	if mailpit.dir != "" {
-		_ = os.RemoveAll(mailpit.dir)
+	return mailpitAuth.mp
+}
+
+func stopMailpit() {
+	for _, s := range []*mailpitServer{&mailpit, &mailpitAuth} {
+		if s.cmd != nil && s.cmd.Process != nil {
+			_ = s.cmd.Process.Kill()
+			_ = s.cmd.Wait()
+		}
+		if s.dir != "" {
+			_ = os.RemoveAll(s.dir)
+		}
 	}
 }
 
@@ -81,12 +104,12 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-func startMailpit() (*Mailpit, error) {
+func (s *mailpitServer) start(auth bool) (*Mailpit, error) {
 	dir, err := tempDir("kubebyon-mailpit-")
 	if err != nil {
 		return nil, err
 	}
-	mailpit.dir = dir
+	s.dir = dir
 	bin, err := mailpitBinary(dir)
 	if err != nil {
 		return nil, err
@@ -99,20 +122,31 @@ func startMailpit() (*Mailpit, error) {
 	if err != nil {
 		return nil, err
 	}
-	mailpit.cmd = exec.Command(bin,
+	args := []string{
 		"--smtp", fmt.Sprintf("127.0.0.1:%d", smtpPort),
 		"--listen", fmt.Sprintf("127.0.0.1:%d", httpPort),
 		"--database", filepath.Join(dir, "mailpit.db"),
 		"--max", "0",
 		"--disable-version-check",
 		"--quiet",
-	)
-	if err := mailpit.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start mailpit: %w", err)
 	}
 	mp := &Mailpit{
 		SMTPURL: fmt.Sprintf("smtp://127.0.0.1:%d?tls=none", smtpPort),
 		apiURL:  fmt.Sprintf("http://127.0.0.1:%d/api/v1", httpPort),
+	}
+	if auth {
+		mp.Username, mp.Password = "kubebyon", rand.Text()
+		// An htpasswd file; mailpit takes plain-text passwords in it.
+		file := filepath.Join(dir, "smtp-auth")
+		if err := os.WriteFile(file, []byte(mp.Username+":"+mp.Password+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("write mailpit auth file: %w", err)
+		}
+		args = append(args, "--smtp-auth-file", file, "--smtp-auth-allow-insecure")
+		mp.SMTPURL = fmt.Sprintf("smtp://%s:%s@127.0.0.1:%d?tls=none", mp.Username, mp.Password, smtpPort)
+	}
+	s.cmd = exec.Command(bin, args...)
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start mailpit: %w", err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
