@@ -32,7 +32,14 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+// TestMain runs the tests, or as the steady-state benchmark's worker
+// process (steadyWorker) only that.
+func TestMain(m *testing.M) {
+	if os.Getenv(steadyWorkerDB) != "" {
+		os.Exit(steadyWorker())
+	}
+	testenv.Main(m)
+}
 
 // BenchmarkClusterCreateToInstalled creates 1,000 clusters (issue 10's
 // figure; BENCH_INSTALLS sets another number) through the

@@ -21,7 +21,8 @@ var FullFleet = Fleet{Users: 1000, Clusters: 10000, NodesPerCluster: 10, Tokens:
 // clusters, ready clusters (each with a CA certificate of the size a real
 // one has), a node snapshot per cluster, one join token in use per
 // cluster (up to f.Tokens), and the clusters' checks as a running platform
-// has them (node health due within a minute, join token sync due now).
+// has them (node health and metrics scrapes due within a minute, join
+// token sync due now).
 func seedFleet(tb testing.TB, pool *pgxpool.Pool, f Fleet) {
 	tb.Helper()
 	ctx := context.Background()
@@ -49,6 +50,8 @@ func seedFleet(tb testing.TB, pool *pgxpool.Pool, f Fleet) {
 		  SELECT id, 'node_health', now() + random() * interval '1 minute' FROM clusters WHERE slug LIKE '%-fleet'`, nil},
 		{`INSERT INTO cluster_checks (cluster_id, kind, due_at)
 		  SELECT DISTINCT cluster_id, 'join_token_sync', now() FROM join_tokens`, nil},
+		{`INSERT INTO cluster_checks (cluster_id, kind, due_at)
+		  SELECT id, 'metrics_scrape', now() + random() * interval '1 minute' FROM clusters WHERE slug LIKE '%-fleet'`, nil},
 		{`ANALYZE`, nil},
 	}
 	for _, s := range stmts {
