@@ -211,6 +211,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	admin.POST("/edge/ingress", h.saveAdminIngress)
 	h.adminBillingRoutes(admin)
 	h.adminMetricsRoutes(admin)
+	h.adminClusterRoutes(admin)
 	admin.GET("/plans", h.showAdminPlansPage)
 	admin.POST("/plans", h.createPlan)
 	admin.GET("/plans/:id", h.showAdminPlanPage)
