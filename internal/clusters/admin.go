@@ -36,7 +36,8 @@ type AdminFilter struct {
 type AdminPage struct {
 	Clusters []queries.AdminClusterListOlderRow
 	// Older and Newer are the cursors of the pages after and before this
-	// one (AdminList's before and after): 0 when there is none.
+	// one (AdminList's before and after: its last and first id); 0 when
+	// there is none.
 	Older, Newer int64
 }
 
@@ -50,7 +51,6 @@ func (s *Service) AdminList(ctx context.Context, f AdminFilter, before, after in
 		pattern = "%" + likeEscaper.Replace(search) + "%"
 	}
 	// One more row than shown tells whether there is a page beyond.
-	var rows []queries.AdminClusterListOlderRow
 	if after != 0 {
 		newer, err := q.AdminClusterListNewer(ctx, queries.AdminClusterListNewerParams{
 			Pattern: pattern, Status: f.Status, OwnerEmail: strings.TrimSpace(f.OwnerEmail),
@@ -59,13 +59,16 @@ func (s *Service) AdminList(ctx context.Context, f AdminFilter, before, after in
 		if err != nil {
 			return AdminPage{}, fmt.Errorf("list newer clusters: %w", err)
 		}
-		p := AdminPage{Older: after}
+		var p AdminPage
 		if len(newer) > AdminPageSize {
 			newer = newer[:AdminPageSize]
 			p.Newer = newer[AdminPageSize-1].ID
 		}
 		for _, r := range newer {
 			p.Clusters = append(p.Clusters, queries.AdminClusterListOlderRow(r))
+		}
+		if len(newer) > 0 {
+			p.Older = newer[0].ID
 		}
 		slices.Reverse(p.Clusters)
 		return p, nil
@@ -77,10 +80,13 @@ func (s *Service) AdminList(ctx context.Context, f AdminFilter, before, after in
 	if err != nil {
 		return AdminPage{}, fmt.Errorf("list clusters: %w", err)
 	}
-	p := AdminPage{Clusters: rows, Newer: before}
+	p := AdminPage{Clusters: rows}
 	if len(rows) > AdminPageSize {
 		p.Clusters = rows[:AdminPageSize]
 		p.Older = p.Clusters[AdminPageSize-1].ID
+	}
+	if before != 0 && len(p.Clusters) > 0 {
+		p.Newer = p.Clusters[0].ID
 	}
 	return p, nil
 }
