@@ -217,8 +217,7 @@ func TestAdminClusterRetry(t *testing.T) {
 	require.Contains(t, details, fmt.Sprintf(`"owner_id": %d`, owner))
 	require.Contains(t, details, fmt.Sprintf(`"owner_email": "%s"`, email))
 	b.requireNotified(t, owner, "ClusterAdminRetried")
-	msgs := b.mail.WaitMessages(t, email, 2)
-	require.Equal(t, "An administrator retried cluster flaky", msgs[len(msgs)-1].Subject)
+	require.Contains(t, b.waitMail(t, email, "An administrator retried cluster flaky").Text, fmt.Sprintf("/clusters/%d", cl))
 }
 
 // TestAdminClusterDelete: an admin deletes another user's cluster after
@@ -259,8 +258,7 @@ func TestAdminClusterDelete(t *testing.T) {
 	require.Equal(t, adminEmail, actor)
 	require.Contains(t, details, fmt.Sprintf(`"owner_id": %d`, owner))
 	b.requireNotified(t, owner, "ClusterAdminDeleted")
-	msgs := b.mail.WaitMessages(t, email, 2)
-	require.Equal(t, "An administrator deleted cluster doomed", msgs[len(msgs)-1].Subject)
+	require.Contains(t, b.waitMail(t, email, "An administrator deleted cluster doomed").Text, "being removed")
 
 	// Forced again while it is being deleted: a fresh reconcile.
 	resp = admin.post(path, path+"/delete", url.Values{"confirm": {"doomed-u7i8o9"}})
