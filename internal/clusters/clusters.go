@@ -1,5 +1,6 @@
 // Package clusters is what users do with their clusters: create, change,
-// delete and retry them. Each action writes the row, a cluster event, the
+// delete and retry them (and admins with anyone's: list, retry, delete,
+// admin.go). Each action writes the row, a cluster event, the
 // audit event and the ClusterReconcile job in one transaction; the job then
 // does the work on the host cluster.
 package clusters
