@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
@@ -24,50 +23,6 @@ import (
 func (h *Handlers) adminMetricsRoutes(admin *echo.Group) {
 	admin.GET("/metrics", h.showAdminMetricsPage)
 	admin.POST("/metrics/settings", h.saveMetricsSettings)
-	admin.GET("/clusters/:id", h.showAdminClusterPage)
-	admin.GET("/clusters/:id/metrics", h.showAdminClusterPage)
-	admin.GET("/clusters/:id/metrics.json", h.showAdminClusterMetricsJSON)
-}
-
-// showAdminClusterPage is GET /admin/clusters/:id (and its metrics over
-// ?range=, which the range switch asks for): any user's cluster, its
-// owner, state, open alerts and metrics; for htmx, the metrics alone.
-func (h *Handlers) showAdminClusterPage(c echo.Context) error {
-	ctx := c.Request().Context()
-	id, err := clusterIDParam(c)
-	if err != nil {
-		return err
-	}
-	q := queries.New(h.Pool)
-	cl, err := q.ClusterGetByID(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return echo.ErrNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("load cluster %d: %w", id, err)
-	}
-	r, err := metricsRangeParam(c)
-	if err != nil {
-		return err
-	}
-	s, err := h.ClusterMetrics.Series(ctx, cl.ID, r, time.Now())
-	if err != nil {
-		return err
-	}
-	m := views.AdminCluster{
-		Cluster: clusterView(cl), Slug: cl.Slug, OwnerID: cl.OwnerID,
-		Metrics: clusterMetricsView(cl, s, fmt.Sprintf("/admin/clusters/%d", cl.ID)),
-	}
-	owner, err := q.UserGetByID(ctx, cl.OwnerID)
-	if err != nil {
-		return fmt.Errorf("load owner of cluster %d: %w", cl.ID, err)
-	}
-	m.OwnerEmail = owner.Email
-	if m.Alerts, err = q.ClusterMetricAlertsOpen(ctx, cl.ID); err != nil {
-		return fmt.Errorf("alerts of cluster %d: %w", cl.ID, err)
-	}
-	c.Response().Header().Set("Cache-Control", "no-store")
-	return renderPageOrFragment(c, views.AdminClusterPage(m), views.ClusterMetricsBody(m.Metrics))
 }
 
 // showAdminClusterMetricsJSON is any cluster's series over ?range=, for

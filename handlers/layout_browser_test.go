@@ -96,6 +96,9 @@ func TestLayoutFitsTheScreen(t *testing.T) {
 		{fmt.Sprintf("/clusters/%d/nodes", cl.ID), `[data-testid="node-row"][data-node="worker-99-down"]`},
 		{fmt.Sprintf("/clusters/%d/tokens", cl.ID), `[data-testid="join-token"]`},
 		{"/admin/users", `[data-testid="admin-users-results"]`},
+		{"/admin/clusters", `[data-testid="admin-clusters"]`},
+		{fmt.Sprintf("/admin/clusters/%d", failed.ID), `[data-testid="admin-cluster-delete-form"]`},
+		{fmt.Sprintf("/admin/clusters/%d", cl.ID), `[data-testid="admin-cluster-tokens"]`},
 		{"/admin/activity", `[data-testid="activity-details"]`},
 		{"/admin/settings", `[data-testid="settings-form"]`},
 	}

@@ -213,6 +213,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.adminMetricsRoutes(admin)
 	h.adminJobsRoutes(admin)
 	h.adminMailRoutes(admin)
+	h.adminClusterRoutes(admin)
 	admin.GET("/plans", h.showAdminPlansPage)
 	admin.POST("/plans", h.createPlan)
 	admin.GET("/plans/:id", h.showAdminPlanPage)

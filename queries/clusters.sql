@@ -204,3 +204,50 @@ UPDATE clusters SET pod_cidr = sqlc.arg(pod_cidr)::cidr, pod_cidr_pooled = FALSE
 SELECT (NOT EXISTS (
     SELECT 1 FROM clusters o, clusters c
     WHERE c.id = sqlc.arg(id) AND o.id <> c.id AND o.status <> 'deleted' AND o.pod_cidr && c.pod_cidr))::boolean AS pod_cidr_unique;
+
+-- name: AdminClusterListOlder :many
+-- Every user's clusters as the admins' list shows them, newest first,
+-- from before @before_id (0: the newest). Filters, empty for none: @status
+-- (none: every cluster but the deleted ones), the owner's email, the
+-- Kubernetes version, the access mode, and @pattern, a substring of the
+-- name or the slug (escaped, between two %). A search's matches are found
+-- first, through the trigram indexes on lower(name) and lower(slug).
+WITH matches AS MATERIALIZED (
+    SELECT m.id FROM clusters m
+    WHERE @pattern::text <> '' AND (lower(m.name) LIKE lower(@pattern::text) OR lower(m.slug) LIKE lower(@pattern::text))
+)
+SELECT c.id, c.name, c.slug, c.owner_id, u.email AS owner_email, c.status, c.kubernetes_version,
+       c.public_access_mode, c.created_at,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes
+FROM clusters c
+JOIN users u ON u.id = c.owner_id
+WHERE ((@status::text = '' AND c.status <> 'deleted') OR c.status = @status::text)
+  AND (@owner_email::text = '' OR c.owner_id IN (SELECT o.id FROM users o WHERE lower(o.email) = lower(@owner_email::text)))
+  AND (@kubernetes_version::text = '' OR c.kubernetes_version = @kubernetes_version::text)
+  AND (@access_mode::text = '' OR c.public_access_mode = @access_mode::text)
+  AND (@pattern::text = '' OR c.id IN (SELECT matches.id FROM matches))
+  AND (@before_id::bigint = 0 OR c.id < @before_id::bigint)
+ORDER BY c.id DESC
+LIMIT @row_limit;
+
+-- name: AdminClusterListNewer :many
+-- The page before the one that starts at @after_id: as
+-- AdminClusterListOlder, the clusters above @after_id, oldest first (the
+-- caller turns them round).
+WITH matches AS MATERIALIZED (
+    SELECT m.id FROM clusters m
+    WHERE @pattern::text <> '' AND (lower(m.name) LIKE lower(@pattern::text) OR lower(m.slug) LIKE lower(@pattern::text))
+)
+SELECT c.id, c.name, c.slug, c.owner_id, u.email AS owner_email, c.status, c.kubernetes_version,
+       c.public_access_mode, c.created_at,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes
+FROM clusters c
+JOIN users u ON u.id = c.owner_id
+WHERE ((@status::text = '' AND c.status <> 'deleted') OR c.status = @status::text)
+  AND (@owner_email::text = '' OR c.owner_id IN (SELECT o.id FROM users o WHERE lower(o.email) = lower(@owner_email::text)))
+  AND (@kubernetes_version::text = '' OR c.kubernetes_version = @kubernetes_version::text)
+  AND (@access_mode::text = '' OR c.public_access_mode = @access_mode::text)
+  AND (@pattern::text = '' OR c.id IN (SELECT matches.id FROM matches))
+  AND c.id > @after_id::bigint
+ORDER BY c.id
+LIMIT @row_limit;

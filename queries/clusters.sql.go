@@ -12,6 +12,179 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const adminClusterListNewer = `-- name: AdminClusterListNewer :many
+WITH matches AS MATERIALIZED (
+    SELECT m.id FROM clusters m
+    WHERE $5::text <> '' AND (lower(m.name) LIKE lower($5::text) OR lower(m.slug) LIKE lower($5::text))
+)
+SELECT c.id, c.name, c.slug, c.owner_id, u.email AS owner_email, c.status, c.kubernetes_version,
+       c.public_access_mode, c.created_at,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes
+FROM clusters c
+JOIN users u ON u.id = c.owner_id
+WHERE (($1::text = '' AND c.status <> 'deleted') OR c.status = $1::text)
+  AND ($2::text = '' OR c.owner_id IN (SELECT o.id FROM users o WHERE lower(o.email) = lower($2::text)))
+  AND ($3::text = '' OR c.kubernetes_version = $3::text)
+  AND ($4::text = '' OR c.public_access_mode = $4::text)
+  AND ($5::text = '' OR c.id IN (SELECT matches.id FROM matches))
+  AND c.id > $6::bigint
+ORDER BY c.id
+LIMIT $7
+`
+
+type AdminClusterListNewerParams struct {
+	Status            string
+	OwnerEmail        string
+	KubernetesVersion string
+	AccessMode        string
+	Pattern           string
+	AfterID           int64
+	RowLimit          int32
+}
+
+type AdminClusterListNewerRow struct {
+	ID                int64
+	Name              string
+	Slug              string
+	OwnerID           int64
+	OwnerEmail        string
+	Status            string
+	KubernetesVersion string
+	PublicAccessMode  string
+	CreatedAt         pgtype.Timestamptz
+	Nodes             int64
+}
+
+// The page before the one that starts at @after_id: as
+// AdminClusterListOlder, the clusters above @after_id, oldest first (the
+// caller turns them round).
+func (q *Queries) AdminClusterListNewer(ctx context.Context, arg AdminClusterListNewerParams) ([]AdminClusterListNewerRow, error) {
+	rows, err := q.db.Query(ctx, adminClusterListNewer,
+		arg.Status,
+		arg.OwnerEmail,
+		arg.KubernetesVersion,
+		arg.AccessMode,
+		arg.Pattern,
+		arg.AfterID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminClusterListNewerRow{}
+	for rows.Next() {
+		var i AdminClusterListNewerRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Slug,
+			&i.OwnerID,
+			&i.OwnerEmail,
+			&i.Status,
+			&i.KubernetesVersion,
+			&i.PublicAccessMode,
+			&i.CreatedAt,
+			&i.Nodes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adminClusterListOlder = `-- name: AdminClusterListOlder :many
+WITH matches AS MATERIALIZED (
+    SELECT m.id FROM clusters m
+    WHERE $5::text <> '' AND (lower(m.name) LIKE lower($5::text) OR lower(m.slug) LIKE lower($5::text))
+)
+SELECT c.id, c.name, c.slug, c.owner_id, u.email AS owner_email, c.status, c.kubernetes_version,
+       c.public_access_mode, c.created_at,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes
+FROM clusters c
+JOIN users u ON u.id = c.owner_id
+WHERE (($1::text = '' AND c.status <> 'deleted') OR c.status = $1::text)
+  AND ($2::text = '' OR c.owner_id IN (SELECT o.id FROM users o WHERE lower(o.email) = lower($2::text)))
+  AND ($3::text = '' OR c.kubernetes_version = $3::text)
+  AND ($4::text = '' OR c.public_access_mode = $4::text)
+  AND ($5::text = '' OR c.id IN (SELECT matches.id FROM matches))
+  AND ($6::bigint = 0 OR c.id < $6::bigint)
+ORDER BY c.id DESC
+LIMIT $7
+`
+
+type AdminClusterListOlderParams struct {
+	Status            string
+	OwnerEmail        string
+	KubernetesVersion string
+	AccessMode        string
+	Pattern           string
+	BeforeID          int64
+	RowLimit          int32
+}
+
+type AdminClusterListOlderRow struct {
+	ID                int64
+	Name              string
+	Slug              string
+	OwnerID           int64
+	OwnerEmail        string
+	Status            string
+	KubernetesVersion string
+	PublicAccessMode  string
+	CreatedAt         pgtype.Timestamptz
+	Nodes             int64
+}
+
+// Every user's clusters as the admins' list shows them, newest first,
+// from before @before_id (0: the newest). Filters, empty for none: @status
+// (none: every cluster but the deleted ones), the owner's email, the
+// Kubernetes version, the access mode, and @pattern, a substring of the
+// name or the slug (escaped, between two %). A search's matches are found
+// first, through the trigram indexes on lower(name) and lower(slug).
+func (q *Queries) AdminClusterListOlder(ctx context.Context, arg AdminClusterListOlderParams) ([]AdminClusterListOlderRow, error) {
+	rows, err := q.db.Query(ctx, adminClusterListOlder,
+		arg.Status,
+		arg.OwnerEmail,
+		arg.KubernetesVersion,
+		arg.AccessMode,
+		arg.Pattern,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminClusterListOlderRow{}
+	for rows.Next() {
+		var i AdminClusterListOlderRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Slug,
+			&i.OwnerID,
+			&i.OwnerEmail,
+			&i.Status,
+			&i.KubernetesVersion,
+			&i.PublicAccessMode,
+			&i.CreatedAt,
+			&i.Nodes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const clusterAllocatePodCIDR = `-- name: ClusterAllocatePodCIDR :one
 UPDATE clusters SET pod_cidr = b.block, pod_cidr_pooled = TRUE
 FROM (

@@ -66,3 +66,14 @@ RETURNING *;
 
 -- name: JoinTokenMarkUsedUp :exec
 UPDATE join_tokens SET used_up_at = now() WHERE id = @id AND used_up_at IS NULL;
+
+-- name: JoinTokenListForAdmin :many
+-- A cluster's tokens as the admin's cluster page shows them, newest
+-- first: never the secret nor its hash. last_used is when a node last
+-- joined with the token.
+SELECT t.id, t.token_id, t.description, t.created_at, t.expires_at, t.revoked_at, t.used_up_at,
+       t.uses, t.max_uses,
+       (SELECT max(n.first_seen) FROM join_token_nodes n WHERE n.token_id = t.id)::timestamptz AS last_used
+FROM join_tokens t
+WHERE t.cluster_id = @cluster_id
+ORDER BY t.id DESC;

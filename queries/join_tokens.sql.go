@@ -276,6 +276,62 @@ func (q *Queries) JoinTokenListByCluster(ctx context.Context, clusterID int64) (
 	return items, nil
 }
 
+const joinTokenListForAdmin = `-- name: JoinTokenListForAdmin :many
+SELECT t.id, t.token_id, t.description, t.created_at, t.expires_at, t.revoked_at, t.used_up_at,
+       t.uses, t.max_uses,
+       (SELECT max(n.first_seen) FROM join_token_nodes n WHERE n.token_id = t.id)::timestamptz AS last_used
+FROM join_tokens t
+WHERE t.cluster_id = $1
+ORDER BY t.id DESC
+`
+
+type JoinTokenListForAdminRow struct {
+	ID          int64
+	TokenID     string
+	Description string
+	CreatedAt   pgtype.Timestamptz
+	ExpiresAt   pgtype.Timestamptz
+	RevokedAt   pgtype.Timestamptz
+	UsedUpAt    pgtype.Timestamptz
+	Uses        int32
+	MaxUses     pgtype.Int4
+	LastUsed    pgtype.Timestamptz
+}
+
+// A cluster's tokens as the admin's cluster page shows them, newest
+// first: never the secret nor its hash. last_used is when a node last
+// joined with the token.
+func (q *Queries) JoinTokenListForAdmin(ctx context.Context, clusterID int64) ([]JoinTokenListForAdminRow, error) {
+	rows, err := q.db.Query(ctx, joinTokenListForAdmin, clusterID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []JoinTokenListForAdminRow{}
+	for rows.Next() {
+		var i JoinTokenListForAdminRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TokenID,
+			&i.Description,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.RevokedAt,
+			&i.UsedUpAt,
+			&i.Uses,
+			&i.MaxUses,
+			&i.LastUsed,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const joinTokenListToSync = `-- name: JoinTokenListToSync :many
 SELECT id, cluster_id, token_id, token_hash, sealed_token, description, expires_at, max_uses, uses, revoked_at, used_up_at, created_at FROM join_tokens
 WHERE cluster_id = $1 AND revoked_at IS NULL AND used_up_at IS NULL

@@ -1,5 +1,6 @@
 // Package clusters is what users do with their clusters: create, change,
-// delete and retry them. Each action writes the row, a cluster event, the
+// delete and retry them (and admins with anyone's: list, retry, delete,
+// admin.go). Each action writes the row, a cluster event, the
 // audit event and the ClusterReconcile job in one transaction; the job then
 // does the work on the host cluster.
 package clusters
@@ -9,6 +10,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/netip"
 	"strings"
@@ -290,27 +292,40 @@ func (s *Service) Retry(ctx context.Context, ownerID, id int64, actor audit.Acto
 			return fmt.Errorf("load cluster: %w", err)
 		}
 		var err error
-		c, err = q.ClusterRetry(ctx, id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFailed
-		}
-		if err != nil {
-			return fmt.Errorf("retry cluster: %w", err)
-		}
-		// The retry supersedes the attempts River still holds for the
-		// failure (its own retries, waiting): they would run the work
-		// again after this one. A running one is left to finish; the
-		// cluster's lease keeps it apart from the new job.
-		superseded := river.NewJobDeleteManyParams().
-			Kinds(ReconcileArgs{}.Kind()).
-			States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateScheduled).
-			Where("(args->>'cluster_id')::bigint = @cluster_id", river.NamedArgs{"cluster_id": id})
-		if _, err := s.River.JobDeleteManyTx(ctx, tx, superseded); err != nil {
-			return fmt.Errorf("remove superseded reconciles: %w", err)
+		if c, err = s.retry(ctx, tx, q, id); err != nil {
+			return err
 		}
 		return s.record(ctx, tx, q, c, actor, "cluster.retry", "RetryRequested")
 	})
 	return c, err
+}
+
+// retry gives the failed cluster id, locked by the caller, a fresh
+// attempt; ErrNotFailed when it has not failed.
+func (s *Service) retry(ctx context.Context, tx pgx.Tx, q *queries.Queries, id int64) (queries.Cluster, error) {
+	c, err := q.ClusterRetry(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, ErrNotFailed
+	}
+	if err != nil {
+		return c, fmt.Errorf("retry cluster: %w", err)
+	}
+	return c, s.supersedeReconciles(ctx, tx, id)
+}
+
+// supersedeReconciles removes the reconciles of cluster id that River
+// still holds for an earlier failure (its own retries, waiting): they
+// would run the work again after the fresh one. A running one is left to
+// finish; the cluster's lease keeps it apart from the new job.
+func (s *Service) supersedeReconciles(ctx context.Context, tx pgx.Tx, id int64) error {
+	superseded := river.NewJobDeleteManyParams().
+		Kinds(ReconcileArgs{}.Kind()).
+		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateScheduled).
+		Where("(args->>'cluster_id')::bigint = @cluster_id", river.NamedArgs{"cluster_id": id})
+	if _, err := s.River.JobDeleteManyTx(ctx, tx, superseded); err != nil {
+		return fmt.Errorf("remove superseded reconciles: %w", err)
+	}
+	return nil
 }
 
 // Get returns a user's cluster.
@@ -325,12 +340,19 @@ func (s *Service) Get(ctx context.Context, ownerID, id int64) (queries.Cluster, 
 // record writes the cluster event (its reason names the catalog message
 // ClusterEvent<reason>), the audit event and the reconcile job.
 func (s *Service) record(ctx context.Context, tx pgx.Tx, q *queries.Queries, c queries.Cluster, actor audit.Actor, action, reason string) error {
+	return s.recordAs(ctx, tx, q, c, actor, action, reason, nil)
+}
+
+// recordAs is record with more details for the audit event.
+func (s *Service) recordAs(ctx context.Context, tx pgx.Tx, q *queries.Queries, c queries.Cluster, actor audit.Actor, action, reason string, more map[string]any) error {
 	if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: "info", Reason: reason}); err != nil {
 		return fmt.Errorf("cluster event: %w", err)
 	}
-	if err := audit.Record(ctx, q, actor, audit.Event{Action: action, TargetType: "cluster", TargetID: fmt.Sprint(c.ID), Details: map[string]any{
+	details := map[string]any{
 		"name": c.Name, "kubernetes_version": c.KubernetesVersion, "public_access_mode": c.PublicAccessMode, "generation": c.Generation,
-	}}); err != nil {
+	}
+	maps.Copy(details, more)
+	if err := audit.Record(ctx, q, actor, audit.Event{Action: action, TargetType: "cluster", TargetID: fmt.Sprint(c.ID), Details: details}); err != nil {
 		return err
 	}
 	if _, err := s.River.InsertTx(ctx, tx, ReconcileArgs{ClusterID: c.ID}, nil); err != nil {

@@ -48,6 +48,9 @@ const (
 	// The cluster lifecycle.
 	EmailClusterReady  = "ClusterReady"
 	EmailClusterFailed = "ClusterFailed"
+	// An administrator's actions on a user's cluster.
+	EmailClusterAdminRetried = "ClusterAdminRetried"
+	EmailClusterAdminDeleted = "ClusterAdminDeleted"
 	// Joins: one node, or several in one sync.
 	EmailNodeJoined  = "NodeJoined"
 	EmailNodesJoined = "NodesJoined"

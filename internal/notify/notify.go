@@ -22,7 +22,9 @@ type Kind string
 const (
 	ClusterReady  Kind = "cluster_ready"
 	ClusterFailed Kind = "cluster_failed"
-	NodeNotReady  Kind = "node_not_ready"
+	// ClusterAdmin: an administrator retried or deleted the user's cluster.
+	ClusterAdmin Kind = "cluster_admin"
+	NodeNotReady Kind = "node_not_ready"
 	// ControlPlane: a control plane answers with errors, or slowly, for
 	// ten minutes; or is back under the threshold.
 	ControlPlane   Kind = "control_plane"
@@ -40,7 +42,7 @@ const (
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{ClusterReady, ClusterFailed, NodeNotReady, ControlPlane, JoinTokenUsed, Ingress, Hostname, Certificate, SecuritySignIn, Billing, EdgeOutOfStep}
+var Kinds = []Kind{ClusterReady, ClusterFailed, ClusterAdmin, NodeNotReady, ControlPlane, JoinTokenUsed, Ingress, Hostname, Certificate, SecuritySignIn, Billing, EdgeOutOfStep}
 
 // AdminOnly reports whether only admins are told of kind k.
 func AdminOnly(k Kind) bool { return k == EdgeOutOfStep }
@@ -89,7 +91,7 @@ func Default(k Kind, c Channel) bool {
 		return true
 	}
 	switch k {
-	case ClusterFailed, NodeNotReady, ControlPlane, Certificate, SecuritySignIn, Billing, EdgeOutOfStep:
+	case ClusterFailed, ClusterAdmin, NodeNotReady, ControlPlane, Certificate, SecuritySignIn, Billing, EdgeOutOfStep:
 		return true
 	}
 	return false

@@ -1,0 +1,203 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// adminClusterRoutes adds the back office's clusters: every user's, one
+// cluster with its metrics, and the admin's actions on it.
+func (h *Handlers) adminClusterRoutes(admin *echo.Group) {
+	admin.GET("/clusters", h.showAdminClustersPage)
+	admin.GET("/clusters/:id", h.showAdminClusterPage)
+	admin.GET("/clusters/:id/metrics", h.showAdminClusterPage)
+	admin.GET("/clusters/:id/metrics.json", h.showAdminClusterMetricsJSON)
+	admin.POST("/clusters/:id/retry", h.retryAdminCluster)
+	admin.POST("/clusters/:id/delete", h.deleteAdminCluster)
+}
+
+// showAdminClustersPage is GET /admin/clusters: every user's clusters,
+// filtered, newest first, a page before (?before=) or after (?after=) a
+// cluster id.
+func (h *Handlers) showAdminClustersPage(c echo.Context) error {
+	f := clusters.AdminFilter{
+		Search:            strings.TrimSpace(c.QueryParam("q")),
+		Status:            c.QueryParam("status"),
+		OwnerEmail:        strings.TrimSpace(c.QueryParam("owner")),
+		KubernetesVersion: strings.TrimSpace(c.QueryParam("version")),
+		AccessMode:        c.QueryParam("access"),
+	}
+	page, err := h.Clusters.AdminList(c.Request().Context(), f, queryID(c, "before"), queryID(c, "after"))
+	if err != nil {
+		return err
+	}
+	m := views.AdminClusterList{Search: f.Search, Status: f.Status, Owner: f.OwnerEmail, Version: f.KubernetesVersion, Access: f.AccessMode}
+	for _, r := range page.Clusters {
+		m.Clusters = append(m.Clusters, views.AdminClusterRow{
+			ID: r.ID, Name: r.Name, Slug: r.Slug, OwnerID: r.OwnerID, OwnerEmail: r.OwnerEmail,
+			Status: r.Status, Version: r.KubernetesVersion, Access: r.PublicAccessMode, Nodes: r.Nodes, Created: timeOf(r.CreatedAt),
+		})
+	}
+	if page.Older != 0 {
+		m.OlderURL = adminClustersURL(f, "before", page.Older)
+	}
+	if page.Newer != 0 {
+		m.NewerURL = adminClustersURL(f, "after", page.Newer)
+	}
+	return render(c, http.StatusOK, views.AdminClustersPage(m))
+}
+
+// adminClustersURL is a page of the cluster list under f: the clusters
+// before or after (cursor) the cluster id.
+func adminClustersURL(f clusters.AdminFilter, cursor string, id int64) string {
+	v := url.Values{}
+	for k, s := range map[string]string{
+		"q": f.Search, "status": f.Status, "owner": f.OwnerEmail, "version": f.KubernetesVersion, "access": f.AccessMode,
+	} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	v.Set(cursor, strconv.FormatInt(id, 10))
+	return "/admin/clusters?" + v.Encode()
+}
+
+// showAdminClusterPage is GET /admin/clusters/:id (and its metrics over
+// ?range=, which the range switch asks for): any user's cluster; for
+// htmx, the metrics alone.
+func (h *Handlers) showAdminClusterPage(c echo.Context) error {
+	m, err := h.adminClusterView(c, views.NewForm())
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return renderPageOrFragment(c, views.AdminClusterPage(m), views.ClusterMetricsBody(m.Metrics))
+}
+
+// adminClusterView is the cluster of the path as its admin page shows it,
+// with del, the delete confirmation.
+func (h *Handlers) adminClusterView(c echo.Context, del views.Form) (m views.AdminCluster, err error) {
+	ctx := c.Request().Context()
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return m, err
+	}
+	q := queries.New(h.Pool)
+	cl, err := q.ClusterGetByID(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, echo.ErrNotFound
+	}
+	if err != nil {
+		return m, fmt.Errorf("load cluster %d: %w", id, err)
+	}
+	r, err := metricsRangeParam(c)
+	if err != nil {
+		return m, err
+	}
+	s, err := h.ClusterMetrics.Series(ctx, cl.ID, r, time.Now())
+	if err != nil {
+		return m, err
+	}
+	m = views.AdminCluster{
+		Cluster: clusterView(cl), Slug: cl.Slug, OwnerID: cl.OwnerID,
+		Metrics:   clusterMetricsView(cl, s, fmt.Sprintf("/admin/clusters/%d", cl.ID)),
+		CanDelete: cl.Status != clusters.StatusDeleted, DeleteForm: del,
+	}
+	owner, err := q.UserGetByID(ctx, cl.OwnerID)
+	if err != nil {
+		return m, fmt.Errorf("load owner of cluster %d: %w", cl.ID, err)
+	}
+	m.OwnerEmail = owner.Email
+	if m.Alerts, err = q.ClusterMetricAlertsOpen(ctx, cl.ID); err != nil {
+		return m, fmt.Errorf("alerts of cluster %d: %w", cl.ID, err)
+	}
+	events, err := h.Clusters.LatestEvents(ctx, cl.ID)
+	if err != nil {
+		return m, err
+	}
+	m.Events = clusterEventViews(events)
+	nodes, err := q.NodeListByCluster(ctx, cl.ID)
+	if err != nil {
+		return m, fmt.Errorf("nodes of cluster %d: %w", cl.ID, err)
+	}
+	for _, n := range nodes {
+		m.Nodes = append(m.Nodes, views.AdminClusterNode{Name: n.Name, Status: n.Status, Version: n.KubeletVersion, LastSeen: timeOf(n.LastSeen)})
+	}
+	tokens, err := q.JoinTokenListForAdmin(ctx, cl.ID)
+	if err != nil {
+		return m, fmt.Errorf("join tokens of cluster %d: %w", cl.ID, err)
+	}
+	for _, t := range tokens {
+		m.Tokens = append(m.Tokens, views.AdminJoinToken{
+			ID: t.ID, TokenID: t.TokenID, Description: t.Description, Created: timeOf(t.CreatedAt),
+			Expires: timeOf(t.ExpiresAt), LastUsed: timeOf(t.LastUsed), Revoked: timeOf(t.RevokedAt),
+		})
+	}
+	return m, nil
+}
+
+// retryAdminCluster is POST /admin/clusters/:id/retry: a failed
+// cluster's work started again by an admin.
+func (h *Handlers) retryAdminCluster(c echo.Context) error {
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	_, err = h.Clusters.AdminRetry(c.Request().Context(), id, actor(c))
+	switch {
+	case errors.Is(err, clusters.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+		return echo.ErrNotFound
+	case errors.Is(err, clusters.ErrNotFailed):
+		h.flashError(c, err.Error())
+	case err != nil:
+		return err
+	default:
+		h.flash(c, "FlashAdminClusterRetried")
+	}
+	return redirect(c, fmt.Sprintf("/admin/clusters/%d", id))
+}
+
+// deleteAdminCluster is POST /admin/clusters/:id/delete: any user's
+// cluster deleted by an admin who typed its slug.
+func (h *Handlers) deleteAdminCluster(c echo.Context) error {
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	f := formFrom(c, "confirm")
+	_, err = h.Clusters.AdminDelete(c.Request().Context(), id, f.Value("confirm"), actor(c))
+	var fe clusters.FieldErrors
+	switch {
+	case errors.Is(err, clusters.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+		return echo.ErrNotFound
+	case errors.Is(err, clusters.ErrAlreadyDeleted):
+		h.flashError(c, err.Error())
+	case errors.As(err, &fe):
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+		m, err := h.adminClusterView(c, f)
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusUnprocessableEntity, views.AdminClusterPage(m))
+	case err != nil:
+		return err
+	default:
+		h.flash(c, "FlashAdminClusterDeleteRequested")
+	}
+	return redirect(c, fmt.Sprintf("/admin/clusters/%d", id))
+}

@@ -1,0 +1,172 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// AdminPageSize is how many clusters a page of the admins' list shows.
+const AdminPageSize = 50
+
+// ErrAlreadyDeleted: an admin asked to delete a cluster that is gone.
+var ErrAlreadyDeleted = errors.New("ErrAdminClusterDeleted")
+
+// AdminFilter narrows the admins' cluster list; empty fields do not.
+type AdminFilter struct {
+	// Status; empty: every cluster but the deleted ones.
+	Status            string
+	OwnerEmail        string
+	KubernetesVersion string
+	AccessMode        string
+	// Search is a substring of the name or the slug, in any case.
+	Search string
+}
+
+// AdminPage is one page of the admins' cluster list, newest first.
+type AdminPage struct {
+	Clusters []queries.AdminClusterListOlderRow
+	// Older and Newer are the cursors of the pages after and before this
+	// one (AdminList's before and after: its last and first id); 0 when
+	// there is none.
+	Older, Newer int64
+}
+
+// AdminList returns the clusters of every user that match f: the page
+// below the id before (0: the newest), or, when after is set, the page
+// above the id after. AdminPageSize at most, newest first.
+func (s *Service) AdminList(ctx context.Context, f AdminFilter, before, after int64) (AdminPage, error) {
+	q := queries.New(s.Pool)
+	pattern := ""
+	if search := strings.TrimSpace(f.Search); search != "" {
+		pattern = "%" + likeEscaper.Replace(search) + "%"
+	}
+	// One more row than shown tells whether there is a page beyond.
+	if after != 0 {
+		newer, err := q.AdminClusterListNewer(ctx, queries.AdminClusterListNewerParams{
+			Pattern: pattern, Status: f.Status, OwnerEmail: strings.TrimSpace(f.OwnerEmail),
+			KubernetesVersion: f.KubernetesVersion, AccessMode: f.AccessMode, AfterID: after, RowLimit: AdminPageSize + 1,
+		})
+		if err != nil {
+			return AdminPage{}, fmt.Errorf("list newer clusters: %w", err)
+		}
+		var p AdminPage
+		if len(newer) > AdminPageSize {
+			newer = newer[:AdminPageSize]
+			p.Newer = newer[AdminPageSize-1].ID
+		}
+		for _, r := range newer {
+			p.Clusters = append(p.Clusters, queries.AdminClusterListOlderRow(r))
+		}
+		if len(newer) > 0 {
+			p.Older = newer[0].ID
+		}
+		slices.Reverse(p.Clusters)
+		return p, nil
+	}
+	rows, err := q.AdminClusterListOlder(ctx, queries.AdminClusterListOlderParams{
+		Pattern: pattern, Status: f.Status, OwnerEmail: strings.TrimSpace(f.OwnerEmail),
+		KubernetesVersion: f.KubernetesVersion, AccessMode: f.AccessMode, BeforeID: before, RowLimit: AdminPageSize + 1,
+	})
+	if err != nil {
+		return AdminPage{}, fmt.Errorf("list clusters: %w", err)
+	}
+	p := AdminPage{Clusters: rows}
+	if len(rows) > AdminPageSize {
+		p.Clusters = rows[:AdminPageSize]
+		p.Older = p.Clusters[AdminPageSize-1].ID
+	}
+	if before != 0 && len(p.Clusters) > 0 {
+		p.Newer = p.Clusters[0].ID
+	}
+	return p, nil
+}
+
+// likeEscaper makes a search a literal in a LIKE pattern (whose escape
+// character is the backslash).
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+
+// AdminRetry is Retry by an admin, on any user's cluster: the owner is
+// told, and the audit event names the admin's action.
+func (s *Service) AdminRetry(ctx context.Context, id int64, actor audit.Actor) (queries.Cluster, error) {
+	var c queries.Cluster
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+			return err
+		}
+		if _, err := q.ClusterLock(ctx, id); errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("load cluster: %w", err)
+		}
+		var err error
+		if c, err = s.retry(ctx, tx, q, id); err != nil {
+			return err
+		}
+		return s.adminRecord(ctx, tx, q, c, actor, "admin.cluster_retry", "AdminRetryRequested", notify.EmailClusterAdminRetried)
+	})
+	return c, err
+}
+
+// AdminDelete is Delete by an admin, on any user's cluster, confirmed by
+// its slug (names are unique per owner only). It is "forced": a cluster
+// in any state but deleted is deleted, as for its owner, and one already
+// being deleted gets a fresh reconcile, which takes up the removal where
+// it stopped (a cluster whose removal failed included). The owner is told.
+func (s *Service) AdminDelete(ctx context.Context, id int64, confirmSlug string, actor audit.Actor) (queries.Cluster, error) {
+	var c queries.Cluster
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+			return err
+		}
+		cur, err := q.ClusterLock(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("load cluster: %w", err)
+		}
+		if cur.Status == StatusDeleted {
+			return ErrAlreadyDeleted
+		}
+		if strings.TrimSpace(confirmSlug) != cur.Slug {
+			return FieldErrors{"confirm": "ErrAdminClusterConfirmSlug"}
+		}
+		if c, err = q.ClusterRequestDelete(ctx, id); err != nil {
+			return fmt.Errorf("delete cluster: %w", err)
+		}
+		if err := s.supersedeReconciles(ctx, tx, id); err != nil {
+			return err
+		}
+		return s.adminRecord(ctx, tx, q, c, actor, "admin.cluster_delete", "AdminDeleteRequested", notify.EmailClusterAdminDeleted)
+	})
+	return c, err
+}
+
+// adminRecord writes what record does for an admin's action on c, the
+// audit event naming the owner, and tells the owner with template.
+func (s *Service) adminRecord(ctx context.Context, tx pgx.Tx, q *queries.Queries, c queries.Cluster, actor audit.Actor, action, reason, template string) error {
+	owner, err := q.UserGetByID(ctx, c.OwnerID)
+	if err != nil {
+		return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
+	}
+	if err := s.recordAs(ctx, tx, q, c, actor, action, reason, map[string]any{"owner_id": owner.ID, "owner_email": owner.Email, "slug": c.Slug}); err != nil {
+		return err
+	}
+	data := map[string]any{"Cluster": c.Name, "ClusterID": c.ID}
+	if _, err := (notify.Notices{Box: s.Box, River: s.River}).Tell(ctx, tx, owner, notify.ClusterAdmin, template, data); err != nil {
+		return err
+	}
+	return nil
+}
