@@ -82,6 +82,7 @@ func (h *Handlers) renderAdminUserPage(c echo.Context, status int, id int64, f v
 		Self:        me.ID == d.User.ID,
 		Form:        f,
 		Action:      string(action),
+		More:        adminUserMore(d),
 	}
 	for _, s := range d.Sessions {
 		m.Sessions = append(m.Sessions, views.AdminSession{
@@ -138,6 +139,8 @@ func adminFlash(a adminusers.Action) string {
 		return "FlashAdminUserEnabled"
 	case adminusers.Promote:
 		return "FlashAdminUserPromoted"
+	case adminusers.RevokeSessions:
+		return "FlashAdminUserSessionsRevoked"
 	}
 	return "FlashAdminUserDemoted"
 }

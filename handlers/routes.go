@@ -198,6 +198,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	for _, a := range adminusers.Actions {
 		admin.POST("/users/:id/"+string(a), h.changeAdminUser(a))
 	}
+	h.adminUserDetailRoutes(admin)
 	admin.GET("/activity", h.showAdminActivityPage)
 	admin.GET("/settings", h.showAdminSettingsPage)
 	admin.POST("/settings", h.saveAdminSettings)

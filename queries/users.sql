@@ -110,3 +110,25 @@ UPDATE users SET password_hash = @password_hash, updated_at = now() WHERE id = @
 -- name: UserLockByID :one
 -- Holds the user's row while a change that must see all of it is made.
 SELECT * FROM users WHERE id = @id FOR UPDATE;
+
+-- name: AdminUserCountOrders :one
+-- Orders are kept for accounting: an account with any cannot be deleted.
+SELECT count(*) FROM orders WHERE user_id = @user_id;
+
+-- name: AdminUserPurgeDeletedClusters :execrows
+-- The rows left of an account's deleted clusters, which would block
+-- deleting the account (clusters.owner_id has no ON DELETE).
+DELETE FROM clusters WHERE owner_id = @owner_id AND status = 'deleted';
+
+-- name: AdminUserDelete :execrows
+DELETE FROM users WHERE id = @id;
+
+-- name: AdminUserClusterList :many
+-- An account's clusters as its admin page shows them, newest first,
+-- deleted ones left out.
+SELECT c.id, c.name, c.status, c.kubernetes_version, c.created_at,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes
+FROM clusters c
+WHERE c.owner_id = @owner_id AND c.status <> 'deleted'
+ORDER BY c.id DESC
+LIMIT @row_limit;

@@ -11,6 +11,82 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const adminUserClusterList = `-- name: AdminUserClusterList :many
+SELECT c.id, c.name, c.status, c.kubernetes_version, c.created_at,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes
+FROM clusters c
+WHERE c.owner_id = $1 AND c.status <> 'deleted'
+ORDER BY c.id DESC
+LIMIT $2
+`
+
+type AdminUserClusterListParams struct {
+	OwnerID  int64
+	RowLimit int32
+}
+
+type AdminUserClusterListRow struct {
+	ID                int64
+	Name              string
+	Status            string
+	KubernetesVersion string
+	CreatedAt         pgtype.Timestamptz
+	Nodes             int64
+}
+
+// An account's clusters as its admin page shows them, newest first,
+// deleted ones left out.
+func (q *Queries) AdminUserClusterList(ctx context.Context, arg AdminUserClusterListParams) ([]AdminUserClusterListRow, error) {
+	rows, err := q.db.Query(ctx, adminUserClusterList, arg.OwnerID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminUserClusterListRow{}
+	for rows.Next() {
+		var i AdminUserClusterListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Status,
+			&i.KubernetesVersion,
+			&i.CreatedAt,
+			&i.Nodes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adminUserCountOrders = `-- name: AdminUserCountOrders :one
+SELECT count(*) FROM orders WHERE user_id = $1
+`
+
+// Orders are kept for accounting: an account with any cannot be deleted.
+func (q *Queries) AdminUserCountOrders(ctx context.Context, userID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, adminUserCountOrders, userID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const adminUserDelete = `-- name: AdminUserDelete :execrows
+DELETE FROM users WHERE id = $1
+`
+
+func (q *Queries) AdminUserDelete(ctx context.Context, id int64) (int64, error) {
+	result, err := q.db.Exec(ctx, adminUserDelete, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const adminUserDisable = `-- name: AdminUserDisable :exec
 UPDATE users SET disabled_at = now(), updated_at = now()
 WHERE id = $1 AND disabled_at IS NULL
@@ -123,6 +199,20 @@ func (q *Queries) AdminUserLockForUpdate(ctx context.Context, ids []int64) ([]Us
 		return nil, err
 	}
 	return items, nil
+}
+
+const adminUserPurgeDeletedClusters = `-- name: AdminUserPurgeDeletedClusters :execrows
+DELETE FROM clusters WHERE owner_id = $1 AND status = 'deleted'
+`
+
+// The rows left of an account's deleted clusters, which would block
+// deleting the account (clusters.owner_id has no ON DELETE).
+func (q *Queries) AdminUserPurgeDeletedClusters(ctx context.Context, ownerID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, adminUserPurgeDeletedClusters, ownerID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const adminUserSearch = `-- name: AdminUserSearch :many

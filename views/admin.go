@@ -70,6 +70,8 @@ type AdminUserDetail struct {
 	// Form is the action form submitted last, Action names it.
 	Form   Form
 	Action string
+	// More is what else the page shows of the account (admin_user_detail.go).
+	More AdminUserMore
 }
 
 // AdminActivity is one page of the audit stream.

@@ -27,6 +27,8 @@ import (
 const (
 	PageSize     = 25
 	RecentEvents = 20
+	// UserClusters is how many of an account's clusters its page lists.
+	UserClusters = 100
 )
 
 // ReauthPerAdmin limits password confirmations, so that a stolen admin
@@ -141,9 +143,12 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 
 // Detail is one account with its signed-in browsers and what it did lately.
 type Detail struct {
-	User     queries.User
-	Sessions []queries.UserSession
-	Events   []queries.AuditEvent
+	User       queries.User
+	Sessions   []queries.UserSession
+	Events     []queries.AuditEvent
+	Clusters   []queries.AdminUserClusterListRow
+	APIKeys    []queries.ApiKey
+	Identities []queries.OauthIdentity
 }
 
 // Get returns the account with id, or ErrNotFound.
@@ -160,6 +165,16 @@ func (s *Service) Get(ctx context.Context, id int64) (Detail, error) {
 	}
 	if d.Sessions, err = q.UserSessionListActiveByUser(ctx, id); err != nil {
 		return d, fmt.Errorf("list sessions of user %d: %w", id, err)
+	}
+	d.Clusters, err = q.AdminUserClusterList(ctx, queries.AdminUserClusterListParams{OwnerID: id, RowLimit: UserClusters})
+	if err != nil {
+		return d, fmt.Errorf("list clusters of user %d: %w", id, err)
+	}
+	if d.APIKeys, err = q.ApiKeyListByUser(ctx, id); err != nil {
+		return d, fmt.Errorf("list api keys of user %d: %w", id, err)
+	}
+	if d.Identities, err = q.OAuthIdentityListByUser(ctx, id); err != nil {
+		return d, fmt.Errorf("list identities of user %d: %w", id, err)
 	}
 	d.Events, err = q.AuditEventListByActor(ctx, queries.AuditEventListByActorParams{
 		ActorID: pgtype.Int8{Int64: id, Valid: true}, RowLimit: RecentEvents,
@@ -179,10 +194,12 @@ const (
 	Enable  Action = "enable"
 	Promote Action = "promote"
 	Demote  Action = "demote"
+	// RevokeSessions signs the account out of every browser.
+	RevokeSessions Action = "sessions_revoke"
 )
 
 // Actions lists every action.
-var Actions = []Action{Disable, Enable, Promote, Demote}
+var Actions = []Action{Disable, Enable, Promote, Demote, RevokeSessions}
 
 // Apply makes the change a to the account userID on behalf of the admin
 // actor.UserID, who confirms it with their password. Disabling also ends
@@ -312,6 +329,15 @@ func change(ctx context.Context, q *queries.Queries, a Action, u queries.User) (
 			return nil, fmt.Errorf("set role of user %d: %w", u.ID, err)
 		}
 		return map[string]any{"from": u.Role, "to": role}, nil
+	case RevokeSessions:
+		n, err := q.UserSessionEndAllForUser(ctx, queries.UserSessionEndAllForUserParams{UserID: u.ID, KeepID: ""})
+		if err != nil {
+			return nil, fmt.Errorf("end sessions of user %d: %w", u.ID, err)
+		}
+		if n == 0 {
+			return nil, ErrNoChange
+		}
+		return map[string]any{"sessions_ended": n}, nil
 	}
 	return nil, fmt.Errorf("unknown admin action %q", a)
 }

@@ -1,0 +1,103 @@
+package adminusers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Errors of Delete whose messages admins see (catalog message IDs).
+var (
+	ErrSelfDelete    = errors.New("ErrAdminSelfDelete")
+	ErrEmailMismatch = errors.New("ErrAdminDeleteEmailMismatch")
+	ErrHasClusters   = errors.New("ErrAdminDeleteHasClusters")
+	ErrHasOrders     = errors.New("ErrAdminDeleteHasOrders")
+)
+
+// Delete removes the account userID for good on behalf of the admin
+// actor.UserID, who confirms it by typing the account's email and their
+// own password. An account with clusters (deleted ones aside) or with
+// orders (kept for accounting) is refused. Everything else of the account
+// (sessions, API keys, identities, notifications, subscription) goes with
+// its row, by the foreign keys' ON DELETE CASCADE; the rows left of its
+// deleted clusters, which would block it, are removed first; audit events
+// keep their rows with the actor emptied. All of it is one transaction.
+func (s *Service) Delete(ctx context.Context, userID int64, email, password string, actor audit.Actor) error {
+	adminID := actor.UserID
+	if userID == adminID {
+		return ErrSelfDelete
+	}
+	q := queries.New(s.Pool)
+	target, err := q.UserGetByID(ctx, userID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("get user %d: %w", userID, err)
+	}
+	if !strings.EqualFold(strings.TrimSpace(email), target.Email) {
+		return ErrEmailMismatch
+	}
+	if err := s.confirm(ctx, adminID, password); err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		rows, err := q.AdminUserLockForUpdate(ctx, []int64{adminID, userID})
+		if err != nil {
+			return fmt.Errorf("lock users: %w", err)
+		}
+		var admin, target *queries.User
+		for i := range rows {
+			if rows[i].ID == adminID {
+				admin = &rows[i]
+			}
+			if rows[i].ID == userID {
+				target = &rows[i]
+			}
+		}
+		if admin == nil || admin.Role != accounts.RoleAdmin || admin.DisabledAt.Valid {
+			return ErrNotAdmin
+		}
+		if target == nil {
+			return ErrNotFound
+		}
+		// The last active admin is never deleted: the acting admin, checked
+		// active above under the lock, is not the target and remains.
+		// A cluster's insert takes a key-share lock on its owner's row,
+		// which the lock above excludes: none can be created meanwhile.
+		n, err := q.ClusterCountActiveByOwner(ctx, userID)
+		if err != nil {
+			return fmt.Errorf("count clusters of user %d: %w", userID, err)
+		}
+		if n > 0 {
+			return ErrHasClusters
+		}
+		orders, err := q.AdminUserCountOrders(ctx, userID)
+		if err != nil {
+			return fmt.Errorf("count orders of user %d: %w", userID, err)
+		}
+		if orders > 0 {
+			return ErrHasOrders
+		}
+		purged, err := q.AdminUserPurgeDeletedClusters(ctx, userID)
+		if err != nil {
+			return fmt.Errorf("remove deleted clusters of user %d: %w", userID, err)
+		}
+		if _, err := q.AdminUserDelete(ctx, userID); err != nil {
+			return fmt.Errorf("delete user %d: %w", userID, err)
+		}
+		return audit.Record(ctx, q, actor, audit.Event{
+			Action: "admin.user_delete", TargetType: "user", TargetID: strconv.FormatInt(userID, 10),
+			Details: map[string]any{"email": target.Email, "deleted_clusters_removed": purged},
+		})
+	})
+}
