@@ -18,7 +18,7 @@ import (
 // adminUserDetailRoutes are the actions on an account's keys, password and
 // existence (the others are changeAdminUser's).
 func (h *Handlers) adminUserDetailRoutes(admin *echo.Group) {
-	admin.POST("/users/:id/api-keys/:key/revoke", h.revokeAdminUserAPIKey)
+	admin.POST("/users/:id/api-keys/:keyid/revoke", h.revokeAdminUserAPIKey)
 	admin.POST("/users/:id/password-reset", h.resetAdminUserPassword)
 	admin.POST("/users/:id/delete", h.deleteAdminUser)
 }
@@ -48,7 +48,7 @@ func adminUserMore(d adminusers.Detail) views.AdminUserMore {
 // would from their own key list; the audit event names the admin.
 func (h *Handlers) revokeAdminUserAPIKey(c echo.Context) error {
 	id, err1 := strconv.ParseInt(c.Param("id"), 10, 64)
-	keyID, err2 := strconv.ParseInt(c.Param("key"), 10, 64)
+	keyID, err2 := strconv.ParseInt(c.Param("keyid"), 10, 64)
 	if err1 != nil || err2 != nil {
 		return echo.ErrNotFound
 	}
