@@ -1,8 +1,8 @@
 // Package adminusers is what admins do with other people's accounts: find
 // them, look at one, disable and enable it, promote and demote it, sign it
-// out everywhere, delete it (delete.go). Changes
-// are dangerous, so each is confirmed with the acting admin's password and
-// runs in one transaction with its audit event.
+// out everywhere, delete it (delete.go). Changes are dangerous, so each is
+// confirmed with the acting admin's password and runs in one transaction
+// with its audit event.
 package adminusers
 
 import (
