@@ -25,6 +25,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/hostcheck"
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -59,22 +60,8 @@ type Service struct {
 	KubeconfigPath string
 }
 
-// SecretChange is what a form asks of a stored secret: a new Value, to
-// Clear it, or neither to keep it.
-type SecretChange struct {
-	Value string
-	Clear bool
-}
-
-func (sc SecretChange) apply(stored string) string {
-	switch {
-	case sc.Value != "":
-		return sc.Value
-	case sc.Clear:
-		return ""
-	}
-	return stored
-}
+// SecretChange is what a form asks of a stored secret (input.SecretChange).
+type SecretChange = input.SecretChange
 
 // Change is a submitted settings form.
 type Change struct {
@@ -90,8 +77,8 @@ type Change struct {
 // on is the settings the change makes of the stored ones.
 func (c Change) on(stored settings.Runtime) settings.Runtime {
 	next := c.Settings
-	next.HostKubeconfig = c.HostKubeconfig.apply(stored.HostKubeconfig)
-	next.PlatformAccessKey = c.PlatformAccessKey.apply(stored.PlatformAccessKey)
+	next.HostKubeconfig = c.HostKubeconfig.Apply(stored.HostKubeconfig)
+	next.PlatformAccessKey = c.PlatformAccessKey.Apply(stored.PlatformAccessKey)
 	return next
 }
 
@@ -99,7 +86,7 @@ func (c Change) on(stored settings.Runtime) settings.Runtime {
 func (c Change) check() settings.FieldErrors {
 	errs := settings.FieldErrors{}
 	for field, sc := range map[string]SecretChange{FieldHostKubeconfig: c.HostKubeconfig, FieldPlatformAccessKey: c.PlatformAccessKey} {
-		if sc.Value != "" && sc.Clear {
+		if sc.Contradicts() {
 			errs[field] = ErrReplaceAndClear.Error()
 		}
 	}

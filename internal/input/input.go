@@ -74,3 +74,25 @@ func Truncate(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// SecretChange is what a settings form asks of a stored secret, which it
+// never shows: a new Value, to Clear it, or neither to keep it.
+type SecretChange struct {
+	Value string
+	Clear bool
+}
+
+// Apply is the secret once the change is made to stored.
+func (sc SecretChange) Apply(stored string) string {
+	switch {
+	case sc.Value != "":
+		return sc.Value
+	case sc.Clear:
+		return ""
+	}
+	return stored
+}
+
+// Contradicts reports whether the change both replaces and clears the
+// secret.
+func (sc SecretChange) Contradicts() bool { return sc.Value != "" && sc.Clear }

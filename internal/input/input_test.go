@@ -53,3 +53,25 @@ func FuzzStorable(f *testing.F) {
 		}
 	})
 }
+
+func TestSecretChange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		change      input.SecretChange
+		stored      string
+		want        string
+		contradicts bool
+	}{
+		{name: "kept", stored: "old", want: "old"},
+		{name: "replaced", change: input.SecretChange{Value: "new"}, stored: "old", want: "new"},
+		{name: "cleared", change: input.SecretChange{Clear: true}, stored: "old", want: ""},
+		{name: "replaced and cleared", change: input.SecretChange{Value: "new", Clear: true}, stored: "old", want: "new", contradicts: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, tc.change.Apply(tc.stored))
+			require.Equal(t, tc.contradicts, tc.change.Contradicts())
+		})
+	}
+}

@@ -107,22 +107,8 @@ func (s *Service) Load(ctx context.Context) (st Settings, unreadable bool, err e
 	return st, false, err
 }
 
-// SecretChange is what a form asks of the stored password: a new Value, to
-// Clear it, or neither to keep it.
-type SecretChange struct {
-	Value string
-	Clear bool
-}
-
-func (sc SecretChange) apply(stored string) string {
-	switch {
-	case sc.Value != "":
-		return sc.Value
-	case sc.Clear:
-		return ""
-	}
-	return stored
-}
+// SecretChange is what a form asks of a stored secret (input.SecretChange).
+type SecretChange = input.SecretChange
 
 // Change is a submitted settings form.
 type Change struct {
@@ -139,7 +125,7 @@ type Change struct {
 // nothing filled in clears them all.
 func (c Change) on(cur Settings) Settings {
 	next := c.Settings
-	next.Password = c.Password.apply(cur.Password)
+	next.Password = c.Password.Apply(cur.Password)
 	if next.Host == "" && next.Port == 0 && next.Username == "" && next.From == "" && c.Password.Value == "" {
 		return Settings{}
 	}
@@ -152,7 +138,7 @@ func (c Change) on(cur Settings) Settings {
 // ErrWrongPassword, *LimitedError and ErrNotAdmin.
 func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]string, error) {
 	errs := input.Errors{}
-	if c.Password.Value != "" && c.Password.Clear {
+	if c.Password.Contradicts() {
 		errs[FieldPassword] = ErrReplaceAndClear.Error()
 	}
 	cur, unreadable, err := s.Load(ctx)

@@ -100,16 +100,22 @@ func stripeMockAnswers(baseURL string) bool {
 }
 
 // stripeMockBinary is $STRIPE_MOCK ('make test' builds bin/stripe-mock),
-// else built now from tools/stripe-mock into a cache outside the
-// repository, keyed by that module's files, so later runs reuse it.
+// else built from tools/stripe-mock (toolBinary).
 func stripeMockBinary() (string, error) {
-	if p := os.Getenv("STRIPE_MOCK"); p != "" {
+	return toolBinary("STRIPE_MOCK", "stripe-mock", "stripe-mock", "github.com/stripe/stripe-mock")
+}
+
+// toolBinary is the test tool binary $env names, else the package pkg of
+// the module tools/<module> built now into a cache outside the
+// repository, keyed by that module's files, so later runs reuse it.
+func toolBinary(env, module, name, pkg string) (string, error) {
+	if p := os.Getenv(env); p != "" {
 		return p, nil
 	}
-	dir := filepath.Join(repoRoot(), "tools", "stripe-mock")
+	dir := filepath.Join(repoRoot(), "tools", module)
 	h := sha256.New()
-	for _, name := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+	for _, f := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			return "", err
 		}
@@ -119,7 +125,7 @@ func stripeMockBinary() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(cache, "kubebyon", "stripe-mock-"+hex.EncodeToString(h.Sum(nil))[:16])
+	bin := filepath.Join(cache, "kubebyon", name+"-"+hex.EncodeToString(h.Sum(nil))[:16])
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
@@ -129,10 +135,10 @@ func stripeMockBinary() (string, error) {
 	// Built under a name of its own and renamed: test binaries that build
 	// it at the same time never run a half-written file.
 	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
-	cmd := exec.Command("go", "build", "-o", tmp, "github.com/stripe/stripe-mock")
+	cmd := exec.Command("go", "build", "-o", tmp, pkg)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build stripe-mock: %w: %s", err, out)
+		return "", fmt.Errorf("build %s: %w: %s", name, err, out)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		_ = os.Remove(tmp)

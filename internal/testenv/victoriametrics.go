@@ -2,13 +2,9 @@ package testenv
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -128,46 +124,10 @@ func victoriaMetricsHealthy(baseURL string) bool {
 }
 
 // victoriaMetricsBinary is $VICTORIA_METRICS ('make test' builds
-// bin/victoria-metrics), else built now from tools/victoriametrics into a
-// cache outside the repository, keyed by that module's files, so later
-// runs reuse it.
+// bin/victoria-metrics), else built from tools/victoriametrics
+// (toolBinary).
 func victoriaMetricsBinary() (string, error) {
-	if p := os.Getenv("VICTORIA_METRICS"); p != "" {
-		return p, nil
-	}
-	dir := filepath.Join(repoRoot(), "tools", "victoriametrics")
-	h := sha256.New()
-	for _, name := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return "", err
-		}
-		h.Write(b)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(cache, "kubebyon", "victoria-metrics-"+hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		return "", err
-	}
-	// Built under a name of its own and renamed: test binaries that build
-	// it at the same time never run a half-written file.
-	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
-	cmd := exec.Command("go", "build", "-o", tmp, "github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build victoria-metrics: %w: %s", err, out)
-	}
-	if err := os.Rename(tmp, bin); err != nil {
-		_ = os.Remove(tmp)
-		return "", err
-	}
-	return bin, nil
+	return toolBinary("VICTORIA_METRICS", "victoriametrics", "victoria-metrics", "github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics")
 }
 
 // FlushVictoriaMetrics makes what the VictoriaMetrics at baseURL was sent
