@@ -202,6 +202,33 @@ const (
 // Actions lists every action.
 var Actions = []Action{Disable, Enable, Promote, Demote, RevokeSessions}
 
+// lockAdminAndUser locks the rows of the acting admin and of the user
+// they act on, in the caller's transaction, and returns the user's.
+// The admin is checked again under the lock: another admin may have
+// demoted or disabled them since the request began (ErrNotAdmin).
+func lockAdminAndUser(ctx context.Context, q *queries.Queries, adminID, userID int64) (queries.User, error) {
+	rows, err := q.AdminUserLockForUpdate(ctx, []int64{adminID, userID})
+	if err != nil {
+		return queries.User{}, fmt.Errorf("lock users: %w", err)
+	}
+	var admin, target *queries.User
+	for i := range rows {
+		if rows[i].ID == adminID {
+			admin = &rows[i]
+		}
+		if rows[i].ID == userID {
+			target = &rows[i]
+		}
+	}
+	if admin == nil || admin.Role != accounts.RoleAdmin || admin.DisabledAt.Valid {
+		return queries.User{}, ErrNotAdmin
+	}
+	if target == nil {
+		return queries.User{}, ErrNotFound
+	}
+	return *target, nil
+}
+
 // Apply makes the change a to the account userID on behalf of the admin
 // actor.UserID, who confirms it with their password. Disabling also ends
 // every session of the account at once.
@@ -220,28 +247,11 @@ func (s *Service) Apply(ctx context.Context, a Action, userID int64, password st
 	}
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		rows, err := q.AdminUserLockForUpdate(ctx, []int64{adminID, userID})
+		target, err := lockAdminAndUser(ctx, q, adminID, userID)
 		if err != nil {
-			return fmt.Errorf("lock users: %w", err)
+			return err
 		}
-		var admin, target *queries.User
-		for i := range rows {
-			if rows[i].ID == adminID {
-				admin = &rows[i]
-			}
-			if rows[i].ID == userID {
-				target = &rows[i]
-			}
-		}
-		// Checked again under the lock: another admin may have demoted or
-		// disabled this one since the request began.
-		if admin == nil || admin.Role != accounts.RoleAdmin || admin.DisabledAt.Valid {
-			return ErrNotAdmin
-		}
-		if target == nil {
-			return ErrNotFound
-		}
-		details, err := change(ctx, q, a, *target)
+		details, err := change(ctx, q, a, target)
 		if err != nil {
 			return err
 		}

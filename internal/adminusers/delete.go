@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -51,24 +50,9 @@ func (s *Service) Delete(ctx context.Context, userID int64, email, password stri
 	}
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		rows, err := q.AdminUserLockForUpdate(ctx, []int64{adminID, userID})
+		target, err := lockAdminAndUser(ctx, q, adminID, userID)
 		if err != nil {
-			return fmt.Errorf("lock users: %w", err)
-		}
-		var admin, target *queries.User
-		for i := range rows {
-			if rows[i].ID == adminID {
-				admin = &rows[i]
-			}
-			if rows[i].ID == userID {
-				target = &rows[i]
-			}
-		}
-		if admin == nil || admin.Role != accounts.RoleAdmin || admin.DisabledAt.Valid {
-			return ErrNotAdmin
-		}
-		if target == nil {
-			return ErrNotFound
+			return err
 		}
 		// The last active admin is never deleted: the acting admin, checked
 		// active above under the lock, is not the target and remains.
