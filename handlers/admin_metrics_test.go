@@ -131,8 +131,8 @@ func testAdminMetricsOverview(t *testing.T, b *testBundle) {
 	} else {
 		require.NotContains(t, body, `data-testid="metrics-store"`)
 	}
-	require.Contains(t, body, `data-testid="overview-status-ready">Ready: <strong>2</strong>`)
-	require.Contains(t, body, `data-testid="overview-status-pending">Pending: <strong>1</strong>`)
+	require.Contains(t, body, `data-testid="overview-status-ready"><a href="/admin/clusters?status=ready">Ready: <strong>2</strong></a>`, "each count links to its clusters")
+	require.Contains(t, body, `data-testid="overview-status-pending"><a href="/admin/clusters?status=pending">Pending: <strong>1</strong></a>`)
 	require.Contains(t, body, `data-testid="overview-nodes">2 Ready of 3 recorded`)
 	require.Contains(t, body, "<td>"+now.UTC().Format(time.DateOnly)+"</td><td>1</td>", "today's join")
 	busiest := body[strings.Index(body, `data-testid="overview-busiest"`):strings.Index(body, `data-testid="overview-erroring"`)]
