@@ -27,6 +27,8 @@ func (h *Handlers) adminClusterRoutes(admin *echo.Group) {
 	admin.GET("/clusters/:id/metrics.json", h.showAdminClusterMetricsJSON)
 	admin.POST("/clusters/:id/retry", h.retryAdminCluster)
 	admin.POST("/clusters/:id/delete", h.deleteAdminCluster)
+	admin.POST("/clusters/:id/suspend", h.suspendAdminCluster)
+	admin.POST("/clusters/:id/resume", h.resumeAdminCluster)
 }
 
 // showAdminClustersPage is GET /admin/clusters: every user's clusters,
@@ -79,7 +81,7 @@ func adminClustersURL(f clusters.AdminFilter, cursor string, id int64) string {
 // ?range=, which the range switch asks for): any user's cluster; for
 // htmx, the metrics alone.
 func (h *Handlers) showAdminClusterPage(c echo.Context) error {
-	m, err := h.adminClusterView(c, views.NewForm())
+	m, err := h.adminClusterView(c, views.NewForm(), views.NewForm())
 	if err != nil {
 		return err
 	}
@@ -88,8 +90,8 @@ func (h *Handlers) showAdminClusterPage(c echo.Context) error {
 }
 
 // adminClusterView is the cluster of the path as its admin page shows it,
-// with del, the delete confirmation.
-func (h *Handlers) adminClusterView(c echo.Context, del views.Form) (m views.AdminCluster, err error) {
+// with del and susp, the delete and suspend confirmations.
+func (h *Handlers) adminClusterView(c echo.Context, del, susp views.Form) (m views.AdminCluster, err error) {
 	ctx := c.Request().Context()
 	id, err := clusterIDParam(c)
 	if err != nil {
@@ -115,6 +117,11 @@ func (h *Handlers) adminClusterView(c echo.Context, del views.Form) (m views.Adm
 		Cluster: clusterView(cl), Slug: cl.Slug, OwnerID: cl.OwnerID,
 		Metrics:   clusterMetricsView(cl, s, fmt.Sprintf("/admin/clusters/%d", cl.ID)),
 		CanDelete: cl.Status != clusters.StatusDeleted, DeleteForm: del,
+		CanSuspend: cl.Status == clusters.StatusReady && !cl.DeleteRequestedAt.Valid, SuspendForm: susp,
+		CanResume: cl.Status == clusters.StatusSuspended && !cl.DeleteRequestedAt.Valid,
+	}
+	if cl.Status == clusters.StatusSuspended {
+		m.SuspendedSince = cl.SuspendedAt.Time
 	}
 	owner, err := q.UserGetByID(ctx, cl.OwnerID)
 	if err != nil {
@@ -189,7 +196,7 @@ func (h *Handlers) deleteAdminCluster(c echo.Context) error {
 		for k, v := range fe {
 			f.Errors[k] = v
 		}
-		m, err := h.adminClusterView(c, f)
+		m, err := h.adminClusterView(c, f, views.NewForm())
 		if err != nil {
 			return err
 		}
@@ -198,6 +205,60 @@ func (h *Handlers) deleteAdminCluster(c echo.Context) error {
 		return err
 	default:
 		h.flash(c, "FlashAdminClusterDeleteRequested")
+	}
+	return redirect(c, fmt.Sprintf("/admin/clusters/%d", id))
+}
+
+// suspendAdminCluster is POST /admin/clusters/:id/suspend: a ready
+// cluster suspended by an admin who typed its slug (its control plane
+// scaled to 0, joins refused).
+func (h *Handlers) suspendAdminCluster(c echo.Context) error {
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	f := formFrom(c, "suspend_confirm")
+	_, err = h.Clusters.AdminSuspend(c.Request().Context(), id, f.Value("suspend_confirm"), actor(c))
+	var fe clusters.FieldErrors
+	switch {
+	case errors.Is(err, clusters.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+		return echo.ErrNotFound
+	case errors.Is(err, clusters.ErrNotSuspendable):
+		h.flashError(c, err.Error())
+	case errors.As(err, &fe):
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+		m, err := h.adminClusterView(c, views.NewForm(), f)
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusUnprocessableEntity, views.AdminClusterPage(m))
+	case err != nil:
+		return err
+	default:
+		h.flash(c, "FlashAdminClusterSuspended")
+	}
+	return redirect(c, fmt.Sprintf("/admin/clusters/%d", id))
+}
+
+// resumeAdminCluster is POST /admin/clusters/:id/resume: a suspended
+// cluster's control plane scaled back by an admin.
+func (h *Handlers) resumeAdminCluster(c echo.Context) error {
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	_, err = h.Clusters.AdminResume(c.Request().Context(), id, actor(c))
+	switch {
+	case errors.Is(err, clusters.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+		return echo.ErrNotFound
+	case errors.Is(err, clusters.ErrNotSuspended):
+		h.flashError(c, err.Error())
+	case err != nil:
+		return err
+	default:
+		h.flash(c, "FlashAdminClusterResumed")
 	}
 	return redirect(c, fmt.Sprintf("/admin/clusters/%d", id))
 }

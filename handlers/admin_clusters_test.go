@@ -297,6 +297,8 @@ func TestAdminClusterRoutesAdminsOnly(t *testing.T) {
 		{http.MethodGet, fmt.Sprintf("/admin/clusters/%d/metrics.json?range=1h", cl), nil},
 		{http.MethodPost, fmt.Sprintf("/admin/clusters/%d/retry", cl), nil},
 		{http.MethodPost, fmt.Sprintf("/admin/clusters/%d/delete", cl), url.Values{"confirm": {"mine-p0o9i8"}}},
+		{http.MethodPost, fmt.Sprintf("/admin/clusters/%d/suspend", cl), url.Values{"suspend_confirm": {"mine-p0o9i8"}}},
+		{http.MethodPost, fmt.Sprintf("/admin/clusters/%d/resume", cl), nil},
 	} {
 		var code int
 		if r.method == http.MethodGet {

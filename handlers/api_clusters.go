@@ -256,7 +256,7 @@ func (h *Handlers) showAPICluster(c echo.Context) error {
 }
 
 func (h *Handlers) updateAPICluster(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.ownChangeableCluster(c)
 	if err != nil {
 		return err
 	}
@@ -356,6 +356,8 @@ func (h *Handlers) apiClusterError(c echo.Context, err error) error {
 		return errClusterNotFound
 	case errors.Is(err, clusters.ErrDeleting):
 		return echo.NewHTTPError(http.StatusConflict, clusters.ErrDeleting.Error())
+	case errors.Is(err, clusters.ErrSuspended):
+		return errClusterSuspended
 	case errors.Is(err, ingress.ErrNoAppsDomain), errors.Is(err, ingress.ErrEdgeNotConfigured):
 		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{Code: "not_configured", Message: locale.T(ctx, err.Error())}})
 	case errors.Is(err, ingress.ErrMode):

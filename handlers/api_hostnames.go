@@ -60,7 +60,7 @@ type apiHostnameBody struct {
 // bad, reserved or taken name or too many; 409 while managed ingress is
 // off or the cluster is being deleted.
 func (h *Handlers) addAPIHostname(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.ownChangeableCluster(c)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (h *Handlers) addAPIHostname(c echo.Context) error {
 // removeAPIHostname unbinds a host name of the cluster: 204; 404 for a
 // name not bound to it.
 func (h *Handlers) removeAPIHostname(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.ownChangeableCluster(c)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func (h *Handlers) clusterIngressView(c echo.Context, cl queries.Cluster) (views
 	}
 	m := views.ClusterIngress{
 		Hostnames: hostnames, Hostname: views.NewForm(),
-		ClusterID: cl.ID, CanSwitch: !cl.DeleteRequestedAt.Valid,
+		ClusterID: cl.ID, CanSwitch: !cl.DeleteRequestedAt.Valid && !clusters.Suspended(cl),
 		Enabled: st.Enabled, Status: st.Status, Message: st.Message,
 		Controller: st.Controller, ChartVersion: st.ChartVersion, Retired: ingress.Retired(st.Controller),
 		CNAMETarget: st.CNAMETarget,
@@ -93,7 +93,7 @@ func (h *Handlers) clusterRoutes(ctx context.Context, id int64) (views.ClusterRo
 // through the platform edge. A mode that cannot be chosen is said on the
 // panel, at the form.
 func (h *Handlers) setClusterIngressMode(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.ownChangeableCluster(c)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (h *Handlers) showDisableIngressPage(c echo.Context) error {
 // setClusterIngress is POST /clusters/:id/ingress: enabled=on switches
 // managed ingress on, off (from the confirmation page) off.
 func (h *Handlers) setClusterIngress(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.ownChangeableCluster(c)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func (h *Handlers) setClusterIngress(c echo.Context) error {
 
 // retryClusterIngress starts a failed install or removal again.
 func (h *Handlers) retryClusterIngress(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.ownChangeableCluster(c)
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (h *Handlers) retryClusterIngress(c echo.Context) error {
 // through the platform edge that could not be written are tried again
 // now.
 func (h *Handlers) retryClusterEdge(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.ownChangeableCluster(c)
 	if err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ const edgeRetryTimeout = 30 * time.Second
 // addClusterHostname is POST /clusters/:id/ingress/hostnames: binds a host
 // name. A bad or taken name is said in a flash on the cluster page.
 func (h *Handlers) addClusterHostname(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.ownChangeableCluster(c)
 	if err != nil {
 		return err
 	}
@@ -235,7 +235,7 @@ func (h *Handlers) addClusterHostname(c echo.Context) error {
 
 // removeClusterHostname is POST /clusters/:id/ingress/hostnames/remove.
 func (h *Handlers) removeClusterHostname(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.ownChangeableCluster(c)
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,10 @@ func (h *Handlers) showEditClusterPage(c echo.Context) error {
 		h.flashError(c, clusters.ErrDeleting.Error())
 		return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
 	}
+	if clusters.Suspended(cl) {
+		h.flashError(c, clusters.ErrSuspended.Error())
+		return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
+	}
 	f := views.NewForm()
 	f.Values["kubernetes_version"] = cl.KubernetesVersion
 	f.Values["public_access_mode"] = cl.PublicAccessMode
@@ -96,8 +100,8 @@ func (h *Handlers) renderClusterFormError(c echo.Context, f views.Form, cl *quer
 		for k, v := range fe {
 			f.Errors[k] = v
 		}
-	case errors.Is(err, clusters.ErrDeleting):
-		f.Error = clusters.ErrDeleting.Error()
+	case errors.Is(err, clusters.ErrDeleting), errors.Is(err, clusters.ErrSuspended):
+		f.Error = err.Error()
 	case errors.As(err, &limit):
 		f.Error, f.ErrorData = limit.Error(), limit.Data()
 	default:

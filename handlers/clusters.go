@@ -121,7 +121,7 @@ func (h *Handlers) ownCluster(c echo.Context) (queries.Cluster, error) {
 
 func clusterView(c queries.Cluster) views.Cluster {
 	changeable := !c.DeleteRequestedAt.Valid && c.Status != clusters.StatusDeleted
-	return views.Cluster{
+	v := views.Cluster{
 		ID: c.ID, Name: c.Name, Description: c.Description,
 		KubernetesVersion: c.KubernetesVersion, AccessMode: c.PublicAccessMode,
 		NodePort: c.NodePort.Int32, KonnectivityPort: c.KonnectivityNodePort.Int32, LBAddress: c.LbAddress,
@@ -130,8 +130,13 @@ func clusterView(c queries.Cluster) views.Cluster {
 		Created: c.CreatedAt.Time, Ready: c.ReadyAt.Time,
 		CanRetry:    c.Status == clusters.StatusFailed,
 		CanDownload: c.Status == clusters.StatusReady && c.Endpoint != "",
-		CanChange:   changeable,
+		CanChange:   changeable && !clusters.Suspended(c),
+		CanDelete:   changeable,
 	}
+	if c.Status == clusters.StatusSuspended {
+		v.SuspendedSince = c.SuspendedAt.Time
+	}
+	return v
 }
 
 // clusterSummaryView is a cluster as the list and the dashboard show it:

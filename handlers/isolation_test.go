@@ -66,6 +66,8 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/admin/clusters/%d/metrics.json?range=1h", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/clusters/%d/retry", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/clusters/%d/delete", v.cluster.ID) }, url.Values{"confirm": {"victims-cluster-abc123"}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/clusters/%d/suspend", v.cluster.ID) }, url.Values{"suspend_confirm": {"victims-cluster-abc123"}}},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/clusters/%d/resume", v.cluster.ID) }, nil},
 	{http.MethodGet, func(victim) string { return "/admin/billing" }, nil},
 	{http.MethodPost, func(victim) string { return "/admin/billing/settings" }, url.Values{"methods": {"manual"}, "manual_instructions": {"pwned"}, "order_expiry_hours": {"1"}, "grace_days": {"0"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/subscription/plan", v.user.ID) }, url.Values{"plan_id": {"1"}, "reason": {"pwned"}}},

@@ -124,7 +124,7 @@ func joinRefusalStatus(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, jointokens.ErrJoinRevoked), errors.Is(err, jointokens.ErrJoinExpired), errors.Is(err, jointokens.ErrJoinUsedUp):
 		return http.StatusGone
-	case errors.Is(err, jointokens.ErrJoinNotReady):
+	case errors.Is(err, jointokens.ErrJoinNotReady), errors.Is(err, jointokens.ErrJoinSuspended):
 		return http.StatusConflict
 	}
 	return 0

@@ -34,7 +34,7 @@ func (h *Handlers) renderJoinTokens(c echo.Context, status int, f views.Form) er
 	if err != nil {
 		return err
 	}
-	d := views.JoinTokens{ClusterID: cl.ID, ClusterName: cl.Name, Ready: cl.Status == clusters.StatusReady, Form: f, LoopbackBaseURL: h.loopbackBaseURL()}
+	d := views.JoinTokens{ClusterID: cl.ID, ClusterName: cl.Name, Ready: cl.Status == clusters.StatusReady, Suspended: clusters.Suspended(cl), Form: f, LoopbackBaseURL: h.loopbackBaseURL()}
 	// The page shows each usable token's join command, a credential.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	for _, t := range tokens {
@@ -62,8 +62,8 @@ func (h *Handlers) createJoinToken(c echo.Context) error {
 			f.Errors[k] = v
 		}
 		return h.renderJoinTokens(c, http.StatusUnprocessableEntity, f)
-	case errors.Is(err, jointokens.ErrClusterNotReady):
-		f.Error = jointokens.ErrClusterNotReady.Error()
+	case errors.Is(err, jointokens.ErrClusterNotReady), errors.Is(err, clusters.ErrSuspended):
+		f.Error = err.Error()
 		return h.renderJoinTokens(c, http.StatusConflict, f)
 	case err != nil:
 		return err
@@ -97,7 +97,12 @@ func (h *Handlers) revokeJoinToken(c echo.Context) error {
 		return err
 	}
 	u, _ := currentUser(c)
-	if _, err := h.JoinTokens.Revoke(c.Request().Context(), u.ID, clusterID, t.ID, actor(c)); err != nil {
+	_, err = h.JoinTokens.Revoke(c.Request().Context(), u.ID, clusterID, t.ID, actor(c))
+	if errors.Is(err, clusters.ErrSuspended) {
+		h.flashError(c, err.Error())
+		return redirect(c, fmt.Sprintf("/clusters/%d/tokens", clusterID))
+	}
+	if err != nil {
 		return err
 	}
 	h.flash(c, "FlashJoinTokenRevoked")

@@ -14,7 +14,7 @@ import (
 // setStaleNodeCleanup turns the cluster's stale-node clean-up on (after
 // hours of NotReady) or off (empty hours).
 func (h *Handlers) setStaleNodeCleanup(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.ownChangeableCluster(c)
 	if err != nil {
 		return err
 	}

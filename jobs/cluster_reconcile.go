@@ -38,7 +38,8 @@ const leaseCallTimeout = 10 * time.Second
 // ClusterReconcileWorker drives the host cluster toward a cluster's row:
 // namespace, license Secret, Helm release, then waits for the control plane
 // by snoozing (never sleeping); or, once deletion is asked for, removes the
-// release and the namespace. Every step is idempotent, so a worker killed
+// release and the namespace; or, for a cluster an admin suspended or
+// resumed, scales its control plane to 0 and back (cluster_suspension.go). Every step is idempotent, so a worker killed
 // anywhere leaves nothing the next run cannot finish.
 type ClusterReconcileWorker struct {
 	river.WorkerDefaults[clusters.ReconcileArgs]
@@ -108,13 +109,19 @@ func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[cluste
 	if err != nil {
 		return err
 	}
-	hostCfg, err := rt.HostConfig(w.KubeconfigPath)
-	if err != nil {
-		return w.fail(ctx, q, c, "HostUnreachable", err)
+	// A suspension is not failed by a host that does not answer: that
+	// would end it, and River's retries carry it out once the host is back.
+	if clusters.Suspended(c) && !c.DeleteRequestedAt.Valid {
+		_, client, err := w.host(rt)
+		if err != nil {
+			return fmt.Errorf("suspension of cluster %d: %w", c.ID, err)
+		}
+		if c.Status == clusters.StatusSuspended {
+			return w.suspend(ctx, q, c, client, logger)
+		}
+		return w.resume(ctx, q, c, rt, client, logger)
 	}
-	hostCfg = rest.CopyConfig(hostCfg)
-	hostCfg.Timeout = 30 * time.Second
-	client, err := kubernetes.NewForConfig(hostCfg)
+	hostCfg, client, err := w.host(rt)
 	if err != nil {
 		return w.fail(ctx, q, c, "HostUnreachable", err)
 	}
@@ -123,6 +130,22 @@ func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[cluste
 		return w.remove(ctx, q, c, hostCfg, client, logger)
 	}
 	return w.apply(ctx, q, c, rt, hostCfg, client, logger)
+}
+
+// host is the host cluster's client configuration, its calls bounded,
+// and a client for it.
+func (w *ClusterReconcileWorker) host(rt settings.Runtime) (*rest.Config, kubernetes.Interface, error) {
+	hostCfg, err := rt.HostConfig(w.KubeconfigPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	hostCfg = rest.CopyConfig(hostCfg)
+	hostCfg.Timeout = 30 * time.Second
+	client, err := kubernetes.NewForConfig(hostCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return hostCfg, client, nil
 }
 
 func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, c queries.Cluster, rt settings.Runtime, hostCfg *rest.Config, client kubernetes.Interface, logger *slog.Logger) error {

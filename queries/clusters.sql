@@ -251,3 +251,26 @@ WHERE ((@status::text = '' AND c.status <> 'deleted') OR c.status = @status::tex
   AND c.id > @after_id::bigint
 ORDER BY c.id
 LIMIT @row_limit;
+
+-- name: ClusterSuspend :one
+-- An admin suspends a ready cluster: joins are refused from now on, and
+-- the reconcile job scales its control plane to 0.
+UPDATE clusters
+SET status = 'suspended', suspended_at = now(), suspended_by = @suspended_by, suspended_replicas = NULL, updated_at = now()
+WHERE id = @id AND status = 'ready' AND delete_requested_at IS NULL
+RETURNING *;
+
+-- name: ClusterResume :one
+-- An admin resumes a suspended cluster: the reconcile job scales its
+-- control plane back and marks it ready once it answers (within the
+-- ready timeout, counted from reconcile_started_at).
+UPDATE clusters
+SET status = 'resuming', suspended_at = NULL, suspended_by = NULL, reconcile_started_at = now(), updated_at = now()
+WHERE id = @id AND status = 'suspended' AND delete_requested_at IS NULL
+RETURNING *;
+
+-- name: ClusterSetSuspendedReplicas :exec
+-- Keeps the control plane's replica count from before the suspension,
+-- once: a second scale-down (which reads 0) leaves it.
+UPDATE clusters SET suspended_replicas = @replicas
+WHERE id = @id AND status = 'suspended' AND suspended_replicas IS NULL;

@@ -245,7 +245,7 @@ func (q *Queries) ClusterCountActiveByOwner(ctx context.Context, ownerID int64) 
 const clusterCreate = `-- name: ClusterCreate :one
 INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
 `
 
 type ClusterCreateParams struct {
@@ -302,6 +302,9 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 		&i.LbAddress,
 		&i.PodCidr,
 		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
 	)
 	return i, err
 }
@@ -364,7 +367,7 @@ func (q *Queries) ClusterDashboardByOwner(ctx context.Context, arg ClusterDashbo
 }
 
 const clusterGetByID = `-- name: ClusterGetByID :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE id = $1
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE id = $1
 `
 
 func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error) {
@@ -401,12 +404,15 @@ func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error)
 		&i.LbAddress,
 		&i.PodCidr,
 		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
 	)
 	return i, err
 }
 
 const clusterGetForOwner = `-- name: ClusterGetForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
 `
 
 type ClusterGetForOwnerParams struct {
@@ -449,12 +455,15 @@ func (q *Queries) ClusterGetForOwner(ctx context.Context, arg ClusterGetForOwner
 		&i.LbAddress,
 		&i.PodCidr,
 		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
 	)
 	return i, err
 }
 
 const clusterGetForOwnerWithDeleted = `-- name: ClusterGetForOwnerWithDeleted :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE id = $1 AND owner_id = $2
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE id = $1 AND owner_id = $2
 `
 
 type ClusterGetForOwnerWithDeletedParams struct {
@@ -498,6 +507,9 @@ func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg Cluster
 		&i.LbAddress,
 		&i.PodCidr,
 		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
 	)
 	return i, err
 }
@@ -608,7 +620,7 @@ func (q *Queries) ClusterListNodeQuotaEnabled(ctx context.Context) ([]int64, err
 }
 
 const clusterListReady = `-- name: ClusterListReady :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE status = 'ready' ORDER BY id
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE status = 'ready' ORDER BY id
 `
 
 func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
@@ -651,6 +663,9 @@ func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
 			&i.LbAddress,
 			&i.PodCidr,
 			&i.PodCidrPooled,
+			&i.SuspendedAt,
+			&i.SuspendedBy,
+			&i.SuspendedReplicas,
 		); err != nil {
 			return nil, err
 		}
@@ -718,7 +733,7 @@ func (q *Queries) ClusterListSummaryByOwner(ctx context.Context, arg ClusterList
 }
 
 const clusterLock = `-- name: ClusterLock :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE id = $1 FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
@@ -755,12 +770,15 @@ func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
 		&i.LbAddress,
 		&i.PodCidr,
 		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
 	)
 	return i, err
 }
 
 const clusterLockForOwner = `-- name: ClusterLockForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
 `
 
 type ClusterLockForOwnerParams struct {
@@ -802,6 +820,9 @@ func (q *Queries) ClusterLockForOwner(ctx context.Context, arg ClusterLockForOwn
 		&i.LbAddress,
 		&i.PodCidr,
 		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
 	)
 	return i, err
 }
@@ -939,7 +960,7 @@ UPDATE clusters
 SET delete_requested_at = coalesce(delete_requested_at, now()), status = 'deleting',
     generation = generation + 1, status_message = '', updated_at = now(), failure_notified = false
 WHERE id = $1
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
 `
 
 func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, error) {
@@ -976,6 +997,60 @@ func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, 
 		&i.LbAddress,
 		&i.PodCidr,
 		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
+	)
+	return i, err
+}
+
+const clusterResume = `-- name: ClusterResume :one
+UPDATE clusters
+SET status = 'resuming', suspended_at = NULL, suspended_by = NULL, reconcile_started_at = now(), updated_at = now()
+WHERE id = $1 AND status = 'suspended' AND delete_requested_at IS NULL
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
+`
+
+// An admin resumes a suspended cluster: the reconcile job scales its
+// control plane back and marks it ready once it answers (within the
+// ready timeout, counted from reconcile_started_at).
+func (q *Queries) ClusterResume(ctx context.Context, id int64) (Cluster, error) {
+	row := q.db.QueryRow(ctx, clusterResume, id)
+	var i Cluster
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.Name,
+		&i.Slug,
+		&i.Description,
+		&i.KubernetesVersion,
+		&i.PublicAccessMode,
+		&i.NodePort,
+		&i.Generation,
+		&i.ObservedGeneration,
+		&i.Status,
+		&i.StatusMessage,
+		&i.Endpoint,
+		&i.DeleteRequestedAt,
+		&i.ReconcileStartedAt,
+		&i.ReadyAt,
+		&i.DeletedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
+		&i.StaleNodeCleanupHours,
+		&i.CaCert,
+		&i.FailureNotified,
+		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
 	)
 	return i, err
 }
@@ -985,7 +1060,7 @@ UPDATE clusters
 SET status = CASE WHEN delete_requested_at IS NULL THEN 'pending' ELSE 'deleting' END,
     status_message = '', reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $1 AND status = 'failed'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
 `
 
 // A failed cluster gets a fresh attempt at its current generation.
@@ -1023,6 +1098,9 @@ func (q *Queries) ClusterRetry(ctx context.Context, id int64) (Cluster, error) {
 		&i.LbAddress,
 		&i.PodCidr,
 		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
 	)
 	return i, err
 }
@@ -1050,7 +1128,7 @@ UPDATE clusters SET node_quota_enabled = $1,
     node_quota_secret = CASE WHEN $2::text <> '' THEN $2::text ELSE node_quota_secret END,
     updated_at = now()
 WHERE id = $3 AND delete_requested_at IS NULL AND status <> 'deleted'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
 `
 
 type ClusterSetNodeQuotaParams struct {
@@ -1095,6 +1173,9 @@ func (q *Queries) ClusterSetNodeQuota(ctx context.Context, arg ClusterSetNodeQuo
 		&i.LbAddress,
 		&i.PodCidr,
 		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
 	)
 	return i, err
 }
@@ -1143,6 +1224,23 @@ func (q *Queries) ClusterSetStatus(ctx context.Context, arg ClusterSetStatusPara
 	return err
 }
 
+const clusterSetSuspendedReplicas = `-- name: ClusterSetSuspendedReplicas :exec
+UPDATE clusters SET suspended_replicas = $1
+WHERE id = $2 AND status = 'suspended' AND suspended_replicas IS NULL
+`
+
+type ClusterSetSuspendedReplicasParams struct {
+	Replicas pgtype.Int4
+	ID       int64
+}
+
+// Keeps the control plane's replica count from before the suspension,
+// once: a second scale-down (which reads 0) leaves it.
+func (q *Queries) ClusterSetSuspendedReplicas(ctx context.Context, arg ClusterSetSuspendedReplicasParams) error {
+	_, err := q.db.Exec(ctx, clusterSetSuspendedReplicas, arg.Replicas, arg.ID)
+	return err
+}
+
 const clusterStartReconcile = `-- name: ClusterStartReconcile :exec
 UPDATE clusters
 SET reconcile_started_at = coalesce(reconcile_started_at, now()), status = $1, status_message = '', updated_at = now()
@@ -1158,6 +1256,61 @@ type ClusterStartReconcileParams struct {
 func (q *Queries) ClusterStartReconcile(ctx context.Context, arg ClusterStartReconcileParams) error {
 	_, err := q.db.Exec(ctx, clusterStartReconcile, arg.Status, arg.ID)
 	return err
+}
+
+const clusterSuspend = `-- name: ClusterSuspend :one
+UPDATE clusters
+SET status = 'suspended', suspended_at = now(), suspended_by = $1, suspended_replicas = NULL, updated_at = now()
+WHERE id = $2 AND status = 'ready' AND delete_requested_at IS NULL
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
+`
+
+type ClusterSuspendParams struct {
+	SuspendedBy pgtype.Int8
+	ID          int64
+}
+
+// An admin suspends a ready cluster: joins are refused from now on, and
+// the reconcile job scales its control plane to 0.
+func (q *Queries) ClusterSuspend(ctx context.Context, arg ClusterSuspendParams) (Cluster, error) {
+	row := q.db.QueryRow(ctx, clusterSuspend, arg.SuspendedBy, arg.ID)
+	var i Cluster
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.Name,
+		&i.Slug,
+		&i.Description,
+		&i.KubernetesVersion,
+		&i.PublicAccessMode,
+		&i.NodePort,
+		&i.Generation,
+		&i.ObservedGeneration,
+		&i.Status,
+		&i.StatusMessage,
+		&i.Endpoint,
+		&i.DeleteRequestedAt,
+		&i.ReconcileStartedAt,
+		&i.ReadyAt,
+		&i.DeletedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.KonnectivityNodePort,
+		&i.ReconcileLeaseJob,
+		&i.ReconcileLeaseUntil,
+		&i.NodeQuotaEnabled,
+		&i.NodeQuotaSecret,
+		&i.StaleNodeCleanupHours,
+		&i.CaCert,
+		&i.FailureNotified,
+		&i.LbAddress,
+		&i.PodCidr,
+		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
+	)
+	return i, err
 }
 
 const clusterTakeReconcileLease = `-- name: ClusterTakeReconcileLease :execrows
@@ -1184,7 +1337,7 @@ func (q *Queries) ClusterTakeReconcileLease(ctx context.Context, arg ClusterTake
 }
 
 const clusterUpdateDescription = `-- name: ClusterUpdateDescription :one
-UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
+UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
 `
 
 type ClusterUpdateDescriptionParams struct {
@@ -1227,6 +1380,9 @@ func (q *Queries) ClusterUpdateDescription(ctx context.Context, arg ClusterUpdat
 		&i.LbAddress,
 		&i.PodCidr,
 		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
 	)
 	return i, err
 }
@@ -1241,7 +1397,7 @@ SET description = $1, kubernetes_version = $2,
     status_message = CASE WHEN status = 'failed' THEN '' ELSE status_message END,
     reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $6
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
 `
 
 type ClusterUpdateSpecParams struct {
@@ -1295,6 +1451,9 @@ func (q *Queries) ClusterUpdateSpec(ctx context.Context, arg ClusterUpdateSpecPa
 		&i.LbAddress,
 		&i.PodCidr,
 		&i.PodCidrPooled,
+		&i.SuspendedAt,
+		&i.SuspendedBy,
+		&i.SuspendedReplicas,
 	)
 	return i, err
 }

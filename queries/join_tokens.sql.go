@@ -170,7 +170,7 @@ func (q *Queries) JoinTokenGetByHash(ctx context.Context, tokenHash string) (Joi
 }
 
 const joinTokenGetForOwner = `-- name: JoinTokenGetForOwner :one
-SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens.token_hash, join_tokens.sealed_token, join_tokens.description, join_tokens.expires_at, join_tokens.max_uses, join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at, join_tokens.created_at, clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled
+SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens.token_hash, join_tokens.sealed_token, join_tokens.description, join_tokens.expires_at, join_tokens.max_uses, join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at, join_tokens.created_at, clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.id = $1 AND join_tokens.cluster_id = $2
@@ -234,6 +234,9 @@ func (q *Queries) JoinTokenGetForOwner(ctx context.Context, arg JoinTokenGetForO
 		&i.Cluster.LbAddress,
 		&i.Cluster.PodCidr,
 		&i.Cluster.PodCidrPooled,
+		&i.Cluster.SuspendedAt,
+		&i.Cluster.SuspendedBy,
+		&i.Cluster.SuspendedReplicas,
 	)
 	return i, err
 }

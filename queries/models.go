@@ -66,6 +66,9 @@ type Cluster struct {
 	LbAddress             string
 	PodCidr               netip.Prefix
 	PodCidrPooled         bool
+	SuspendedAt           pgtype.Timestamptz
+	SuspendedBy           pgtype.Int8
+	SuspendedReplicas     pgtype.Int4
 }
 
 type ClusterCheck struct {

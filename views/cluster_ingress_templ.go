@@ -20,7 +20,7 @@ import (
 // ClusterIngress is a cluster's managed ingress as its page shows it.
 type ClusterIngress struct {
 	ClusterID int64
-	// CanSwitch: the cluster is not being deleted.
+	// CanSwitch: the cluster is not being deleted, nor suspended.
 	CanSwitch bool
 	Enabled   bool
 	// Status is off, installing, ready, removing or error; Message what

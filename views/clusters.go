@@ -29,8 +29,12 @@ type Cluster struct {
 	ObservedGeneration int64
 	Created            time.Time
 	Ready              time.Time
-	// Actions the owner may take now.
-	CanRetry, CanDownload, CanChange bool
+	// Actions the owner may take now. A suspended cluster can be
+	// deleted, not changed.
+	CanRetry, CanDownload, CanChange, CanDelete bool
+	// SuspendedSince is when an admin suspended the cluster, while it is
+	// suspended; zero otherwise.
+	SuspendedSince time.Time
 }
 
 // ClusterEvent is one step of a cluster's timeline.
@@ -131,6 +135,10 @@ func clusterStatusMsg(status string) string {
 		return "ClusterStatusFailed"
 	case clusters.StatusDeleting:
 		return "ClusterStatusDeleting"
+	case clusters.StatusSuspended:
+		return "ClusterStatusSuspended"
+	case clusters.StatusResuming:
+		return "ClusterStatusResuming"
 	}
 	return "ClusterStatusDeleted"
 }

@@ -11,10 +11,11 @@ import (
 type JoinTokens struct {
 	ClusterID   int64
 	ClusterName string
-	// Ready says tokens can be made (the cluster is ready).
-	Ready  bool
-	Tokens []JoinToken
-	Form   Form
+	// Ready says tokens can be made (the cluster is ready). Suspended
+	// says why not when an admin suspended the cluster.
+	Ready, Suspended bool
+	Tokens           []JoinToken
+	Form             Form
 	// LoopbackBaseURL is the base URL the join commands are made from,
 	// when it names the platform's machine only; else empty.
 	LoopbackBaseURL string

@@ -1,6 +1,6 @@
 // Package clusters is what users do with their clusters: create, change,
 // delete and retry them (and admins with anyone's: list, retry, delete,
-// admin.go). Each action writes the row, a cluster event, the
+// admin.go; suspend and resume, suspend.go). Each action writes the row, a cluster event, the
 // audit event and the ClusterReconcile job in one transaction; the job then
 // does the work on the host cluster.
 package clusters
@@ -222,6 +222,9 @@ func (s *Service) Update(ctx context.Context, ownerID, id int64, in Input, actor
 		}
 		if cur.DeleteRequestedAt.Valid {
 			return ErrDeleting
+		}
+		if Suspended(cur) {
+			return ErrSuspended
 		}
 		in.Name = cur.Name
 		if in.KubernetesVersion == cur.KubernetesVersion && !rt.VersionAllowed(cur.KubernetesVersion) {

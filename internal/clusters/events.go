@@ -20,6 +20,12 @@ const (
 	StatusFailed       = "failed"
 	StatusDeleting     = "deleting"
 	StatusDeleted      = "deleted"
+	// StatusSuspended: an admin suspended the ready cluster; its control
+	// plane is scaled to 0 (suspend.go).
+	StatusSuspended = "suspended"
+	// StatusResuming: an admin resumed it; it is ready again once its
+	// control plane answers.
+	StatusResuming = "resuming"
 )
 
 // TimelineLength is how many of the newest events the detail page shows,
@@ -27,10 +33,11 @@ const (
 const TimelineLength = 100
 
 // Settled reports whether nothing is happening to a cluster until someone
-// acts: it is ready, failed or gone. Pages stop watching it then.
+// acts: it is ready, failed, suspended or gone. Pages stop watching it
+// then.
 func Settled(c queries.Cluster) bool {
 	switch c.Status {
-	case StatusReady, StatusFailed, StatusDeleted:
+	case StatusReady, StatusFailed, StatusSuspended, StatusDeleted:
 		return true
 	}
 	return false

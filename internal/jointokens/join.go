@@ -23,6 +23,8 @@ var (
 	ErrJoinExpired  = errors.New("JoinRefusedExpired")
 	ErrJoinUsedUp   = errors.New("JoinRefusedUsedUp")
 	ErrJoinNotReady = errors.New("JoinRefusedClusterNotReady")
+	// ErrJoinSuspended refuses a join to a cluster an admin suspended.
+	ErrJoinSuspended = errors.New("JoinRefusedClusterSuspended")
 	// ErrJoinNodeLimit refuses a join to a cluster that has as many nodes
 	// as its owner's plan allows.
 	ErrJoinNodeLimit = errors.New("JoinRefusedNodeLimit")
@@ -47,6 +49,8 @@ func RefusalCode(reason error) (code string, ok bool) {
 		return "used-up", true
 	case errors.Is(reason, ErrJoinNotReady):
 		return "cluster-not-ready", true
+	case errors.Is(reason, ErrJoinSuspended):
+		return "cluster-suspended", true
 	case errors.Is(reason, ErrJoinNodeLimit):
 		return "node-limit", true
 	case errors.Is(reason, ErrJoinRateLimited):
@@ -89,6 +93,9 @@ func (s *Service) Check(ctx context.Context, value string) (queries.JoinTokenGet
 		return row, ErrJoinExpired
 	case StatusUsedUp:
 		return row, ErrJoinUsedUp
+	}
+	if row.ClusterStatus == clusters.StatusSuspended || row.ClusterStatus == clusters.StatusResuming {
+		return row, ErrJoinSuspended
 	}
 	if row.ClusterStatus != clusters.StatusReady || row.ClusterEndpoint == "" {
 		return row, ErrJoinNotReady
@@ -153,7 +160,7 @@ const (
 // used up may report its end). It returns the token's cluster.
 func (s *Service) RecordEvent(ctx context.Context, value string, e Event) (int64, error) {
 	row, err := s.Check(ctx, value)
-	if err != nil && !errors.Is(err, ErrJoinUsedUp) && !errors.Is(err, ErrJoinExpired) && !errors.Is(err, ErrJoinNotReady) {
+	if err != nil && !errors.Is(err, ErrJoinUsedUp) && !errors.Is(err, ErrJoinExpired) && !errors.Is(err, ErrJoinNotReady) && !errors.Is(err, ErrJoinSuspended) {
 		return 0, err
 	}
 	e.Step, e.Message, e.Host = strings.TrimSpace(e.Step), strings.TrimSpace(e.Message), strings.TrimSpace(e.Host)

@@ -166,6 +166,9 @@ func (s *Service) Create(ctx context.Context, ownerID, clusterID int64, in Input
 	if err != nil {
 		return Created{}, err
 	}
+	if clusters.Suspended(c) {
+		return Created{}, clusters.ErrSuspended
+	}
 	if c.Status != clusters.StatusReady {
 		return Created{}, ErrClusterNotReady
 	}
@@ -250,6 +253,9 @@ func (s *Service) Revoke(ctx context.Context, ownerID, clusterID, id int64, acto
 	}
 	if row.JoinToken.RevokedAt.Valid {
 		return row.JoinToken, nil
+	}
+	if clusters.Suspended(row.Cluster) {
+		return queries.JoinToken{}, clusters.ErrSuspended
 	}
 	client, err := s.client(ctx, row.Cluster)
 	if err != nil {

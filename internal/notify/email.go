@@ -49,8 +49,10 @@ const (
 	EmailClusterReady  = "ClusterReady"
 	EmailClusterFailed = "ClusterFailed"
 	// An administrator's actions on a user's cluster.
-	EmailClusterAdminRetried = "ClusterAdminRetried"
-	EmailClusterAdminDeleted = "ClusterAdminDeleted"
+	EmailClusterAdminRetried   = "ClusterAdminRetried"
+	EmailClusterAdminDeleted   = "ClusterAdminDeleted"
+	EmailClusterAdminSuspended = "ClusterAdminSuspended"
+	EmailClusterAdminResumed   = "ClusterAdminResumed"
 	// Joins: one node, or several in one sync.
 	EmailNodeJoined  = "NodeJoined"
 	EmailNodesJoined = "NodesJoined"

@@ -22,7 +22,8 @@ type Kind string
 const (
 	ClusterReady  Kind = "cluster_ready"
 	ClusterFailed Kind = "cluster_failed"
-	// ClusterAdmin: an administrator retried or deleted the user's cluster.
+	// ClusterAdmin: an administrator retried, deleted, suspended or
+	// resumed the user's cluster.
 	ClusterAdmin Kind = "cluster_admin"
 	NodeNotReady Kind = "node_not_ready"
 	// ControlPlane: a control plane answers with errors, or slowly, for
