@@ -186,8 +186,9 @@ type Outcome struct {
 const maxBody = 64 << 10
 
 // Send makes one attempt at delivering e to t with client (Guard.Client):
-// network errors, 5xx and 429 may be retried; refused addresses,
-// redirects, other 4xx and a chat service's error code may not.
+// network errors, 5xx, 429 and a chat service's rate limit may be
+// retried; refused addresses, redirects, other 4xx and a chat service's
+// other error codes may not.
 func Send(ctx context.Context, client *http.Client, t Target, e Event, now time.Time) Outcome {
 	req, err := Request(ctx, t, e, now)
 	if err != nil {
@@ -214,7 +215,7 @@ func Send(ctx context.Context, client *http.Client, t Target, e Event, now time.
 	case resp.StatusCode < 200:
 		o.Err = statusError(resp.StatusCode, body)
 	default:
-		o.Err = chatError(t.Kind, body)
+		o.Retry, o.Err = chatError(t.Kind, body)
 	}
 	return o
 }
@@ -242,8 +243,9 @@ func statusError(code int, body []byte) error {
 }
 
 // chatError reads the error code chat services put in a 200 answer:
-// DingTalk and WeCom errcode and errmsg, Feishu code and msg.
-func chatError(kind string, body []byte) error {
+// DingTalk and WeCom errcode and errmsg, Feishu code and msg. Their rate
+// limits (DingTalk 130101, WeCom 45009) may be retried.
+func chatError(kind string, body []byte) (retry bool, err error) {
 	var r struct {
 		ErrCode *int   `json:"errcode"`
 		ErrMsg  string `json:"errmsg"`
@@ -253,12 +255,13 @@ func chatError(kind string, body []byte) error {
 	switch kind {
 	case DingTalk, WeCom:
 		if json.Unmarshal(body, &r) == nil && r.ErrCode != nil && *r.ErrCode != 0 {
-			return fmt.Errorf("%s error %d: %s", kind, *r.ErrCode, r.ErrMsg)
+			limited := (kind == DingTalk && *r.ErrCode == 130101) || (kind == WeCom && *r.ErrCode == 45009)
+			return limited, fmt.Errorf("%s error %d: %s", kind, *r.ErrCode, r.ErrMsg)
 		}
 	case Feishu:
 		if json.Unmarshal(body, &r) == nil && r.Code != nil && *r.Code != 0 {
-			return fmt.Errorf("feishu error %d: %s", *r.Code, r.Msg)
+			return false, fmt.Errorf("feishu error %d: %s", *r.Code, r.Msg)
 		}
 	}
-	return nil
+	return false, nil
 }

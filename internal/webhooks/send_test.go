@@ -146,22 +146,28 @@ func TestChatPayloads(t *testing.T) {
 }
 
 // TestChatErrorCodes: chat services answer 200 with an error code in the
-// body; that is a failed delivery with the service's message, not retried.
+// body; that is a failed delivery with the service's message, retried only
+// when it is a rate limit.
 func TestChatErrorCodes(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ kind, answer, want string }{
-		{DingTalk, `{"errcode":310000,"errmsg":"sign not match"}`, "dingtalk error 310000: sign not match"},
-		{WeCom, `{"errcode":93000,"errmsg":"invalid webhook url"}`, "wecom error 93000: invalid webhook url"},
-		{Feishu, `{"code":19021,"msg":"sign match fail or timestamp is not within one hour from current time"}`, "feishu error 19021: sign match fail"},
+	tests := []struct {
+		kind, answer, want string
+		retry              bool
+	}{
+		{DingTalk, `{"errcode":310000,"errmsg":"sign not match"}`, "dingtalk error 310000: sign not match", false},
+		{DingTalk, `{"errcode":130101,"errmsg":"send too fast"}`, "dingtalk error 130101: send too fast", true},
+		{WeCom, `{"errcode":93000,"errmsg":"invalid webhook url"}`, "wecom error 93000: invalid webhook url", false},
+		{WeCom, `{"errcode":45009,"errmsg":"api freq out of limit"}`, "wecom error 45009", true},
+		{Feishu, `{"code":19021,"msg":"sign match fail or timestamp is not within one hour from current time"}`, "feishu error 19021: sign match fail", false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.kind, func(t *testing.T) {
+		t.Run(tt.want, func(t *testing.T) {
 			t.Parallel()
 			srv, _ := server(t, http.StatusOK, tt.answer)
 			o := Send(context.Background(), local.Client(), Target{Kind: tt.kind, URL: srv.URL}, testEvent, time.Now())
 			require.ErrorContains(t, o.Err, tt.want)
 			require.Equal(t, http.StatusOK, o.Code)
-			require.False(t, o.Retry)
+			require.Equal(t, tt.retry, o.Retry, "only rate limits are retried")
 		})
 	}
 }

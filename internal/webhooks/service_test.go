@@ -265,6 +265,8 @@ func TestOwnership(t *testing.T) {
 	require.ErrorIs(t, err, adminusers.ErrNotAdmin)
 	p, err := b.svc.Create(ctx, 0, "zh-CN", webhooks.Input{Name: "ops", Kind: webhooks.WeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}, admin)
 	require.NoError(t, err)
+	_, err = b.svc.Test(ctx, 0, p.Channel.ID, "en", ba)
+	require.ErrorIs(t, err, adminusers.ErrNotAdmin, "a platform channel's test is the admins'")
 	_, err = b.svc.Log(ctx, alice.ID, p.Channel.ID)
 	require.ErrorIs(t, err, webhooks.ErrNotFound)
 	require.ErrorIs(t, b.svc.Delete(ctx, alice.ID, p.Channel.ID, aa), webhooks.ErrNotFound)

@@ -578,6 +578,15 @@ func (s *Service) attempt(ctx context.Context, c queries.WebhookChannel, e Event
 // adminusers.ErrNotAdmin.
 func (s *Service) Test(ctx context.Context, userID, id int64, lang string, actor audit.Actor) (Outcome, error) {
 	q := queries.New(s.Pool)
+	if userID == 0 {
+		// Checked before sending too: the audit's check comes after.
+		err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+			return adminusers.LockActiveAdmin(ctx, queries.New(tx), actor.UserID)
+		})
+		if err != nil {
+			return Outcome{}, err
+		}
+	}
 	c, err := owned(ctx, q, id, userID)
 	if err != nil {
 		return Outcome{}, err
