@@ -132,10 +132,16 @@ func TestUserWebhooks(t *testing.T) {
 	require.Equal(t, "test", payload["kind"])
 	require.Contains(t, payload["body"], "ops")
 
+	// Without JavaScript, the page shows the result.
+	resp = c.post(notificationsPage, "/settings/notifications/webhooks/"+id+"/test", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, readBody(t, resp), `data-testid="webhook-test-delivered"`)
+	<-got
+
 	_, page = c.get(notificationsPage)
-	require.Contains(t, page, `data-testid="webhook-log-row" data-status="delivered"`)
+	require.Equal(t, 2, strings.Count(page, `data-testid="webhook-log-row" data-status="delivered"`))
 	require.Equal(t, 1, countRows(t, b, "SELECT count(*) FROM audit_events WHERE action = 'webhook.create' AND actor_email = $1", email))
-	require.Equal(t, 1, countRows(t, b, "SELECT count(*) FROM audit_events WHERE action = 'webhook.test' AND actor_email = $1", email))
+	require.Equal(t, 2, countRows(t, b, "SELECT count(*) FROM audit_events WHERE action = 'webhook.test' AND actor_email = $1", email))
 	require.Zero(t, countRows(t, b, "SELECT count(*) FROM audit_events WHERE details::text LIKE '%' || $1 || '%'", secret[1]))
 
 	// Another user sees none of it and cannot act on it.
