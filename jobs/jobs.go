@@ -196,12 +196,12 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	}
 	if opts.Work {
 		cfg.Queues = map[string]river.QueueConfig{
-			river.QueueDefault:  {MaxWorkers: opts.MaxWorkers},
-			notify.QueueEmail:   {MaxWorkers: 5},
-			notify.QueueWebhook: {MaxWorkers: 10},
-			clusters.Queue:      {MaxWorkers: opts.MaxWorkers},
-			checks.Queue:        {MaxWorkers: cmp.Or(opts.CheckWorkers, opts.MaxWorkers)},
+			river.QueueDefault: {MaxWorkers: opts.MaxWorkers},
+			notify.QueueEmail:  {MaxWorkers: 5},
+			clusters.Queue:     {MaxWorkers: opts.MaxWorkers},
+			checks.Queue:       {MaxWorkers: cmp.Or(opts.CheckWorkers, opts.MaxWorkers)},
 		}
+		cfg.Queues[notify.QueueWebhook] = river.QueueConfig{MaxWorkers: 10}
 		if len(opts.WorkQueues) > 0 {
 			for name := range cfg.Queues {
 				if !slices.Contains(opts.WorkQueues, name) {

@@ -132,3 +132,34 @@ func TestEdgeWatchTellsPlatformWebhooks(t *testing.T) {
 		ch.Channel.ID, notify.EmailEdgeOutOfStep).Scan(&n))
 	require.Equal(t, 1, n)
 }
+
+// TestCleanupPrunesWebhookLog: the cleanup job deletes the delivery log's
+// attempts older than 30 days, and only those.
+func TestCleanupPrunesWebhookLog(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	box, err := secrets.New(bytes.Repeat([]byte{7}, 32))
+	require.NoError(t, err)
+	q := queries.New(b.pool)
+	user, err := q.UserCreate(ctx, queries.UserCreateParams{Email: "pruned@example.com", Name: "u", Role: "user"})
+	require.NoError(t, err)
+	svc := &webhooks.Service{Pool: b.pool, Box: box}
+	ch, err := svc.Create(ctx, user.ID, "en", webhooks.Input{Name: "old", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/x"}, audit.Actor{UserID: user.ID})
+	require.NoError(t, err)
+	for _, age := range []string{"31 days", "29 days"} {
+		_, err := b.pool.Exec(ctx, `INSERT INTO webhook_attempts (channel_id, event_id, event_kind, attempt, status, created_at)
+			VALUES ($1, $2::text, 'test', 1, 'delivered', now() - $2::text::interval)`, ch.Channel.ID, age)
+		require.NoError(t, err)
+	}
+	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.CleanupWorker{Pool: b.pool, Logger: b.logger})
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck // the job row only
+	_, err = w.Work(ctx, t, tx, jobs.CleanupArgs{}, nil)
+	require.NoError(t, err)
+	log, err := svc.Log(ctx, user.ID, ch.Channel.ID)
+	require.NoError(t, err)
+	require.Len(t, log, 1)
+	require.Equal(t, "29 days", log[0].EventID)
+}
