@@ -9,7 +9,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/notify"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -51,12 +50,7 @@ func notificationSettings(m map[notify.Kind]map[notify.Channel]bool, kinds []not
 }
 
 func (h *Handlers) showNotificationsPage(c echo.Context) error {
-	u, _ := currentUser(c)
-	m, err := notify.Matrix(c.Request().Context(), queries.New(h.Pool), u.ID)
-	if err != nil {
-		return err
-	}
-	return render(c, http.StatusOK, views.SettingsNotificationsPage(notificationSettings(m, notify.KindsFor(u.Role == accounts.RoleAdmin))))
+	return h.renderNotificationsPage(c, http.StatusOK, views.NewForm(), nil, nil)
 }
 
 func (h *Handlers) updateNotifications(c echo.Context) error {

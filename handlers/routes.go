@@ -76,6 +76,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	settings.POST("/sign-in/:identity/unlink", h.unlinkIdentity)
 	settings.GET("/notifications", h.showNotificationsPage)
 	settings.POST("/notifications", h.updateNotifications)
+	h.webhookRoutes(settings)
 	// Not behind requireUser: an image request that is not allowed gets a
 	// 404, not a redirect to the sign-in page.
 	e.GET("/avatars/:id", h.showAvatar)
@@ -214,6 +215,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.adminMetricsRoutes(admin)
 	h.adminJobsRoutes(admin)
 	h.adminMailRoutes(admin)
+	h.adminWebhookRoutes(admin)
 	h.adminClusterRoutes(admin)
 	admin.GET("/plans", h.showAdminPlansPage)
 	admin.POST("/plans", h.createPlan)

@@ -84,6 +84,9 @@ func (w *EdgeWatchWorker) Work(ctx context.Context, _ *river.Job[edge.WatchArgs]
 					return err
 				}
 			}
+			if err := w.Notices.TellPlatform(ctx, tx, notify.EdgeOutOfStep, template, data); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

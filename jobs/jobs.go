@@ -33,6 +33,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/vcluster"
+	"github.com/kubebyon/kubebyon/internal/webhooks"
 )
 
 // Deps are what the workers need.
@@ -137,6 +138,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 	river.AddWorker(w, &CleanupWorker{Pool: d.Pool, Logger: d.Logger})
 	river.AddWorker(w, &BillingPeriodsWorker{Billing: &billing.Service{Pool: d.Pool, Box: d.Box}, Logger: d.Logger.With("component", "billing")})
 	river.AddWorker(w, &EmailWorker{Sender: d.Mailer, Box: d.Box, Catalog: d.Catalog, BaseURL: d.BaseURL})
+	river.AddWorker(w, &WebhookWorker{Webhooks: &webhooks.Service{Pool: d.Pool, Box: d.Box, Catalog: d.Catalog, BaseURL: d.BaseURL}})
 	charts := d.Charts
 	if charts == nil {
 		charts = &vcluster.Charts{}
@@ -199,6 +201,7 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 			clusters.Queue:     {MaxWorkers: opts.MaxWorkers},
 			checks.Queue:       {MaxWorkers: cmp.Or(opts.CheckWorkers, opts.MaxWorkers)},
 		}
+		cfg.Queues[notify.QueueWebhook] = river.QueueConfig{MaxWorkers: 10}
 		if len(opts.WorkQueues) > 0 {
 			for name := range cfg.Queues {
 				if !slices.Contains(opts.WorkQueues, name) {

@@ -515,3 +515,27 @@ type UserSession struct {
 	LastSeenAt pgtype.Timestamptz
 	EndedAt    pgtype.Timestamptz
 }
+
+type WebhookAttempt struct {
+	ID           int64
+	ChannelID    int64
+	EventID      string
+	EventKind    string
+	Attempt      int32
+	Status       string
+	ResponseCode int32
+	Error        string
+	CreatedAt    pgtype.Timestamptz
+}
+
+type WebhookChannel struct {
+	ID           int64
+	UserID       pgtype.Int8
+	Kind         string
+	Name         string
+	UrlSealed    string
+	UrlHost      string
+	SecretSealed string
+	Lang         string
+	CreatedAt    pgtype.Timestamptz
+}

@@ -99,7 +99,8 @@ type Notices struct {
 // client inserts the email). The messages are Mail<template>Subject (also
 // the in-app title), Mail<template>Body and Notify<template>Body; each is
 // worded when read or sent, in the reader's language. It returns the
-// in-app notification's id, or 0 when the user wants none.
+// in-app notification's id, or 0 when the user wants none. The user's
+// webhook channels get the event too, when the user wants it there.
 func (n Notices) Tell(ctx context.Context, tx pgx.Tx, user queries.User, kind Kind, template string, data map[string]any) (int64, error) {
 	q := queries.New(tx)
 	var id int64
@@ -123,13 +124,45 @@ func (n Notices) Tell(ctx context.Context, tx pgx.Tx, user queries.User, kind Ki
 		if err != nil {
 			return 0, err
 		}
-		rc := n.River
-		if rc == nil {
-			rc = river.ClientFromContext[pgx.Tx](ctx)
-		}
-		if _, err := rc.InsertTx(ctx, tx, args, nil); err != nil {
+		if _, err := n.river(ctx).InsertTx(ctx, tx, args, nil); err != nil {
 			return 0, fmt.Errorf("queue email to user %d about %s: %w", user.ID, template, err)
 		}
 	}
+	hooks, err := webhookChannels(ctx, q, user.ID)
+	if err != nil {
+		return 0, fmt.Errorf("webhook channels of user %d: %w", user.ID, err)
+	}
+	if len(hooks) == 0 {
+		return id, nil
+	}
+	byWebhook, err := Enabled(ctx, q, user.ID, kind, Webhook)
+	if err != nil || !byWebhook {
+		return id, err
+	}
+	if err := enqueueWebhooks(ctx, tx, n.river(ctx), n.Box, hooks, user.Language, kind, template, data); err != nil {
+		return 0, fmt.Errorf("queue webhooks of user %d about %s: %w", user.ID, template, err)
+	}
 	return id, nil
+}
+
+// TellPlatform queues the operator alert of template about an event of
+// kind to the platform's webhook channels (the admins' own choices are
+// Tell's).
+func (n Notices) TellPlatform(ctx context.Context, tx pgx.Tx, kind Kind, template string, data map[string]any) error {
+	hooks, err := webhookChannels(ctx, queries.New(tx), 0)
+	if err != nil {
+		return fmt.Errorf("platform webhook channels: %w", err)
+	}
+	if err := enqueueWebhooks(ctx, tx, n.river(ctx), n.Box, hooks, "", kind, template, data); err != nil {
+		return fmt.Errorf("queue platform webhooks about %s: %w", template, err)
+	}
+	return nil
+}
+
+// river is the client that inserts the jobs.
+func (n Notices) river(ctx context.Context) *river.Client[pgx.Tx] {
+	if n.River != nil {
+		return n.River
+	}
+	return river.ClientFromContext[pgx.Tx](ctx)
 }

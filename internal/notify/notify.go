@@ -67,10 +67,12 @@ type Channel string
 const (
 	Email Channel = "email"
 	InApp Channel = "in_app"
+	// Webhook is every webhook channel the user added (package webhooks).
+	Webhook Channel = "webhook"
 )
 
 // Channels lists every channel.
-var Channels = []Channel{Email, InApp}
+var Channels = []Channel{Email, InApp, Webhook}
 
 // ValidKind reports whether k is a known kind.
 func ValidKind(k string) bool {
@@ -83,10 +85,13 @@ func ValidKind(k string) bool {
 }
 
 // ValidChannel reports whether c is a known channel.
-func ValidChannel(c string) bool { return c == string(Email) || c == string(InApp) }
+func ValidChannel(c string) bool {
+	return c == string(Email) || c == string(InApp) || c == string(Webhook)
+}
 
 // Default is what a user gets before choosing: everything in-app; by email
-// only what needs attention (failures, unhealthy nodes, security, billing).
+// only what needs attention (failures, unhealthy nodes, security, billing);
+// the same to webhooks, once the user adds one.
 func Default(k Kind, c Channel) bool {
 	if c == InApp {
 		return true

@@ -1,0 +1,127 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/webhooks"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// adminWebhooksPath is where the platform channels' forms post.
+const adminWebhooksPath = "/admin/notifications/channels"
+
+// adminWebhookLogLength is how many attempts of every channel the admin
+// page shows.
+const adminWebhookLogLength = 100
+
+// adminWebhookRoutes adds the operator alerts' channels, the networks
+// webhooks may reach and every channel's log.
+func (h *Handlers) adminWebhookRoutes(admin *echo.Group) {
+	admin.GET("/notifications", h.showAdminWebhooksPage)
+	admin.POST("/notifications/channels", h.createPlatformWebhook)
+	admin.POST("/notifications/channels/:id/test", h.testPlatformWebhook)
+	admin.POST("/notifications/channels/:id/delete", h.deletePlatformWebhook)
+	admin.POST("/notifications/network", h.saveWebhookNetwork)
+}
+
+func (h *Handlers) showAdminWebhooksPage(c echo.Context) error {
+	return h.renderAdminWebhooks(c, http.StatusOK, views.NewForm(), nil, nil, nil)
+}
+
+// renderAdminWebhooks shows the page with f the add form and network the
+// networks form as submitted (nil: the stored networks).
+func (h *Handlers) renderAdminWebhooks(c echo.Context, status int, f views.Form, network *views.Form, created *views.WebhookCreated, test *views.WebhookTest) error {
+	ctx := c.Request().Context()
+	w, err := h.webhookViews(c, 0, adminWebhooksPath, f, test)
+	if err != nil {
+		return err
+	}
+	w.Created = created
+	if network == nil {
+		n, err := webhooks.LoadNetwork(ctx, queries.New(h.Pool))
+		if err != nil {
+			return err
+		}
+		nf := views.NewForm()
+		nf.Values[webhooks.FieldAllowed] = strings.Join(n.AllowedCIDRs, "\n")
+		network = &nf
+	}
+	log, err := h.webhooks().RecentLog(ctx, adminWebhookLogLength)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.AdminWebhooksPage(views.AdminWebhooks{Webhooks: w, NetworkForm: *network, Log: webhookAttemptViews(log)}))
+}
+
+func (h *Handlers) createPlatformWebhook(c echo.Context) error {
+	f := formFrom(c, webhookFields...)
+	created, err := h.webhooks().Create(c.Request().Context(), 0, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
+	var invalid input.Errors
+	switch {
+	case errors.Is(err, adminusers.ErrNotAdmin):
+		return echo.ErrNotFound
+	case errors.As(err, &invalid):
+		f.Errors = invalid
+		return h.renderAdminWebhooks(c, http.StatusUnprocessableEntity, f, nil, nil, nil)
+	case err != nil:
+		return err
+	}
+	if created.Secret == "" {
+		h.flash(c, "FlashWebhookAdded")
+		return redirect(c, "/admin/notifications")
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return h.renderAdminWebhooks(c, http.StatusOK, views.NewForm(), nil, &views.WebhookCreated{Name: created.Channel.Name, Secret: created.Secret}, nil)
+}
+
+func (h *Handlers) testPlatformWebhook(c echo.Context) error {
+	t, err := h.sendWebhookTest(c, 0)
+	if err != nil {
+		return err
+	}
+	if wantsFragment(c) {
+		return render(c, http.StatusOK, views.WebhookTestResult(*t))
+	}
+	return h.renderAdminWebhooks(c, http.StatusOK, views.NewForm(), nil, nil, t)
+}
+
+func (h *Handlers) deletePlatformWebhook(c echo.Context) error {
+	id, err := webhookID(c)
+	if err != nil {
+		return err
+	}
+	err = h.webhooks().Delete(c.Request().Context(), 0, id, actor(c))
+	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminusers.ErrNotAdmin) {
+		return echo.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	h.flash(c, "FlashWebhookDeleted")
+	return redirect(c, "/admin/notifications")
+}
+
+func (h *Handlers) saveWebhookNetwork(c echo.Context) error {
+	nf := formFrom(c, webhooks.FieldAllowed)
+	_, err := h.webhooks().SaveNetwork(c.Request().Context(), nf.Value(webhooks.FieldAllowed), actor(c))
+	var invalid input.Errors
+	switch {
+	case errors.Is(err, adminusers.ErrNotAdmin):
+		return echo.ErrNotFound
+	case errors.As(err, &invalid):
+		nf.Errors = invalid
+		return h.renderAdminWebhooks(c, http.StatusUnprocessableEntity, views.NewForm(), &nf, nil, nil)
+	case err != nil:
+		return err
+	}
+	h.flash(c, "FlashWebhookNetworkSaved")
+	return redirect(c, "/admin/notifications")
+}

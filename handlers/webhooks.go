@@ -1,0 +1,181 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/webhooks"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// userWebhooksPath is where the user's webhook forms post.
+const userWebhooksPath = "/settings/notifications/webhooks"
+
+// webhookRoutes adds the user's webhook channels, under /settings.
+func (h *Handlers) webhookRoutes(settings *echo.Group) {
+	settings.POST("/notifications/webhooks", h.createWebhook)
+	settings.POST("/notifications/webhooks/:id/test", h.testWebhook)
+	settings.POST("/notifications/webhooks/:id/delete", h.deleteWebhook)
+}
+
+// webhooks is the webhook service on the handlers' pool.
+func (h *Handlers) webhooks() *webhooks.Service {
+	return &webhooks.Service{Pool: h.Pool, Box: h.Box, Catalog: h.Catalog, BaseURL: h.BaseURL}
+}
+
+// webhookFields are the add form's fields but the secret, which is never
+// shown back.
+var webhookFields = []string{webhooks.FieldName, webhooks.FieldKind, webhooks.FieldURL}
+
+// webhookViews lists the channels of the user (userID > 0) or of the
+// platform (0), each with its log; test is a test message just sent.
+func (h *Handlers) webhookViews(c echo.Context, userID int64, action string, f views.Form, test *views.WebhookTest) (views.Webhooks, error) {
+	ctx := c.Request().Context()
+	svc := h.webhooks()
+	chans, err := svc.List(ctx, userID)
+	if err != nil {
+		return views.Webhooks{}, err
+	}
+	if f.Values[webhooks.FieldKind] == "" {
+		f.Values[webhooks.FieldKind] = webhooks.Generic
+	}
+	w := views.Webhooks{Action: action, Kinds: webhooks.ChannelKinds, Form: f}
+	for _, ch := range chans {
+		log, err := svc.Log(ctx, userID, ch.ID)
+		if err != nil {
+			return w, err
+		}
+		v := views.WebhookChannel{ID: ch.ID, Name: ch.Name, Kind: ch.Kind, Host: ch.Host, Signed: ch.Signed, Log: webhookAttemptViews(log)}
+		if test != nil && test.ChannelID == ch.ID {
+			v.Test = test
+		}
+		w.Channels = append(w.Channels, v)
+	}
+	return w, nil
+}
+
+func webhookAttemptViews(log []webhooks.Attempt) []views.WebhookAttempt {
+	out := make([]views.WebhookAttempt, 0, len(log))
+	for _, a := range log {
+		out = append(out, views.WebhookAttempt{
+			At: a.At, Channel: a.ChannelName, Owner: a.OwnerEmail, EventKind: a.EventKind, Attempt: a.Attempt,
+			Status: a.Status, Code: a.ResponseCode, Error: a.Error,
+		})
+	}
+	return out
+}
+
+// renderNotificationsPage shows the preferences and the webhooks, with
+// f the add form as submitted.
+func (h *Handlers) renderNotificationsPage(c echo.Context, status int, f views.Form, created *views.WebhookCreated, test *views.WebhookTest) error {
+	u, _ := currentUser(c)
+	m, err := notify.Matrix(c.Request().Context(), queries.New(h.Pool), u.ID)
+	if err != nil {
+		return err
+	}
+	w, err := h.webhookViews(c, u.ID, userWebhooksPath, f, test)
+	if err != nil {
+		return err
+	}
+	w.Created = created
+	return render(c, status, views.SettingsNotificationsPage(notificationSettings(m, notify.KindsFor(u.Role == accounts.RoleAdmin)), w))
+}
+
+// createWebhook adds one of the user's channels. A generic webhook's
+// secret is shown in the response itself, once, never through a redirect.
+func (h *Handlers) createWebhook(c echo.Context) error {
+	u, _ := currentUser(c)
+	f := formFrom(c, webhookFields...)
+	created, err := h.webhooks().Create(c.Request().Context(), u.ID, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
+	var invalid input.Errors
+	if errors.As(err, &invalid) {
+		f.Errors = invalid
+		return h.renderNotificationsPage(c, http.StatusUnprocessableEntity, f, nil, nil)
+	}
+	if err != nil {
+		return err
+	}
+	if created.Secret == "" {
+		h.flash(c, "FlashWebhookAdded")
+		return redirect(c, "/settings/notifications")
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return h.renderNotificationsPage(c, http.StatusOK, views.NewForm(), &views.WebhookCreated{Name: created.Channel.Name, Secret: created.Secret}, nil)
+}
+
+func webhookInput(c echo.Context) webhooks.Input {
+	return webhooks.Input{
+		Name: c.FormValue(webhooks.FieldName), Kind: c.FormValue(webhooks.FieldKind),
+		URL: c.FormValue(webhooks.FieldURL), Secret: c.FormValue(webhooks.FieldSecret),
+	}
+}
+
+// webhookID is the :id of the path; a malformed one is not found.
+func webhookID(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return 0, echo.ErrNotFound
+	}
+	return id, nil
+}
+
+// sendWebhookTest sends a test message to channel id of the user (or the
+// platform, 0) and words what came of it.
+func (h *Handlers) sendWebhookTest(c echo.Context, userID int64) (*views.WebhookTest, error) {
+	id, err := webhookID(c)
+	if err != nil {
+		return nil, err
+	}
+	o, err := h.webhooks().Test(c.Request().Context(), userID, id, locale.From(c.Request().Context()).Tag(), actor(c))
+	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminusers.ErrNotAdmin) {
+		return nil, echo.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := &views.WebhookTest{ChannelID: id, Delivered: o.Err == nil, Code: o.Code}
+	if o.Err != nil {
+		t.Error = o.Err.Error()
+	}
+	return t, nil
+}
+
+// testWebhook answers htmx with the result alone, a browser without
+// JavaScript with the page showing it.
+func (h *Handlers) testWebhook(c echo.Context) error {
+	u, _ := currentUser(c)
+	t, err := h.sendWebhookTest(c, u.ID)
+	if err != nil {
+		return err
+	}
+	if wantsFragment(c) {
+		return render(c, http.StatusOK, views.WebhookTestResult(*t))
+	}
+	return h.renderNotificationsPage(c, http.StatusOK, views.NewForm(), nil, t)
+}
+
+func (h *Handlers) deleteWebhook(c echo.Context) error {
+	u, _ := currentUser(c)
+	id, err := webhookID(c)
+	if err != nil {
+		return err
+	}
+	err = h.webhooks().Delete(c.Request().Context(), u.ID, id, actor(c))
+	if errors.Is(err, webhooks.ErrNotFound) {
+		return echo.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	h.flash(c, "FlashWebhookDeleted")
+	return redirect(c, "/settings/notifications")
+}
