@@ -19,7 +19,6 @@ CREATE UNIQUE INDEX invitations_token_hash_key ON invitations (token_hash);
 -- A sign-up under invite-only, or with a provider, looks for the open
 -- invitation of its address.
 CREATE INDEX invitations_email_idx ON invitations (lower(email)) WHERE accepted_at IS NULL AND revoked_at IS NULL;
-CREATE INDEX invitations_created_idx ON invitations (id DESC);
 
 ---- create above / drop below ----
 
