@@ -16,6 +16,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
+	"github.com/kubebyon/kubebyon/internal/signup"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -41,32 +42,130 @@ func waitForm(c echo.Context, f *views.Form, retryAfter time.Duration) {
 	f.Error, f.ErrorData = "ErrRateLimited", map[string]any{"Minutes": int(math.Ceil(retryAfter.Minutes()))}
 }
 
+// showSignUpPage is the registration form when sign-up is open, else a
+// page that says it is not; with an invitation's token (?invite=), the
+// form for the invited address whatever the policy.
 func (h *Handlers) showSignUpPage(c echo.Context) error {
 	if _, ok := currentUser(c); ok {
 		return redirect(c, "/")
 	}
-	return render(c, http.StatusOK, views.SignUpPage(views.NewForm()))
+	if token := c.QueryParam("invite"); token != "" {
+		return h.showInvitedSignUpPage(c, token)
+	}
+	st, err := signup.Load(c.Request().Context(), queries.New(h.Pool))
+	if err != nil {
+		return err
+	}
+	if st.Policy != signup.PolicyOpen {
+		return render(c, http.StatusOK, views.SignUpClosedPage(st.Policy))
+	}
+	return render(c, http.StatusOK, views.SignUpPage(views.NewForm(), st.AllowedDomains))
 }
 
 func (h *Handlers) signUp(c echo.Context) error {
+	if c.FormValue("invite") != "" {
+		return h.signUpInvited(c)
+	}
+	ctx := c.Request().Context()
+	st, err := signup.Load(ctx, queries.New(h.Pool))
+	if err != nil {
+		return err
+	}
+	if st.Policy != signup.PolicyOpen {
+		return render(c, http.StatusForbidden, views.SignUpClosedPage(st.Policy))
+	}
 	f := formFrom(c, "email", "name")
-	page := func(f views.Form) templ.Component { return views.SignUpPage(f) }
+	page := func(f views.Form) templ.Component { return views.SignUpPage(f, st.AllowedDomains) }
 	if done, err := h.limit(c, ratelimit.SignUpPerIP, c.RealIP(), &f, page); done {
 		return err
 	}
 	in := accounts.SignUpInput{
 		Email: c.FormValue("email"), Name: c.FormValue("name"), Password: c.FormValue("password"),
-		MailLanguage: locale.Lang(c.Request().Context()),
+		MailLanguage: locale.Lang(ctx),
 	}
-	err := h.Accounts.SignUp(c.Request().Context(), in, actor(c))
-	if err != nil {
+	err = h.Accounts.SignUp(ctx, in, actor(c))
+	switch {
+	case errors.Is(err, signup.ErrClosed):
+		return render(c, http.StatusForbidden, views.SignUpClosedPage(signup.PolicyClosed))
+	case errors.Is(err, signup.ErrInviteOnly):
+		return render(c, http.StatusForbidden, views.SignUpClosedPage(signup.PolicyInviteOnly))
+	case err != nil:
 		if applyError(&f, err) {
-			return render(c, http.StatusUnprocessableEntity, views.SignUpPage(f))
+			return render(c, http.StatusUnprocessableEntity, page(f))
 		}
 		return err
 	}
 	email, _ := accounts.NormalizeEmail(in.Email)
 	return redirect(c, "/signup/verify?email="+url.QueryEscape(email))
+}
+
+// showInvitedSignUpPage is the registration form of an invitation's link:
+// the address is the invitation's, not to be changed.
+func (h *Handlers) showInvitedSignUpPage(c echo.Context, token string) error {
+	inv, err := h.Accounts.Invitation(c.Request().Context(), token)
+	if err != nil {
+		return h.renderInvitationUnusable(c, err)
+	}
+	return render(c, http.StatusOK, views.InvitedSignUpPage(views.NewForm(), token, inv.Email))
+}
+
+// signUpInvited makes the invited account, signs it in and goes home.
+func (h *Handlers) signUpInvited(c echo.Context) error {
+	ctx := c.Request().Context()
+	token := c.FormValue("invite")
+	inv, err := h.Accounts.Invitation(ctx, token)
+	if err != nil {
+		return h.renderInvitationUnusable(c, err)
+	}
+	f := formFrom(c, "name")
+	page := func(f views.Form) templ.Component { return views.InvitedSignUpPage(f, token, inv.Email) }
+	if done, err := h.limit(c, ratelimit.SignUpPerIP, c.RealIP(), &f, page); done {
+		return err
+	}
+	u, err := h.Accounts.SignUpInvited(ctx, accounts.InvitedSignUpInput{
+		Token: token, Name: c.FormValue("name"), Password: c.FormValue("password"),
+	}, actor(c))
+	switch {
+	case errors.Is(err, accounts.ErrInvitationAccountExists):
+		f.Error = err.Error()
+		return render(c, http.StatusUnprocessableEntity, page(f))
+	case invitationUnusable(err):
+		return h.renderInvitationUnusable(c, err)
+	case err != nil:
+		if applyError(&f, err) {
+			return render(c, http.StatusUnprocessableEntity, page(f))
+		}
+		return err
+	}
+	if err := h.signInAs(c, u, "invitation"); err != nil {
+		return err
+	}
+	h.flash(c, "FlashWelcome")
+	return redirect(c, "/")
+}
+
+// invitationUnusable reports whether err says why an invitation's link
+// does not work.
+func invitationUnusable(err error) bool {
+	for _, e := range []error{signup.ErrInvitationUnknown, signup.ErrInvitationExpired, signup.ErrInvitationRevoked, signup.ErrInvitationAccepted} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// renderInvitationUnusable says why an invitation's link does not work:
+// 404 for a link that never was, 410 for one that no longer is.
+func (h *Handlers) renderInvitationUnusable(c echo.Context, err error) error {
+	if !invitationUnusable(err) {
+		return err
+	}
+	status := http.StatusGone
+	if errors.Is(err, signup.ErrInvitationUnknown) {
+		status = http.StatusNotFound
+	}
+	return render(c, status, views.InvitationUnusablePage(err.Error()))
 }
 
 func (h *Handlers) showVerifyPage(c echo.Context) error {
@@ -292,6 +391,7 @@ func applyError(f *views.Form, err error) bool {
 	for _, known := range []error{
 		accounts.ErrBadCredentials, accounts.ErrDisabled, accounts.ErrCodeInvalid,
 		accounts.ErrCodeExpired, accounts.ErrTooManyAttempts, accounts.ErrResendTooSoon,
+		signup.ErrClosed, signup.ErrInviteOnly, signup.ErrDomain,
 	} {
 		if errors.Is(err, known) {
 			f.Error = known.Error()

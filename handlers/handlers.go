@@ -24,6 +24,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
+	"github.com/kubebyon/kubebyon/internal/adminsignup"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/billing"
@@ -100,6 +101,8 @@ type Deps struct {
 	AdminSettings *adminsettings.Service
 	// Mail: the mail server settings; also the platform's mail sender.
 	Mail *mailsettings.Service
+	// AdminSignUp: the sign-up policy and the invitations.
+	AdminSignUp *adminsignup.Service
 	// Billing: plans.
 	Billing *billing.Service
 	// ClusterMetrics: the history of the clusters' control planes, for

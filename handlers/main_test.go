@@ -26,6 +26,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
+	"github.com/kubebyon/kubebyon/internal/adminsignup"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/billing"
@@ -148,6 +149,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		AdminJobs: &adminjobs.Service{Pool: web, River: inserter, Periodic: jobs.PeriodicSchedules(pageTestJobOptions())},
 		Mail:      &mailsettings.Service{Pool: web, Box: box, EnvURL: smtpURL, From: testMailFrom, Logger: logger},
 	}
+	deps.AdminSignUp = &adminsignup.Service{Pool: web, River: rc, Box: box}
 	for _, o := range opts {
 		o(&deps)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/signup"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -140,7 +141,8 @@ func (h *Handlers) finishOAuth(c echo.Context) error {
 	switch {
 	case errors.As(err, &link):
 		return h.askToLink(c, id, link, safeNext(flow.Next))
-	case errors.Is(err, accounts.ErrDisabled), errors.Is(err, accounts.ErrIdentityUnverified), errors.Is(err, accounts.ErrIdentityConflict):
+	case errors.Is(err, accounts.ErrDisabled), errors.Is(err, accounts.ErrIdentityUnverified), errors.Is(err, accounts.ErrIdentityConflict),
+		errors.Is(err, signup.ErrClosed), errors.Is(err, signup.ErrInviteOnly), errors.Is(err, signup.ErrDomain):
 		return h.oauthFailed(c, err.Error())
 	case err != nil:
 		return err

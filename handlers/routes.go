@@ -216,6 +216,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.adminJobsRoutes(admin)
 	h.adminMailRoutes(admin)
 	h.adminWebhookRoutes(admin)
+	h.adminSignUpRoutes(admin)
 	h.adminClusterRoutes(admin)
 	admin.GET("/plans", h.showAdminPlansPage)
 	admin.POST("/plans", h.createPlan)

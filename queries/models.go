@@ -275,6 +275,19 @@ type IngressNodeAddress struct {
 	Address   interface{}
 }
 
+type Invitation struct {
+	ID             int64
+	Email          string
+	TokenHash      string
+	InvitedBy      pgtype.Int8
+	CreatedAt      pgtype.Timestamptz
+	SentAt         pgtype.Timestamptz
+	ExpiresAt      pgtype.Timestamptz
+	AcceptedAt     pgtype.Timestamptz
+	AcceptedUserID pgtype.Int8
+	RevokedAt      pgtype.Timestamptz
+}
+
 type JoinEvent struct {
 	ID        int64
 	TokenID   int64

@@ -29,6 +29,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/signup"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -237,6 +238,11 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput, actor audit.Actor)
 		return err
 	}
 	return s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
+		// An open invitation of the address admits it too; it is used up
+		// once the code proves the address (VerifySignup).
+		if _, err := signup.Admit(ctx, q, in.Email, s.now()); err != nil {
+			return refusal(err)
+		}
 		existing, err := q.UserGetByEmail(ctx, in.Email)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
@@ -424,8 +430,18 @@ func (s *Service) VerifySignup(ctx context.Context, email, code string, actor au
 		if _, err := s.checkCode(ctx, q, u.ID, "signup", code); err != nil {
 			return err
 		}
+		// The policy may have changed since the code was sent.
+		inv, err := signup.Admit(ctx, q, u.Email, s.now())
+		if err != nil {
+			return err
+		}
 		if err := q.UserMarkVerified(ctx, u.ID); err != nil {
 			return fmt.Errorf("mark verified: %w", err)
+		}
+		if inv.ID != 0 {
+			if err := signup.Accept(ctx, q, inv.ID, u.ID, s.now()); err != nil {
+				return err
+			}
 		}
 		actor.UserID, actor.Email = u.ID, u.Email
 		return audit.Record(ctx, q, actor, audit.Event{Action: "user.verify_email", TargetType: "user", TargetID: fmt.Sprint(u.ID)})

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/signup"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -58,8 +59,10 @@ type IdentitySignIn struct {
 // SignInWithIdentity finds the account an identity signs in to: the one it
 // is linked to; else the signed-in account (current, nil when nobody is
 // signed in) when the provider vouches for its email, linking it; else a new
-// account when nobody has the email. Otherwise it returns *LinkRequired, or
-// ErrIdentityUnverified when the provider vouches for no email.
+// account when nobody has the email and the sign-up policy admits it.
+// Otherwise it returns *LinkRequired, ErrIdentityUnverified when the
+// provider vouches for no email, or signup's ErrClosed, ErrInviteOnly or
+// ErrDomain.
 func (s *Service) SignInWithIdentity(ctx context.Context, id Identity, current *queries.User, actor audit.Actor) (IdentitySignIn, error) {
 	var out IdentitySignIn
 	err := s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
@@ -86,17 +89,17 @@ func (s *Service) SignInWithIdentity(ctx context.Context, id Identity, current *
 		existing, err := q.UserGetByEmail(ctx, email)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			out.Created = true
-			out.User, err = createForIdentity(ctx, q, id, actor)
-			return err
+			return s.admitIdentity(ctx, q, email, &out, func() (queries.User, error) {
+				return createForIdentity(ctx, q, id, actor)
+			})
 		case err != nil:
 			return fmt.Errorf("look up user: %w", err)
 		case existing.DisabledAt.Valid:
 			return ErrDisabled
 		case !existing.EmailVerifiedAt.Valid:
-			out.Created = true
-			out.User, err = claimForIdentity(ctx, q, existing, id, actor)
-			return err
+			return s.admitIdentity(ctx, q, email, &out, func() (queries.User, error) {
+				return claimForIdentity(ctx, q, existing, id, actor)
+			})
 		}
 		providers, err := q.OAuthIdentityListProvidersByUser(ctx, existing.ID)
 		if err != nil {
@@ -105,6 +108,24 @@ func (s *Service) SignInWithIdentity(ctx context.Context, id Identity, current *
 		return &LinkRequired{Email: existing.Email, HasPassword: existing.PasswordHash.Valid, Providers: providers}
 	})
 	return out, err
+}
+
+// admitIdentity makes the account for an identity with create, in q, if
+// the sign-up policy admits email (signup.Admit), and uses up the
+// invitation that admitted it, if any.
+func (s *Service) admitIdentity(ctx context.Context, q *queries.Queries, email string, out *IdentitySignIn, create func() (queries.User, error)) error {
+	inv, err := signup.Admit(ctx, q, email, s.now())
+	if err != nil {
+		return err
+	}
+	if out.User, err = create(); err != nil {
+		return err
+	}
+	out.Created = true
+	if inv.ID != 0 {
+		return signup.Accept(ctx, q, inv.ID, out.User.ID, s.now())
+	}
+	return nil
 }
 
 // LinkIdentityWithPassword links an identity to the account that has its

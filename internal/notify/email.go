@@ -45,6 +45,8 @@ const (
 	EmailPasswordReset   = "PasswordReset"
 	EmailNewSignIn       = "NewSignIn"
 	EmailPasswordChanged = "PasswordChanged"
+	// EmailInvitation carries an admin's invitation link (adminsignup).
+	EmailInvitation = "Invitation"
 	// The cluster lifecycle.
 	EmailClusterReady  = "ClusterReady"
 	EmailClusterFailed = "ClusterFailed"
