@@ -67,6 +67,8 @@ var userScopedRoutes = []struct {
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/clusters/%d/retry", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/clusters/%d/delete", v.cluster.ID) }, url.Values{"confirm": {"victims-cluster-abc123"}}},
 	{http.MethodGet, func(victim) string { return "/admin/billing" }, nil},
+	{http.MethodGet, func(victim) string { return "/admin/settings/sign-in" }, nil},
+	{http.MethodPost, func(victim) string { return "/admin/settings/sign-in" }, url.Values{"oidc-issuer": {"https://evil.example"}, "oidc-clientId": {"pwned"}, "oidc-clientSecret": {"pwned"}, "password": {"password of attacker"}}},
 	{http.MethodPost, func(victim) string { return "/admin/billing/settings" }, url.Values{"methods": {"manual"}, "manual_instructions": {"pwned"}, "order_expiry_hours": {"1"}, "grace_days": {"0"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/subscription/plan", v.user.ID) }, url.Values{"plan_id": {"1"}, "reason": {"pwned"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/subscription/extend", v.user.ID) }, url.Values{"days": {"366"}, "reason": {"pwned"}}},

@@ -214,6 +214,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.adminMetricsRoutes(admin)
 	h.adminJobsRoutes(admin)
 	h.adminMailRoutes(admin)
+	h.adminSignInRoutes(admin)
 	h.adminClusterRoutes(admin)
 	admin.GET("/plans", h.showAdminPlansPage)
 	admin.POST("/plans", h.createPlan)
