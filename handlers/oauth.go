@@ -58,11 +58,13 @@ func (h *Handlers) oauthProvider(ctx context.Context, name string) (OAuthProvide
 	return OAuthProvider{}, false, nil
 }
 
-// providerLabel names a provider for people; those not in effect by their
-// name.
-func (h *Handlers) providerLabel(ctx context.Context, name string) string {
-	if p, ok, err := h.oauthProvider(ctx, name); err == nil && ok {
-		return p.Label
+// providerLabel names a provider for people, from buttons (the providers
+// in effect); those not in effect by their name.
+func providerLabel(buttons []views.OAuthProvider, name string) string {
+	for _, b := range buttons {
+		if b.Name == name {
+			return b.Label
+		}
 	}
 	return name
 }
@@ -265,12 +267,16 @@ func (h *Handlers) pendingLink(c echo.Context) (pendingLink, bool) {
 	return p, true
 }
 
-func (h *Handlers) linkView(ctx context.Context, p pendingLink) views.OAuthLink {
-	l := views.OAuthLink{Provider: h.providerLabel(ctx, p.Identity.Provider), Email: p.Identity.Email, HasPassword: p.HasPassword}
-	for _, name := range p.Providers {
-		l.SignInWith = append(l.SignInWith, h.providerLabel(ctx, name))
+func (h *Handlers) linkView(ctx context.Context, p pendingLink) (views.OAuthLink, error) {
+	buttons, err := h.providerButtons(ctx)
+	if err != nil {
+		return views.OAuthLink{}, err
 	}
-	return l
+	l := views.OAuthLink{Provider: providerLabel(buttons, p.Identity.Provider), Email: p.Identity.Email, HasPassword: p.HasPassword}
+	for _, name := range p.Providers {
+		l.SignInWith = append(l.SignInWith, providerLabel(buttons, name))
+	}
+	return l, nil
 }
 
 func (h *Handlers) showLinkPage(c echo.Context) error {
@@ -278,7 +284,11 @@ func (h *Handlers) showLinkPage(c echo.Context) error {
 	if !ok {
 		return h.oauthFailed(c, "FlashOAuthLinkExpired")
 	}
-	return render(c, http.StatusOK, views.OAuthLinkPage(views.NewForm(), h.linkView(c.Request().Context(), p)))
+	l, err := h.linkView(c.Request().Context(), p)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.OAuthLinkPage(views.NewForm(), l))
 }
 
 // linkIdentity links the pending identity once the account's password is
@@ -289,10 +299,12 @@ func (h *Handlers) linkIdentity(c echo.Context) error {
 	if !ok {
 		return h.oauthFailed(c, "FlashOAuthLinkExpired")
 	}
-	f := views.NewForm()
-	page := func(f views.Form) templ.Component {
-		return views.OAuthLinkPage(f, h.linkView(c.Request().Context(), p))
+	l, err := h.linkView(ctx, p)
+	if err != nil {
+		return err
 	}
+	f := views.NewForm()
+	page := func(f views.Form) templ.Component { return views.OAuthLinkPage(f, l) }
 	email := strings.ToLower(p.Identity.Email)
 	if done, err := h.limit(c, ratelimit.SignInPerIP, c.RealIP(), &f, page); done {
 		return err

@@ -18,17 +18,17 @@ func (h *Handlers) showSignInMethods(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	buttons, err := h.providerButtons(ctx)
+	if err != nil {
+		return err
+	}
 	d := views.SignInMethods{HasPassword: u.PasswordHash.Valid}
 	linked := map[string]bool{}
 	for _, i := range ids {
 		linked[i.Provider] = true
 		d.Identities = append(d.Identities, views.LinkedIdentity{
-			ID: i.ID, Name: i.Provider, Provider: h.providerLabel(ctx, i.Provider), Email: i.Email, Linked: i.CreatedAt.Time,
+			ID: i.ID, Name: i.Provider, Provider: providerLabel(buttons, i.Provider), Email: i.Email, Linked: i.CreatedAt.Time,
 		})
-	}
-	buttons, err := h.providerButtons(ctx)
-	if err != nil {
-		return err
 	}
 	for _, p := range buttons {
 		if !linked[p.Name] {
