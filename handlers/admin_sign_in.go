@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,6 +22,7 @@ const adminSignInPath = "/admin/settings/sign-in"
 func (h *Handlers) adminSignInRoutes(admin *echo.Group) {
 	admin.GET("/settings/sign-in", h.showAdminSignInPage)
 	admin.POST("/settings/sign-in", h.saveAdminSignIn)
+	admin.POST("/settings/sign-in/test", h.testAdminSignIn)
 }
 
 // signInFields are a provider's plain form fields (the client secret is
@@ -33,12 +36,13 @@ func signInFields(name string) []string {
 }
 
 func (h *Handlers) showAdminSignInPage(c echo.Context) error {
-	return h.renderAdminSignIn(c, http.StatusOK, nil)
+	return h.renderAdminSignIn(c, http.StatusOK, nil, nil)
 }
 
 // renderAdminSignIn shows the page with f, the form as submitted (nil:
-// the stored settings).
-func (h *Handlers) renderAdminSignIn(c echo.Context, status int, f *views.Form) error {
+// the stored settings), and test, the outcome of a discovery test (nil:
+// none was made).
+func (h *Handlers) renderAdminSignIn(c echo.Context, status int, f *views.Form, test *views.AdminSignInTest) error {
 	ctx := c.Request().Context()
 	l, err := h.SignIn.Load(ctx)
 	if err != nil {
@@ -58,7 +62,7 @@ func (h *Handlers) renderAdminSignIn(c echo.Context, status int, f *views.Form) 
 	if err != nil {
 		return err
 	}
-	m := views.AdminSignIn{Form: *f}
+	m := views.AdminSignIn{Form: *f, Test: test}
 	for _, name := range signinproviders.Names {
 		p := views.AdminSignInProvider{
 			Name: name, Source: sourceOff, CallbackURL: h.BaseURL + "/auth/" + name + "/callback",
@@ -140,10 +144,40 @@ func (h *Handlers) saveAdminSignIn(c echo.Context) error {
 		f.Errors["password"] = err.Error()
 	case errors.As(err, &limited):
 		waitForm(c, &f, limited.RetryAfter)
-		return h.renderAdminSignIn(c, http.StatusTooManyRequests, &f)
+		return h.renderAdminSignIn(c, http.StatusTooManyRequests, &f, nil)
 	default:
 		return err
 	}
 	f.Error = "ErrAdminSignInNotSaved"
-	return h.renderAdminSignIn(c, http.StatusUnprocessableEntity, &f)
+	return h.renderAdminSignIn(c, http.StatusUnprocessableEntity, &f, nil)
+}
+
+// discoveryTimeout bounds the discovery test: the admin waits for it.
+const discoveryTimeout = 10 * time.Second
+
+// testAdminSignIn is POST /admin/settings/sign-in/test: it reads the
+// discovery document of the OpenID Connect issuer typed in the form (saved
+// or not) and shows what it found; nothing is saved. An unreachable or
+// wrong provider is a warning (422), since it may be reachable later or
+// from elsewhere; a malformed issuer URL is an error at the field.
+func (h *Handlers) testAdminSignIn(c echo.Context) error {
+	f, _ := signInChangeFrom(c)
+	field := signinproviders.FieldName(signinproviders.OIDC, signinproviders.FieldIssuer)
+	issuer := f.Value(field)
+	p := signinproviders.Provider{Issuer: issuer, ClientID: "-", ClientSecret: "-"}
+	var invalid input.Errors
+	if err := p.Validate(signinproviders.OIDC); errors.As(err, &invalid) && invalid[signinproviders.FieldIssuer] != "" {
+		f.Errors[field] = invalid[signinproviders.FieldIssuer]
+		return h.renderAdminSignIn(c, http.StatusUnprocessableEntity, &f, nil)
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), discoveryTimeout)
+	cfg, err := discoverOIDC(ctx, providerClient(), p.DiscoveryURL())
+	cancel()
+	test := &views.AdminSignInTest{Issuer: issuer}
+	if err != nil {
+		test.Error = err.Error()
+		return h.renderAdminSignIn(c, http.StatusUnprocessableEntity, &f, test)
+	}
+	test.AuthEndpoint, test.TokenEndpoint = cfg.AuthEndpoint, cfg.TokenEndpoint
+	return h.renderAdminSignIn(c, http.StatusOK, &f, test)
 }

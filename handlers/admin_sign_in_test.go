@@ -92,6 +92,26 @@ func TestAdminSignInOIDC(t *testing.T) {
 	require.Contains(t, body, `value="`+idp.ClientID+`"`)
 	require.NotContains(t, body, idp.ClientSecret)
 
+	// The discovery test reads the issuer typed, saves nothing, and only
+	// warns when the provider does not answer.
+	resp = admin.post(page, page+"/test", oidcForm(idp, ""))
+	body = readBody(t, resp)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	require.Contains(t, body, `data-testid="sign-in-test-ok">✓ `+idp.Issuer+` answered with its discovery document:`)
+	require.Contains(t, body, "<code>"+idp.Issuer+"/authorize</code>")
+	form = oidcForm(idp, "")
+	form.Set("oidc-issuer", idp.Issuer+"/nowhere")
+	resp = admin.post(page, page+"/test", form)
+	body = readBody(t, resp)
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	require.Contains(t, body, `data-testid="sign-in-test-warning">Warning: the discovery document of `+idp.Issuer+`/nowhere could not be read`)
+	form.Set("oidc-issuer", "sso.example.com")
+	resp = admin.post(page, page+"/test", form)
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	require.Contains(t, readBody(t, resp), `data-testid="error-oidc-issuer"`)
+	_, body = admin.get(page)
+	require.Contains(t, body, `data-testid="sign-in-oidc" data-source="off"`)
+
 	form = oidcForm(idp, "")
 	resp = admin.post(page, page, form)
 	body = readBody(t, resp)

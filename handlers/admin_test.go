@@ -81,7 +81,7 @@ func TestAdminAreaIsHiddenFromOthers(t *testing.T) {
 	for _, action := range []string{"disable", "enable", "promote", "demote"} {
 		posts = append(posts, fmt.Sprintf("/admin/users/%d/%s", id, action))
 	}
-	posts = append(posts, "/admin/settings", "/admin/settings/test", "/admin/settings/sign-in", "/admin/edge/ingress")
+	posts = append(posts, "/admin/settings", "/admin/settings/test", "/admin/settings/sign-in", "/admin/settings/sign-in/test", "/admin/edge/ingress")
 	for _, who := range []struct {
 		name     string
 		c        *client

@@ -10,6 +10,17 @@ type AdminSignIn struct {
 	Form      Form
 	Providers []AdminSignInProvider
 	Confirm   AdminConfirm
+	// Test is the outcome of a discovery test; nil when none was made.
+	Test *AdminSignInTest
+}
+
+// AdminSignInTest is what the OpenID Connect issuer's discovery document
+// said, or why it could not be read (Error, in English from Go).
+type AdminSignInTest struct {
+	Issuer        string
+	AuthEndpoint  string
+	TokenEndpoint string
+	Error         string
 }
 
 // AdminSignInProvider is what the page says of one provider.
