@@ -277,7 +277,13 @@ func TestAdminReauthWithProvider(t *testing.T) {
 	_, body = b.client(t).get("/login")
 	require.Contains(t, body, "Sign in with Renamed SSO")
 
-	// The existing confirmations take it too: the mail settings.
+	// The existing confirmations take it too: the mail settings and the
+	// platform settings offer it and accept it.
+	_, body = admin.get("/admin/mail")
+	require.Contains(t, body, `data-testid="admin-reauth-fresh"`)
+	require.Contains(t, body, `href="/auth/oidc?reauth=1&amp;next=%2Fadmin%2Fmail"`)
+	_, body = admin.get("/admin/settings")
+	require.Contains(t, body, `href="/auth/oidc?reauth=1&amp;next=%2Fadmin%2Fsettings"`)
 	resp = admin.post("/admin/mail", "/admin/mail", url.Values{"host": {"smtp.example.com"}, "port": {"587"}, "tls": {"starttls"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
 
