@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -233,6 +235,7 @@ func TestAdminReauthWithProvider(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	setter, _ := b.signedUpAdmin(t, "reauth-setter")
+	_, plainEmail := b.signedUpUser(t, "reauth-plain")
 	idp := testenv.NewOIDCProvider(t, b.server.URL+"/auth/oidc/callback")
 	const page = "/admin/settings/sign-in"
 	resp := setter.post(page, page, oidcForm(idp, "password of reauth-setter"))
@@ -284,12 +287,31 @@ func TestAdminReauthWithProvider(t *testing.T) {
 	require.Contains(t, body, `href="/auth/oidc?reauth=1&amp;next=%2Fadmin%2Fmail"`)
 	_, body = admin.get("/admin/settings")
 	require.Contains(t, body, `href="/auth/oidc?reauth=1&amp;next=%2Fadmin%2Fsettings"`)
+	_, body = admin.get("/admin/edge")
+	require.Contains(t, body, `href="/auth/oidc?reauth=1&amp;next=%2Fadmin%2Fedge"`)
 	resp = admin.post("/admin/mail", "/admin/mail", url.Values{"host": {"smtp.example.com"}, "port": {"587"}, "tls": {"starttls"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	// And the actions on accounts.
+	userPage := fmt.Sprintf("/admin/users/%d", b.userID(t, plainEmail))
+	_, body = admin.get(userPage)
+	require.Contains(t, body, `href="/auth/oidc?reauth=1&amp;next=`+url.QueryEscape(userPage)+`"`)
+	require.NotContains(t, body, `id="confirm-disable"`)
+	resp = admin.post(userPage, userPage+"/disable", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.Equal(t, adminusers.StatusDisabled, b.accountStatus(t, plainEmail))
 
 	// It is this browser's: another session of the same admin has none.
 	other := b.client(t)
 	require.Equal(t, "/", other.signInThrough("/auth/oidc", "oidc"))
 	resp = other.post(page, page, url.Values{"oidc-issuer": {idp.Issuer}, "oidc-clientId": {idp.ClientID}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+}
+
+// accountStatus is the account's state as the admin pages show it.
+func (b *testBundle) accountStatus(t *testing.T, email string) adminusers.Status {
+	t.Helper()
+	var verified, disabled bool
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		"SELECT email_verified_at IS NOT NULL, disabled_at IS NOT NULL FROM users WHERE lower(email) = lower($1)", email).Scan(&verified, &disabled))
+	return adminusers.StatusFrom(verified, disabled)
 }
