@@ -61,7 +61,7 @@ func (h *Handlers) renderAdminSettings(c echo.Context, status int, f *views.Form
 	}
 	return render(c, status, views.AdminSettingsPage(views.AdminSettings{
 		Confirm: confirm,
-		Form: *f,
+		Form:    *f,
 		Host: views.AdminHost{
 			Source: string(host.Source), Path: host.Path, UploadedAt: host.UploadedAt, UploadedBy: host.UploadedBy,
 		},
