@@ -98,6 +98,10 @@ func (h *Handlers) renderAdminEdge(c echo.Context, status int, forms adminEdgeFo
 	}
 	f.Values["form_id"] = rand.Text()
 	h.sessions.Put(ctx, sessionEdgeTokenForm, f.Values["form_id"])
+	u, _ := currentUser(c)
+	if m.Confirm, err = h.adminConfirm(c, u, "/admin/edge"); err != nil {
+		return err
+	}
 	return render(c, status, views.AdminEdgePage(m))
 }
 

@@ -47,8 +47,13 @@ func (h *Handlers) renderAdminMail(c echo.Context, status int, f *views.Form, te
 		stored.Values[mailsettings.FieldTestTo] = actor(c).Email
 		f = &stored
 	}
+	u, _ := currentUser(c)
+	confirm, err := h.adminConfirm(c, u, "/admin/mail")
+	if err != nil {
+		return err
+	}
 	return render(c, status, views.AdminMailPage(views.AdminMail{
-		Form: *f, Source: string(h.Mail.Source(st)), Server: st.Server(), EnvServer: h.Mail.EnvServer(),
+		Form: *f, Confirm: confirm, Source: string(h.Mail.Source(st)), Server: st.Server(), EnvServer: h.Mail.EnvServer(),
 		PasswordStored: st.Password != "", Unreadable: unreadable, TLSModes: mailsettings.TLSModes, Test: test,
 	}))
 }

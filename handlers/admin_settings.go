@@ -54,8 +54,14 @@ func (h *Handlers) renderAdminSettings(c echo.Context, status int, f *views.Form
 		stored := settingsForm(rt)
 		f = &stored
 	}
+	u, _ := currentUser(c)
+	confirm, err := h.adminConfirm(c, u, "/admin/settings")
+	if err != nil {
+		return err
+	}
 	return render(c, status, views.AdminSettingsPage(views.AdminSettings{
-		Form: *f,
+		Confirm: confirm,
+		Form:    *f,
 		Host: views.AdminHost{
 			Source: string(host.Source), Path: host.Path, UploadedAt: host.UploadedAt, UploadedBy: host.UploadedBy,
 		},

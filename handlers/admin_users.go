@@ -84,6 +84,9 @@ func (h *Handlers) renderAdminUserPage(c echo.Context, status int, id int64, f v
 		Action:      string(action),
 		More:        adminUserMore(d),
 	}
+	if m.Confirm, err = h.adminConfirm(c, me, fmt.Sprintf("/admin/users/%d", id)); err != nil {
+		return err
+	}
 	for _, s := range d.Sessions {
 		m.Sessions = append(m.Sessions, views.AdminSession{
 			Created: timeOf(s.CreatedAt), LastSeen: timeOf(s.LastSeenAt), IP: s.Ip, UserAgent: s.UserAgent,

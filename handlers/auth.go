@@ -228,15 +228,22 @@ func (h *Handlers) showLoginPage(c echo.Context) error {
 	if _, ok := currentUser(c); ok {
 		return redirect(c, safeNext(c.QueryParam("next")))
 	}
-	f := views.NewForm()
-	return render(c, http.StatusOK, views.LoginPage(f, safeNext(c.QueryParam("next")), h.providerButtons()))
+	buttons, err := h.providerButtons(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.LoginPage(views.NewForm(), safeNext(c.QueryParam("next")), buttons))
 }
 
 func (h *Handlers) signIn(c echo.Context) error {
 	ctx := c.Request().Context()
 	f := formFrom(c, "email")
 	next := safeNext(c.FormValue("next"))
-	page := func(f views.Form) templ.Component { return views.LoginPage(f, next, h.providerButtons()) }
+	buttons, err := h.providerButtons(ctx)
+	if err != nil {
+		return err
+	}
+	page := func(f views.Form) templ.Component { return views.LoginPage(f, next, buttons) }
 	email := strings.ToLower(strings.TrimSpace(f.Value("email")))
 	if done, err := h.limit(c, ratelimit.SignInPerIP, c.RealIP(), &f, page); done {
 		return err

@@ -41,6 +41,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/signinproviders"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -65,8 +66,10 @@ type Deps struct {
 	// TrustedProxies are the networks whose X-Forwarded-For is believed
 	// when finding a client's address (rate limits, audit).
 	TrustedProxies []*net.IPNet
-	// OAuth are the providers people can sign in with, in button order.
-	OAuth []OAuthProvider
+	// OAuth are the providers the environment configures, in button
+	// order; SignIn's admin settings win over them, provider by provider.
+	OAuth  []OAuthProvider
+	SignIn *signinproviders.Service
 	// Box seals the secrets among the platform settings (platform key).
 	Box *secrets.Box
 
@@ -116,6 +119,8 @@ type Deps struct {
 type Handlers struct {
 	Deps
 	sessions *scs.SessionManager
+	// builtProviders keeps the sign-in providers built from SignIn.
+	builtProviders builtProviders
 	// joinLimiter counts the join endpoints' hits before PostgreSQL.
 	joinLimiter *ratelimit.Limiter
 }

@@ -69,6 +69,8 @@ var userScopedRoutes = []struct {
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/clusters/%d/suspend", v.cluster.ID) }, url.Values{"suspend_confirm": {"victims-cluster-abc123"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/clusters/%d/resume", v.cluster.ID) }, nil},
 	{http.MethodGet, func(victim) string { return "/admin/billing" }, nil},
+	{http.MethodGet, func(victim) string { return "/admin/settings/sign-in" }, nil},
+	{http.MethodPost, func(victim) string { return "/admin/settings/sign-in" }, url.Values{"oidc-issuer": {"https://evil.example"}, "oidc-clientId": {"pwned"}, "oidc-clientSecret": {"pwned"}, "password": {"password of attacker"}}},
 	{http.MethodPost, func(victim) string { return "/admin/billing/settings" }, url.Values{"methods": {"manual"}, "manual_instructions": {"pwned"}, "order_expiry_hours": {"1"}, "grace_days": {"0"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/subscription/plan", v.user.ID) }, url.Values{"plan_id": {"1"}, "reason": {"pwned"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/subscription/extend", v.user.ID) }, url.Values{"days": {"366"}, "reason": {"pwned"}}},

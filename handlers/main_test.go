@@ -44,6 +44,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/signinproviders"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 )
@@ -148,6 +149,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		// The insert-only client, as an API replica has.
 		AdminJobs: &adminjobs.Service{Pool: web, River: inserter, Periodic: jobs.PeriodicSchedules(pageTestJobOptions())},
 		Mail:      &mailsettings.Service{Pool: web, Box: box, EnvURL: smtpURL, From: testMailFrom, Logger: logger},
+		SignIn:    &signinproviders.Service{Pool: web, Box: box},
 	}
 	deps.AdminSignUp = &adminsignup.Service{Pool: web, River: rc, Box: box}
 	for _, o := range opts {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -31,28 +32,40 @@ const (
 // provider vouched for them.
 const linkTTL = 10 * time.Minute
 
-// providerButtons lists the sign-in providers that are configured.
-func (h *Handlers) providerButtons() []views.OAuthProvider {
-	out := make([]views.OAuthProvider, 0, len(h.OAuth))
-	for _, p := range h.OAuth {
+// providerButtons lists the sign-in providers in effect.
+func (h *Handlers) providerButtons(ctx context.Context) ([]views.OAuthProvider, error) {
+	ps, err := h.signInProviders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]views.OAuthProvider, 0, len(ps))
+	for _, p := range ps {
 		out = append(out, views.OAuthProvider{Name: p.Name, Label: p.Label})
 	}
-	return out
+	return out, nil
 }
 
-func (h *Handlers) oauthProvider(name string) (OAuthProvider, bool) {
-	for _, p := range h.OAuth {
+// oauthProvider is the provider name when it is in effect.
+func (h *Handlers) oauthProvider(ctx context.Context, name string) (OAuthProvider, bool, error) {
+	ps, err := h.signInProviders(ctx)
+	if err != nil {
+		return OAuthProvider{}, false, err
+	}
+	for _, p := range ps {
 		if p.Name == name {
-			return p, true
+			return p.OAuthProvider, true, nil
 		}
 	}
-	return OAuthProvider{}, false
+	return OAuthProvider{}, false, nil
 }
 
-// providerLabel names a provider for people; unconfigured ones by their name.
-func (h *Handlers) providerLabel(name string) string {
-	if p, ok := h.oauthProvider(name); ok {
-		return p.Label
+// providerLabel names a provider for people, from buttons (the providers
+// in effect); those not in effect by their name.
+func providerLabel(buttons []views.OAuthProvider, name string) string {
+	for _, b := range buttons {
+		if b.Name == name {
+			return b.Label
+		}
 	}
 	return name
 }
@@ -68,13 +81,19 @@ type oauthFlow struct {
 	// LinkTo is the signed-in user who asked, from their settings, to link
 	// the provider's account to theirs (0: a sign-in).
 	LinkTo int64 `json:"link_to,omitempty"`
+	// Reauth is the signed-in admin who signs in again to confirm a
+	// dangerous action (admin_reauth.go; 0: not that).
+	Reauth int64 `json:"reauth,omitempty"`
 }
 
 // startOAuth sends the browser to the provider with a new state bound to
 // this session.
 func (h *Handlers) startOAuth(c echo.Context) error {
 	ctx := c.Request().Context()
-	p, ok := h.oauthProvider(c.Param("provider"))
+	p, ok, err := h.oauthProvider(ctx, c.Param("provider"))
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return echo.ErrNotFound
 	}
@@ -93,8 +112,16 @@ func (h *Handlers) startOAuth(c echo.Context) error {
 		return fmt.Errorf("begin %s sign-in: %w", p.Name, err)
 	}
 	f := oauthFlow{Provider: p.Name, State: state, Session: sess.Marshal(), Next: safeNext(c.QueryParam("next"))}
-	if u, ok := currentUser(c); ok && c.QueryParam("link") == "1" {
-		f.LinkTo = u.ID
+	if u, ok := currentUser(c); ok {
+		switch {
+		case c.QueryParam("link") == "1":
+			f.LinkTo = u.ID
+		case c.QueryParam("reauth") == "1" && u.Role == accounts.RoleAdmin:
+			f.Reauth = u.ID
+			if authURL, err = reauthURL(p, authURL); err != nil {
+				return err
+			}
+		}
 	}
 	flow, err := json.Marshal(f)
 	if err != nil {
@@ -108,7 +135,10 @@ func (h *Handlers) startOAuth(c echo.Context) error {
 // written unless the state matches the one this session started with.
 func (h *Handlers) finishOAuth(c echo.Context) error {
 	ctx := c.Request().Context()
-	p, ok := h.oauthProvider(c.Param("provider"))
+	p, ok, err := h.oauthProvider(ctx, c.Param("provider"))
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return echo.ErrNotFound
 	}
@@ -135,6 +165,9 @@ func (h *Handlers) finishOAuth(c echo.Context) error {
 	}
 	if flow.LinkTo != 0 {
 		return h.finishLink(c, id, current, flow.LinkTo)
+	}
+	if flow.Reauth != 0 {
+		return h.finishReauth(c, id, current, flow)
 	}
 	res, err := h.Accounts.SignInWithIdentity(ctx, id, current, actor(c))
 	var link *accounts.LinkRequired
@@ -236,12 +269,16 @@ func (h *Handlers) pendingLink(c echo.Context) (pendingLink, bool) {
 	return p, true
 }
 
-func (h *Handlers) linkView(p pendingLink) views.OAuthLink {
-	l := views.OAuthLink{Provider: h.providerLabel(p.Identity.Provider), Email: p.Identity.Email, HasPassword: p.HasPassword}
-	for _, name := range p.Providers {
-		l.SignInWith = append(l.SignInWith, h.providerLabel(name))
+func (h *Handlers) linkView(ctx context.Context, p pendingLink) (views.OAuthLink, error) {
+	buttons, err := h.providerButtons(ctx)
+	if err != nil {
+		return views.OAuthLink{}, err
 	}
-	return l
+	l := views.OAuthLink{Provider: providerLabel(buttons, p.Identity.Provider), Email: p.Identity.Email, HasPassword: p.HasPassword}
+	for _, name := range p.Providers {
+		l.SignInWith = append(l.SignInWith, providerLabel(buttons, name))
+	}
+	return l, nil
 }
 
 func (h *Handlers) showLinkPage(c echo.Context) error {
@@ -249,7 +286,11 @@ func (h *Handlers) showLinkPage(c echo.Context) error {
 	if !ok {
 		return h.oauthFailed(c, "FlashOAuthLinkExpired")
 	}
-	return render(c, http.StatusOK, views.OAuthLinkPage(views.NewForm(), h.linkView(p)))
+	l, err := h.linkView(c.Request().Context(), p)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.OAuthLinkPage(views.NewForm(), l))
 }
 
 // linkIdentity links the pending identity once the account's password is
@@ -260,8 +301,12 @@ func (h *Handlers) linkIdentity(c echo.Context) error {
 	if !ok {
 		return h.oauthFailed(c, "FlashOAuthLinkExpired")
 	}
+	l, err := h.linkView(ctx, p)
+	if err != nil {
+		return err
+	}
 	f := views.NewForm()
-	page := func(f views.Form) templ.Component { return views.OAuthLinkPage(f, h.linkView(p)) }
+	page := func(f views.Form) templ.Component { return views.OAuthLinkPage(f, l) }
 	email := strings.ToLower(p.Identity.Email)
 	if done, err := h.limit(c, ratelimit.SignInPerIP, c.RealIP(), &f, page); done {
 		return err

@@ -26,6 +26,9 @@ import (
 type OAuthProvider struct {
 	Name  string // in URLs and in oauth_identities.provider
 	Label string // on the sign-in button
+	// openID tells an OpenID Connect provider, which can be asked to have
+	// the person sign in again (prompt=login).
+	openID bool
 	// load returns the goth provider, built on first use when that needs
 	// the network.
 	load func(context.Context) (goth.Provider, error)
@@ -134,17 +137,24 @@ const GoogleDiscoveryURL = "https://accounts.google.com/.well-known/openid-confi
 // provider cannot be pointed anywhere but Google (its endpoints are fixed),
 // and it does not say whether Google verified the email; OpenID Connect
 // gives the email_verified claim and lets tests serve their own provider.
+func GoogleSignIn(app OAuthApp, discoveryURL string) OAuthProvider {
+	return openIDSignIn("google", "Google", app, discoveryURL, []string{"openid", "email", "profile"})
+}
+
+// openIDSignIn is sign-in with an OpenID Connect provider named name (in
+// URLs and identities) and label (for people), found at discoveryURL.
 //
 // The document is fetched on first use rather than at start, so that the
-// platform starts while Google is unreachable, and with a timeout, which
-// goth's own discovery (openidConnect.New) lacks.
-func GoogleSignIn(app OAuthApp, discoveryURL string) OAuthProvider {
+// platform starts while the provider is unreachable, and with a timeout,
+// which goth's own discovery (openidConnect.New) lacks.
+func openIDSignIn(name, label string, app OAuthApp, discoveryURL string, scopes []string) OAuthProvider {
 	client := providerClient()
 	var mu sync.Mutex
 	var provider *openidConnect.Provider
 	return OAuthProvider{
-		Name:  "google",
-		Label: "Google",
+		Name:   name,
+		Label:  label,
+		openID: true,
 		load: func(ctx context.Context) (goth.Provider, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -155,12 +165,12 @@ func GoogleSignIn(app OAuthApp, discoveryURL string) OAuthProvider {
 			if err != nil {
 				return nil, err
 			}
-			p, err := openidConnect.NewCustomisedURL(app.ClientID, app.ClientSecret, app.callbackURL("google"),
-				cfg.AuthEndpoint, cfg.TokenEndpoint, cfg.Issuer, cfg.UserInfoEndpoint, "", "openid", "email", "profile")
+			p, err := openidConnect.NewCustomisedURL(app.ClientID, app.ClientSecret, app.callbackURL(name),
+				cfg.AuthEndpoint, cfg.TokenEndpoint, cfg.Issuer, cfg.UserInfoEndpoint, "", scopes...)
 			if err != nil {
-				return nil, fmt.Errorf("google provider: %w", err)
+				return nil, fmt.Errorf("%s provider: %w", name, err)
 			}
-			p.SetName("google")
+			p.SetName(name)
 			p.HTTPClient = client
 			provider = p
 			return p, nil
@@ -171,12 +181,12 @@ func GoogleSignIn(app OAuthApp, discoveryURL string) OAuthProvider {
 			// which OpenID Connect Core 3.1.3.7 accepts instead.
 			u, err := gp.FetchUser(sess)
 			if err != nil {
-				return accounts.Identity{}, fmt.Errorf("fetch Google user: %w", err)
+				return accounts.Identity{}, fmt.Errorf("fetch %s user: %w", name, err)
 			}
 			if u.UserID == "" {
-				return accounts.Identity{}, errors.New("fetch Google user: no subject")
+				return accounts.Identity{}, fmt.Errorf("fetch %s user: no subject", name)
 			}
-			id := accounts.Identity{Provider: "google", Subject: u.UserID, Name: cmp.Or(u.Name, strings.TrimSpace(u.FirstName+" "+u.LastName))}
+			id := accounts.Identity{Provider: name, Subject: u.UserID, Name: cmp.Or(u.Name, strings.TrimSpace(u.FirstName+" "+u.LastName))}
 			if claimTrue(u.RawData["email_verified"]) {
 				id.Email = u.Email
 			}

@@ -217,6 +217,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.adminMailRoutes(admin)
 	h.adminWebhookRoutes(admin)
 	h.adminSignUpRoutes(admin)
+	h.adminSignInRoutes(admin)
 	h.adminClusterRoutes(admin)
 	admin.GET("/plans", h.showAdminPlansPage)
 	admin.POST("/plans", h.createPlan)

@@ -105,6 +105,7 @@ func (h *Handlers) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 func (h *Handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if u, ok := currentUser(c); ok && u.Role == accounts.RoleAdmin {
+			h.withFreshSignIn(c, u)
 			return next(c)
 		}
 		return echo.ErrNotFound

@@ -12,8 +12,13 @@ import (
 )
 
 func (h *Handlers) showSignInMethods(c echo.Context) error {
+	ctx := c.Request().Context()
 	u, _ := currentUser(c)
-	ids, err := h.Accounts.Identities(c.Request().Context(), u.ID)
+	ids, err := h.Accounts.Identities(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	buttons, err := h.providerButtons(ctx)
 	if err != nil {
 		return err
 	}
@@ -22,10 +27,10 @@ func (h *Handlers) showSignInMethods(c echo.Context) error {
 	for _, i := range ids {
 		linked[i.Provider] = true
 		d.Identities = append(d.Identities, views.LinkedIdentity{
-			ID: i.ID, Name: i.Provider, Provider: h.providerLabel(i.Provider), Email: i.Email, Linked: i.CreatedAt.Time,
+			ID: i.ID, Name: i.Provider, Provider: providerLabel(buttons, i.Provider), Email: i.Email, Linked: i.CreatedAt.Time,
 		})
 	}
-	for _, p := range h.providerButtons() {
+	for _, p := range buttons {
 		if !linked[p.Name] {
 			d.Linkable = append(d.Linkable, p)
 		}

@@ -70,6 +70,8 @@ type AdminUserDetail struct {
 	// Form is the action form submitted last, Action names it.
 	Form   Form
 	Action string
+	// Confirm is how the admin confirms the actions.
+	Confirm AdminConfirm
 	// More is what else the page shows of the account (admin_user_detail.go).
 	More AdminUserMore
 }

@@ -21,6 +21,8 @@ type AdminEdge struct {
 	Tokens    []EdgeToken
 	// Form is the new token's form.
 	Form Form
+	// Confirm is how the admin confirms a change of the DNS secret.
+	Confirm AdminConfirm
 	// BaseURL is the platform's URL, for the edge's command line.
 	BaseURL string
 	// DNS is the DNS settings' form, and DNSCheck the result of a check

@@ -4,6 +4,8 @@ package views
 type AdminMail struct {
 	// Form holds the fields (never the SMTP password) and their errors.
 	Form Form
+	// Confirm is how the admin confirms a change.
+	Confirm AdminConfirm
 	// Source is where the mail server in effect comes from: "settings",
 	// "env" (KUBEBYON_SMTP_URL) or "none" (mail is written to the log);
 	// Server the stored settings' host:port, EnvServer the variable's.

@@ -7,7 +7,9 @@ type AdminSettings struct {
 	// Form holds the fields as strings (never the secrets) and their
 	// errors, by the names settings.FieldErrors uses.
 	Form Form
-	Host AdminHost
+	// Confirm is how the admin confirms a change of a secret.
+	Confirm AdminConfirm
+	Host    AdminHost
 	// AccessKeyStored tells that a vCluster Platform access key is stored.
 	AccessKeyStored bool
 	// Test is the connection test the form asked for; nil when none ran.

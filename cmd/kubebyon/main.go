@@ -51,6 +51,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/signinproviders"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/migrations"
 )
@@ -388,6 +389,7 @@ func (c *cli) serve(args []string) error {
 		Alive:          deps.db.Alive,
 		TrustedProxies: scfg.TrustedProxies,
 		OAuth:          oauthProviders(scfg, common.BaseURL),
+		SignIn:         &signinproviders.Service{Pool: web, Box: deps.box},
 		Box:            deps.box,
 		Accounts:       svc.accounts,
 		Clusters:       svc.clusters,

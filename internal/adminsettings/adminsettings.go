@@ -126,7 +126,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 	}
 	confirmed := false
 	if changesSecret(changed) {
-		if c.Password == "" {
+		if !adminusers.ConfirmationGiven(ctx, c.Password) {
 			return nil, ErrPasswordRequired
 		}
 		users := &adminusers.Service{Pool: s.Pool}

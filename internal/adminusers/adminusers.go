@@ -282,8 +282,11 @@ func (s *Service) confirm(ctx context.Context, adminID int64, password string) e
 		return fmt.Errorf("get admin %d: %w", adminID, err)
 	}
 	// An account without a password (signed up with a provider) has none
-	// to confirm with.
+	// to confirm with: it confirms by signing in with the provider again.
 	if !admin.PasswordHash.Valid {
+		if freshSignInOf(ctx, adminID, s.now()) {
+			return ratelimit.Reset(ctx, q, ReauthPerAdmin, subject)
+		}
 		return ErrWrongPassword
 	}
 	ok, err := passwords.Verify(password, admin.PasswordHash.String)

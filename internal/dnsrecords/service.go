@@ -119,7 +119,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		return nil, nil
 	}
 	if slices.Contains(changed, "keySecret") {
-		if c.Password == "" {
+		if !adminusers.ConfirmationGiven(ctx, c.Password) {
 			return nil, ErrPasswordRequired
 		}
 		if err := (&adminusers.Service{Pool: s.Pool}).ConfirmPassword(ctx, actor.UserID, c.Password); err != nil {

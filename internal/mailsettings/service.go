@@ -163,7 +163,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 	if err != nil || len(changed) == 0 {
 		return nil, err
 	}
-	if c.Confirm == "" {
+	if !adminusers.ConfirmationGiven(ctx, c.Confirm) {
 		return nil, ErrConfirmRequired
 	}
 	users := &adminusers.Service{Pool: s.Pool}
