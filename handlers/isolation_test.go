@@ -71,6 +71,8 @@ var userScopedRoutes = []struct {
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/subscription/plan", v.user.ID) }, url.Values{"plan_id": {"1"}, "reason": {"pwned"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/subscription/extend", v.user.ID) }, url.Values{"days": {"366"}, "reason": {"pwned"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/admin/users/%d/subscription/cancel", v.user.ID) }, url.Values{"reason": {"pwned"}}},
+	{http.MethodGet, func(victim) string { return "/admin/settings/branding" }, nil},
+	{http.MethodPost, func(victim) string { return "/admin/settings/branding" }, url.Values{"productName": {"pwned"}, "defaultLanguage": {"en"}, "sessionLifetime": {"24"}, "idleTimeout": {"60"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/events?after=0", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/edit", v.cluster.ID) }, nil},
