@@ -122,10 +122,14 @@ func (s Settings) Validate() error {
 	if !slices.Contains(Languages, s.DefaultLanguage) {
 		errs[FieldDefaultLanguage] = "ErrBrandingLanguage"
 	}
+	// The idle timeout is bounded by the lifetime; by the longest one
+	// while the lifetime is itself wrong (one error at a time).
+	maxIdle := s.SessionLifetime
 	if s.SessionLifetime < MinSessionLifetime || s.SessionLifetime > MaxSessionLifetime {
 		errs[FieldSessionLifetime] = "ErrBrandingSessionLifetime"
+		maxIdle = MaxSessionLifetime
 	}
-	if s.IdleTimeout < MinIdleTimeout || s.IdleTimeout > max(s.SessionLifetime, MinIdleTimeout) {
+	if s.IdleTimeout < MinIdleTimeout || s.IdleTimeout > maxIdle {
 		errs[FieldIdleTimeout] = "ErrBrandingIdleTimeout"
 	}
 	for _, f := range []struct{ name, v string }{
