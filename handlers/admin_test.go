@@ -75,13 +75,13 @@ func TestAdminAreaIsHiddenFromOthers(t *testing.T) {
 
 	gets := []string{
 		"/admin", "/admin/users", "/admin/users?q=plain", fmt.Sprintf("/admin/users/%d", id),
-		"/admin/users/999999", "/admin/activity", "/admin/activity?actor=plain", "/admin/settings", "/admin/settings/sign-in", "/admin/nothing-here",
+		"/admin/users/999999", "/admin/activity", "/admin/activity?actor=plain", "/admin/settings", "/admin/settings/sign-in", "/admin/settings/branding", "/admin/nothing-here",
 	}
 	var posts []string
 	for _, action := range []string{"disable", "enable", "promote", "demote"} {
 		posts = append(posts, fmt.Sprintf("/admin/users/%d/%s", id, action))
 	}
-	posts = append(posts, "/admin/settings", "/admin/settings/test", "/admin/settings/sign-in", "/admin/settings/sign-in/test", "/admin/edge/ingress")
+	posts = append(posts, "/admin/settings", "/admin/settings/test", "/admin/settings/sign-in", "/admin/settings/branding", "/admin/settings/sign-in/test", "/admin/edge/ingress")
 	for _, who := range []struct {
 		name     string
 		c        *client

@@ -28,6 +28,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/billing"
+	"github.com/kubebyon/kubebyon/internal/branding"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
@@ -113,6 +114,9 @@ type Deps struct {
 	ClusterMetrics *metrics.Service
 	// AdminJobs: River's jobs, queues and leader, for the admin area.
 	AdminJobs *adminjobs.Service
+	// Branding: the branding and session settings, kept in memory (New
+	// makes one on Pool when nil).
+	Branding *branding.Service
 }
 
 // Handlers carries the dependencies of every route.
@@ -132,6 +136,9 @@ const bodyLimit = "1M"
 func New(d Deps) *echo.Echo {
 	if d.RequestTimeout == 0 {
 		d.RequestTimeout = 30 * time.Second
+	}
+	if d.Branding == nil {
+		d.Branding = &branding.Service{Pool: d.Pool, Logger: d.Logger}
 	}
 	h := &Handlers{Deps: d, joinLimiter: ratelimit.NewLimiter(queries.New(d.Pool), joinSubjectsKept)}
 	h.sessions = h.newSessionManager()
@@ -199,13 +206,16 @@ func NewProbes(d Deps) *echo.Echo {
 func (h *Handlers) newSessionManager() *scs.SessionManager {
 	sm := scs.New()
 	// Expired rows are deleted by the SessionCleanup River job. The store
-	// keeps a session only sessionIdleTimeout past its last save, and
-	// keepSessionAlive saves it at least once every touchEvery while it
-	// is used. (scs's own IdleTimeout would save it on every request: one
-	// write per page, and a browser's requests queued on its row.)
-	sm.Store = sessionStore{pool: h.Pool, box: h.Box, idle: sessionIdleTimeout}
+	// keeps a session only the idle timeout (an admin setting, read from
+	// memory) past its last save, and keepSessionAlive saves it at least
+	// once every touchEvery while it is used. (scs's own IdleTimeout would
+	// save it on every request: one write per page, and a browser's
+	// requests queued on its row.)
+	sm.Store = sessionStore{pool: h.Pool, box: h.Box, idle: func() time.Duration { return h.Branding.Cached().IdleTimeout }}
 	sm.Codec = sessionCodec{}
-	sm.Lifetime = sessionLifetime
+	// A visitor's session; signing in gives it the lifetime the settings
+	// say (renewSession).
+	sm.Lifetime = branding.DefaultSessionLifetime
 	sm.Cookie.Name = h.cookieName("kubebyon_session")
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
@@ -247,28 +257,30 @@ func (h *Handlers) sessionFailed(w http.ResponseWriter, r *http.Request, err err
 	}
 }
 
-// localize picks the request's language from Accept-Language; a signed-in
-// user's own choice replaces it later (setLanguage).
+// localize picks the request's language from Accept-Language, else the
+// admins' default; a signed-in user's own choice replaces it later
+// (setLanguage). It also gives the request the branding, from memory
+// (branding.Service.Current), which the session store reads after it.
 func (h *Handlers) localize(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h.setLanguage(c, "")
+		h.brand(c)
 		c.Response().Header().Add("Vary", "Accept-Language")
 		return next(c)
 	}
 }
 
 // setLanguage picks the language: preferred first when set, else the
-// browser's Accept-Language.
+// browser's Accept-Language, else the admins' default for visitors.
 func (h *Handlers) setLanguage(c echo.Context, preferred string) {
-	l := h.Catalog.For(preferred, c.Request().Header.Get("Accept-Language"))
+	l := h.Catalog.ForDefault(h.Branding.Cached().DefaultLanguage, preferred, c.Request().Header.Get("Accept-Language"))
 	c.SetRequest(c.Request().WithContext(locale.With(c.Request().Context(), l)))
 }
 
 // isProbeOrStatic reports whether the request is for a probe, a static
-// file or the icon.
+// file, the icon or the logo.
 func isProbeOrStatic(c echo.Context) bool {
 	switch p := c.Request().URL.Path; {
-	case p == "/healthz", p == "/readyz", p == "/metrics", isStatic(c):
+	case p == "/healthz", p == "/readyz", p == "/metrics", p == brandingLogoPath, isStatic(c):
 		return true
 	}
 	return false

@@ -80,6 +80,8 @@ var userScopedRoutes = []struct {
 	{http.MethodPost, func(victim) string { return "/admin/settings/sign-up/invitations" }, url.Values{"email": {"pwned@example.com"}}},
 	{http.MethodPost, func(victim) string { return "/admin/settings/sign-up/invitations/1/resend" }, nil},
 	{http.MethodPost, func(victim) string { return "/admin/settings/sign-up/invitations/1/revoke" }, nil},
+	{http.MethodGet, func(victim) string { return "/admin/settings/branding" }, nil},
+	{http.MethodPost, func(victim) string { return "/admin/settings/branding" }, url.Values{"productName": {"pwned"}, "defaultLanguage": {"en"}, "sessionLifetime": {"24"}, "idleTimeout": {"60"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/events?after=0", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/edit", v.cluster.ID) }, nil},

@@ -80,6 +80,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	// Not behind requireUser: an image request that is not allowed gets a
 	// 404, not a redirect to the sign-in page.
 	e.GET("/avatars/:id", h.showAvatar)
+	// The admins' logo, for everyone (admin_branding.go).
+	e.GET(brandingLogoPath, h.showBrandingLogo)
 
 	// API keys (api_keys.go).
 	e.GET("/settings/api-keys", h.showAPIKeysPage, h.requireUser)
@@ -218,6 +220,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	h.adminWebhookRoutes(admin)
 	h.adminSignUpRoutes(admin)
 	h.adminSignInRoutes(admin)
+	h.adminBrandingRoutes(admin)
 	h.adminClusterRoutes(admin)
 	admin.GET("/plans", h.showAdminPlansPage)
 	admin.POST("/plans", h.createPlan)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 )
@@ -70,11 +71,13 @@ func (h *Handlers) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 
 // renewSession gives the browser a new session token and a new CSRF token,
 // when who it is changes (sign-in, a new password): neither a token planted
-// before nor one seen before works after.
+// before nor one seen before works after. The session then lasts the
+// lifetime the admin settings say, from now.
 func (h *Handlers) renewSession(ctx context.Context) error {
 	if err := h.sessions.RenewToken(ctx); err != nil {
 		return fmt.Errorf("renew session token: %w", err)
 	}
+	h.sessions.SetDeadline(ctx, time.Now().Add(h.Branding.Cached().SessionLifetime))
 	h.sessions.Put(ctx, sessionCSRF, rand.Text())
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/alexedwards/scs/v2/memstore"
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/internal/branding"
 )
 
 // countingStore counts the sessions saved.
@@ -32,7 +34,7 @@ func TestKeepSessionAlive(t *testing.T) {
 	store := &countingStore{Store: memstore.New()}
 	sm := scs.New()
 	sm.Store = store
-	sm.Lifetime = sessionLifetime
+	sm.Lifetime = branding.DefaultSessionLifetime
 	h := &Handlers{sessions: sm}
 	e := echo.New()
 	e.Use(echo.WrapMiddleware(sm.LoadAndSave), h.keepSessionAlive)

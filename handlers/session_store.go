@@ -27,18 +27,24 @@ import (
 // expiry to that long from now (never past its absolute lifetime, the
 // expiry scs gives), and keepSessionAlive saves a session in use at least
 // once every touchEvery.
+//
+// The idle time is read at each find and save (an admin setting, kept in
+// memory): a session is found only when saved within the idle time in
+// force now, which may have shrunk since its save.
 type sessionStore struct {
 	pool *pgxpool.Pool
 	box  *secrets.Box
-	idle time.Duration
+	idle func() time.Duration
 }
 
-// A session lasts at most sessionLifetime from sign-in (its token's
-// creation), and ends after sessionIdleTimeout without a request.
-const (
-	sessionLifetime    = 14 * 24 * time.Hour
-	sessionIdleTimeout = 3 * 24 * time.Hour
-)
+// idleSeconds is the idle time for the queries; none (zero) reads as a
+// century.
+func (s sessionStore) idleSeconds() int64 {
+	if d := s.idle(); d > 0 {
+		return int64(d / time.Second)
+	}
+	return 100 * 365 * 24 * 3600
+}
 
 // sessionSeen is the session key of when keepSessionAlive last saved the
 // session, in Unix seconds.
@@ -102,7 +108,7 @@ func (s sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, 
 	q := queries.New(s.pool)
 	hash := s.tokenHash(token)
 	if si, ok := ctx.Value(signedInKey{}).(*signedIn); ok {
-		row, err := q.SessionFindSignedIn(ctx, hash)
+		row, err := q.SessionFindSignedIn(ctx, queries.SessionFindSignedInParams{TokenHash: hash, IdleSeconds: s.idleSeconds()})
 		switch {
 		case err == nil:
 			si.found, si.row = true, row
@@ -111,7 +117,7 @@ func (s sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, 
 			return nil, false, fmt.Errorf("find session with its user: %w", err)
 		}
 	}
-	b, err := q.SessionFind(ctx, hash)
+	b, err := q.SessionFind(ctx, queries.SessionFindParams{TokenHash: hash, IdleSeconds: s.idleSeconds()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -130,8 +136,10 @@ func (s sessionStore) CommitCtx(ctx context.Context, token string, b []byte, exp
 	if ctx.Err() != nil {
 		return nil
 	}
-	if idle := time.Now().Add(s.idle); s.idle > 0 && idle.Before(expiry) {
-		expiry = idle
+	if d := s.idle(); d > 0 {
+		if idle := time.Now().Add(d); idle.Before(expiry) {
+			expiry = idle
+		}
 	}
 	// The row names the user session its data names, for FindCtx's join.
 	var userSession pgtype.Text

@@ -27,7 +27,7 @@ func TestSessionStoreReadsTheUserWithTheSession(t *testing.T) {
 	box, err := secrets.New(bytes.Repeat([]byte{3}, 32))
 	require.NoError(t, err)
 	q := queries.New(pool)
-	store := sessionStore{pool: pool, box: box, idle: time.Hour}
+	store := sessionStore{pool: pool, box: box, idle: func() time.Duration { return time.Hour }}
 	u, err := q.UserCreate(ctx, queries.UserCreateParams{
 		Email: "store@example.com", Name: "Store", Role: "user",
 		EmailVerifiedAt: pgtype.Timestamptz{Time: time.Now(), Valid: true},

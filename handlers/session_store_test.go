@@ -243,7 +243,7 @@ func TestNoSessionOutsidePages(t *testing.T) {
 	before := count()
 	for _, path := range []string{
 		"/healthz", "/readyz", "/favicon.ico", "/static/htmx.min.js", "/static/none.css",
-		"/join/abcdef.0123456789abcdef", "/webhooks/node-quota/1/key", "/api/v1/clusters",
+		"/join/abcdef.0123456789abcdef", "/webhooks/node-quota/1/key", "/api/v1/clusters", "/branding/logo",
 	} {
 		for _, browser := range []*http.Client{c.http, b.client(t).http} {
 			resp, err := browser.Get(b.server.URL + path)

@@ -6,17 +6,22 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/kubebyon/kubebyon/internal/branding"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
-// EmailWorker renders an email in the recipient's language and sends it.
+// EmailWorker renders an email in the recipient's language and sends it,
+// naming the platform by the branding's product name (read at each email).
 type EmailWorker struct {
 	river.WorkerDefaults[notify.EmailArgs]
+	Pool    *pgxpool.Pool
 	Sender  mail.Sender
 	Box     *secrets.Box
 	Catalog *locale.Catalog
@@ -37,7 +42,11 @@ func (w *EmailWorker) Work(ctx context.Context, job *river.Job[notify.EmailArgs]
 	if err := dec.Decode(&data); err != nil {
 		return river.JobCancel(fmt.Errorf("decode email data: %w", err))
 	}
-	data["BaseURL"] = w.BaseURL
+	brand, err := branding.Load(ctx, queries.New(w.Pool))
+	if err != nil {
+		return err
+	}
+	data["BaseURL"], data["Product"] = w.BaseURL, brand.ProductName
 	l := w.Catalog.For(job.Args.Lang)
 	msg := mail.Message{
 		To:      job.Args.To,

@@ -3,6 +3,8 @@ package jobs_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"strings"
 	"testing"
 
 	"github.com/riverqueue/river"
@@ -34,7 +36,7 @@ func TestEmailWorker(t *testing.T) {
 	box, err := secrets.New(bytes.Repeat([]byte{3}, 32))
 	require.NoError(t, err)
 	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.EmailWorker{
-		Sender: mail.NewSMTP(smtpURL, "KubeBYON <noreply@kubebyon.test>"), Box: box, Catalog: catalog,
+		Pool: b.pool, Sender: mail.NewSMTP(smtpURL, "KubeBYON <noreply@kubebyon.test>"), Box: box, Catalog: catalog,
 		BaseURL: "https://kubebyon.example.com",
 	})
 	send := func(args notify.EmailArgs) *rivertest.WorkResult {
@@ -70,9 +72,22 @@ func TestEmailWorker(t *testing.T) {
 		})
 	}
 
+	// The admins' product name names the platform in the subject, the
+	// text and the footer.
+	_, err = b.pool.Exec(ctx, `INSERT INTO settings (key, value) VALUES ('branding', '{"productName": "Acme Cloud"}')`)
+	require.NoError(t, err)
+	branded := "branded-" + strings.ToLower(rand.Text()[:12]) + "@example.com"
+	args, err := notify.NewEmail(box, branded, "en", notify.EmailSignupCode, map[string]any{"Code": "123456", "Name": "Ada", "Minutes": 10})
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, send(args).EventKind)
+	msg := mp.WaitMessages(t, branded, 1)[0]
+	require.Equal(t, "Your Acme Cloud code: 123456", msg.Subject)
+	require.Contains(t, msg.Text, "creating your Acme Cloud account")
+	require.Contains(t, msg.Text, "Acme Cloud · https://kubebyon.example.com")
+
 	other, err := secrets.New(bytes.Repeat([]byte{4}, 32))
 	require.NoError(t, err)
-	args, err := notify.NewEmail(other, "lost@example.com", "en", notify.EmailSignupCode, map[string]any{"Code": "654321"})
+	args, err = notify.NewEmail(other, "lost@example.com", "en", notify.EmailSignupCode, map[string]any{"Code": "654321"})
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCancelled, send(args).EventKind, "data sealed with another key is cancelled, not retried")
 	require.Empty(t, mp.Messages(t, "lost@example.com"))

@@ -137,7 +137,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 	w := river.NewWorkers()
 	river.AddWorker(w, &CleanupWorker{Pool: d.Pool, Logger: d.Logger})
 	river.AddWorker(w, &BillingPeriodsWorker{Billing: &billing.Service{Pool: d.Pool, Box: d.Box}, Logger: d.Logger.With("component", "billing")})
-	river.AddWorker(w, &EmailWorker{Sender: d.Mailer, Box: d.Box, Catalog: d.Catalog, BaseURL: d.BaseURL})
+	river.AddWorker(w, &EmailWorker{Pool: d.Pool, Sender: d.Mailer, Box: d.Box, Catalog: d.Catalog, BaseURL: d.BaseURL})
 	river.AddWorker(w, &WebhookWorker{Webhooks: &webhooks.Service{Pool: d.Pool, Box: d.Box, Catalog: d.Catalog, BaseURL: d.BaseURL}})
 	charts := d.Charts
 	if charts == nil {

@@ -35,6 +35,14 @@ type AuditEvent struct {
 	CreatedAt  pgtype.Timestamptz
 }
 
+type BrandingLogo struct {
+	Singleton   bool
+	Image       []byte
+	ContentType string
+	Etag        string
+	UpdatedAt   pgtype.Timestamptz
+}
+
 type Cluster struct {
 	ID                    int64
 	OwnerID               int64
@@ -472,6 +480,7 @@ type Session struct {
 	Data          []byte
 	Expiry        pgtype.Timestamptz
 	UserSessionID pgtype.Text
+	SavedAt       pgtype.Timestamptz
 }
 
 type Setting struct {

@@ -5,18 +5,21 @@ DELETE FROM sessions WHERE expiry < now();
 -- of the cookie's token, never the token itself.
 
 -- name: SessionFind :one
-SELECT data FROM sessions WHERE token = @token_hash AND now() < expiry;
+-- A live session: before its expiry, and saved within the idle timeout in
+-- force now (@idle_seconds), which may be shorter than when it was saved.
+SELECT data FROM sessions WHERE token = @token_hash AND now() < expiry
+  AND (saved_at IS NULL OR saved_at > now() - make_interval(secs => @idle_seconds::bigint));
 
 -- name: SessionCommit :exec
 -- Saves a session; user_session_id is the user session its data names
 -- (NULL when it names none).
-INSERT INTO sessions (token, data, expiry, user_session_id) VALUES (@token_hash, @data, @expiry, @user_session_id)
-ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry, user_session_id = EXCLUDED.user_session_id;
+INSERT INTO sessions (token, data, expiry, user_session_id, saved_at) VALUES (@token_hash, @data, @expiry, @user_session_id, now())
+ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry, user_session_id = EXCLUDED.user_session_id, saved_at = EXCLUDED.saved_at;
 
 -- name: SessionFindSignedIn :one
 -- A session with the signed-in user behind it, if both are still active,
 -- and the user's unread notifications: what every signed-in page needs,
--- in one query. No row for a session that names no user session (or
+-- in one query. Live as SessionFind says. No row for a session that names no user session (or
 -- one that ended, or a disabled account): the caller then reads the
 -- session alone (SessionFind).
 SELECT sessions.data, user_sessions.id AS user_session_id, sqlc.embed(users),
@@ -27,6 +30,7 @@ FROM sessions
 JOIN user_sessions ON user_sessions.id = sessions.user_session_id
 JOIN users ON users.id = user_sessions.user_id
 WHERE sessions.token = @token_hash AND now() < sessions.expiry
+  AND (sessions.saved_at IS NULL OR sessions.saved_at > now() - make_interval(secs => @idle_seconds::bigint))
   AND user_sessions.ended_at IS NULL
   AND users.disabled_at IS NULL
   AND users.email_verified_at IS NOT NULL;

@@ -12,8 +12,8 @@ import (
 )
 
 const sessionCommit = `-- name: SessionCommit :exec
-INSERT INTO sessions (token, data, expiry, user_session_id) VALUES ($1, $2, $3, $4)
-ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry, user_session_id = EXCLUDED.user_session_id
+INSERT INTO sessions (token, data, expiry, user_session_id, saved_at) VALUES ($1, $2, $3, $4, now())
+ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry, user_session_id = EXCLUDED.user_session_id, saved_at = EXCLUDED.saved_at
 `
 
 type SessionCommitParams struct {
@@ -59,12 +59,20 @@ func (q *Queries) SessionDeleteExpired(ctx context.Context) (int64, error) {
 const sessionFind = `-- name: SessionFind :one
 
 SELECT data FROM sessions WHERE token = $1 AND now() < expiry
+  AND (saved_at IS NULL OR saved_at > now() - make_interval(secs => $2::bigint))
 `
+
+type SessionFindParams struct {
+	TokenHash   string
+	IdleSeconds int64
+}
 
 // The scs session store (handlers.sessionStore). token holds a keyed hash
 // of the cookie's token, never the token itself.
-func (q *Queries) SessionFind(ctx context.Context, tokenHash string) ([]byte, error) {
-	row := q.db.QueryRow(ctx, sessionFind, tokenHash)
+// A live session: before its expiry, and saved within the idle timeout in
+// force now (@idle_seconds), which may be shorter than when it was saved.
+func (q *Queries) SessionFind(ctx context.Context, arg SessionFindParams) ([]byte, error) {
+	row := q.db.QueryRow(ctx, sessionFind, arg.TokenHash, arg.IdleSeconds)
 	var data []byte
 	err := row.Scan(&data)
 	return data, err
@@ -79,10 +87,16 @@ FROM sessions
 JOIN user_sessions ON user_sessions.id = sessions.user_session_id
 JOIN users ON users.id = user_sessions.user_id
 WHERE sessions.token = $1 AND now() < sessions.expiry
+  AND (sessions.saved_at IS NULL OR sessions.saved_at > now() - make_interval(secs => $2::bigint))
   AND user_sessions.ended_at IS NULL
   AND users.disabled_at IS NULL
   AND users.email_verified_at IS NOT NULL
 `
+
+type SessionFindSignedInParams struct {
+	TokenHash   string
+	IdleSeconds int64
+}
 
 type SessionFindSignedInRow struct {
 	Data              []byte
@@ -94,11 +108,11 @@ type SessionFindSignedInRow struct {
 
 // A session with the signed-in user behind it, if both are still active,
 // and the user's unread notifications: what every signed-in page needs,
-// in one query. No row for a session that names no user session (or
+// in one query. Live as SessionFind says. No row for a session that names no user session (or
 // one that ended, or a disabled account): the caller then reads the
 // session alone (SessionFind).
-func (q *Queries) SessionFindSignedIn(ctx context.Context, tokenHash string) (SessionFindSignedInRow, error) {
-	row := q.db.QueryRow(ctx, sessionFindSignedIn, tokenHash)
+func (q *Queries) SessionFindSignedIn(ctx context.Context, arg SessionFindSignedInParams) (SessionFindSignedInRow, error) {
+	row := q.db.QueryRow(ctx, sessionFindSignedIn, arg.TokenHash, arg.IdleSeconds)
 	var i SessionFindSignedInRow
 	err := row.Scan(
 		&i.Data,

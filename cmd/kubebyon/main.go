@@ -36,6 +36,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/billing"
+	"github.com/kubebyon/kubebyon/internal/branding"
 	"github.com/kubebyon/kubebyon/internal/certfile"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/config"
@@ -409,6 +410,7 @@ func (c *cli) serve(args []string) error {
 		AdminJobs:      &adminjobs.Service{Pool: web, River: deps.river, Periodic: jobs.PeriodicSchedules(jobs.DefaultOptions(true))},
 		Mail:           mailer(common, logger, web, deps.box),
 		AdminSignUp:    &adminsignup.Service{Pool: web, River: deps.river, Box: deps.box},
+		Branding:       &branding.Service{Pool: web, Logger: logger},
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
 	tlsAddr := ""

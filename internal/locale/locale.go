@@ -161,13 +161,30 @@ func fill(parts []part, data map[string]any) (string, bool) {
 // For picks the best supported language for the preferences given, each an
 // Accept-Language value or a language tag, most important first.
 func (c *Catalog) For(prefs ...string) *Localizer {
+	_, i, _ := c.matcher.Match(parsePrefs(prefs)...)
+	return c.localizers[c.tags[i]]
+}
+
+// parsePrefs reads language preferences, each an Accept-Language value
+// or a language tag, most important first; what does not parse is left out.
+func parsePrefs(prefs []string) []language.Tag {
 	var want []language.Tag
 	for _, p := range prefs {
 		if tags, _, err := language.ParseAcceptLanguage(p); err == nil {
 			want = append(want, tags...)
 		}
 	}
-	_, i, _ := c.matcher.Match(want...)
+	return want
+}
+
+// ForDefault is For, with def (a language tag) for when none of prefs
+// names a language the catalog has: an admin's default for visitors whose
+// browser asks for none of ours, or for nothing.
+func (c *Catalog) ForDefault(def string, prefs ...string) *Localizer {
+	_, i, conf := c.matcher.Match(parsePrefs(prefs)...)
+	if conf == language.No && def != "" {
+		return c.For(def)
+	}
 	return c.localizers[c.tags[i]]
 }
 

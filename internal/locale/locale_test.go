@@ -74,6 +74,31 @@ func TestFor(t *testing.T) {
 	require.Equal(t, "NoSuchMessage", locale.T(ctx, "NoSuchMessage"))
 }
 
+// TestForDefault: the default language serves only when no preference
+// names a language of the catalog.
+func TestForDefault(t *testing.T) {
+	t.Parallel()
+	c, err := locale.New()
+	require.NoError(t, err)
+	tests := []struct {
+		def   string
+		prefs []string
+		want  string
+	}{
+		{"zh-CN", nil, "zh-CN"},
+		{"zh-CN", []string{"", ""}, "zh-CN"},
+		{"zh-CN", []string{"", "de-DE,de;q=0.9"}, "zh-CN"},
+		{"zh-CN", []string{"", "en-US,en;q=0.9"}, "en"},
+		{"zh-CN", []string{"en", "zh-CN"}, "en"},
+		{"en", []string{"", "zh-Hans-CN"}, "zh-CN"},
+		{"en", nil, "en"},
+		{"", nil, "en"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, c.ForDefault(tt.def, tt.prefs...).Tag(), "%s %v", tt.def, tt.prefs)
+	}
+}
+
 // TestPlainMessagesAsGoI18nGivesThem checks that every message, given by
 // the catalog's table of messages without template data, reads as go-i18n
 // itself translates it, in each language; and that a message with

@@ -150,3 +150,18 @@ func TestUnreadablePassword(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{FieldPassword}, changed, "saving writes the password anew")
 }
+
+// TestSenderNamedAfterTheProduct: the sender carries the branding's
+// product name unless its address names someone else.
+func TestSenderNamedAfterTheProduct(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ from, product, want string }{
+		{"KubeBYON <noreply@example.com>", "Acme Cloud", `"Acme Cloud" <noreply@example.com>`},
+		{"noreply@example.com", "Acme", `"Acme" <noreply@example.com>`},
+		{"Ops Team <ops@example.com>", "Acme", "Ops Team <ops@example.com>"},
+		{"KubeBYON <noreply@example.com>", "", "KubeBYON <noreply@example.com>"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, named(tt.from, tt.product), tt.from)
+	}
+}

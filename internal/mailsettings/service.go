@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	netmail "net/mail"
 	"net/url"
 	"slices"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/branding"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/mail"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -58,29 +60,52 @@ const (
 
 // Send implements mail.Sender: through the server the settings name, read
 // now (mail is rare: one settings read per email), else KUBEBYON_SMTP_URL,
-// else into the log.
+// else into the log. The sender's name is the product name of the
+// branding settings (read now too) unless the address names another.
 func (s *Service) Send(ctx context.Context, m mail.Message) error {
-	st, err := Load(ctx, queries.New(s.Pool), s.Box)
+	q := queries.New(s.Pool)
+	st, err := Load(ctx, q, s.Box)
 	if err != nil {
 		return err
 	}
-	sender, _ := s.sender(st)
+	brand, err := branding.Load(ctx, q)
+	if err != nil {
+		return err
+	}
+	sender, _ := s.senderNamed(st, brand.ProductName)
 	return sender.Send(ctx, m)
 }
 
 // sender is the transport for the settings st.
 func (s *Service) sender(st Settings) (mail.Sender, Source) {
+	return s.senderNamed(st, "")
+}
+
+// senderNamed is sender, the sender named product when its address names
+// no one or the default name ("" keeps it as it is).
+func (s *Service) senderNamed(st Settings, product string) (mail.Sender, Source) {
 	switch {
 	case st.Set():
 		from := st.From
 		if from == "" {
 			from = s.From
 		}
-		return mail.NewSMTP(st.URL(), from), SourceSettings
+		return mail.NewSMTP(st.URL(), named(from, product)), SourceSettings
 	case s.EnvURL != nil:
-		return mail.NewSMTP(s.EnvURL, s.From), SourceEnv
+		return mail.NewSMTP(s.EnvURL, named(s.From, product)), SourceEnv
 	}
 	return &mail.Log{Logger: s.Logger}, SourceLog
+}
+
+// named gives the address from the display name product when it has none
+// or the default one, which KUBEBYON_MAIL_FROM's default carries.
+func named(from, product string) string {
+	a, err := netmail.ParseAddress(from)
+	if product == "" || err != nil || (a.Name != "" && a.Name != branding.DefaultProductName) {
+		return from
+	}
+	a.Name = product
+	return a.String()
 }
 
 // Source tells which mail server st (the stored settings) puts in effect.
