@@ -31,6 +31,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/opswatch"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/vcluster"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
@@ -181,6 +182,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 	river.AddWorker(w, &IngressEdgeWorker{Ingress: ing, Transitions: transitions})
 	river.AddWorker(w, &IngressHostnamesWorker{Ingress: ing, Transitions: transitions})
 	river.AddWorker(w, &EdgeWatchWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "edge_watch"), Notices: notify.Notices{Box: d.Box}})
+	river.AddWorker(w, &OpsWatchWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "ops_watch"), Notices: notify.Notices{Box: d.Box}, KubeconfigPath: d.KubeconfigPath})
 	river.AddWorker(w, &HostNodesWorker{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath, Logger: d.Logger.With("component", "edge_host_nodes")})
 	return w
 }
@@ -257,6 +259,12 @@ func periodicJobs(opts Options) []periodic {
 		{id: "edge_watch", interval: EdgeWatchInterval,
 			args: func() (river.JobArgs, *river.InsertOpts) {
 				return edge.WatchArgs{}, &river.InsertOpts{MaxAttempts: 1, UniqueOpts: checks.UniqueWhileWaiting()}
+			}},
+		// The platform's own health (failed jobs, the host), told to the
+		// admins.
+		{id: "ops_watch", interval: opswatch.Interval,
+			args: func() (river.JobArgs, *river.InsertOpts) {
+				return opswatch.WatchArgs{}, &river.InsertOpts{MaxAttempts: 1, UniqueOpts: checks.UniqueWhileWaiting()}
 			}},
 	}
 	if opts.ChecksInterval > 0 {

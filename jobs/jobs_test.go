@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
+	"github.com/kubebyon/kubebyon/internal/opswatch"
 	"github.com/kubebyon/kubebyon/jobs"
 )
 
@@ -20,7 +21,8 @@ func TestPeriodicSchedules(t *testing.T) {
 	require.Contains(t, ss, adminjobs.Schedule{Kind: "cleanup", Interval: 7 * time.Minute})
 	require.Contains(t, ss, adminjobs.Schedule{Kind: "cluster_checks", Interval: opts.ChecksInterval})
 	require.Contains(t, ss, adminjobs.Schedule{Kind: "edge_watch", Interval: jobs.EdgeWatchInterval})
-	require.Len(t, ss, 7)
+	require.Contains(t, ss, adminjobs.Schedule{Kind: "ops_watch", Interval: opswatch.Interval})
+	require.Len(t, ss, 8)
 
 	// No periodic checks under options without them.
 	opts.ChecksInterval = 0

@@ -76,6 +76,10 @@ const (
 	// The public entry, to admins.
 	EmailEdgeOutOfStep  = "EdgeOutOfStep"
 	EmailEdgeBackInStep = "EdgeBackInStep"
+	// The platform's own health, to admins (package opswatch).
+	EmailJobsFailing     = "JobsFailing"
+	EmailHostUnreachable = "HostUnreachable"
+	EmailHostReachable   = "HostReachable"
 )
 
 // NewEmail seals data into the arguments of an email job.

@@ -35,6 +35,9 @@ const (
 	// EdgeOutOfStep is for admins alone: an edge of the public entry
 	// stays out of step with the platform, or is back in step.
 	EdgeOutOfStep Kind = "edge_out_of_step"
+	// PlatformHealth is for admins alone: background jobs that failed for
+	// good, or the host cluster unreachable (and back).
+	PlatformHealth Kind = "platform_health"
 	// Managed ingress: the controller ready or failed; a host name
 	// verified or broken; a certificate failing or close to its expiry.
 	Ingress     Kind = "ingress"
@@ -43,10 +46,10 @@ const (
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{ClusterReady, ClusterFailed, ClusterAdmin, NodeNotReady, ControlPlane, JoinTokenUsed, Ingress, Hostname, Certificate, SecuritySignIn, Billing, EdgeOutOfStep}
+var Kinds = []Kind{ClusterReady, ClusterFailed, ClusterAdmin, NodeNotReady, ControlPlane, JoinTokenUsed, Ingress, Hostname, Certificate, SecuritySignIn, Billing, EdgeOutOfStep, PlatformHealth}
 
 // AdminOnly reports whether only admins are told of kind k.
-func AdminOnly(k Kind) bool { return k == EdgeOutOfStep }
+func AdminOnly(k Kind) bool { return k == EdgeOutOfStep || k == PlatformHealth }
 
 // KindsFor lists the kinds a user of role hears of: every kind for an
 // admin, the others' for everyone else.
@@ -97,7 +100,7 @@ func Default(k Kind, c Channel) bool {
 		return true
 	}
 	switch k {
-	case ClusterFailed, ClusterAdmin, NodeNotReady, ControlPlane, Certificate, SecuritySignIn, Billing, EdgeOutOfStep:
+	case ClusterFailed, ClusterAdmin, NodeNotReady, ControlPlane, Certificate, SecuritySignIn, Billing, EdgeOutOfStep, PlatformHealth:
 		return true
 	}
 	return false
