@@ -53,8 +53,10 @@ import (
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/signinproviders"
+	"github.com/kubebyon/kubebyon/internal/webhooks"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/migrations"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -297,6 +299,13 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 		// watched by one worker process at a time.
 		pods := &ingress.PodWatch{Pool: db.Pool, Virtual: svc.clusters.VirtualConfig, Logger: logger.With("component", "edge_pod_watch")}
 		go pods.Run(ctx)
+		// The database's own outage, told to the platform's webhook
+		// channels from memory (it cannot be queued in the database).
+		standby := &webhooks.Standby{
+			Queries: queries.New(db.Pool), Ping: db.Pool.Ping, Logger: logger.With("component", "database_standby"),
+			Webhooks: &webhooks.Service{Pool: db.Pool, Box: box, Catalog: catalog, BaseURL: common.BaseURL},
+		}
+		go standby.Run(ctx)
 	}
 	return &runtimeDeps{db: db, logger: logger, registry: reg, river: rc, box: box, catalog: catalog}, nil
 }
