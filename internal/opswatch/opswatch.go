@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -171,7 +172,7 @@ func hostStep(st *State, now time.Time, err error) (Alert, bool) {
 	st.HostTold = true
 	return Alert{Template: TemplateHostUnreachable, Data: map[string]any{
 		"Since": st.HostDownSince.UTC().Format(time.RFC3339), "Minutes": minutes(now.Sub(st.HostDownSince)),
-		"Error": truncate(err.Error(), 300),
+		"Error": input.Truncate(err.Error(), 300),
 	}}, true
 }
 
@@ -191,7 +192,7 @@ func jobsAlert(failed []Failed, since time.Time) Alert {
 		}
 	}
 	return Alert{Template: TemplateJobsFailing, Data: map[string]any{
-		"Jobs": total, "Kinds": kinds, "LastError": truncate(lastError, 300), "Since": since.UTC().Format(time.RFC3339),
+		"Jobs": total, "Kinds": kinds, "LastError": input.Truncate(lastError, 300), "Since": since.UTC().Format(time.RFC3339),
 	}}
 }
 
@@ -246,11 +247,3 @@ func save(ctx context.Context, q *queries.Queries, st State) error {
 }
 
 func minutes(d time.Duration) int { return int(d.Round(time.Minute) / time.Minute) }
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}

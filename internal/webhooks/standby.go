@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -104,7 +105,7 @@ func (s *Standby) Step(ctx context.Context) {
 		if !s.told && now.Sub(s.downSince) >= StandbyDownAfter {
 			s.told = true
 			s.send(ctx, TemplateDatabaseUnreachable, now, map[string]any{
-				"Since": s.downSince.UTC().Format(time.RFC3339), "Minutes": minutesOf(now.Sub(s.downSince)), "Error": truncate(err.Error(), 300),
+				"Since": s.downSince.UTC().Format(time.RFC3339), "Minutes": minutesOf(now.Sub(s.downSince)), "Error": input.Truncate(err.Error(), 300),
 			})
 		}
 		return
@@ -168,11 +169,3 @@ func (s *Standby) send(ctx context.Context, template string, now time.Time, data
 }
 
 func minutesOf(d time.Duration) int { return int(d.Round(time.Minute) / time.Minute) }
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
