@@ -12,6 +12,8 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/workerprocs"
+	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -82,6 +84,9 @@ func (h *Handlers) showAdminJobsPage(c echo.Context) error {
 	if l := o.Leader; l != nil {
 		m.Leader = &views.AdminJobsLeader{ID: l.ID, ElectedAt: l.ElectedAt, ExpiresAt: l.ExpiresAt}
 	}
+	for _, p := range o.Processes {
+		m.Processes = append(m.Processes, adminJobsProcessView(p, o))
+	}
 	for _, q := range o.Queues {
 		v := views.AdminJobsQueue{
 			Name: q.Name, CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt,
@@ -94,6 +99,19 @@ func (h *Handlers) showAdminJobsPage(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, http.StatusOK, views.AdminJobsPage(m))
+}
+
+// adminJobsProcessView is a worker process as the page shows it: the
+// leader is the process whose River client holds an unexpired term.
+func adminJobsProcessView(p queries.WorkerProcess, o adminjobs.Overview) views.AdminJobsProcess {
+	v := views.AdminJobsProcess{
+		ID: p.ID, Hostname: p.Hostname, Version: p.Version, PID: int(p.Pid), Queues: p.Queues,
+		StartedAt: p.StartedAt.Time, LastSeenAt: p.LastSeenAt.Time, StoppedAt: p.StoppedAt.Time,
+	}
+	running := !p.StoppedAt.Valid
+	v.Leader = running && o.Leader != nil && o.Leader.ID == p.ID && o.Leader.ExpiresAt.After(o.Now)
+	v.Stale = running && o.Now.Sub(v.LastSeenAt) > workerprocs.StaleAfter
+	return v
 }
 
 // adminJobView is a job as the list shows it: never its arguments (see

@@ -15,11 +15,11 @@ import (
 )
 
 // CleanupArgs asks for expired rows to be deleted (sessions, stale signed-in
-// browsers, old one-time codes, rate-limit windows and webhook attempts)
-// and for the node operations whose job River gave up on to be marked
-// failed. It runs periodically on River's leader only, once however many
-// replicas run; the session store's own cleanup goroutine is off for that
-// reason.
+// browsers, old one-time codes, rate-limit windows, webhook attempts and
+// worker processes not seen for a day) and for the node operations whose
+// job River gave up on to be marked failed. It runs periodically on
+// River's leader only, once however many replicas run; the session store's
+// own cleanup goroutine is off for that reason.
 type CleanupArgs struct{}
 
 // Kind implements river.JobArgs.
@@ -44,6 +44,7 @@ func (w *CleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 		{"expired email codes", q.EmailCodeDeleteExpired},
 		{"old rate-limit windows", q.RateLimitDeleteOld},
 		{"webhook attempts older than 30 days", q.WebhookAttemptDeleteOld},
+		{"worker processes not seen for a day", q.WorkerProcessDeleteGone},
 		{"interrupted node operations", w.failInterruptedNodeOperations},
 	}
 	for _, s := range steps {

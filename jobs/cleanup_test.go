@@ -66,6 +66,11 @@ func TestCleanupWorker(t *testing.T) {
 	b := setup(t)
 	b.seedSessions(t)
 	ctx := context.Background()
+	// Worker processes: one not seen for over a day, one seen lately.
+	_, err := b.pool.Exec(ctx, `INSERT INTO worker_processes (id, hostname, pid, version, queues, started_at, last_seen_at)
+VALUES ('gone', 'h', 1, 'dev', '{}', now() - interval '2 days', now() - interval '25 hours'),
+       ('live', 'h', 2, 'dev', '{}', now() - interval '2 days', now() - interval '1 minute')`)
+	require.NoError(t, err)
 
 	worker := &jobs.CleanupWorker{Pool: b.pool, Logger: b.logger}
 	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, worker)
@@ -77,6 +82,10 @@ func TestCleanupWorker(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
 	require.Equal(t, []string{"live"}, b.sessionTokens(t))
+	procs, err := queries.New(b.pool).WorkerProcessList(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, procs, 1)
+	require.Equal(t, "live", procs[0].ID)
 
 	// Idempotent: a second run has nothing to do and succeeds.
 	res, err = w.Work(ctx, t, tx, jobs.CleanupArgs{}, nil)

@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -65,6 +66,10 @@ type Deps struct {
 
 // Options shape the client.
 type Options struct {
+	// ID is the River client ID; empty lets River make one. A worker
+	// process passes the ID of its workerprocs row, which River's leader
+	// row then names.
+	ID string
 	// Work makes the client fetch and work jobs; without it the client only
 	// inserts (an API replica in multi-node mode).
 	Work bool
@@ -187,9 +192,35 @@ func Workers(d Deps, opts Options) *river.Workers {
 	return w
 }
 
+// queues are the queues a working client works under opts.
+func queues(opts Options) map[string]river.QueueConfig {
+	qs := map[string]river.QueueConfig{
+		river.QueueDefault:  {MaxWorkers: opts.MaxWorkers},
+		notify.QueueEmail:   {MaxWorkers: 5},
+		clusters.Queue:      {MaxWorkers: opts.MaxWorkers},
+		checks.Queue:        {MaxWorkers: cmp.Or(opts.CheckWorkers, opts.MaxWorkers)},
+		notify.QueueWebhook: {MaxWorkers: 10},
+	}
+	if len(opts.WorkQueues) > 0 {
+		for name := range qs {
+			if !slices.Contains(opts.WorkQueues, name) {
+				delete(qs, name)
+			}
+		}
+	}
+	return qs
+}
+
+// WorkedQueues are the names of the queues a working client works under
+// opts, sorted (what a worker process tells of itself, workerprocs).
+func WorkedQueues(opts Options) []string {
+	return slices.Sorted(maps.Keys(queues(opts)))
+}
+
 // NewClient builds the River client. Start it only when opts.Work is set.
 func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	cfg := &river.Config{
+		ID:                          opts.ID,
 		Logger:                      d.Logger.With("component", "river"),
 		Workers:                     Workers(d, opts),
 		JobTimeout:                  opts.JobTimeout,
@@ -197,20 +228,7 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 		CompletedJobRetentionPeriod: opts.CompletedJobRetention,
 	}
 	if opts.Work {
-		cfg.Queues = map[string]river.QueueConfig{
-			river.QueueDefault: {MaxWorkers: opts.MaxWorkers},
-			notify.QueueEmail:  {MaxWorkers: 5},
-			clusters.Queue:     {MaxWorkers: opts.MaxWorkers},
-			checks.Queue:       {MaxWorkers: cmp.Or(opts.CheckWorkers, opts.MaxWorkers)},
-		}
-		cfg.Queues[notify.QueueWebhook] = river.QueueConfig{MaxWorkers: 10}
-		if len(opts.WorkQueues) > 0 {
-			for name := range cfg.Queues {
-				if !slices.Contains(opts.WorkQueues, name) {
-					delete(cfg.Queues, name)
-				}
-			}
-		}
+		cfg.Queues = queues(opts)
 		for _, p := range periodicJobs(opts) {
 			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(
 				river.PeriodicInterval(p.interval), p.args, &river.PeriodicJobOpts{RunOnStart: p.runOnStart, ID: p.id},

@@ -1,13 +1,17 @@
 package jobs_test
 
 import (
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/opswatch"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 )
 
@@ -29,4 +33,19 @@ func TestPeriodicSchedules(t *testing.T) {
 	for _, s := range jobs.PeriodicSchedules(opts) {
 		require.NotEqual(t, "cluster_checks", s.Kind)
 	}
+}
+
+// TestWorkedQueues: what a worker process reports working is what its
+// client works, and its River client carries the process's ID.
+func TestWorkedQueues(t *testing.T) {
+	t.Parallel()
+	opts := jobs.DefaultOptions(true)
+	require.Equal(t, []string{"checks", "clusters", "default", "email", "webhook"}, jobs.WorkedQueues(opts))
+	opts.WorkQueues = []string{"email", "default", "nope"}
+	require.Equal(t, []string{"default", "email"}, jobs.WorkedQueues(opts))
+
+	opts.ID = "host-42-abcdefgh"
+	rc, err := jobs.NewClient(jobs.Deps{Pool: testenv.DB(t), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: prometheus.NewRegistry()}, opts)
+	require.NoError(t, err)
+	require.Equal(t, "host-42-abcdefgh", rc.ID())
 }

@@ -561,3 +561,14 @@ type WebhookChannel struct {
 	Lang         string
 	CreatedAt    pgtype.Timestamptz
 }
+
+type WorkerProcess struct {
+	ID         string
+	Hostname   string
+	Pid        int32
+	Version    string
+	Queues     []string
+	StartedAt  pgtype.Timestamptz
+	LastSeenAt pgtype.Timestamptz
+	StoppedAt  pgtype.Timestamptz
+}

@@ -20,9 +20,10 @@ type AdminJobs struct {
 	OlderURL string
 	Periodic []AdminJobsPeriodic
 	// Leader is nil when no worker process was ever elected.
-	Leader *AdminJobsLeader
-	Queues []AdminJobsQueue
-	Now    time.Time
+	Leader    *AdminJobsLeader
+	Processes []AdminJobsProcess
+	Queues    []AdminJobsQueue
+	Now       time.Time
 }
 
 // AdminJobsKind is a kind's counts, in the order of AdminJobs.States.
@@ -65,6 +66,20 @@ type AdminJobsPeriodic struct {
 type AdminJobsLeader struct {
 	ID                   string
 	ElectedAt, ExpiresAt time.Time
+}
+
+// AdminJobsProcess is a process that runs River workers, as its own row
+// tells it.
+type AdminJobsProcess struct {
+	ID, Hostname, Version string
+	PID                   int
+	Queues                []string
+	StartedAt, LastSeenAt time.Time
+	// StoppedAt is when it shut down cleanly; zero while it runs.
+	StoppedAt time.Time
+	// Leader is River's leader now; Stale a running process not seen
+	// lately (killed, or its machine lost).
+	Leader, Stale bool
 }
 
 // AdminJobsQueue is a queue some worker process works (or did lately).

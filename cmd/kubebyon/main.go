@@ -54,6 +54,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/signinproviders"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
+	"github.com/kubebyon/kubebyon/internal/workerprocs"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/migrations"
 	"github.com/kubebyon/kubebyon/queries"
@@ -163,6 +164,8 @@ type runtimeDeps struct {
 	river    *river.Client[pgx.Tx]
 	box      *secrets.Box
 	catalog  *locale.Catalog
+	// heartbeat keeps this worker process's row (nil without workers).
+	heartbeat *workerprocs.Heartbeat
 }
 
 // services are the domain services on one pool: the workers' on the main
@@ -278,21 +281,31 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 	if common.SMTPURL == "" {
 		logger.Warn("KUBEBYON_SMTP_URL is not set: unless a mail server is set in the admin area (/admin/mail), mail (sign-up codes, password resets) is written to this log instead of being sent")
 	}
+	opts := jobs.DefaultOptions(work)
+	// This process's row on the jobs page names its River client.
+	proc := workerprocs.NewProcess(version, jobs.WorkedQueues(opts))
+	opts.ID = proc.ID
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: db.Pool, Logger: logger, Metrics: reg,
 		Mailer: mailer(common, logger, db.Pool, box), Box: box, Catalog: catalog, BaseURL: common.BaseURL,
 		KubeconfigPath: common.Kubeconfig, WebhookCABundle: common.WebhookCABundle,
 		VirtualConfig: svc.clusters.VirtualConfig, JoinTokens: svc.joinTokens,
 		MetricsBackend: svc.metrics.Backend,
-	}, jobs.DefaultOptions(work))
+	}, opts)
 	if err != nil {
 		return fail(err)
 	}
 	svc.setRiver(rc)
+	var beat *workerprocs.Heartbeat
 	if work {
+		beat = &workerprocs.Heartbeat{Pool: db.Pool, Logger: logger.With("component", "worker_process"), Process: proc}
+		if err := beat.Start(ctx); err != nil {
+			return fail(err)
+		}
 		// River hard-stops when its start context ends; shutdown stops it
 		// softly instead, in order.
 		if err := rc.Start(context.WithoutCancel(ctx)); err != nil {
+			_ = beat.Stop(context.Background())
 			return fail(fmt.Errorf("start workers: %w", err))
 		}
 		// The controller pods of the clusters routed through the edge,
@@ -307,7 +320,7 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 		}
 		go standby.Run(ctx)
 	}
-	return &runtimeDeps{db: db, logger: logger, registry: reg, river: rc, box: box, catalog: catalog}, nil
+	return &runtimeDeps{db: db, logger: logger, registry: reg, river: rc, box: box, catalog: catalog, heartbeat: beat}, nil
 }
 
 // stop stops the workers (letting running jobs finish for a while), then
@@ -320,6 +333,11 @@ func (d *runtimeDeps) stop(work bool) {
 			hard, cancelHard := context.WithTimeout(context.Background(), 10*time.Second)
 			_ = d.river.StopAndCancel(hard)
 			cancelHard()
+		}
+		cancel()
+		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+		if err := d.heartbeat.Stop(ctx); err != nil {
+			d.logger.Warn("worker process row not marked stopped", "error", err)
 		}
 		cancel()
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -201,7 +202,8 @@ func TestMigrate(t *testing.T) {
 // HTTP while 'worker' runs the jobs, on one database.
 func TestWorkerAndAPISplit(t *testing.T) {
 	t.Parallel()
-	env := []string{"DATABASE_URL=" + testenv.DBURL(t), "KUBEBYON_DATA_DIR=" + t.TempDir(), "KUBEBYON_SECRET_KEY=" + strings.Repeat("A", 43) + "="}
+	dbURL := testenv.DBURL(t)
+	env := []string{"DATABASE_URL=" + dbURL, "KUBEBYON_DATA_DIR=" + t.TempDir(), "KUBEBYON_SECRET_KEY=" + strings.Repeat("A", 43) + "="}
 
 	api := startServe(t, env, "--workers=false")
 	api.waitReady(t)
@@ -236,8 +238,28 @@ func TestWorkerAndAPISplit(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the worker did not run the cleanup job: %s", werr.String())
 		time.Sleep(200 * time.Millisecond)
 	}
+	// The worker, and it alone, keeps a process row, under its River
+	// client's ID: the leader's.
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, dbURL)
+	require.NoError(t, err)
+	defer pool.Close()
+	var id, leader string
+	var pid, n int
+	var queues []string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM worker_processes`).Scan(&n))
+	require.Equal(t, 1, n, "serve --workers=false runs no workers")
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id, pid, queues FROM worker_processes`).Scan(&id, &pid, &queues))
+	require.Equal(t, w.Process.Pid, pid)
+	require.Equal(t, []string{"checks", "clusters", "default", "email", "webhook"}, queues)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT leader_id FROM river_leader`).Scan(&leader))
+	require.Equal(t, leader, id)
+
 	require.NoError(t, w.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, w.Wait(), werr.String())
+	var stopped bool
+	require.NoError(t, pool.QueryRow(ctx, `SELECT stopped_at IS NOT NULL FROM worker_processes WHERE id = $1`, id).Scan(&stopped))
+	require.True(t, stopped, "a clean shutdown marks the row stopped")
 	api.stop(t)
 }
 

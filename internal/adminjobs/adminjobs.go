@@ -1,8 +1,8 @@
 // Package adminjobs is the back office's view of River's background work:
 // jobs by state and kind, the failing ones with their errors, the periodic
-// jobs' last and next runs, the leader and the queues; and the two changes
-// an admin may make, retry and cancel, each in one transaction with its
-// audit event.
+// jobs' last and next runs, the leader, the worker processes and the
+// queues; and the two changes an admin may make, retry and cancel, each in
+// one transaction with its audit event.
 //
 // It reads and changes jobs through River's client API (JobListTx,
 // JobRetryTx, JobCancelTx, QueueListTx), which needs no working queues: the
@@ -26,6 +26,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/workerprocs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -116,8 +117,11 @@ type Overview struct {
 	Periodic []PeriodicRun
 	// Leader is nil when no worker process was ever elected.
 	Leader *Leader
-	Queues []*rivertype.Queue
-	Now    time.Time
+	// Processes are the worker processes' own rows (workerprocs): running
+	// ones first, then those stopped within the day.
+	Processes []queries.WorkerProcess
+	Queues    []*rivertype.Queue
+	Now       time.Time
 }
 
 // Overview reads the page's figures in one read-only transaction.
@@ -139,6 +143,9 @@ func (s *Service) Overview(ctx context.Context, f Filter) (Overview, error) {
 		}
 		if o.Leader, err = leader(ctx, tx); err != nil {
 			return err
+		}
+		if o.Processes, err = queries.New(tx).WorkerProcessList(ctx, workerprocs.ListLimit); err != nil {
+			return fmt.Errorf("list worker processes: %w", err)
 		}
 		res, err := s.River.QueueListTx(ctx, tx, river.NewQueueListParams().First(100))
 		if err != nil {
