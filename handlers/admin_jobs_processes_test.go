@@ -56,8 +56,15 @@ func TestAdminJobsListsWorkerProcesses(t *testing.T) {
 		ID: b.river.ID(), Hostname: "worker-a", PID: 101, Version: "v9.9.9",
 		Queues: []string{"default", "email"}, StartedAt: started,
 	})
-	// Killed five minutes ago: its row was not refreshed since.
-	b.heartbeat(t, workerprocs.Process{ID: "worker-b-202-stale", Hostname: "worker-b", PID: 202, Version: "v9.9.8", Queues: []string{"checks"}, StartedAt: started})
+	// Killed five minutes ago: its heartbeat ended without marking the
+	// row stopped, and the row was not refreshed since.
+	killed, kill := context.WithCancel(ctx)
+	h := &workerprocs.Heartbeat{
+		Pool: b.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Process: workerprocs.Process{ID: "worker-b-202-stale", Hostname: "worker-b", PID: 202, Version: "v9.9.8", Queues: []string{"checks"}, StartedAt: started},
+	}
+	require.NoError(t, h.Start(killed))
+	kill()
 	_, err := b.pool.Exec(ctx, `UPDATE worker_processes SET last_seen_at = now() - interval '5 minutes' WHERE id = 'worker-b-202-stale'`)
 	require.NoError(t, err)
 	// Shut down cleanly.
