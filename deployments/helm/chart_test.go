@@ -110,19 +110,17 @@ func (r rendered) kinds() []string {
 // decoded strictly (a field Kubernetes does not know fails). The rest
 // (HTTPRoute, ServiceMonitor) are kept unstructured.
 var typedKinds = map[string]func() any{
-	"v1 Secret":                                    func() any { return &corev1.Secret{} },
-	"v1 ServiceAccount":                            func() any { return &corev1.ServiceAccount{} },
-	"v1 Service":                                   func() any { return &corev1.Service{} },
-	"apps/v1 Deployment":                           func() any { return &appsv1.Deployment{} },
-	"apps/v1 DaemonSet":                            func() any { return &appsv1.DaemonSet{} },
-	"batch/v1 Job":                                 func() any { return &batchv1.Job{} },
-	"policy/v1 PodDisruptionBudget":                func() any { return &policyv1.PodDisruptionBudget{} },
-	"rbac.authorization.k8s.io/v1 ClusterRole":     func() any { return &rbacv1.ClusterRole{} },
-	"rbac.authorization.k8s.io/v1 ClusterRoleBinding": func() any {
-		return &rbacv1.ClusterRoleBinding{}
-	},
-	"networking.k8s.io/v1 Ingress":       func() any { return &networkingv1.Ingress{} },
-	"networking.k8s.io/v1 NetworkPolicy": func() any { return &networkingv1.NetworkPolicy{} },
+	"v1 Secret":                                func() any { return &corev1.Secret{} },
+	"v1 ServiceAccount":                        func() any { return &corev1.ServiceAccount{} },
+	"v1 Service":                               func() any { return &corev1.Service{} },
+	"apps/v1 Deployment":                       func() any { return &appsv1.Deployment{} },
+	"apps/v1 DaemonSet":                        func() any { return &appsv1.DaemonSet{} },
+	"batch/v1 Job":                             func() any { return &batchv1.Job{} },
+	"policy/v1 PodDisruptionBudget":            func() any { return &policyv1.PodDisruptionBudget{} },
+	"rbac.authorization.k8s.io/v1 ClusterRole": func() any { return &rbacv1.ClusterRole{} },
+	"rbac.authorization.k8s.io/v1 ClusterRoleBinding": func() any { return &rbacv1.ClusterRoleBinding{} },
+	"networking.k8s.io/v1 Ingress":                    func() any { return &networkingv1.Ingress{} },
+	"networking.k8s.io/v1 NetworkPolicy":              func() any { return &networkingv1.NetworkPolicy{} },
 }
 
 // render renders the chart as `helm install` would (release "kb" in

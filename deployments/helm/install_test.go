@@ -15,10 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -69,17 +71,34 @@ func (g restGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	})
 }
 
-// install runs `helm install` of the chart with Helm's action package.
-func install(t *testing.T, cfg *rest.Config, namespace, name string, values map[string]any) *release.Release {
+func helmFor(t *testing.T, cfg *rest.Config, namespace string) *action.Configuration {
 	t.Helper()
 	ac := new(action.Configuration)
 	require.NoError(t, ac.Init(restGetter{cfg: cfg, namespace: namespace}, namespace, "secret", func(string, ...any) {}))
-	in := action.NewInstall(ac)
+	return ac
+}
+
+// install runs `helm install` of the chart with Helm's action package.
+func install(t *testing.T, cfg *rest.Config, namespace, name string, values map[string]any) *release.Release {
+	t.Helper()
+	in := action.NewInstall(helmFor(t, cfg, namespace))
 	in.ReleaseName, in.Namespace = name, namespace
 	// The migrations hook is waited for; completeJobs stands in for the
 	// Job controller.
 	in.Timeout = 2 * time.Minute
 	rel, err := in.RunWithContext(t.Context(), loadChart(t), values)
+	require.NoError(t, err)
+	require.Equal(t, release.StatusDeployed, rel.Info.Status)
+	return rel
+}
+
+// upgrade runs `helm upgrade` of the release to values.
+func upgrade(t *testing.T, cfg *rest.Config, namespace, name string, values map[string]any) *release.Release {
+	t.Helper()
+	up := action.NewUpgrade(helmFor(t, cfg, namespace))
+	up.Namespace = namespace
+	up.Timeout = 2 * time.Minute
+	rel, err := up.RunWithContext(t.Context(), name, loadChart(t), values)
 	require.NoError(t, err)
 	require.Equal(t, release.StatusDeployed, rel.Info.Status)
 	return rel
@@ -445,5 +464,64 @@ func TestChartInstallsAndGrantsExactlyTheHostPermissions(t *testing.T) {
 		}, metav1.CreateOptions{})
 		require.NoError(t, err)
 		require.False(t, review.Status.Allowed, fmt.Sprint(p))
+	}
+
+	// An upgrade migrates first again, with the Secret made anew.
+	upgrade(t, kube.Config, ns, "kb", with(values, map[string]any{"api": map[string]any{"replicas": 3}}))
+	require.Len(t, jobs(), 2)
+	api, err := client.AppsV1().Deployments(ns).Get(ctx, "kb-kubebyon-api", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, int32(3), *api.Spec.Replicas)
+
+	// Uninstalling leaves the Secret with the key the database's secrets
+	// are sealed with (a hook's object), and removes the rest.
+	_, err = action.NewUninstall(helmFor(t, kube.Config, ns)).Run("kb")
+	require.NoError(t, err)
+	secret, err := client.CoreV1().Secrets(ns).Get(ctx, "kb-kubebyon", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, testSecretKey, string(secret.Data["secret-key"]))
+	_, err = client.AppsV1().Deployments(ns).Get(ctx, "kb-kubebyon-api", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "%v", err)
+	_, err = client.RbacV1().ClusterRoles().Get(ctx, "kb-kubebyon-kubebyon", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "%v", err)
+}
+
+// TestHostNetworkPodsNeedAPrivilegedNamespace creates the pods of the
+// route agent and of an edge on the host network (as a dry run) where Pod
+// Security enforces "privileged", as the chart's README says to label the
+// namespace, and checks that "baseline" refuses them.
+func TestHostNetworkPodsNeedAPrivilegedNamespace(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	client := testenv.HostKube(t).Client(t)
+	r := mustRender(t, with(requiredValues(), map[string]any{
+		"edge":       map[string]any{"enabled": true, "hostNetwork": true},
+		"routeAgent": map[string]any{"enabled": true},
+		"edgeToken":  map[string]any{"existingSecret": "edge-token"},
+	}))
+	pods := []corev1.PodSpec{
+		object[*appsv1.DaemonSet](t, r, "DaemonSet", "kb-kubebyon-route-agent").Spec.Template.Spec,
+		object[*appsv1.Deployment](t, r, "Deployment", "kb-kubebyon-edge").Spec.Template.Spec,
+	}
+	for level, admitted := range map[string]bool{"privileged": true, "baseline": false} {
+		ns := "chart-" + level
+		_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name: ns, Labels: map[string]string{"pod-security.kubernetes.io/enforce": level},
+		}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		agent := object[*corev1.ServiceAccount](t, r, "ServiceAccount", "kb-kubebyon-agent")
+		agent.Namespace = ns
+		_, err = client.CoreV1().ServiceAccounts(ns).Create(ctx, agent, metav1.CreateOptions{})
+		require.NoError(t, err)
+		for _, spec := range pods {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "check-"}, Spec: spec}
+			_, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if admitted {
+				require.NoError(t, err, "%s in %s", spec.Containers[0].Name, level)
+			} else {
+				require.ErrorContains(t, err, "violates PodSecurity", "%s in %s", spec.Containers[0].Name, level)
+				require.ErrorContains(t, err, "host namespaces")
+			}
+		}
 	}
 }
