@@ -206,7 +206,8 @@ func TestChartLints(t *testing.T) {
 }
 
 // TestChartNeedsDatabaseKeyAndToken checks that what the chart cannot
-// make up is asked for, by name.
+// make up is asked for, by name, and that values.schema.json refuses
+// values the chart does not know.
 func TestChartNeedsDatabaseKeyAndToken(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -219,6 +220,8 @@ func TestChartNeedsDatabaseKeyAndToken(t *testing.T) {
 		{"no base URL", with(requiredValues(), map[string]any{"baseURL": ""}), "baseURL is required"},
 		{"edge without token", with(requiredValues(), map[string]any{"edge": map[string]any{"enabled": true}}), "edgeToken.value or edgeToken.existingSecret is required"},
 		{"route agent without token", with(requiredValues(), map[string]any{"routeAgent": map[string]any{"enabled": true}}), "edgeToken.value or edgeToken.existingSecret is required"},
+		{"a misspelled value", with(requiredValues(), map[string]any{"api": map[string]any{"replica": 3}}), "additional properties 'replica' not allowed"},
+		{"a bad log level", with(requiredValues(), map[string]any{"logLevel": "verbose"}), "at '/logLevel': value must be one of"},
 		{"httproute without gateway", with(requiredValues(), map[string]any{"httpRoute": map[string]any{"enabled": true}}), "httpRoute.parentRefs is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -244,9 +247,10 @@ func podTemplates(r rendered) map[string]corev1.PodSpec {
 	return out
 }
 
-// rootWorkloads are the only containers that run as root, each with one
-// capability: the route agent (NET_ADMIN, routes on the node) and an edge
-// on the host network (NET_BIND_SERVICE, the node's port 443).
+// rootWorkloads are the only workloads that may run on the host network,
+// and then as root with one capability: the route agent (NET_ADMIN,
+// routes on the node) and an edge on the host network (NET_BIND_SERVICE,
+// the node's port 443). The route agent is always on the host network.
 var rootWorkloads = map[string]corev1.Capability{
 	"DaemonSet/kb-kubebyon-route-agent": "NET_ADMIN",
 	"Deployment/kb-kubebyon-edge":       "NET_BIND_SERVICE",
@@ -273,14 +277,13 @@ func requireLockedDown(t *testing.T, r rendered) {
 			require.Nil(t, sc.Privileged, where)
 			require.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop, where)
 			require.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, sc.SeccompProfile.Type, where)
-			capability, root := rootWorkloads[name]
-			if root && (pod.HostNetwork || name == "DaemonSet/kb-kubebyon-route-agent") {
-				require.True(t, pod.HostNetwork, where)
+			if pod.HostNetwork {
+				capability, ok := rootWorkloads[name]
+				require.True(t, ok, "%s: only the route agent and the edge go on the host network", where)
 				require.Equal(t, int64(0), *sc.RunAsUser, "%s: an added capability takes effect for root only", where)
 				require.False(t, *sc.RunAsNonRoot, where)
 				require.Equal(t, []corev1.Capability{capability}, sc.Capabilities.Add, where)
 			} else {
-				require.False(t, pod.HostNetwork, where)
 				require.True(t, *sc.RunAsNonRoot, where)
 				require.Equal(t, int64(10001), *sc.RunAsUser, where)
 				require.Empty(t, sc.Capabilities.Add, where)
