@@ -10,7 +10,7 @@ BIN       := bin/kubebyon
 SQLC      := $(GO) -C tools/sqlc tool sqlc -f ../../sqlc.yaml
 GENERATED := views/*_templ.go queries/*.go
 
-.PHONY: all assets build release run generate check-generated check-format vet test test-go fuzz bench kube-apiserver print-kube-apiserver clean
+.PHONY: all assets build run generate check-generated check-format vet test test-go fuzz bench kube-apiserver print-kube-apiserver clean
 
 all: build
 
@@ -42,6 +42,7 @@ build: assets
 # appVersion is set to VERSION.
 RELEASE_ARCHS := amd64 arm64
 
+.PHONY: release
 release:
 	tools/release.sh check '$(VERSION)'
 	$(MAKE) -s assets
