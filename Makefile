@@ -35,6 +35,24 @@ build: assets
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kubebyon
 	./$(BIN) version
 
+# A release: make release VERSION=v1.2.3. tools/release.sh refuses a
+# VERSION not like vMAJOR.MINOR.PATCH or missing from CHANGELOG.md; then the
+# binaries for each of RELEASE_ARCHS are built as 'build' builds, into
+# dist/ (which git ignores) with their SHA256SUMS, and the Helm chart's
+# appVersion is set to VERSION.
+RELEASE_ARCHS := amd64 arm64
+
+.PHONY: release
+release:
+	tools/release.sh check '$(VERSION)'
+	$(MAKE) -s assets
+	rm -f dist/kubebyon_$(VERSION)_* dist/SHA256SUMS
+	for arch in $(RELEASE_ARCHS); do \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/kubebyon_$(VERSION)_linux_$$arch ./cmd/kubebyon || exit 1; \
+	done
+	tools/release.sh checksums '$(VERSION)'
+	tools/release.sh chart '$(VERSION)'
+
 # Starts the platform on http://localhost:8080. Without DATABASE_URL it runs
 # its own PostgreSQL in ./data.
 run: build
@@ -102,7 +120,7 @@ test-go: assets bin/mailpit bin/stripe-mock bin/victoria-metrics $(KAS)
 test: check-generated check-format vet build test-go
 
 clean:
-	rm -rf bin static/dist node_modules
+	rm -rf bin dist static/dist node_modules
 
 # Runs every fuzz target for FUZZTIME each (their seed corpora already run
 # in 'make test').

@@ -18,10 +18,12 @@ func (h *Handlers) loopbackBaseURL() string {
 }
 
 // adminNotices tells the admin pages what is wrong with the platform's
-// configuration.
+// configuration, and which version runs (for their footer).
 func (h *Handlers) adminNotices(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		views.PageOf(c.Request().Context()).LoopbackBaseURL = h.loopbackBaseURL()
+		page := views.PageOf(c.Request().Context())
+		page.LoopbackBaseURL = h.loopbackBaseURL()
+		page.Version = h.Version
 		return next(c)
 	}
 }

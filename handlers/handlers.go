@@ -59,6 +59,9 @@ type Deps struct {
 	// probes server, NewProbes, not on the public one).
 	Metrics  prometheus.Registerer
 	Gatherer prometheus.Gatherer
+	// Version is the build's version ('kubebyon version'), shown in the
+	// admin area's footer.
+	Version string
 	// Alive reports whether what the process itself runs (the embedded
 	// PostgreSQL) is up, for /healthz; nil when there is nothing to check.
 	Alive func() error

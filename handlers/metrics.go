@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -79,6 +80,19 @@ func methodLabel(method string) string {
 		return method
 	}
 	return otherMethod
+}
+
+// BuildInfo is the kubebyon_build_info gauge, always 1: its labels say
+// which build a process runs (the version it was built with, and Go's), so
+// dashboards can tell the versions apart during a rolling upgrade.
+func BuildInfo(version string) prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "kubebyon_build_info",
+		Help:        "The build this process runs, in its labels; always 1.",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+	})
+	g.Set(1)
+	return g
 }
 
 func (h *Handlers) showMetrics(c echo.Context) error {

@@ -15,6 +15,9 @@ type Page struct {
 	// LoopbackBaseURL is the platform's base URL when it names this
 	// machine only, for the warning an admin sees; else empty.
 	LoopbackBaseURL string
+	// Version is the platform's version, for the admin area's footer;
+	// empty on the other pages.
+	Version string
 }
 
 // PageUser is the signed-in user as the pages show them.

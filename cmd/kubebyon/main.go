@@ -273,7 +273,7 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 	}
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), handlers.BuildInfo(version))
 	svc := newServices(db.Pool, box, common)
 	if where := svc.metrics.Store(); where != "" {
 		logger.Info("control-plane metrics are kept in a Prometheus-compatible database", "query_url", where)
@@ -414,6 +414,7 @@ func (c *cli) serve(args []string) error {
 	e := handlers.New(handlers.Deps{
 		Pool: web, River: deps.river, Logger: logger, Catalog: deps.catalog,
 		BaseURL: common.BaseURL, Metrics: deps.registry, Gatherer: deps.registry,
+		Version:        version,
 		Alive:          deps.db.Alive,
 		TrustedProxies: scfg.TrustedProxies,
 		OAuth:          oauthProviders(scfg, common.BaseURL),

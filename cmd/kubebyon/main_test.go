@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,8 +22,11 @@ import (
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
-// binary is the kubebyon command built once for these tests.
+// binary is the kubebyon command built once for these tests, with
+// testVersion as its version, as 'make build' sets it.
 var binary string
+
+const testVersion = "v0.0.0-test"
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "kubebyon-bin-")
@@ -31,7 +35,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "kubebyon")
-	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-ldflags", "-X main.version="+testVersion, "-o", binary, ".").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build kubebyon: %v\n%s", err, out)
 		os.Exit(1)
@@ -213,6 +217,8 @@ func TestWorkerAndAPISplit(t *testing.T) {
 	code, body := httpGet(t, "http://"+api.metricsAddr+"/metrics")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `kubebyon_http_request_duration_seconds_count{code="200",method="GET",route="/readyz"}`)
+	buildInfo := `kubebyon_build_info{goversion="` + runtime.Version() + `",version="` + testVersion + `"} 1`
+	require.Contains(t, body, buildInfo)
 
 	metricsAddr := freeAddr(t)
 	w := exec.Command(binary, "worker", "--metrics-listen", metricsAddr)
@@ -232,6 +238,7 @@ func TestWorkerAndAPISplit(t *testing.T) {
 			_, _ = b.ReadFrom(resp.Body)
 			resp.Body.Close()
 			if strings.Contains(b.String(), `kubebyon_river_jobs_worked_total{kind="cleanup",outcome="completed"} 1`) {
+				require.Contains(t, b.String(), buildInfo, "the worker's metrics say its build too")
 				break
 			}
 		}
@@ -310,7 +317,7 @@ func TestVersionAndUsage(t *testing.T) {
 	t.Parallel()
 	r := kubebyon(t, nil, "", "version")
 	require.Equal(t, 0, r.code)
-	require.True(t, strings.HasPrefix(r.stdout, "kubebyon "), r.stdout)
+	require.True(t, strings.HasPrefix(r.stdout, "kubebyon "+testVersion+" ("+runtime.Version()+" "), r.stdout)
 
 	r = kubebyon(t, nil, "", "frobnicate")
 	require.Equal(t, 2, r.code)

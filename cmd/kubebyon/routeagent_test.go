@@ -81,7 +81,7 @@ func TestRouteAgentRunsUntilSIGTERM(t *testing.T) {
 
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "cannot reach the platform") }, 30*time.Second, 20*time.Millisecond,
 		"the agent starts and tries the platform: %s", stderr)
-	require.Contains(t, stderr.String(), `msg="kubebyon route-agent" version=dev`)
+	require.Contains(t, stderr.String(), `msg="kubebyon route-agent" version=`+testVersion)
 	require.Contains(t, stderr.String(), "node=host-1 table=100 protocol=108 resync=5m0s")
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))

@@ -1,0 +1,40 @@
+package handlers_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers"
+)
+
+// TestAdminFooterShowsVersion: the admin area's footer says which version
+// runs (the one the server was given); the users' pages do not.
+func TestAdminFooterShowsVersion(t *testing.T) {
+	t.Parallel()
+	const version = "v9.8.7-test"
+	b := setup(t, func(d *handlers.Deps) { d.Version = version })
+	admin, _ := b.signedUpAdmin(t, "footer-version-admin")
+	user, _ := b.signedUpUser(t, "footer-version-user")
+
+	for _, path := range []string{"/admin/users", "/admin/settings", "/admin/jobs"} {
+		code, body := admin.get(path)
+		require.Equal(t, http.StatusOK, code, path)
+		require.Contains(t, body, `<small data-testid="footer-version">KubeBYON `+version+`</small>`, path)
+	}
+
+	admin.http.Transport = acceptLanguage{lang: "zh-CN", next: admin.http.Transport}
+	_, body := admin.get("/admin/users")
+	require.Contains(t, body, `<small data-testid="footer-version">KubeBYON 版本 `+version+`</small>`)
+
+	for _, c := range []*client{admin, user} {
+		code, body := c.get("/clusters")
+		require.Equal(t, http.StatusOK, code)
+		require.NotContains(t, body, "footer-version")
+		require.NotContains(t, body, version)
+	}
+	code, body := user.get("/admin/users")
+	require.Equal(t, http.StatusNotFound, code)
+	require.NotContains(t, body, version)
+}
