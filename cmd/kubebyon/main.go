@@ -278,13 +278,16 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 	if common.SMTPURL == "" {
 		logger.Warn("KUBEBYON_SMTP_URL is not set: unless a mail server is set in the admin area (/admin/mail), mail (sign-up codes, password resets) is written to this log instead of being sent")
 	}
+	opts := jobs.DefaultOptions(work)
+	opts.ClusterStepTimeout = common.ClusterStepTimeout
+	opts.RescueStuckJobsAfter = jobs.RescueStuckJobsAfter(common.ClusterStepTimeout)
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: db.Pool, Logger: logger, Metrics: reg,
 		Mailer: mailer(common, logger, db.Pool, box), Box: box, Catalog: catalog, BaseURL: common.BaseURL,
 		KubeconfigPath: common.Kubeconfig, WebhookCABundle: common.WebhookCABundle,
 		VirtualConfig: svc.clusters.VirtualConfig, JoinTokens: svc.joinTokens,
 		MetricsBackend: svc.metrics.Backend,
-	}, jobs.DefaultOptions(work))
+	}, opts)
 	if err != nil {
 		return fail(err)
 	}
