@@ -199,11 +199,14 @@ func Workers(d Deps, opts Options) *river.Workers {
 
 // NewClient builds the River client. Start it only when opts.Work is set.
 func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
+	// A kind without a timeout of its own may not run past the rescue:
+	// it would run twice (River refuses such a config).
+	rescue := cmp.Or(opts.RescueStuckJobsAfter, DefaultRescueStuckJobsAfter)
 	cfg := &river.Config{
 		Logger:                      d.Logger.With("component", "river"),
 		Workers:                     Workers(d, opts),
-		JobTimeout:                  opts.JobTimeout,
-		RescueStuckJobsAfter:        cmp.Or(opts.RescueStuckJobsAfter, DefaultRescueStuckJobsAfter),
+		JobTimeout:                  min(cmp.Or(opts.JobTimeout, river.JobTimeoutDefault), rescue),
+		RescueStuckJobsAfter:        rescue,
 		CompletedJobRetentionPeriod: opts.CompletedJobRetention,
 	}
 	if opts.Work {
