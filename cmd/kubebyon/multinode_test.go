@@ -60,7 +60,8 @@ const multiNodeStep = 20 * time.Second
 // installed by the workers and read through B; worker A is killed (SIGKILL)
 // in the middle of the cluster's first reconcile and worker B takes the job
 // over within the rescue time; a join token made through B gives the join
-// script through A and bootstraps a node; a drain asked of A is worked.
+// script through A and bootstraps a node; a drain asked of A is worked;
+// the cluster deleted through B is gone through A.
 //
 // Worker A reaches the host through an address that accepts connections
 // and never answers (a machine cut off from the host), so that it is
@@ -124,7 +125,8 @@ func TestMultiNode(t *testing.T) {
 	<-workerA.done
 
 	// River's rescuer, on worker B once it leads, hands the job over after
-	// the step and the grace; its rescue runs every 30 seconds.
+	// the step and the grace; its rescue runs every 30 seconds. A minute
+	// more covers B taking the lead from the dead A and a busy machine.
 	handOver := multiNodeStep + 30*time.Second + 30*time.Second + time.Minute
 	hostClient := host.Client(t)
 	ns := vcluster.Namespace(cl)
@@ -214,6 +216,24 @@ func TestMultiNode(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Len(t, listed.Nodes, 1)
 	require.True(t, listed.Nodes[0].Unschedulable, "the drained node is cordoned, as B reads it")
+
+	// Deleted through B: the worker uninstalls it and asks for the
+	// namespace to go; the test plays the namespace controller; A no
+	// longer shows it.
+	code = apiCall(t, apiB, apiKey, http.MethodDelete, fmt.Sprintf("/api/v1/clusters/%d", cl.ID), "", nil)
+	require.Equal(t, http.StatusAccepted, code)
+	require.Eventually(t, func() bool {
+		n, err := hostClient.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return err == nil && n.DeletionTimestamp != nil
+	}, time.Minute, 200*time.Millisecond, "worker B asks for the namespace to go: %s", workerB.logs)
+	n, err := hostClient.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	require.NoError(t, err)
+	n.Spec.Finalizers = nil
+	_, err = hostClient.CoreV1().Namespaces().Finalize(ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return apiCall(t, apiA, apiKey, http.MethodGet, fmt.Sprintf("/api/v1/clusters/%d", cl.ID), "", nil) == http.StatusNotFound
+	}, time.Minute, 200*time.Millisecond, "the cluster is deleted, as A says: %s", workerB.logs)
 
 	workerB.stop(t)
 	apiA.stop(t)
@@ -417,8 +437,6 @@ func apiCall(t *testing.T, s *server, key, method, path, body string, out any) i
 	raw := readAll(t, resp)
 	if resp.StatusCode/100 == 2 && out != nil {
 		require.NoError(t, json.Unmarshal([]byte(raw), out), raw)
-	} else if resp.StatusCode/100 != 2 {
-		t.Logf("%s %s: %d %s", method, path, resp.StatusCode, raw)
 	}
 	return resp.StatusCode
 }
