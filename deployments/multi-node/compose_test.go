@@ -126,6 +126,7 @@ func TestComposeFile(t *testing.T) {
 	require.Equal(t, types.ServiceConditionCompletedSuccessfully, edge.DependsOn["edge-token"].Condition)
 	require.Equal(t, "/data/edge-token", deref(edge.Environment["KUBEBYON_EDGE_TOKEN_FILE"]))
 	require.Contains(t, strings.Join(p.Services["edge-token"].Command, " "), "> /data/edge-token")
+	require.Equal(t, 65536, edge.Ulimits["nofile"].Single, "room for HAProxy's descriptors")
 
 	// The API replicas run no edge of their own, and trust the load
 	// balancer's address only.
