@@ -113,13 +113,23 @@ type Options struct {
 	RescueStuckJobsAfter time.Duration
 }
 
-// DefaultRescueStuckJobsAfter is the longest fixed step of any job kind (a
-// cluster reconcile's or a node health run's five minutes) and a grace
-// for a live worker to wrap up after its attempt's context ended. A drain
-// runs as long as its own timeout says, which the rescuer waits for too.
-// River's default, an hour, left a cluster whose worker died pending for
-// that long.
-const DefaultRescueStuckJobsAfter = DefaultClusterStepTimeout + 30*time.Second
+// DefaultRescueStuckJobsAfter is RescueStuckJobsAfter of the default
+// cluster step. River's default, an hour, left a cluster whose worker died
+// pending for that long.
+const DefaultRescueStuckJobsAfter = DefaultClusterStepTimeout + rescueGrace
+
+// rescueGrace is the time a live worker has to wrap up after its
+// attempt's context ended, before its job is taken for dead.
+const rescueGrace = 30 * time.Second
+
+// RescueStuckJobsAfter is when River's rescuer takes a running job for
+// dead (its worker was killed or its machine lost) and runs it again: the
+// longest fixed step of any job kind (a cluster reconcile's, whose node
+// health runs are shorter) and a grace. A drain runs as long as its own
+// timeout says, which the rescuer waits for too.
+func RescueStuckJobsAfter(clusterStep time.Duration) time.Duration {
+	return clusterStep + rescueGrace
+}
 
 // DefaultOptions are the production settings.
 func DefaultOptions(work bool) Options {
@@ -219,12 +229,15 @@ func WorkedQueues(opts Options) []string {
 
 // NewClient builds the River client. Start it only when opts.Work is set.
 func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
+	// A kind without a timeout of its own may not run past the rescue:
+	// it would run twice (River refuses such a config).
+	rescue := cmp.Or(opts.RescueStuckJobsAfter, DefaultRescueStuckJobsAfter)
 	cfg := &river.Config{
 		ID:                          opts.ID,
 		Logger:                      d.Logger.With("component", "river"),
 		Workers:                     Workers(d, opts),
-		JobTimeout:                  opts.JobTimeout,
-		RescueStuckJobsAfter:        cmp.Or(opts.RescueStuckJobsAfter, DefaultRescueStuckJobsAfter),
+		JobTimeout:                  min(cmp.Or(opts.JobTimeout, river.JobTimeoutDefault), rescue),
+		RescueStuckJobsAfter:        rescue,
 		CompletedJobRetentionPeriod: opts.CompletedJobRetention,
 	}
 	if opts.Work {

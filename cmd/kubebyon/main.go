@@ -282,6 +282,8 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 		logger.Warn("KUBEBYON_SMTP_URL is not set: unless a mail server is set in the admin area (/admin/mail), mail (sign-up codes, password resets) is written to this log instead of being sent")
 	}
 	opts := jobs.DefaultOptions(work)
+	opts.ClusterStepTimeout = common.ClusterStepTimeout
+	opts.RescueStuckJobsAfter = jobs.RescueStuckJobsAfter(common.ClusterStepTimeout)
 	// This process's row on the jobs page names its River client.
 	proc := workerprocs.NewProcess(version, jobs.WorkedQueues(opts))
 	opts.ID = proc.ID

@@ -298,6 +298,8 @@ func TestBadConfiguration(t *testing.T) {
 		{"bad workers flag", []string{"KUBEBYON_WORKERS=maybe"}, []string{"serve"}, "KUBEBYON_WORKERS (--workers) is \"maybe\""},
 		{"bad edge mode", []string{"KUBEBYON_EDGE=sidecar"}, []string{"serve"}, "KUBEBYON_EDGE (--edge) is \"sidecar\": use embedded"},
 		{"embedded edge without HAProxy", []string{"KUBEBYON_EDGE=embedded", "KUBEBYON_EDGE_HAPROXY=/no/such/haproxy"}, []string{"serve"}, "install HAProxy"},
+		{"cluster step too short", []string{"KUBEBYON_CLUSTER_STEP_TIMEOUT=1s"}, []string{"worker"}, "KUBEBYON_CLUSTER_STEP_TIMEOUT (--cluster-step-timeout) is \"1s\": use a duration from 10s to 1h0m0s"},
+		{"bad cluster step", nil, []string{"serve", "--cluster-step-timeout", "soon"}, "KUBEBYON_CLUSTER_STEP_TIMEOUT (--cluster-step-timeout) is \"soon\""},
 		{"bad admin email", nil, []string{"admin", "create", "--email", "not-an-email"}, "--email \"not-an-email\" is not an email address"},
 	}
 	for _, tt := range tests {

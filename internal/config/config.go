@@ -9,6 +9,7 @@
 package config
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -25,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -55,6 +57,11 @@ type Common struct {
 	// (written with remote write, read with PromQL) instead of
 	// PostgreSQL.
 	MetricsRemoteWriteURL, MetricsQueryURL string
+	// ClusterStepTimeout bounds one attempt of a cluster reconcile in the
+	// workers this process runs; a job whose worker died is run again by
+	// another worker once that long and a grace have passed.
+	ClusterStepTimeout time.Duration
+	clusterStepRaw     string
 }
 
 // Serve holds the HTTP server's settings.
@@ -134,6 +141,7 @@ var (
 	settingTLSListen     = setting{"KUBEBYON_TLS_LISTEN", "tls-listen"}
 	settingMetricsWrite  = setting{"KUBEBYON_METRICS_REMOTE_WRITE_URL", "metrics-remote-write-url"}
 	settingMetricsQuery  = setting{"KUBEBYON_METRICS_QUERY_URL", "metrics-query-url"}
+	settingClusterStep   = setting{"KUBEBYON_CLUSTER_STEP_TIMEOUT", "cluster-step-timeout"}
 )
 
 // Defaults, also shown in the README's configuration table.
@@ -150,6 +158,16 @@ const (
 	// DefaultTLSListen is where serve serves HTTPS when it has a
 	// certificate.
 	DefaultTLSListen = ":8444"
+	// DefaultClusterStepTimeout is the longest a cluster reconcile step
+	// (API calls, a Helm install) may take.
+	DefaultClusterStepTimeout = 5 * time.Minute
+)
+
+// Bounds of KUBEBYON_CLUSTER_STEP_TIMEOUT: a Helm install needs seconds,
+// and a dead worker's job waits that long for another.
+const (
+	minClusterStepTimeout = 10 * time.Second
+	maxClusterStepTimeout = time.Hour
 )
 
 func envOr(getenv Getenv, s setting, def string) string {
@@ -191,6 +209,7 @@ func RegisterCommon(fs *flag.FlagSet, getenv Getenv) *Common {
 	fs.StringVar(&c.WebhookCAFile, settingWebhookCA.flag, getenv(settingWebhookCA.env), "PEM file of the CA certificates virtual clusters verify the platform's HTTPS certificate with when calling its webhooks; empty uses their system roots (env KUBEBYON_WEBHOOK_CA_FILE)")
 	fs.StringVar(&c.MetricsRemoteWriteURL, settingMetricsWrite.flag, getenv(settingMetricsWrite.env), "Prometheus remote write URL for the control planes' metrics, such as http://victoriametrics:8428/api/v1/write; empty keeps them in PostgreSQL (env KUBEBYON_METRICS_REMOTE_WRITE_URL)")
 	fs.StringVar(&c.MetricsQueryURL, settingMetricsQuery.flag, getenv(settingMetricsQuery.env), "Prometheus HTTP API URL the metrics are read from with PromQL, such as http://victoriametrics:8428; set with --metrics-remote-write-url (env KUBEBYON_METRICS_QUERY_URL)")
+	fs.StringVar(&c.clusterStepRaw, settingClusterStep.flag, envOr(getenv, settingClusterStep, DefaultClusterStepTimeout.String()), "how long one step of a cluster reconcile may take in this process's workers; a job whose worker died goes to another after this and 30 seconds (env KUBEBYON_CLUSTER_STEP_TIMEOUT)")
 	return c
 }
 
@@ -264,6 +283,11 @@ func (c *Common) Validate() error {
 	if err := c.validateMetrics(); err != nil {
 		return err
 	}
+	step, err := time.ParseDuration(cmp.Or(c.clusterStepRaw, DefaultClusterStepTimeout.String()))
+	if err != nil || step < minClusterStepTimeout || step > maxClusterStepTimeout {
+		return fmt.Errorf("%s is %q: use a duration from %s to %s, such as 5m", settingClusterStep, c.clusterStepRaw, minClusterStepTimeout, maxClusterStepTimeout)
+	}
+	c.ClusterStepTimeout = step
 	if c.MailFrom == "" {
 		c.MailFrom = "KubeBYON <noreply@" + u.Hostname() + ">"
 	}
