@@ -250,6 +250,16 @@ func TestNodesConsole(t *testing.T) {
 	require.NoError(t, err)
 	_, body = c.get(base)
 	require.Contains(t, body, `data-testid="node-joined-with">rack 7</td>`)
+	// A join seen before its Node exists: the health check that lists the
+	// node names the token.
+	_, err = queries.New(b.pool).JoinTokenNodeRecord(context.Background(), queries.JoinTokenNodeRecordParams{TokenID: jt.ID, NodeName: "worker-2", CsrName: "csr-2"})
+	require.NoError(t, err)
+	addNode(t, kc, "worker-2", corev1.ConditionTrue, time.Now().Add(-time.Hour))
+	b.runNodeHealth(t, cl.ID)
+	_, body = c.get(base)
+	require.Equal(t, 2, strings.Count(body, `data-testid="node-joined-with">rack 7</td>`), "both nodes name their token")
+	require.NoError(t, kc.CoreV1().Nodes().Delete(context.Background(), "worker-2", metav1.DeleteOptions{}))
+	b.runNodeHealth(t, cl.ID)
 	code, rows := c.htmxGet(base)
 	require.Equal(t, http.StatusOK, code)
 	require.True(t, strings.HasPrefix(strings.TrimSpace(rows), `<tbody id="node-rows"`), rows)

@@ -195,7 +195,9 @@ func TestStaticCompressedPages(t *testing.T) {
 		require.Equal(t, "gzip", gz.Header.Get("Content-Encoding"), path)
 		require.Equal(t, "text/html; charset=UTF-8", gz.Header.Get("Content-Type"), path)
 		require.Contains(t, gz.Header.Values("Vary"), "Accept-Encoding", path)
-		require.Less(t, len(gzBody), len(plainBody), path)
+		// Stateless compression still finds the page's repeats: well
+		// under two thirds of the size (a page takes about 45%).
+		require.Less(t, 3*len(gzBody), 2*len(plainBody), "%s: %d bytes compressed of %d", path, len(gzBody), len(plainBody))
 		require.Equal(t, same(plainBody), same(gunzip(t, gzBody)), path)
 	}
 

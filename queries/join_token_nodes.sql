@@ -15,6 +15,16 @@ WHERE join_tokens.id = join_token_nodes.token_id AND join_tokens.cluster_id = @c
   AND join_token_nodes.registered_at IS NULL AND join_token_nodes.node_name = ANY(@node_names::text[]);
 
 -- name: JoinTokenNodeRecord :execrows
+-- Records a node's join with a token. A node the health check listed
+-- before the join was seen names this token from then on; a join recorded
+-- before changes nothing, on either side.
+WITH listed AS (
+    UPDATE nodes SET join_token_id = @token_id
+    FROM join_tokens
+    WHERE join_tokens.id = @token_id AND nodes.cluster_id = join_tokens.cluster_id AND nodes.name = @node_name
+      AND NOT EXISTS (SELECT 1 FROM join_token_nodes known
+                      WHERE known.token_id = @token_id AND known.node_name = @node_name)
+)
 INSERT INTO join_token_nodes (token_id, node_name, csr_name)
 VALUES (@token_id, @node_name, @csr_name)
 ON CONFLICT (token_id, node_name) DO NOTHING;

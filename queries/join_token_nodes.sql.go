@@ -149,6 +149,13 @@ func (q *Queries) JoinTokenNodeMarkRegistered(ctx context.Context, arg JoinToken
 }
 
 const joinTokenNodeRecord = `-- name: JoinTokenNodeRecord :execrows
+WITH listed AS (
+    UPDATE nodes SET join_token_id = $1
+    FROM join_tokens
+    WHERE join_tokens.id = $1 AND nodes.cluster_id = join_tokens.cluster_id AND nodes.name = $2
+      AND NOT EXISTS (SELECT 1 FROM join_token_nodes known
+                      WHERE known.token_id = $1 AND known.node_name = $2)
+)
 INSERT INTO join_token_nodes (token_id, node_name, csr_name)
 VALUES ($1, $2, $3)
 ON CONFLICT (token_id, node_name) DO NOTHING
@@ -160,6 +167,9 @@ type JoinTokenNodeRecordParams struct {
 	CsrName  string
 }
 
+// Records a node's join with a token. A node the health check listed
+// before the join was seen names this token from then on; a join recorded
+// before changes nothing, on either side.
 func (q *Queries) JoinTokenNodeRecord(ctx context.Context, arg JoinTokenNodeRecordParams) (int64, error) {
 	result, err := q.db.Exec(ctx, joinTokenNodeRecord, arg.TokenID, arg.NodeName, arg.CsrName)
 	if err != nil {

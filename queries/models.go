@@ -353,6 +353,7 @@ type Node struct {
 	Ingress             bool
 	PublicAddress       string
 	PodCidr             *netip.Prefix
+	JoinTokenID         pgtype.Int8
 }
 
 type NodeOperation struct {

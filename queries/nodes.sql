@@ -4,11 +4,19 @@
 -- node. A row recorded from a newer read is kept: a health check that
 -- listed the nodes just before a cordon does not undo the row the cordon
 -- wrote.
+-- The join token it joined with is looked up again each time (the latest
+-- join recorded under its name in the cluster), so a join recorded while
+-- the row was being written is caught up with on the next check.
 INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since,
-                   roles, os, arch, unschedulable, node_created_at, ingress, public_address, pod_cidr)
+                   roles, os, arch, unschedulable, node_created_at, ingress, public_address, pod_cidr, join_token_id)
 VALUES (@cluster_id, @name, @ready, @conditions, @kubelet_version, @addresses, coalesce(sqlc.narg(last_seen), now()), @not_ready_since,
-        coalesce(@roles::text[], '{}'), @os, @arch, @unschedulable, @node_created_at, @ingress, @public_address, sqlc.narg(pod_cidr)::cidr)
+        coalesce(@roles::text[], '{}'), @os, @arch, @unschedulable, @node_created_at, @ingress, @public_address, sqlc.narg(pod_cidr)::cidr,
+        (SELECT jtn.token_id FROM join_token_nodes jtn
+         JOIN join_tokens jt ON jt.id = jtn.token_id
+         WHERE jt.cluster_id = @cluster_id AND jtn.node_name = @name
+         ORDER BY jtn.first_seen DESC LIMIT 1))
 ON CONFLICT (cluster_id, name) DO UPDATE SET
+    join_token_id = EXCLUDED.join_token_id,
     ready = EXCLUDED.ready, conditions = EXCLUDED.conditions,
     kubelet_version = EXCLUDED.kubelet_version, addresses = EXCLUDED.addresses,
     last_seen = EXCLUDED.last_seen, not_ready_since = EXCLUDED.not_ready_since,
@@ -57,17 +65,16 @@ RETURNING nodes.name, old.alert_notification_id;
 -- A user's cluster (deleted ones included) with the columns its nodes page
 -- shows, its check of the kind given (NULL times and no error without
 -- one), and its recorded nodes with the columns the list shows, each with
--- the join token it joined with (the latest, if it joined twice; empty if
--- none); no row for another user's cluster. The page costs one round trip.
+-- the join token it joined with (kept on the node's row: the latest, if it
+-- joined twice; empty if none); no row for another user's cluster. The
+-- page costs one round trip.
 -- The nodes come as one array per column, all in the same order (one pass
 -- of one aggregate), by no order in particular: a row per node, each
 -- repeating the cluster, made the query allocate three times what the
 -- rest of the request does, and a sort per column cost a fifth more. A node's roles are joined with
 -- commas (a role, a label name, has none). The nodes are read by the
 -- cluster id given, not joined to the cluster row (LATERAL): PostgreSQL
--- does a sixth more work that way. The tokens are matched in one pass
--- (DISTINCT ON), not looked up per node: that took twice the database's
--- time. The owner's plan (name and nodes per cluster, for the node quota
+-- does a sixth more work that way. The owner's plan (name and nodes per cluster, for the node quota
 -- panel) comes along by primary keys rather than in a round trip of its
 -- own.
 SELECT clusters.id, clusters.name, clusters.description, clusters.kubernetes_version,
@@ -98,12 +105,6 @@ CROSS JOIN (
            coalesce(array_agg(coalesce(jt.token_id, '')), '{}')::text[] AS token_ids,
            coalesce(array_agg(coalesce(jt.description, '')), '{}')::text[] AS token_descriptions
     FROM nodes
-    LEFT JOIN (
-        SELECT DISTINCT ON (join_token_nodes.node_name)
-               join_token_nodes.node_name, join_tokens.token_id, join_tokens.description
-        FROM join_token_nodes
-        JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
-        WHERE join_tokens.cluster_id = sqlc.arg(id)
-        ORDER BY join_token_nodes.node_name, join_token_nodes.first_seen DESC) jt ON jt.node_name = nodes.name
+    LEFT JOIN join_tokens jt ON jt.id = nodes.join_token_id
     WHERE nodes.cluster_id = sqlc.arg(id)) n
 WHERE clusters.id = sqlc.arg(id) AND clusters.owner_id = sqlc.arg(owner_id);

@@ -15,7 +15,7 @@ import (
 const nodeClaimAlert = `-- name: NodeClaimAlert :many
 UPDATE nodes SET alerted_at = now()
 WHERE cluster_id = $1 AND NOT ready AND not_ready_since < $2 AND alerted_at IS NULL
-RETURNING cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address, pod_cidr
+RETURNING cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address, pod_cidr, join_token_id
 `
 
 type NodeClaimAlertParams struct {
@@ -56,6 +56,7 @@ func (q *Queries) NodeClaimAlert(ctx context.Context, arg NodeClaimAlertParams) 
 			&i.Ingress,
 			&i.PublicAddress,
 			&i.PodCidr,
+			&i.JoinTokenID,
 		); err != nil {
 			return nil, err
 		}
@@ -135,7 +136,7 @@ func (q *Queries) NodeDeleteGone(ctx context.Context, arg NodeDeleteGoneParams) 
 }
 
 const nodeGet = `-- name: NodeGet :one
-SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address, pod_cidr FROM nodes WHERE cluster_id = $1 AND name = $2
+SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address, pod_cidr, join_token_id FROM nodes WHERE cluster_id = $1 AND name = $2
 `
 
 type NodeGetParams struct {
@@ -168,12 +169,13 @@ func (q *Queries) NodeGet(ctx context.Context, arg NodeGetParams) (Node, error) 
 		&i.Ingress,
 		&i.PublicAddress,
 		&i.PodCidr,
+		&i.JoinTokenID,
 	)
 	return i, err
 }
 
 const nodeListByCluster = `-- name: NodeListByCluster :many
-SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address, pod_cidr FROM nodes WHERE cluster_id = $1 ORDER BY name
+SELECT cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since, alert_notification_id, alerted_at, roles, os, arch, unschedulable, node_created_at, status, internal_ip, external_ip, ingress, public_address, pod_cidr, join_token_id FROM nodes WHERE cluster_id = $1 ORDER BY name
 `
 
 func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Node, error) {
@@ -207,6 +209,7 @@ func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Nod
 			&i.Ingress,
 			&i.PublicAddress,
 			&i.PodCidr,
+			&i.JoinTokenID,
 		); err != nil {
 			return nil, err
 		}
@@ -247,13 +250,7 @@ CROSS JOIN (
            coalesce(array_agg(coalesce(jt.token_id, '')), '{}')::text[] AS token_ids,
            coalesce(array_agg(coalesce(jt.description, '')), '{}')::text[] AS token_descriptions
     FROM nodes
-    LEFT JOIN (
-        SELECT DISTINCT ON (join_token_nodes.node_name)
-               join_token_nodes.node_name, join_tokens.token_id, join_tokens.description
-        FROM join_token_nodes
-        JOIN join_tokens ON join_tokens.id = join_token_nodes.token_id
-        WHERE join_tokens.cluster_id = $2
-        ORDER BY join_token_nodes.node_name, join_token_nodes.first_seen DESC) jt ON jt.node_name = nodes.name
+    LEFT JOIN join_tokens jt ON jt.id = nodes.join_token_id
     WHERE nodes.cluster_id = $2) n
 WHERE clusters.id = $2 AND clusters.owner_id = $3
 `
@@ -306,17 +303,16 @@ type NodePageByOwnerRow struct {
 // A user's cluster (deleted ones included) with the columns its nodes page
 // shows, its check of the kind given (NULL times and no error without
 // one), and its recorded nodes with the columns the list shows, each with
-// the join token it joined with (the latest, if it joined twice; empty if
-// none); no row for another user's cluster. The page costs one round trip.
+// the join token it joined with (kept on the node's row: the latest, if it
+// joined twice; empty if none); no row for another user's cluster. The
+// page costs one round trip.
 // The nodes come as one array per column, all in the same order (one pass
 // of one aggregate), by no order in particular: a row per node, each
 // repeating the cluster, made the query allocate three times what the
 // rest of the request does, and a sort per column cost a fifth more. A node's roles are joined with
 // commas (a role, a label name, has none). The nodes are read by the
 // cluster id given, not joined to the cluster row (LATERAL): PostgreSQL
-// does a sixth more work that way. The tokens are matched in one pass
-// (DISTINCT ON), not looked up per node: that took twice the database's
-// time. The owner's plan (name and nodes per cluster, for the node quota
+// does a sixth more work that way. The owner's plan (name and nodes per cluster, for the node quota
 // panel) comes along by primary keys rather than in a round trip of its
 // own.
 func (q *Queries) NodePageByOwner(ctx context.Context, arg NodePageByOwnerParams) (NodePageByOwnerRow, error) {
@@ -381,10 +377,15 @@ func (q *Queries) NodeSetAlertNotification(ctx context.Context, arg NodeSetAlert
 
 const nodeUpsert = `-- name: NodeUpsert :exec
 INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version, addresses, last_seen, not_ready_since,
-                   roles, os, arch, unschedulable, node_created_at, ingress, public_address, pod_cidr)
+                   roles, os, arch, unschedulable, node_created_at, ingress, public_address, pod_cidr, join_token_id)
 VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, now()), $8,
-        coalesce($9::text[], '{}'), $10, $11, $12, $13, $14, $15, $16::cidr)
+        coalesce($9::text[], '{}'), $10, $11, $12, $13, $14, $15, $16::cidr,
+        (SELECT jtn.token_id FROM join_token_nodes jtn
+         JOIN join_tokens jt ON jt.id = jtn.token_id
+         WHERE jt.cluster_id = $1 AND jtn.node_name = $2
+         ORDER BY jtn.first_seen DESC LIMIT 1))
 ON CONFLICT (cluster_id, name) DO UPDATE SET
+    join_token_id = EXCLUDED.join_token_id,
     ready = EXCLUDED.ready, conditions = EXCLUDED.conditions,
     kubelet_version = EXCLUDED.kubelet_version, addresses = EXCLUDED.addresses,
     last_seen = EXCLUDED.last_seen, not_ready_since = EXCLUDED.not_ready_since,
@@ -418,6 +419,9 @@ type NodeUpsertParams struct {
 // node. A row recorded from a newer read is kept: a health check that
 // listed the nodes just before a cordon does not undo the row the cordon
 // wrote.
+// The join token it joined with is looked up again each time (the latest
+// join recorded under its name in the cluster), so a join recorded while
+// the row was being written is caught up with on the next check.
 func (q *Queries) NodeUpsert(ctx context.Context, arg NodeUpsertParams) error {
 	_, err := q.db.Exec(ctx, nodeUpsert,
 		arg.ClusterID,
