@@ -38,6 +38,11 @@ type Catalog struct {
 	// localizers holds one Localizer per language, shared by the requests
 	// (they only read it).
 	localizers map[language.Tag]*Localizer
+	// byName finds a language's Localizer by its tag as written ("en",
+	// "zh-CN"): the admins' default language for visitors is one, and
+	// requests without Accept-Language (the join script, probes) would
+	// otherwise parse and match it on every request.
+	byName map[string]*Localizer
 }
 
 // New loads the embedded message files.
@@ -88,8 +93,10 @@ func New() (*Catalog, error) {
 		}
 	}
 	c.localizers = make(map[language.Tag]*Localizer, len(tags))
+	c.byName = make(map[string]*Localizer, len(tags))
 	for _, tag := range tags {
 		c.localizers[tag] = &Localizer{tag: tag, l: i18n.NewLocalizer(b, tag.String()), plain: c.plain[tag], simple: c.simple[tag]}
+		c.byName[tag.String()] = c.localizers[tag]
 	}
 	return c, nil
 }
@@ -183,6 +190,9 @@ func parsePrefs(prefs []string) []language.Tag {
 func (c *Catalog) ForDefault(def string, prefs ...string) *Localizer {
 	_, i, conf := c.matcher.Match(parsePrefs(prefs)...)
 	if conf == language.No && def != "" {
+		if l, ok := c.byName[def]; ok {
+			return l
+		}
 		return c.For(def)
 	}
 	return c.localizers[c.tags[i]]

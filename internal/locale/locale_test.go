@@ -93,6 +93,8 @@ func TestForDefault(t *testing.T) {
 		{"en", []string{"", "zh-Hans-CN"}, "zh-CN"},
 		{"en", nil, "en"},
 		{"", nil, "en"},
+		// A default not written as a catalog tag is matched.
+		{"zh-Hans-CN", nil, "zh-CN"},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, c.ForDefault(tt.def, tt.prefs...).Tag(), "%s %v", tt.def, tt.prefs)
