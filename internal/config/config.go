@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -279,9 +280,27 @@ func (c *Common) Validate() error {
 	}
 	c.DataDir = abs
 	if err := checkWritableDir(abs); err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("%s %q is not writable by this process (uid %d)%s: give it to this user (on the host, for a bind mount: chown -R %d:%d %s) or run kubebyon as the directory's owner (docker run --user)",
+				settingDataDir, abs, os.Geteuid(), ownerOf(abs), os.Geteuid(), os.Getegid(), abs)
+		}
 		return fmt.Errorf("%s %q is not a writable directory (%s): create it or point the setting elsewhere", settingDataDir, abs, err)
 	}
 	return nil
+}
+
+// ownerOf describes who owns path, for an error message: ", owned by uid
+// 0 (drwxr-xr-x)", or nothing when that cannot be told.
+func ownerOf(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(", owned by uid %d (%s)", st.Uid, fi.Mode())
 }
 
 // validateMetrics checks the metrics backend's URLs: both or neither.
