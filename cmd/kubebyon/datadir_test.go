@@ -30,7 +30,7 @@ func TestDataDirOwnedByAnotherUser(t *testing.T) {
 		name string
 		// prepare makes data (the data dir) and returns what the error
 		// names.
-		prepare func(t *testing.T, data string) string
+		prepare  func(t *testing.T, data string) string
 		onlyRoot bool
 	}{
 		{
