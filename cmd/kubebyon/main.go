@@ -69,6 +69,8 @@ Commands:
   worker    background workers only (multi-node mode)
   migrate   apply database migrations, then exit
   admin     create or promote an admin: kubebyon admin create|promote --email EMAIL
+  backup    write the database to a file: kubebyon backup --to FILE
+  restore   load a backup into an empty database: kubebyon restore --from FILE
   edge      beside HAProxy on an edge machine: keeps it routing every cluster's API host name
   route-agent  on every host node (Linux): keeps its routes to the tenant clusters' Pod networks
   version   print the version
@@ -105,6 +107,10 @@ func run(args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io
 		err = c.migrate(args)
 	case "admin":
 		err = c.admin(args)
+	case "backup":
+		err = c.backup(args)
+	case "restore":
+		err = c.restore(args)
 	case "edge":
 		err = c.edge(args)
 	case "route-agent":

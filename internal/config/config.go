@@ -459,6 +459,10 @@ func firstLine(err error) string {
 // secretKeyFile is the key's file in the data dir when none is configured.
 const secretKeyFile = "secret.key"
 
+// SecretKeyFile is where Key keeps the key it generates when none is
+// configured.
+func (c *Common) SecretKeyFile() string { return filepath.Join(c.DataDir, secretKeyFile) }
+
 // SecretKeySize is the length of the decoded platform key.
 const SecretKeySize = 32
 
@@ -478,7 +482,7 @@ func (c *Common) Key() ([]byte, error) {
 	if c.SecretKey != "" {
 		return DecodeSecretKey(c.SecretKey)
 	}
-	path := filepath.Join(c.DataDir, secretKeyFile)
+	path := c.SecretKeyFile()
 	raw, err := os.ReadFile(path)
 	if err == nil {
 		key, err := DecodeSecretKey(string(raw))

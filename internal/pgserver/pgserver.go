@@ -278,6 +278,14 @@ func (s *Server) connString(db string) string {
 // URL returns the connection string of the server's database.
 func (s *Server) URL() string { return s.connString(s.opts.Database) }
 
+// Shared reports whether another process runs the server (Start found it
+// running): this one only connects to it.
+func (s *Server) Shared() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc == nil
+}
+
 // URLFor returns the connection string of another database on the server.
 func (s *Server) URLFor(db string) string { return s.connString(db) }
 
