@@ -70,6 +70,28 @@ func Up(ctx context.Context, pool *pgxpool.Pool) (Result, error) {
 	return res, nil
 }
 
+// UpTo applies the platform's migrations up to version target only, and
+// River's: the schema of an older release, for the upgrade test.
+func UpTo(ctx context.Context, pool *pgxpool.Pool, target int32) error {
+	err := withMigrator(ctx, pool, func(m *migrate.Migrator) error {
+		if err := m.MigrateTo(ctx, target); err != nil {
+			return fmt.Errorf("apply platform migrations to version %d: %w", target, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	rm, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return fmt.Errorf("river migrator: %w", err)
+	}
+	if _, err := rm.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("apply river migrations: %w", err)
+	}
+	return nil
+}
+
 // ErrNotCurrent is wrapped by Check when the schema does not match this build.
 var ErrNotCurrent = errors.New("database schema does not match this build")
 
