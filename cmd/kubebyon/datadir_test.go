@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +43,10 @@ func TestDataDirOwnedByAnotherUser(t *testing.T) {
 					t.Cleanup(func() { _ = os.Chmod(data, 0o755) })
 				}
 				// As root the directory stays root's: another user's.
-				return "chown -R "
+				if root {
+					return "chown -R 10001:10001' on the directory"
+				}
+				return fmt.Sprintf("chown -R %d:%d' on the directory", os.Geteuid(), os.Getegid())
 			},
 		},
 		{

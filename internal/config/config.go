@@ -281,16 +281,16 @@ func (c *Common) Validate() error {
 	c.DataDir = abs
 	if err := checkWritableDir(abs); err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return fmt.Errorf("%s %q is not writable by this process (uid %d)%s: give it to this user (on the host, for a bind mount: chown -R %d:%d %s) or run kubebyon as the directory's owner (docker run --user)",
-				settingDataDir, abs, os.Geteuid(), ownerOf(abs), os.Geteuid(), os.Getegid(), abs)
+			return fmt.Errorf("%s %q is not writable by uid %d, which kubebyon runs as%s: give it to that user with 'chown -R %d:%d' on the directory (for a bind mount, on the host, at the host's path of it), or run kubebyon as the directory's owner (docker run --user)",
+				settingDataDir, abs, os.Geteuid(), ownerOf(abs), os.Geteuid(), os.Getegid())
 		}
 		return fmt.Errorf("%s %q is not a writable directory (%s): create it or point the setting elsewhere", settingDataDir, abs, err)
 	}
 	return nil
 }
 
-// ownerOf describes who owns path, for an error message: ", owned by uid
-// 0 (drwxr-xr-x)", or nothing when that cannot be told.
+// ownerOf describes who owns path, for an error message: " (the directory
+// is uid 0's, drwxr-xr-x)", or nothing when that cannot be told.
 func ownerOf(path string) string {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -300,7 +300,7 @@ func ownerOf(path string) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf(", owned by uid %d (%s)", st.Uid, fi.Mode())
+	return fmt.Sprintf(" (the directory is uid %d's, %s)", st.Uid, fi.Mode())
 }
 
 // validateMetrics checks the metrics backend's URLs: both or neither.

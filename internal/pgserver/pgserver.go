@@ -514,13 +514,13 @@ func checkOwner(dir, pgdata string, cred *syscall.Credential) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("embedded PostgreSQL's data %s: %w", p, err)
+			return fmt.Errorf("stat %s: %w", p, err)
 		}
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		if !ok || st.Uid == uid {
 			continue
 		}
-		return fmt.Errorf("embedded PostgreSQL's data %s is owned by uid %d, but PostgreSQL runs as uid %d here: give it to that user (on the host, for a bind mount: chown -R %d:%d %s) or run kubebyon as uid %d (docker run --user %d)",
+		return fmt.Errorf("%s is owned by uid %d, but PostgreSQL runs as uid %d here: give the directory to that user with 'chown -R %d:%d %s' (for a bind mount, on the host, at the host's path of it), or run kubebyon as uid %d (docker run --user %d)",
 			p, st.Uid, uid, uid, gid, dir, st.Uid, st.Uid)
 	}
 	return nil
