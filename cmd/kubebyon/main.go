@@ -269,6 +269,9 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 		if err != nil {
 			return fail(err)
 		}
+		if err := stampSchema(ctx, db.Pool, res); err != nil {
+			return fail(err)
+		}
 		logger.Info("migrations applied", "from", res.FromVersion, "to", res.ToVersion, "river", res.RiverApplied)
 	}
 	if err := migrations.Check(ctx, db.Pool); err != nil {
@@ -615,6 +618,9 @@ func (c *cli) migrate(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := stampSchema(ctx, db.Pool, res); err != nil {
+		return err
+	}
 	if !res.Changed() {
 		fmt.Fprintf(c.stdout, "schema is current (version %d); nothing to apply\n", res.ToVersion)
 		return nil
@@ -635,4 +641,13 @@ func unwrapSyscall(err error) error {
 		return oe.Err
 	}
 	return err
+}
+
+// stampSchema records this build as the one that brought the schema to its
+// version, when it did, for an older build to name it (migrations.Check).
+func stampSchema(ctx context.Context, pool *pgxpool.Pool, res migrations.Result) error {
+	if res.ToVersion == res.FromVersion {
+		return nil
+	}
+	return migrations.Stamp(ctx, pool, "kubebyon "+version)
 }

@@ -151,21 +151,36 @@ func TestUpgradeFromRelease(t *testing.T) {
 var notSQL = regexp.MustCompile(`(?m)^(\\.*|SELECT pg_catalog\.set_config\('search_path', '', false\);)$`)
 
 // TestServeRefusesNewerSchema: a build older than the database's schema
-// does not start on it, and says to run a newer release.
+// does not start on it, and names the release that migrated it (migrate
+// records it), or says to run a newer one when none is recorded.
 func TestServeRefusesNewerSchema(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := testenv.DBURL(t)
-	conn, err := pgx.Connect(ctx, url)
+	url := testenv.EmptyDBURL(t)
+	env := []string{"DATABASE_URL=" + url, "KUBEBYON_DATA_DIR=" + t.TempDir()}
+	r := kubebyon(t, env, "", "migrate")
+	require.Equal(t, 0, r.code, r.stderr)
+	pool, err := database.Connect(ctx, url)
 	require.NoError(t, err)
-	defer conn.Close(ctx)
-	var have int32
-	require.NoError(t, conn.QueryRow(ctx, "UPDATE schema_version SET version = version + 1 RETURNING version").Scan(&have))
+	defer pool.Close()
+	var stamp string
+	require.NoError(t, pool.QueryRow(ctx, "SELECT obj_description('public.schema_version'::regclass, 'pg_class')").Scan(&stamp))
+	require.Equal(t, "kubebyon dev", stamp, "migrate records the build that migrated")
 
+	var have int32
+	require.NoError(t, pool.QueryRow(ctx, "UPDATE schema_version SET version = version + 1 RETURNING version").Scan(&have))
+	require.NoError(t, migrations.Stamp(ctx, pool, "kubebyon v9.9.9"))
 	start := time.Now()
-	r := kubebyon(t, []string{"DATABASE_URL=" + url, "KUBEBYON_DATA_DIR=" + t.TempDir()}, "", "serve", "--listen", freeAddr(t))
+	r = kubebyon(t, env, "", "serve", "--listen", freeAddr(t))
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Less(t, time.Since(start), 30*time.Second)
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	require.Contains(t, lines[len(lines)-1], fmt.Sprintf("schema version %d is newer than this build knows (%d); run the newer kubebyon release", have, have-1))
+	require.Contains(t, lines[len(lines)-1], fmt.Sprintf("schema version %d is newer than this build knows (%d); kubebyon v9.9.9 migrated it: run that release or a newer one", have, have-1))
+
+	// A schema migrated before releases were recorded.
+	_, err = pool.Exec(ctx, "COMMENT ON TABLE schema_version IS NULL")
+	require.NoError(t, err)
+	r = kubebyon(t, env, "", "serve", "--listen", freeAddr(t))
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, fmt.Sprintf("schema version %d is newer than this build knows (%d); run the newer kubebyon release", have, have-1))
 }
