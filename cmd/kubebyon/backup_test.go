@@ -134,6 +134,11 @@ func TestBackupWithDatabaseURL(t *testing.T) {
 	require.Equal(t, usersFrom, usersTo)
 	require.Len(t, usersTo, 1)
 
+	// A database without the platform's schema: nothing to back up.
+	r = kubebyon(t, []string{"DATABASE_URL=" + testenv.EmptyDBURL(t), "KUBEBYON_DATA_DIR=" + t.TempDir()}, "", "backup", "--to", filepath.Join(t.TempDir(), "empty.backup"))
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stderr, "the database holds no KubeBYON schema")
+
 	// Not a backup: said so, nothing touched.
 	notBackup := filepath.Join(t.TempDir(), "notes.txt")
 	require.NoError(t, os.WriteFile(notBackup, []byte("hello"), 0o600))

@@ -72,6 +72,9 @@ func Write(ctx context.Context, pool *pgxpool.Pool, url, path, version string, k
 	if m.SchemaVersion, err = SchemaVersion(ctx, pool); err != nil {
 		return m, err
 	}
+	if m.SchemaVersion == 0 {
+		return m, errors.New("the database holds no KubeBYON schema: nothing to back up (is this the platform's data dir, or DATABASE_URL?)")
+	}
 	pgDump, err := Tool("pg_dump")
 	if err != nil {
 		return m, err
@@ -229,6 +232,13 @@ func (a *Archive) Restore(ctx context.Context, pool *pgxpool.Pool, url string, f
 
 // SchemaVersion is tern's record of the platform's schema: 0 when none.
 func SchemaVersion(ctx context.Context, pool *pgxpool.Pool) (int32, error) {
+	var exists bool
+	if err := pool.QueryRow(ctx, "SELECT to_regclass('public.schema_version') IS NOT NULL").Scan(&exists); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	if !exists {
+		return 0, nil
+	}
 	var v int32
 	err := pool.QueryRow(ctx, "SELECT version FROM public.schema_version").Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
