@@ -183,7 +183,7 @@ func mailedCode(t *testing.T, s *server, email string) string {
 func (w *web) postShown(page string, form url.Values) (*http.Response, string) {
 	w.t.Helper()
 	_, body := w.get(page)
-	csrf := csrfField.FindStringSubmatch(body)
+	csrf := pageCSRF.FindStringSubmatch(body)
 	id := regexp.MustCompile(`name="form_id" value="([^"]+)"`).FindStringSubmatch(body)
 	require.NotNil(w.t, csrf, body)
 	require.NotNil(w.t, id, body)

@@ -48,13 +48,13 @@ func (w *web) get(path string) (int, string) {
 	return resp.StatusCode, body
 }
 
-var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+var pageCSRF = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 
 // post submits form from page, with page's CSRF token.
 func (w *web) post(page, path string, form url.Values) (*http.Response, string) {
 	w.t.Helper()
 	_, body := w.get(page)
-	m := csrfField.FindStringSubmatch(body)
+	m := pageCSRF.FindStringSubmatch(body)
 	require.NotNil(w.t, m, "no CSRF token on %s", page)
 	form.Set("_csrf", m[1])
 	req, err := http.NewRequest(http.MethodPost, w.base+path, strings.NewReader(form.Encode()))
