@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/tern/v2/migrate"
@@ -70,6 +71,28 @@ func Up(ctx context.Context, pool *pgxpool.Pool) (Result, error) {
 	return res, nil
 }
 
+// UpTo applies the platform's migrations up to version target only, and
+// River's: the schema of an older release, for the upgrade test.
+func UpTo(ctx context.Context, pool *pgxpool.Pool, target int32) error {
+	err := withMigrator(ctx, pool, func(m *migrate.Migrator) error {
+		if err := m.MigrateTo(ctx, target); err != nil {
+			return fmt.Errorf("apply platform migrations to version %d: %w", target, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	rm, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return fmt.Errorf("river migrator: %w", err)
+	}
+	if _, err := rm.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("apply river migrations: %w", err)
+	}
+	return nil
+}
+
 // ErrNotCurrent is wrapped by Check when the schema does not match this build.
 var ErrNotCurrent = errors.New("database schema does not match this build")
 
@@ -86,6 +109,9 @@ func Check(ctx context.Context, pool *pgxpool.Pool) error {
 		case have < want:
 			return fmt.Errorf("%w: schema version is %d, this build needs %d; run 'kubebyon migrate' (or start with 'kubebyon serve --migrate')", ErrNotCurrent, have, want)
 		case have > want:
+			if by := stampOf(ctx, pool); by != "" {
+				return fmt.Errorf("%w: schema version %d is newer than this build knows (%d); %s migrated it: run that release or a newer one", ErrNotCurrent, have, want, by)
+			}
 			return fmt.Errorf("%w: schema version %d is newer than this build knows (%d); run the newer kubebyon release", ErrNotCurrent, have, want)
 		}
 		return nil
@@ -106,6 +132,27 @@ func Check(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("%w: River's tables are not current (%v); run 'kubebyon migrate'", ErrNotCurrent, v.Messages)
 	}
 	return nil
+}
+
+// Stamp records that release (such as "kubebyon v0.2.0") brought the
+// schema to its version, in a comment on tern's version table, for an older
+// build that refuses the schema to name the release to run (Check).
+func Stamp(ctx context.Context, pool *pgxpool.Pool, release string) error {
+	// COMMENT takes no parameters: a literal, quoted as SQL quotes.
+	lit := "'" + strings.ReplaceAll(release, "'", "''") + "'"
+	if _, err := pool.Exec(ctx, "COMMENT ON TABLE "+versionTable+" IS "+lit); err != nil {
+		return fmt.Errorf("record the release of the schema: %w", err)
+	}
+	return nil
+}
+
+// stampOf is what Stamp recorded, or "".
+func stampOf(ctx context.Context, pool *pgxpool.Pool) string {
+	var by *string
+	if err := pool.QueryRow(ctx, "SELECT obj_description($1::regclass, 'pg_class')", versionTable).Scan(&by); err != nil || by == nil {
+		return ""
+	}
+	return *by
 }
 
 func withMigrator(ctx context.Context, pool *pgxpool.Pool, fn func(*migrate.Migrator) error) error {

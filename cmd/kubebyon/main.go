@@ -70,6 +70,8 @@ Commands:
   worker    background workers only (multi-node mode)
   migrate   apply database migrations, then exit
   admin     create or promote an admin: kubebyon admin create|promote --email EMAIL
+  backup    write the database to a file: kubebyon backup --to FILE
+  restore   load a backup into an empty database: kubebyon restore --from FILE
   edge      beside HAProxy on an edge machine: keeps it routing every cluster's API host name
   route-agent  on every host node (Linux): keeps its routes to the tenant clusters' Pod networks
   version   print the version
@@ -106,6 +108,10 @@ func run(args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io
 		err = c.migrate(args)
 	case "admin":
 		err = c.admin(args)
+	case "backup":
+		err = c.backup(args)
+	case "restore":
+		err = c.restore(args)
 	case "edge":
 		err = c.edge(args)
 	case "route-agent":
@@ -264,6 +270,9 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 	if migrate {
 		res, err := migrations.Up(ctx, db.Pool)
 		if err != nil {
+			return fail(err)
+		}
+		if err := stampSchema(ctx, db.Pool, res); err != nil {
 			return fail(err)
 		}
 		logger.Info("migrations applied", "from", res.FromVersion, "to", res.ToVersion, "river", res.RiverApplied)
@@ -630,6 +639,9 @@ func (c *cli) migrate(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := stampSchema(ctx, db.Pool, res); err != nil {
+		return err
+	}
 	if !res.Changed() {
 		fmt.Fprintf(c.stdout, "schema is current (version %d); nothing to apply\n", res.ToVersion)
 		return nil
@@ -650,4 +662,13 @@ func unwrapSyscall(err error) error {
 		return oe.Err
 	}
 	return err
+}
+
+// stampSchema records this build as the one that brought the schema to its
+// version, when it did, for an older build to name it (migrations.Check).
+func stampSchema(ctx context.Context, pool *pgxpool.Pool, res migrations.Result) error {
+	if res.ToVersion == res.FromVersion {
+		return nil
+	}
+	return migrations.Stamp(ctx, pool, "kubebyon "+version)
 }

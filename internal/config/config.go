@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -303,9 +304,27 @@ func (c *Common) Validate() error {
 	}
 	c.DataDir = abs
 	if err := checkWritableDir(abs); err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("%s %q is not writable by uid %d, which kubebyon runs as%s: give it to that user with 'chown -R %d:%d' on the directory (for a bind mount, on the host, at the host's path of it), or run kubebyon as the directory's owner (docker run --user)",
+				settingDataDir, abs, os.Geteuid(), ownerOf(abs), os.Geteuid(), os.Getegid())
+		}
 		return fmt.Errorf("%s %q is not a writable directory (%s): create it or point the setting elsewhere", settingDataDir, abs, err)
 	}
 	return nil
+}
+
+// ownerOf describes who owns path, for an error message: " (the directory
+// is uid 0's, drwxr-xr-x)", or nothing when that cannot be told.
+func ownerOf(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (the directory is uid %d's, %s)", st.Uid, fi.Mode())
 }
 
 // validateMetrics checks the metrics backend's URLs: both or neither.
@@ -464,6 +483,10 @@ func firstLine(err error) string {
 // secretKeyFile is the key's file in the data dir when none is configured.
 const secretKeyFile = "secret.key"
 
+// SecretKeyFile is where Key keeps the key it generates when none is
+// configured.
+func (c *Common) SecretKeyFile() string { return filepath.Join(c.DataDir, secretKeyFile) }
+
 // SecretKeySize is the length of the decoded platform key.
 const SecretKeySize = 32
 
@@ -483,7 +506,7 @@ func (c *Common) Key() ([]byte, error) {
 	if c.SecretKey != "" {
 		return DecodeSecretKey(c.SecretKey)
 	}
-	path := filepath.Join(c.DataDir, secretKeyFile)
+	path := c.SecretKeyFile()
 	raw, err := os.ReadFile(path)
 	if err == nil {
 		key, err := DecodeSecretKey(string(raw))

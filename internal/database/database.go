@@ -69,6 +69,13 @@ func Open(ctx context.Context, cfg *config.Common, logger *slog.Logger) (*DB, er
 	return db, nil
 }
 
+// URL is the connection string of the database Pool is on.
+func (db *DB) URL() string { return db.url }
+
+// EmbeddedShared reports whether the embedded server is run by another
+// kubebyon process (a serve) that this one only connects to.
+func (db *DB) EmbeddedShared() bool { return db.embedded != nil && db.embedded.Shared() }
+
 // OpenWeb opens Web (ConnectWeb).
 func (db *DB) OpenWeb(ctx context.Context) (*pgxpool.Pool, error) {
 	web, err := ConnectWeb(ctx, db.url)

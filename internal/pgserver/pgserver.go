@@ -139,6 +139,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if s.sockDir, err = socketDir(dir); err != nil {
 		return nil, err
 	}
+	if err := checkOwner(dir, pgdata, cred); err != nil {
+		return nil, err
+	}
 	for _, d := range []string{dir, s.sockDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("create %s: %w", d, err)
@@ -274,6 +277,14 @@ func (s *Server) connString(db string) string {
 
 // URL returns the connection string of the server's database.
 func (s *Server) URL() string { return s.connString(s.opts.Database) }
+
+// Shared reports whether another process runs the server (Start found it
+// running): this one only connects to it.
+func (s *Server) Shared() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc == nil
+}
 
 // URLFor returns the connection string of another database on the server.
 func (s *Server) URLFor(db string) string { return s.connString(db) }
@@ -480,6 +491,37 @@ func chown(dir string, cred *syscall.Credential) error {
 				return fmt.Errorf("let PostgreSQL's user reach %s: %w", p, err)
 			}
 		}
+	}
+	return nil
+}
+
+// checkOwner returns an error that names the fix when the server's
+// directory or its cluster exists but belongs to another user than the one
+// PostgreSQL runs as: a volume made by a run under another uid, or a bind
+// mount owned by the host's user. PostgreSQL would refuse it on every start
+// with an error of its own. As root, dir is chowned to PostgreSQL's user
+// afterwards; the cluster is not.
+func checkOwner(dir, pgdata string, cred *syscall.Credential) error {
+	uid, gid := uint32(os.Geteuid()), uint32(os.Getegid())
+	paths := []string{dir, pgdata}
+	if cred != nil {
+		uid, gid = cred.Uid, cred.Gid
+		paths = paths[1:]
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", p, err)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || st.Uid == uid {
+			continue
+		}
+		return fmt.Errorf("%s is owned by uid %d, but PostgreSQL runs as uid %d here: give the directory to that user with 'chown -R %d:%d %s' (for a bind mount, on the host, at the host's path of it), or run kubebyon as uid %d (docker run --user %d)",
+			p, st.Uid, uid, uid, gid, dir, st.Uid, st.Uid)
 	}
 	return nil
 }
