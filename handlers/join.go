@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -63,16 +62,16 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 		return err
 	}
 	// Rendered whole first: one write with its length, not chunks.
-	var script bytes.Buffer
-	if err := svc.WriteScript(ctx, &script, jointokens.ScriptData{
+	script, err := svc.Script(ctx, jointokens.ScriptData{
 		EventsURL: strings.TrimRight(h.BaseURL, "/") + "/join/" + token + "/events",
 		Endpoint:  row.ClusterEndpoint, CACert: ca, Token: token,
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(script.Len()))
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(script)))
 	c.Response().WriteHeader(http.StatusOK)
-	_, err = c.Response().Write(script.Bytes())
+	_, err = c.Response().Write(script)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package jointokens
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -97,23 +98,114 @@ func msgID(n *parse.ActionNode) (string, bool) {
 }
 
 // scripts is the join script parsed once per language, on its first use
-// (parsing it is most of a join request's work). A language's localizers
-// all translate alike, so the first one's serves the language.
+// (parsing it is most of a join request's work), and cut into its pieces.
+// A language's localizers all translate alike, so the first one's serves
+// the language.
 type scripts struct {
-	byLang sync.Map // language tag → *template.Template
+	byLang sync.Map // language tag → *script
+}
+
+// script is the join script of one language: its template and, when the
+// template is only text and the {{q .Field}} values (as join.sh.tmpl is
+// once its messages are translated), the same as pieces put together
+// without text/template, whose reflection was the larger part of a join
+// request's rendering.
+type script struct {
+	tmpl   *template.Template
+	pieces *pieces // nil: executed as a template
+}
+
+// pieces is a script as text between values: text[i] comes before
+// fields[i], and the last text after the last value. Each value is
+// shell-quoted into place, as {{q .Field}} does.
+type pieces struct {
+	text   []string
+	fields []func(ScriptData) string
+	size   int // of the text
+}
+
+// scriptFields are the values a script's pieces may hold.
+var scriptFields = map[string]func(ScriptData) string{
+	"EventsURL": func(d ScriptData) string { return d.EventsURL },
+	"Endpoint":  func(d ScriptData) string { return d.Endpoint },
+	"CACert":    func(d ScriptData) string { return d.CACert },
+	"Token":     func(d ScriptData) string { return d.Token },
+}
+
+// cut returns t as pieces, or nil when it holds anything but text, string
+// constants (translated messages) and {{q .Field}} of ScriptData's fields.
+func cut(t *template.Template) *pieces {
+	p := &pieces{text: []string{""}}
+	for _, n := range t.Tree.Root.Nodes {
+		switch n := n.(type) {
+		case *parse.TextNode:
+			p.text[len(p.text)-1] += string(n.Text)
+		case *parse.ActionNode:
+			if len(n.Pipe.Decl) > 0 || len(n.Pipe.Cmds) != 1 {
+				return nil
+			}
+			args := n.Pipe.Cmds[0].Args
+			if len(args) == 1 {
+				str, ok := args[0].(*parse.StringNode)
+				if !ok {
+					return nil
+				}
+				p.text[len(p.text)-1] += str.Text
+				continue
+			}
+			fn, ok := args[0].(*parse.IdentifierNode)
+			if !ok || fn.Ident != "q" || len(args) != 2 {
+				return nil
+			}
+			field, ok := args[1].(*parse.FieldNode)
+			if !ok || len(field.Ident) != 1 || scriptFields[field.Ident[0]] == nil {
+				return nil
+			}
+			p.fields = append(p.fields, scriptFields[field.Ident[0]])
+			p.text = append(p.text, "")
+		default:
+			return nil
+		}
+	}
+	for _, s := range p.text {
+		p.size += len(s)
+	}
+	return p
+}
+
+// render is the script with d's values.
+func (p *pieces) render(d ScriptData) []byte {
+	values := make([]string, len(p.fields))
+	size := p.size
+	for i, f := range p.fields {
+		values[i] = shellQuote(f(d))
+		size += len(values[i])
+	}
+	b := make([]byte, 0, size)
+	for i, v := range values {
+		b = append(b, p.text[i]...)
+		b = append(b, v...)
+	}
+	return append(b, p.text[len(p.text)-1]...)
+}
+
+// newScript parses the join script for l's language and cuts it.
+func newScript(l *locale.Localizer) *script {
+	t := parseScript(l)
+	return &script{tmpl: t, pieces: cut(t)}
 }
 
 // get returns the join script for the request's language.
-func (s *scripts) get(ctx context.Context) *template.Template {
+func (s *scripts) get(ctx context.Context) *script {
 	l := locale.From(ctx)
 	if !l.Translates() { // outside a request: messages show as their ids
-		return parseScript(l)
+		return newScript(l)
 	}
-	if t, ok := s.byLang.Load(l.Tag()); ok {
-		return t.(*template.Template)
+	if sc, ok := s.byLang.Load(l.Tag()); ok {
+		return sc.(*script)
 	}
-	t, _ := s.byLang.LoadOrStore(l.Tag(), parseScript(l))
-	return t.(*template.Template)
+	sc, _ := s.byLang.LoadOrStore(l.Tag(), newScript(l))
+	return sc.(*script)
 }
 
 // ScriptData is what the join script needs: where to report, the control
@@ -126,12 +218,17 @@ type ScriptData struct {
 	Token     string
 }
 
-// WriteScript renders the join script in the request's language.
-func (s *Service) WriteScript(ctx context.Context, w io.Writer, d ScriptData) error {
-	if err := s.scripts.get(ctx).Execute(w, d); err != nil {
-		return fmt.Errorf("render join script: %w", err)
+// Script renders the join script in the request's language.
+func (s *Service) Script(ctx context.Context, d ScriptData) ([]byte, error) {
+	sc := s.scripts.get(ctx)
+	if sc.pieces != nil {
+		return sc.pieces.render(d), nil
 	}
-	return nil
+	var b bytes.Buffer
+	if err := sc.tmpl.Execute(&b, d); err != nil {
+		return nil, fmt.Errorf("render join script: %w", err)
+	}
+	return b.Bytes(), nil
 }
 
 // WriteRefusal renders the script a refused token gets: it prints why and
