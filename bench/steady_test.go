@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -56,7 +53,7 @@ func BenchmarkSteadyStateHangingClusters(b *testing.B) {
 	ctx := context.Background()
 	pool := testenv.DB(b)
 	seedFleet(b, pool, FullFleet)
-	addr := hangingListener(b)
+	addr := testenv.HangingListener(b)
 
 	for i := 0; i < b.N; i++ {
 		b.ResetTimer()
@@ -234,30 +231,6 @@ func cpuTime(b *testing.B) time.Duration {
 	var ru syscall.Rusage
 	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// hangingListener accepts connections and never answers, as a control
-// plane whose apiserver hangs.
-func hangingListener(tb testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(tb, err)
-	var wg sync.WaitGroup
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, _ = io.Copy(io.Discard, conn)
-				_ = conn.Close()
-			}()
-		}
-	}()
-	tb.Cleanup(func() { _ = ln.Close() })
-	return ln.Addr().String()
 }
 
 // countingWriter counts what the log would have written.

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -83,8 +84,8 @@ func TestJoinTokenInBrowser(t *testing.T) {
 	// The machine joins (kubelet files its CSR with the one-use token) and
 	// the sync learns of it: the page shows the node, the token used up,
 	// and the join command gone, still without a reload.
-	kubeadmBootstrapBinding(t, virt)
-	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token), "node-a"))
+	virt.KubeadmBootstrapBinding(t, jointokens.NodeGroup)
+	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token), "node-a"))
 	b.syncJoinTokens(t, cl.ID)
 	var nodes string
 	require.NoError(t, chromedp.Run(ctx,

@@ -2,11 +2,7 @@ package handlers_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"net/http"
@@ -24,15 +20,10 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
@@ -78,63 +69,6 @@ func createJoinToken(t *testing.T, c *client, cl queries.Cluster, form url.Value
 	m := joinCommandToken.FindAllStringSubmatch(body, -1)
 	require.NotEmpty(t, m, body)
 	return m[0][1] // newest first
-}
-
-// tokenClient is a client authenticated with a bootstrap token, as kubelet
-// TLS bootstrap is.
-func tokenClient(t *testing.T, virt *testenv.Kube, token string) kubernetes.Interface {
-	t.Helper()
-	kc, err := kubernetes.NewForConfig(&rest.Config{Host: virt.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: virt.CA}})
-	require.NoError(t, err)
-	return kc
-}
-
-// fileNodeCSR files a kubelet client CSR for node, as kubelet does.
-func fileNodeCSR(t *testing.T, kc kubernetes.Interface, node string) error {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject: pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
-	}, key)
-	require.NoError(t, err)
-	_, err = kc.CertificatesV1().CertificateSigningRequests().Create(context.Background(), &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "node-csr-"},
-		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName,
-			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
-		},
-	}, metav1.CreateOptions{})
-	return err
-}
-
-// kubeadmBootstrapBinding is kubeadm's binding in a virtual cluster:
-// bootstrap tokens may file node CSRs.
-func kubeadmBootstrapBinding(t *testing.T, virt *testenv.Kube) {
-	t.Helper()
-	_, err := virt.Client(t).RbacV1().ClusterRoleBindings().Create(context.Background(), &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubeadm:kubelet-bootstrap"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node-bootstrapper"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: jointokens.NodeGroup}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	// The apiserver's RBAC authorizer learns of the binding from a watch:
-	// under load, a CSR filed at once could still be forbidden. Wait until
-	// the apiserver answers that the group may file one.
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		review, err := virt.Client(t).AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
-			Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: "system:bootstrap:probe", Groups: []string{jointokens.NodeGroup, "system:authenticated"},
-				ResourceAttributes: &authorizationv1.ResourceAttributes{
-					Group: certificatesv1.GroupName, Resource: "certificatesigningrequests", Verb: "create",
-				},
-			},
-		}, metav1.CreateOptions{})
-		if assert.NoError(c, err) {
-			assert.True(c, review.Status.Allowed, "bootstrap tokens may file CSRs")
-		}
-	}, 30*time.Second, 100*time.Millisecond)
 }
 
 // syncJoinTokens works a join token sync of the cluster, as the worker
@@ -196,7 +130,7 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	c, email := b.signedUpUser(t, "joiner")
 	cl, virt := b.readyVirtualCluster(t, c, "joins")
 	admin := virt.Client(t)
-	kubeadmBootstrapBinding(t, virt)
+	virt.KubeadmBootstrapBinding(t, jointokens.NodeGroup)
 
 	page := fmt.Sprintf("/clusters/%d/tokens", cl.ID)
 	resp := c.post(page, page, url.Values{"description": {"rack 1"}, "lifetime": {"24h"}, "uses": {"n"}, "max_uses": {"0"}})
@@ -237,7 +171,7 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	require.Contains(t, out, "kubebyon: This join token is unknown.", "and says why")
 
 	// A node joins: kubelet files its CSR with the token.
-	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token), "worker-1"))
+	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token), "worker-1"))
 	runSync := func() { b.syncJoinTokens(t, cl.ID) }
 	runSync()
 	runSync() // idempotent
@@ -252,7 +186,9 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	require.Equal(t, "The node worker-1 joined your cluster joins with the join token rack 1.", told[0].body)
 	_, err = admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "the used-up token's Secret is deleted: %v", err)
-	waitFor(t, func() bool { return apierrors.IsUnauthorized(fileNodeCSR(t, tokenClient(t, virt, token), "worker-2")) }, "the used-up token stops authenticating")
+	waitFor(t, func() bool {
+		return apierrors.IsUnauthorized(testenv.FileNodeCSR(t, virt.TokenClient(t, token), "worker-2"))
+	}, "the used-up token stops authenticating")
 	require.Contains(t, joinRefusal(t, b, token, "used-up"), "use limit")
 	out, err = runJoinCommand(t, b, token)
 	require.Error(t, err)
@@ -308,8 +244,8 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	_, body = c.get(page)
 	require.Contains(t, body, `data-host="rack1-a" data-step="root" data-status="failed"`, "the diagnostics are under the token")
 
-	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token2), "worker-3"))
-	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token2), "worker-5"))
+	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token2), "worker-3"))
+	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token2), "worker-5"))
 	runSync()
 	told = b.notices(t, email, notify.JoinTokenUsed)
 	require.Equal(t, "2 nodes joined your cluster joins: worker-3, worker-5.", told[len(told)-1].body, "one notice for the nodes of one sync")
@@ -321,7 +257,9 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	_, err = admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id2, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err))
-	waitFor(t, func() bool { return apierrors.IsUnauthorized(fileNodeCSR(t, tokenClient(t, virt, token2), "worker-4")) }, "the revoked token stops authenticating")
+	waitFor(t, func() bool {
+		return apierrors.IsUnauthorized(testenv.FileNodeCSR(t, virt.TokenClient(t, token2), "worker-4"))
+	}, "the revoked token stops authenticating")
 	joinRefusal(t, b, token2, "revoked")
 	_, body = c.get(live)
 	require.NotContains(t, body, "hx-trigger", "a revoked token is no longer watched")

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,31 +19,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
-
-// hangingControlPlane is a local address that accepts connections and
-// never answers, until the test ends.
-func hangingControlPlane(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var held sync.WaitGroup
-	t.Cleanup(func() { _ = ln.Close(); held.Wait() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held.Add(1)
-			go func() {
-				defer held.Done()
-				_, _ = io.Copy(io.Discard, conn) // never answers, until the client gives up
-				_ = conn.Close()
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
 
 // pointClusterAt rewrites the cluster's kubeconfig to reach its control
 // plane at addr.
@@ -141,7 +113,7 @@ func TestNodesListFromRecord(t *testing.T) {
 	require.NotContains(t, rowOf(rows, "worker-1"), `data-testid="node-cordoned"`)
 
 	// The control plane hangs, and the health check has found it so.
-	pointClusterAt(t, cl, hangingControlPlane(t))
+	pointClusterAt(t, cl, testenv.HangingListener(t))
 	rec := checks.Recorder{Q: q}
 	require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, time.Minute, time.Time{},
 		checks.Unreachable(errors.New("list nodes: context deadline exceeded"))))

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -121,36 +119,6 @@ func (b *reconcileBundle) startWorker(t *testing.T, kubeconfig string, stepTimeo
 	return cmd
 }
 
-// holdingHost listens like an apiserver that accepts connections and never
-// answers: a worker's request to it hangs.
-func holdingHost(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 // TestKilledWorkerRescued kills -9 a worker process in the middle of a
 // cluster's first reconcile (it holds the cluster's lease and waits on the
 // host) and starts another: River's rescuer hands the job to it after the
@@ -165,7 +133,7 @@ func TestKilledWorkerRescued(t *testing.T) {
 	hanging, err := clientcmd.Load(b.host.Kubeconfig(t))
 	require.NoError(t, err)
 	for _, cl := range hanging.Clusters {
-		cl.Server = "https://" + holdingHost(t)
+		cl.Server = "https://" + testenv.HangingListener(t)
 	}
 	hangingPath := filepath.Join(t.TempDir(), "hanging.kubeconfig")
 	require.NoError(t, clientcmd.WriteToFile(*hanging, hangingPath))

@@ -3,16 +3,9 @@ package main_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -21,21 +14,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/internal/config"
@@ -179,8 +165,8 @@ func TestMultiNode(t *testing.T) {
 
 	// The node bootstraps as kubelet does: its CSR filed with the token
 	// is recorded by a worker's join token sync, and shown through A.
-	kubeadmBootstrapBinding(t, virt)
-	require.NoError(t, fileNodeCSR(t, tokenClient(t, virt, token), "node-1"))
+	virt.KubeadmBootstrapBinding(t, jointokens.NodeGroup)
+	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token), "node-1"))
 	tokensPage := fmt.Sprintf("/clusters/%d/tokens", cl.ID)
 	require.Eventually(t, func() bool {
 		_, body := c.get(t, apiA, tokensPage)
@@ -261,33 +247,11 @@ func saveHostSettings(t *testing.T, pool *pgxpool.Pool, key string) {
 // that accepts connections and never answers.
 func hangingKubeconfig(t *testing.T, host *testenv.Kube) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
+	addr := testenv.HangingListener(t)
 	cfg, err := clientcmd.Load(host.Kubeconfig(t))
 	require.NoError(t, err)
 	for _, cl := range cfg.Clusters {
-		cl.Server = "https://" + ln.Addr().String()
+		cl.Server = "https://" + addr
 	}
 	path := filepath.Join(t.TempDir(), "hanging.kubeconfig")
 	require.NoError(t, clientcmd.WriteToFile(*cfg, path))
@@ -448,59 +412,4 @@ func readAll(t *testing.T, resp *http.Response) string {
 	_, err := io.Copy(&b, resp.Body)
 	require.NoError(t, err)
 	return b.String()
-}
-
-// tokenClient is a client authenticated with a bootstrap token, as kubelet
-// TLS bootstrap is.
-func tokenClient(t *testing.T, virt *testenv.Kube, token string) kubernetes.Interface {
-	t.Helper()
-	kc, err := kubernetes.NewForConfig(&rest.Config{Host: virt.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: virt.CA}})
-	require.NoError(t, err)
-	return kc
-}
-
-// fileNodeCSR files a kubelet client CSR for node, as kubelet does.
-func fileNodeCSR(t *testing.T, kc kubernetes.Interface, node string) error {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject: pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
-	}, key)
-	require.NoError(t, err)
-	_, err = kc.CertificatesV1().CertificateSigningRequests().Create(context.Background(), &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "node-csr-"},
-		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName,
-			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
-		},
-	}, metav1.CreateOptions{})
-	return err
-}
-
-// kubeadmBootstrapBinding is kubeadm's binding in a virtual cluster:
-// bootstrap tokens may file node CSRs. It waits until the apiserver's
-// RBAC authorizer has seen it.
-func kubeadmBootstrapBinding(t *testing.T, virt *testenv.Kube) {
-	t.Helper()
-	_, err := virt.Client(t).RbacV1().ClusterRoleBindings().Create(context.Background(), &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubeadm:kubelet-bootstrap"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node-bootstrapper"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: jointokens.NodeGroup}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		review, err := virt.Client(t).AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
-			Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: "system:bootstrap:probe", Groups: []string{jointokens.NodeGroup, "system:authenticated"},
-				ResourceAttributes: &authorizationv1.ResourceAttributes{
-					Group: certificatesv1.GroupName, Resource: "certificatesigningrequests", Verb: "create",
-				},
-			},
-		}, metav1.CreateOptions{})
-		if assert.NoError(c, err) {
-			assert.True(c, review.Status.Allowed, "bootstrap tokens may file CSRs")
-		}
-	}, 30*time.Second, 100*time.Millisecond)
 }
