@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +25,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/nodes"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -241,31 +240,14 @@ func TestHealthCheckOfHangingControlPlane(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	var held sync.WaitGroup
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held.Add(1)
-			go func() {
-				defer held.Done()
-				_, _ = io.Copy(io.Discard, conn) // never answers, until the client gives up
-				_ = conn.Close()
-			}()
-		}
-	}()
+	hanging := testenv.HangingListener(t)
 	cl := b.readyCluster(t, "hanging")
 	b.schedule(t, cl.ID, nodes.HealthCheck, time.Now())
 	box, err := testBox()
 	require.NoError(t, err)
 	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.NodeHealthWorker{
 		Pool: b.pool, Logger: b.logger, Box: box, Threshold: 5 * time.Minute,
-		VirtualConfig: hangingConfig(ln.Addr().String()),
+		VirtualConfig: hangingConfig(hanging),
 	})
 	tx, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
