@@ -54,10 +54,11 @@ const (
 // BenchmarkJoinScript serves the real handlers with 10,000 join tokens of
 // a ready cluster in the database, then fetches the join script of random
 // tokens with joinBenchConcurrency keep-alive HTTP/1.1 clients, and
-// /healthz (no database) in the same run as the baseline (benchRounds
-// pairs). It reports requests per second, p50/p99 latency and CPU per
-// request of each, and the join's throughput as the median percentage of
-// /healthz's.
+// /healthz (no database) in the same run as the baseline, in alternating
+// slices (pairedLoad), benchRounds times. It reports requests per second,
+// p50/p99 latency and CPU per request of each (the last round's), and the
+// join's throughput as the median percentage of /healthz's over every
+// slice pair.
 //
 // The join endpoint counts every request against its client address. Each
 // request here comes through a trusted proxy (the loopback network) with
@@ -110,11 +111,10 @@ func BenchmarkJoinScript(b *testing.B) {
 		var health, join loadResult
 		var ratios []float64
 		for round := range benchRounds {
-			health = load(b, "healthz", hc, func(int) *http.Request {
+			h, j, r := pairedLoad(b, "join", hc, func(int) *http.Request {
 				req, _ := http.NewRequest(http.MethodGet, baseURL+"/healthz", nil)
 				return req
-			})
-			join = load(b, "join", hc, func(n int) *http.Request {
+			}, func(n int) *http.Request {
 				req, _ := http.NewRequest(http.MethodGet, baseURL+"/join/"+tokens[rand.IntN(len(tokens))], nil)
 				// Each round its own addresses: the rounds on one server
 				// would otherwise pass the limit.
@@ -122,10 +122,11 @@ func BenchmarkJoinScript(b *testing.B) {
 				req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.%d", c>>16&255, c>>8&255, c&255))
 				return req
 			})
-			for name, r := range map[string]loadResult{"join": join, "healthz": health} {
+			for name, r := range map[string]loadResult{"join": j, "healthz": h} {
 				require.Equal(b, joinBenchRequests, r.ok, "%s: %d of %d answered 200 (statuses %v)", name, r.ok, joinBenchRequests, r.statuses)
 			}
-			ratios = append(ratios, 100*join.perSecond()/health.perSecond())
+			health, join = h, j
+			ratios = append(ratios, r...)
 		}
 		b.StopTimer()
 		reportLoad(b, "join", join)
@@ -135,11 +136,62 @@ func BenchmarkJoinScript(b *testing.B) {
 }
 
 // benchRounds is how many times a benchmark measures each load, each
-// right after a /healthz load of its own: a ratio is taken within its
-// pair and the median of the rounds reported, so that a slow moment of
-// the machine (a checkpoint, another process) moves one round, not the
-// figure.
+// against a /healthz load of its own (pairedLoad).
 const benchRounds = 3
+
+// benchSlices is how many slices pairedLoad cuts a round's loads into,
+// each page slice right after a /healthz slice: a ratio is taken within
+// each pair and the median of them all reported. The machine's slow
+// moments (a checkpoint, another process, a neighbour on the same host)
+// last from a fraction of a second to seconds; a pair a second long sees
+// the same machine on both sides, and one that did not moves one ratio
+// of many, not the figure. (Whole loads of 20,000 requests, /healthz's
+// about one second and a page's seven, gave ratios up to a tenth apart
+// from one run to the next.)
+const benchSlices = 10
+
+// pairedLoad sends joinBenchRequests requests made by next and as many
+// made by health (/healthz, the baseline), in benchSlices alternating
+// slices, and returns both loads' totals with the ratio of each slice
+// pair in percent (next's throughput over health's). The CPU profile
+// (profileCPU) is of a slice of next, named name.
+func pairedLoad(b *testing.B, name string, hc *http.Client, health, next func(n int) *http.Request) (h, p loadResult, ratios []float64) {
+	b.Helper()
+	per := joinBenchRequests / benchSlices
+	for slice := range benchSlices {
+		profile := ""
+		if slice == benchSlices/2 {
+			profile = name
+		}
+		// Each slice starts on a collected heap: none pays for the
+		// garbage of the one before.
+		runtime.GC()
+		hs := load(b, "", hc, per, health)
+		runtime.GC()
+		ps := load(b, profile, hc, per, next)
+		ratios = append(ratios, 100*ps.perSecond()/hs.perSecond())
+		h.add(hs)
+		p.add(ps)
+	}
+	slices.Sort(h.latencies)
+	slices.Sort(p.latencies)
+	return h, p, ratios
+}
+
+// add counts o's requests, time and CPU in r (whose latencies are then
+// no longer sorted).
+func (r *loadResult) add(o loadResult) {
+	if r.statuses == nil {
+		r.statuses = map[int]int{}
+	}
+	r.ok += o.ok
+	for s, c := range o.statuses {
+		r.statuses[s] += c
+	}
+	r.latencies = append(r.latencies, o.latencies...)
+	r.elapsed += o.elapsed
+	r.cpu = cpuTimes{self: r.cpu.self + o.cpu.self, postgres: r.cpu.postgres + o.cpu.postgres, idle: r.cpu.idle + o.cpu.idle}
+}
 
 // median is the middle of xs (the mean of the two middle ones for an even
 // count).
@@ -218,11 +270,11 @@ func (r loadResult) quantile(q float64) float64 {
 	return float64(r.latencies[int(q*float64(len(r.latencies)-1))].Microseconds()) / 1000
 }
 
-// load sends joinBenchRequests requests made by next (given the request's
-// number) from joinBenchConcurrency goroutines, reading every body so the
-// connections are kept alive, and fails past joinBenchTimeLimit. name
-// names the load's CPU profile (profileCPU).
-func load(b *testing.B, name string, hc *http.Client, next func(n int) *http.Request) loadResult {
+// load sends requests requests made by next (given the request's number)
+// from joinBenchConcurrency goroutines, reading every body so the
+// connections are kept alive, and fails past joinBenchTimeLimit. profile,
+// unless empty, names the load's CPU profile (profileCPU).
+func load(b *testing.B, profile string, hc *http.Client, requests int, next func(n int) *http.Request) loadResult {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), joinBenchTimeLimit)
 	defer cancel()
@@ -231,7 +283,9 @@ func load(b *testing.B, name string, hc *http.Client, next func(n int) *http.Req
 	res := loadResult{statuses: map[int]int{}}
 	var firstErr error
 	var wg sync.WaitGroup
-	defer profileCPU(b, name)()
+	if profile != "" {
+		defer profileCPU(b, profile)()
+	}
 	cpu0 := readCPU()
 	start := time.Now()
 	for range joinBenchConcurrency {
@@ -241,7 +295,7 @@ func load(b *testing.B, name string, hc *http.Client, next func(n int) *http.Req
 			var lat []time.Duration
 			statuses := map[int]int{}
 			var err error
-			for n := int(counter.Add(1)) - 1; n < joinBenchRequests && err == nil; n = int(counter.Add(1)) - 1 {
+			for n := int(counter.Add(1)) - 1; n < requests && err == nil; n = int(counter.Add(1)) - 1 {
 				t0 := time.Now()
 				var status int
 				status, err = roundTrip(hc, next(n).WithContext(ctx))

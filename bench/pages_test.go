@@ -49,10 +49,11 @@ var pagesCSRF = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 // clusters; every other one an admin), then loads from all of them at once
 // each of the signed-in pages issue 10 names: the cluster list, a
 // cluster's page, its nodes page, the dashboard, and (the admins)
-// /admin/users; each right after /healthz (no database, no session) as
-// its baseline, benchRounds times. It reports requests per second, p50/p99
-// latency and CPU per request of each, each page's throughput as the
-// median percentage of /healthz's, and the cluster list's p50/p99 latency
+// /admin/users; each in slices alternating with /healthz (no database,
+// no session) as its baseline (pairedLoad), benchRounds times. It reports
+// requests per second, p50/p99 latency and CPU per request of each (the
+// last round's), each page's throughput as the median percentage of
+// /healthz's over every slice pair, and the cluster list's p50/p99 latency
 // at pagesFixedRate requests per second.
 func BenchmarkPages(b *testing.B) {
 	ctx := context.Background()
@@ -206,11 +207,10 @@ func BenchmarkPages(b *testing.B) {
 						askers = append(askers, asker{cookies[j], br})
 					}
 				}
-				health := load(b, "healthz", hc, func(int) *http.Request {
+				health, r, pr := pairedLoad(b, p.name, hc, func(int) *http.Request {
 					req, _ := http.NewRequest(http.MethodGet, baseURL+"/healthz", nil)
 					return req
-				})
-				r := load(b, p.name, hc, func(n int) *http.Request {
+				}, func(n int) *http.Request {
 					a := askers[n%len(askers)]
 					req, _ := http.NewRequest(http.MethodGet, baseURL+p.path(a.br), nil)
 					req.Header.Set("Cookie", a.cookie)
@@ -221,7 +221,7 @@ func BenchmarkPages(b *testing.B) {
 					require.Equal(b, joinBenchRequests, r.ok, "%s: %d of %d answered 200 (statuses %v)", name, r.ok, joinBenchRequests, r.statuses)
 				}
 				results[p.name], results["healthz"] = r, health
-				ratios[p.name] = append(ratios[p.name], 100*r.perSecond()/health.perSecond())
+				ratios[p.name] = append(ratios[p.name], pr...)
 			}
 		}
 		// The cluster list at a fixed rate, as a busy console would ask

@@ -22,7 +22,7 @@ func (h *Handlers) showAdminUsersPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m := views.AdminUserList{Query: search}
+	m := views.AdminUserList{Query: search, Users: make([]views.AdminUser, 0, len(page.Users))}
 	for _, u := range page.Users {
 		m.Users = append(m.Users, adminUserListView(u))
 	}

@@ -68,42 +68,40 @@ RETURNING nodes.name, old.alert_notification_id;
 -- the join token it joined with (kept on the node's row: the latest, if it
 -- joined twice; empty if none); no row for another user's cluster. The
 -- page costs one round trip.
--- The nodes come as one array per column, all in the same order (one pass
--- of one aggregate), by no order in particular: a row per node, each
--- repeating the cluster, made the query allocate three times what the
--- rest of the request does, and a sort per column cost a fifth more. A node's roles are joined with
+-- The nodes come as arrays, all in the same order (one pass of one
+-- aggregate), by no order in particular: node_texts holds each node's
+-- text columns as a row of a two-dimensional array (name, status, roles,
+-- kubelet version, OS, architecture, internal IP, external IP, token ID,
+-- token description: nodes.pageTextColumns in Go, which reads it flat),
+-- the other columns an array each. A row per node, each repeating the
+-- cluster, made the query allocate three times what the rest of the
+-- request does; an array per text column cost PostgreSQL a sixth more
+-- than this, and its decoding more still. A node's roles are joined with
 -- commas (a role, a label name, has none). The nodes are read by the
 -- cluster id given, not joined to the cluster row (LATERAL): PostgreSQL
--- does a sixth more work that way. The owner's plan (name and nodes per cluster, for the node quota
--- panel) comes along by primary keys rather than in a round trip of its
--- own.
+-- does a sixth more work that way. The owner's plan (name and nodes per
+-- cluster, for the node quota panel) comes along by primary keys rather
+-- than in a round trip of its own.
 SELECT clusters.id, clusters.name, clusters.description, clusters.kubernetes_version,
        clusters.public_access_mode, clusters.node_port, clusters.konnectivity_node_port,
        clusters.status, clusters.status_message, clusters.endpoint, clusters.generation,
        clusters.observed_generation, clusters.created_at, clusters.ready_at,
        clusters.delete_requested_at, clusters.node_quota_enabled, clusters.stale_node_cleanup_hours,
        cc.checked_at, cc.unreachable_since, coalesce(cc.last_error, '')::text AS last_error,
-       n.names, n.statuses, n.unschedulable, n.roles, n.kubelet_versions, n.oses, n.arches,
-       n.internal_ips, n.external_ips, n.created, n.last_seen, n.token_ids, n.token_descriptions,
+       n.node_texts, n.unschedulable, n.created, n.last_seen,
        plans.name AS plan_name, plans.name_zh AS plan_name_zh, plans.max_nodes_per_cluster AS plan_max_nodes
 FROM clusters
 JOIN subscriptions ON subscriptions.user_id = clusters.owner_id
 JOIN plans ON plans.id = subscriptions.plan_id
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = sqlc.arg(kind)
 CROSS JOIN (
-    SELECT coalesce(array_agg(nodes.name), '{}')::text[] AS names,
-           coalesce(array_agg(nodes.status), '{}')::text[] AS statuses,
+    SELECT coalesce(array_agg(ARRAY[
+               nodes.name, nodes.status, array_to_string(nodes.roles, ','), nodes.kubelet_version,
+               nodes.os, nodes.arch, nodes.internal_ip, nodes.external_ip,
+               coalesce(jt.token_id, ''), coalesce(jt.description, '')]), '{}')::text[] AS node_texts,
            coalesce(array_agg(nodes.unschedulable), '{}')::boolean[] AS unschedulable,
-           coalesce(array_agg(array_to_string(nodes.roles, ',')), '{}')::text[] AS roles,
-           coalesce(array_agg(nodes.kubelet_version), '{}')::text[] AS kubelet_versions,
-           coalesce(array_agg(nodes.os), '{}')::text[] AS oses,
-           coalesce(array_agg(nodes.arch), '{}')::text[] AS arches,
-           coalesce(array_agg(nodes.internal_ip), '{}')::text[] AS internal_ips,
-           coalesce(array_agg(nodes.external_ip), '{}')::text[] AS external_ips,
            coalesce(array_agg(nodes.node_created_at), '{}')::timestamptz[] AS created,
-           coalesce(array_agg(nodes.last_seen), '{}')::timestamptz[] AS last_seen,
-           coalesce(array_agg(coalesce(jt.token_id, '')), '{}')::text[] AS token_ids,
-           coalesce(array_agg(coalesce(jt.description, '')), '{}')::text[] AS token_descriptions
+           coalesce(array_agg(nodes.last_seen), '{}')::timestamptz[] AS last_seen
     FROM nodes
     LEFT JOIN join_tokens jt ON jt.id = nodes.join_token_id
     WHERE nodes.cluster_id = sqlc.arg(id)) n

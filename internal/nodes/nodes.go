@@ -153,6 +153,24 @@ type Page struct {
 	Plan queries.Plan
 }
 
+// The text columns of a node in NodePageByOwner's node_texts, in order:
+// each node is a row of pageTextColumns of them, which the query returns
+// flat.
+const (
+	pageName = iota
+	pageStatus
+	pageRoles
+	pageKubeletVersion
+	pageOS
+	pageArch
+	pageInternalIP
+	pageExternalIP
+	pageTokenID
+	pageTokenDescription
+	// pageTextColumns is how many there are.
+	pageTextColumns
+)
+
 // OwnPage is a user's cluster (deleted ones included) with its recorded
 // nodes, read in one query: it never asks the cluster, so the nodes page
 // loads and refreshes from the database alone. Another user's cluster is
@@ -177,14 +195,10 @@ func (s *Service) OwnPage(ctx context.Context, ownerID, id int64) (Page, error) 
 	}}
 	p.Plan = queries.Plan{Name: r.PlanName, NameZh: r.PlanNameZh, MaxNodesPerCluster: r.PlanMaxNodes}
 	p.Fresh = freshness(r.CheckedAt, r.UnreachableSince, r.LastError)
-	n := len(r.Names)
-	for _, l := range []int{
-		len(r.Statuses), len(r.Unschedulable), len(r.Roles), len(r.KubeletVersions), len(r.Oses), len(r.Arches),
-		len(r.InternalIps), len(r.ExternalIps), len(r.Created), len(r.LastSeen), len(r.TokenIds), len(r.TokenDescriptions),
-	} {
-		if l != n {
-			return Page{}, fmt.Errorf("nodes of cluster %d: %d names but a column of %d", id, n, l)
-		}
+	n := len(r.Unschedulable)
+	if len(r.NodeTexts) != n*pageTextColumns || len(r.Created) != n || len(r.LastSeen) != n {
+		return Page{}, fmt.Errorf("nodes of cluster %d: %d texts, %d created and %d last seen times for %d nodes",
+			id, len(r.NodeTexts), len(r.Created), len(r.LastSeen), n)
 	}
 	if n > 0 {
 		p.Nodes = make([]Listed, n)
@@ -192,17 +206,18 @@ func (s *Service) OwnPage(ctx context.Context, ownerID, id int64) (Page, error) 
 	for i := range n {
 		// The status and addresses are worked out from the conditions
 		// and addresses by the database (migration 023), as fromRow does.
+		t := r.NodeTexts[i*pageTextColumns : (i+1)*pageTextColumns]
 		l := &p.Nodes[i]
 		l.Summary = Summary{
-			Name: r.Names[i], Status: r.Statuses[i], Unschedulable: r.Unschedulable[i],
-			KubeletVersion: r.KubeletVersions[i], OS: r.Oses[i], Arch: r.Arches[i],
-			InternalIP: r.InternalIps[i], ExternalIP: r.ExternalIps[i],
+			Name: t[pageName], Status: t[pageStatus], Unschedulable: r.Unschedulable[i],
+			KubeletVersion: t[pageKubeletVersion], OS: t[pageOS], Arch: t[pageArch],
+			InternalIP: t[pageInternalIP], ExternalIP: t[pageExternalIP],
 			Created: r.Created[i].Time, LastSeen: r.LastSeen[i].Time,
 		}
-		if r.Roles[i] != "" {
-			l.Roles = strings.Split(r.Roles[i], ",")
+		if t[pageRoles] != "" {
+			l.Roles = strings.Split(t[pageRoles], ",")
 		}
-		l.TokenID, l.TokenDescription = r.TokenIds[i], r.TokenDescriptions[i]
+		l.TokenID, l.TokenDescription = t[pageTokenID], t[pageTokenDescription]
 	}
 	slices.SortFunc(p.Nodes, func(a, b Listed) int { return strings.Compare(a.Name, b.Name) })
 	p.Fresh = p.Fresh.Of(p.Nodes)
