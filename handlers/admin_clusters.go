@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
@@ -25,10 +27,9 @@ func (h *Handlers) adminClusterRoutes(admin *echo.Group) {
 	admin.GET("/clusters/:id", h.showAdminClusterPage)
 	admin.GET("/clusters/:id/metrics", h.showAdminClusterPage)
 	admin.GET("/clusters/:id/metrics.json", h.showAdminClusterMetricsJSON)
-	admin.POST("/clusters/:id/retry", h.retryAdminCluster)
-	admin.POST("/clusters/:id/delete", h.deleteAdminCluster)
-	admin.POST("/clusters/:id/suspend", h.suspendAdminCluster)
-	admin.POST("/clusters/:id/resume", h.resumeAdminCluster)
+	for _, a := range adminClusterActions {
+		admin.POST("/clusters/:id/"+a.path, h.changeAdminCluster(a))
+	}
 }
 
 // showAdminClustersPage is GET /admin/clusters: every user's clusters,
@@ -156,109 +157,87 @@ func (h *Handlers) adminClusterView(c echo.Context, del, susp views.Form) (m vie
 	return m, nil
 }
 
-// retryAdminCluster is POST /admin/clusters/:id/retry: a failed
-// cluster's work started again by an admin.
-func (h *Handlers) retryAdminCluster(c echo.Context) error {
-	id, err := clusterIDParam(c)
-	if err != nil {
-		return err
-	}
-	_, err = h.Clusters.AdminRetry(c.Request().Context(), id, actor(c))
-	switch {
-	case errors.Is(err, clusters.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.Is(err, clusters.ErrNotFailed):
-		h.flashError(c, err.Error())
-	case err != nil:
-		return err
-	default:
-		h.flash(c, "FlashAdminClusterRetried")
-	}
-	return redirect(c, fmt.Sprintf("/admin/clusters/%d", id))
+// adminClusterAction is an admin's action on any user's cluster, POSTed
+// to /admin/clusters/:id/<path>.
+type adminClusterAction struct {
+	path string
+	// confirm is the form field in which the admin typed the cluster's
+	// slug; empty for an action that asks for none.
+	confirm string
+	// run does it, with what the admin typed in confirm.
+	run func(s *clusters.Service, ctx context.Context, id int64, typed string, a audit.Actor) (queries.Cluster, error)
+	// refused is the error of a cluster the action does not apply to in
+	// its state: flashed on its page.
+	refused error
+	// done is the flash once it is done (or started).
+	done string
 }
 
-// deleteAdminCluster is POST /admin/clusters/:id/delete: any user's
-// cluster deleted by an admin who typed its slug.
-func (h *Handlers) deleteAdminCluster(c echo.Context) error {
-	id, err := clusterIDParam(c)
-	if err != nil {
-		return err
-	}
-	f := formFrom(c, "confirm")
-	_, err = h.Clusters.AdminDelete(c.Request().Context(), id, f.Value("confirm"), actor(c))
-	var fe clusters.FieldErrors
-	switch {
-	case errors.Is(err, clusters.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.Is(err, clusters.ErrAlreadyDeleted):
-		h.flashError(c, err.Error())
-	case errors.As(err, &fe):
-		for k, v := range fe {
-			f.Errors[k] = v
-		}
-		m, err := h.adminClusterView(c, f, views.NewForm())
+// adminClusterActions: retry a failed cluster's work; delete a cluster;
+// suspend a ready one (its control plane scaled to 0, joins refused);
+// resume a suspended one.
+var adminClusterActions = []adminClusterAction{
+	{
+		path: "retry", refused: clusters.ErrNotFailed, done: "FlashAdminClusterRetried",
+		run: func(s *clusters.Service, ctx context.Context, id int64, _ string, a audit.Actor) (queries.Cluster, error) {
+			return s.AdminRetry(ctx, id, a)
+		},
+	},
+	{
+		path: "delete", confirm: "confirm", refused: clusters.ErrAlreadyDeleted, done: "FlashAdminClusterDeleteRequested",
+		run: (*clusters.Service).AdminDelete,
+	},
+	{
+		path: "suspend", confirm: "suspend_confirm", refused: clusters.ErrNotSuspendable, done: "FlashAdminClusterSuspended",
+		run: (*clusters.Service).AdminSuspend,
+	},
+	{
+		path: "resume", refused: clusters.ErrNotSuspended, done: "FlashAdminClusterResumed",
+		run: func(s *clusters.Service, ctx context.Context, id int64, _ string, a audit.Actor) (queries.Cluster, error) {
+			return s.AdminResume(ctx, id, a)
+		},
+	},
+}
+
+// changeAdminCluster does a on the cluster of the path and goes back to
+// its page, with a flash; a mistyped slug shows the page again with the
+// error at the field. Another user's cluster is any admin's; a cluster
+// that does not exist, or a user who is no longer an admin, is 404.
+func (h *Handlers) changeAdminCluster(a adminClusterAction) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := clusterIDParam(c)
 		if err != nil {
 			return err
 		}
-		return render(c, http.StatusUnprocessableEntity, views.AdminClusterPage(m))
-	case err != nil:
-		return err
-	default:
-		h.flash(c, "FlashAdminClusterDeleteRequested")
-	}
-	return redirect(c, fmt.Sprintf("/admin/clusters/%d", id))
-}
-
-// suspendAdminCluster is POST /admin/clusters/:id/suspend: a ready
-// cluster suspended by an admin who typed its slug (its control plane
-// scaled to 0, joins refused).
-func (h *Handlers) suspendAdminCluster(c echo.Context) error {
-	id, err := clusterIDParam(c)
-	if err != nil {
-		return err
-	}
-	f := formFrom(c, "suspend_confirm")
-	_, err = h.Clusters.AdminSuspend(c.Request().Context(), id, f.Value("suspend_confirm"), actor(c))
-	var fe clusters.FieldErrors
-	switch {
-	case errors.Is(err, clusters.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.Is(err, clusters.ErrNotSuspendable):
-		h.flashError(c, err.Error())
-	case errors.As(err, &fe):
-		for k, v := range fe {
-			f.Errors[k] = v
+		f := views.NewForm()
+		if a.confirm != "" {
+			f = formFrom(c, a.confirm)
 		}
-		m, err := h.adminClusterView(c, views.NewForm(), f)
-		if err != nil {
+		_, err = a.run(h.Clusters, c.Request().Context(), id, f.Value(a.confirm), actor(c))
+		var fe clusters.FieldErrors
+		switch {
+		case errors.Is(err, clusters.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+			return echo.ErrNotFound
+		case errors.Is(err, a.refused):
+			h.flashError(c, err.Error())
+		case errors.As(err, &fe):
+			for k, v := range fe {
+				f.Errors[k] = v
+			}
+			del, susp := f, views.NewForm()
+			if a.path == "suspend" {
+				del, susp = susp, f
+			}
+			m, err := h.adminClusterView(c, del, susp)
+			if err != nil {
+				return err
+			}
+			return render(c, http.StatusUnprocessableEntity, views.AdminClusterPage(m))
+		case err != nil:
 			return err
+		default:
+			h.flash(c, a.done)
 		}
-		return render(c, http.StatusUnprocessableEntity, views.AdminClusterPage(m))
-	case err != nil:
-		return err
-	default:
-		h.flash(c, "FlashAdminClusterSuspended")
+		return redirect(c, fmt.Sprintf("/admin/clusters/%d", id))
 	}
-	return redirect(c, fmt.Sprintf("/admin/clusters/%d", id))
-}
-
-// resumeAdminCluster is POST /admin/clusters/:id/resume: a suspended
-// cluster's control plane scaled back by an admin.
-func (h *Handlers) resumeAdminCluster(c echo.Context) error {
-	id, err := clusterIDParam(c)
-	if err != nil {
-		return err
-	}
-	_, err = h.Clusters.AdminResume(c.Request().Context(), id, actor(c))
-	switch {
-	case errors.Is(err, clusters.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.Is(err, clusters.ErrNotSuspended):
-		h.flashError(c, err.Error())
-	case err != nil:
-		return err
-	default:
-		h.flash(c, "FlashAdminClusterResumed")
-	}
-	return redirect(c, fmt.Sprintf("/admin/clusters/%d", id))
 }
