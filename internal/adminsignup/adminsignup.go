@@ -81,14 +81,7 @@ func (s *Service) Apply(ctx context.Context, next signup.Settings, actor audit.A
 		return nil, err
 	}
 	var changed []string
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
-			return err
-		}
-		if err := q.AdminSettingsLock(ctx); err != nil {
-			return fmt.Errorf("lock settings: %w", err)
-		}
+	err := adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
 		cur, err := signup.Load(ctx, q)
 		if err != nil {
 			return err

@@ -370,3 +370,21 @@ func LockActiveAdmin(ctx context.Context, q *queries.Queries, adminID int64) err
 	}
 	return nil
 }
+
+// SaveSettings runs save in a transaction in which the acting admin is
+// held active (LockActiveAdmin) and the platform's settings are locked
+// against other admins' saves: what every change to the settings does.
+// save reads what it changes again under the lock (another admin may
+// have saved since the request read it) and records its audit event.
+func SaveSettings(ctx context.Context, pool *pgxpool.Pool, adminID int64, save func(q *queries.Queries) error) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if err := LockActiveAdmin(ctx, q, adminID); err != nil {
+			return err
+		}
+		if err := q.AdminSettingsLock(ctx); err != nil {
+			return fmt.Errorf("lock settings: %w", err)
+		}
+		return save(q)
+	})
+}

@@ -126,14 +126,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 			return nil, err
 		}
 	}
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
-			return err
-		}
-		if err := q.AdminSettingsLock(ctx); err != nil {
-			return fmt.Errorf("lock settings: %w", err)
-		}
+	err = adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
 		if err := save(ctx, q, s.Box, next); err != nil {
 			return err
 		}

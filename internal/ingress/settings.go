@@ -191,14 +191,7 @@ func (s *Service) UpdateSettings(ctx context.Context, next Settings, actor audit
 		return nil, err
 	}
 	var changed []string
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
-			return err
-		}
-		if err := q.AdminSettingsLock(ctx); err != nil {
-			return fmt.Errorf("lock settings: %w", err)
-		}
+	err := adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
 		current, err := LoadSettings(ctx, q)
 		if err != nil {
 			return err

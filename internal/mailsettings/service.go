@@ -3,13 +3,11 @@ package mailsettings
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	netmail "net/mail"
 	"net/url"
 	"slices"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kubebyon/kubebyon/internal/adminusers"
@@ -195,14 +193,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 	if err := users.ConfirmPassword(ctx, actor.UserID, c.Confirm); err != nil {
 		return nil, err
 	}
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
-			return err
-		}
-		if err := q.AdminSettingsLock(ctx); err != nil {
-			return fmt.Errorf("lock settings: %w", err)
-		}
+	err = adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
 		// Compared again under the lock: another admin may have saved
 		// since the settings were read.
 		cur, err := Load(ctx, q, s.Box)

@@ -158,14 +158,7 @@ func (s *Service) SaveNetwork(ctx context.Context, allowed string, actor audit.A
 		return Network{}, input.Errors{FieldAllowed: "ErrWebhookAllowedCIDRs"}
 	}
 	n := Network{AllowedCIDRs: cidrs}
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
-			return err
-		}
-		if err := q.AdminSettingsLock(ctx); err != nil {
-			return fmt.Errorf("lock settings: %w", err)
-		}
+	err = adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
 		before, err := LoadNetwork(ctx, q)
 		if err != nil {
 			return err
