@@ -24,10 +24,8 @@ func (c *cli) backup(args []string) error {
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
-	if *to == "" {
-		fmt.Fprintln(c.stderr, "backup: --to FILE is required")
-		fs.Usage()
-		return errUsage
+	if err := c.required(fs, "to", *to); err != nil {
+		return err
 	}
 	if err := common.Validate(); err != nil {
 		return err
@@ -72,10 +70,8 @@ func (c *cli) restore(args []string) error {
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
-	if *from == "" {
-		fmt.Fprintln(c.stderr, "restore: --from FILE is required")
-		fs.Usage()
-		return errUsage
+	if err := c.required(fs, "from", *from); err != nil {
+		return err
 	}
 	if err := common.Validate(); err != nil {
 		return err

@@ -157,6 +157,17 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// required is a usage error, printed with fs's usage, when the file flag
+// name of fs's subcommand was not given (value is empty).
+func (c *cli) required(fs *flag.FlagSet, name, value string) error {
+	if value != "" {
+		return nil
+	}
+	fmt.Fprintf(c.stderr, "%s: --%s FILE is required\n", fs.Name(), name)
+	fs.Usage()
+	return errUsage
+}
+
 // signalContext ends on SIGINT or SIGTERM.
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
