@@ -38,19 +38,18 @@ func (h *Handlers) showClustersPage(c echo.Context) error {
 
 func (h *Handlers) showClusterPage(c echo.Context) error {
 	u, _ := currentUser(c)
-	id, err := clusterIDParam(c)
+	load, err := loadPage(h, c, newClusterPageLoad)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	cl, fresh, err := h.Nodes.OwnCluster(ctx, u.ID, id)
+	cl, fresh, err := load.cluster.Cluster(u.ID)
 	if errors.Is(err, clusters.ErrNotFound) {
 		return echo.ErrNotFound
 	}
 	if err != nil {
 		return err
 	}
-	events, err := h.Clusters.LatestEvents(ctx, cl.ID)
+	events, err := load.events.Events()
 	if err != nil {
 		return err
 	}

@@ -130,6 +130,8 @@ type Handlers struct {
 	builtProviders builtProviders
 	// joinLimiter counts the join endpoints' hits before PostgreSQL.
 	joinLimiter *ratelimit.Limiter
+	// preloads are the pages whose load goes with the session's query.
+	preloads map[string]newLoad[pageLoad]
 }
 
 // bodyLimit caps every request body but the avatar upload's (avatarBodyLimit).
@@ -143,7 +145,7 @@ func New(d Deps) *echo.Echo {
 	if d.Branding == nil {
 		d.Branding = &branding.Service{Pool: d.Pool, Logger: d.Logger}
 	}
-	h := &Handlers{Deps: d, joinLimiter: ratelimit.NewLimiter(queries.New(d.Pool), joinSubjectsKept)}
+	h := &Handlers{Deps: d, joinLimiter: ratelimit.NewLimiter(queries.New(d.Pool), joinSubjectsKept), preloads: preloads()}
 	h.sessions = h.newSessionManager()
 
 	e := echo.New()
@@ -185,7 +187,8 @@ func New(d Deps) *echo.Echo {
 			}
 		}
 	}
-	e.Use(browser(echo.WrapMiddleware(func(next http.Handler) http.Handler { return withSignedIn(h.sessions.LoadAndSave(next)) })))
+	e.Use(browser(h.withSignedIn))
+	e.Use(browser(echo.WrapMiddleware(h.sessions.LoadAndSave)))
 	e.Use(browser(h.keepSessionAlive))
 	e.Use(browser(h.csrf))
 	e.Use(browser(h.loadUser))

@@ -59,11 +59,11 @@ func nodeError(err error) error {
 
 func (h *Handlers) showNodesPage(c echo.Context) error {
 	u, _ := currentUser(c)
-	id, err := clusterIDParam(c)
+	load, err := loadPage(h, c, newNodesPageLoad)
 	if err != nil {
 		return err
 	}
-	page, err := h.Nodes.OwnPage(c.Request().Context(), u.ID, id)
+	page, err := load.Page(u.ID)
 	cl := page.Cluster
 	if errors.Is(err, clusters.ErrNotFound) || cl.Status == clusters.StatusDeleted {
 		return errClusterNotFound

@@ -40,7 +40,7 @@ func TestSessionCodec(t *testing.T) {
 	_, err := sessionCodec{}.Encode(deadline, map[string]any{"when": time.Now()})
 	require.ErrorContains(t, err, `session value "when": type time.Time cannot be stored`)
 	_, _, err = sessionCodec{}.Decode([]byte(`{"d":"2026-12-01T00:00:00Z","v":{"n":1.5}}`))
-	require.ErrorContains(t, err, `decode session value "n"`)
+	require.ErrorContains(t, err, `decode session: value "n"`)
 	_, _, err = sessionCodec{}.Decode([]byte(`{"d":`))
 	require.ErrorContains(t, err, "decode session")
 }

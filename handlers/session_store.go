@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -74,21 +75,35 @@ func (s sessionStore) tokenHash(token string) string {
 }
 
 // signedIn is what the store read with a session: the signed-in user
-// behind it, for loadUser, which then asks no more. withSignedIn puts an
-// empty one in each request's context, before the session is loaded.
+// behind it, for loadUser, which then asks no more, and the page's load
+// when its route is in preloads (loadPage). withSignedIn puts one in each
+// request's context, before the session is loaded.
 type signedIn struct {
 	found bool
 	row   queries.SessionFindSignedInRow
+	// load is the page's; loaded once the store read it, with loadErr.
+	load    pageLoad
+	loaded  bool
+	loadErr error
 }
 
 type signedInKey struct{}
 
 // withSignedIn gives the request a place for what the store reads with
-// its session (signedIn).
-func withSignedIn(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), signedInKey{}, &signedIn{})))
-	})
+// its session (signedIn), with the page's load when its route has one.
+func (h *Handlers) withSignedIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		si := &signedIn{}
+		if newLoad, ok := h.preloads[c.Path()]; ok && c.Request().Method == http.MethodGet {
+			// A bad ID leaves the page to say so (loadPage).
+			if l, err := newLoad(c); err == nil {
+				si.load = l
+			}
+		}
+		r := c.Request()
+		c.SetRequest(r.WithContext(context.WithValue(r.Context(), signedInKey{}, si)))
+		return next(c)
+	}
 }
 
 // signedInFrom is the signed-in user the store read with the request's
@@ -102,13 +117,33 @@ func signedInFrom(ctx context.Context) (queries.SessionFindSignedInRow, bool) {
 }
 
 // FindCtx reads a session. A signed-in browser's session comes with its
-// user in one query (left in the request's signedIn); another session, or
-// one saved before sessions named their user session, is read alone.
+// user in one query (left in the request's signedIn), and with the page's
+// load in the same round trip when it has one; another session, or one
+// saved before sessions named their user session, is read alone.
 func (s sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
 	q := queries.New(s.pool)
 	hash := s.tokenHash(token)
 	if si, ok := ctx.Value(signedInKey{}).(*signedIn); ok {
-		row, err := q.SessionFindSignedIn(ctx, queries.SessionFindSignedInParams{TokenHash: hash, IdleSeconds: s.idleSeconds()})
+		params := queries.SessionFindSignedInParams{TokenHash: hash, IdleSeconds: s.idleSeconds()}
+		var (
+			row      queries.SessionFindSignedInRow
+			err      error
+			answered bool
+		)
+		find := func(ctx context.Context, db database.DBTX) error {
+			row, err = queries.New(db).SessionFindSignedIn(ctx, params)
+			answered = true
+			return nil
+		}
+		if si.load == nil {
+			_ = find(ctx, s.pool)
+		} else {
+			perr := database.Pipeline(ctx, s.pool, append([]database.Call{find}, si.load.calls()...)...)
+			si.loaded, si.loadErr = true, perr
+			if !answered && perr != nil {
+				return nil, false, fmt.Errorf("find session with its user and page: %w", perr)
+			}
+		}
 		switch {
 		case err == nil:
 			si.found, si.row = true, row

@@ -61,13 +61,14 @@ FROM old
 WHERE nodes.cluster_id = old.cluster_id AND nodes.name = old.name
 RETURNING nodes.name, old.alert_notification_id;
 
--- name: NodePageByOwner :one
--- A user's cluster (deleted ones included) with the columns its nodes page
--- shows, its check of the kind given (NULL times and no error without
--- one), and its recorded nodes with the columns the list shows, each with
--- the join token it joined with (kept on the node's row: the latest, if it
--- joined twice; empty if none); no row for another user's cluster. The
--- page costs one round trip.
+-- name: NodePage :one
+-- A cluster (deleted ones included) with its owner and the columns its
+-- nodes page shows, its check of the kind given (NULL times and no error
+-- without one), and its recorded nodes with the columns the list shows,
+-- each with the join token it joined with (kept on the node's row: the
+-- latest, if it joined twice; empty if none). Read by id alone, so that it
+-- can go with the session's query before the user is known
+-- (database.Pipeline); nodes.PageLoad shows it to its owner alone.
 -- The nodes come as arrays, all in the same order (one pass of one
 -- aggregate), by no order in particular: node_texts holds each node's
 -- text columns as a row of a two-dimensional array (name, status, roles,
@@ -82,7 +83,7 @@ RETURNING nodes.name, old.alert_notification_id;
 -- does a sixth more work that way. The owner's plan (name and nodes per
 -- cluster, for the node quota panel) comes along by primary keys rather
 -- than in a round trip of its own.
-SELECT clusters.id, clusters.name, clusters.description, clusters.kubernetes_version,
+SELECT clusters.id, clusters.owner_id, clusters.name, clusters.description, clusters.kubernetes_version,
        clusters.public_access_mode, clusters.node_port, clusters.konnectivity_node_port,
        clusters.status, clusters.status_message, clusters.endpoint, clusters.generation,
        clusters.observed_generation, clusters.created_at, clusters.ready_at,
@@ -105,4 +106,4 @@ CROSS JOIN (
     FROM nodes
     LEFT JOIN join_tokens jt ON jt.id = nodes.join_token_id
     WHERE nodes.cluster_id = sqlc.arg(id)) n
-WHERE clusters.id = sqlc.arg(id) AND clusters.owner_id = sqlc.arg(owner_id);
+WHERE clusters.id = sqlc.arg(id);

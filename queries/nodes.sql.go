@@ -221,8 +221,8 @@ func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Nod
 	return items, nil
 }
 
-const nodePageByOwner = `-- name: NodePageByOwner :one
-SELECT clusters.id, clusters.name, clusters.description, clusters.kubernetes_version,
+const nodePage = `-- name: NodePage :one
+SELECT clusters.id, clusters.owner_id, clusters.name, clusters.description, clusters.kubernetes_version,
        clusters.public_access_mode, clusters.node_port, clusters.konnectivity_node_port,
        clusters.status, clusters.status_message, clusters.endpoint, clusters.generation,
        clusters.observed_generation, clusters.created_at, clusters.ready_at,
@@ -245,17 +245,17 @@ CROSS JOIN (
     FROM nodes
     LEFT JOIN join_tokens jt ON jt.id = nodes.join_token_id
     WHERE nodes.cluster_id = $2) n
-WHERE clusters.id = $2 AND clusters.owner_id = $3
+WHERE clusters.id = $2
 `
 
-type NodePageByOwnerParams struct {
-	Kind    string
-	ID      int64
-	OwnerID int64
+type NodePageParams struct {
+	Kind string
+	ID   int64
 }
 
-type NodePageByOwnerRow struct {
+type NodePageRow struct {
 	ID                    int64
+	OwnerID               int64
 	Name                  string
 	Description           string
 	KubernetesVersion     string
@@ -284,12 +284,13 @@ type NodePageByOwnerRow struct {
 	PlanMaxNodes          int32
 }
 
-// A user's cluster (deleted ones included) with the columns its nodes page
-// shows, its check of the kind given (NULL times and no error without
-// one), and its recorded nodes with the columns the list shows, each with
-// the join token it joined with (kept on the node's row: the latest, if it
-// joined twice; empty if none); no row for another user's cluster. The
-// page costs one round trip.
+// A cluster (deleted ones included) with its owner and the columns its
+// nodes page shows, its check of the kind given (NULL times and no error
+// without one), and its recorded nodes with the columns the list shows,
+// each with the join token it joined with (kept on the node's row: the
+// latest, if it joined twice; empty if none). Read by id alone, so that it
+// can go with the session's query before the user is known
+// (database.Pipeline); nodes.PageLoad shows it to its owner alone.
 // The nodes come as arrays, all in the same order (one pass of one
 // aggregate), by no order in particular: node_texts holds each node's
 // text columns as a row of a two-dimensional array (name, status, roles,
@@ -304,11 +305,12 @@ type NodePageByOwnerRow struct {
 // does a sixth more work that way. The owner's plan (name and nodes per
 // cluster, for the node quota panel) comes along by primary keys rather
 // than in a round trip of its own.
-func (q *Queries) NodePageByOwner(ctx context.Context, arg NodePageByOwnerParams) (NodePageByOwnerRow, error) {
-	row := q.db.QueryRow(ctx, nodePageByOwner, arg.Kind, arg.ID, arg.OwnerID)
-	var i NodePageByOwnerRow
+func (q *Queries) NodePage(ctx context.Context, arg NodePageParams) (NodePageRow, error) {
+	row := q.db.QueryRow(ctx, nodePage, arg.Kind, arg.ID)
+	var i NodePageRow
 	err := row.Scan(
 		&i.ID,
+		&i.OwnerID,
 		&i.Name,
 		&i.Description,
 		&i.KubernetesVersion,

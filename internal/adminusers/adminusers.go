@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/queries"
@@ -110,29 +111,51 @@ type Page struct {
 // List returns the users with an id above after whose email or name
 // contains search (any case), PageSize at most, in id order.
 func (s *Service) List(ctx context.Context, search string, after int64) (Page, error) {
-	q := queries.New(s.Pool)
+	l := ListLoad{Search: search, After: after}
+	_ = l.Read(ctx, s.Pool)
+	return l.Page()
+}
+
+// ListLoad reads a page of the user list (List), in a database.Pipeline
+// with other queries (the session's) or on its own. It checks nothing:
+// its caller shows the page to admins alone.
+type ListLoad struct {
+	Search string
+	After  int64
+	rows   []queries.AdminUserListRow
+	err    error
+}
+
+// Read is a database.Call: it keeps the answer, or the error, for Page.
+func (l *ListLoad) Read(ctx context.Context, db database.DBTX) error {
+	q := queries.New(db)
 	// One more row than shown tells whether there is a next page.
-	var rows []queries.AdminUserListRow
-	if search = strings.TrimSpace(search); search == "" {
-		var err error
-		if rows, err = q.AdminUserList(ctx, queries.AdminUserListParams{AfterID: after, RowLimit: PageSize + 1}); err != nil {
-			return Page{}, fmt.Errorf("list users: %w", err)
-		}
+	if search := strings.TrimSpace(l.Search); search == "" {
+		l.rows, l.err = q.AdminUserList(ctx, queries.AdminUserListParams{AfterID: l.After, RowLimit: PageSize + 1})
 	} else {
-		found, err := q.AdminUserSearch(ctx, queries.AdminUserSearchParams{
-			Pattern: "%" + likeEscaper.Replace(search) + "%", AfterID: after, RowLimit: PageSize + 1,
+		var found []queries.AdminUserSearchRow
+		found, l.err = q.AdminUserSearch(ctx, queries.AdminUserSearchParams{
+			Pattern: "%" + likeEscaper.Replace(search) + "%", AfterID: l.After, RowLimit: PageSize + 1,
 		})
-		if err != nil {
-			return Page{}, fmt.Errorf("search users: %w", err)
-		}
-		rows = make([]queries.AdminUserListRow, len(found))
+		l.rows = make([]queries.AdminUserListRow, len(found))
 		for i, r := range found {
-			rows[i] = queries.AdminUserListRow(r)
+			l.rows[i] = queries.AdminUserListRow(r)
 		}
 	}
-	p := Page{Users: rows}
-	if len(rows) > PageSize {
-		p.Users = rows[:PageSize]
+	return nil
+}
+
+// Page is what Read read.
+func (l *ListLoad) Page() (Page, error) {
+	if l.err != nil {
+		if strings.TrimSpace(l.Search) == "" {
+			return Page{}, fmt.Errorf("list users: %w", l.err)
+		}
+		return Page{}, fmt.Errorf("search users: %w", l.err)
+	}
+	p := Page{Users: l.rows}
+	if len(l.rows) > PageSize {
+		p.Users = l.rows[:PageSize]
 		p.NextAfter = p.Users[PageSize-1].ID
 	}
 	return p, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -70,12 +71,33 @@ func (s *Service) Timeline(ctx context.Context, ownerID, id int64) (queries.Clus
 // oldest first. It checks no owner: the caller has read the cluster as
 // its owner's.
 func (s *Service) LatestEvents(ctx context.Context, id int64) ([]queries.ClusterEvent, error) {
-	events, err := queries.New(s.Pool).ClusterEventListLatest(ctx, queries.ClusterEventListLatestParams{ClusterID: id, RowLimit: TimelineLength})
-	if err != nil {
-		return nil, fmt.Errorf("list cluster events: %w", err)
+	l := EventsLoad{ClusterID: id}
+	_ = l.Read(ctx, s.Pool)
+	return l.Events()
+}
+
+// EventsLoad reads a cluster's newest events (LatestEvents), in a
+// database.Pipeline with other queries or on its own. It checks no owner:
+// its caller shows them only with the cluster read as its owner's.
+type EventsLoad struct {
+	ClusterID int64
+	events    []queries.ClusterEvent
+	err       error
+}
+
+// Read is a database.Call: it keeps the answer, or the error, for Events.
+func (l *EventsLoad) Read(ctx context.Context, db database.DBTX) error {
+	l.events, l.err = queries.New(db).ClusterEventListLatest(ctx, queries.ClusterEventListLatestParams{ClusterID: l.ClusterID, RowLimit: TimelineLength})
+	slices.Reverse(l.events)
+	return nil
+}
+
+// Events is what Read read, oldest first.
+func (l *EventsLoad) Events() ([]queries.ClusterEvent, error) {
+	if l.err != nil {
+		return nil, fmt.Errorf("list cluster events: %w", l.err)
 	}
-	slices.Reverse(events)
-	return events, nil
+	return l.events, nil
 }
 
 // Updates is what happened to a cluster since the event a page saw last.

@@ -30,6 +30,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
@@ -153,7 +154,7 @@ type Page struct {
 	Plan queries.Plan
 }
 
-// The text columns of a node in NodePageByOwner's node_texts, in order:
+// The text columns of a node in NodePage's node_texts, in order:
 // each node is a row of pageTextColumns of them, which the query returns
 // flat.
 const (
@@ -176,17 +177,38 @@ const (
 // loads and refreshes from the database alone. Another user's cluster is
 // clusters.ErrNotFound.
 func (s *Service) OwnPage(ctx context.Context, ownerID, id int64) (Page, error) {
-	r, err := queries.New(s.Pool).NodePageByOwner(ctx, queries.NodePageByOwnerParams{
-		Kind: string(HealthCheck), ID: id, OwnerID: ownerID,
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
+	l := PageLoad{ID: id}
+	_ = l.Read(ctx, s.Pool)
+	return l.Page(ownerID)
+}
+
+// PageLoad reads a cluster's nodes page (OwnPage) by its ID alone, in a
+// database.Pipeline with other queries or on its own (Read); Page then
+// shows it to its owner alone.
+type PageLoad struct {
+	ID  int64
+	row queries.NodePageRow
+	err error
+}
+
+// Read is a database.Call: it keeps the answer, or the error, for Page.
+func (l *PageLoad) Read(ctx context.Context, db database.DBTX) error {
+	l.row, l.err = queries.New(db).NodePage(ctx, queries.NodePageParams{Kind: string(HealthCheck), ID: l.ID})
+	return nil
+}
+
+// Page is what Read read, for the user with ownerID: another user's
+// cluster is clusters.ErrNotFound.
+func (l *PageLoad) Page(ownerID int64) (Page, error) {
+	r, err := l.row, l.err
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && r.OwnerID != ownerID) {
 		return Page{}, clusters.ErrNotFound
 	}
 	if err != nil {
-		return Page{}, fmt.Errorf("load cluster %d with its nodes: %w", id, err)
+		return Page{}, fmt.Errorf("load cluster %d with its nodes: %w", l.ID, err)
 	}
 	p := Page{Cluster: queries.Cluster{
-		ID: r.ID, Name: r.Name, Description: r.Description, KubernetesVersion: r.KubernetesVersion,
+		ID: r.ID, OwnerID: r.OwnerID, Name: r.Name, Description: r.Description, KubernetesVersion: r.KubernetesVersion,
 		PublicAccessMode: r.PublicAccessMode, NodePort: r.NodePort, KonnectivityNodePort: r.KonnectivityNodePort,
 		Status: r.Status, StatusMessage: r.StatusMessage, Endpoint: r.Endpoint,
 		Generation: r.Generation, ObservedGeneration: r.ObservedGeneration,
@@ -198,7 +220,7 @@ func (s *Service) OwnPage(ctx context.Context, ownerID, id int64) (Page, error) 
 	n := len(r.Unschedulable)
 	if len(r.NodeTexts) != n*pageTextColumns || len(r.Created) != n || len(r.LastSeen) != n {
 		return Page{}, fmt.Errorf("nodes of cluster %d: %d texts, %d created and %d last seen times for %d nodes",
-			id, len(r.NodeTexts), len(r.Created), len(r.LastSeen), n)
+			l.ID, len(r.NodeTexts), len(r.Created), len(r.LastSeen), n)
 	}
 	if n > 0 {
 		p.Nodes = make([]Listed, n)
@@ -207,17 +229,17 @@ func (s *Service) OwnPage(ctx context.Context, ownerID, id int64) (Page, error) 
 		// The status and addresses are worked out from the conditions
 		// and addresses by the database (migration 023), as fromRow does.
 		t := r.NodeTexts[i*pageTextColumns : (i+1)*pageTextColumns]
-		l := &p.Nodes[i]
-		l.Summary = Summary{
+		nl := &p.Nodes[i]
+		nl.Summary = Summary{
 			Name: t[pageName], Status: t[pageStatus], Unschedulable: r.Unschedulable[i],
 			KubeletVersion: t[pageKubeletVersion], OS: t[pageOS], Arch: t[pageArch],
 			InternalIP: t[pageInternalIP], ExternalIP: t[pageExternalIP],
 			Created: r.Created[i].Time, LastSeen: r.LastSeen[i].Time,
 		}
 		if t[pageRoles] != "" {
-			l.Roles = strings.Split(t[pageRoles], ",")
+			nl.Roles = strings.Split(t[pageRoles], ",")
 		}
-		l.TokenID, l.TokenDescription = t[pageTokenID], t[pageTokenDescription]
+		nl.TokenID, nl.TokenDescription = t[pageTokenID], t[pageTokenDescription]
 	}
 	slices.SortFunc(p.Nodes, func(a, b Listed) int { return strings.Compare(a.Name, b.Name) })
 	p.Fresh = p.Fresh.Of(p.Nodes)
@@ -263,19 +285,32 @@ type ClusterPage struct {
 	IngressStatus string
 }
 
-// OwnCluster is a user's cluster, deleted ones included, with how
-// current its recorded nodes are as its health check says (Freshness) and
-// where its managed ingress stands, read in one query for the cluster
-// page; another user's cluster is clusters.ErrNotFound.
-func (s *Service) OwnCluster(ctx context.Context, ownerID, id int64) (queries.Cluster, ClusterPage, error) {
-	row, err := queries.New(s.Pool).ClusterGetForOwnerWithCheck(ctx, queries.ClusterGetForOwnerWithCheckParams{
-		Kind: string(HealthCheck), ID: id, OwnerID: ownerID,
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return row.Cluster, ClusterPage{}, clusters.ErrNotFound
+// ClusterLoad reads a cluster for the cluster page by its ID alone, in a
+// database.Pipeline with other queries (the session's, its events) or on
+// its own; Cluster then shows it to its owner alone.
+type ClusterLoad struct {
+	ID  int64
+	row queries.ClusterGetWithCheckRow
+	err error
+}
+
+// Read is a database.Call: it keeps the answer, or the error, for Cluster.
+func (l *ClusterLoad) Read(ctx context.Context, db database.DBTX) error {
+	l.row, l.err = queries.New(db).ClusterGetWithCheck(ctx, queries.ClusterGetWithCheckParams{Kind: string(HealthCheck), ID: l.ID})
+	return nil
+}
+
+// Cluster is the cluster Read read, deleted or not, with how current its
+// recorded nodes are as its health check says (Freshness) and where its
+// managed ingress stands, for the user with ownerID: another user's
+// cluster is clusters.ErrNotFound.
+func (l *ClusterLoad) Cluster(ownerID int64) (queries.Cluster, ClusterPage, error) {
+	row, err := l.row, l.err
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.Cluster.OwnerID != ownerID) {
+		return queries.Cluster{}, ClusterPage{}, clusters.ErrNotFound
 	}
 	if err != nil {
-		return row.Cluster, ClusterPage{}, fmt.Errorf("load cluster %d with its health check: %w", id, err)
+		return queries.Cluster{}, ClusterPage{}, fmt.Errorf("load cluster %d with its health check: %w", l.ID, err)
 	}
 	return row.Cluster, ClusterPage{Freshness: freshness(row.CheckedAt, row.UnreachableSince, row.LastError), IngressStatus: row.IngressStatus}, nil
 }

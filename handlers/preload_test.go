@@ -1,0 +1,101 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers"
+)
+
+// roundTrips counts what a pool sends to PostgreSQL: batches, and
+// queries on their own.
+type roundTrips struct{ batches, queries atomic.Int32 }
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	r.queries.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.batches.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+func (r *roundTrips) reset() { r.batches.Store(0); r.queries.Store(0) }
+
+// TestPagesReadWithTheSession checks that the pages a signed-in browser
+// asks for most (the cluster page, its nodes page, the admin user list)
+// read what they show in the round trip that reads the session, and that
+// what is read that way before the user is known is still shown to its
+// owner, or an admin, alone.
+func TestPagesReadWithTheSession(t *testing.T) {
+	t.Parallel()
+	trips := &roundTrips{}
+	b := setup(t, func(d *handlers.Deps) {
+		cfg := d.Pool.Config()
+		cfg.ConnConfig.Tracer = trips
+		traced, err := pgxpool.NewWithConfig(context.Background(), cfg)
+		require.NoError(t, err)
+		t.Cleanup(traced.Close)
+		d.Pool = traced
+	})
+	ctx := context.Background()
+	owner, ownerEmail := b.signedUpUser(t, "preload-owner")
+	other, _ := b.signedUpUser(t, "preload-other")
+	admin, _ := b.signedUpAdmin(t, "preload-admin")
+	id := b.insertCluster(t, b.userID(t, ownerEmail), "preloaded", "preloaded-p1q2r3", "v1.34.0", "nodeport", "ready")
+	_, err := b.pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready, conditions, addresses)
+		VALUES ($1, 'preload-node', true, '[{"type":"Ready","status":"True"}]', '[]')`, id)
+	require.NoError(t, err)
+	b.event(t, id, "info", "Ready", "preloaded event")
+
+	pages := []struct {
+		name  string
+		c     *client
+		path  string
+		shows string
+	}{
+		{"cluster page", owner, fmt.Sprintf("/clusters/%d", id), "preloaded event"},
+		{"nodes page", owner, fmt.Sprintf("/clusters/%d/nodes", id), "preload-node"},
+		{"admin user list", admin, "/admin/users", ownerEmail},
+		{"admin user search", admin, "/admin/users?q=preload-owner", ownerEmail},
+	}
+	for _, p := range pages {
+		// The first page of a session may save it (keepSessionAlive) and
+		// fill caches; the next ones are as every later page is.
+		code, _ := p.c.get(p.path)
+		require.Equal(t, http.StatusOK, code, p.name)
+		trips.reset()
+		code, body := p.c.get(p.path)
+		require.Equal(t, http.StatusOK, code, p.name)
+		require.Contains(t, body, p.shows, p.name)
+		require.EqualValues(t, 1, trips.batches.Load(), "%s: the session and the page in one batch", p.name)
+		require.Zero(t, trips.queries.Load(), "%s: no other query", p.name)
+	}
+
+	// Read before the user is known, shown to no one else.
+	for _, path := range []string{fmt.Sprintf("/clusters/%d", id), fmt.Sprintf("/clusters/%d/nodes", id), "/admin/users"} {
+		code, body := other.get(path)
+		require.Equal(t, http.StatusNotFound, code, path)
+		require.NotContains(t, body, "preloaded", path)
+		require.NotContains(t, body, ownerEmail, path)
+	}
+	// A bad ID is the page's to refuse, as without a session.
+	code, _ := owner.get("/clusters/not-a-number/nodes")
+	require.Equal(t, http.StatusNotFound, code)
+	// Signed out, the pages ask for a sign-in, whatever was read.
+	anonymous := b.client(t)
+	resp, err := anonymous.http.Get(anonymous.base + fmt.Sprintf("/clusters/%d/nodes", id))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+}
