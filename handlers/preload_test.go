@@ -4,33 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 )
-
-// roundTrips counts what a pool sends to PostgreSQL: batches, and
-// queries on their own.
-type roundTrips struct{ batches, queries atomic.Int32 }
-
-func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	r.queries.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	r.batches.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-
-func (r *roundTrips) reset() { r.batches.Store(0); r.queries.Store(0) }
 
 // TestPagesReadWithTheSession checks that the pages a signed-in browser
 // asks for most (the cluster page, its nodes page, the admin user list)
@@ -39,7 +20,7 @@ func (r *roundTrips) reset() { r.batches.Store(0); r.queries.Store(0) }
 // owner, or an admin, alone.
 func TestPagesReadWithTheSession(t *testing.T) {
 	t.Parallel()
-	trips := &roundTrips{}
+	trips := &testenv.RoundTrips{}
 	b := setup(t, func(d *handlers.Deps) {
 		cfg := d.Pool.Config()
 		cfg.ConnConfig.Tracer = trips
@@ -74,12 +55,12 @@ func TestPagesReadWithTheSession(t *testing.T) {
 		// fill caches; the next ones are as every later page is.
 		code, _ := p.c.get(p.path)
 		require.Equal(t, http.StatusOK, code, p.name)
-		trips.reset()
+		trips.Reset()
 		code, body := p.c.get(p.path)
 		require.Equal(t, http.StatusOK, code, p.name)
 		require.Contains(t, body, p.shows, p.name)
-		require.EqualValues(t, 1, trips.batches.Load(), "%s: the session and the page in one batch", p.name)
-		require.Zero(t, trips.queries.Load(), "%s: no other query", p.name)
+		require.EqualValues(t, 1, trips.Batches(), "%s: the session and the page in one batch", p.name)
+		require.Zero(t, trips.Queries(), "%s: no other query", p.name)
 	}
 
 	// Read before the user is known, shown to no one else.

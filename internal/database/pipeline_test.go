@@ -2,7 +2,6 @@ package database_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -16,28 +15,13 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// roundTrips counts what a pool sends: batches, and queries on their own.
-type roundTrips struct{ batches, queries atomic.Int32 }
-
-func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	r.queries.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	r.batches.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-
 // tracedPool is a pool on a database of its own whose round trips are
 // counted.
-func tracedPool(t *testing.T) (*pgxpool.Pool, *roundTrips) {
+func tracedPool(t *testing.T) (*pgxpool.Pool, *testenv.RoundTrips) {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(testenv.DBURL(t))
 	require.NoError(t, err)
-	trips := &roundTrips{}
+	trips := &testenv.RoundTrips{}
 	cfg.ConnConfig.Tracer = trips
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(t, err)
@@ -102,8 +86,8 @@ func TestPipeline(t *testing.T) {
 	require.Equal(t, "SELECT 1", tag.String())
 	require.NoError(t, afterErr)
 	require.Equal(t, "after", after)
-	require.EqualValues(t, 1, trips.batches.Load(), "one round trip")
-	require.Zero(t, trips.queries.Load(), "no query of its own")
+	require.EqualValues(t, 1, trips.Batches(), "one round trip")
+	require.Zero(t, trips.Queries(), "no query of its own")
 }
 
 // TestPipelineFailures checks what a call that fails, queries otherwise
