@@ -126,23 +126,20 @@ func (s sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, 
 	if si, ok := ctx.Value(signedInKey{}).(*signedIn); ok {
 		params := queries.SessionFindSignedInParams{TokenHash: hash, IdleSeconds: s.idleSeconds()}
 		var (
-			row      queries.SessionFindSignedInRow
-			err      error
-			answered bool
+			row queries.SessionFindSignedInRow
+			err error
 		)
+		// err is what the session's query got: in the pipeline, its own
+		// answer, or the round trip's failure; the load's are the page's.
 		find := func(ctx context.Context, db database.DBTX) error {
 			row, err = queries.New(db).SessionFindSignedIn(ctx, params)
-			answered = true
 			return nil
 		}
 		if si.load == nil {
 			_ = find(ctx, s.pool)
 		} else {
-			perr := database.Pipeline(ctx, s.pool, append([]database.Call{find}, si.load.calls()...)...)
-			si.loaded, si.loadErr = true, perr
-			if !answered && perr != nil {
-				return nil, false, fmt.Errorf("find session with its user and page: %w", perr)
-			}
+			si.loadErr = database.Pipeline(ctx, s.pool, append([]database.Call{find}, si.load.calls()...)...)
+			si.loaded = true
 		}
 		switch {
 		case err == nil:
