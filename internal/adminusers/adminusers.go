@@ -108,17 +108,11 @@ type Page struct {
 	NextAfter int64
 }
 
-// List returns the users with an id above after whose email or name
-// contains search (any case), PageSize at most, in id order.
-func (s *Service) List(ctx context.Context, search string, after int64) (Page, error) {
-	l := ListLoad{Search: search, After: after}
-	_ = l.Read(ctx, s.Pool)
-	return l.Page()
-}
-
-// ListLoad reads a page of the user list (List), in a database.Pipeline
-// with other queries (the session's) or on its own. It checks nothing:
-// its caller shows the page to admins alone.
+// ListLoad reads a page of the user list: the users with an ID above
+// After whose email or name contains Search (any case), PageSize at
+// most, in ID order. It reads in a database.Pipeline with other queries
+// (the session's) or on its own, and checks nothing: its caller shows
+// the page to admins alone.
 type ListLoad struct {
 	Search string
 	After  int64

@@ -15,6 +15,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -53,6 +54,14 @@ func TestStatusOf(t *testing.T) {
 	}
 }
 
+// list reads a page of the user list on db, as the admin user list does.
+func list(t *testing.T, db database.DBTX, search string, after int64) (adminusers.Page, error) {
+	t.Helper()
+	l := adminusers.ListLoad{Search: search, After: after}
+	require.NoError(t, l.Read(context.Background(), db))
+	return l.Page()
+}
+
 func TestList(t *testing.T) {
 	t.Parallel()
 	pool := testenv.DB(t)
@@ -62,13 +71,12 @@ func TestList(t *testing.T) {
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `INSERT INTO users (email, name) VALUES ('grace@example.org', 'Grace HOPPER'), ('odd_100%@example.org', 'Odd')`)
 	require.NoError(t, err)
-	s := &adminusers.Service{Pool: pool}
 
 	var sizes []int
 	var seen []int64
 	after := int64(0)
 	for {
-		p, err := s.List(ctx, "BULK", after)
+		p, err := list(t, pool, "BULK", after)
 		require.NoError(t, err)
 		sizes = append(sizes, len(p.Users))
 		for _, u := range p.Users {
@@ -96,7 +104,7 @@ func TestList(t *testing.T) {
 		{"nobody", nil},
 	}
 	for _, tt := range tests {
-		p, err := s.List(ctx, tt.search, 0)
+		p, err := list(t, pool, tt.search, 0)
 		require.NoError(t, err)
 		var got []string
 		for _, u := range p.Users {
@@ -280,8 +288,8 @@ func TestApplyRateLimit(t *testing.T) {
 
 // TestSearchUsesTrigramIndexes checks that among 10,000 users a search
 // finds its matches through the trigram indexes on lower(email) and
-// lower(name), not by reading every user: the plan of the query List
-// runs, as PostgreSQL plans it for the values given (a custom plan) and
+// lower(name), not by reading every user: the plan of the query the
+// user list (ListLoad) runs, as PostgreSQL plans it for the values given (a custom plan) and
 // for any value (the generic plan a prepared statement may come to use).
 func TestSearchUsesTrigramIndexes(t *testing.T) {
 	t.Parallel()
@@ -295,14 +303,14 @@ func TestSearchUsesTrigramIndexes(t *testing.T) {
 	_, err = pool.Exec(ctx, "ANALYZE users")
 	require.NoError(t, err)
 
-	// The statement List sends, caught on its way to the database.
+	// The statement ListLoad sends, caught on its way to the database.
 	cfg := pool.Config().Copy()
 	var sent queryCatcher
 	cfg.ConnConfig.Tracer = &sent
 	traced, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(traced.Close)
-	p, err := (&adminusers.Service{Pool: traced}).List(ctx, "lovelace", 0)
+	p, err := list(t, traced, "lovelace", 0)
 	require.NoError(t, err)
 	require.Len(t, p.Users, 1)
 	require.Equal(t, "ada@lovelace.example", p.Users[0].Email)

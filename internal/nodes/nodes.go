@@ -172,19 +172,11 @@ const (
 	pageTextColumns
 )
 
-// OwnPage is a user's cluster (deleted ones included) with its recorded
-// nodes, read in one query: it never asks the cluster, so the nodes page
-// loads and refreshes from the database alone. Another user's cluster is
-// clusters.ErrNotFound.
-func (s *Service) OwnPage(ctx context.Context, ownerID, id int64) (Page, error) {
-	l := PageLoad{ID: id}
-	_ = l.Read(ctx, s.Pool)
-	return l.Page(ownerID)
-}
-
-// PageLoad reads a cluster's nodes page (OwnPage) by its ID alone, in a
-// database.Pipeline with other queries or on its own (Read); Page then
-// shows it to its owner alone.
+// PageLoad reads a user's cluster (deleted ones included) with its
+// recorded nodes, for the nodes page, in one query: it never asks the
+// cluster, so the page loads and refreshes from the database alone. It
+// reads by the cluster's ID alone, in a database.Pipeline with other
+// queries or on its own (Read); Page then shows it to its owner alone.
 type PageLoad struct {
 	ID  int64
 	row queries.NodePageRow

@@ -16,7 +16,7 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// TestListReadsWhatTheRowsSay checks that the nodes page (OwnPage), which reads the
+// TestListReadsWhatTheRowsSay checks that the nodes page (PageLoad), which reads the
 // status and addresses PostgreSQL works out from a row's conditions and
 // addresses (migration 023), shows each node as the node itself reads
 // (summarize) and as its row reads in Go (fromRow).
@@ -30,16 +30,20 @@ func TestListReadsWhatTheRowsSay(t *testing.T) {
 		WITH u AS (INSERT INTO users (email, name) VALUES ('list@example.com', 'List') RETURNING id)
 		INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
 		SELECT id, 'list', 'list-nodes', 'v1.34.0', 'nodeport', 'ready' FROM u RETURNING id, owner_id`).Scan(&clusterID, &ownerID))
-	svc := &Service{Pool: pool}
+	ownPage := func(ownerID int64) (Page, error) {
+		l := PageLoad{ID: clusterID}
+		require.NoError(t, l.Read(ctx, pool))
+		return l.Page(ownerID)
+	}
 	// Before any node: the cluster, without nodes.
-	page, err := svc.OwnPage(ctx, ownerID, clusterID)
+	page, err := ownPage(ownerID)
 	require.NoError(t, err)
 	require.Equal(t, "list", page.Cluster.Name)
 	require.Equal(t, "ready", page.Cluster.Status)
 	require.Empty(t, page.Nodes)
 	require.True(t, page.Fresh.Updated.IsZero(), "never recorded")
 	// Nobody else's.
-	_, err = svc.OwnPage(ctx, ownerID+1000, clusterID)
+	_, err = ownPage(ownerID + 1000)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
 
 	at := metav1.NewTime(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
@@ -78,7 +82,7 @@ func TestListReadsWhatTheRowsSay(t *testing.T) {
 	// a node it acted on before the health job saw it) reads as ready.
 	require.NoError(t, q.NodeUpsert(ctx, queries.NodeUpsertParams{ClusterID: clusterID, Name: "bare", Ready: true, Conditions: []byte("[]"), Addresses: []byte("[]"), Roles: []string{}}))
 
-	page, err = svc.OwnPage(ctx, ownerID, clusterID)
+	page, err = ownPage(ownerID)
 	require.NoError(t, err)
 	require.Equal(t, "list", page.Cluster.Name)
 	require.False(t, page.Fresh.Updated.IsZero(), "recorded when the newest row was")
