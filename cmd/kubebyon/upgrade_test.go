@@ -43,13 +43,16 @@ func upgradeKey(t *testing.T) []byte {
 }
 
 // upgradeReleases are the tagged releases with a data fixture: the last
-// migration of each, and the API key its fixture holds.
+// migration of each, the API key its fixture holds, and when the fixture
+// was made (its newest row; shiftFixtureTimes moves every time by the age
+// of the fixture, so the test sees the data as fresh as it was made).
 var upgradeReleases = []struct {
 	tag    string
 	schema int32
 	apiKey string
+	madeAt time.Time
 }{
-	{"v0.1.0", 44, upgradeAPIKeyV010},
+	{"v0.1.0", 44, upgradeAPIKeyV010, time.Date(2026, 12, 3, 5, 12, 1, 0, time.UTC)},
 }
 
 // TestUpgradeFromRelease: a released schema, with the data that release's
@@ -83,6 +86,7 @@ func TestUpgradeFromRelease(t *testing.T) {
 			require.NoError(t, err)
 			_, err = conn.Exec(ctx, notSQL.ReplaceAllString(string(fixture), ""))
 			require.NoError(t, err, "load %s's data into its schema", rel.tag)
+			shiftFixtureTimes(ctx, t, conn, time.Since(rel.madeAt))
 			require.NoError(t, conn.Close(ctx))
 			res, err := migrations.Up(ctx, pool)
 			require.NoError(t, err, "migrate %s's data to this build's schema", rel.tag)
@@ -146,6 +150,21 @@ func TestUpgradeFromRelease(t *testing.T) {
 			s.stop(t)
 		})
 	}
+}
+
+// shiftFixtureTimes moves every time and date in the public tables by by:
+// a fixture's join tokens, sessions and subscriptions expire relative to
+// when it was made, and the test must pass on any day it runs.
+func shiftFixtureTimes(ctx context.Context, t *testing.T, conn *pgx.Conn, by time.Duration) {
+	t.Helper()
+	_, err := conn.Exec(ctx, fmt.Sprintf(`DO $$ DECLARE c record; BEGIN
+		FOR c IN SELECT col.table_name, col.column_name FROM information_schema.columns col
+			JOIN pg_tables tab ON tab.schemaname = col.table_schema AND tab.tablename = col.table_name
+			WHERE col.table_schema = 'public' AND col.is_generated = 'NEVER'
+				AND col.data_type IN ('timestamp with time zone', 'timestamp without time zone', 'date') LOOP
+			EXECUTE format('UPDATE public.%%I SET %%I = %%I + interval %%L', c.table_name, c.column_name, c.column_name, '%d microseconds');
+		END LOOP; END $$`, by.Microseconds()))
+	require.NoError(t, err, "shift the fixture's times by %s", by)
 }
 
 // notSQL matches what of pg_dump's script is not to run here: psql's
