@@ -19,13 +19,19 @@ import (
 // planFields are a plan form's fields.
 var planFields = []string{
 	"name", "name_zh", "description_en", "description_zh", "max_clusters", "max_nodes_per_cluster",
-	"max_hostnames_per_cluster", "ingress_allowed", "currency", "price_monthly", "price_yearly", "public", "sort_order",
+	"max_hostnames_per_cluster", "ingress_allowed", "currency", "free", "price_monthly", "price_yearly", "public", "sort_order",
 }
 
 // planForm is a stored plan as its form shows it.
 func planForm(p queries.Plan) views.Form {
 	f := views.NewForm()
-	monthly, yearly := billing.Prices(p)
+	prices := planPrices(p)
+	decimal := func(period billing.Period) string {
+		if m, ok := billing.Price(p, period); ok {
+			return m.Decimal()
+		}
+		return ""
+	}
 	on := func(b bool) string {
 		if b {
 			return "on"
@@ -36,8 +42,8 @@ func planForm(p queries.Plan) views.Form {
 		"name": p.Name, "name_zh": p.NameZh, "description_en": p.DescriptionEn, "description_zh": p.DescriptionZh,
 		"max_clusters": strconv.Itoa(int(p.MaxClusters)), "max_nodes_per_cluster": strconv.Itoa(int(p.MaxNodesPerCluster)),
 		"max_hostnames_per_cluster": strconv.Itoa(int(p.MaxHostnamesPerCluster)), "ingress_allowed": on(p.IngressAllowed),
-		"currency":      p.Currency,
-		"price_monthly": monthly.Decimal(), "price_yearly": yearly.Decimal(),
+		"currency": p.Currency, "free": on(prices.Free),
+		"price_monthly": decimal(billing.Monthly), "price_yearly": decimal(billing.Yearly),
 		"public": on(p.Public), "sort_order": strconv.Itoa(int(p.SortOrder)),
 	}
 	return f
@@ -73,7 +79,7 @@ func planInput(c echo.Context) (views.Form, billing.PlanInput) {
 		MaxClusters: number("max_clusters"), MaxNodesPerCluster: number("max_nodes_per_cluster"),
 		MaxHostnamesPerCluster: number("max_hostnames_per_cluster"), IngressAllowed: f.Value("ingress_allowed") == "on",
 		Currency: f.Value("currency"), PriceMonthly: f.Value("price_monthly"), PriceYearly: f.Value("price_yearly"),
-		Public: f.Value("public") == "on", SortOrder: order,
+		Free: f.Value("free") == "on", Public: f.Value("public") == "on", SortOrder: order,
 	}
 }
 
@@ -89,12 +95,11 @@ func (h *Handlers) renderAdminPlans(c echo.Context, status int, f views.Form) er
 	}
 	m := views.AdminPlans{New: f, Currencies: billing.Supported}
 	for _, p := range plans {
-		monthly, yearly := billing.Prices(p)
 		m.Plans = append(m.Plans, views.AdminPlanRow{
 			ID: p.ID, Name: p.Name, NameZh: p.NameZh,
 			Clusters: p.MaxClusters, Nodes: p.MaxNodesPerCluster, Hostnames: p.MaxHostnamesPerCluster,
 			Ingress: p.IngressAllowed, Public: p.Public, SortOrder: p.SortOrder,
-			Monthly: monthly.String(), Yearly: yearly.String(),
+			Prices:  planPrices(p),
 			Default: p.IsDefault, Archived: p.ArchivedAt.Valid,
 		})
 	}

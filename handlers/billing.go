@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/billing"
@@ -40,12 +41,10 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 		return err
 	}
 	p := use.Plan
-	monthly, yearly := billing.Prices(p)
 	zh := locale.Lang(ctx) == locale.SimplifiedChinese.String()
 	name, desc := planText(p, zh)
 	m := views.Billing{
 		PlanName: name, Description: desc, Default: p.IsDefault, Ingress: p.IngressAllowed,
-		Monthly: monthly.String(), Yearly: yearly.String(),
 		Limits: []views.BillingLimit{
 			{Key: "clusters", LabelID: "BillingLimitClusters", Used: use.Clusters, Max: int64(p.MaxClusters)},
 			{Key: "nodes", LabelID: "BillingLimitNodes", Used: use.MostNodes, Max: int64(p.MaxNodesPerCluster)},
@@ -66,12 +65,11 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 		if (pl.ArchivedAt.Valid || !pl.Public) && pl.ID != p.ID {
 			continue
 		}
-		mo, yr := billing.Prices(pl)
 		n, d := planText(pl, zh)
 		m.Plans = append(m.Plans, views.BillingPlanCard{
 			ID: pl.ID, Name: n, Description: d, Clusters: pl.MaxClusters, Nodes: pl.MaxNodesPerCluster,
-			Hostnames: pl.MaxHostnamesPerCluster, Ingress: pl.IngressAllowed, Monthly: mo.String(), Yearly: yr.String(),
-			Current: pl.ID == p.ID, Free: pl.PriceMonthly == 0 && pl.PriceYearly == 0,
+			Hostnames: pl.MaxHostnamesPerCluster, Ingress: pl.IngressAllowed, Prices: planPrices(pl),
+			Current: pl.ID == p.ID,
 		})
 	}
 	orders, err := q.OrderListForUser(ctx, queries.OrderListForUserParams{UserID: u.ID, MaxRows: ordersShown})
@@ -100,6 +98,18 @@ func planText(p queries.Plan, zh bool) (name, desc string) {
 	return name, desc
 }
 
+// planPrices are a plan's prices as the pages show them.
+func planPrices(p queries.Plan) views.PlanPrices {
+	out := views.PlanPrices{Free: p.Free}
+	if m, ok := billing.Price(p, billing.Monthly); ok {
+		out.Monthly = m.String()
+	}
+	if y, ok := billing.Price(p, billing.Yearly); ok {
+		out.Yearly = y.String()
+	}
+	return out
+}
+
 // orderView is an order as the pages show it.
 func orderView(o queries.Order, plan string) views.BillingOrder {
 	money := func(minor int64) string { return billing.Money{Minor: minor, Currency: o.Currency}.String() }
@@ -125,7 +135,8 @@ func (h *Handlers) chooseBillingPlan(c echo.Context) error {
 	ch, err := h.Billing.Choose(ctx, u.ID, planID, billing.Period(c.FormValue("period")), c.FormValue("method"), actor(c))
 	switch {
 	case errors.Is(err, billing.ErrPlanNotFound), errors.Is(err, billing.ErrPlanUnavailable), errors.Is(err, billing.ErrMethod),
-		errors.Is(err, billing.ErrCurrencyChange), errors.Is(err, billing.ErrSamePlan), errors.Is(err, billing.ErrPeriod):
+		errors.Is(err, billing.ErrCurrencyChange), errors.Is(err, billing.ErrSamePlan), errors.Is(err, billing.ErrPeriod),
+		errors.Is(err, billing.ErrPeriodNotOffered):
 		return h.renderBilling(c, http.StatusUnprocessableEntity, locale.T(ctx, err.Error()))
 	case err != nil:
 		return err
@@ -271,9 +282,11 @@ type apiPlan struct {
 	MaxHostnamesPerCluster int32  `json:"max_hostnames_per_cluster"`
 	ManagedIngress         bool   `json:"managed_ingress"`
 	Currency               string `json:"currency"`
-	// Prices in the currency's minor units.
-	PriceMonthly int64 `json:"price_monthly"`
-	PriceYearly  int64 `json:"price_yearly"`
+	// Free: the plan costs nothing. Prices in the currency's minor units,
+	// null for a period not on sale.
+	Free         bool   `json:"free"`
+	PriceMonthly *int64 `json:"price_monthly"`
+	PriceYearly  *int64 `json:"price_yearly"`
 }
 
 type apiUsage struct {
@@ -307,7 +320,7 @@ func (h *Handlers) showAPIBilling(c echo.Context) error {
 		Plan: apiPlan{
 			ID: p.ID, Name: p.Name, Default: p.IsDefault, MaxClusters: p.MaxClusters, MaxNodesPerCluster: p.MaxNodesPerCluster,
 			MaxHostnamesPerCluster: p.MaxHostnamesPerCluster, ManagedIngress: p.IngressAllowed,
-			Currency: p.Currency, PriceMonthly: p.PriceMonthly, PriceYearly: p.PriceYearly,
+			Currency: p.Currency, Free: p.Free, PriceMonthly: price(p.PriceMonthly), PriceYearly: price(p.PriceYearly),
 		},
 		Usage: apiUsage{Clusters: use.Clusters, MostNodesInACluster: use.MostNodes, MostHostnamesInACluster: use.MostHostnames},
 		Subscription: apiSubscription{
@@ -319,6 +332,14 @@ func (h *Handlers) showAPIBilling(c echo.Context) error {
 		out.Subscription.PeriodEnd = &end
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// price is a plan's price for the API: null for a period not on sale.
+func price(p pgtype.Int8) *int64 {
+	if !p.Valid {
+		return nil
+	}
+	return &p.Int64
 }
 
 // apiOrder is one order in GET /api/v1/orders: amounts in the currency's

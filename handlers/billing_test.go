@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ func TestBillingPage(t *testing.T) {
 	require.Contains(t, body, `data-testid="billing-over-nodes"`)
 	require.NotContains(t, body, `data-testid="billing-over-clusters"`)
 	require.Contains(t, body, "2 of 3")
-	require.Contains(t, body, "USD 0.00 a month")
+	require.Contains(t, body, `data-testid="billing-plan-prices">Free</p>`)
 
 	_, err = b.pool.Exec(ctx, `UPDATE users SET language = 'zh-CN' WHERE id = $1`, uid)
 	require.NoError(t, err)
@@ -68,7 +69,7 @@ func TestBillingPage(t *testing.T) {
 	r := b.apiCall(t, http.MethodGet, "/api/v1/billing", key, "")
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	require.JSONEq(t, `{"plan":{"id":1,"name":"free","default":true,"max_clusters":3,"max_nodes_per_cluster":3,"max_hostnames_per_cluster":10,
-		"managed_ingress":true,"currency":"USD","price_monthly":0,"price_yearly":0},
+		"managed_ingress":true,"currency":"USD","free":true,"price_monthly":null,"price_yearly":null},
 		"usage":{"clusters":2,"most_nodes_in_a_cluster":4,"most_hostnames_in_a_cluster":1},
 		"subscription":{"status":"active","period":"","period_end":null,"cancel_at_period_end":false,"scheduled_plan":""}}`, r.body)
 	r = b.apiCall(t, http.MethodGet, "/api/v1/billing", "kb_nonsense", "")
@@ -218,4 +219,59 @@ func TestStripeWebhookRoute(t *testing.T) {
 	code, body = post("whsec_route")
 	require.Equal(t, http.StatusOK, code, body)
 	require.JSONEq(t, `{"received":true}`, body)
+}
+
+// TestBillingUnpricedPeriod: a plan whose yearly price the admin left
+// empty (issue 35: stored as 0, offered as "USD 0.00 a year", and a POST
+// for it switched the user to the paid plan at once) is offered monthly
+// only, and a forged yearly choice is refused where the user is, with
+// nothing written.
+func TestBillingUnpricedPeriod(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	_, _, _ = b.shopOpen(t)
+	admin, _ := b.signedUpAdmin(t, "prices-admin")
+	form := planForm("Monthly")
+	form.Set("currency", "USD")
+	form.Set("price_monthly", "10")
+	form.Set("price_yearly", "")
+	resp := admin.post("/admin/plans", "/admin/plans", form)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	var planID int64
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT id FROM plans WHERE name = 'Monthly' AND price_yearly IS NULL AND NOT free`).Scan(&planID))
+
+	c, email := b.signedUpUser(t, "unpriced")
+	uid := b.userID(t, email)
+	_, body := c.get("/billing")
+	card := body[strings.Index(body, `data-plan="Monthly"`):]
+	card = card[:strings.Index(card, "</article>")]
+	require.Contains(t, card, `data-testid="billing-plan-prices">USD 10.00 a month</p>`)
+	require.NotContains(t, card, `value="year"`)
+	require.NotContains(t, card, "USD 0.00")
+
+	resp = c.post("/billing", "/billing/orders", url.Values{"plan_id": {fmt.Sprint(planID)}, "period": {"year"}, "method": {"manual"}})
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	require.Contains(t, readBody(t, resp), "That plan is not sold for that period.")
+	var onPlan bool
+	var orders int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT plan_id = $2, (SELECT count(*) FROM orders WHERE user_id = $1) FROM subscriptions WHERE user_id = $1`, uid, planID).Scan(&onPlan, &orders))
+	require.False(t, onPlan, "not switched to the paid plan")
+	require.Zero(t, orders)
+
+	// A price of 0 is refused at its field; free is said on purpose.
+	form = planForm("Zero")
+	form.Set("price_yearly", "0")
+	resp = admin.post("/admin/plans", "/admin/plans", form)
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	require.Contains(t, readBody(t, resp), `data-testid="error-price_yearly">A price must be above 0.`)
+	form = planForm("Gift")
+	form.Set("price_monthly", "")
+	form.Set("price_yearly", "")
+	form.Set("free", "on")
+	resp = admin.post("/admin/plans", "/admin/plans", form)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	code, body := admin.get(resp.Header.Get("Location"))
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `value="on" checked data-testid="plan-free"`)
 }

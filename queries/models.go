@@ -445,12 +445,13 @@ type Plan struct {
 	MaxHostnamesPerCluster int32
 	IngressAllowed         bool
 	Currency               string
-	PriceMonthly           int64
-	PriceYearly            int64
+	PriceMonthly           pgtype.Int8
+	PriceYearly            pgtype.Int8
 	Public                 bool
 	SortOrder              int32
 	ArchivedAt             pgtype.Timestamptz
 	UpdatedAt              pgtype.Timestamptz
+	Free                   bool
 }
 
 type RateLimit struct {

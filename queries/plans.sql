@@ -12,9 +12,9 @@ SELECT * FROM plans WHERE id = @id;
 
 -- name: PlanCreate :one
 INSERT INTO plans (name, name_zh, description_en, description_zh, max_clusters, max_nodes_per_cluster,
-    max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order)
+    max_hostnames_per_cluster, ingress_allowed, currency, free, price_monthly, price_yearly, public, sort_order)
 VALUES (@name, @name_zh, @description_en, @description_zh, @max_clusters, @max_nodes_per_cluster,
-    @max_hostnames_per_cluster, @ingress_allowed, @currency, @price_monthly, @price_yearly, @public, @sort_order)
+    @max_hostnames_per_cluster, @ingress_allowed, @currency, @free, @price_monthly, @price_yearly, @public, @sort_order)
 RETURNING *;
 
 -- name: PlanUpdate :one
@@ -22,7 +22,7 @@ RETURNING *;
 UPDATE plans SET name = @name, name_zh = @name_zh, description_en = @description_en, description_zh = @description_zh,
     max_clusters = @max_clusters, max_nodes_per_cluster = @max_nodes_per_cluster,
     max_hostnames_per_cluster = @max_hostnames_per_cluster, ingress_allowed = @ingress_allowed,
-    currency = @currency, price_monthly = @price_monthly, price_yearly = @price_yearly,
+    currency = @currency, free = @free, price_monthly = @price_monthly, price_yearly = @price_yearly,
     public = @public, sort_order = @sort_order, updated_at = now()
 WHERE id = @id
 RETURNING *;

@@ -7,6 +7,8 @@ package queries
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const billingUsage = `-- name: BillingUsage :one
@@ -47,10 +49,10 @@ func (q *Queries) PlanClearDefault(ctx context.Context, id int64) error {
 
 const planCreate = `-- name: PlanCreate :one
 INSERT INTO plans (name, name_zh, description_en, description_zh, max_clusters, max_nodes_per_cluster,
-    max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order)
+    max_hostnames_per_cluster, ingress_allowed, currency, free, price_monthly, price_yearly, public, sort_order)
 VALUES ($1, $2, $3, $4, $5, $6,
-    $7, $8, $9, $10, $11, $12, $13)
-RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at
+    $7, $8, $9, $10, $11, $12, $13, $14)
+RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free
 `
 
 type PlanCreateParams struct {
@@ -63,8 +65,9 @@ type PlanCreateParams struct {
 	MaxHostnamesPerCluster int32
 	IngressAllowed         bool
 	Currency               string
-	PriceMonthly           int64
-	PriceYearly            int64
+	Free                   bool
+	PriceMonthly           pgtype.Int8
+	PriceYearly            pgtype.Int8
 	Public                 bool
 	SortOrder              int32
 }
@@ -80,6 +83,7 @@ func (q *Queries) PlanCreate(ctx context.Context, arg PlanCreateParams) (Plan, e
 		arg.MaxHostnamesPerCluster,
 		arg.IngressAllowed,
 		arg.Currency,
+		arg.Free,
 		arg.PriceMonthly,
 		arg.PriceYearly,
 		arg.Public,
@@ -105,12 +109,13 @@ func (q *Queries) PlanCreate(ctx context.Context, arg PlanCreateParams) (Plan, e
 		&i.SortOrder,
 		&i.ArchivedAt,
 		&i.UpdatedAt,
+		&i.Free,
 	)
 	return i, err
 }
 
 const planDefault = `-- name: PlanDefault :one
-SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at FROM plans WHERE is_default
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free FROM plans WHERE is_default
 `
 
 func (q *Queries) PlanDefault(ctx context.Context) (Plan, error) {
@@ -135,12 +140,13 @@ func (q *Queries) PlanDefault(ctx context.Context) (Plan, error) {
 		&i.SortOrder,
 		&i.ArchivedAt,
 		&i.UpdatedAt,
+		&i.Free,
 	)
 	return i, err
 }
 
 const planForUser = `-- name: PlanForUser :one
-SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at FROM plans JOIN subscriptions s ON s.plan_id = plans.id
+SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at, plans.free FROM plans JOIN subscriptions s ON s.plan_id = plans.id
 WHERE s.user_id = $1
 `
 
@@ -167,12 +173,13 @@ func (q *Queries) PlanForUser(ctx context.Context, userID int64) (Plan, error) {
 		&i.SortOrder,
 		&i.ArchivedAt,
 		&i.UpdatedAt,
+		&i.Free,
 	)
 	return i, err
 }
 
 const planGet = `-- name: PlanGet :one
-SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at FROM plans WHERE id = $1
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free FROM plans WHERE id = $1
 `
 
 func (q *Queries) PlanGet(ctx context.Context, id int64) (Plan, error) {
@@ -197,12 +204,13 @@ func (q *Queries) PlanGet(ctx context.Context, id int64) (Plan, error) {
 		&i.SortOrder,
 		&i.ArchivedAt,
 		&i.UpdatedAt,
+		&i.Free,
 	)
 	return i, err
 }
 
 const planList = `-- name: PlanList :many
-SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at FROM plans ORDER BY archived_at IS NOT NULL, sort_order, id
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free FROM plans ORDER BY archived_at IS NOT NULL, sort_order, id
 `
 
 // Every plan, archived ones last, in the admin's order.
@@ -234,6 +242,7 @@ func (q *Queries) PlanList(ctx context.Context) ([]Plan, error) {
 			&i.SortOrder,
 			&i.ArchivedAt,
 			&i.UpdatedAt,
+			&i.Free,
 		); err != nil {
 			return nil, err
 		}
@@ -246,7 +255,7 @@ func (q *Queries) PlanList(ctx context.Context) ([]Plan, error) {
 }
 
 const planLock = `-- name: PlanLock :one
-SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at FROM plans WHERE id = $1 FOR UPDATE
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free FROM plans WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) PlanLock(ctx context.Context, id int64) (Plan, error) {
@@ -271,12 +280,13 @@ func (q *Queries) PlanLock(ctx context.Context, id int64) (Plan, error) {
 		&i.SortOrder,
 		&i.ArchivedAt,
 		&i.UpdatedAt,
+		&i.Free,
 	)
 	return i, err
 }
 
 const planMakeDefault = `-- name: PlanMakeDefault :one
-UPDATE plans SET is_default = TRUE, updated_at = now() WHERE id = $1 AND archived_at IS NULL RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at
+UPDATE plans SET is_default = TRUE, updated_at = now() WHERE id = $1 AND archived_at IS NULL RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free
 `
 
 func (q *Queries) PlanMakeDefault(ctx context.Context, id int64) (Plan, error) {
@@ -301,6 +311,7 @@ func (q *Queries) PlanMakeDefault(ctx context.Context, id int64) (Plan, error) {
 		&i.SortOrder,
 		&i.ArchivedAt,
 		&i.UpdatedAt,
+		&i.Free,
 	)
 	return i, err
 }
@@ -308,7 +319,7 @@ func (q *Queries) PlanMakeDefault(ctx context.Context, id int64) (Plan, error) {
 const planSetArchived = `-- name: PlanSetArchived :one
 UPDATE plans SET archived_at = CASE WHEN $1::boolean THEN coalesce(archived_at, now()) END, updated_at = now()
 WHERE id = $2
-RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at
+RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free
 `
 
 type PlanSetArchivedParams struct {
@@ -340,6 +351,7 @@ func (q *Queries) PlanSetArchived(ctx context.Context, arg PlanSetArchivedParams
 		&i.SortOrder,
 		&i.ArchivedAt,
 		&i.UpdatedAt,
+		&i.Free,
 	)
 	return i, err
 }
@@ -348,10 +360,10 @@ const planUpdate = `-- name: PlanUpdate :one
 UPDATE plans SET name = $1, name_zh = $2, description_en = $3, description_zh = $4,
     max_clusters = $5, max_nodes_per_cluster = $6,
     max_hostnames_per_cluster = $7, ingress_allowed = $8,
-    currency = $9, price_monthly = $10, price_yearly = $11,
-    public = $12, sort_order = $13, updated_at = now()
-WHERE id = $14
-RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at
+    currency = $9, free = $10, price_monthly = $11, price_yearly = $12,
+    public = $13, sort_order = $14, updated_at = now()
+WHERE id = $15
+RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free
 `
 
 type PlanUpdateParams struct {
@@ -364,8 +376,9 @@ type PlanUpdateParams struct {
 	MaxHostnamesPerCluster int32
 	IngressAllowed         bool
 	Currency               string
-	PriceMonthly           int64
-	PriceYearly            int64
+	Free                   bool
+	PriceMonthly           pgtype.Int8
+	PriceYearly            pgtype.Int8
 	Public                 bool
 	SortOrder              int32
 	ID                     int64
@@ -383,6 +396,7 @@ func (q *Queries) PlanUpdate(ctx context.Context, arg PlanUpdateParams) (Plan, e
 		arg.MaxHostnamesPerCluster,
 		arg.IngressAllowed,
 		arg.Currency,
+		arg.Free,
 		arg.PriceMonthly,
 		arg.PriceYearly,
 		arg.Public,
@@ -409,6 +423,7 @@ func (q *Queries) PlanUpdate(ctx context.Context, arg PlanUpdateParams) (Plan, e
 		&i.SortOrder,
 		&i.ArchivedAt,
 		&i.UpdatedAt,
+		&i.Free,
 	)
 	return i, err
 }

@@ -13,7 +13,7 @@ type AdminPlanRow struct {
 	Name, NameZh               string
 	Clusters, Nodes, Hostnames int32
 	Ingress, Public            bool
-	Monthly, Yearly            string
+	Prices                     PlanPrices
 	Default, Archived          bool
 	SortOrder                  int32
 }

@@ -8,7 +8,6 @@ import "time"
 type Billing struct {
 	PlanName, Description string
 	Default, Ingress      bool
-	Monthly, Yearly       string
 	Limits                []BillingLimit
 	// Status is the subscription's (active, past_due, cancelled,
 	// expired); PeriodEnd is zero without a paid period.
@@ -43,10 +42,20 @@ type BillingPlanCard struct {
 	Name, Description          string
 	Clusters, Nodes, Hostnames int32
 	Ingress                    bool
-	Monthly, Yearly            string
-	// Current: the user's plan; Free: no price for either period.
-	Current, Free bool
+	Prices                     PlanPrices
+	// Current: the user's plan.
+	Current bool
 }
+
+// PlanPrices are a plan's prices as "CNY 99.00", empty for a period not
+// on sale; Free: the plan costs nothing (and has no prices).
+type PlanPrices struct {
+	Free            bool
+	Monthly, Yearly string
+}
+
+// OnSale: some period can be bought.
+func (p PlanPrices) OnSale() bool { return p.Monthly != "" || p.Yearly != "" }
 
 // BillingOrder is one of a user's orders.
 type BillingOrder struct {

@@ -59,6 +59,8 @@ var (
 	ErrReferenceTooLong = errors.New("ErrBillingReferenceTooLong")
 	// ErrUserNotFound: no such user (an admin's action).
 	ErrUserNotFound = errors.New("ErrBillingUserNotFound")
+	// ErrPeriodNotOffered: the plan has no price for that period.
+	ErrPeriodNotOffered = errors.New("ErrBillingPeriodNotOffered")
 )
 
 // Choice is what a user's pick of a plan and period did: an order to pay,
@@ -75,18 +77,11 @@ type Choice struct {
 // rate is a plan's price per month in minor units, for telling an upgrade
 // from a downgrade: the monthly price, else a twelfth of the yearly one.
 func rate(p queries.Plan) int64 {
-	if p.PriceMonthly > 0 {
-		return p.PriceMonthly
+	if m, ok := Price(p, Monthly); ok {
+		return m.Minor
 	}
-	return p.PriceYearly / 12
-}
-
-// priceFor is the plan's price for a period.
-func priceFor(p queries.Plan, period Period) int64 {
-	if period == Yearly {
-		return p.PriceYearly
-	}
-	return p.PriceMonthly
+	y, _ := Price(p, Yearly)
+	return y.Minor / 12
 }
 
 // Tax on an amount at a rate in basis points, rounded half up.
@@ -108,8 +103,10 @@ func Tax(amount int64, basisPoints int) int64 {
 //     while a period runs: scheduled for the period's end, no order;
 //   - a free plan with no period running: switched at once.
 //
-// A pending order of the user is cancelled: the new one replaces it.
-// Credit that covers the whole price pays the order at once.
+// A period the plan has no price for is refused: a paid plan is never had
+// for nothing. A pending order of the user is cancelled: the new one
+// replaces it. Credit (what the user paid for the unused part of their
+// current period) that covers the whole price pays the order at once.
 func (s *Service) Choose(ctx context.Context, userID, planID int64, period Period, method string, actor audit.Actor) (Choice, error) {
 	if _, err := ParsePeriod(string(period)); err != nil {
 		return Choice{}, err
@@ -142,10 +139,9 @@ func (s *Service) Choose(ctx context.Context, userID, planID int64, period Perio
 			return ErrPlanUnavailable
 		}
 		now := s.now()
-		price := priceFor(plan, period)
 		running := sub.CurrentPeriodEnd.Valid
 		samePlan := plan.ID == sub.PlanID && sub.Period.String == string(period)
-		if price == 0 {
+		if plan.Free {
 			if !running {
 				if plan.ID == sub.PlanID {
 					return ErrSamePlan
@@ -158,6 +154,11 @@ func (s *Service) Choose(ctx context.Context, userID, planID int64, period Perio
 			}
 			return s.schedule(ctx, q, actor, userID, plan, period, &out)
 		}
+		m, offered := Price(plan, period)
+		if !offered {
+			return ErrPeriodNotOffered
+		}
+		price := m.Minor
 		kind, credit := KindNew, int64(0)
 		switch {
 		case running && samePlan:
@@ -200,7 +201,7 @@ func (s *Service) Choose(ctx context.Context, userID, planID int64, period Perio
 		if err := s.audit(ctx, q, actor, userID, "billing.order_create", map[string]any{"order": o.Number, "plan": plan.Name, "total": o.Total, "currency": o.Currency}); err != nil {
 			return err
 		}
-		if o.Total == 0 {
+		if o.Total == 0 && o.Credit == o.Amount {
 			// The credit pays it all.
 			o, err = s.pay(ctx, tx, o, "credit", actor, "")
 			if err != nil {

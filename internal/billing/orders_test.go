@@ -305,3 +305,43 @@ func TestMakeDefaultMovesFreeUsers(t *testing.T) {
 	fresh := person(t, s.pool, "fresh@example.com", "user")
 	require.Equal(t, s.team.ID, s.sub(t, fresh).PlanID, "a new user gets the default plan")
 }
+
+// TestChooseNeverFree: a paid plan with a period left unpriced is not had
+// for that period (the order of issue 35: "USD 0.00 a year", switched at
+// once, never to renew): the choice is refused, nothing is written, and
+// the monthly price still buys it. A plan said to be free switches at once.
+func TestChooseNeverFree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newShop(t, manual())
+	user := person(t, s.pool, "buyer@example.com", "user")
+	me := audit.Actor{UserID: user}
+	monthlyOnly, err := s.svc.CreatePlan(ctx, billing.PlanInput{
+		Name: "Monthly", MaxClusters: 5, MaxNodesPerCluster: 20, IngressAllowed: true, Public: true,
+		Currency: "USD", PriceMonthly: "10", PriceYearly: "",
+	}, s.admin)
+	require.NoError(t, err)
+	before := s.sub(t, user)
+
+	_, err = s.svc.Choose(ctx, user, monthlyOnly.ID, billing.Yearly, billing.MethodManual, me)
+	require.ErrorIs(t, err, billing.ErrPeriodNotOffered)
+	require.Equal(t, before, s.sub(t, user), "the subscription is as it was")
+	var orders int
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM orders WHERE user_id = $1`, user).Scan(&orders))
+	require.Zero(t, orders)
+
+	ch, err := s.svc.Choose(ctx, user, monthlyOnly.ID, billing.Monthly, billing.MethodManual, me)
+	require.NoError(t, err)
+	require.Equal(t, billing.OrderPending, ch.Order.Status)
+	require.Equal(t, int64(1000), ch.Order.Total)
+	require.Equal(t, before.PlanID, s.sub(t, user).PlanID, "pending until paid")
+
+	gift, err := s.svc.CreatePlan(ctx, billing.PlanInput{
+		Name: "Education", MaxClusters: 5, MaxNodesPerCluster: 20, Public: true, Currency: "USD", Free: true,
+	}, s.admin)
+	require.NoError(t, err)
+	ch, err = s.svc.Choose(ctx, user, gift.ID, billing.Yearly, billing.MethodManual, me)
+	require.NoError(t, err)
+	require.True(t, ch.Switched)
+	require.Equal(t, gift.ID, s.sub(t, user).PlanID)
+}

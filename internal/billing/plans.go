@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"time"
@@ -53,12 +54,14 @@ var (
 )
 
 // PlanInput is a plan as an admin types it: prices as decimals in the
-// currency's major units.
+// currency's major units, empty for a period not on sale. A plan that
+// costs nothing says so (Free) and has no prices: a price of 0 is never
+// read from an empty field.
 type PlanInput struct {
 	Name, NameZh, DescriptionEn, DescriptionZh string
 	MaxClusters, MaxNodesPerCluster            int32
 	MaxHostnamesPerCluster                     int32
-	IngressAllowed, Public                     bool
+	IngressAllowed, Public, Free               bool
 	Currency, PriceMonthly, PriceYearly        string
 	SortOrder                                  int32
 }
@@ -111,7 +114,7 @@ func (in PlanInput) params() (queries.PlanCreateParams, error) {
 		DescriptionEn:  text(FieldPlanDescEn, in.DescriptionEn, maxPlanDescription, false),
 		DescriptionZh:  text(FieldPlanDescZh, in.DescriptionZh, maxPlanDescription, false),
 		MaxClusters:    in.MaxClusters,
-		IngressAllowed: in.IngressAllowed, Public: in.Public, SortOrder: in.SortOrder,
+		IngressAllowed: in.IngressAllowed, Public: in.Public, SortOrder: in.SortOrder, Free: in.Free,
 		MaxNodesPerCluster: in.MaxNodesPerCluster, MaxHostnamesPerCluster: in.MaxHostnamesPerCluster,
 	}
 	limit(FieldPlanClusters, in.MaxClusters)
@@ -121,20 +124,28 @@ func (in PlanInput) params() (queries.PlanCreateParams, error) {
 		errs[FieldPlanCurrency] = err.Error()
 	} else {
 		p.Currency = strings.ToUpper(strings.TrimSpace(in.Currency))
-		for field, s := range map[string]string{FieldPlanPriceMonthly: in.PriceMonthly, FieldPlanPriceYearly: in.PriceYearly} {
-			if strings.TrimSpace(s) == "" {
-				s = "0"
+		price := func(field, s string) pgtype.Int8 {
+			s = strings.TrimSpace(s)
+			if s == "" {
+				return pgtype.Int8{}
+			}
+			if in.Free {
+				errs[field] = "ErrPlanFreeHasPrice"
+				return pgtype.Int8{}
 			}
 			m, err := ParseMoney(s, p.Currency)
-			if err != nil {
+			switch {
+			case err != nil:
 				errs[field] = err.Error()
-				continue
+			case m.Minor == 0:
+				errs[field] = "ErrPlanPriceZero"
 			}
-			if field == FieldPlanPriceMonthly {
-				p.PriceMonthly = m.Minor
-			} else {
-				p.PriceYearly = m.Minor
-			}
+			return pgtype.Int8{Int64: m.Minor, Valid: err == nil && m.Minor > 0}
+		}
+		p.PriceMonthly = price(FieldPlanPriceMonthly, in.PriceMonthly)
+		p.PriceYearly = price(FieldPlanPriceYearly, in.PriceYearly)
+		if !in.Free && strings.TrimSpace(in.PriceMonthly) == "" && strings.TrimSpace(in.PriceYearly) == "" {
+			errs[FieldPlanPriceMonthly] = "ErrPlanPriceRequired"
 		}
 	}
 	if len(errs) > 0 {
@@ -211,7 +222,7 @@ func (s *Service) UpdatePlan(ctx context.Context, id int64, in PlanInput, actor 
 			ID: id, Name: params.Name, NameZh: params.NameZh, DescriptionEn: params.DescriptionEn, DescriptionZh: params.DescriptionZh,
 			MaxClusters: params.MaxClusters, MaxNodesPerCluster: params.MaxNodesPerCluster,
 			MaxHostnamesPerCluster: params.MaxHostnamesPerCluster, IngressAllowed: params.IngressAllowed,
-			Currency: params.Currency, PriceMonthly: params.PriceMonthly, PriceYearly: params.PriceYearly,
+			Currency: params.Currency, Free: params.Free, PriceMonthly: params.PriceMonthly, PriceYearly: params.PriceYearly,
 			Public: params.Public, SortOrder: params.SortOrder,
 		})
 		if err != nil {
@@ -234,7 +245,7 @@ func editable(p queries.Plan) queries.PlanCreateParams {
 	return queries.PlanCreateParams{
 		Name: p.Name, NameZh: p.NameZh, DescriptionEn: p.DescriptionEn, DescriptionZh: p.DescriptionZh,
 		MaxClusters: p.MaxClusters, MaxNodesPerCluster: p.MaxNodesPerCluster, MaxHostnamesPerCluster: p.MaxHostnamesPerCluster,
-		IngressAllowed: p.IngressAllowed, Currency: p.Currency, PriceMonthly: p.PriceMonthly, PriceYearly: p.PriceYearly,
+		IngressAllowed: p.IngressAllowed, Currency: p.Currency, Free: p.Free, PriceMonthly: p.PriceMonthly, PriceYearly: p.PriceYearly,
 		Public: p.Public, SortOrder: p.SortOrder,
 	}
 }
@@ -355,7 +366,12 @@ func (s *Service) UsageOf(ctx context.Context, userID int64) (Usage, error) {
 	return Usage{Subscription: sub, Plan: sub.Plan, Clusters: u.Clusters, MostNodes: u.MostNodes, MostHostnames: u.MostHostnames}, nil
 }
 
-// Prices are a plan's monthly and yearly prices as Money.
-func Prices(p queries.Plan) (monthly, yearly Money) {
-	return Money{Minor: p.PriceMonthly, Currency: p.Currency}, Money{Minor: p.PriceYearly, Currency: p.Currency}
+// Price is a plan's price for one period, as Money; ok is false where
+// the period is not on sale (and for a free plan, which has no prices).
+func Price(p queries.Plan, period Period) (m Money, ok bool) {
+	price := p.PriceMonthly
+	if period == Yearly {
+		price = p.PriceYearly
+	}
+	return Money{Minor: price.Int64, Currency: p.Currency}, price.Valid && price.Int64 > 0
 }

@@ -49,8 +49,9 @@ func TestPlans(t *testing.T) {
 	p, err := svc.CreatePlan(ctx, pro(), admin)
 	require.NoError(t, err)
 	require.Equal(t, "CNY", p.Currency)
-	require.Equal(t, int64(9900), p.PriceMonthly)
-	require.Equal(t, int64(99000), p.PriceYearly)
+	require.Equal(t, int64(9900), p.PriceMonthly.Int64)
+	require.Equal(t, int64(99000), p.PriceYearly.Int64)
+	require.False(t, p.Free)
 	require.Equal(t, "专业版", p.NameZh)
 	require.False(t, p.IsDefault)
 
@@ -143,4 +144,57 @@ func TestPlans(t *testing.T) {
 	other.Name = "Sneaky"
 	_, err = svc.CreatePlan(ctx, other, user)
 	require.ErrorIs(t, err, adminusers.ErrNotAdmin)
+}
+
+// TestPlanPrices: an empty price is a period not on sale, never a price of
+// 0; a price of 0 is refused; a plan that costs nothing is said to be free
+// (and then has no price); a plan with no price and not free is refused.
+func TestPlanPrices(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	svc := &billing.Service{Pool: pool}
+	admin := audit.Actor{UserID: person(t, pool, "admin@example.com", "admin")}
+
+	for _, tc := range []struct {
+		name            string
+		monthly, yearly string
+		free            bool
+		errs            input.Errors
+		wantMonthly     int64 // 0: not on sale
+		wantYearly      int64
+	}{
+		{name: "both", monthly: "99", yearly: "990", wantMonthly: 9900, wantYearly: 99000},
+		{name: "monthly only", monthly: "99", yearly: " ", wantMonthly: 9900},
+		{name: "yearly only", yearly: "990", wantYearly: 99000},
+		{name: "gift", free: true},
+		{name: "zero", monthly: "99", yearly: "0", errs: input.Errors{billing.FieldPlanPriceYearly: "ErrPlanPriceZero"}},
+		{name: "zero decimals", monthly: "0.00", errs: input.Errors{billing.FieldPlanPriceMonthly: "ErrPlanPriceZero"}},
+		{name: "nothing", errs: input.Errors{billing.FieldPlanPriceMonthly: "ErrPlanPriceRequired"}},
+		{name: "free with a price", free: true, yearly: "1", errs: input.Errors{billing.FieldPlanPriceYearly: "ErrPlanFreeHasPrice"}},
+	} {
+		in := pro()
+		in.Name, in.PriceMonthly, in.PriceYearly, in.Free = tc.name, tc.monthly, tc.yearly, tc.free
+		p, err := svc.CreatePlan(ctx, in, admin)
+		if tc.errs != nil {
+			var fe input.Errors
+			require.ErrorAs(t, err, &fe, tc.name)
+			require.Equal(t, tc.errs, fe, tc.name)
+			continue
+		}
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.free, p.Free, tc.name)
+		m, ok := billing.Price(p, billing.Monthly)
+		require.Equal(t, tc.wantMonthly != 0, ok, tc.name)
+		require.Equal(t, tc.wantMonthly, m.Minor, tc.name)
+		y, ok := billing.Price(p, billing.Yearly)
+		require.Equal(t, tc.wantYearly != 0, ok, tc.name)
+		require.Equal(t, tc.wantYearly, y.Minor, tc.name)
+	}
+
+	// The database refuses a price of 0 whatever writes it.
+	_, err := pool.Exec(ctx, `UPDATE plans SET price_yearly = 0 WHERE name = 'monthly only'`)
+	require.ErrorContains(t, err, "plans_prices_above_zero")
+	_, err = pool.Exec(ctx, `UPDATE plans SET price_yearly = 100 WHERE name = 'gift'`)
+	require.ErrorContains(t, err, "plans_free_has_no_price")
 }

@@ -137,7 +137,7 @@ func (s *Service) runPeriod(ctx context.Context, tx pgx.Tx, sub queries.Subscrip
 		if period == "" {
 			period = Period(sub.Period.String)
 		}
-		if priceFor(next, period) == 0 {
+		if next.Free {
 			if _, err := q.SubscriptionSetPlan(ctx, queries.SubscriptionSetPlanParams{UserID: sub.UserID, PlanID: next.ID, Status: StatusActive}); err != nil {
 				return fmt.Errorf("switch plan: %w", err)
 			}
