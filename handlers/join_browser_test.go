@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -81,11 +84,14 @@ func TestJoinTokenInBrowser(t *testing.T) {
 	require.True(t, samePage, "the join events arrived without a reload")
 	require.Contains(t, message, "systemd is not running")
 
-	// The machine joins (kubelet files its CSR with the one-use token) and
-	// the sync learns of it: the page shows the node, the token used up,
-	// and the join command gone, still without a reload.
+	// The machine joins (kubelet files its CSR with the one-use token and
+	// registers its Node) and the sync learns of it: the page shows the
+	// node, the token used up, and the join command gone, still without a
+	// reload.
 	virt.KubeadmBootstrapBinding(t, jointokens.NodeGroup)
 	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token), "node-a"))
+	_, err := virt.Client(t).CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
 	b.syncJoinTokens(t, cl.ID)
 	var nodes string
 	require.NoError(t, chromedp.Run(ctx,

@@ -170,7 +170,10 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	require.Equal(t, 1, err.(*exec.ExitError).ExitCode())
 	require.Contains(t, out, "kubebyon: This join token is unknown.", "and says why")
 
-	// A node joins: kubelet files its CSR with the token.
+	// A node joins: kubelet files its CSR with the token. Until its Node
+	// registers, the join is pending: the token is not used yet, its
+	// Secret stays (a kubelet that reconnects must still get through),
+	// and nobody is told it joined.
 	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token), "worker-1"))
 	runSync := func() { b.syncJoinTokens(t, cl.ID) }
 	runSync()
@@ -178,9 +181,26 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	var uses int32
 	var nodes []string
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT uses FROM join_tokens WHERE token_id = $1", id).Scan(&uses))
-	require.Equal(t, int32(1), uses)
+	require.Zero(t, uses, "a pending CSR is not a use")
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT array_agg(node_name) FROM join_token_nodes").Scan(&nodes))
 	require.Equal(t, []string{"worker-1"}, nodes)
+	require.Empty(t, b.notices(t, email, notify.JoinTokenUsed), "not told of a join whose Node has not registered")
+	_, err = admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id, metav1.GetOptions{})
+	require.NoError(t, err, "the token's Secret stays while the join is pending")
+	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token), "worker-1"), "the kubelet can file again with the token")
+	code, _, _ = joinStatus(t, b, token)
+	require.Equal(t, http.StatusOK, code, "the join script is still served")
+	_, body = c.get(page)
+	require.Contains(t, body, `data-registered="false">worker-1<`, "its CSR is in, its Node not yet")
+
+	// kubelet registers the Node: the next sync counts the use, retires
+	// the used-up token and tells the owner once.
+	_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	runSync()
+	runSync()
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT uses FROM join_tokens WHERE token_id = $1", id).Scan(&uses))
+	require.Equal(t, int32(1), uses)
 	told := b.notices(t, email, notify.JoinTokenUsed)
 	require.Len(t, told, 1, "told once, in the console")
 	require.Equal(t, "The node worker-1 joined your cluster joins with the join token rack 1.", told[0].body)
@@ -193,13 +213,6 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	out, err = runJoinCommand(t, b, token)
 	require.Error(t, err)
 	require.Contains(t, out, "This join token has reached its use limit.")
-	_, body = c.get(page)
-	require.Contains(t, body, `data-registered="false">worker-1<`, "its CSR is in, its Node not yet")
-	// kubelet registers the Node: the next sync notes it, although the
-	// token is used up.
-	_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	runSync()
 	_, body = c.get(page)
 	require.Contains(t, body, `data-registered="true">worker-1<`)
 
@@ -246,6 +259,10 @@ func TestJoinTokenLifecycle(t *testing.T) {
 
 	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token2), "worker-3"))
 	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token2), "worker-5"))
+	for _, n := range []string{"worker-3", "worker-5"} {
+		_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
 	runSync()
 	told = b.notices(t, email, notify.JoinTokenUsed)
 	require.Equal(t, "2 nodes joined your cluster joins: worker-3, worker-5.", told[len(told)-1].body, "one notice for the nodes of one sync")

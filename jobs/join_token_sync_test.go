@@ -151,9 +151,11 @@ func TestJoinTokenSyncPacing(t *testing.T) {
 // TestJoinTokenSyncNotices: a sync counts the token's uses against the
 // cluster's real control plane, notes which joined nodes registered a
 // Node, and tells the owner of the joins not told yet in one notice: one
-// node by name and token, several by count and names. The next sync tells
-// nothing new. The email goes only when the owner asked for it, as the
-// default does not.
+// node by name and token, several by count and names. A node whose CSR is
+// in but whose Node is not registered has not joined yet: it is neither a
+// use of its token nor told of, until a later sync sees its Node. The
+// next sync tells nothing new. The email goes only when the owner asked
+// for it, as the default does not.
 func TestJoinTokenSyncNotices(t *testing.T) {
 	t.Parallel()
 	require.True(t, notify.Default(notify.JoinTokenUsed, notify.InApp))
@@ -163,29 +165,27 @@ func TestJoinTokenSyncNotices(t *testing.T) {
 	// One control plane for every case: the names of their Nodes differ.
 	virt := testenv.NewKube(t)
 
+	type notice = [2]string // title, body (%s is the token id)
 	tests := []struct {
 		name        string
 		description string
 		nodes       []string // recorded in this order
-		registered  []string // those with a Node in the control plane
+		registered  []string // those with a Node at the first sync; the rest register before the second
 		byEmail     bool
-		title       string
-		body        string // %s is the token id
+		first, then []notice // what each sync tells
 	}{
 		{
 			name: "one-node", description: "rack 3", nodes: []string{"worker-1"},
-			title: "Node worker-1 joined one-node",
-			body:  "The node worker-1 joined your cluster one-node with the join token rack 3.",
+			then: []notice{{"Node worker-1 joined one-node", "The node worker-1 joined your cluster one-node with the join token rack 3."}},
 		},
 		{
 			name: "no-description", nodes: []string{"worker-2"}, registered: []string{"worker-2"}, byEmail: true,
-			title: "Node worker-2 joined no-description",
-			body:  "The node worker-2 joined your cluster no-description with the join token %s.",
+			first: []notice{{"Node worker-2 joined no-description", "The node worker-2 joined your cluster no-description with the join token %s."}},
 		},
 		{
-			name: "several-nodes", description: "fleet", nodes: []string{"node-b", "node-a"}, registered: []string{"node-a"}, byEmail: true,
-			title: "2 nodes joined several-nodes",
-			body:  "2 nodes joined your cluster several-nodes: node-a, node-b.",
+			name: "several-nodes", description: "fleet", nodes: []string{"node-b", "node-a", "node-c"}, registered: []string{"node-a", "node-b"}, byEmail: true,
+			first: []notice{{"2 nodes joined several-nodes", "2 nodes joined your cluster several-nodes: node-a, node-b."}},
+			then:  []notice{{"Node node-c joined several-nodes", "The node node-c joined your cluster several-nodes with the join token fleet."}},
 		},
 	}
 	for _, tt := range tests {
@@ -213,9 +213,12 @@ func TestJoinTokenSyncNotices(t *testing.T) {
 				require.NoError(t, err)
 				require.EqualValues(t, 1, n)
 			}
-			for _, node := range tt.registered {
-				_, err := virt.Client(t).CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{})
-				require.NoError(t, err)
+			register := func(nodes []string) {
+				t.Helper()
+				for _, node := range nodes {
+					_, err := virt.Client(t).CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{})
+					require.NoError(t, err)
+				}
 			}
 
 			w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.JoinTokenSyncWorker{
@@ -235,15 +238,15 @@ func TestJoinTokenSyncNotices(t *testing.T) {
 			}
 			// notices are the owner's join notices, title and body, oldest
 			// first, and the emails queued for them.
-			notices := func() ([][2]string, []string) {
+			notices := func() ([]notice, []string) {
 				t.Helper()
 				rows, err := q.NotificationListByUser(ctx, queries.NotificationListByUserParams{UserID: owner.ID, RowLimit: 1000})
 				require.NoError(t, err)
-				words := [][2]string{}
+				words := []notice{}
 				for _, n := range slices.Backward(rows) {
 					require.Equal(t, string(notify.JoinTokenUsed), n.Kind)
 					title, body := notify.Word(catalog.For("en"), n)
-					words = append(words, [2]string{title, body})
+					words = append(words, notice{title, body})
 				}
 				erows, err := b.pool.Query(ctx, "SELECT args->>'to' FROM river_job WHERE kind = 'email' ORDER BY id")
 				require.NoError(t, err)
@@ -251,36 +254,50 @@ func TestJoinTokenSyncNotices(t *testing.T) {
 				require.NoError(t, err)
 				return words, emails
 			}
-
-			sync()
-			body := strings.ReplaceAll(tt.body, "%s", tok.TokenID)
-			words, emails := notices()
-			require.Equal(t, [][2]string{{tt.title, body}}, words, "one notice for the sync")
+			want := []notice{}
 			wantEmails := []string{}
-			if tt.byEmail {
-				wantEmails = []string{owner.Email}
+			expect := func(told []notice, registered []string) {
+				t.Helper()
+				for _, n := range told {
+					want = append(want, notice{n[0], strings.ReplaceAll(n[1], "%s", tok.TokenID)})
+					if tt.byEmail {
+						wantEmails = append(wantEmails, owner.Email)
+					}
+				}
+				words, emails := notices()
+				require.Equal(t, want, words)
+				require.Equal(t, wantEmails, emails)
+				// What the sync read from the control plane: the token's
+				// uses are its registered nodes.
+				toks, err := q.JoinTokenListByCluster(ctx, cl.ID)
+				require.NoError(t, err)
+				require.Len(t, toks, 1)
+				require.EqualValues(t, len(registered), toks[0].Uses)
+				recorded, err := q.JoinTokenNodeListByToken(ctx, tok.ID)
+				require.NoError(t, err)
+				require.Len(t, recorded, len(tt.nodes), "the sync keeps the joins it did not see as CSRs")
+				for _, n := range recorded {
+					in := slices.Contains(registered, n.NodeName)
+					require.Equal(t, in, n.RegisteredAt.Valid, n.NodeName)
+					require.Equal(t, in, n.NotifiedAt.Valid, "%s is told of once registered", n.NodeName)
+				}
 			}
-			require.Equal(t, wantEmails, emails)
 
-			// What the sync read from the control plane: the token's uses
-			// are its recorded nodes, and the Nodes that exist registered.
-			toks, err := q.JoinTokenListByCluster(ctx, cl.ID)
-			require.NoError(t, err)
-			require.Len(t, toks, 1)
-			require.EqualValues(t, len(tt.nodes), toks[0].Uses)
-			recorded, err := q.JoinTokenNodeListByToken(ctx, tok.ID)
-			require.NoError(t, err)
-			require.Len(t, recorded, len(tt.nodes), "the sync keeps the joins it did not see as CSRs")
-			for _, n := range recorded {
-				require.Equal(t, slices.Contains(tt.registered, n.NodeName), n.RegisteredAt.Valid, n.NodeName)
-				require.True(t, n.NotifiedAt.Valid, "%s was told of", n.NodeName)
+			register(tt.registered)
+			sync()
+			expect(tt.first, tt.registered)
+			var rest []string
+			for _, n := range tt.nodes {
+				if !slices.Contains(tt.registered, n) {
+					rest = append(rest, n)
+				}
 			}
-
+			register(rest)
+			sync()
+			expect(tt.then, tt.nodes)
 			// Told once: the next sync tells nothing new.
 			sync()
-			again, emailsAgain := notices()
-			require.Equal(t, words, again)
-			require.Equal(t, emails, emailsAgain)
+			expect(nil, tt.nodes)
 		})
 	}
 }

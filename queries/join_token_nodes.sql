@@ -40,9 +40,10 @@ ORDER BY join_token_nodes.first_seen, join_token_nodes.node_name;
 SELECT * FROM join_token_nodes WHERE token_id = @token_id ORDER BY first_seen, node_name;
 
 -- name: JoinTokenNodeClaimNotices :many
--- The joins of a cluster its owner has not been told of yet, claimed.
+-- The joins of a cluster its owner has not been told of yet, claimed: a
+-- node has joined once it registered its Node, not when its CSR is filed.
 UPDATE join_token_nodes SET notified_at = now()
 FROM join_tokens
 WHERE join_tokens.id = join_token_nodes.token_id AND join_tokens.cluster_id = @cluster_id
-  AND join_token_nodes.notified_at IS NULL
+  AND join_token_nodes.notified_at IS NULL AND join_token_nodes.registered_at IS NOT NULL
 RETURNING join_token_nodes.node_name, join_tokens.token_id, join_tokens.description;

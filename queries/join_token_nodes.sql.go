@@ -13,7 +13,7 @@ const joinTokenNodeClaimNotices = `-- name: JoinTokenNodeClaimNotices :many
 UPDATE join_token_nodes SET notified_at = now()
 FROM join_tokens
 WHERE join_tokens.id = join_token_nodes.token_id AND join_tokens.cluster_id = $1
-  AND join_token_nodes.notified_at IS NULL
+  AND join_token_nodes.notified_at IS NULL AND join_token_nodes.registered_at IS NOT NULL
 RETURNING join_token_nodes.node_name, join_tokens.token_id, join_tokens.description
 `
 
@@ -23,7 +23,8 @@ type JoinTokenNodeClaimNoticesRow struct {
 	Description string
 }
 
-// The joins of a cluster its owner has not been told of yet, claimed.
+// The joins of a cluster its owner has not been told of yet, claimed: a
+// node has joined once it registered its Node, not when its CSR is filed.
 func (q *Queries) JoinTokenNodeClaimNotices(ctx context.Context, clusterID int64) ([]JoinTokenNodeClaimNoticesRow, error) {
 	rows, err := q.db.Query(ctx, joinTokenNodeClaimNotices, clusterID)
 	if err != nil {

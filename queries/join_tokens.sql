@@ -58,9 +58,11 @@ WHERE clusters.status = 'ready'
        OR join_token_nodes.token_id IS NOT NULL);
 
 -- name: JoinTokenCountUses :one
--- Uses are the distinct nodes that joined with the token.
+-- Uses are the distinct nodes that joined with the token and registered
+-- their Node: a kubelet whose CSR is still pending has not used it yet.
 UPDATE join_tokens
-SET uses = (SELECT count(*) FROM join_token_nodes WHERE join_token_nodes.token_id = join_tokens.id)
+SET uses = (SELECT count(*) FROM join_token_nodes
+            WHERE join_token_nodes.token_id = join_tokens.id AND join_token_nodes.registered_at IS NOT NULL)
 WHERE id = @id
 RETURNING *;
 

@@ -47,12 +47,14 @@ func (q *Queries) JoinTokenClustersToSync(ctx context.Context) ([]int64, error) 
 
 const joinTokenCountUses = `-- name: JoinTokenCountUses :one
 UPDATE join_tokens
-SET uses = (SELECT count(*) FROM join_token_nodes WHERE join_token_nodes.token_id = join_tokens.id)
+SET uses = (SELECT count(*) FROM join_token_nodes
+            WHERE join_token_nodes.token_id = join_tokens.id AND join_token_nodes.registered_at IS NOT NULL)
 WHERE id = $1
 RETURNING id, cluster_id, token_id, token_hash, sealed_token, description, expires_at, max_uses, uses, revoked_at, used_up_at, created_at
 `
 
-// Uses are the distinct nodes that joined with the token.
+// Uses are the distinct nodes that joined with the token and registered
+// their Node: a kubelet whose CSR is still pending has not used it yet.
 func (q *Queries) JoinTokenCountUses(ctx context.Context, id int64) (JoinToken, error) {
 	row := q.db.QueryRow(ctx, joinTokenCountUses, id)
 	var i JoinToken

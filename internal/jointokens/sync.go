@@ -26,10 +26,12 @@ const nodeUserPrefix = "system:node:"
 // Sync learns from a ready cluster's CertificateSigningRequests and Nodes
 // which nodes joined with which of its tokens: kubelet TLS bootstrap files
 // each CSR as system:bootstrap:<token id>, for CN system:node:<name>. It
-// records each node once, counts the token's uses, deletes the bootstrap
-// Secret of a token that reached its use limit, and notes when each
-// recorded node registered its Node object (a node that filed its CSR but
-// never registered is stuck). Running it twice changes nothing.
+// records each node once, notes when each recorded node registered its
+// Node object (a node that filed its CSR but never registered is stuck),
+// then counts the token's uses and deletes the bootstrap Secret of a token
+// that reached its use limit. A use is a node that registered: while a
+// kubelet's CSR is pending, it may reconnect with the token and must
+// still be able to finish. Running it twice changes nothing.
 //
 // more reports whether the cluster still has something to sync (a token in
 // use, a node not registered yet): its check stays due, else it goes idle.
@@ -69,6 +71,9 @@ func (s *Service) Sync(ctx context.Context, clusterID int64) (more bool, err err
 	if err := s.syncRegistered(ctx, q, client, c); err != nil {
 		return true, err
 	}
+	if err := s.countUses(ctx, q, client, tokens); err != nil {
+		return true, err
+	}
 	// What this sync changed decides: a token used up or a node
 	// registered may leave nothing more to do.
 	tokens, err = q.JoinTokenListToSync(ctx, c.ID)
@@ -82,7 +87,7 @@ func (s *Service) Sync(ctx context.Context, clusterID int64) (more bool, err err
 	return len(tokens) > 0 || awaiting > 0, nil
 }
 
-// syncCSRs records the nodes of the tokens' CSRs and the tokens' uses.
+// syncCSRs records the nodes of the tokens' CSRs.
 func (s *Service) syncCSRs(ctx context.Context, q *queries.Queries, client syncClient, c queries.Cluster, tokens []queries.JoinToken) error {
 	csrs, err := client.certs.CertificateSigningRequests().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -109,6 +114,13 @@ func (s *Service) syncCSRs(ctx context.Context, q *queries.Queries, client syncC
 			return fmt.Errorf("record node %s of join token %d: %w", node, t.ID, err)
 		}
 	}
+	return nil
+}
+
+// countUses counts the tokens' uses, the nodes that joined with each and
+// registered, and retires a token that reached its limit: its Secret
+// deleted (the bootstrap token stops authenticating), marked used up.
+func (s *Service) countUses(ctx context.Context, q *queries.Queries, client syncClient, tokens []queries.JoinToken) error {
 	for _, t := range tokens {
 		t, err := q.JoinTokenCountUses(ctx, t.ID)
 		if err != nil {
