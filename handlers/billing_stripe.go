@@ -50,7 +50,10 @@ func (h *Handlers) checkout(c echo.Context, orderID int64) error {
 
 // stripeWebhook is POST /webhooks/stripe: Stripe's event deliveries,
 // verified by their signature (400 with nothing changed when it does not
-// verify), applied once however often they come.
+// verify, or is dated too long ago or in the future), applied once
+// however often they come. A verified event that does not fit the order
+// it names is logged and acknowledged with nothing changed: sent again,
+// it would be refused again.
 func (h *Handlers) stripeWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxStripeEvent+1))
@@ -61,10 +64,12 @@ func (h *Handlers) stripeWebhook(c echo.Context) error {
 		return c.JSON(http.StatusRequestEntityTooLarge, apiError{Error: apiErrorBody{Code: "too_large", Message: "event too large"}})
 	}
 	err = h.Billing.StripeEvent(ctx, body, c.Request().Header.Get("Stripe-Signature"))
-	if errors.Is(err, stripepay.ErrSignature) {
+	switch {
+	case errors.Is(err, stripepay.ErrSignature):
 		return c.JSON(http.StatusBadRequest, apiError{Error: apiErrorBody{Code: "bad_signature", Message: locale.T(ctx, "ErrStripeSignature")}})
-	}
-	if err != nil {
+	case errors.Is(err, billing.ErrEventRefused):
+		h.Logger.WarnContext(ctx, "stripe event refused", "error", err)
+	case err != nil:
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]bool{"received": true})

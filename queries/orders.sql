@@ -10,10 +10,9 @@ SELECT * FROM orders WHERE id = @id;
 -- An order of one user; for another user, no row.
 SELECT * FROM orders WHERE id = @id AND user_id = @user_id;
 
--- name: OrderByNumber :one
-SELECT * FROM orders WHERE number = @number;
-
 -- name: OrderByStripeSession :one
+-- The order a Checkout Session was opened for: the only way a session's
+-- webhook events find their order.
 SELECT * FROM orders WHERE stripe_session_id = @stripe_session_id;
 
 -- name: OrderLock :one
@@ -23,7 +22,12 @@ SELECT * FROM orders WHERE id = @id FOR UPDATE;
 SELECT * FROM orders WHERE user_id = @user_id AND status = 'pending';
 
 -- name: OrderSetStripeSession :one
-UPDATE orders SET stripe_session_id = @stripe_session_id WHERE id = @id RETURNING *;
+-- A pending order's Checkout Session (NULL: none), replacing @previous
+-- only: of two sessions opened at once, one is kept; no row when the
+-- other won or the order is no longer pending.
+UPDATE orders SET stripe_session_id = sqlc.narg('stripe_session_id')
+WHERE id = @id AND status = 'pending' AND stripe_session_id IS NOT DISTINCT FROM sqlc.narg('previous')::text
+RETURNING *;
 
 -- name: OrderMarkPaid :one
 -- Pending (or expired: money that came late is still taken) to paid, with

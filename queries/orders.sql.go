@@ -11,41 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const orderByNumber = `-- name: OrderByNumber :one
-SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at FROM orders WHERE number = $1
-`
-
-func (q *Queries) OrderByNumber(ctx context.Context, number string) (Order, error) {
-	row := q.db.QueryRow(ctx, orderByNumber, number)
-	var i Order
-	err := row.Scan(
-		&i.ID,
-		&i.Number,
-		&i.UserID,
-		&i.PlanID,
-		&i.Period,
-		&i.Kind,
-		&i.Currency,
-		&i.Amount,
-		&i.Credit,
-		&i.Tax,
-		&i.TaxLabel,
-		&i.Total,
-		&i.Status,
-		&i.Method,
-		&i.Reference,
-		&i.StripeSessionID,
-		&i.PeriodStart,
-		&i.PeriodEnd,
-		&i.RefundedAmount,
-		&i.CreatedAt,
-		&i.ExpiresAt,
-		&i.PaidAt,
-		&i.ClosedAt,
-	)
-	return i, err
-}
-
 const orderByReference = `-- name: OrderByReference :one
 SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at FROM orders WHERE reference = $1 AND method = 'stripe' ORDER BY id DESC LIMIT 1
 `
@@ -86,6 +51,8 @@ const orderByStripeSession = `-- name: OrderByStripeSession :one
 SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at FROM orders WHERE stripe_session_id = $1
 `
 
+// The order a Checkout Session was opened for: the only way a session's
+// webhook events find their order.
 func (q *Queries) OrderByStripeSession(ctx context.Context, stripeSessionID pgtype.Text) (Order, error) {
 	row := q.db.QueryRow(ctx, orderByStripeSession, stripeSessionID)
 	var i Order
@@ -723,16 +690,22 @@ func (q *Queries) OrderRefund(ctx context.Context, arg OrderRefundParams) (Order
 }
 
 const orderSetStripeSession = `-- name: OrderSetStripeSession :one
-UPDATE orders SET stripe_session_id = $1 WHERE id = $2 RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at
+UPDATE orders SET stripe_session_id = $1
+WHERE id = $2 AND status = 'pending' AND stripe_session_id IS NOT DISTINCT FROM $3::text
+RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at
 `
 
 type OrderSetStripeSessionParams struct {
 	StripeSessionID pgtype.Text
 	ID              int64
+	Previous        pgtype.Text
 }
 
+// A pending order's Checkout Session (NULL: none), replacing @previous
+// only: of two sessions opened at once, one is kept; no row when the
+// other won or the order is no longer pending.
 func (q *Queries) OrderSetStripeSession(ctx context.Context, arg OrderSetStripeSessionParams) (Order, error) {
-	row := q.db.QueryRow(ctx, orderSetStripeSession, arg.StripeSessionID, arg.ID)
+	row := q.db.QueryRow(ctx, orderSetStripeSession, arg.StripeSessionID, arg.ID, arg.Previous)
 	var i Order
 	err := row.Scan(
 		&i.ID,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,6 +27,13 @@ var (
 	ErrNotPaid = errors.New("ErrBillingNotPaid")
 )
 
+// ErrEventRefused is wrapped by StripeEvent's error for a verified event
+// that does not fit the order it names: not from the Checkout Session
+// opened for it, another amount or currency, an order not paid by Stripe.
+// Nothing changed; Stripe sending it again would change nothing either,
+// so the delivery is acknowledged and the reason logged.
+var ErrEventRefused = errors.New("stripe event refused")
+
 // stripe is the Stripe client for the settings' key: StripeURL (tests:
 // stripe-mock), else Stripe's API.
 func (s *Service) stripe(st Settings) *stripepay.Client {
@@ -33,9 +41,12 @@ func (s *Service) stripe(st Settings) *stripepay.Client {
 }
 
 // Checkout opens a Stripe Checkout Session for the user's pending Stripe
-// order and returns its URL; the session is kept on the order, so its
-// webhook events find it. returnURL is the order's page: Stripe sends the
-// buyer back there, paid or not.
+// order and returns its URL; the session is kept on the order, and only
+// its webhook events pay it. An order has one session at a time: while
+// the one kept is open, the buyer goes back to it; once it is complete
+// (paid, or a payment under way), to the order page to wait for Stripe's
+// word; only once it has expired is another opened. returnURL is the
+// order's page: Stripe sends the buyer back there, paid or not.
 func (s *Service) Checkout(ctx context.Context, userID, orderID int64, email, returnURL string) (string, error) {
 	q := queries.New(s.Pool)
 	o, err := q.OrderGetForUser(ctx, queries.OrderGetForUserParams{ID: orderID, UserID: userID})
@@ -58,33 +69,61 @@ func (s *Service) Checkout(ctx context.Context, userID, orderID int64, email, re
 	if !st.Accepts(MethodStripe) {
 		return "", ErrMethod
 	}
+	client := s.stripe(st)
+	returned := returnURL + "?checkout=done"
+	if o.StripeSessionID.Valid {
+		kept, err := client.CheckoutSession(ctx, o.StripeSessionID.String)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrStripe, err)
+		}
+		switch kept.Status {
+		case stripepay.CheckoutOpen:
+			return kept.URL, nil
+		case stripepay.CheckoutComplete:
+			return returned, nil
+		}
+	}
 	plan, err := q.PlanGet(ctx, o.PlanID)
 	if err != nil {
 		return "", fmt.Errorf("load plan %d: %w", o.PlanID, err)
 	}
-	co, err := s.stripe(st).CreateCheckout(ctx, stripepay.CheckoutInput{
+	co, err := client.CreateCheckout(ctx, stripepay.CheckoutInput{
 		OrderNumber: o.Number, Amount: o.Total, Currency: o.Currency,
 		ProductName:   fmt.Sprintf("%s (%s)", plan.Name, o.Period),
-		CustomerEmail: email, SuccessURL: returnURL + "?checkout=done", CancelURL: returnURL, ExpiresAt: o.ExpiresAt.Time,
+		CustomerEmail: email, SuccessURL: returned, CancelURL: returnURL, ExpiresAt: o.ExpiresAt.Time,
 	})
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrStripe, err)
 	}
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if _, err := q.OrderSetStripeSession(ctx, queries.OrderSetStripeSessionParams{ID: o.ID, StripeSessionID: pgText(co.ID)}); err != nil {
+		_, err := q.OrderSetStripeSession(ctx, queries.OrderSetStripeSessionParams{
+			ID: o.ID, StripeSessionID: pgText(co.ID), Previous: o.StripeSessionID,
+		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Another Pay now kept its session first, or the order closed:
+			// this session stays unknown to the order, and its URL unsent.
+			return fmt.Errorf("%w: order %s changed while checkout session %s opened", ErrStripe, o.Number, co.ID)
+		}
+		if err != nil {
 			return fmt.Errorf("keep checkout session: %w", err)
 		}
 		return s.event(ctx, q, o.ID, "checkout", userID, map[string]any{"session": co.ID})
 	})
-	return co.URL, err
+	if err != nil {
+		return "", err
+	}
+	return co.URL, nil
 }
 
 // StripeEvent verifies a webhook delivery's signature with the settings'
 // secret and applies it: ErrSignature (wrapped) when it does not verify,
-// and nothing changes. Each event is applied once (its id is unique among
-// the orders' events); a redelivery, or an event that arrives after a
-// later one (an expiry after the payment), changes nothing.
+// or it is dated too long ago or ahead of our clock, and nothing changes.
+// An event that does not fit its order is ErrEventRefused (wrapped), and
+// nothing changes either (eventOrder). Each event is applied once (its
+// id is unique among the orders' events); a redelivery, or an event that
+// arrives after a later one (an expiry after the payment), changes
+// nothing.
 func (s *Service) StripeEvent(ctx context.Context, payload []byte, signature string) error {
 	st, err := LoadSettings(ctx, queries.New(s.Pool), s.Box)
 	if err != nil {
@@ -93,7 +132,7 @@ func (s *Service) StripeEvent(ctx context.Context, payload []byte, signature str
 	if st.StripeWebhookSecret == "" {
 		return fmt.Errorf("%w: no webhook secret set", stripepay.ErrSignature)
 	}
-	ev, err := stripepay.ParseEvent(payload, signature, st.StripeWebhookSecret)
+	ev, err := stripepay.ParseEvent(payload, signature, st.StripeWebhookSecret, s.now())
 	if err != nil {
 		return err
 	}
@@ -122,10 +161,16 @@ func (s *Service) StripeEvent(ctx context.Context, payload []byte, signature str
 		}
 		switch ev.Type {
 		case stripepay.EventCheckoutExpired:
-			if o.Status == OrderPending && o.StripeSessionID.String == ev.SessionID {
+			if o.Status == OrderPending {
 				return s.close(ctx, q, o, OrderExpired, audit.Actor{}, "checkout expired")
 			}
 		case stripepay.EventCheckoutAsyncPaymentFailed:
+			if o.Status == OrderPending {
+				// The session is spent: Pay now opens another.
+				if _, err := q.OrderSetStripeSession(ctx, queries.OrderSetStripeSessionParams{ID: o.ID, Previous: o.StripeSessionID}); err != nil {
+					return fmt.Errorf("forget failed checkout session: %w", err)
+				}
+			}
 			return s.tell(ctx, tx, o.UserID, EmailPaymentFailed, map[string]any{"Order": o.Number})
 		case stripepay.EventChargeRefunded:
 			if o.Status == OrderPaid || o.Status == OrderRefunded {
@@ -136,25 +181,32 @@ func (s *Service) StripeEvent(ctx context.Context, payload []byte, signature str
 	})
 }
 
-// eventOrder is the order an event is about, locked: by its Checkout
-// Session, else by the order number in its metadata, else by its
-// PaymentIntent. An event about no order of ours is acknowledged and
-// ignored (found false).
+// eventOrder is the order an event is about, locked, once the event is
+// found to fit it. A Checkout Session's event finds only the order the
+// session was opened for (its order number in the metadata or
+// client_reference_id is anyone's to write, on a payment link of the same
+// Stripe account); a charge's, only the Stripe order its PaymentIntent
+// paid. The order must be a Stripe one, and the session's or charge's
+// amount and currency the order's total and currency: ErrEventRefused
+// otherwise. An event about no order of ours that names none is
+// acknowledged and ignored (found false); one that names an order is
+// refused, to be logged.
 func (s *Service) eventOrder(ctx context.Context, q *queries.Queries, ev stripepay.Event) (queries.Order, bool, error) {
 	var (
 		o   queries.Order
 		err = pgx.ErrNoRows
 	)
-	if ev.SessionID != "" {
+	switch {
+	case ev.SessionID != "":
 		o, err = q.OrderByStripeSession(ctx, pgText(ev.SessionID))
-	}
-	if errors.Is(err, pgx.ErrNoRows) && ev.OrderNumber != "" {
-		o, err = q.OrderByNumber(ctx, ev.OrderNumber)
-	}
-	if errors.Is(err, pgx.ErrNoRows) && ev.PaymentIntentID != "" {
+	case ev.Type == stripepay.EventChargeRefunded && ev.PaymentIntentID != "":
 		o, err = q.OrderByReference(ctx, ev.PaymentIntentID)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
+		if ev.OrderNumber != "" {
+			return o, false, fmt.Errorf("%w: %s %s names order %q but is of no session or payment of ours (session %q, payment %q)",
+				ErrEventRefused, ev.Type, ev.ID, ev.OrderNumber, ev.SessionID, ev.PaymentIntentID)
+		}
 		return o, false, nil
 	}
 	if err != nil {
@@ -164,7 +216,17 @@ func (s *Service) eventOrder(ctx context.Context, q *queries.Queries, ev stripep
 	if err != nil {
 		return o, false, fmt.Errorf("lock order %d: %w", o.ID, err)
 	}
-	return o, true, nil
+	switch {
+	case o.Method != MethodStripe:
+		err = fmt.Errorf("order %s is paid by %s", o.Number, o.Method)
+	case ev.Amount != o.Total || !strings.EqualFold(ev.Currency, o.Currency):
+		err = fmt.Errorf("%s %d for order %s of %s %d", ev.Currency, ev.Amount, o.Number, o.Currency, o.Total)
+	case ev.AmountRefunded > o.Total:
+		err = fmt.Errorf("%d refunded of order %s of %d", ev.AmountRefunded, o.Number, o.Total)
+	default:
+		return o, true, nil
+	}
+	return o, false, fmt.Errorf("%w: %s %s: %w", ErrEventRefused, ev.Type, ev.ID, err)
 }
 
 // Refund gives back amount of a paid order, by an admin for a reason:

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,11 +56,22 @@ type CheckoutInput struct {
 	ExpiresAt     time.Time // optional, Stripe's default is 24 hours; see checkoutExpiry
 }
 
-// Checkout is a created Checkout Session: send the customer to URL.
+// Checkout is a Checkout Session: while Status is CheckoutOpen, send the
+// customer to URL.
 type Checkout struct {
-	ID  string
-	URL string
+	ID     string
+	URL    string
+	Status string // CheckoutOpen, CheckoutComplete or CheckoutExpired
 }
+
+// A Checkout Session's status: open until it is paid for (complete, the
+// payment made or, for a method that confirms later, under way) or
+// expires.
+const (
+	CheckoutOpen     = string(stripe.CheckoutSessionStatusOpen)
+	CheckoutComplete = string(stripe.CheckoutSessionStatusComplete)
+	CheckoutExpired  = string(stripe.CheckoutSessionStatusExpired)
+)
 
 // walletMethods are the payment methods offered beside cards, each in the
 // presentment currencies Stripe lists for it in Checkout ("Determine
@@ -184,7 +196,16 @@ func (c *Client) CreateCheckout(ctx context.Context, in CheckoutInput) (Checkout
 	if err != nil {
 		return Checkout{}, fmt.Errorf("stripe checkout for order %q: %w", in.OrderNumber, err)
 	}
-	return Checkout{ID: s.ID, URL: s.URL}, nil
+	return Checkout{ID: s.ID, URL: s.URL, Status: string(s.Status)}, nil
+}
+
+// CheckoutSession is the Checkout Session id as Stripe has it now.
+func (c *Client) CheckoutSession(ctx context.Context, id string) (Checkout, error) {
+	s, err := c.sc.V1CheckoutSessions.Retrieve(ctx, id, nil)
+	if err != nil {
+		return Checkout{}, fmt.Errorf("stripe checkout session %s: %w", id, err)
+	}
+	return Checkout{ID: s.ID, URL: s.URL, Status: string(s.Status)}, nil
 }
 
 // Refund refunds amount (minor units, positive) of a PaymentIntent's
@@ -226,31 +247,62 @@ type Event struct {
 	PaymentIntentID string // checkout.session.* once paid, charge.refunded
 	OrderNumber     string // from metadata; else a session's client_reference_id
 	PaymentStatus   string // checkout.session.*: "paid", "unpaid", "no_payment_required"
-	AmountRefunded  int64  // charge.refunded: the total refunded so far, minor units
+	// Amount is a session's amount_total, or a charge's amount, in minor
+	// units of Currency (lower case, as Stripe writes it).
+	Amount         int64
+	Currency       string
+	AmountRefunded int64 // charge.refunded: the total refunded so far, minor units
 }
 
 // ErrSignature is wrapped by ParseEvent's error when the payload's
-// Stripe-Signature header is missing, malformed, does not match, or is
-// older than the tolerance (5 minutes): the request did not come from
-// Stripe, or is a replay.
+// Stripe-Signature header is missing, malformed or does not match, when
+// it was signed longer ago than Tolerance, or when the signature or the
+// event claims a time more than MaxClockSkew ahead: the request did not
+// come from Stripe, or is a replay.
 var ErrSignature = errors.New("stripe webhook signature not valid")
 
+// ErrFuture is wrapped, with ErrSignature, by ParseEvent's error for a
+// signature or an event dated more than MaxClockSkew after now. Stripe
+// dates both when it sends, so only a forgery (or a clock gone wrong)
+// comes from the future; a signature dated ahead would also outlast the
+// Tolerance that bounds replays.
+var ErrFuture = errors.New("stripe webhook dated in the future")
+
+const (
+	// Tolerance is how long after its signing a delivery is accepted.
+	Tolerance = webhook.DefaultTolerance
+	// MaxClockSkew is how far ahead of our clock Stripe's may run.
+	MaxClockSkew = 5 * time.Minute
+)
+
 // ParseEvent verifies a webhook payload's Stripe-Signature header with the
-// endpoint's signing secret and reads the event. Events of an API version
-// other than stripe-go's are accepted: the account's version decides the
-// shape, and the few fields read here are the same in all recent ones.
-func ParseEvent(payload []byte, sigHeader, secret string) (Event, error) {
+// endpoint's signing secret, checks the signature's and the event's time
+// against now, and reads the event. Events of an API version other than
+// stripe-go's are accepted: the account's version decides the shape, and
+// the few fields read here are the same in all recent ones.
+func ParseEvent(payload []byte, sigHeader, secret string, now time.Time) (Event, error) {
+	// The times are checked below, on the caller's clock.
 	e, err := webhook.ConstructEventWithOptions(payload, sigHeader, secret, webhook.ConstructEventOptions{
-		IgnoreAPIVersionMismatch: true,
+		IgnoreAPIVersionMismatch: true, IgnoreTolerance: true,
 	})
 	if err != nil {
 		if errors.Is(err, webhook.ErrNotSigned) || errors.Is(err, webhook.ErrInvalidHeader) ||
-			errors.Is(err, webhook.ErrNoValidSignature) || errors.Is(err, webhook.ErrTooOld) {
+			errors.Is(err, webhook.ErrNoValidSignature) {
 			return Event{}, fmt.Errorf("%w: %w", ErrSignature, err)
 		}
 		return Event{}, fmt.Errorf("stripe webhook: %w", err)
 	}
-	ev := Event{ID: e.ID, Type: string(e.Type), Created: time.Unix(e.Created, 0).UTC()}
+	signed := signedAt(sigHeader)
+	created := time.Unix(e.Created, 0).UTC()
+	switch {
+	case now.Sub(signed) > Tolerance:
+		return Event{}, fmt.Errorf("%w: event %s signed at %s: %w", ErrSignature, e.ID, signed.UTC().Format(time.RFC3339), webhook.ErrTooOld)
+	case signed.Sub(now) > MaxClockSkew:
+		return Event{}, fmt.Errorf("%w: event %s signed at %s: %w", ErrSignature, e.ID, signed.UTC().Format(time.RFC3339), ErrFuture)
+	case created.Sub(now) > MaxClockSkew:
+		return Event{}, fmt.Errorf("%w: event %s created at %s: %w", ErrSignature, e.ID, created.Format(time.RFC3339), ErrFuture)
+	}
+	ev := Event{ID: e.ID, Type: string(e.Type), Created: created}
 	switch ev.Type {
 	case EventCheckoutCompleted, EventCheckoutAsyncPaymentSucceeded, EventCheckoutAsyncPaymentFailed, EventCheckoutExpired:
 		var s stripe.CheckoutSession
@@ -266,6 +318,7 @@ func ParseEvent(payload []byte, sigHeader, secret string) (Event, error) {
 			ev.OrderNumber = s.ClientReferenceID
 		}
 		ev.PaymentStatus = string(s.PaymentStatus)
+		ev.Amount, ev.Currency = s.AmountTotal, string(s.Currency)
 	case EventChargeRefunded:
 		var ch stripe.Charge
 		if err := eventObject(e, &ch); err != nil {
@@ -275,9 +328,24 @@ func ParseEvent(payload []byte, sigHeader, secret string) (Event, error) {
 			ev.PaymentIntentID = ch.PaymentIntent.ID
 		}
 		ev.OrderNumber = ch.Metadata[metadataOrderNumber]
+		ev.Amount, ev.Currency = ch.Amount, string(ch.Currency)
 		ev.AmountRefunded = ch.AmountRefunded
 	}
 	return ev, nil
+}
+
+// signedAt is the time of a Stripe-Signature header that verified
+// ("t=1495999758,v1=..."): its last t, as stripe-go reads it.
+func signedAt(header string) time.Time {
+	var at time.Time
+	for pair := range strings.SplitSeq(header, ",") {
+		if v, ok := strings.CutPrefix(pair, "t="); ok {
+			if sec, err := strconv.ParseInt(v, 10, 64); err == nil {
+				at = time.Unix(sec, 0)
+			}
+		}
+	}
+	return at
 }
 
 func eventObject(e stripe.Event, v any) error {

@@ -143,6 +143,7 @@ func TestCreateCheckout(t *testing.T) {
 			require.NoError(t, err)
 			require.Regexp(t, `^cs_test_\w+$`, co.ID)
 			require.Regexp(t, `^https://checkout\.stripe\.com/`, co.URL)
+			require.Equal(t, stripepay.CheckoutOpen, co.Status)
 
 			form := b.onlyRequest(t, "/v1/checkout/sessions")
 			want := map[string]string{
@@ -167,6 +168,20 @@ func TestCreateCheckout(t *testing.T) {
 			require.Equal(t, want, flat(t, form))
 		})
 	}
+}
+
+// TestCheckoutSession: a session is read back by its id, with its status
+// and URL.
+func TestCheckoutSession(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testenv.StripeMock(t))
+
+	co, err := b.client.CheckoutSession(context.Background(), "cs_test_kept")
+	require.NoError(t, err)
+	require.Equal(t, "cs_test_kept", co.ID)
+	require.Equal(t, stripepay.CheckoutOpen, co.Status)
+	require.Regexp(t, `^https://checkout\.stripe\.com/`, co.URL)
+	b.onlyRequest(t, "/v1/checkout/sessions/cs_test_kept")
 }
 
 // TestCheckoutExpiry: expires_at is sent only when asked for, and moved
@@ -329,6 +344,7 @@ func sign(payload []byte, secret string, at time.Time) string {
 
 // TestParseEvent: each handled type gives the session or charge fields
 // the billing domain needs; any other type only its ID, type and time.
+// Times are checked on the caller's clock, not the machine's.
 func TestParseEvent(t *testing.T) {
 	t.Parallel()
 	b := setup(t, testenv.StripeMock(t))
@@ -347,8 +363,9 @@ func TestParseEvent(t *testing.T) {
 	}{
 		{
 			"completed, paid", stripepay.EventCheckoutCompleted,
-			session(map[string]any{"id": "cs_test_1", "payment_intent": "pi_1", "payment_status": "paid", "client_reference_id": "KB-1", "metadata": map[string]any{"order_number": "KB-1"}}),
-			stripepay.Event{SessionID: "cs_test_1", PaymentIntentID: "pi_1", OrderNumber: "KB-1", PaymentStatus: "paid"},
+			session(map[string]any{"id": "cs_test_1", "payment_intent": "pi_1", "payment_status": "paid", "client_reference_id": "KB-1", "metadata": map[string]any{"order_number": "KB-1"},
+				"amount_total": 9900, "currency": "cny"}),
+			stripepay.Event{SessionID: "cs_test_1", PaymentIntentID: "pi_1", OrderNumber: "KB-1", PaymentStatus: "paid", Amount: 9900, Currency: "cny"},
 		},
 		{
 			"completed, payment pending, order from client_reference_id", stripepay.EventCheckoutCompleted,
@@ -372,13 +389,13 @@ func TestParseEvent(t *testing.T) {
 		},
 		{
 			"charge refunded", stripepay.EventChargeRefunded,
-			charge(map[string]any{"id": "ch_6", "payment_intent": "pi_6", "amount": 9900, "amount_refunded": 2500, "refunded": false, "metadata": map[string]any{"order_number": "KB-6"}}),
-			stripepay.Event{PaymentIntentID: "pi_6", OrderNumber: "KB-6", AmountRefunded: 2500},
+			charge(map[string]any{"id": "ch_6", "payment_intent": "pi_6", "amount": 9900, "currency": "usd", "amount_refunded": 2500, "refunded": false, "metadata": map[string]any{"order_number": "KB-6"}}),
+			stripepay.Event{PaymentIntentID: "pi_6", OrderNumber: "KB-6", Amount: 9900, Currency: "usd", AmountRefunded: 2500},
 		},
 		{
 			"charge refunded, no order in metadata", stripepay.EventChargeRefunded,
-			charge(map[string]any{"id": "ch_7", "payment_intent": "pi_7", "amount": 9900, "amount_refunded": 9900, "refunded": true, "metadata": map[string]any{}}),
-			stripepay.Event{PaymentIntentID: "pi_7", AmountRefunded: 9900},
+			charge(map[string]any{"id": "ch_7", "payment_intent": "pi_7", "amount": 9900, "currency": "usd", "amount_refunded": 9900, "refunded": true, "metadata": map[string]any{}}),
+			stripepay.Event{PaymentIntentID: "pi_7", Amount: 9900, Currency: "usd", AmountRefunded: 9900},
 		},
 		{
 			"another type", "customer.created",
@@ -392,7 +409,7 @@ func TestParseEvent(t *testing.T) {
 			id := "evt_" + strconv.Itoa(i)
 			payload := eventPayload(t, id, tt.typ, created.Unix(), tt.obj)
 
-			got, err := stripepay.ParseEvent(payload, sign(payload, webhookSecret, time.Now()), webhookSecret)
+			got, err := stripepay.ParseEvent(payload, sign(payload, webhookSecret, created), webhookSecret, created.Add(time.Minute))
 			require.NoError(t, err)
 			want := tt.want
 			want.ID, want.Type, want.Created = id, tt.typ, created
@@ -402,36 +419,50 @@ func TestParseEvent(t *testing.T) {
 }
 
 // TestParseEventRefusesBadSignature: a payload not signed with the
-// endpoint's secret, changed after signing, or signed too long ago is
-// refused with ErrSignature; a well-signed body that is not an event is
-// refused for that.
+// endpoint's secret, changed after signing, signed too long ago, or
+// signed or created more than the clock skew ahead of now is refused
+// with ErrSignature; within the skew it is taken; a well-signed body that
+// is not an event is refused for that.
 func TestParseEventRefusesBadSignature(t *testing.T) {
 	t.Parallel()
-	payload := eventPayload(t, "evt_sig", stripepay.EventCheckoutCompleted, time.Now().Unix(),
-		map[string]any{"id": "cs_test_sig", "object": "checkout.session", "metadata": map[string]any{"order_number": "KB-SIG"}})
+	now := time.Now()
+	payloadAt := func(created time.Time) []byte {
+		return eventPayload(t, "evt_sig", stripepay.EventCheckoutCompleted, created.Unix(),
+			map[string]any{"id": "cs_test_sig", "object": "checkout.session", "metadata": map[string]any{"order_number": "KB-SIG"}})
+	}
+	payload := payloadAt(now)
+	ahead := payloadAt(now.Add(stripepay.MaxClockSkew + time.Minute))
 	tests := []struct {
 		name    string
 		payload []byte
 		header  string
 		cause   error
 	}{
-		{"other secret", payload, sign(payload, "whsec_other", time.Now()), webhook.ErrNoValidSignature},
-		{"changed after signing", bytes.Replace(payload, []byte("KB-SIG"), []byte("KB-XXX"), 1), sign(payload, webhookSecret, time.Now()), webhook.ErrNoValidSignature},
-		{"stale timestamp", payload, sign(payload, webhookSecret, time.Now().Add(-10*time.Minute)), webhook.ErrTooOld},
+		{"other secret", payload, sign(payload, "whsec_other", now), webhook.ErrNoValidSignature},
+		{"changed after signing", bytes.Replace(payload, []byte("KB-SIG"), []byte("KB-XXX"), 1), sign(payload, webhookSecret, now), webhook.ErrNoValidSignature},
+		{"stale timestamp", payload, sign(payload, webhookSecret, now.Add(-stripepay.Tolerance-time.Minute)), webhook.ErrTooOld},
+		{"signed in the future", payload, sign(payload, webhookSecret, now.Add(stripepay.MaxClockSkew+time.Minute)), stripepay.ErrFuture},
+		{"created in the future", ahead, sign(ahead, webhookSecret, now), stripepay.ErrFuture},
 		{"no header", payload, "", webhook.ErrNotSigned},
 		{"malformed header", payload, "t=yesterday,v1=00", webhook.ErrInvalidHeader},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := stripepay.ParseEvent(tt.payload, tt.header, webhookSecret)
+			_, err := stripepay.ParseEvent(tt.payload, tt.header, webhookSecret, now)
 			require.ErrorIs(t, err, stripepay.ErrSignature)
 			require.ErrorIs(t, err, tt.cause)
 		})
 	}
 
+	// Stripe's clock a little ahead of ours: taken.
+	skewed := payloadAt(now.Add(stripepay.MaxClockSkew - time.Minute))
+	ev, err := stripepay.ParseEvent(skewed, sign(skewed, webhookSecret, now.Add(stripepay.MaxClockSkew-time.Minute)), webhookSecret, now)
+	require.NoError(t, err)
+	require.Equal(t, "cs_test_sig", ev.SessionID)
+
 	notEvent := []byte(`{"id":"cs_test_sig","object":"checkout.session"}`)
-	_, err := stripepay.ParseEvent(notEvent, sign(notEvent, webhookSecret, time.Now()), webhookSecret)
+	_, err = stripepay.ParseEvent(notEvent, sign(notEvent, webhookSecret, now), webhookSecret, now)
 	require.Error(t, err)
 	require.False(t, errors.Is(err, stripepay.ErrSignature), "%v", err)
 }
