@@ -33,21 +33,33 @@ func testPNG(t *testing.T, w, h int, c color.Color) []byte {
 }
 
 // bombPNG is a valid PNG header announcing 100000 x 100000 pixels.
-func bombPNG() []byte { return pngHeader(100_000, 100_000, 8, 6) }
+func bombPNG() []byte { return pngHeader(100_000, 100_000, 8, 6, 0) }
 
 // pngHeader is a PNG signature and an IHDR chunk announcing w x h pixels of
-// the bit depth and colour type (6: RGBA), and nothing else.
-func pngHeader(w, h uint32, depth, colorType byte) []byte {
+// the bit depth and colour type (6: RGBA), interlaced (Adam7) if interlace
+// is 1, and nothing else.
+func pngHeader(w, h uint32, depth, colorType, interlace byte) []byte {
 	var ihdr bytes.Buffer
 	ihdr.WriteString("IHDR")
 	_ = binary.Write(&ihdr, binary.BigEndian, [2]uint32{w, h})
-	ihdr.Write([]byte{depth, colorType, 0, 0, 0})
+	ihdr.Write([]byte{depth, colorType, 0, 0, interlace})
 	var b bytes.Buffer
 	b.WriteString("\x89PNG\r\n\x1a\n")
 	_ = binary.Write(&b, binary.BigEndian, uint32(13))
 	b.Write(ihdr.Bytes())
 	_ = binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(ihdr.Bytes()))
 	return b.Bytes()
+}
+
+// progressiveCMYKHeader is the headers of a progressive CMYK JPEG of w x h
+// pixels, up to its first scan, where image/jpeg starts allocating.
+func progressiveCMYKHeader(w, h int) []byte {
+	b := []byte("\xff\xd8\xff\xee\x00\x0eAdobe\x00\x64\x00\x00\x00\x00\x00")         // SOI, APP14: CMYK
+	b = append(b, 0xff, 0xc2, 0, 20, 8, byte(h>>8), byte(h), byte(w>>8), byte(w), 4) // SOF2: progressive
+	for id := byte(1); id <= 4; id++ {
+		b = append(b, id, 0x11, 0)
+	}
+	return append(b, 0xff, 0xda, 0, 2) // SOS
 }
 
 // fetch GETs a path with extra headers.
@@ -152,7 +164,10 @@ func TestAvatarBadUploads(t *testing.T) {
 		{"svg", "logo.svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`), "Upload a PNG, JPEG or WebP picture."},
 		{"truncated", "cut.png", good[:len(good)-20], "The picture could not be read"},
 		{"decompression bomb", "bomb.png", bombPNG(), "The picture has too many pixels"},
-		{"16-bit RGBA, 320 MB decoded", "deep.png", pngHeader(8000, 5000, 16, 6), "The picture takes too much memory to unpack"},
+		{"16-bit RGBA, 320 MB decoded", "deep.png", pngHeader(8000, 5000, 16, 6, 0), "The picture takes too much memory to unpack"},
+		// Issue 35: within the pixel limits, but 448 and 256 MB to decode.
+		{"progressive CMYK", "cmyk.jpg", progressiveCMYKHeader(4000, 4000), "The picture takes too much memory to unpack"},
+		{"interlaced 16-bit", "adam7.png", pngHeader(4000, 4000, 16, 6, 1), "The picture takes too much memory to unpack"},
 		{"over 2 MB", "big.png", overTwoMB, "The picture is larger than 2 MB."},
 		{"no file", "", nil, "Choose a picture to upload."},
 	}

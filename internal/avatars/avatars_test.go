@@ -87,6 +87,7 @@ func TestProcessDecodesEachFormat(t *testing.T) {
 		{"png landscape", encodePNG(t, banded(600, 300))},
 		{"png portrait, small", encodePNG(t, banded(40, 90))},
 		{"jpeg", encodeJPEG(t, banded(320, 480))},
+		{"jpeg, a 10-megapixel phone photo", encodeJPEG(t, banded(3648, 2736))},
 		{"webp", webpSample},
 	}
 	for _, tt := range tests {
@@ -167,7 +168,8 @@ func TestProcessRejectsBadUploads(t *testing.T) {
 		{"too wide", pngHeader(avatars.MaxSide+1, 10), avatars.ErrDimensions},
 		{"too many pixels", pngHeader(7000, 7000), avatars.ErrDimensions},
 		{"8-bit RGBA, 144 MB decoded", pngHeader(6000, 6000), avatars.ErrDecodedSize},
-		{"16-bit grey, 8000x5000: 80 MB decoded", pngHeaderOf(8000, 5000, 16, 0), avatars.ErrCorrupt},
+		{"16-bit grey, 2000x2000: 8 MB decoded", pngHeaderOf(2000, 2000, 16, 0), avatars.ErrCorrupt},
+		{"16-bit grey, 8000x5000: 80 MB decoded", pngHeaderOf(8000, 5000, 16, 0), avatars.ErrDecodedSize},
 		{"16-bit RGBA, 8000x5000: 320 MB decoded", pngHeaderOf(8000, 5000, 16, 6), avatars.ErrDecodedSize},
 		{"zero height", pngHeader(10, 0), avatars.ErrCorrupt},
 		{"over 2 MB", append(good, make([]byte, avatars.MaxBytes)...), avatars.ErrTooLarge},
