@@ -11,12 +11,20 @@ import (
 	"github.com/kubebyon/kubebyon/internal/input"
 )
 
-// rejectUnstorableInput refuses every request whose query or form holds
-// text PostgreSQL cannot store (NUL, invalid UTF-8), before any handler,
-// rate limit or query sees it: 422 naming the fields (handleError). One
-// check here covers every form, the ones to come included.
+// rejectUnstorableInput refuses every request whose path, query or form
+// holds text PostgreSQL cannot store (NUL, invalid UTF-8), before any
+// handler, rate limit or query sees it. One check here covers every route
+// and form, the ones to come included. A path parameter that cannot be
+// stored names nothing that exists: 404, as an unknown path (and before
+// the route's sign-in or key check, as there); a query or form gets 422
+// naming the fields (handleError).
 func rejectUnstorableInput(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		for _, p := range c.ParamValues() {
+			if !input.Storable(p) {
+				return echo.ErrNotFound
+			}
+		}
 		values := c.QueryParams()
 		if hasFormBody(c.Request()) {
 			form, err := c.FormParams()

@@ -2,7 +2,10 @@ package handlers_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -175,4 +178,142 @@ func TestRequestTooLargeTranslated(t *testing.T) {
 			require.Contains(t, body, "<h1>"+tc.want+"</h1>", tc)
 		}
 	}
+}
+
+// withHeader plays a client that sends a header with every request.
+type withHeader struct {
+	name, value string
+	next        http.RoundTripper
+}
+
+func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return h.next.RoundTrip(r)
+}
+
+// TestUnstorableHeaders signs in and saves the profile with a User-Agent
+// PostgreSQL cannot store as it is (invalid UTF-8) or that is far too long:
+// both succeed, and the session and the audit events keep the header made
+// storable and cut to 512 bytes on a character boundary. (Go's server
+// refuses a NUL in a header itself, with 400.)
+func TestUnstorableHeaders(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		name, userAgent, want string
+	}{
+		{"invalid utf-8", "Mozilla/5.0 \xff\xfe (X11)", "Mozilla/5.0 \uFFFD (X11)"},
+		{"long", strings.Repeat("x", 512<<10), strings.Repeat("x", 512)},
+		{"cut on a character", strings.Repeat("名", 200), strings.Repeat("名", 170)},
+		{"invalid and long", strings.Repeat("a\xff", 400), strings.Repeat("a\uFFFD", 128)},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			name := fmt.Sprintf("agent%d", i)
+			_, email := b.signedUpUser(t, name)
+			id := b.userID(t, email)
+			c := b.client(t)
+			c.http.Transport = withHeader{name: "User-Agent", value: tt.userAgent, next: c.http.Transport}
+
+			resp := c.post("/login", "/login", url.Values{"email": {email}, "password": {"password of " + name}})
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+			resp = c.post(profilePage, profilePage, url.Values{"name": {"Agent"}, "language": {""}})
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+
+			ctx := context.Background()
+			var session string
+			require.NoError(t, b.pool.QueryRow(ctx, "SELECT user_agent FROM user_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT 1", id).Scan(&session))
+			require.Equal(t, tt.want, session)
+			rows, err := b.pool.Query(ctx, `SELECT action, user_agent FROM audit_events
+				WHERE actor_id = $1 AND action IN ('user.sign_in', 'user.update_profile') ORDER BY id`, id)
+			require.NoError(t, err)
+			stored := map[string]string{}
+			for rows.Next() {
+				var action, ua string
+				require.NoError(t, rows.Scan(&action, &ua))
+				stored[action] = ua
+			}
+			require.NoError(t, rows.Err())
+			require.Equal(t, map[string]string{"user.sign_in": tt.want, "user.update_profile": tt.want}, stored)
+		})
+	}
+}
+
+// TestUnstorablePathParams asks every route with a path parameter for a
+// NUL or invalid UTF-8 in each parameter in turn (as an admin, with a
+// valid CSRF token): each is 404 before any handler or query sees it, as
+// an unknown path is, in the route's kind of answer.
+func TestUnstorablePathParams(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpAdmin(t, "unstorable-path")
+	token := c.csrf("/settings/api-keys")
+	param := regexp.MustCompile(`:[a-zA-Z]+|\*`)
+	tested := 0
+	for _, r := range b.server.Config.Handler.(*echo.Echo).Routes() {
+		if r.Method == echo.RouteNotFound {
+			continue
+		}
+		params := param.FindAllStringIndex(r.Path, -1)
+		for i := range params {
+			for kind, value := range map[string]string{"nul": "a%00b", "invalid utf-8": "a%FFb"} {
+				n := -1
+				path := param.ReplaceAllStringFunc(r.Path, func(string) string {
+					if n++; n == i {
+						return value
+					}
+					return "1"
+				})
+				var body io.Reader = http.NoBody
+				if r.Method == http.MethodPost {
+					body = strings.NewReader(url.Values{"_csrf": {token}}.Encode())
+				}
+				req, err := http.NewRequest(r.Method, c.base+path, body)
+				require.NoError(t, err)
+				if r.Method == http.MethodPost {
+					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				}
+				resp, err := c.http.Do(req)
+				require.NoError(t, err)
+				got := readBody(t, resp)
+				where := []any{"%s %s (%s), %s: %s", r.Method, r.Path, path, kind, got}
+				require.Equal(t, http.StatusNotFound, resp.StatusCode, where...)
+				tested++
+				switch {
+				case r.Method == http.MethodHead:
+				case strings.HasPrefix(path, "/api/"), strings.HasPrefix(path, "/webhooks/"):
+					var e apiErrorJSON
+					require.NoError(t, json.Unmarshal([]byte(got), &e), where...)
+					require.Equal(t, "not_found", e.Error.Code, where...)
+				case strings.HasPrefix(path, "/join/"):
+					require.Contains(t, got, "exit 1", where...)
+				default:
+					require.Contains(t, got, `data-testid="error-page"`, where...)
+				}
+			}
+		}
+	}
+	require.GreaterOrEqual(t, tested, 100)
+}
+
+// TestUnstorablePathParamsReported is the request the report named: the
+// owner's own cluster and key, a host name with a NUL or invalid UTF-8:
+// 404 in the API's JSON, nothing recorded.
+func TestUnstorablePathParamsReported(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, email := b.signedUpUser(t, "reported-path")
+	key := c.createKey("path")
+	id := b.insertCluster(t, b.userID(t, email), "shop", "shop", "v1.34.0", "nodeport", "ready")
+	for _, name := range []string{"a%00b", "a%FFb"} {
+		r := b.apiCall(t, http.MethodDelete, fmt.Sprintf("/api/v1/clusters/%d/hostnames/%s", id, name), key, "")
+		require.Equal(t, http.StatusNotFound, r.status, r.body)
+		require.Equal(t, "application/json", r.header.Get("Content-Type"))
+		e := decodeAs[apiErrorJSON](t, r)
+		require.Equal(t, "not_found", e.Error.Code, r.body)
+		require.NotEmpty(t, e.Error.Message, r.body)
+	}
+	require.Zero(t, b.auditCount(t, "cluster.hostname_remove"))
 }

@@ -16,11 +16,13 @@ import (
 )
 
 // Limits on the settings forms, per user: they guard against guessing the
-// current password from a stolen session, and against mail floods.
+// current password from a stolen session, against mail floods, and against
+// filling the audit log (every save is an event).
 var (
 	passwordChangePerUser = ratelimit.Rule{Name: "password-change-user", Limit: 10, Window: 15 * time.Minute}
 	emailChangePerUser    = ratelimit.Rule{Name: "email-change-user", Limit: 10, Window: time.Hour}
 	avatarUploadPerUser   = ratelimit.Rule{Name: "avatar-upload-user", Limit: 30, Window: time.Hour}
+	profileSavePerUser    = ratelimit.Rule{Name: "profile-save-user", Limit: 30, Window: time.Hour}
 )
 
 // profileSettings is the profile page for u with fresh forms.
@@ -94,6 +96,9 @@ func (h *Handlers) updateProfile(c echo.Context) error {
 	f := formFrom(c, "name", "language")
 	page, err := h.profilePage(c, u, profileSlot)
 	if err != nil {
+		return err
+	}
+	if done, err := h.limit(c, profileSavePerUser, userKey(u), &f, page); done {
 		return err
 	}
 	in := accounts.ProfileInput{Name: f.Value("name"), Language: f.Value("language")}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -131,9 +132,11 @@ func (h *Handlers) flashError(c echo.Context, msgID string) {
 	h.sessions.Put(c.Request().Context(), sessionFlashErr, msgID)
 }
 
-// actor describes who is making the request, for audit events.
+// actor describes who is making the request, for audit events and
+// sessions. The User-Agent is made storable and capped here, where it
+// leaves the request (the address is one the IP extractor parsed).
 func actor(c echo.Context) audit.Actor {
-	a := audit.Actor{IP: c.RealIP(), UserAgent: c.Request().UserAgent()}
+	a := audit.Actor{IP: c.RealIP(), UserAgent: input.HeaderValue(c.Request().UserAgent())}
 	if u, ok := currentUser(c); ok {
 		a.UserID, a.Email = u.ID, u.Email
 	}

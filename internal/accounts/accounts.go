@@ -69,8 +69,8 @@ type Service struct {
 	dummyOnce sync.Once
 	dummy     string
 
-	// avatarSlots bound how many uploads decode at once: a picture at the
-	// size limit takes a few hundred MB while it is decoded.
+	// avatarSlots bound how many uploads decode at once: each takes up to
+	// avatars.MaxProcessBytes while it is decoded.
 	avatarOnce  sync.Once
 	avatarSlots *semaphore.Weighted
 	// avatarUsers are the users whose upload is being processed: one at a
@@ -494,7 +494,7 @@ func (s *Service) StartSession(ctx context.Context, u queries.User, method strin
 	id := rand.Text()
 	err := s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
 		if err := q.UserSessionCreate(ctx, queries.UserSessionCreateParams{
-			ID: id, UserID: u.ID, Ip: actor.IP, UserAgent: input.Truncate(actor.UserAgent, 500),
+			ID: id, UserID: u.ID, Ip: actor.IP, UserAgent: actor.UserAgent,
 		}); err != nil {
 			return fmt.Errorf("create session: %w", err)
 		}

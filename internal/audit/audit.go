@@ -16,9 +16,11 @@ import (
 
 // Actor is who acted: a user, or the system (zero ID) such as the CLI.
 type Actor struct {
-	UserID    int64
-	Email     string
-	IP        string
+	UserID int64
+	Email  string
+	IP     string
+	// UserAgent is stored as it is: the request's header made storable
+	// and capped (input.HeaderValue) by whoever builds the Actor.
 	UserAgent string
 }
 

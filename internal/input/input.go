@@ -75,6 +75,17 @@ func Truncate(s string, n int) string {
 	return s[:n]
 }
 
+// MaxHeaderBytes is the most of a request header's value that is stored
+// (the User-Agent of sessions and audit events): more than any browser
+// sends, and not the megabyte a request may carry, in every event.
+const MaxHeaderBytes = 512
+
+// HeaderValue is a request header's value as it is stored: Printable, since
+// the header is the client's to fill, and cut to MaxHeaderBytes.
+func HeaderValue(s string) string {
+	return Truncate(Printable(s), MaxHeaderBytes)
+}
+
 // SecretChange is what a settings form asks of a stored secret, which it
 // never shows: a new Value, to Clear it, or neither to keep it.
 type SecretChange struct {

@@ -45,6 +45,10 @@ func FuzzStorable(f *testing.F) {
 		if want {
 			require.Equal(t, s, p)
 		}
+		h := input.HeaderValue(s)
+		require.True(t, input.Storable(h), "%q", h)
+		require.LessOrEqual(t, len(h), input.MaxHeaderBytes)
+		require.True(t, strings.HasPrefix(p, h), "%q is a prefix of %q", h, p)
 		errs := input.CheckValues(url.Values{s: {"ok"}, "v": {s}})
 		if want {
 			require.Empty(t, errs)
@@ -52,6 +56,28 @@ func FuzzStorable(f *testing.F) {
 			require.Equal(t, input.Errors{p: input.ErrUnstorable, "v": input.ErrUnstorable}, errs)
 		}
 	})
+}
+
+func TestHeaderValue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"clean", "Mozilla/5.0 (X11; Linux x86_64)", "Mozilla/5.0 (X11; Linux x86_64)"},
+		{"empty", "", ""},
+		{"nul", "a\x00b", "a\uFFFDb"},
+		{"invalid utf-8", "a\xff\xfeb", "a\uFFFDb"},
+		{"at the cap", strings.Repeat("x", 512), strings.Repeat("x", 512)},
+		{"over the cap", strings.Repeat("x", 1<<20), strings.Repeat("x", 512)},
+		{"cut before a character", strings.Repeat("x", 511) + "名", strings.Repeat("x", 511)},
+		{"cut after replacing", strings.Repeat("\xff", 600), "\uFFFD"},
+		{"replacements cut whole", strings.Repeat("\x00", 200), strings.Repeat("\uFFFD", 170)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, input.HeaderValue(tc.in))
+		})
+	}
 }
 
 func TestSecretChange(t *testing.T) {
