@@ -225,6 +225,9 @@ func TestNodesConsole(t *testing.T) {
 	addNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
 	addWorkloads(t, kc, "worker-1")
 	playKubelet(t, kc, "worker-1")
+	// The node controller sets Ready to Unknown when a kubelet stops
+	// posting its status: the console says NotReady, and why.
+	addNode(t, kc, "silent-1", corev1.ConditionUnknown, time.Now().Add(-time.Minute))
 
 	_, detail := c.get(fmt.Sprintf("/clusters/%d", cl.ID))
 	require.Contains(t, detail, fmt.Sprintf(`href="/clusters/%d/nodes"`, cl.ID))
@@ -240,6 +243,7 @@ func TestNodesConsole(t *testing.T) {
 	require.Contains(t, body, "linux/arm64")
 	require.Contains(t, body, `hx-trigger="every 5s"`)
 	require.Contains(t, body, `data-testid="node-joined-with"></td>`, "no token recorded yet")
+	require.Contains(t, body, "NotReady (kubelet not reporting)")
 
 	// Once the token sync has seen the node's CSR, the list names its token.
 	jt, err := queries.New(b.pool).JoinTokenCreate(context.Background(), queries.JoinTokenCreateParams{
