@@ -21,6 +21,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
@@ -213,9 +214,9 @@ func TestJoinTokenSyncNotices(t *testing.T) {
 				require.NoError(t, err)
 				require.EqualValues(t, 1, n)
 			}
-			register := func(nodes []string) {
+			register := func(names []string) {
 				t.Helper()
-				for _, node := range nodes {
+				for _, node := range names {
 					_, err := virt.Client(t).CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{})
 					require.NoError(t, err)
 				}
@@ -283,9 +284,23 @@ func TestJoinTokenSyncNotices(t *testing.T) {
 				}
 			}
 
+			// healthDue: the node health check (whose snapshot the nodes
+			// page lists) is due now, as a node just registered.
+			healthDue := func() bool {
+				t.Helper()
+				var due bool
+				err := b.pool.QueryRow(ctx, `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`,
+					cl.ID, string(nodes.HealthCheck)).Scan(&due)
+				require.NoError(t, err)
+				return due
+			}
+			_, err = b.pool.Exec(ctx, `DELETE FROM cluster_checks WHERE cluster_id = $1`, cl.ID)
+			require.NoError(t, err)
+
 			register(tt.registered)
 			sync()
 			expect(tt.first, tt.registered)
+			require.Equal(t, len(tt.registered) > 0, healthDue(), "a registration makes the node list due at once")
 			var rest []string
 			for _, n := range tt.nodes {
 				if !slices.Contains(tt.registered, n) {

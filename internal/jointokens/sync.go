@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -141,16 +143,22 @@ func (s *Service) countUses(ctx context.Context, q *queries.Queries, client sync
 
 // syncRegistered notes which recorded nodes now have a Node object.
 func (s *Service) syncRegistered(ctx context.Context, q *queries.Queries, client syncClient, c queries.Cluster) error {
-	nodes, err := client.core.Nodes().List(ctx, metav1.ListOptions{})
+	list, err := client.core.Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return checks.Unreachable(fmt.Errorf("list nodes of cluster %d: %w", c.ID, err))
 	}
-	names := make([]string, len(nodes.Items))
-	for i, n := range nodes.Items {
+	names := make([]string, len(list.Items))
+	for i, n := range list.Items {
 		names[i] = n.Name
 	}
-	if _, err := q.JoinTokenNodeMarkRegistered(ctx, queries.JoinTokenNodeMarkRegisteredParams{ClusterID: c.ID, NodeNames: names}); err != nil {
+	n, err := q.JoinTokenNodeMarkRegistered(ctx, queries.JoinTokenNodeMarkRegisteredParams{ClusterID: c.ID, NodeNames: names})
+	if err != nil {
 		return fmt.Errorf("mark registered nodes of cluster %d: %w", c.ID, err)
+	}
+	if n > 0 {
+		// A node just joined: the nodes page lists it from the health
+		// check's snapshot, which is taken now rather than in a minute.
+		return checks.Schedule(ctx, q, c.ID, nodes.HealthCheck, time.Now())
 	}
 	return nil
 }
