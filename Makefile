@@ -10,7 +10,7 @@ BIN       := bin/kubebyon
 SQLC      := $(GO) -C tools/sqlc tool sqlc -f ../../sqlc.yaml
 GENERATED := views/*_templ.go queries/*.go
 
-.PHONY: all assets build run generate check-generated check-format vet test test-go fuzz bench kube-apiserver print-kube-apiserver clean
+.PHONY: all assets build run generate check-generated check-format vet test test-go fuzz bench kube-apiserver print-kube-apiserver node-tools node-tools-dir print-node-tools-dir clean
 
 all: build
 
@@ -111,11 +111,40 @@ kube-apiserver: $(KAS)
 print-kube-apiserver:
 	@echo $(KAS)
 
+# kubelet, kubeadm, kube-controller-manager and kube-scheduler for the
+# real-node tests, built from k8s.io/kubernetes in tools/kubenode (kubelet
+# takes minutes the first time) and cached like kube-apiserver, each keyed
+# by the module's files, its main package and the version it reports.
+NODE_TOOLS := kubelet kubeadm kube-controller-manager kube-scheduler
+NODE_KEY = $(shell (cat tools/kubenode/go.mod tools/kubenode/go.sum tools/kubenode/$(1)/main.go; echo '$(KAS_VERSION_LDFLAGS)') | sha256sum | cut -c1-16)
+NODE_BIN = $(KAS_CACHE)/$(1)-$(call NODE_KEY,$(1))
+NODE_BINS := $(foreach t,$(NODE_TOOLS),$(call NODE_BIN,$(t)))
+
+define node_tool_rule
+$(call NODE_BIN,$(1)):
+	mkdir -p $(KAS_CACHE)
+	$(GO) -C tools/kubenode build -trimpath -ldflags '-s -w $(KAS_VERSION_LDFLAGS)' -o $$@.tmp ./$(1)
+	mv $$@.tmp $$@
+endef
+$(foreach t,$(NODE_TOOLS),$(eval $(call node_tool_rule,$(t))))
+
+node-tools: $(NODE_BINS)
+
+# The directory the tests find the node tools in (NODE_TOOLS_DIR): links
+# named plainly, since kubeadm looks for kubelet on PATH.
+NODE_TOOLS_DIR := $(CURDIR)/bin/kubenode
+node-tools-dir: $(NODE_BINS)
+	mkdir -p $(NODE_TOOLS_DIR)
+	$(foreach t,$(NODE_TOOLS),ln -sf $(call NODE_BIN,$(t)) $(NODE_TOOLS_DIR)/$(t);)
+
+print-node-tools-dir:
+	@echo $(NODE_TOOLS_DIR)
+
 vet: assets
 	$(GO) vet ./...
 
-test-go: assets bin/mailpit bin/stripe-mock bin/victoria-metrics $(KAS)
-	MAILPIT=$(CURDIR)/bin/mailpit STRIPE_MOCK=$(CURDIR)/bin/stripe-mock VICTORIA_METRICS=$(CURDIR)/bin/victoria-metrics KUBE_APISERVER=$(KAS) $(GO) test -count=1 -timeout 25m ./...
+test-go: assets bin/mailpit bin/stripe-mock bin/victoria-metrics $(KAS) node-tools-dir
+	MAILPIT=$(CURDIR)/bin/mailpit STRIPE_MOCK=$(CURDIR)/bin/stripe-mock VICTORIA_METRICS=$(CURDIR)/bin/victoria-metrics KUBE_APISERVER=$(KAS) NODE_TOOLS_DIR=$(NODE_TOOLS_DIR) $(GO) test -count=1 -timeout 25m ./...
 
 test: check-generated check-format vet build test-go
 

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,7 @@ var settingsFields = []string{
 	"platformHost", "platformProject", "platformInsecure",
 	"defaultAccessMode", "edgeAddressType", "apiBaseDomain", "consoleHost", "consoleBackend", "podCIDR", "serviceCIDR", "podCIDRPool", "podCIDRBlock", "allowedVersions",
 	"nodePortMin", "nodePortMax",
+	"backend", "kamajiDataStore", "publicAPIPort", "packageMirror",
 	"hostKubeconfigClear", "platformAccessKeyClear",
 }
 
@@ -68,7 +70,25 @@ func (h *Handlers) renderAdminSettings(c echo.Context, status int, f *views.Form
 		AccessKeyStored: rt.PlatformAccessKey != "",
 		Test:            test,
 		Unreadable:      len(unreadable) > 0,
+		Kamaji:          h.kamajiNotice(c, rt),
 	}))
+}
+
+// kamajiNotice says, when the default backend is Kamaji, whether the host
+// lacks the Kamaji operator's CRD: the message ID of the notice, or "".
+func (h *Handlers) kamajiNotice(c echo.Context, rt settings.Runtime) string {
+	if rt.Backend != settings.BackendKamaji {
+		return ""
+	}
+	installed, err := h.AdminSettings.KamajiInstalled(c.Request().Context(), rt)
+	switch {
+	case err != nil:
+		h.Logger.WarnContext(c.Request().Context(), "check for Kamaji on the host", "error", err)
+		return "AdminSettingsKamajiUnknown"
+	case !installed:
+		return "AdminSettingsKamajiMissing"
+	}
+	return ""
 }
 
 // settingsForm shows stored settings in the form, without the secrets.
@@ -83,6 +103,8 @@ func settingsForm(rt settings.Runtime) views.Form {
 		"podCIDRPool": rt.PodCIDRPool, "podCIDRBlock": strconv.Itoa(rt.PodCIDRBlock),
 		"allowedVersions": strings.Join(rt.AllowedVersions, "\n"),
 		"nodePortMin":     strconv.Itoa(rt.NodePortMin), "nodePortMax": strconv.Itoa(rt.NodePortMax),
+		"backend": rt.Backend, "kamajiDataStore": rt.KamajiDataStore,
+		"publicAPIPort": strconv.Itoa(rt.APIPort()), "packageMirror": rt.PackageMirror,
 	} {
 		f.Values[k] = v
 	}
@@ -120,6 +142,9 @@ func settingsChangeFrom(c echo.Context) (views.Form, adminsettings.Change, error
 			PodCIDRPool: trimmed("podCIDRPool"), PodCIDRBlock: number("podCIDRBlock"),
 			AllowedVersions: versionList(f.Value("allowedVersions")),
 			NodePortMin:     number("nodePortMin"), NodePortMax: number("nodePortMax"),
+			// Left empty: the defaults (vcluster, 443).
+			Backend: cmp.Or(f.Value("backend"), settings.BackendVCluster), KamajiDataStore: trimmed("kamajiDataStore"),
+			PublicAPIPort: cmp.Or(number("publicAPIPort"), 443), PackageMirror: trimmed("packageMirror"),
 		},
 		HostKubeconfig:    adminsettings.SecretChange{Value: kubeconfig, Clear: on("hostKubeconfigClear")},
 		PlatformAccessKey: adminsettings.SecretChange{Value: strings.TrimSpace(c.FormValue("platformAccessKey")), Clear: on("platformAccessKeyClear")},

@@ -111,6 +111,10 @@ func fullSettings(t *testing.T) url.Values {
 		"allowedVersions":   {"v1.34.1, v1.33.5\r\nv1.32.9"},
 		"nodePortMin":       {"31000"},
 		"nodePortMax":       {"31999"},
+		"backend":           {"kamaji"},
+		"kamajiDataStore":   {"postgres-ha"},
+		"publicAPIPort":     {"6443"},
+		"packageMirror":     {"https://mirror.example.com/k8s"},
 	}
 }
 
@@ -210,6 +214,7 @@ func TestAdminSettingsSaveAndReadBack(t *testing.T) {
 		PodCIDR: "10.100.0.0/16", ServiceCIDR: "10.101.0.0/16", PodCIDRPool: "10.160.0.0/12", PodCIDRBlock: 22,
 		AllowedVersions: []string{"v1.34.1", "v1.33.5", "v1.32.9"},
 		NodePortMin:     31000, NodePortMax: 31999,
+		Backend: "kamaji", KamajiDataStore: "postgres-ha", PublicAPIPort: 6443, PackageMirror: "https://mirror.example.com/k8s",
 	}, rt)
 	row := b.settingsRow(t)
 	require.Contains(t, row, "hostKubeconfigSealed")
@@ -222,6 +227,10 @@ func TestAdminSettingsSaveAndReadBack(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "Settings saved.")
 	require.NotContains(t, body, `data-testid="settings-no-host"`)
+	// Kamaji is the default backend, and the host has no Kamaji operator:
+	// the page says so, and how to install it.
+	require.Contains(t, body, `data-testid="settings-kamaji-missing"`)
+	require.Contains(t, body, "helm install kamaji clastix/kamaji")
 	require.Contains(t, body, `data-source="stored"`)
 	require.Regexp(t, `A kubeconfig is stored \(uploaded \d{4}-\d\d-\d\d \d\d:\d\d UTC by `+adminEmail+`\)`, body)
 	require.NotContains(t, body, "client-certificate-data", "a stored kubeconfig is never shown")
@@ -239,7 +248,7 @@ func TestAdminSettingsSaveAndReadBack(t *testing.T) {
 	require.ElementsMatch(t, []string{
 		"hostKubeconfig", "chartRepo", "chartVersion", "chartPath", "platformHost", "platformAccessKey",
 		"platformProject", "platformInsecure", "defaultAccessMode", "edgeAddressType", "apiBaseDomain", "podCIDR", "serviceCIDR", "podCIDRPool", "podCIDRBlock",
-		"allowedVersions", "nodePortMin", "nodePortMax",
+		"allowedVersions", "nodePortMin", "nodePortMax", "backend", "kamajiDataStore", "publicAPIPort", "packageMirror",
 	}, changedOf(events[0]))
 	require.Equal(t, "uploaded", events[0]["hostKubeconfig"])
 	require.Equal(t, "replaced", events[0]["platformAccessKey"])

@@ -17,12 +17,14 @@ import (
 
 // apiCluster is a cluster as the API shows it.
 type apiCluster struct {
-	ID                 int64      `json:"id"`
-	Name               string     `json:"name"`
-	Slug               string     `json:"slug"`
-	Description        string     `json:"description"`
-	KubernetesVersion  string     `json:"kubernetes_version"`
-	PublicAccessMode   string     `json:"public_access_mode"`
+	ID                int64  `json:"id"`
+	Name              string `json:"name"`
+	Slug              string `json:"slug"`
+	Description       string `json:"description"`
+	KubernetesVersion string `json:"kubernetes_version"`
+	PublicAccessMode  string `json:"public_access_mode"`
+	// Backend runs the control plane: vcluster or kamaji.
+	Backend            string     `json:"backend"`
 	Status             string     `json:"status"`
 	StatusMessage      string     `json:"status_message"`
 	Endpoint           string     `json:"endpoint"`
@@ -146,6 +148,7 @@ func apiClusterFrom(c queries.Cluster) apiCluster {
 		Generation: c.Generation, ObservedGeneration: c.ObservedGeneration,
 		CreatedAt: c.CreatedAt, ReadyAt: c.ReadyAt, NodeQuotaEnabled: c.NodeQuotaEnabled,
 		NodePort: c.NodePort, KonnectivityNodePort: c.KonnectivityNodePort, LbAddress: c.LbAddress,
+		Backend: c.Backend,
 	})
 }
 
@@ -157,7 +160,7 @@ func apiClusterOf(c queries.ClusterListByOwnerRow) apiCluster {
 		KubernetesVersion: c.KubernetesVersion, PublicAccessMode: c.PublicAccessMode,
 		Status: c.Status, StatusMessage: c.StatusMessage, Endpoint: c.Endpoint,
 		Generation: c.Generation, ObservedGeneration: c.ObservedGeneration,
-		CreatedAt: c.CreatedAt.Time.UTC(), NodeQuotaEnabled: c.NodeQuotaEnabled,
+		CreatedAt: c.CreatedAt.Time.UTC(), NodeQuotaEnabled: c.NodeQuotaEnabled, Backend: c.Backend,
 	}
 	if c.ReadyAt.Valid {
 		t := c.ReadyAt.Time.UTC()
@@ -189,6 +192,9 @@ type apiClusterBody struct {
 	KubernetesVersion *string `json:"kubernetes_version"`
 	PublicAccessMode  *string `json:"public_access_mode"`
 	Description       *string `json:"description"`
+	// Backend is the control-plane backend (POST only): one the owner's
+	// plan allows; absent, the first of them.
+	Backend *string `json:"backend"`
 	// NodeQuotaEnabled is the platform's: the owner's plan limits the
 	// nodes of every cluster. true changes nothing; false is refused.
 	NodeQuotaEnabled *bool `json:"node_quota_enabled"`
@@ -234,6 +240,7 @@ func (h *Handlers) createAPICluster(c echo.Context) error {
 	in := clusters.Input{
 		Name: valueOr(body.Name, ""), Description: valueOr(body.Description, ""),
 		KubernetesVersion: valueOr(body.KubernetesVersion, ""), PublicAccessMode: valueOr(body.PublicAccessMode, ""),
+		Backend: valueOr(body.Backend, ""),
 	}
 	cl, err := h.Clusters.Create(c.Request().Context(), u.ID, in, actor(c))
 	if err != nil {

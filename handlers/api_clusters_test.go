@@ -79,7 +79,8 @@ func TestAPIClusters(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.body), &fields))
 	require.ElementsMatch(t, []string{"id", "name", "slug", "description", "kubernetes_version", "public_access_mode", "status",
 		"status_message", "endpoint", "generation", "observed_generation", "created_at", "ready_at", "node_quota_enabled",
-		"https_node_port", "konnectivity_node_port", "load_balancer_address"}, keys(fields))
+		"https_node_port", "konnectivity_node_port", "load_balancer_address", "backend"}, keys(fields))
+	require.Equal(t, "vcluster", fields["backend"], "the platform's default backend")
 	require.Nil(t, fields["https_node_port"], "a LoadBalancer cluster has no NodePorts: null")
 	require.Nil(t, fields["konnectivity_node_port"])
 	created := decodeAs[apiClusterJSON](t, r)

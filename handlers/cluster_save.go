@@ -10,12 +10,13 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/entitlements"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
 // clusterFormFields are the fields of the create and edit forms.
-var clusterFormFields = []string{"name", "kubernetes_version", "public_access_mode", "description"}
+var clusterFormFields = []string{"name", "kubernetes_version", "public_access_mode", "description", "backend"}
 
 func (h *Handlers) showNewClusterPage(c echo.Context) error {
 	rt, err := h.Clusters.Runtime(c.Request().Context())
@@ -27,7 +28,7 @@ func (h *Handlers) showNewClusterPage(c echo.Context) error {
 		f.Values["kubernetes_version"] = rt.AllowedVersions[0]
 	}
 	f.Values["public_access_mode"] = rt.DefaultAccessMode
-	return render(c, http.StatusOK, views.ClusterFormPage(views.ClusterForm{Form: f, Versions: rt.AllowedVersions, NoLicense: !rt.Licensed()}))
+	return h.renderClusterForm(c, http.StatusOK, f, nil)
 }
 
 func (h *Handlers) createCluster(c echo.Context) error {
@@ -84,6 +85,7 @@ func clusterInput(f views.Form) clusters.Input {
 	return clusters.Input{
 		Name: f.Value("name"), Description: f.Value("description"),
 		KubernetesVersion: f.Value("kubernetes_version"), PublicAccessMode: f.Value("public_access_mode"),
+		Backend: f.Value("backend"),
 	}
 }
 
@@ -139,7 +141,24 @@ func (h *Handlers) renderClusterForm(c echo.Context, status int, f views.Form, c
 	if err != nil {
 		return err
 	}
-	m := views.ClusterForm{Form: f, Versions: rt.AllowedVersions, NoLicense: !rt.Licensed()}
+	m := views.ClusterForm{Form: f, Versions: rt.AllowedVersions}
+	backends := []string{}
+	if cl == nil {
+		u, _ := currentUser(c)
+		if backends, err = h.Clusters.Backends(c.Request().Context(), u.ID); err != nil {
+			return err
+		}
+		if len(backends) > 1 {
+			m.Backends = backends
+			if f.Values["backend"] == "" {
+				f.Values["backend"] = backends[0]
+			}
+		}
+	} else {
+		backends = []string{cl.Backend}
+	}
+	// Private nodes need the licence: said where a vcluster is made.
+	m.NoLicense = !rt.Licensed() && slices.Contains(backends, settings.BackendVCluster)
 	if cl != nil {
 		v := clusterView(*cl)
 		m.Cluster = &v

@@ -62,10 +62,7 @@ func (h *Handlers) serveJoinScript(c echo.Context) error {
 		return err
 	}
 	// Rendered whole first: one write with its length, not chunks.
-	script, err := svc.Script(ctx, jointokens.ScriptData{
-		EventsURL: strings.TrimRight(h.BaseURL, "/") + "/join/" + token + "/events",
-		Endpoint:  row.ClusterEndpoint, CACert: ca, Token: token,
-	})
+	script, err := svc.JoinScript(ctx, row, ca, token, strings.TrimRight(h.BaseURL, "/")+"/join/"+token+"/events")
 	if err != nil {
 		return err
 	}

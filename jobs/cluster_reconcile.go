@@ -14,13 +14,15 @@ import (
 	"github.com/riverqueue/river"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/controlplane"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
-	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/kubeadm"
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -112,43 +114,95 @@ func (w *ClusterReconcileWorker) Work(ctx context.Context, job *river.Job[cluste
 	// A suspension is not failed by a host that does not answer: that
 	// would end it, and River's retries carry it out once the host is back.
 	if clusters.Suspended(c) && !c.DeleteRequestedAt.Valid {
-		_, client, err := w.host(rt)
+		h, err := w.host(rt)
 		if err != nil {
 			return fmt.Errorf("suspension of cluster %d: %w", c.ID, err)
 		}
 		if c.Status == clusters.StatusSuspended {
-			return w.suspend(ctx, q, c, client, logger)
+			return w.suspend(ctx, q, c, h, logger)
 		}
-		return w.resume(ctx, q, c, rt, client, logger)
+		return w.resume(ctx, q, c, rt, h, logger)
 	}
-	hostCfg, client, err := w.host(rt)
+	h, err := w.host(rt)
 	if err != nil {
 		return w.fail(ctx, q, c, "HostUnreachable", err)
 	}
 
 	if c.DeleteRequestedAt.Valid {
-		return w.remove(ctx, q, c, hostCfg, client, logger)
+		return w.remove(ctx, q, c, h, logger)
 	}
-	return w.apply(ctx, q, c, rt, hostCfg, client, logger)
+	return w.apply(ctx, q, c, rt, h, logger)
 }
 
-// host is the host cluster's client configuration, its calls bounded,
-// and a client for it.
-func (w *ClusterReconcileWorker) host(rt settings.Runtime) (*rest.Config, kubernetes.Interface, error) {
+// host is the host cluster's clients, their calls bounded.
+func (w *ClusterReconcileWorker) host(rt settings.Runtime) (controlplane.Host, error) {
 	hostCfg, err := rt.HostConfig(w.KubeconfigPath)
 	if err != nil {
-		return nil, nil, err
+		return controlplane.Host{}, err
 	}
 	hostCfg = rest.CopyConfig(hostCfg)
 	hostCfg.Timeout = 30 * time.Second
-	client, err := kubernetes.NewForConfig(hostCfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return hostCfg, client, nil
+	return controlplane.NewHost(hostCfg)
 }
 
-func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, c queries.Cluster, rt settings.Runtime, hostCfg *rest.Config, client kubernetes.Interface, logger *slog.Logger) error {
+// ensureJoinSide makes in the cluster's control plane what kubeadm join
+// needs there (kubeadm.Ensure), through the admin kubeconfig the backend
+// wrote: cluster-info names the public endpoint and the cluster's CA.
+func (w *ClusterReconcileWorker) ensureJoinSide(ctx context.Context, h controlplane.Host, c queries.Cluster, rt settings.Runtime) error {
+	raw, err := clusters.ReadAdminKubeconfig(ctx, h.Client, c)
+	if err != nil {
+		return err
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(raw)
+	if err != nil {
+		return fmt.Errorf("parse the admin kubeconfig: %w", err)
+	}
+	cfg.Timeout = 30 * time.Second
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("control plane client: %w", err)
+	}
+	podCIDR := rt.PodCIDR
+	if c.PodCidr.IsValid() {
+		podCIDR = c.PodCidr.String()
+	}
+	if err := kubeadm.Ensure(ctx, client, kubeadm.Cluster{
+		Server: "https://" + rt.PublicEndpoint(c.Slug), CA: cfg.CAData,
+		Name: c.Name, KubernetesVersion: c.KubernetesVersion,
+		PodCIDR: podCIDR, ServiceCIDR: rt.ServiceCIDR,
+	}); err != nil {
+		return fmt.Errorf("prepare the control plane for kubeadm join: %w", err)
+	}
+	return nil
+}
+
+// installEnv is what a backend's install needs from the platform: for a
+// Kamaji cluster in NodePort mode, the address of a Ready host node (of
+// the type the edge sends to), which Kamaji advertises inside the
+// cluster.
+func (w *ClusterReconcileWorker) installEnv(ctx context.Context, q *queries.Queries, c queries.Cluster, rt settings.Runtime) (controlplane.Env, error) {
+	var env controlplane.Env
+	if c.Backend != settings.BackendKamaji || c.PublicAccessMode != settings.AccessNodePort {
+		return env, nil
+	}
+	hosts, err := q.HostNodesReady(ctx)
+	if err != nil {
+		return env, fmt.Errorf("list the Ready host nodes: %w", err)
+	}
+	for _, n := range hosts {
+		a := n.InternalIp
+		if rt.EdgeAddressType == settings.AddressExternalIP {
+			a = n.ExternalIp
+		}
+		if a != "" {
+			env.HostAddress = a
+			break
+		}
+	}
+	return env, nil
+}
+
+func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, c queries.Cluster, rt settings.Runtime, h controlplane.Host, logger *slog.Logger) error {
 	// A first install provisions; a change of a cluster that was ready
 	// updates (its "Updated" event was written with the change).
 	status := clusters.StatusProvisioning
@@ -165,7 +219,7 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 			}
 		}
 		// Installed all the same: the admin may connect a platform later.
-		if !rt.Licensed() {
+		if c.Backend == settings.BackendVCluster && !rt.Licensed() {
 			if err := w.event(ctx, q, c, "warning", "NoLicense", ""); err != nil {
 				return err
 			}
@@ -176,47 +230,36 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 		}
 	}
 
-	if err := vcluster.EnsureNamespace(ctx, client, c); err != nil {
+	if err := vcluster.EnsureNamespace(ctx, h.Client, c); err != nil {
 		return w.fail(ctx, q, c, hostReason(err), err)
 	}
-	if err := vcluster.EnsurePlatformSecret(ctx, client, c, rt); err != nil {
-		return w.fail(ctx, q, c, hostReason(err), err)
-	}
-	ch, err := w.Charts.Load(rt)
-	if err != nil {
-		return w.fail(ctx, q, c, "Failed", err)
-	}
-	values, err := vcluster.Values(c, rt)
-	if err != nil {
-		return w.fail(ctx, q, c, "Failed", err)
-	}
-	outcome, err := w.Charts.Apply(ctx, hostCfg, vcluster.Namespace(c), vcluster.ReleaseName(c), ch, values, logger)
-	if err != nil {
-		return w.fail(ctx, q, c, hostReason(err), err)
-	}
-	switch outcome {
-	case helm.Installed:
-		logger.Info("vcluster installed")
-		err = w.event(ctx, q, c, "info", "Installing", "vcluster "+ch.Metadata.Version)
-	case helm.Upgraded:
-		logger.Info("vcluster upgraded")
-		err = w.event(ctx, q, c, "info", "Upgrading", "vcluster "+ch.Metadata.Version)
-	}
+	backend := controlplane.For(c, w.Charts)
+	env, err := w.installEnv(ctx, q, c, rt)
 	if err != nil {
 		return err
 	}
+	installed, err := backend.Install(ctx, h, c, rt, env, logger)
+	if err != nil {
+		return w.fail(ctx, q, c, hostReason(err), err)
+	}
+	if installed.Reason != "" {
+		if err := w.event(ctx, q, c, "info", installed.Reason, installed.Message); err != nil {
+			return err
+		}
+	}
 
-	r, err := vcluster.CheckReady(ctx, client, c)
+	ready, waiting, err := backend.Status(ctx, h, c)
 	if err != nil {
 		return w.fail(ctx, q, c, hostReason(err), err)
 	}
 	// What the cluster waits for: its control plane, then, in
 	// LoadBalancer mode, the address the edge sends its connections to.
-	waiting, reason := "", "WaitingForControlPlane"
-	if !r.Ready() {
-		waiting = r.String()
-	} else if c.PublicAccessMode == settings.AccessLoadBalancer {
-		svc, err := vcluster.ControlPlaneService(ctx, client, c)
+	reason := "WaitingForControlPlane"
+	if ready {
+		waiting = ""
+	}
+	if ready && c.PublicAccessMode == settings.AccessLoadBalancer {
+		svc, err := vcluster.ControlPlaneService(ctx, h.Client, c)
 		if err != nil {
 			return w.fail(ctx, q, c, hostReason(err), err)
 		}
@@ -225,6 +268,14 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 			waiting, reason = "the host has not given the control plane's LoadBalancer Service an address yet", "WaitingForLoadBalancer"
 		} else if _, err := q.ClusterSetLBAddress(ctx, queries.ClusterSetLBAddressParams{ID: c.ID, LbAddress: addr}); err != nil {
 			return fmt.Errorf("record the load balancer's address: %w", err)
+		}
+	}
+	// Once it serves, what kubeadm's join needs on the control plane's
+	// side, before the cluster is ready and join commands are handed
+	// out. A control plane the platform cannot reach yet is waited for.
+	if waiting == "" {
+		if err := w.ensureJoinSide(ctx, h, c, rt); err != nil {
+			waiting, reason = err.Error(), "WaitingForControlPlane"
 		}
 	}
 	if waiting != "" {
@@ -245,11 +296,11 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 		return river.JobSnooze(w.PollInterval)
 	}
 
-	ready, err := w.markReady(ctx, c, rt.Endpoint(c.Slug))
+	marked, err := w.markReady(ctx, c, rt.PublicEndpoint(c.Slug))
 	if err != nil {
 		return err
 	}
-	if !ready {
+	if !marked {
 		// The row changed while we worked: go again for the new generation.
 		return river.JobSnooze(0)
 	}
@@ -327,7 +378,7 @@ func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluste
 	return ready, err
 }
 
-func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries, c queries.Cluster, hostCfg *rest.Config, client kubernetes.Interface, logger *slog.Logger) error {
+func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries, c queries.Cluster, h controlplane.Host, logger *slog.Logger) error {
 	if c.Status != clusters.StatusDeleting {
 		if err := q.ClusterSetStatus(ctx, queries.ClusterSetStatusParams{ID: c.ID, Status: clusters.StatusDeleting}); err != nil {
 			return fmt.Errorf("mark deleting: %w", err)
@@ -336,7 +387,7 @@ func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries,
 	if err := w.event(ctx, q, c, "info", "Deleting", ""); err != nil {
 		return err
 	}
-	removed, err := helm.Uninstall(hostCfg, vcluster.Namespace(c), vcluster.ReleaseName(c), logger)
+	removed, err := controlplane.For(c, w.Charts).Remove(ctx, h, c, logger)
 	if err != nil {
 		return w.fail(ctx, q, c, hostReason(err), err)
 	}
@@ -345,7 +396,7 @@ func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries,
 			return err
 		}
 	}
-	gone, err := vcluster.DeleteNamespace(ctx, client, c)
+	gone, err := vcluster.DeleteNamespace(ctx, h.Client, c)
 	if err != nil {
 		return w.fail(ctx, q, c, hostReason(err), err)
 	}

@@ -211,7 +211,7 @@ func (q *Queries) ClusterCheckSucceeded(ctx context.Context, arg ClusterCheckSuc
 }
 
 const clusterGetWithCheck = `-- name: ClusterGetWithCheck :one
-SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, cc.checked_at, cc.unreachable_since,
+SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, cc.checked_at, cc.unreachable_since,
        coalesce(cc.last_error, '')::text AS last_error,
        coalesce(ci.status, 'off')::text AS ingress_status
 FROM clusters
@@ -277,6 +277,7 @@ func (q *Queries) ClusterGetWithCheck(ctx context.Context, arg ClusterGetWithChe
 		&i.Cluster.SuspendedAt,
 		&i.Cluster.SuspendedBy,
 		&i.Cluster.SuspendedReplicas,
+		&i.Cluster.Backend,
 		&i.CheckedAt,
 		&i.UnreachableSince,
 		&i.LastError,

@@ -1,6 +1,7 @@
 -- name: ClusterCreate :one
-INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port)
-VALUES (@owner_id, @name, @slug, @description, @kubernetes_version, @public_access_mode, sqlc.narg('node_port'), sqlc.narg('konnectivity_node_port'))
+INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port, backend)
+VALUES (@owner_id, @name, @slug, @description, @kubernetes_version, @public_access_mode, sqlc.narg('node_port'), sqlc.narg('konnectivity_node_port'),
+    coalesce(sqlc.narg('backend'), 'vcluster'))
 RETURNING *;
 
 -- name: ClusterGetByID :one
@@ -21,7 +22,7 @@ SELECT * FROM clusters WHERE id = @id FOR UPDATE;
 -- paginated, newest first (not the CA certificate nor the secrets).
 SELECT id, name, slug, description, kubernetes_version, public_access_mode, status, status_message,
        endpoint, generation, observed_generation, created_at, ready_at, node_quota_enabled,
-       node_port, konnectivity_node_port, lb_address
+       node_port, konnectivity_node_port, lb_address, backend
 FROM clusters
 WHERE owner_id = @owner_id AND status <> 'deleted'
   AND (@before_id::bigint = 0 OR id < @before_id::bigint)

@@ -243,9 +243,10 @@ func (q *Queries) ClusterCountActiveByOwner(ctx context.Context, ownerID int64) 
 }
 
 const clusterCreate = `-- name: ClusterCreate :one
-INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
+INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port, backend)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+    coalesce($9, 'vcluster'))
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
 `
 
 type ClusterCreateParams struct {
@@ -257,6 +258,7 @@ type ClusterCreateParams struct {
 	PublicAccessMode     string
 	NodePort             pgtype.Int4
 	KonnectivityNodePort pgtype.Int4
+	Backend              interface{}
 }
 
 func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (Cluster, error) {
@@ -269,6 +271,7 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 		arg.PublicAccessMode,
 		arg.NodePort,
 		arg.KonnectivityNodePort,
+		arg.Backend,
 	)
 	var i Cluster
 	err := row.Scan(
@@ -305,6 +308,7 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
@@ -367,7 +371,7 @@ func (q *Queries) ClusterDashboardByOwner(ctx context.Context, arg ClusterDashbo
 }
 
 const clusterGetByID = `-- name: ClusterGetByID :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE id = $1
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE id = $1
 `
 
 func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error) {
@@ -407,12 +411,13 @@ func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error)
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
 
 const clusterGetForOwner = `-- name: ClusterGetForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
 `
 
 type ClusterGetForOwnerParams struct {
@@ -458,12 +463,13 @@ func (q *Queries) ClusterGetForOwner(ctx context.Context, arg ClusterGetForOwner
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
 
 const clusterGetForOwnerWithDeleted = `-- name: ClusterGetForOwnerWithDeleted :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE id = $1 AND owner_id = $2
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE id = $1 AND owner_id = $2
 `
 
 type ClusterGetForOwnerWithDeletedParams struct {
@@ -510,6 +516,7 @@ func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg Cluster
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
@@ -517,7 +524,7 @@ func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg Cluster
 const clusterListByOwner = `-- name: ClusterListByOwner :many
 SELECT id, name, slug, description, kubernetes_version, public_access_mode, status, status_message,
        endpoint, generation, observed_generation, created_at, ready_at, node_quota_enabled,
-       node_port, konnectivity_node_port, lb_address
+       node_port, konnectivity_node_port, lb_address, backend
 FROM clusters
 WHERE owner_id = $1 AND status <> 'deleted'
   AND ($2::bigint = 0 OR id < $2::bigint)
@@ -549,6 +556,7 @@ type ClusterListByOwnerRow struct {
 	NodePort             pgtype.Int4
 	KonnectivityNodePort pgtype.Int4
 	LbAddress            string
+	Backend              string
 }
 
 // What the API's cluster list shows of a user's clusters, keyset-
@@ -580,6 +588,7 @@ func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwner
 			&i.NodePort,
 			&i.KonnectivityNodePort,
 			&i.LbAddress,
+			&i.Backend,
 		); err != nil {
 			return nil, err
 		}
@@ -620,7 +629,7 @@ func (q *Queries) ClusterListNodeQuotaEnabled(ctx context.Context) ([]int64, err
 }
 
 const clusterListReady = `-- name: ClusterListReady :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE status = 'ready' ORDER BY id
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE status = 'ready' ORDER BY id
 `
 
 func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
@@ -666,6 +675,7 @@ func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
 			&i.SuspendedAt,
 			&i.SuspendedBy,
 			&i.SuspendedReplicas,
+			&i.Backend,
 		); err != nil {
 			return nil, err
 		}
@@ -733,7 +743,7 @@ func (q *Queries) ClusterListSummaryByOwner(ctx context.Context, arg ClusterList
 }
 
 const clusterLock = `-- name: ClusterLock :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE id = $1 FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
@@ -773,12 +783,13 @@ func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
 
 const clusterLockForOwner = `-- name: ClusterLockForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
 `
 
 type ClusterLockForOwnerParams struct {
@@ -823,6 +834,7 @@ func (q *Queries) ClusterLockForOwner(ctx context.Context, arg ClusterLockForOwn
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
@@ -960,7 +972,7 @@ UPDATE clusters
 SET delete_requested_at = coalesce(delete_requested_at, now()), status = 'deleting',
     generation = generation + 1, status_message = '', updated_at = now(), failure_notified = false
 WHERE id = $1
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
 `
 
 func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, error) {
@@ -1000,6 +1012,7 @@ func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, 
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
@@ -1008,7 +1021,7 @@ const clusterResume = `-- name: ClusterResume :one
 UPDATE clusters
 SET status = 'resuming', suspended_at = NULL, suspended_by = NULL, reconcile_started_at = now(), updated_at = now()
 WHERE id = $1 AND status = 'suspended' AND delete_requested_at IS NULL
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
 `
 
 // An admin resumes a suspended cluster: the reconcile job scales its
@@ -1051,6 +1064,7 @@ func (q *Queries) ClusterResume(ctx context.Context, id int64) (Cluster, error) 
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
@@ -1060,7 +1074,7 @@ UPDATE clusters
 SET status = CASE WHEN delete_requested_at IS NULL THEN 'pending' ELSE 'deleting' END,
     status_message = '', reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $1 AND status = 'failed'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
 `
 
 // A failed cluster gets a fresh attempt at its current generation.
@@ -1101,6 +1115,7 @@ func (q *Queries) ClusterRetry(ctx context.Context, id int64) (Cluster, error) {
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
@@ -1128,7 +1143,7 @@ UPDATE clusters SET node_quota_enabled = $1,
     node_quota_secret = CASE WHEN $2::text <> '' THEN $2::text ELSE node_quota_secret END,
     updated_at = now()
 WHERE id = $3 AND delete_requested_at IS NULL AND status <> 'deleted'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
 `
 
 type ClusterSetNodeQuotaParams struct {
@@ -1176,6 +1191,7 @@ func (q *Queries) ClusterSetNodeQuota(ctx context.Context, arg ClusterSetNodeQuo
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
@@ -1262,7 +1278,7 @@ const clusterSuspend = `-- name: ClusterSuspend :one
 UPDATE clusters
 SET status = 'suspended', suspended_at = now(), suspended_by = $1, suspended_replicas = NULL, updated_at = now()
 WHERE id = $2 AND status = 'ready' AND delete_requested_at IS NULL
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
 `
 
 type ClusterSuspendParams struct {
@@ -1309,6 +1325,7 @@ func (q *Queries) ClusterSuspend(ctx context.Context, arg ClusterSuspendParams) 
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
@@ -1337,7 +1354,7 @@ func (q *Queries) ClusterTakeReconcileLease(ctx context.Context, arg ClusterTake
 }
 
 const clusterUpdateDescription = `-- name: ClusterUpdateDescription :one
-UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
+UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
 `
 
 type ClusterUpdateDescriptionParams struct {
@@ -1383,6 +1400,7 @@ func (q *Queries) ClusterUpdateDescription(ctx context.Context, arg ClusterUpdat
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }
@@ -1397,7 +1415,7 @@ SET description = $1, kubernetes_version = $2,
     status_message = CASE WHEN status = 'failed' THEN '' ELSE status_message END,
     reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $6
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
 `
 
 type ClusterUpdateSpecParams struct {
@@ -1454,6 +1472,7 @@ func (q *Queries) ClusterUpdateSpec(ctx context.Context, arg ClusterUpdateSpecPa
 		&i.SuspendedAt,
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
+		&i.Backend,
 	)
 	return i, err
 }

@@ -22,7 +22,8 @@ WHERE join_tokens.id = @id AND join_tokens.cluster_id = @cluster_id
 SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.expires_at, join_tokens.max_uses,
        join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at,
        clusters.status AS cluster_status, clusters.endpoint AS cluster_endpoint,
-       clusters.ca_cert AS cluster_ca_cert,
+       clusters.ca_cert AS cluster_ca_cert, clusters.backend AS cluster_backend,
+       clusters.kubernetes_version AS cluster_kubernetes_version,
        (SELECT count(*) FROM nodes WHERE nodes.cluster_id = clusters.id)::bigint AS cluster_nodes,
        (SELECT plans.max_nodes_per_cluster FROM subscriptions s JOIN plans ON plans.id = s.plan_id
         WHERE s.user_id = clusters.owner_id)::int AS plan_max_nodes

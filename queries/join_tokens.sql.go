@@ -123,7 +123,8 @@ const joinTokenGetByHash = `-- name: JoinTokenGetByHash :one
 SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.expires_at, join_tokens.max_uses,
        join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at,
        clusters.status AS cluster_status, clusters.endpoint AS cluster_endpoint,
-       clusters.ca_cert AS cluster_ca_cert,
+       clusters.ca_cert AS cluster_ca_cert, clusters.backend AS cluster_backend,
+       clusters.kubernetes_version AS cluster_kubernetes_version,
        (SELECT count(*) FROM nodes WHERE nodes.cluster_id = clusters.id)::bigint AS cluster_nodes,
        (SELECT plans.max_nodes_per_cluster FROM subscriptions s JOIN plans ON plans.id = s.plan_id
         WHERE s.user_id = clusters.owner_id)::int AS plan_max_nodes
@@ -133,18 +134,20 @@ WHERE join_tokens.token_hash = $1
 `
 
 type JoinTokenGetByHashRow struct {
-	ID              int64
-	ClusterID       int64
-	ExpiresAt       pgtype.Timestamptz
-	MaxUses         pgtype.Int4
-	Uses            int32
-	RevokedAt       pgtype.Timestamptz
-	UsedUpAt        pgtype.Timestamptz
-	ClusterStatus   string
-	ClusterEndpoint string
-	ClusterCaCert   string
-	ClusterNodes    int64
-	PlanMaxNodes    int32
+	ID                       int64
+	ClusterID                int64
+	ExpiresAt                pgtype.Timestamptz
+	MaxUses                  pgtype.Int4
+	Uses                     int32
+	RevokedAt                pgtype.Timestamptz
+	UsedUpAt                 pgtype.Timestamptz
+	ClusterStatus            string
+	ClusterEndpoint          string
+	ClusterCaCert            string
+	ClusterBackend           string
+	ClusterKubernetesVersion string
+	ClusterNodes             int64
+	PlanMaxNodes             int32
 }
 
 // A token by its hash with what the join endpoint needs of it and of its
@@ -165,6 +168,8 @@ func (q *Queries) JoinTokenGetByHash(ctx context.Context, tokenHash string) (Joi
 		&i.ClusterStatus,
 		&i.ClusterEndpoint,
 		&i.ClusterCaCert,
+		&i.ClusterBackend,
+		&i.ClusterKubernetesVersion,
 		&i.ClusterNodes,
 		&i.PlanMaxNodes,
 	)
@@ -172,7 +177,7 @@ func (q *Queries) JoinTokenGetByHash(ctx context.Context, tokenHash string) (Joi
 }
 
 const joinTokenGetForOwner = `-- name: JoinTokenGetForOwner :one
-SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens.token_hash, join_tokens.sealed_token, join_tokens.description, join_tokens.expires_at, join_tokens.max_uses, join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at, join_tokens.created_at, clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas
+SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens.token_hash, join_tokens.sealed_token, join_tokens.description, join_tokens.expires_at, join_tokens.max_uses, join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at, join_tokens.created_at, clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.id = $1 AND join_tokens.cluster_id = $2
@@ -239,6 +244,7 @@ func (q *Queries) JoinTokenGetForOwner(ctx context.Context, arg JoinTokenGetForO
 		&i.Cluster.SuspendedAt,
 		&i.Cluster.SuspendedBy,
 		&i.Cluster.SuspendedReplicas,
+		&i.Cluster.Backend,
 	)
 	return i, err
 }

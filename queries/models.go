@@ -77,6 +77,7 @@ type Cluster struct {
 	SuspendedAt           pgtype.Timestamptz
 	SuspendedBy           pgtype.Int8
 	SuspendedReplicas     pgtype.Int4
+	Backend               string
 }
 
 type ClusterCheck struct {
@@ -452,6 +453,7 @@ type Plan struct {
 	ArchivedAt             pgtype.Timestamptz
 	UpdatedAt              pgtype.Timestamptz
 	Free                   bool
+	Backends               []string
 }
 
 type RateLimit struct {

@@ -12,9 +12,10 @@ SELECT * FROM plans WHERE id = @id;
 
 -- name: PlanCreate :one
 INSERT INTO plans (name, name_zh, description_en, description_zh, max_clusters, max_nodes_per_cluster,
-    max_hostnames_per_cluster, ingress_allowed, currency, free, price_monthly, price_yearly, public, sort_order)
+    max_hostnames_per_cluster, ingress_allowed, currency, free, price_monthly, price_yearly, public, sort_order, backends)
 VALUES (@name, @name_zh, @description_en, @description_zh, @max_clusters, @max_nodes_per_cluster,
-    @max_hostnames_per_cluster, @ingress_allowed, @currency, @free, @price_monthly, @price_yearly, @public, @sort_order)
+    @max_hostnames_per_cluster, @ingress_allowed, @currency, @free, @price_monthly, @price_yearly, @public, @sort_order,
+    coalesce(sqlc.narg('backends')::text[], '{}'))
 RETURNING *;
 
 -- name: PlanUpdate :one
@@ -23,7 +24,7 @@ UPDATE plans SET name = @name, name_zh = @name_zh, description_en = @description
     max_clusters = @max_clusters, max_nodes_per_cluster = @max_nodes_per_cluster,
     max_hostnames_per_cluster = @max_hostnames_per_cluster, ingress_allowed = @ingress_allowed,
     currency = @currency, free = @free, price_monthly = @price_monthly, price_yearly = @price_yearly,
-    public = @public, sort_order = @sort_order, updated_at = now()
+    public = @public, sort_order = @sort_order, backends = coalesce(sqlc.narg('backends')::text[], backends), updated_at = now()
 WHERE id = @id
 RETURNING *;
 

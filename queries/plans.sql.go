@@ -49,10 +49,11 @@ func (q *Queries) PlanClearDefault(ctx context.Context, id int64) error {
 
 const planCreate = `-- name: PlanCreate :one
 INSERT INTO plans (name, name_zh, description_en, description_zh, max_clusters, max_nodes_per_cluster,
-    max_hostnames_per_cluster, ingress_allowed, currency, free, price_monthly, price_yearly, public, sort_order)
+    max_hostnames_per_cluster, ingress_allowed, currency, free, price_monthly, price_yearly, public, sort_order, backends)
 VALUES ($1, $2, $3, $4, $5, $6,
-    $7, $8, $9, $10, $11, $12, $13, $14)
-RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free
+    $7, $8, $9, $10, $11, $12, $13, $14,
+    coalesce($15::text[], '{}'))
+RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free, backends
 `
 
 type PlanCreateParams struct {
@@ -70,6 +71,7 @@ type PlanCreateParams struct {
 	PriceYearly            pgtype.Int8
 	Public                 bool
 	SortOrder              int32
+	Backends               []string
 }
 
 func (q *Queries) PlanCreate(ctx context.Context, arg PlanCreateParams) (Plan, error) {
@@ -88,6 +90,7 @@ func (q *Queries) PlanCreate(ctx context.Context, arg PlanCreateParams) (Plan, e
 		arg.PriceYearly,
 		arg.Public,
 		arg.SortOrder,
+		arg.Backends,
 	)
 	var i Plan
 	err := row.Scan(
@@ -110,12 +113,13 @@ func (q *Queries) PlanCreate(ctx context.Context, arg PlanCreateParams) (Plan, e
 		&i.ArchivedAt,
 		&i.UpdatedAt,
 		&i.Free,
+		&i.Backends,
 	)
 	return i, err
 }
 
 const planDefault = `-- name: PlanDefault :one
-SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free FROM plans WHERE is_default
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free, backends FROM plans WHERE is_default
 `
 
 func (q *Queries) PlanDefault(ctx context.Context) (Plan, error) {
@@ -141,12 +145,13 @@ func (q *Queries) PlanDefault(ctx context.Context) (Plan, error) {
 		&i.ArchivedAt,
 		&i.UpdatedAt,
 		&i.Free,
+		&i.Backends,
 	)
 	return i, err
 }
 
 const planForUser = `-- name: PlanForUser :one
-SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at, plans.free FROM plans JOIN subscriptions s ON s.plan_id = plans.id
+SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at, plans.free, plans.backends FROM plans JOIN subscriptions s ON s.plan_id = plans.id
 WHERE s.user_id = $1
 `
 
@@ -174,12 +179,13 @@ func (q *Queries) PlanForUser(ctx context.Context, userID int64) (Plan, error) {
 		&i.ArchivedAt,
 		&i.UpdatedAt,
 		&i.Free,
+		&i.Backends,
 	)
 	return i, err
 }
 
 const planGet = `-- name: PlanGet :one
-SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free FROM plans WHERE id = $1
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free, backends FROM plans WHERE id = $1
 `
 
 func (q *Queries) PlanGet(ctx context.Context, id int64) (Plan, error) {
@@ -205,12 +211,13 @@ func (q *Queries) PlanGet(ctx context.Context, id int64) (Plan, error) {
 		&i.ArchivedAt,
 		&i.UpdatedAt,
 		&i.Free,
+		&i.Backends,
 	)
 	return i, err
 }
 
 const planList = `-- name: PlanList :many
-SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free FROM plans ORDER BY archived_at IS NOT NULL, sort_order, id
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free, backends FROM plans ORDER BY archived_at IS NOT NULL, sort_order, id
 `
 
 // Every plan, archived ones last, in the admin's order.
@@ -243,6 +250,7 @@ func (q *Queries) PlanList(ctx context.Context) ([]Plan, error) {
 			&i.ArchivedAt,
 			&i.UpdatedAt,
 			&i.Free,
+			&i.Backends,
 		); err != nil {
 			return nil, err
 		}
@@ -255,7 +263,7 @@ func (q *Queries) PlanList(ctx context.Context) ([]Plan, error) {
 }
 
 const planLock = `-- name: PlanLock :one
-SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free FROM plans WHERE id = $1 FOR UPDATE
+SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free, backends FROM plans WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) PlanLock(ctx context.Context, id int64) (Plan, error) {
@@ -281,12 +289,13 @@ func (q *Queries) PlanLock(ctx context.Context, id int64) (Plan, error) {
 		&i.ArchivedAt,
 		&i.UpdatedAt,
 		&i.Free,
+		&i.Backends,
 	)
 	return i, err
 }
 
 const planMakeDefault = `-- name: PlanMakeDefault :one
-UPDATE plans SET is_default = TRUE, updated_at = now() WHERE id = $1 AND archived_at IS NULL RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free
+UPDATE plans SET is_default = TRUE, updated_at = now() WHERE id = $1 AND archived_at IS NULL RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free, backends
 `
 
 func (q *Queries) PlanMakeDefault(ctx context.Context, id int64) (Plan, error) {
@@ -312,6 +321,7 @@ func (q *Queries) PlanMakeDefault(ctx context.Context, id int64) (Plan, error) {
 		&i.ArchivedAt,
 		&i.UpdatedAt,
 		&i.Free,
+		&i.Backends,
 	)
 	return i, err
 }
@@ -319,7 +329,7 @@ func (q *Queries) PlanMakeDefault(ctx context.Context, id int64) (Plan, error) {
 const planSetArchived = `-- name: PlanSetArchived :one
 UPDATE plans SET archived_at = CASE WHEN $1::boolean THEN coalesce(archived_at, now()) END, updated_at = now()
 WHERE id = $2
-RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free
+RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free, backends
 `
 
 type PlanSetArchivedParams struct {
@@ -352,6 +362,7 @@ func (q *Queries) PlanSetArchived(ctx context.Context, arg PlanSetArchivedParams
 		&i.ArchivedAt,
 		&i.UpdatedAt,
 		&i.Free,
+		&i.Backends,
 	)
 	return i, err
 }
@@ -361,9 +372,9 @@ UPDATE plans SET name = $1, name_zh = $2, description_en = $3, description_zh = 
     max_clusters = $5, max_nodes_per_cluster = $6,
     max_hostnames_per_cluster = $7, ingress_allowed = $8,
     currency = $9, free = $10, price_monthly = $11, price_yearly = $12,
-    public = $13, sort_order = $14, updated_at = now()
-WHERE id = $15
-RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free
+    public = $13, sort_order = $14, backends = coalesce($15::text[], backends), updated_at = now()
+WHERE id = $16
+RETURNING id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free, backends
 `
 
 type PlanUpdateParams struct {
@@ -381,6 +392,7 @@ type PlanUpdateParams struct {
 	PriceYearly            pgtype.Int8
 	Public                 bool
 	SortOrder              int32
+	Backends               []string
 	ID                     int64
 }
 
@@ -401,6 +413,7 @@ func (q *Queries) PlanUpdate(ctx context.Context, arg PlanUpdateParams) (Plan, e
 		arg.PriceYearly,
 		arg.Public,
 		arg.SortOrder,
+		arg.Backends,
 		arg.ID,
 	)
 	var i Plan
@@ -424,6 +437,7 @@ func (q *Queries) PlanUpdate(ctx context.Context, arg PlanUpdateParams) (Plan, e
 		&i.ArchivedAt,
 		&i.UpdatedAt,
 		&i.Free,
+		&i.Backends,
 	)
 	return i, err
 }

@@ -340,7 +340,7 @@ func (q *Queries) SubscriptionStartPeriod(ctx context.Context, arg SubscriptionS
 }
 
 const subscriptionWithPlan = `-- name: SubscriptionWithPlan :one
-SELECT s.user_id, s.plan_id, s.status, s.period, s.period_anchor, s.current_period_start, s.current_period_end, s.period_amount, s.period_currency, s.cancel_at_period_end, s.scheduled_plan_id, s.scheduled_period, s.ending_notified_for, s.updated_at, p.id, p.name, p.max_clusters, p.max_nodes_per_cluster, p.is_default, p.created_at, p.name_zh, p.description_en, p.description_zh, p.max_hostnames_per_cluster, p.ingress_allowed, p.currency, p.price_monthly, p.price_yearly, p.public, p.sort_order, p.archived_at, p.updated_at, p.free,
+SELECT s.user_id, s.plan_id, s.status, s.period, s.period_anchor, s.current_period_start, s.current_period_end, s.period_amount, s.period_currency, s.cancel_at_period_end, s.scheduled_plan_id, s.scheduled_period, s.ending_notified_for, s.updated_at, p.id, p.name, p.max_clusters, p.max_nodes_per_cluster, p.is_default, p.created_at, p.name_zh, p.description_en, p.description_zh, p.max_hostnames_per_cluster, p.ingress_allowed, p.currency, p.price_monthly, p.price_yearly, p.public, p.sort_order, p.archived_at, p.updated_at, p.free, p.backends,
        coalesce(n.name, '')::text AS scheduled_plan_name
 FROM subscriptions s
 JOIN plans p ON p.id = s.plan_id
@@ -392,6 +392,7 @@ func (q *Queries) SubscriptionWithPlan(ctx context.Context, userID int64) (Subsc
 		&i.Plan.ArchivedAt,
 		&i.Plan.UpdatedAt,
 		&i.Plan.Free,
+		&i.Plan.Backends,
 		&i.ScheduledPlanName,
 	)
 	return i, err

@@ -17,6 +17,10 @@ type AdminSettings struct {
 	// Unreadable tells that stored secrets were sealed with another
 	// KUBEBYON_SECRET_KEY.
 	Unreadable bool
+	// Kamaji is, when the default backend is Kamaji and the host lacks
+	// its TenantControlPlane CRD (or could not be asked), the message ID
+	// that says so; empty otherwise.
+	Kamaji string
 }
 
 // AdminHost is where the host cluster's credentials come from now.
@@ -62,6 +66,12 @@ type AdminPermissionCell struct {
 	Verb     string
 	Required bool
 	Allowed  bool
+}
+
+// controlPlaneBackends are the control-plane backends to choose from.
+var controlPlaneBackends = []struct{ Value, LabelID string }{
+	{"vcluster", "AdminSettingsBackendVCluster"},
+	{"kamaji", "AdminSettingsBackendKamaji"},
 }
 
 // accessModes are the choices of the default public access mode.

@@ -85,6 +85,9 @@ type ClusterForm struct {
 	// NoLicense says that no vCluster Platform connection licenses
 	// private nodes.
 	NoLicense bool
+	// Backends are the control-plane backends to choose from, when the
+	// plan allows more than one (create form only).
+	Backends []string
 }
 
 // DashboardClusters is the clusters box of the dashboard: the newest few.

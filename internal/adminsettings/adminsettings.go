@@ -18,6 +18,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -27,6 +29,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/hostcheck"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/kamaji"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
@@ -286,6 +289,35 @@ type ConfigError struct{ Err error }
 func (e *ConfigError) Error() string { return e.Err.Error() }
 
 func (e *ConfigError) Unwrap() error { return e.Err }
+
+// KamajiInstalled reports whether the host serves Kamaji's
+// TenantControlPlane API (the operator's CRD is installed), asking for at
+// most a few seconds.
+func (s *Service) KamajiInstalled(ctx context.Context, rt settings.Runtime) (bool, error) {
+	cfg, err := rt.HostConfig(s.KubeconfigPath)
+	if err != nil {
+		return false, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = 3 * time.Second
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return false, fmt.Errorf("host client: %w", err)
+	}
+	list, err := client.Discovery().ServerResourcesForGroupVersion(kamaji.TenantControlPlanes.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("ask the host for Kamaji's API: %w", err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == kamaji.TenantControlPlanes.Resource {
+			return true, nil
+		}
+	}
+	return false, nil
+}
 
 // Test checks the host cluster connection: with upload, a kubeconfig not
 // stored yet, when given; else with the configured one (ignoring the

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"math/big"
 	"net/netip"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -68,6 +69,9 @@ type Input struct {
 	Description       string
 	KubernetesVersion string
 	PublicAccessMode  string
+	// Backend is the control-plane backend, one the owner's plan allows
+	// (empty: the first of them). Set at creation only.
+	Backend string
 }
 
 // validate checks the input against the settings. On update the name is
@@ -126,6 +130,21 @@ func (s *Service) ready(rt settings.Runtime) error {
 	return nil
 }
 
+// Backends are the control-plane backends the owner's plan lets a new
+// cluster run on, the default first; the create form offers a choice
+// when there are several.
+func (s *Service) Backends(ctx context.Context, ownerID int64) ([]string, error) {
+	rt, err := s.Runtime(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ent, err := entitlements.For(ctx, queries.New(s.Pool), ownerID)
+	if err != nil {
+		return nil, err
+	}
+	return ent.Backends(rt.Backend), nil
+}
+
 // Create asks for a new cluster.
 func (s *Service) Create(ctx context.Context, ownerID int64, in Input, actor audit.Actor) (queries.Cluster, error) {
 	rt, err := s.Runtime(ctx)
@@ -176,6 +195,13 @@ func (s *Service) create(ctx context.Context, ownerID int64, in Input, rt settin
 		if err := ent.Cluster(n); err != nil {
 			return err
 		}
+		backends := ent.Backends(rt.Backend)
+		if in.Backend == "" {
+			in.Backend = backends[0]
+		}
+		if !slices.Contains(backends, in.Backend) {
+			return FieldErrors{"backend": "ErrClusterBackend"}
+		}
 		ports, err := s.nodePorts(ctx, q, rt, in.PublicAccessMode, nodePorts{})
 		if err != nil {
 			return err
@@ -184,6 +210,7 @@ func (s *Service) create(ctx context.Context, ownerID int64, in Input, rt settin
 			OwnerID: ownerID, Name: in.Name, Slug: in.Name + "-" + suffix(),
 			Description: in.Description, KubernetesVersion: in.KubernetesVersion,
 			PublicAccessMode: in.PublicAccessMode, NodePort: ports.https, KonnectivityNodePort: ports.konnectivity,
+			Backend: &in.Backend,
 		})
 		if isUniqueViolation(err, "clusters_owner_name_key") {
 			return FieldErrors{"name": "ErrClusterNameTaken"}

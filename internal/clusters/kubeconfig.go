@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/controlplane"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -22,9 +23,6 @@ var (
 	ErrNotReady          = errors.New("ErrClusterNotReady")
 	ErrKubeconfigMissing = errors.New("ErrClusterKubeconfigMissing")
 )
-
-// kubeconfigKey is the key of the kubeconfig in vcluster's Secret.
-const kubeconfigKey = "config"
 
 // hostTimeout bounds the host cluster calls of one request.
 const hostTimeout = 15 * time.Second
@@ -69,7 +67,8 @@ func (s *Service) Kubeconfig(ctx context.Context, ownerID, id int64, actor audit
 	return c, out, nil
 }
 
-// readKubeconfigSecret reads the kubeconfig vcluster wrote to the host.
+// readKubeconfigSecret reads the admin kubeconfig the backend wrote to
+// the host.
 func (s *Service) readKubeconfigSecret(ctx context.Context, c queries.Cluster) ([]byte, error) {
 	rt, err := s.Runtime(ctx)
 	if err != nil {
@@ -84,21 +83,30 @@ func (s *Service) readKubeconfigSecret(ctx context.Context, c queries.Cluster) (
 	if err != nil {
 		return nil, fmt.Errorf("host cluster client: %w", err)
 	}
-	secret, err := client.CoreV1().Secrets(Namespace(c)).Get(ctx, KubeconfigSecretName(c), metav1.GetOptions{})
+	return ReadAdminKubeconfig(ctx, client, c)
+}
+
+// ReadAdminKubeconfig reads the admin kubeconfig the cluster's backend
+// wrote to the host (vcluster's vc-<release>, Kamaji's
+// <name>-admin-kubeconfig), whatever the cluster's status.
+func ReadAdminKubeconfig(ctx context.Context, client kubernetes.Interface, c queries.Cluster) ([]byte, error) {
+	name, key := controlplane.KubeconfigSecret(c)
+	ns := Namespace(c)
+	secret, err := client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("%w: secret %s/%s not found", ErrKubeconfigMissing, Namespace(c), KubeconfigSecretName(c))
+		return nil, fmt.Errorf("%w: secret %s/%s not found", ErrKubeconfigMissing, ns, name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read secret %s/%s: %w", Namespace(c), KubeconfigSecretName(c), err)
+		return nil, fmt.Errorf("read secret %s/%s: %w", ns, name, err)
 	}
-	raw := secret.Data[kubeconfigKey]
+	raw := secret.Data[key]
 	if len(raw) == 0 {
-		return nil, fmt.Errorf("%w: secret %s/%s has no %q", ErrKubeconfigMissing, Namespace(c), KubeconfigSecretName(c), kubeconfigKey)
+		return nil, fmt.Errorf("%w: secret %s/%s has no %q", ErrKubeconfigMissing, ns, name, key)
 	}
 	if !settings.SelfContained(raw) {
-		// vcluster writes certificates and keys inline; anything else did
-		// not come from it, and the platform must not run or read it.
-		return nil, fmt.Errorf("%w: secret %s/%s names a program or a file", ErrKubeconfigMissing, Namespace(c), KubeconfigSecretName(c))
+		// The backends write certificates and keys inline; anything else
+		// did not come from them, and the platform must not run or read it.
+		return nil, fmt.Errorf("%w: secret %s/%s names a program or a file", ErrKubeconfigMissing, ns, name)
 	}
 	return raw, nil
 }

@@ -73,6 +73,16 @@ func For(ctx context.Context, q *queries.Queries, userID int64) (Entitlements, e
 	return Entitlements{Plan: p}, nil
 }
 
+// Backends are the control-plane backends the plan lets new clusters run
+// on, the first the default: those it names, else the platform's
+// default one.
+func (e Entitlements) Backends(platformDefault string) []string {
+	if len(e.Plan.Backends) > 0 {
+		return e.Plan.Backends
+	}
+	return []string{platformDefault}
+}
+
 // Cluster allows one more cluster beside the live ones the user has.
 func (e Entitlements) Cluster(live int64) error {
 	return e.atMost(Clusters, live, e.Plan.MaxClusters)

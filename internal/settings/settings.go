@@ -92,7 +92,34 @@ type Runtime struct {
 	// NodePortMin/Max bound the NodePorts the platform hands out.
 	NodePortMin int `json:"nodePortMin"`
 	NodePortMax int `json:"nodePortMax"`
+
+	// Backend is the control-plane backend of new clusters whose plan
+	// names none: BackendVCluster or BackendKamaji.
+	Backend string `json:"backend"`
+	// KamajiDataStore names the Kamaji DataStore tenant control planes
+	// use; empty, Kamaji's default DataStore.
+	KamajiDataStore string `json:"kamajiDataStore"`
+	// PublicAPIPort is the port the edge serves cluster APIs on, which
+	// kubeconfigs and join commands name (443 is left out of them).
+	PublicAPIPort int `json:"publicAPIPort"`
+	// PackageMirror is where the kubeadm join script installs kubelet,
+	// kubeadm and containerd from instead of pkgs.k8s.io, for machines
+	// without internet access: a mirror with the same layout.
+	PackageMirror string `json:"packageMirror"`
 }
+
+// The control-plane backends.
+const (
+	// BackendVCluster runs a cluster's control plane with the vcluster
+	// chart, private nodes on: nodes need a vCluster Platform licence.
+	BackendVCluster = "vcluster"
+	// BackendKamaji runs it as a Kamaji TenantControlPlane: open, and
+	// nodes join with plain kubeadm.
+	BackendKamaji = "kamaji"
+)
+
+// Backends are the known control-plane backends.
+var Backends = []string{BackendVCluster, BackendKamaji}
 
 // VClusterVersion is the vcluster release whose config types this build
 // uses; the default chart version and the control plane image tag.
@@ -112,6 +139,8 @@ func Defaults() Runtime {
 		AllowedVersions:   []string{"v1.34.0"},
 		NodePortMin:       30000,
 		NodePortMax:       32767,
+		Backend:           BackendVCluster,
+		PublicAPIPort:     443,
 	}
 }
 
@@ -266,6 +295,20 @@ func (r *Runtime) Validate() error {
 	if r.NodePortMin < 1 || r.NodePortMax > 65535 || r.NodePortMin > r.NodePortMax {
 		errs["nodePortRange"] = "ErrSettingNodePorts"
 	}
+	if !slices.Contains(Backends, r.Backend) {
+		errs["backend"] = "ErrSettingBackend"
+	}
+	if r.KamajiDataStore != "" && len(validation.IsDNS1123Subdomain(r.KamajiDataStore)) > 0 {
+		errs["kamajiDataStore"] = "ErrSettingKamajiDataStore"
+	}
+	if r.PublicAPIPort < 1 || r.PublicAPIPort > 65535 {
+		errs["publicAPIPort"] = "ErrSettingPublicAPIPort"
+	}
+	if r.PackageMirror != "" {
+		if u, err := url.Parse(r.PackageMirror); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(r.PackageMirror, " '\"\\$`") {
+			errs["packageMirror"] = "ErrSettingPackageMirror"
+		}
+	}
 	if len(errs) > 0 {
 		return errs
 	}
@@ -362,6 +405,23 @@ func (r Runtime) HostConfig(kubeconfigPath string) (*rest.Config, error) {
 // Endpoint is a cluster's stable public API host.
 func (r Runtime) Endpoint(slug string) string {
 	return slug + "." + r.APIBaseDomain
+}
+
+// PublicEndpoint is the address users and nodes reach a cluster's API
+// at: its host, with the public API port unless that is 443.
+func (r Runtime) PublicEndpoint(slug string) string {
+	if r.PublicAPIPort == 0 || r.PublicAPIPort == 443 {
+		return r.Endpoint(slug)
+	}
+	return net.JoinHostPort(r.Endpoint(slug), strconv.Itoa(r.PublicAPIPort))
+}
+
+// APIPort is the public API port (443 unless set).
+func (r Runtime) APIPort() int {
+	if r.PublicAPIPort == 0 {
+		return 443
+	}
+	return r.PublicAPIPort
 }
 
 // MaxPodCIDRBlocks bounds the blocks of one pool (the allocation looks

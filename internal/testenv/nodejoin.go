@@ -34,6 +34,15 @@ func (k *Kube) TokenClient(t testing.TB, token string) kubernetes.Interface {
 	return kc
 }
 
+// AnonymousClient is a client of k that sends no credentials, as
+// kubeadm's discovery does when it reads cluster-info.
+func AnonymousClient(t testing.TB, k *Kube) kubernetes.Interface {
+	t.Helper()
+	kc, err := kubernetes.NewForConfig(&rest.Config{Host: k.URL, TLSClientConfig: rest.TLSClientConfig{CAData: k.CA}})
+	require.NoError(t, err)
+	return kc
+}
+
 // FileNodeCSR files a kubelet client CSR for node, as kubelet does.
 func FileNodeCSR(t testing.TB, kc kubernetes.Interface, node string) error {
 	t.Helper()

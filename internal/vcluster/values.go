@@ -6,6 +6,7 @@ package vcluster
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"strconv"
 
 	vconfig "github.com/loft-sh/vcluster/config"
@@ -41,9 +42,9 @@ func Values(c queries.Cluster, rt settings.Runtime) (map[string]any, error) {
 	// The chart's own version fields are placeholders: name the release.
 	cfg.ControlPlane.StatefulSet.Image.Tag = settings.VClusterVersion
 
-	cfg.ControlPlane.Endpoint = endpoint + ":443"
+	cfg.ControlPlane.Endpoint = net.JoinHostPort(endpoint, strconv.Itoa(rt.APIPort()))
 	cfg.ControlPlane.Proxy.ExtraSANs = []string{endpoint}
-	cfg.ExportKubeConfig.Server = "https://" + endpoint
+	cfg.ExportKubeConfig.Server = "https://" + rt.PublicEndpoint(c.Slug)
 
 	// The ports are listed here rather than left to the chart, so that no
 	// NodePort is picked at random by the host: the platform allocates them
