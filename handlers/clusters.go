@@ -122,7 +122,7 @@ func clusterView(c queries.Cluster) views.Cluster {
 	changeable := !c.DeleteRequestedAt.Valid && c.Status != clusters.StatusDeleted
 	v := views.Cluster{
 		ID: c.ID, Name: c.Name, Description: c.Description,
-		KubernetesVersion: c.KubernetesVersion, AccessMode: c.PublicAccessMode,
+		KubernetesVersion: c.KubernetesVersion, AccessMode: c.PublicAccessMode, Backend: c.Backend,
 		NodePort: c.NodePort.Int32, KonnectivityPort: c.KonnectivityNodePort.Int32, LBAddress: c.LbAddress,
 		Status: c.Status, StatusMessage: c.StatusMessage, Endpoint: c.Endpoint,
 		Generation: c.Generation, ObservedGeneration: c.ObservedGeneration,

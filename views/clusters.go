@@ -19,6 +19,7 @@ type Cluster struct {
 	Description        string
 	KubernetesVersion  string
 	AccessMode         string // "nodeport" or "loadbalancer"
+	Backend            string // "vcluster" or "kamaji"
 	NodePort           int32  // host NodePort of https; 0: none
 	KonnectivityPort   int32  // host NodePort of konnectivity; 0: none
 	LBAddress          string // LoadBalancer mode: the Service's address; "" until the host gives one

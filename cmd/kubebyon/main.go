@@ -303,6 +303,7 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 	}
 	opts := jobs.DefaultOptions(work)
 	opts.ClusterStepTimeout = common.ClusterStepTimeout
+	opts.NodeNotReadyAfter = common.NodeAlertAfter
 	opts.RescueStuckJobsAfter = jobs.RescueStuckJobsAfter(common.ClusterStepTimeout)
 	// This process's row on the jobs page names its River client.
 	proc := workerprocs.NewProcess(version, jobs.WorkedQueues(opts))

@@ -53,7 +53,7 @@ type result struct {
 
 // kubebyon runs the binary to completion with env added to a clean
 // environment.
-func kubebyon(t *testing.T, env []string, stdin string, args ...string) result {
+func kubebyon(t testing.TB, env []string, stdin string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -73,7 +73,7 @@ func kubebyon(t *testing.T, env []string, stdin string, args ...string) result {
 }
 
 // freeAddr returns a loopback address with a port nothing listens on.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ func startServe(t *testing.T, env []string, args ...string) *server {
 }
 
 // waitReady polls /readyz until it answers 200.
-func (s *server) waitReady(t *testing.T) {
+func (s *server) waitReady(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {

@@ -315,7 +315,7 @@ func (w *worker) stop(t *testing.T) {
 // console is a browser: one cookie jar for every API process.
 type console struct{ http *http.Client }
 
-func newConsole(t *testing.T) *console {
+func newConsole(t testing.TB) *console {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
@@ -332,7 +332,7 @@ var (
 	joinCommand = regexp.MustCompile(`/join/([a-z0-9]{6}\.[a-z0-9]{16}) \| sudo sh`)
 )
 
-func (c *console) get(t *testing.T, s *server, path string) (int, string) {
+func (c *console) get(t testing.TB, s *server, path string) (int, string) {
 	t.Helper()
 	resp, err := c.http.Get("http://" + s.addr + path)
 	require.NoError(t, err)
@@ -340,14 +340,14 @@ func (c *console) get(t *testing.T, s *server, path string) (int, string) {
 }
 
 // post submits a form with the CSRF token of the page it is on.
-func (c *console) post(t *testing.T, s *server, page, path string, form url.Values) (*http.Response, string) {
+func (c *console) post(t testing.TB, s *server, page, path string, form url.Values) (*http.Response, string) {
 	t.Helper()
 	_, body := c.get(t, s, page)
 	return c.submit(t, s, body, path, form)
 }
 
 // submit submits a form of a page already loaded, with its CSRF token.
-func (c *console) submit(t *testing.T, s *server, page, path string, form url.Values) (*http.Response, string) {
+func (c *console) submit(t testing.TB, s *server, page, path string, form url.Values) (*http.Response, string) {
 	t.Helper()
 	m := csrfField.FindStringSubmatch(page)
 	require.NotNil(t, m, "no CSRF token on the page for %s", path)
@@ -357,13 +357,13 @@ func (c *console) submit(t *testing.T, s *server, page, path string, form url.Va
 	return resp, readAll(t, resp)
 }
 
-func (c *console) signIn(t *testing.T, s *server, email, password string) {
+func (c *console) signIn(t testing.TB, s *server, email, password string) {
 	t.Helper()
 	resp, body := c.post(t, s, "/login", "/login", url.Values{"email": {email}, "password": {password}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
 }
 
-func (c *console) createAPIKey(t *testing.T, s *server) string {
+func (c *console) createAPIKey(t testing.TB, s *server) string {
 	t.Helper()
 	_, page := c.get(t, s, "/settings/api-keys")
 	m := formIDField.FindStringSubmatch(page)
@@ -375,7 +375,7 @@ func (c *console) createAPIKey(t *testing.T, s *server) string {
 	return k[1]
 }
 
-func (c *console) createJoinToken(t *testing.T, s *server, clusterID int64) string {
+func (c *console) createJoinToken(t testing.TB, s *server, clusterID int64) string {
 	t.Helper()
 	page := fmt.Sprintf("/clusters/%d/tokens", clusterID)
 	resp, body := c.post(t, s, page, page, url.Values{"description": {"rack 1"}, "lifetime": {"24h"}, "uses": {"1"}})
@@ -388,7 +388,7 @@ func (c *console) createJoinToken(t *testing.T, s *server, clusterID int64) stri
 
 // apiCall calls the JSON API with an API key and decodes a 2xx answer
 // into out.
-func apiCall(t *testing.T, s *server, key, method, path, body string, out any) int {
+func apiCall(t testing.TB, s *server, key, method, path, body string, out any) int {
 	t.Helper()
 	req, err := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
 	require.NoError(t, err)
@@ -405,7 +405,7 @@ func apiCall(t *testing.T, s *server, key, method, path, body string, out any) i
 	return resp.StatusCode
 }
 
-func readAll(t *testing.T, resp *http.Response) string {
+func readAll(t testing.TB, resp *http.Response) string {
 	t.Helper()
 	defer resp.Body.Close()
 	var b bytes.Buffer

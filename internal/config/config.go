@@ -63,6 +63,10 @@ type Common struct {
 	// another worker once that long and a grace have passed.
 	ClusterStepTimeout time.Duration
 	clusterStepRaw     string
+	// NodeAlertAfter is how long a node is NotReady before its owner is
+	// told.
+	NodeAlertAfter time.Duration
+	nodeAlertRaw   string
 }
 
 // Serve holds the HTTP server's settings.
@@ -143,6 +147,7 @@ var (
 	settingMetricsWrite  = setting{"KUBEBYON_METRICS_REMOTE_WRITE_URL", "metrics-remote-write-url"}
 	settingMetricsQuery  = setting{"KUBEBYON_METRICS_QUERY_URL", "metrics-query-url"}
 	settingClusterStep   = setting{"KUBEBYON_CLUSTER_STEP_TIMEOUT", "cluster-step-timeout"}
+	settingNodeAlert     = setting{"KUBEBYON_NODE_ALERT_AFTER", "node-alert-after"}
 )
 
 // Defaults, also shown in the README's configuration table.
@@ -162,6 +167,9 @@ const (
 	// DefaultClusterStepTimeout is the longest a cluster reconcile step
 	// (API calls, a Helm install) may take.
 	DefaultClusterStepTimeout = 5 * time.Minute
+	// DefaultNodeAlertAfter is how long a node is NotReady before its
+	// owner is told: a kubelet restart or a short network cut says nothing.
+	DefaultNodeAlertAfter = 5 * time.Minute
 )
 
 // Bounds of KUBEBYON_CLUSTER_STEP_TIMEOUT: a Helm install needs seconds,
@@ -211,6 +219,7 @@ func RegisterCommon(fs *flag.FlagSet, getenv Getenv) *Common {
 	fs.StringVar(&c.MetricsRemoteWriteURL, settingMetricsWrite.flag, getenv(settingMetricsWrite.env), "Prometheus remote write URL for the control planes' metrics, such as http://victoriametrics:8428/api/v1/write; empty keeps them in PostgreSQL (env KUBEBYON_METRICS_REMOTE_WRITE_URL)")
 	fs.StringVar(&c.MetricsQueryURL, settingMetricsQuery.flag, getenv(settingMetricsQuery.env), "Prometheus HTTP API URL the metrics are read from with PromQL, such as http://victoriametrics:8428; set with --metrics-remote-write-url (env KUBEBYON_METRICS_QUERY_URL)")
 	fs.StringVar(&c.clusterStepRaw, settingClusterStep.flag, envOr(getenv, settingClusterStep, DefaultClusterStepTimeout.String()), "how long one step of a cluster reconcile may take in this process's workers; a job whose worker died goes to another after this and 30 seconds (env KUBEBYON_CLUSTER_STEP_TIMEOUT)")
+	fs.StringVar(&c.nodeAlertRaw, settingNodeAlert.flag, envOr(getenv, settingNodeAlert, DefaultNodeAlertAfter.String()), "how long a node is NotReady before its owner is told, from 10s to 24h (env KUBEBYON_NODE_ALERT_AFTER)")
 	return c
 }
 
@@ -289,6 +298,11 @@ func (c *Common) Validate() error {
 		return fmt.Errorf("%s is %q: use a duration from %s to %s, such as 5m", settingClusterStep, c.clusterStepRaw, minClusterStepTimeout, maxClusterStepTimeout)
 	}
 	c.ClusterStepTimeout = step
+	alert, err := time.ParseDuration(cmp.Or(c.nodeAlertRaw, DefaultNodeAlertAfter.String()))
+	if err != nil || alert < 10*time.Second || alert > 24*time.Hour {
+		return fmt.Errorf("%s is %q: use a duration from 10s to 24h, such as 5m", settingNodeAlert, c.nodeAlertRaw)
+	}
+	c.NodeAlertAfter = alert
 	if c.MailFrom == "" {
 		c.MailFrom = "KubeBYON <noreply@" + u.Hostname() + ">"
 	}
