@@ -12,6 +12,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -20,6 +21,7 @@ import (
 var planFields = []string{
 	"name", "name_zh", "description_en", "description_zh", "max_clusters", "max_nodes_per_cluster",
 	"max_hostnames_per_cluster", "ingress_allowed", "currency", "free", "price_monthly", "price_yearly", "public", "sort_order",
+	"backend_vcluster", "backend_kamaji",
 }
 
 // planForm is a stored plan as its form shows it.
@@ -45,6 +47,9 @@ func planForm(p queries.Plan) views.Form {
 		"currency": p.Currency, "free": on(prices.Free),
 		"price_monthly": decimal(billing.Monthly), "price_yearly": decimal(billing.Yearly),
 		"public": on(p.Public), "sort_order": strconv.Itoa(int(p.SortOrder)),
+	}
+	for _, b := range p.Backends {
+		f.Values["backend_"+b] = "on"
 	}
 	return f
 }
@@ -74,12 +79,19 @@ func planInput(c echo.Context) (views.Form, billing.PlanInput) {
 	if strings.TrimSpace(f.Value("sort_order")) == "" {
 		order = 0
 	}
+	var backends []string
+	for _, b := range settings.Backends {
+		if f.Value("backend_"+b) == "on" {
+			backends = append(backends, b)
+		}
+	}
 	return f, billing.PlanInput{
 		Name: f.Value("name"), NameZh: f.Value("name_zh"), DescriptionEn: f.Value("description_en"), DescriptionZh: f.Value("description_zh"),
 		MaxClusters: number("max_clusters"), MaxNodesPerCluster: number("max_nodes_per_cluster"),
 		MaxHostnamesPerCluster: number("max_hostnames_per_cluster"), IngressAllowed: f.Value("ingress_allowed") == "on",
 		Currency: f.Value("currency"), PriceMonthly: f.Value("price_monthly"), PriceYearly: f.Value("price_yearly"),
 		Free: f.Value("free") == "on", Public: f.Value("public") == "on", SortOrder: order,
+		Backends: backends,
 	}
 }
 

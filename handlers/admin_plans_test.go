@@ -127,3 +127,55 @@ func TestAdminPlans(t *testing.T) {
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM plans WHERE name = 'Sneaky'`).Scan(&sneaky))
 	require.Zero(t, sneaky)
 }
+
+// TestPlanBackends: an admin lets a plan's clusters run on both
+// control-plane backends; its users then choose in the create form (the
+// first is the default), a cluster made there keeps the one chosen, and a
+// user whose plan names none gets the platform's default with no choice;
+// a backend the plan does not allow is refused at its field.
+func TestPlanBackends(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.connectHost(t)
+	admin, _ := b.signedUpAdmin(t, "backends-admin")
+	chooser, chooserEmail := b.signedUpUser(t, "backends-chooser")
+	plain, _ := b.signedUpUser(t, "backends-plain")
+
+	form := planForm("Both")
+	form.Set("backend_kamaji", "on")
+	form.Set("backend_vcluster", "on")
+	resp := admin.post("/admin/plans", "/admin/plans", form)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	page := resp.Header.Get("Location")
+	_, body := admin.get(page)
+	require.Regexp(t, `name="backend_vcluster" type="checkbox" value="on" checked`, body)
+	require.Regexp(t, `name="backend_kamaji" type="checkbox" value="on" checked`, body)
+	var planID int64
+	var backends []string
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT id, backends FROM plans WHERE name = 'Both'`).Scan(&planID, &backends))
+	require.Equal(t, []string{"vcluster", "kamaji"}, backends, "in the platform's order")
+	_, err := b.pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = (SELECT id FROM users WHERE email = $2)`, planID, chooserEmail)
+	require.NoError(t, err)
+
+	// The plan's user chooses.
+	_, body = chooser.get("/clusters/new")
+	require.Contains(t, body, `<select id="backend" name="backend"`)
+	require.Contains(t, body, "Kamaji (kubeadm nodes)")
+	cl := b.newClusterWith(t, chooser, url.Values{"name": {"on-kamaji"}, "backend": {"kamaji"}})
+	require.Equal(t, "kamaji", cl.Backend)
+	_, body = chooser.get(fmt.Sprintf("/clusters/%d", cl.ID))
+	require.Contains(t, body, `data-backend="kamaji">Kamaji (kubeadm nodes)<`, "the cluster page names its backend")
+	cl = b.newClusterWith(t, chooser, url.Values{"name": {"on-default"}})
+	require.Equal(t, "vcluster", cl.Backend, "the plan's first")
+
+	// The default plan names none: no choice, the platform's default, and
+	// another backend asked for is refused.
+	_, body = plain.get("/clusters/new")
+	require.NotContains(t, body, `name="backend"`)
+	cl = b.newClusterWith(t, plain, url.Values{"name": {"plain"}})
+	require.Equal(t, "vcluster", cl.Backend)
+	resp = plain.createCluster(url.Values{"name": {"sneaky"}, "kubernetes_version": {"v1.34.0"}, "public_access_mode": {"nodeport"}, "backend": {"kamaji"}})
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	require.Contains(t, readBody(t, resp), "Your plan does not offer this control plane.")
+}

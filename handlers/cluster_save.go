@@ -157,6 +157,10 @@ func (h *Handlers) renderClusterForm(c echo.Context, status int, f views.Form, c
 	} else {
 		backends = []string{cl.Backend}
 	}
+	// A backend refused with no choice shown is said above the form.
+	if len(m.Backends) == 0 && f.Errors["backend"] != "" {
+		m.Form.Error = f.Errors["backend"]
+	}
 	// Private nodes need the licence: said where a vcluster is made.
 	m.NoLicense = !rt.Licensed() && slices.Contains(backends, settings.BackendVCluster)
 	if cl != nil {

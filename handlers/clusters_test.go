@@ -41,6 +41,23 @@ func (b *testBundle) connectHost(t *testing.T) {
 	require.NoError(t, settings.Save(context.Background(), queries.New(b.pool), b.box, rt))
 }
 
+// newClusterWith creates a cluster with the form's fields added to a
+// version and an access mode, and returns it.
+func (b *testBundle) newClusterWith(t *testing.T, c *client, fields url.Values) queries.Cluster {
+	t.Helper()
+	form := url.Values{"kubernetes_version": {"v1.34.0"}, "public_access_mode": {"nodeport"}}
+	for k, v := range fields {
+		form[k] = v
+	}
+	resp := c.createCluster(form)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	m := clusterLocation.FindStringSubmatch(resp.Header.Get("Location"))
+	require.NotNil(t, m, resp.Header.Get("Location"))
+	id, err := strconv.ParseInt(m[1], 10, 64)
+	require.NoError(t, err)
+	return b.cluster(t, id)
+}
+
 // createCluster submits the create form.
 func (c *client) createCluster(form url.Values) *http.Response {
 	c.t.Helper()

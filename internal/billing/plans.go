@@ -20,6 +20,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -64,6 +65,9 @@ type PlanInput struct {
 	IngressAllowed, Public, Free               bool
 	Currency, PriceMonthly, PriceYearly        string
 	SortOrder                                  int32
+	// Backends are the control-plane backends the plan's clusters may
+	// run on; none means the platform's default one.
+	Backends []string
 }
 
 // Field names of a plan's form, for errors.
@@ -78,6 +82,7 @@ const (
 	FieldPlanCurrency     = "currency"
 	FieldPlanPriceMonthly = "price_monthly"
 	FieldPlanPriceYearly  = "price_yearly"
+	FieldPlanBackends     = "backends"
 )
 
 // Limits on what a plan's fields hold.
@@ -116,6 +121,15 @@ func (in PlanInput) params() (queries.PlanCreateParams, error) {
 		MaxClusters:    in.MaxClusters,
 		IngressAllowed: in.IngressAllowed, Public: in.Public, SortOrder: in.SortOrder, Free: in.Free,
 		MaxNodesPerCluster: in.MaxNodesPerCluster, MaxHostnamesPerCluster: in.MaxHostnamesPerCluster,
+		Backends: []string{},
+	}
+	for _, b := range settings.Backends { // in their order, each once
+		if slices.Contains(in.Backends, b) {
+			p.Backends = append(p.Backends, b)
+		}
+	}
+	if len(p.Backends) != len(slices.Compact(slices.Sorted(slices.Values(in.Backends)))) {
+		errs[FieldPlanBackends] = "ErrPlanBackends"
 	}
 	limit(FieldPlanClusters, in.MaxClusters)
 	limit(FieldPlanNodes, in.MaxNodesPerCluster)
@@ -223,7 +237,7 @@ func (s *Service) UpdatePlan(ctx context.Context, id int64, in PlanInput, actor 
 			MaxClusters: params.MaxClusters, MaxNodesPerCluster: params.MaxNodesPerCluster,
 			MaxHostnamesPerCluster: params.MaxHostnamesPerCluster, IngressAllowed: params.IngressAllowed,
 			Currency: params.Currency, Free: params.Free, PriceMonthly: params.PriceMonthly, PriceYearly: params.PriceYearly,
-			Public: params.Public, SortOrder: params.SortOrder,
+			Public: params.Public, SortOrder: params.SortOrder, Backends: params.Backends,
 		})
 		if err != nil {
 			return planWriteError(err)
@@ -246,7 +260,7 @@ func editable(p queries.Plan) queries.PlanCreateParams {
 		Name: p.Name, NameZh: p.NameZh, DescriptionEn: p.DescriptionEn, DescriptionZh: p.DescriptionZh,
 		MaxClusters: p.MaxClusters, MaxNodesPerCluster: p.MaxNodesPerCluster, MaxHostnamesPerCluster: p.MaxHostnamesPerCluster,
 		IngressAllowed: p.IngressAllowed, Currency: p.Currency, Free: p.Free, PriceMonthly: p.PriceMonthly, PriceYearly: p.PriceYearly,
-		Public: p.Public, SortOrder: p.SortOrder,
+		Public: p.Public, SortOrder: p.SortOrder, Backends: append([]string{}, p.Backends...),
 	}
 }
 
