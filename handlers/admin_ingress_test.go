@@ -200,3 +200,26 @@ func TestAdminIngressInBrowser(t *testing.T) {
 		})
 	}
 }
+
+// TestAppsDomainOverlapsAPI: an apps base domain under the API base
+// domain (or the same, or holding it) is refused when saved, at its
+// field: the platform keeps the API domain's names for cluster APIs and
+// would refuse every host name under it.
+func TestAppsDomainOverlapsAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.connectHost(t) // API base domain clusters.test
+	admin, _ := b.signedUpAdmin(t, "apps-domain")
+	for _, apps := range []string{"apps.clusters.test", "clusters.test", "test"} {
+		form := ingressForm()
+		form.Set("appsBaseDomain", apps)
+		resp := admin.post("/admin/edge", "/admin/edge/ingress", form)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, apps)
+		require.Contains(t, readBody(t, resp), `data-testid="error-appsBaseDomain">The apps base domain may not be the API base domain`)
+	}
+	require.Empty(t, b.ingressAudits(t))
+	form := ingressForm()
+	form.Set("appsBaseDomain", "apps.clusters-apps.test")
+	resp := admin.post("/admin/edge", "/admin/edge/ingress", form)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+}

@@ -329,8 +329,19 @@ func notFoundMessage(c echo.Context, he *echo.HTTPError) string {
 
 // handleError renders errors: JSON for the API, a styled page otherwise.
 // Server errors are logged with the request ID and shown without details.
+// StatusClientClosedRequest is the status a request whose client went
+// away before the answer is logged and counted with.
+const StatusClientClosedRequest = 499
+
 func (h *Handlers) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
+		return
+	}
+	// The client went away mid-request (closed the page, gave up waiting):
+	// nobody to answer, and no server error. Logged and counted as 499,
+	// nginx's "client closed request", not as a 5xx.
+	if errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
+		c.Response().WriteHeader(StatusClientClosedRequest)
 		return
 	}
 	// The request's context may have ended (the timeout middleware cancels

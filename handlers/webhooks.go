@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
@@ -135,6 +138,18 @@ func (h *Handlers) sendWebhookTest(c echo.Context, userID int64) (*views.Webhook
 	if err != nil {
 		return nil, err
 	}
+	// Tests go out at once, each a request from the platform: a few a
+	// minute per person.
+	u, _ := currentUser(c)
+	d, err := ratelimit.Hit(c.Request().Context(), queries.New(h.Pool), webhookTestPerUser, userKey(u), time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if !d.Allowed {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.RetryAfter.Seconds()))))
+		return &views.WebhookTest{ChannelID: id, Error: locale.T(c.Request().Context(), "ErrWebhookTestRateLimited",
+			map[string]any{"Seconds": int(math.Ceil(d.RetryAfter.Seconds()))})}, nil
+	}
 	o, err := h.webhooks().Test(c.Request().Context(), userID, id, locale.From(c.Request().Context()).Tag(), actor(c))
 	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminusers.ErrNotAdmin) {
 		return nil, echo.ErrNotFound
@@ -148,6 +163,9 @@ func (h *Handlers) sendWebhookTest(c echo.Context, userID int64) (*views.Webhook
 	}
 	return t, nil
 }
+
+// webhookTestPerUser bounds the test messages one person sends.
+var webhookTestPerUser = ratelimit.Rule{Name: "webhook-test-user", Limit: 10, Window: time.Minute}
 
 // testWebhook answers htmx with the result alone, a browser without
 // JavaScript with the page showing it.

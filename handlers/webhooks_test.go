@@ -240,3 +240,32 @@ func TestAdminWebhooks(t *testing.T) {
 	require.Zero(t, countRows(t, b, "SELECT count(*) FROM audit_events WHERE details::text LIKE '%SECRETKEY%'"))
 	require.Zero(t, countRows(t, b, "SELECT count(*) FROM webhook_channels WHERE user_id IS NULL"))
 }
+
+// TestWebhookTestLimited: "Send test" sends at most a few messages a
+// minute per person (each is a request from the platform), and a test
+// whose host does not resolve says so without the platform's resolver.
+func TestWebhookTestLimited(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "hook-tester")
+	add := url.Values{"name": {"nowhere"}, "kind": {webhooks.Generic}, "url": {"https://no-such-host.invalid/hook"}}
+	resp := c.post(notificationsPage, "/settings/notifications/webhooks", add)
+	body := readBody(t, resp)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	ids := webhookIDs.FindStringSubmatch(body)
+	require.NotNil(t, ids)
+	test := "/settings/notifications/webhooks/" + ids[1] + "/test"
+
+	resp, frag := c.postHTMX(notificationsPage, test, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, frag, "no-such-host.invalid")
+	require.NotRegexp(t, `on \[?[0-9a-f.:]+\]?:53`, frag, "the platform's resolver is not shown")
+	for range 10 - 1 { // the limit: 10 a minute
+		resp, _ = c.postHTMX(notificationsPage, test, nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	resp, frag = c.postHTMX(notificationsPage, test, nil)
+	require.NotEmpty(t, resp.Header.Get("Retry-After"))
+	require.Contains(t, frag, "Too many test messages")
+	require.Equal(t, 10, countRows(t, b, "SELECT count(*) FROM audit_events WHERE action = 'webhook.test'"), "the refused test sent nothing")
+}

@@ -281,6 +281,7 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 	if waiting != "" {
 		if c.ReconcileStartedAt.Valid && time.Since(c.ReconcileStartedAt.Time) > w.ReadyTimeout {
 			msg := fmt.Sprintf("the control plane did not become ready within %s (%s)", w.ReadyTimeout, waiting)
+			logger.Warn("cluster failed: not ready in time", "timeout", w.ReadyTimeout, "waiting_for", waiting)
 			if err := q.ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: c.ID, StatusMessage: msg}); err != nil {
 				return fmt.Errorf("mark failed: %w", err)
 			}

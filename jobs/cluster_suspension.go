@@ -69,6 +69,7 @@ func (w *ClusterReconcileWorker) resume(ctx context.Context, q *queries.Queries,
 	if !ready {
 		if c.ReconcileStartedAt.Valid && time.Since(c.ReconcileStartedAt.Time) > w.ReadyTimeout {
 			msg := fmt.Sprintf("the control plane did not come back within %s of the resume (%s)", w.ReadyTimeout, waiting)
+			logger.Warn("cluster failed: not back in time after a resume", "timeout", w.ReadyTimeout, "waiting_for", waiting)
 			if err := q.ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: c.ID, StatusMessage: msg}); err != nil {
 				return fmt.Errorf("mark failed: %w", err)
 			}

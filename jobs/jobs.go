@@ -234,7 +234,7 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	rescue := cmp.Or(opts.RescueStuckJobsAfter, DefaultRescueStuckJobsAfter)
 	cfg := &river.Config{
 		ID:                          opts.ID,
-		Logger:                      d.Logger.With("component", "river"),
+		Logger:                      slog.New(riverLog{d.Logger.Handler()}).With("component", "river"),
 		Workers:                     Workers(d, opts),
 		JobTimeout:                  min(cmp.Or(opts.JobTimeout, river.JobTimeoutDefault), rescue),
 		RescueStuckJobsAfter:        rescue,

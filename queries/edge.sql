@@ -1,9 +1,10 @@
 -- name: EdgeRoutes :many
--- Every cluster the edge routes (from its creation until it is deleted),
--- with only what its route needs.
+-- Every cluster the edge routes (from its creation until it is deleted,
+-- but for one that failed before it was ever ready), with only what its
+-- route needs.
 SELECT id, slug, public_access_mode, node_port, konnectivity_node_port, lb_address
 FROM clusters
-WHERE status <> 'deleted'
+WHERE status <> 'deleted' AND (status <> 'failed' OR ready_at IS NOT NULL)
 ORDER BY id;
 
 -- name: HostNodesReady :many

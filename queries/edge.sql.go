@@ -183,7 +183,7 @@ func (q *Queries) EdgeInstanceReport(ctx context.Context, arg EdgeInstanceReport
 const edgeRoutes = `-- name: EdgeRoutes :many
 SELECT id, slug, public_access_mode, node_port, konnectivity_node_port, lb_address
 FROM clusters
-WHERE status <> 'deleted'
+WHERE status <> 'deleted' AND (status <> 'failed' OR ready_at IS NOT NULL)
 ORDER BY id
 `
 
@@ -196,8 +196,9 @@ type EdgeRoutesRow struct {
 	LbAddress            string
 }
 
-// Every cluster the edge routes (from its creation until it is deleted),
-// with only what its route needs.
+// Every cluster the edge routes (from its creation until it is deleted,
+// but for one that failed before it was ever ready), with only what its
+// route needs.
 func (q *Queries) EdgeRoutes(ctx context.Context) ([]EdgeRoutesRow, error) {
 	rows, err := q.db.Query(ctx, edgeRoutes)
 	if err != nil {

@@ -152,6 +152,13 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		if changesSecret(changed) && !confirmed {
 			return ErrPasswordRequired
 		}
+		ing, err := ingress.LoadSettings(ctx, q)
+		if err != nil {
+			return err
+		}
+		if settings.DomainsOverlap(next.APIBaseDomain, ing.AppsBaseDomain) {
+			return settings.FieldErrors{"apiBaseDomain": "ErrSettingAPIOverlapsApps"}
+		}
 		if err := settings.Save(ctx, q, s.Box, next); err != nil {
 			return err
 		}

@@ -41,7 +41,8 @@ type Console struct {
 
 // Desired works out the state from the clusters, the Ready host nodes and
 // the settings. A cluster is routed from its creation until it is
-// deleted: in NodePort mode to every Ready host node's address of the
+// deleted (but for one that failed before it was ever ready, of which
+// nothing serves): in NodePort mode to every Ready host node's address of the
 // admin's type at the cluster's NodePorts; in LoadBalancer mode to the
 // address the host reports for its Service. A cluster without either yet
 // (no ports, no address, no Ready host node) still has its route, with no

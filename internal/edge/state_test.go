@@ -75,6 +75,15 @@ func TestDesiredRoutes(t *testing.T) {
 	gone := newCluster(t, pool, "gone", settings.AccessNodePort, 30003, 30004, "")
 	_, err := pool.Exec(ctx, "UPDATE clusters SET status = 'deleted' WHERE id = $1", gone.ID)
 	require.NoError(t, err)
+	// Failed before it was ever ready: nothing of it serves, no route. One
+	// that failed after it was ready keeps its route (its nodes may still
+	// talk to its control plane).
+	neverUp := newCluster(t, pool, "never-up", settings.AccessNodePort, 30005, 30006, "")
+	_, err = pool.Exec(ctx, "UPDATE clusters SET status = 'failed' WHERE id = $1", neverUp.ID)
+	require.NoError(t, err)
+	wasUp := newCluster(t, pool, "was-up", settings.AccessLoadBalancer, 0, 0, "203.0.113.9")
+	_, err = pool.Exec(ctx, "UPDATE clusters SET status = 'failed', ready_at = now() WHERE id = $1", wasUp.ID)
+	require.NoError(t, err)
 	for _, h := range []queries.HostNodeUpsertParams{
 		{Name: "host-a", InternalIp: "10.0.0.1", ExternalIp: "198.51.100.1", Ready: true},
 		{Name: "host-b", InternalIp: "10.0.0.2", Ready: true}, // no external address
@@ -101,6 +110,9 @@ func TestDesiredRoutes(t *testing.T) {
 			API:          []edge.Server{{Address: "203.0.113.7", Port: 443}},
 			Konnectivity: []edge.Server{{Address: "203.0.113.7", Port: 8132}}},
 		{ClusterID: pending.ID, Host: "pending.k8s.example.com", API: []edge.Server{}, Konnectivity: []edge.Server{}},
+		{ClusterID: wasUp.ID, Host: "was-up.k8s.example.com",
+			API:          []edge.Server{{Address: "203.0.113.9", Port: 443}},
+			Konnectivity: []edge.Server{{Address: "203.0.113.9", Port: 8132}}},
 	}, internal.Routes)
 	require.NotEqual(t, st.Version, internal.Version)
 

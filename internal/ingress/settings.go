@@ -16,6 +16,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -198,6 +199,15 @@ func (s *Service) UpdateSettings(ctx context.Context, next Settings, actor audit
 		}
 		if changed, err = audit.Changed(current, next); err != nil || len(changed) == 0 {
 			return err
+		}
+		// Host names under the API's domain are the platform's own: an apps
+		// domain there would have every host name refused.
+		api, err := settings.StoredAPIBaseDomain(ctx, q)
+		if err != nil {
+			return err
+		}
+		if settings.DomainsOverlap(next.AppsBaseDomain, api) {
+			return input.Errors{"appsBaseDomain": "ErrIngressAppsOverlapAPI"}
 		}
 		slices.Sort(changed)
 		if err := SaveSettings(ctx, q, next); err != nil {

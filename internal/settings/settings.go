@@ -407,6 +407,36 @@ func (r Runtime) Endpoint(slug string) string {
 	return slug + "." + r.APIBaseDomain
 }
 
+// DomainsOverlap reports whether two base domains are the same or one is
+// under the other: the API's and the apps' may not, or the host names of
+// one would be taken for the other's.
+func DomainsOverlap(a, b string) bool {
+	a, b = strings.ToLower(strings.TrimSuffix(a, ".")), strings.ToLower(strings.TrimSuffix(b, "."))
+	if a == "" || b == "" {
+		return false
+	}
+	return a == b || strings.HasSuffix(a, "."+b) || strings.HasSuffix(b, "."+a)
+}
+
+// StoredAPIBaseDomain is the API base domain as stored, read without
+// opening the secrets stored beside it.
+func StoredAPIBaseDomain(ctx context.Context, q *queries.Queries) (string, error) {
+	row, err := q.SettingGet(ctx, runtimeKey)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("load runtime settings: %w", err)
+	}
+	var s struct {
+		APIBaseDomain string `json:"apiBaseDomain"`
+	}
+	if err := json.Unmarshal(row.Value, &s); err != nil {
+		return "", fmt.Errorf("decode runtime settings: %w", err)
+	}
+	return s.APIBaseDomain, nil
+}
+
 // PublicEndpoint is the address users and nodes reach a cluster's API
 // at: its host, with the public API port unless that is 443.
 func (r Runtime) PublicEndpoint(slug string) string {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -221,11 +222,17 @@ func Send(ctx context.Context, client *http.Client, t Target, e Event, now time.
 }
 
 // unwrapURL drops url.Error's "Post "<whole URL>":" prefix, which would
-// show the token chat services keep in the URL.
+// show the token chat services keep in the URL, and a failed lookup's
+// resolver, which is the platform's own (its address is no business of
+// whoever owns the channel).
 func unwrapURL(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Err
+		err = ue.Err
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return fmt.Errorf("lookup %s: %s", dnsErr.Name, dnsErr.Err)
 	}
 	return err
 }
