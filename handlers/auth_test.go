@@ -10,6 +10,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -393,4 +395,40 @@ func TestCSRFAndSecurityHeaders(t *testing.T) {
 	require.Equal(t, "nosniff", h.Get("X-Content-Type-Options"))
 	require.Equal(t, "strict-origin-when-cross-origin", h.Get("Referrer-Policy"))
 	require.Empty(t, h.Get("Strict-Transport-Security"), "no HSTS on an http base URL")
+}
+
+// TestGivenPasswordMustChange: an admin made by `kubebyon admin create`
+// with the password it printed signs in and is sent to the password form
+// from every page (admin area included) until they set their own; then
+// the pages open.
+func TestGivenPasswordMustChange(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	const given = "printed-once-password-123"
+	hash, err := passwords.Hash(given)
+	require.NoError(t, err)
+	_, err = (&adminusers.Service{Pool: b.pool}).CreateAdmin(ctx, "first-admin@example.com", "First", hash, true)
+	require.NoError(t, err)
+
+	c := b.client(t)
+	resp := c.post("/login", "/login", url.Values{"email": {"first-admin@example.com"}, "password": {given}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	for _, page := range []string{"/", "/clusters", "/admin/users", "/settings/api-keys"} {
+		resp, err := c.http.Get(c.base + page)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode, page)
+		require.Equal(t, "/settings/profile#password-section", resp.Header.Get("Location"), page)
+	}
+	code, body := c.get("/settings/profile")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "Set a password of your own first")
+
+	resp = c.post("/settings/profile", "/settings/password", url.Values{"current_password": {given}, "new_password": {"a password of my own choosing"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	code, _ = c.get("/clusters")
+	require.Equal(t, http.StatusOK, code, "the pages open once the password is the user's")
+	code, _ = c.get("/admin/users")
+	require.Equal(t, http.StatusOK, code)
 }

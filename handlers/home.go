@@ -18,6 +18,9 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	if !ok {
 		return render(c, http.StatusOK, views.Home())
 	}
+	if h.mustChangePassword(c, u) {
+		return h.toPasswordForm(c)
+	}
 	ctx := c.Request().Context()
 	if u.Role == accounts.RoleAdmin {
 		views.PageOf(ctx).LoopbackBaseURL = h.loopbackBaseURL()

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -87,6 +88,7 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	}
 	if !wantsFragment(c) {
 		l.NodeQuota = nodeQuotaView(c.Request().Context(), page.Plan, cl.NodeQuotaEnabled)
+		l.NodeQuota.Unenforceable = !strings.HasPrefix(h.BaseURL, "https://")
 	}
 	l.Updated, l.Now = page.Fresh.Updated, time.Now()
 	l.UnreachableSince, l.UnreachableError = page.Fresh.UnreachableSince, page.Fresh.LastError

@@ -91,7 +91,10 @@ func currentUser(c echo.Context) (queries.User, bool) {
 // coming back here afterwards.
 func (h *Handlers) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if _, ok := currentUser(c); ok {
+		if u, ok := currentUser(c); ok {
+			if h.mustChangePassword(c, u) {
+				return h.toPasswordForm(c)
+			}
 			return next(c)
 		}
 		target := "/login"
@@ -106,11 +109,35 @@ func (h *Handlers) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 func (h *Handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if u, ok := currentUser(c); ok && u.Role == accounts.RoleAdmin {
+			if h.mustChangePassword(c, u) {
+				return h.toPasswordForm(c)
+			}
 			h.withFreshSignIn(c, u)
 			return next(c)
 		}
 		return echo.ErrNotFound
 	}
+}
+
+// passwordForm is where a user sets their password, and the one page
+// (with the form's action) that a user who must change theirs may use.
+const passwordForm = "/settings/profile"
+
+// mustChangePassword reports whether the user signed in with a password
+// they were given (kubebyon admin create prints one) and asks for
+// anything but setting their own.
+func (h *Handlers) mustChangePassword(c echo.Context, u queries.User) bool {
+	if !u.PasswordChangeRequired {
+		return false
+	}
+	p := c.Request().URL.Path
+	return p != passwordForm && p != "/settings/password"
+}
+
+// toPasswordForm sends the user to the password form, saying why.
+func (h *Handlers) toPasswordForm(c echo.Context) error {
+	h.flashError(c, "ErrPasswordChangeRequired")
+	return redirect(c, passwordForm+"#password-section")
 }
 
 // redirect is POST-redirect-GET, and tells htmx to follow it as a page load.

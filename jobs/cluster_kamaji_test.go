@@ -103,6 +103,7 @@ func TestKamajiLifecycle(t *testing.T) {
 	require.Equal(t, strconv.FormatInt(c.ID, 10), tcp.Spec.ControlPlane.Service.AdditionalMetadata.Labels["kubebyon.io/cluster-id"],
 		"the edge finds a LoadBalancer Service's address by the cluster's id")
 	require.EqualValues(t, 1, *tcp.Spec.ControlPlane.Deployment.Replicas)
+	require.Equal(t, "256Mi", tcp.Spec.ControlPlane.Deployment.Resources.APIServer.Requests.Memory().String(), "requests, so the host places it where it fits")
 
 	virt := testenv.NewKube(t)
 	b.playKamaji(t, dyn, c, virt)
@@ -151,6 +152,30 @@ func TestKamajiLifecycle(t *testing.T) {
 	for _, cl := range dl.Clusters {
 		require.Equal(t, "https://"+host, cl.Server)
 	}
+
+	// Suspended by an admin: Kamaji's replicas go to 0 (it calls that
+	// sleeping), and back on resume.
+	admin, err := q.UserCreateUnverified(ctx, queries.UserCreateUnverifiedParams{Email: "admin@example.com", Name: "Admin"})
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, "UPDATE users SET role = 'admin' WHERE id = $1", admin.ID)
+	require.NoError(t, err)
+	replicas := func() int32 {
+		t.Helper()
+		n, err := kamaji.Replicas(ctx, dyn, vcluster.Namespace(c), kamaji.Name(c))
+		require.NoError(t, err)
+		return n
+	}
+	_, err = b.svc.AdminSuspend(ctx, c.ID, c.Slug, audit.Actor{UserID: admin.ID})
+	require.NoError(t, err)
+	_, err = b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.Zero(t, replicas())
+	_, err = b.svc.AdminResume(ctx, c.ID, audit.Actor{UserID: admin.ID})
+	require.NoError(t, err)
+	_, err = b.work(t, ctx, w, c.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, replicas())
+	require.Equal(t, clusters.StatusReady, b.cluster(t, c.ID).Status)
 
 	// Deleted with the cluster: the TenantControlPlane, then the namespace.
 	_, err = b.svc.Delete(ctx, b.owner.ID, c.ID, "kam", audit.Actor{UserID: b.owner.ID})

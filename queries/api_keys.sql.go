@@ -12,7 +12,7 @@ import (
 )
 
 const apiKeyAuthenticate = `-- name: ApiKeyAuthenticate :one
-SELECT api_keys.id, api_keys.user_id, api_keys.name, api_keys.prefix, api_keys.secret_hash, api_keys.expires_at, api_keys.last_used_at, api_keys.created_at, api_keys.revoked_at, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at
+SELECT api_keys.id, api_keys.user_id, api_keys.name, api_keys.prefix, api_keys.secret_hash, api_keys.expires_at, api_keys.last_used_at, api_keys.created_at, api_keys.revoked_at, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.password_change_required
 FROM api_keys
 JOIN users ON users.id = api_keys.user_id
 WHERE api_keys.prefix = $1
@@ -49,6 +49,7 @@ func (q *Queries) ApiKeyAuthenticate(ctx context.Context, prefix string) (ApiKey
 		&i.User.UpdatedAt,
 		&i.User.Language,
 		&i.User.LastSignInAt,
+		&i.User.PasswordChangeRequired,
 	)
 	return i, err
 }

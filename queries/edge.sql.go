@@ -712,7 +712,7 @@ func (q *Queries) RouteAgentRecord(ctx context.Context, arg RouteAgentRecordPara
 }
 
 const userListActiveAdmins = `-- name: UserListActiveAdmins :many
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id
 `
 
 func (q *Queries) UserListActiveAdmins(ctx context.Context) ([]User, error) {
@@ -736,6 +736,7 @@ func (q *Queries) UserListActiveAdmins(ctx context.Context) ([]User, error) {
 			&i.UpdatedAt,
 			&i.Language,
 			&i.LastSignInAt,
+			&i.PasswordChangeRequired,
 		); err != nil {
 			return nil, err
 		}

@@ -512,17 +512,18 @@ type Subscription struct {
 }
 
 type User struct {
-	ID              int64
-	Email           string
-	Name            string
-	PasswordHash    pgtype.Text
-	Role            string
-	EmailVerifiedAt pgtype.Timestamptz
-	DisabledAt      pgtype.Timestamptz
-	CreatedAt       pgtype.Timestamptz
-	UpdatedAt       pgtype.Timestamptz
-	Language        string
-	LastSignInAt    pgtype.Timestamptz
+	ID                     int64
+	Email                  string
+	Name                   string
+	PasswordHash           pgtype.Text
+	Role                   string
+	EmailVerifiedAt        pgtype.Timestamptz
+	DisabledAt             pgtype.Timestamptz
+	CreatedAt              pgtype.Timestamptz
+	UpdatedAt              pgtype.Timestamptz
+	Language               string
+	LastSignInAt           pgtype.Timestamptz
+	PasswordChangeRequired bool
 }
 
 type UserAvatar struct {

@@ -49,7 +49,7 @@ func (q *Queries) OAuthIdentityDelete(ctx context.Context, arg OAuthIdentityDele
 }
 
 const oAuthIdentityGetUser = `-- name: OAuthIdentityGetUser :one
-SELECT users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at FROM oauth_identities
+SELECT users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.password_change_required FROM oauth_identities
 JOIN users ON users.id = oauth_identities.user_id
 WHERE oauth_identities.provider = $1 AND oauth_identities.subject = $2
 `
@@ -75,6 +75,7 @@ func (q *Queries) OAuthIdentityGetUser(ctx context.Context, arg OAuthIdentityGet
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }

@@ -79,7 +79,7 @@ func (q *Queries) SessionFind(ctx context.Context, arg SessionFindParams) ([]byt
 }
 
 const sessionFindSignedIn = `-- name: SessionFindSignedIn :one
-SELECT sessions.data, user_sessions.id AS user_session_id, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at,
+SELECT sessions.data, user_sessions.id AS user_session_id, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.password_change_required,
     user_sessions.last_seen_at AS session_last_seen_at,
     (SELECT count(*) FROM notifications
      WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread
@@ -128,6 +128,7 @@ func (q *Queries) SessionFindSignedIn(ctx context.Context, arg SessionFindSigned
 		&i.User.UpdatedAt,
 		&i.User.Language,
 		&i.User.LastSignInAt,
+		&i.User.PasswordChangeRequired,
 		&i.SessionLastSeenAt,
 		&i.Unread,
 	)

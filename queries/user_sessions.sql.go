@@ -12,7 +12,7 @@ import (
 )
 
 const userSessionAuthenticate = `-- name: UserSessionAuthenticate :one
-SELECT users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, user_sessions.last_seen_at AS session_last_seen_at,
+SELECT users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.password_change_required, user_sessions.last_seen_at AS session_last_seen_at,
     (SELECT count(*) FROM notifications
      WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread
 FROM user_sessions
@@ -47,6 +47,7 @@ func (q *Queries) UserSessionAuthenticate(ctx context.Context, id string) (UserS
 		&i.User.UpdatedAt,
 		&i.User.Language,
 		&i.User.LastSignInAt,
+		&i.User.PasswordChangeRequired,
 		&i.SessionLastSeenAt,
 		&i.Unread,
 	)

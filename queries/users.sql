@@ -105,7 +105,13 @@ WHERE id = @id AND email_verified_at IS NULL;
 UPDATE users SET last_sign_in_at = now() WHERE id = @id;
 
 -- name: UserSetPassword :exec
-UPDATE users SET password_hash = @password_hash, updated_at = now() WHERE id = @id;
+-- A password the user set: one they were given no longer needs changing.
+UPDATE users SET password_hash = @password_hash, password_change_required = FALSE, updated_at = now() WHERE id = @id;
+
+-- name: UserRequirePasswordChange :exec
+-- The user's password was given to them: they set their own at the next
+-- sign-in.
+UPDATE users SET password_change_required = TRUE, updated_at = now() WHERE id = @id;
 
 -- name: UserLockByID :one
 -- Holds the user's row while a change that must see all of it is made.

@@ -161,7 +161,7 @@ func (q *Queries) AdminUserList(ctx context.Context, arg AdminUserListParams) ([
 }
 
 const adminUserLockForUpdate = `-- name: AdminUserLockForUpdate :many
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required FROM users
 WHERE id = ANY($1::bigint[])
 ORDER BY id
 FOR UPDATE
@@ -190,6 +190,7 @@ func (q *Queries) AdminUserLockForUpdate(ctx context.Context, ids []int64) ([]Us
 			&i.UpdatedAt,
 			&i.Language,
 			&i.LastSignInAt,
+			&i.PasswordChangeRequired,
 		); err != nil {
 			return nil, err
 		}
@@ -297,7 +298,7 @@ UPDATE users
 SET name = $1, password_hash = NULL, language = '',
     email_verified_at = now(), updated_at = now()
 WHERE id = $2 AND email_verified_at IS NULL
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required
 `
 
 type UserClaimUnverifiedParams struct {
@@ -323,6 +324,7 @@ func (q *Queries) UserClaimUnverified(ctx context.Context, arg UserClaimUnverifi
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }
@@ -330,7 +332,7 @@ func (q *Queries) UserClaimUnverified(ctx context.Context, arg UserClaimUnverifi
 const userCreate = `-- name: UserCreate :one
 INSERT INTO users (email, name, password_hash, role, email_verified_at)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required
 `
 
 type UserCreateParams struct {
@@ -362,6 +364,7 @@ func (q *Queries) UserCreate(ctx context.Context, arg UserCreateParams) (User, e
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }
@@ -369,7 +372,7 @@ func (q *Queries) UserCreate(ctx context.Context, arg UserCreateParams) (User, e
 const userCreateFromIdentity = `-- name: UserCreateFromIdentity :one
 INSERT INTO users (email, name, email_verified_at)
 VALUES ($1, $2, now())
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required
 `
 
 type UserCreateFromIdentityParams struct {
@@ -395,6 +398,7 @@ func (q *Queries) UserCreateFromIdentity(ctx context.Context, arg UserCreateFrom
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }
@@ -402,7 +406,7 @@ func (q *Queries) UserCreateFromIdentity(ctx context.Context, arg UserCreateFrom
 const userCreateUnverified = `-- name: UserCreateUnverified :one
 INSERT INTO users (email, name, password_hash)
 VALUES ($1, $2, $3)
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required
 `
 
 type UserCreateUnverifiedParams struct {
@@ -427,12 +431,13 @@ func (q *Queries) UserCreateUnverified(ctx context.Context, arg UserCreateUnveri
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }
 
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users WHERE lower(email) = lower($1)
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required FROM users WHERE lower(email) = lower($1)
 `
 
 func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error) {
@@ -450,12 +455,13 @@ func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }
 
 const userGetByID = `-- name: UserGetByID :one
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users WHERE id = $1
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required FROM users WHERE id = $1
 `
 
 func (q *Queries) UserGetByID(ctx context.Context, id int64) (User, error) {
@@ -473,12 +479,13 @@ func (q *Queries) UserGetByID(ctx context.Context, id int64) (User, error) {
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }
 
 const userLockByID = `-- name: UserLockByID :one
-SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at FROM users WHERE id = $1 FOR UPDATE
+SELECT id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required FROM users WHERE id = $1 FOR UPDATE
 `
 
 // Holds the user's row while a change that must see all of it is made.
@@ -497,6 +504,7 @@ func (q *Queries) UserLockByID(ctx context.Context, id int64) (User, error) {
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }
@@ -520,10 +528,21 @@ func (q *Queries) UserRecordSignIn(ctx context.Context, id int64) error {
 	return err
 }
 
+const userRequirePasswordChange = `-- name: UserRequirePasswordChange :exec
+UPDATE users SET password_change_required = TRUE, updated_at = now() WHERE id = $1
+`
+
+// The user's password was given to them: they set their own at the next
+// sign-in.
+func (q *Queries) UserRequirePasswordChange(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, userRequirePasswordChange, id)
+	return err
+}
+
 const userSetEmail = `-- name: UserSetEmail :one
 UPDATE users SET email = $1, updated_at = now()
 WHERE id = $2
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required
 `
 
 type UserSetEmailParams struct {
@@ -547,12 +566,13 @@ func (q *Queries) UserSetEmail(ctx context.Context, arg UserSetEmailParams) (Use
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }
 
 const userSetPassword = `-- name: UserSetPassword :exec
-UPDATE users SET password_hash = $1, updated_at = now() WHERE id = $2
+UPDATE users SET password_hash = $1, password_change_required = FALSE, updated_at = now() WHERE id = $2
 `
 
 type UserSetPasswordParams struct {
@@ -560,6 +580,7 @@ type UserSetPasswordParams struct {
 	ID           int64
 }
 
+// A password the user set: one they were given no longer needs changing.
 func (q *Queries) UserSetPassword(ctx context.Context, arg UserSetPasswordParams) error {
 	_, err := q.db.Exec(ctx, userSetPassword, arg.PasswordHash, arg.ID)
 	return err
@@ -568,7 +589,7 @@ func (q *Queries) UserSetPassword(ctx context.Context, arg UserSetPasswordParams
 const userSetRoleByEmail = `-- name: UserSetRoleByEmail :one
 UPDATE users SET role = $1, updated_at = now()
 WHERE lower(email) = lower($2)
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required
 `
 
 type UserSetRoleByEmailParams struct {
@@ -591,6 +612,7 @@ func (q *Queries) UserSetRoleByEmail(ctx context.Context, arg UserSetRoleByEmail
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }
@@ -598,7 +620,7 @@ func (q *Queries) UserSetRoleByEmail(ctx context.Context, arg UserSetRoleByEmail
 const userUpdateProfile = `-- name: UserUpdateProfile :one
 UPDATE users SET name = $1, language = $2, updated_at = now()
 WHERE id = $3
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required
 `
 
 type UserUpdateProfileParams struct {
@@ -622,6 +644,7 @@ func (q *Queries) UserUpdateProfile(ctx context.Context, arg UserUpdateProfilePa
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }
@@ -629,7 +652,7 @@ func (q *Queries) UserUpdateProfile(ctx context.Context, arg UserUpdateProfilePa
 const userUpdateUnverified = `-- name: UserUpdateUnverified :one
 UPDATE users SET name = $1, password_hash = $2, updated_at = now()
 WHERE id = $3 AND email_verified_at IS NULL
-RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at
+RETURNING id, email, name, password_hash, role, email_verified_at, disabled_at, created_at, updated_at, language, last_sign_in_at, password_change_required
 `
 
 type UserUpdateUnverifiedParams struct {
@@ -654,6 +677,7 @@ func (q *Queries) UserUpdateUnverified(ctx context.Context, arg UserUpdateUnveri
 		&i.UpdatedAt,
 		&i.Language,
 		&i.LastSignInAt,
+		&i.PasswordChangeRequired,
 	)
 	return i, err
 }

@@ -89,7 +89,7 @@ func (c *cli) admin(args []string) error {
 	if err != nil {
 		return err
 	}
-	u, err := users.CreateAdmin(ctx, addr.Address, *name, hash)
+	u, err := users.CreateAdmin(ctx, addr.Address, *name, hash, !*pwStdin)
 	if errors.Is(err, adminusers.ErrAccountExists) {
 		return fmt.Errorf("an account with email %s exists already; make it an admin with 'kubebyon admin promote --email %s'", addr.Address, addr.Address)
 	}
@@ -98,7 +98,7 @@ func (c *cli) admin(args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "created admin %s\n", u.Email)
 	if !*pwStdin {
-		fmt.Fprintf(c.stdout, "password (shown once): %s\n", password)
+		fmt.Fprintf(c.stdout, "password (shown once; a new one is asked for at the first sign-in): %s\n", password)
 	}
 	return nil
 }

@@ -298,6 +298,9 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 	if where := svc.metrics.Store(); where != "" {
 		logger.Info("control-plane metrics are kept in a Prometheus-compatible database", "query_url", where)
 	}
+	if !strings.HasPrefix(common.BaseURL, "https://") {
+		logger.Warn("KUBEBYON_BASE_URL is not https: clusters' apiservers cannot call the node quota webhook (Kubernetes calls webhooks only over https), so they do not enforce the plans' node limits; join commands beyond a limit are still refused", "base_url", common.BaseURL)
+	}
 	if common.SMTPURL == "" {
 		logger.Warn("KUBEBYON_SMTP_URL is not set: unless a mail server is set in the admin area (/admin/mail), mail (sign-up codes, password resets) is written to this log instead of being sent")
 	}

@@ -46,8 +46,22 @@ func BenchmarkRealNodeJoin(b *testing.B) {
 
 func benchRealNodeJoin(b *testing.B) {
 	ctx := context.Background()
+	// Each kubelet, containerd and control plane takes inotify instances,
+	// and 15 machines with 11 control planes outgrow the kernel's default
+	// 128 per user (containerd's CRI then fails to start: "too many open
+	// files"). Raised for the run, and put back after it.
+	const inotify = "/proc/sys/fs/inotify/max_user_instances"
+	if was, err := os.ReadFile(inotify); err == nil {
+		if n, _ := strconv.Atoi(strings.TrimSpace(string(was))); n < 1024 {
+			require.NoError(b, os.WriteFile(inotify, []byte("1024"), 0o644))
+			b.Cleanup(func() { _ = os.WriteFile(inotify, was, 0o644) })
+		}
+	}
 	p := startRealPlatform(b)
 	user := p.userConsole(b, "bench@example.com")
+	// Room for the eleven clusters.
+	_, err := p.pool.Exec(ctx, "UPDATE plans SET max_clusters = 100 WHERE is_default")
+	require.NoError(b, err)
 
 	// Five machines join one cluster, one after the other.
 	cl, _ := p.createCluster(b, user, "bench")
@@ -61,7 +75,7 @@ func benchRealNodeJoin(b *testing.B) {
 		p.runJoin(b, node, token)
 		ready = append(ready, time.Since(start).Seconds())
 		pod := pinnedPod(name)
-		_, err := client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		_, err = client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		require.NoError(b, err)
 		require.EventuallyWithT(b, func(ct *assert.CollectT) {
 			got, err := client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})

@@ -50,8 +50,10 @@ func (s *Service) PromoteByEmail(ctx context.Context, email string) (queries.Use
 }
 
 // CreateAdmin makes a verified admin account with the password hash, with
-// its audit event, in one transaction.
-func (s *Service) CreateAdmin(ctx context.Context, email, name, passwordHash string) (queries.User, error) {
+// its audit event, in one transaction. A password the admin did not
+// choose (mustChange: a generated one) is to be replaced at the first
+// sign-in.
+func (s *Service) CreateAdmin(ctx context.Context, email, name, passwordHash string, mustChange bool) (queries.User, error) {
 	var u queries.User
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
@@ -69,6 +71,12 @@ func (s *Service) CreateAdmin(ctx context.Context, email, name, passwordHash str
 		}
 		if err != nil {
 			return fmt.Errorf("create admin %s: %w", email, err)
+		}
+		if mustChange {
+			if err := q.UserRequirePasswordChange(ctx, u.ID); err != nil {
+				return fmt.Errorf("create admin %s: %w", email, err)
+			}
+			u.PasswordChangeRequired = true
 		}
 		return audit.Record(ctx, q, CLI, audit.Event{
 			Action: "admin.create_via_cli", TargetType: "user", TargetID: strconv.FormatInt(u.ID, 10),

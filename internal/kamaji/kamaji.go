@@ -19,7 +19,9 @@ import (
 	"net"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -89,7 +91,29 @@ type ControlPlane struct {
 
 // Deployment sizes the control plane's pods.
 type Deployment struct {
-	Replicas *int32 `json:"replicas,omitempty"`
+	Replicas  *int32     `json:"replicas,omitempty"`
+	Resources *Resources `json:"resources,omitempty"`
+}
+
+// Resources are what each component of the control plane asks for.
+type Resources struct {
+	APIServer         *corev1.ResourceRequirements `json:"apiServer,omitempty"`
+	ControllerManager *corev1.ResourceRequirements `json:"controllerManager,omitempty"`
+	Scheduler         *corev1.ResourceRequirements `json:"scheduler,omitempty"`
+}
+
+// DefaultResources are the requests of a tenant control plane's
+// components: what an idle one uses (kube-apiserver about 250 MB,
+// kube-controller-manager about 100 MB, kube-scheduler about 60 MB), so
+// that the host schedules them where they fit; no limits, so that a busy
+// one is not killed.
+func DefaultResources() *Resources {
+	req := func(cpu, mem string) *corev1.ResourceRequirements {
+		return &corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem),
+		}}
+	}
+	return &Resources{APIServer: req("100m", "256Mi"), ControllerManager: req("50m", "128Mi"), Scheduler: req("25m", "64Mi")}
 }
 
 // Service is the control plane's Service on the host.
@@ -211,6 +235,7 @@ func Desired(c queries.Cluster, rt settings.Runtime, namespace, hostAddress stri
 	s := &tcp.Spec
 	s.DataStore = rt.KamajiDataStore
 	s.ControlPlane.Deployment.Replicas = &replicas
+	s.ControlPlane.Deployment.Resources = DefaultResources()
 	s.ControlPlane.Service.AdditionalMetadata.Labels = map[string]string{
 		"kubebyon.io/cluster-id": strconv.FormatInt(c.ID, 10),
 	}
