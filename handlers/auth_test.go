@@ -270,6 +270,8 @@ func TestMessagesDoNotRevealAccounts(t *testing.T) {
 	}
 }
 
+// TestPasswordResetEndsOtherSessions: a reset ends every session and
+// revokes the API keys.
 func TestPasswordResetEndsOtherSessions(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -277,6 +279,7 @@ func TestPasswordResetEndsOtherSessions(t *testing.T) {
 	code, body := first.get("/")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "dashboard-greeting")
+	key := first.createKey("before the reset")
 
 	other := b.client(t)
 	resp := other.post("/password/reset", "/password/reset", url.Values{"email": {email}})
@@ -303,9 +306,11 @@ func TestPasswordResetEndsOtherSessions(t *testing.T) {
 	resp = other.post(page, "/password/reset/confirm", url.Values{"email": {email}, "code": {resetCode}, "password": {"yet another password"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
 
-	// The first browser was signed out.
+	// The first browser was signed out, and the API keys made with the old
+	// password were revoked.
 	_, body = first.get("/")
 	require.NotContains(t, body, "dashboard-greeting")
+	require.Equal(t, http.StatusUnauthorized, b.apiCall(t, http.MethodGet, "/api/v1/clusters", key, "").status)
 
 	resp = other.post("/login", "/login", url.Values{"email": {email}, "password": {"password of reset"}})
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)

@@ -151,7 +151,8 @@ func clusterSummaryView(c queries.ClusterListSummaryByOwnerRow) views.Cluster {
 func clusterEventViews(events []queries.ClusterEvent) []views.ClusterEvent {
 	out := make([]views.ClusterEvent, len(events))
 	for i, e := range events {
-		out[i] = views.ClusterEvent{ID: e.ID, Level: e.Level, Reason: e.Reason, Message: e.Message, Time: e.CreatedAt.Time}
+		out[i] = views.ClusterEvent{ID: e.ID, Level: e.Level, Reason: e.Reason, Message: e.Message, Time: e.CreatedAt.Time,
+			Count: e.Count, LastSeen: e.LastSeenAt.Time}
 	}
 	return out
 }

@@ -195,7 +195,8 @@ func (h *Handlers) changePassword(c echo.Context) error {
 		return err
 	}
 	sid, _ := c.Get(ctxSessionID).(string)
-	err = h.Accounts.ChangePassword(ctx, u, c.FormValue("current_password"), c.FormValue("new_password"), sid, actor(c))
+	err = h.Accounts.ChangePassword(ctx, u, c.FormValue("current_password"), c.FormValue("new_password"), sid,
+		c.FormValue("revoke_api_keys") == "on", actor(c))
 	if err != nil {
 		return profileFailed(c, page, f, err)
 	}

@@ -332,3 +332,23 @@ func TestChangeEmailTakenMeanwhile(t *testing.T) {
 	require.Contains(t, body, `data-testid="email-form"`)
 	require.Contains(t, b.audits(t, id), "user.change_email_cancel")
 }
+
+// TestPasswordChangeMayRevokeKeys: a password change leaves the user's
+// API keys working unless they ask for them to be revoked too, which the
+// form offers.
+func TestPasswordChangeMayRevokeKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, _ := b.signedUpUser(t, "keyholder")
+	kept := c.createKey("kept")
+	_, page := c.get("/settings/profile")
+	require.Contains(t, page, `name="revoke_api_keys"`)
+
+	resp := c.post("/settings/profile", "/settings/password", url.Values{"current_password": {"password of keyholder"}, "new_password": {"a second password here"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.Equal(t, http.StatusOK, b.apiCall(t, http.MethodGet, "/api/v1/clusters", kept, "").status, "not asked: the key still works")
+
+	resp = c.post("/settings/profile", "/settings/password", url.Values{"current_password": {"a second password here"}, "new_password": {"a third password here"}, "revoke_api_keys": {"on"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.Equal(t, http.StatusUnauthorized, b.apiCall(t, http.MethodGet, "/api/v1/clusters", kept, "").status, "asked: revoked")
+}

@@ -184,6 +184,18 @@ func TestKamajiLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	_, err = kamaji.Get(ctx, dyn, vcluster.Namespace(c), kamaji.Name(c))
 	require.True(t, apierrors.IsNotFound(err), "the TenantControlPlane is gone: %v", err)
+	// While the namespace terminates, each run's wait counts on one event
+	// instead of repeating (with "Deleting") in the timeline.
+	for range 3 {
+		_, err = b.work(t, ctx, w, c.ID)
+		require.NoError(t, err)
+	}
+	reasons := b.reasons(t, c.ID)
+	require.Equal(t, []string{"DeleteRequested", "Deleting", "Uninstalled", "WaitingForNamespace"}, reasons[len(reasons)-4:])
+	last, err := q.ClusterEventLatest(ctx, c.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 4, last.Count, "one wait and three more")
+	require.True(t, last.LastSeenAt.Valid)
 	b.finalizeNamespace(t, c)
 	_, err = b.work(t, ctx, w, c.ID)
 	require.NoError(t, err)

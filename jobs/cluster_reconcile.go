@@ -385,8 +385,15 @@ func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries,
 			return fmt.Errorf("mark deleting: %w", err)
 		}
 	}
-	if err := w.event(ctx, q, c, "info", "Deleting", ""); err != nil {
-		return err
+	// Said once, when the work on the deletion starts (right after it was
+	// asked for): the waits that follow count on their own event rather
+	// than alternate with this one.
+	if last, err := q.ClusterEventLatest(ctx, c.ID); err == nil && last.Reason == "DeleteRequested" {
+		if err := w.event(ctx, q, c, "info", "Deleting", ""); err != nil {
+			return err
+		}
+	} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("latest cluster event: %w", err)
 	}
 	removed, err := controlplane.For(c, w.Charts).Remove(ctx, h, c, logger)
 	if err != nil {
@@ -472,17 +479,21 @@ func (w *ClusterReconcileWorker) noticeOwner(ctx context.Context, tx pgx.Tx, c q
 	return nil
 }
 
-// event appends a cluster event, unless the newest one says the same, so
-// that snoozes and retries do not repeat themselves in the timeline.
+// event appends a cluster event, or counts it on the newest one when that
+// says the same, so that snoozes and retries do not repeat themselves in
+// the timeline.
 func (w *ClusterReconcileWorker) event(ctx context.Context, q *queries.Queries, c queries.Cluster, level, reason, message string) error {
 	return clusterEvent(ctx, q, c.ID, level, reason, message)
 }
 
-// clusterEvent appends an event to the cluster's timeline, unless the
-// newest one says the same.
+// clusterEvent appends an event to the cluster's timeline, or, when the
+// newest one says the same, counts it there (with when it was last seen).
 func clusterEvent(ctx context.Context, q *queries.Queries, clusterID int64, level, reason, message string) error {
 	last, err := q.ClusterEventLatest(ctx, clusterID)
 	if err == nil && last.Reason == reason && last.Message == message {
+		if err := q.ClusterEventRepeat(ctx, last.ID); err != nil {
+			return fmt.Errorf("cluster event: %w", err)
+		}
 		return nil
 	}
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {

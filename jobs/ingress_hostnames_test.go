@@ -52,7 +52,8 @@ func TestIngressHostnames(t *testing.T) {
 	st.AppsBaseDomain = "apps.clusters.test"
 	require.NoError(t, ingress.SaveSettings(ctx, q, st))
 	target := b.c.Slug + ".apps.clusters.test"
-	svc := &ingress.Service{Pool: b.pool, River: b.reconcileBundle.svc.River, Box: b.box, DNS: &dnsrecords.Service{Pool: b.pool, Box: b.box}}
+	svc := &ingress.Service{Pool: b.pool, River: b.reconcileBundle.svc.River, Box: b.box, DNS: &dnsrecords.Service{Pool: b.pool, Box: b.box},
+		PlatformHost: "kubebyon.clusters.test"}
 	actor := audit.Actor{UserID: b.owner.ID}
 	w := &dnsrecords.RFC2136{Server: srv.Addr, Zone: srv.Zone, KeyName: srv.KeyName, Algorithm: srv.KeyAlgorithm, Secret: srv.KeySecret, TTL: 60}
 	check := func() map[string]ingress.Hostname {
@@ -118,11 +119,15 @@ func TestIngressHostnames(t *testing.T) {
 
 	// Refused: bad names, the platform's own names, a name bound already
 	// (by another tenant too).
-	for _, name := range []string{"", "nodot", "bad_name.example.com", "*.example.com"} {
+	// An IP literal is no host name.
+	for _, name := range []string{"", "nodot", "bad_name.example.com", "*.example.com", "203.0.113.9", "10.0.0.1"} {
 		_, err = svc.AddHostname(ctx, b.c, name, actor)
 		require.Equal(t, ingress.ErrHostnameInvalid.Error(), field(err), name)
 	}
-	for _, name := range []string{"x.k8s.clusters.test", "k8s.clusters.test", target, "apps.clusters.test"} {
+	// The platform's own name (its base URL's host), and names under a
+	// cluster's CNAME target (deeper under the apps base domain).
+	for _, name := range []string{"x.k8s.clusters.test", "k8s.clusters.test", target, "apps.clusters.test",
+		"kubebyon.clusters.test", "shop." + target, "a.b.apps.clusters.test"} {
 		_, err = svc.AddHostname(ctx, b.c, name, actor)
 		require.Equal(t, ingress.ErrHostnameReserved.Error(), field(err), name)
 	}

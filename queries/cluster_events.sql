@@ -10,6 +10,10 @@ WHERE cluster_id = @cluster_id AND id > @after_id
 ORDER BY id
 LIMIT @row_limit;
 
+-- name: ClusterEventRepeat :exec
+-- The event happened again: counted on its row.
+UPDATE cluster_events SET count = count + 1, last_seen_at = now() WHERE id = @id;
+
 -- name: ClusterEventLatest :one
 SELECT * FROM cluster_events WHERE cluster_id = @cluster_id ORDER BY id DESC LIMIT 1;
 

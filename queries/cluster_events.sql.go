@@ -12,7 +12,7 @@ import (
 const clusterEventCreate = `-- name: ClusterEventCreate :one
 INSERT INTO cluster_events (cluster_id, level, reason, message)
 VALUES ($1, $2, $3, $4)
-RETURNING id, cluster_id, level, reason, message, created_at
+RETURNING id, cluster_id, level, reason, message, created_at, count, last_seen_at
 `
 
 type ClusterEventCreateParams struct {
@@ -37,12 +37,14 @@ func (q *Queries) ClusterEventCreate(ctx context.Context, arg ClusterEventCreate
 		&i.Reason,
 		&i.Message,
 		&i.CreatedAt,
+		&i.Count,
+		&i.LastSeenAt,
 	)
 	return i, err
 }
 
 const clusterEventLatest = `-- name: ClusterEventLatest :one
-SELECT id, cluster_id, level, reason, message, created_at FROM cluster_events WHERE cluster_id = $1 ORDER BY id DESC LIMIT 1
+SELECT id, cluster_id, level, reason, message, created_at, count, last_seen_at FROM cluster_events WHERE cluster_id = $1 ORDER BY id DESC LIMIT 1
 `
 
 func (q *Queries) ClusterEventLatest(ctx context.Context, clusterID int64) (ClusterEvent, error) {
@@ -55,12 +57,14 @@ func (q *Queries) ClusterEventLatest(ctx context.Context, clusterID int64) (Clus
 		&i.Reason,
 		&i.Message,
 		&i.CreatedAt,
+		&i.Count,
+		&i.LastSeenAt,
 	)
 	return i, err
 }
 
 const clusterEventListByCluster = `-- name: ClusterEventListByCluster :many
-SELECT id, cluster_id, level, reason, message, created_at FROM cluster_events
+SELECT id, cluster_id, level, reason, message, created_at, count, last_seen_at FROM cluster_events
 WHERE cluster_id = $1 AND id > $2
 ORDER BY id
 LIMIT $3
@@ -89,6 +93,8 @@ func (q *Queries) ClusterEventListByCluster(ctx context.Context, arg ClusterEven
 			&i.Reason,
 			&i.Message,
 			&i.CreatedAt,
+			&i.Count,
+			&i.LastSeenAt,
 		); err != nil {
 			return nil, err
 		}
@@ -101,7 +107,7 @@ func (q *Queries) ClusterEventListByCluster(ctx context.Context, arg ClusterEven
 }
 
 const clusterEventListLatest = `-- name: ClusterEventListLatest :many
-SELECT id, cluster_id, level, reason, message, created_at FROM cluster_events
+SELECT id, cluster_id, level, reason, message, created_at, count, last_seen_at FROM cluster_events
 WHERE cluster_id = $1
 ORDER BY id DESC
 LIMIT $2
@@ -129,6 +135,8 @@ func (q *Queries) ClusterEventListLatest(ctx context.Context, arg ClusterEventLi
 			&i.Reason,
 			&i.Message,
 			&i.CreatedAt,
+			&i.Count,
+			&i.LastSeenAt,
 		); err != nil {
 			return nil, err
 		}
@@ -138,4 +146,14 @@ func (q *Queries) ClusterEventListLatest(ctx context.Context, arg ClusterEventLi
 		return nil, err
 	}
 	return items, nil
+}
+
+const clusterEventRepeat = `-- name: ClusterEventRepeat :exec
+UPDATE cluster_events SET count = count + 1, last_seen_at = now() WHERE id = $1
+`
+
+// The event happened again: counted on its row.
+func (q *Queries) ClusterEventRepeat(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, clusterEventRepeat, id)
+	return err
 }

@@ -101,12 +101,14 @@ type ClusterDn struct {
 }
 
 type ClusterEvent struct {
-	ID        int64
-	ClusterID int64
-	Level     string
-	Reason    string
-	Message   string
-	CreatedAt pgtype.Timestamptz
+	ID         int64
+	ClusterID  int64
+	Level      string
+	Reason     string
+	Message    string
+	CreatedAt  pgtype.Timestamptz
+	Count      int32
+	LastSeenAt pgtype.Timestamptz
 }
 
 type ClusterHostname struct {

@@ -45,6 +45,10 @@ type ClusterEvent struct {
 	Reason  string // names the message ClusterEvent<Reason>
 	Message string // technical detail, may be empty
 	Time    time.Time
+	// Count is how many times it happened (1: once); LastSeen the last
+	// time, when more than once.
+	Count    int32
+	LastSeen time.Time
 }
 
 // ClusterList is one page of the user's clusters.

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -221,10 +222,20 @@ func newServices(pool *pgxpool.Pool, box *secrets.Box, common *config.Common) *s
 		adminSettings: &adminsettings.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
 		edge:          &edge.Service{Pool: pool, Box: box},
 		dns:           dns,
-		ingress:       &ingress.Service{Pool: pool, Box: box, DNS: dns, Virtual: cl.VirtualConfig},
+		ingress:       &ingress.Service{Pool: pool, Box: box, DNS: dns, Virtual: cl.VirtualConfig, PlatformHost: baseURLHost(common.BaseURL)},
 		billing:       &billing.Service{Pool: pool, Box: box},
 		metrics:       &metrics.Service{Pool: pool, Backend: metricsBackend(common)},
 	}
+}
+
+// baseURLHost is the host of the platform's base URL ("" when it has
+// none: Validate refuses such a URL before).
+func baseURLHost(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // metricsBackend is where the control planes' metrics are kept: the

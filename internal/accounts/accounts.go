@@ -554,8 +554,9 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email string, actor 
 	})
 }
 
-// ResetPassword sets a new password with an emailed code and ends every
-// session of the account.
+// ResetPassword sets a new password with an emailed code, ends every
+// session of the account and revokes its API keys: whoever knew the old
+// password may have made some.
 func (s *Service) ResetPassword(ctx context.Context, email, code, newPassword string, actor audit.Actor) error {
 	if msg := CheckPassword(newPassword); msg != "" {
 		return FieldErrors{"password": msg}
@@ -582,8 +583,13 @@ func (s *Service) ResetPassword(ctx context.Context, email, code, newPassword st
 		if err != nil {
 			return fmt.Errorf("end sessions: %w", err)
 		}
+		keys, err := q.ApiKeyRevokeAllForUser(ctx, u.ID)
+		if err != nil {
+			return fmt.Errorf("revoke api keys: %w", err)
+		}
 		actor.UserID, actor.Email = u.ID, u.Email
-		return audit.Record(ctx, q, actor, audit.Event{Action: "user.password_reset", TargetType: "user", TargetID: fmt.Sprint(u.ID), Details: map[string]any{"sessions_ended": n}})
+		return audit.Record(ctx, q, actor, audit.Event{Action: "user.password_reset", TargetType: "user", TargetID: fmt.Sprint(u.ID),
+			Details: map[string]any{"sessions_ended": n, "api_keys_revoked": keys}})
 	})
 }
 

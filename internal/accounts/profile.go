@@ -235,7 +235,10 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, u queries.User, code s
 // every other session of the user (keepSessionID is the caller's), and
 // tells the user by email. An account without a password (signed up
 // through OAuth) sets its first one without a current password.
-func (s *Service) ChangePassword(ctx context.Context, u queries.User, current, newPassword, keepSessionID string, actor audit.Actor) error {
+//
+// With revokeKeys, the user's API keys stop working too (a password
+// changed because it leaked may have been used to make keys).
+func (s *Service) ChangePassword(ctx context.Context, u queries.User, current, newPassword, keepSessionID string, revokeKeys bool, actor audit.Actor) error {
 	errs := FieldErrors{}
 	if u.PasswordHash.Valid {
 		ok, err := passwords.Verify(current, u.PasswordHash.String)
@@ -264,9 +267,15 @@ func (s *Service) ChangePassword(ctx context.Context, u queries.User, current, n
 		if err != nil {
 			return fmt.Errorf("end other sessions: %w", err)
 		}
+		var keys int64
+		if revokeKeys {
+			if keys, err = q.ApiKeyRevokeAllForUser(ctx, u.ID); err != nil {
+				return fmt.Errorf("revoke api keys: %w", err)
+			}
+		}
 		if err := audit.Record(ctx, q, actor, audit.Event{
 			Action: "user.change_password", TargetType: "user", TargetID: fmt.Sprint(u.ID),
-			Details: map[string]any{"sessions_ended": n, "first_password": !u.PasswordHash.Valid},
+			Details: map[string]any{"sessions_ended": n, "first_password": !u.PasswordHash.Valid, "api_keys_revoked": keys},
 		}); err != nil {
 			return err
 		}

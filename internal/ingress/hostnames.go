@@ -127,6 +127,10 @@ func (s *Service) AddHostname(ctx context.Context, c queries.Cluster, name strin
 	if len(validation.IsDNS1123Subdomain(name)) > 0 || !strings.Contains(name, ".") || strings.HasPrefix(name, "*") {
 		return Hostname{}, input.Errors{"name": ErrHostnameInvalid.Error()}
 	}
+	// An address is no host name: certificates and CNAMEs need names.
+	if _, err := netip.ParseAddr(name); err == nil {
+		return Hostname{}, input.Errors{"name": ErrHostnameInvalid.Error()}
+	}
 	q := queries.New(s.Pool)
 	st, err := LoadSettings(ctx, q)
 	if err != nil {
@@ -201,8 +205,10 @@ func (s *Service) AddHostname(ctx context.Context, c queries.Cluster, name strin
 }
 
 // reserved reports whether the platform uses name itself: the API names
-// and everything under their domain, the console's name, and a name that
-// is (or could be) a cluster's CNAME target.
+// and everything under their domain, the console's and the platform's
+// own names, a name that is (or could be) a cluster's CNAME target, and
+// any name deeper under the apps base domain (under a CNAME target: the
+// platform's names there are one label).
 func (s *Service) reserved(ctx context.Context, q *queries.Queries, st Settings, rt settings.Runtime, name string) (bool, error) {
 	if rt.APIBaseDomain != "" && (name == rt.APIBaseDomain || strings.HasSuffix(name, "."+rt.APIBaseDomain)) {
 		return true, nil
@@ -210,10 +216,16 @@ func (s *Service) reserved(ctx context.Context, q *queries.Queries, st Settings,
 	if rt.ConsoleHost != "" && name == strings.ToLower(rt.ConsoleHost) {
 		return true, nil
 	}
+	if s.PlatformHost != "" && name == NormalHostname(s.PlatformHost) {
+		return true, nil
+	}
 	if st.AppsBaseDomain == "" {
 		return false, nil
 	}
 	if name == st.AppsBaseDomain {
+		return true, nil
+	}
+	if rest, ok := strings.CutSuffix(name, "."+st.AppsBaseDomain); ok && strings.Contains(rest, ".") {
 		return true, nil
 	}
 	if first, rest, _ := strings.Cut(name, "."); rest == st.AppsBaseDomain {

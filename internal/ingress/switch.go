@@ -66,6 +66,9 @@ type Service struct {
 	// KubeconfigPath names the host cluster where the admin settings do
 	// not (KUBEBYON_KUBECONFIG), for the platform edge's objects.
 	KubeconfigPath string
+	// PlatformHost is the host of the platform's base URL, which no
+	// cluster may take for a host name.
+	PlatformHost string
 }
 
 // State is a cluster's managed ingress as the pages and the API show it.

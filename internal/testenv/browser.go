@@ -69,8 +69,10 @@ func Browser(t testing.TB) context.Context {
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
 	// A bound on a whole browser test, with room for a loaded CI machine
-	// (browser tests run in parallel with the rest of the package).
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	// (browser tests run in parallel with the rest of the package, and with
+	// other packages' control planes and real nodes: one took 3 minutes
+	// there that takes 30 seconds alone).
+	ctx, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
 	t.Cleanup(func() {
 		cancelTimeout()
 		cancelCtx()
