@@ -198,7 +198,7 @@ func TestIngressEdge(t *testing.T) {
 	require.NoError(t, err)
 	dnsNames, _, _ := unstructured.NestedStringSlice(wildcard.Object, "spec", "dnsNames")
 	require.Equal(t, []string{"*.apps.clusters.test"}, dnsNames)
-	wildcard.Object["status"] = map[string]any{"notAfter": "2027-03-01T00:00:00Z", "conditions": []any{
+	wildcard.Object["status"] = map[string]any{"notAfter": time.Now().UTC().Add(90 * 24 * time.Hour).Format(time.RFC3339), "conditions": []any{
 		map[string]any{"type": "Ready", "status": "True", "reason": "Ready", "message": "Certificate is up to date and has not expired", "lastTransitionTime": "2026-12-02T00:00:00Z"},
 	}}
 	_, err = certsRes.UpdateStatus(ctx, wildcard, metav1.UpdateOptions{})
