@@ -190,11 +190,7 @@ func (w *ClusterReconcileWorker) installEnv(ctx context.Context, q *queries.Quer
 		return env, fmt.Errorf("list the Ready host nodes: %w", err)
 	}
 	for _, n := range hosts {
-		a := n.InternalIp
-		if rt.EdgeAddressType == settings.AddressExternalIP {
-			a = n.ExternalIp
-		}
-		if a != "" {
+		if a := rt.EdgeAddress(n.InternalIp, n.ExternalIp); a != "" {
 			env.HostAddress = a
 			break
 		}

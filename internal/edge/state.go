@@ -61,11 +61,7 @@ func Desired(ctx context.Context, q *queries.Queries, rt settings.Runtime) (Stat
 		}
 		var addrs []string
 		for _, h := range hosts {
-			a := h.InternalIp
-			if rt.EdgeAddressType == settings.AddressExternalIP {
-				a = h.ExternalIp
-			}
-			if a != "" {
+			if a := rt.EdgeAddress(h.InternalIp, h.ExternalIp); a != "" {
 				addrs = append(addrs, a)
 			}
 		}

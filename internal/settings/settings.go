@@ -446,6 +446,16 @@ func (r Runtime) PublicEndpoint(slug string) string {
 	return net.JoinHostPort(r.Endpoint(slug), strconv.Itoa(r.PublicAPIPort))
 }
 
+// EdgeAddress is the address of a host node that the edge sends a NodePort
+// cluster's connections to: its InternalIP or ExternalIP, as the admin
+// chose ("" when it has none of that type).
+func (r Runtime) EdgeAddress(internalIP, externalIP string) string {
+	if r.EdgeAddressType == AddressExternalIP {
+		return externalIP
+	}
+	return internalIP
+}
+
 // APIPort is the public API port (443 unless set).
 func (r Runtime) APIPort() int {
 	if r.PublicAPIPort == 0 {
