@@ -32,14 +32,11 @@ func reauthURL(p OAuthProvider, authURL string) (string, error) {
 	if !p.openID {
 		return authURL, nil
 	}
-	u, err := url.Parse(authURL)
+	u, err := withQuery(authURL, url.Values{"prompt": {"login"}})
 	if err != nil {
 		return "", fmt.Errorf("%s authorize URL: %w", p.Name, err)
 	}
-	q := u.Query()
-	q.Set("prompt", "login")
-	u.RawQuery = q.Encode()
-	return u.String(), nil
+	return u, nil
 }
 
 // finishReauth records, in this browser's session, that the admin who

@@ -159,6 +159,13 @@ func TestAdminSignInOIDC(t *testing.T) {
 	require.True(t, a.Verified)
 	require.Equal(t, []string{"oidc:kc-1001:" + email}, b.identities(t, a.ID))
 	require.Equal(t, []string{"user.signup:oidc", "user.sign_in:oidc"}, b.auditTrail(t, a.ID))
+	// The request carried a PKCE challenge (which the provider checked
+	// against the verifier at the token exchange) and a nonce.
+	logins := idp.Logins()
+	require.Len(t, logins, 1)
+	require.Equal(t, "S256", logins[0].CodeChallengeMethod)
+	require.Len(t, logins[0].CodeChallenge, 43)
+	require.NotEmpty(t, logins[0].Nonce)
 
 	// An existing account links it from its settings.
 	existing, existingEmail := b.signedUpUser(t, "sso-linker")
@@ -180,6 +187,18 @@ func TestAdminSignInOIDC(t *testing.T) {
 	_, body = u.get("/login")
 	require.Contains(t, body, "That account has no verified email address.")
 	require.Equal(t, users, b.count(t, "users"))
+
+	// An ID token with another sign-in's nonce signs nobody in.
+	idp.SignIn(testenv.OIDCUser{Subject: "kc-4004", Email: uniqueEmail("sso-replayed"), EmailVerified: true})
+	idp.ForgeNonce(true)
+	u = b.client(t)
+	require.Equal(t, "/login", u.signInThrough("/auth/oidc", "oidc"))
+	_, body = u.get("/login")
+	require.Contains(t, body, "We could not finish signing you in with the provider.")
+	require.Equal(t, users, b.count(t, "users"))
+	idp.ForgeNonce(false)
+	logins = idp.Logins()
+	require.NotEqual(t, logins[len(logins)-1].Nonce, logins[len(logins)-2].Nonce, "a nonce per sign-in")
 
 	// Emptied, the provider is off again.
 	resp = admin.post(page, page, url.Values{"oidc-clientSecretClear": {"on"}, "password": {"password of sso-admin"}})
@@ -270,8 +289,8 @@ func TestAdminReauthWithProvider(t *testing.T) {
 	// Their own: confirmed, and the provider was asked for a new login.
 	idp.SignIn(testenv.OIDCUser{Subject: "admin-1", Email: email, EmailVerified: true, GivenName: "Only", FamilyName: "SSO"})
 	require.Equal(t, page, admin.signInThrough("/auth/oidc?reauth=1&next=%2Fadmin%2Fsettings%2Fsign-in", "oidc"))
-	prompts := idp.Prompts()
-	require.Equal(t, []string{"login"}, prompts[len(prompts)-1])
+	logins := idp.Logins()
+	require.Equal(t, []string{"login"}, logins[len(logins)-1].Prompt)
 	_, body = admin.get(page)
 	require.Contains(t, body, "Confirmed. You can make your change now.")
 	require.Contains(t, body, `data-testid="admin-reauth-fresh"`)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
+	"golang.org/x/oauth2"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
@@ -84,6 +85,12 @@ type oauthFlow struct {
 	// Reauth is the signed-in admin who signs in again to confirm a
 	// dangerous action (admin_reauth.go; 0: not that).
 	Reauth int64 `json:"reauth,omitempty"`
+	// Verifier is the PKCE code verifier (RFC 7636) and Nonce the value
+	// the ID token must carry back (OpenID Connect Core 3.1.2.1), both of
+	// an OpenID Connect sign-in: a code or an ID token taken from another
+	// browser's sign-in is worthless here.
+	Verifier string `json:"verifier,omitempty"`
+	Nonce    string `json:"nonce,omitempty"`
 }
 
 // startOAuth sends the browser to the provider with a new state bound to
@@ -112,6 +119,14 @@ func (h *Handlers) startOAuth(c echo.Context) error {
 		return fmt.Errorf("begin %s sign-in: %w", p.Name, err)
 	}
 	f := oauthFlow{Provider: p.Name, State: state, Session: sess.Marshal(), Next: safeNext(c.QueryParam("next"))}
+	if p.openID {
+		f.Verifier, f.Nonce = oauth2.GenerateVerifier(), rand.Text()
+		if authURL, err = withQuery(authURL, url.Values{
+			"code_challenge": {oauth2.S256ChallengeFromVerifier(f.Verifier)}, "code_challenge_method": {"S256"}, "nonce": {f.Nonce},
+		}); err != nil {
+			return fmt.Errorf("begin %s sign-in: %w", p.Name, err)
+		}
+	}
 	if u, ok := currentUser(c); ok {
 		switch {
 		case c.QueryParam("link") == "1":
@@ -151,9 +166,13 @@ func (h *Handlers) finishOAuth(c echo.Context) error {
 	if raw == "" || json.Unmarshal([]byte(raw), &flow) != nil || flow.Provider != p.Name || state == "" || !secrets.Equal(flow.State, state) {
 		return h.oauthFailed(c, "FlashOAuthState")
 	}
-	// Only the code goes to goth: other parameters it reads (redirect_uri,
-	// code_verifier) are ours to set, not the query string's.
-	id, err := p.authorize(ctx, flow.Session, url.Values{"code": {c.QueryParam("code")}})
+	// Only the code comes from the query string: other parameters goth
+	// reads (redirect_uri, code_verifier) are ours to set.
+	params := url.Values{"code": {c.QueryParam("code")}}
+	if flow.Verifier != "" {
+		params.Set("code_verifier", flow.Verifier)
+	}
+	id, err := p.authorize(ctx, flow.Session, params, flow.Nonce)
 	if err != nil {
 		h.Logger.WarnContext(ctx, "oauth sign-in failed", "provider", p.Name, "error", err)
 		return h.oauthFailed(c, "FlashOAuthFailed")
@@ -190,6 +209,20 @@ func (h *Handlers) finishOAuth(c echo.Context) error {
 		h.flash(c, "FlashOAuthLinked")
 	}
 	return redirect(c, safeNext(flow.Next))
+}
+
+// withQuery sets the parameters q on rawURL.
+func withQuery(rawURL string, q url.Values) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("parse %q: %w", rawURL, err)
+	}
+	v := u.Query()
+	for k, vs := range q {
+		v[k] = vs
+	}
+	u.RawQuery = v.Encode()
+	return u.String(), nil
 }
 
 // finishLink links the provider's account to the user who asked for it

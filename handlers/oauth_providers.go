@@ -3,6 +3,7 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/markbates/goth/providers/openidConnect"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/secrets"
 )
 
 // OAuthProvider is a configured way to sign in with another site; build it
@@ -235,8 +237,9 @@ func claimTrue(v any) bool {
 }
 
 // authorize completes the provider's side of a sign-in: it trades the
-// callback's code for a token and reads who signed in.
-func (p OAuthProvider) authorize(ctx context.Context, marshalled string, params url.Values) (accounts.Identity, error) {
+// callback's code for a token and reads who signed in. An OpenID Connect
+// provider's ID token must carry nonce.
+func (p OAuthProvider) authorize(ctx context.Context, marshalled string, params url.Values, nonce string) (accounts.Identity, error) {
 	gp, err := p.load(ctx)
 	if err != nil {
 		return accounts.Identity{}, err
@@ -248,5 +251,38 @@ func (p OAuthProvider) authorize(ctx context.Context, marshalled string, params 
 	if _, err := sess.Authorize(gp, params); err != nil {
 		return accounts.Identity{}, fmt.Errorf("%s token exchange: %w", p.Name, err)
 	}
+	if p.openID {
+		if err := checkNonce(sess, nonce); err != nil {
+			return accounts.Identity{}, fmt.Errorf("%s ID token: %w", p.Name, err)
+		}
+	}
 	return p.identity(ctx, gp, sess)
+}
+
+// checkNonce tells whether the ID token of an authorized OpenID Connect
+// session carries nonce. goth checks the token's audience, issuer and
+// expiry but not its nonce.
+func checkNonce(sess goth.Session, nonce string) error {
+	s, ok := sess.(*openidConnect.Session)
+	if !ok {
+		return fmt.Errorf("session is a %T, not OpenID Connect's", sess)
+	}
+	parts := strings.Split(s.IDToken, ".")
+	if len(parts) != 3 {
+		return errors.New("no ID token")
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	var claims struct {
+		Nonce string `json:"nonce"`
+	}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	if nonce == "" || !secrets.Equal(claims.Nonce, nonce) {
+		return errors.New("the nonce is not the one this sign-in sent")
+	}
+	return nil
 }

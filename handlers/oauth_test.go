@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
 
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -89,6 +90,8 @@ type fakeProvider struct {
 type grant struct {
 	who         person
 	redirectURI string
+	nonce       string // for the ID token
+	challenge   string // PKCE S256 code challenge, checked at the exchange
 }
 
 func newFakeProvider(t *testing.T, oidc bool) *fakeProvider {
@@ -151,7 +154,11 @@ func (f *fakeProvider) approve(w http.ResponseWriter, r *http.Request) {
 	code := rand.Text()
 	f.mu.Lock()
 	f.authorize = q
-	f.codes[code] = grant{who: f.who, redirectURI: q.Get("redirect_uri")}
+	g := grant{who: f.who, redirectURI: q.Get("redirect_uri"), nonce: q.Get("nonce")}
+	if q.Get("code_challenge_method") == "S256" {
+		g.challenge = q.Get("code_challenge")
+	}
+	f.codes[code] = g
 	f.mu.Unlock()
 	back, err := url.Parse(q.Get("redirect_uri"))
 	require.NoError(f.t, err)
@@ -172,7 +179,8 @@ func (f *fakeProvider) token(w http.ResponseWriter, r *http.Request) {
 	g, found := f.codes[r.PostForm.Get("code")]
 	delete(f.codes, r.PostForm.Get("code"))
 	if id != fakeClientID || secret != fakeClientSecret || r.PostForm.Get("grant_type") != "authorization_code" ||
-		!found || r.PostForm.Get("redirect_uri") != g.redirectURI {
+		!found || r.PostForm.Get("redirect_uri") != g.redirectURI ||
+		(g.challenge != "" && oauth2.S256ChallengeFromVerifier(r.PostForm.Get("code_verifier")) != g.challenge) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 		return
 	}
@@ -181,7 +189,7 @@ func (f *fakeProvider) token(w http.ResponseWriter, r *http.Request) {
 	resp := map[string]any{"access_token": access, "token_type": "bearer"}
 	if f.oidc {
 		resp["expires_in"] = 3600
-		resp["id_token"] = f.idToken(g.who)
+		resp["id_token"] = f.idToken(g.who, g.nonce)
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
@@ -249,8 +257,11 @@ func (f *fakeProvider) jwks(w http.ResponseWriter, r *http.Request) {
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
 // idToken is an RS256-signed JWT about p for the platform.
-func (f *fakeProvider) idToken(p person) string {
+func (f *fakeProvider) idToken(p person, nonce string) string {
 	claims := f.claims(p)
+	if nonce != "" {
+		claims["nonce"] = nonce
+	}
 	now := time.Now()
 	claims["iss"], claims["aud"], claims["iat"], claims["exp"] = f.srv.URL, fakeClientID, now.Unix(), now.Add(time.Hour).Unix()
 	header, err := json.Marshal(map[string]string{"alg": "RS256", "kid": "test", "typ": "JWT"})
@@ -411,6 +422,8 @@ func TestOAuthGoogleSignUp(t *testing.T) {
 	q := b.google.lastAuthorize()
 	require.Equal(t, "openid email profile", q.Get("scope"))
 	require.Equal(t, b.server.URL+"/auth/google/callback", q.Get("redirect_uri"))
+	require.Equal(t, "S256", q.Get("code_challenge_method"), "PKCE, checked at the exchange")
+	require.NotEmpty(t, q.Get("nonce"), "the ID token's nonce is checked")
 	_, body := c.get("/")
 	require.Contains(t, body, `data-testid="dashboard-greeting">Welcome, Grace Hopper<`)
 

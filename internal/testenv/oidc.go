@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,8 +39,18 @@ type OIDCProvider struct {
 	users   *oidcUsers
 	storage *storage.Storage
 
-	mu      sync.Mutex
-	prompts [][]string // each login's prompt parameter
+	mu         sync.Mutex
+	logins     []OIDCLogin
+	forgeNonce bool
+}
+
+// OIDCLogin is what an authorization request that reached the login page
+// asked for.
+type OIDCLogin struct {
+	Prompt              []string
+	Nonce               string
+	CodeChallenge       string
+	CodeChallengeMethod string
 }
 
 // NewOIDCProvider starts a provider whose client may send people back to
@@ -78,11 +89,20 @@ func (p *OIDCProvider) SignIn(u OIDCUser) {
 	p.users.set(u)
 }
 
-// Prompts are the prompt parameters of the logins so far, in order.
-func (p *OIDCProvider) Prompts() [][]string {
+// Logins are the authorization requests signed in so far, in order.
+func (p *OIDCProvider) Logins() []OIDCLogin {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.prompts
+	return slices.Clone(p.logins)
+}
+
+// ForgeNonce makes the provider put another nonce than the one asked for
+// into the ID tokens of the next logins, as a token replayed from another
+// sign-in would carry.
+func (p *OIDCProvider) ForgeNonce(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.forgeNonce = on
 }
 
 // login is the provider's login page: it signs the pending authorization
@@ -105,8 +125,17 @@ func (p *OIDCProvider) login(callback func(context.Context, string) string) http
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
+		ar := req.(*storage.AuthRequest)
+		login := OIDCLogin{Prompt: ar.Prompt, Nonce: ar.Nonce}
+		if ar.CodeChallenge != nil {
+			login.CodeChallenge, login.CodeChallengeMethod = ar.CodeChallenge.Challenge, ar.CodeChallenge.Method
+		}
 		p.mu.Lock()
-		p.prompts = append(p.prompts, req.(*storage.AuthRequest).Prompt)
+		p.logins = append(p.logins, login)
+		if p.forgeNonce {
+			// The stored request is the one the ID token is made from.
+			ar.Nonce = rand.Text()
+		}
 		p.mu.Unlock()
 		http.Redirect(w, r, callback(r.Context(), id), http.StatusFound)
 	}
