@@ -23,7 +23,8 @@ import (
 // it scrolls sideways, and every element whose box passes an edge of the
 // viewport without a scrolling ancestor (a table's wrapper) to hold it; at
 // 1280 px and more, also a table wider than its wrapper. Badges and the
-// dates in tables must each stay on one line.
+// dates in tables must each stay on one line, and no part of a
+// description's value is drawn over another.
 const overflowing = `(() => {
 	const vw = window.innerWidth, out = [];
 	const name = el => el.tagName.toLowerCase() + (el.dataset.testid ? '[' + el.dataset.testid + ']' : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '');
@@ -52,6 +53,27 @@ const overflowing = `(() => {
 	for (const el of document.querySelectorAll('.badge, .node-badge, .cluster-badge, .admin-badge, td time')) {
 		const r = el.getBoundingClientRect(), fs = parseFloat(getComputedStyle(el).fontSize);
 		if (r.height > 2.2 * fs) out.push(name(el) + ' wraps: ' + Math.round(r.height) + 'px high');
+	}
+	// Nothing in a description list is drawn over anything else in it (a
+	// hint over its value).
+	const box = n => {
+		if (n.nodeType === Node.TEXT_NODE) {
+			if (!n.textContent.trim()) return null;
+			const r = document.createRange();
+			r.selectNodeContents(n);
+			return r.getBoundingClientRect();
+		}
+		return n.nodeType === Node.ELEMENT_NODE && n.tagName !== 'BR' ? n.getBoundingClientRect() : null;
+	};
+	for (const dd of document.querySelectorAll('dl dd')) {
+		const parts = [...dd.childNodes].map(n => [n, box(n)]).filter(([, r]) => r && r.width > 0 && r.height > 0);
+		for (let i = 0; i < parts.length; i++) {
+			for (let j = i + 1; j < parts.length; j++) {
+				const a = parts[i][1], b = parts[j][1];
+				const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+				if (w > 1 && h > 1) out.push((parts[j][0].nodeType === Node.ELEMENT_NODE ? name(parts[j][0]) : 'text') + ' is drawn over ' + (parts[i][0].nodeType === Node.ELEMENT_NODE ? name(parts[i][0]) : 'text') + ' by ' + Math.round(h) + 'px');
+			}
+		}
 	}
 	return out.slice(0, 20);
 })()`
