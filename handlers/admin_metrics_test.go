@@ -36,6 +36,7 @@ func TestAdminMetricsSettings(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="admin-nav-metrics" aria-current="page"`)
 	require.Contains(t, body, `id="interval_seconds" name="interval_seconds" type="number" value="60"`)
+	require.Contains(t, body, `data-testid="overview-nodes">No node has joined a cluster yet.<`, "not \"0 Ready of 0\"")
 
 	form := url.Values{
 		"interval_seconds": {"30"}, "raw_retention_hours": {"72"},

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -20,7 +21,18 @@ func (h *Handlers) showDeleteClusterPage(c echo.Context) error {
 		h.flashError(c, clusters.ErrDeleting.Error())
 		return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
 	}
-	return render(c, http.StatusOK, views.ClusterDeletePage(clusterView(cl), views.NewForm()))
+	return h.renderDeletePage(c, http.StatusOK, cl, views.NewForm())
+}
+
+// renderDeletePage asks for the cluster's name, and says which machines
+// joined it: deleting the cluster leaves them as they are.
+func (h *Handlers) renderDeletePage(c echo.Context, status int, cl queries.Cluster, f views.Form) error {
+	nodes, err := queries.New(h.Pool).NodeNamesOfOwnedCluster(c.Request().Context(),
+		queries.NodeNamesOfOwnedClusterParams{ClusterID: cl.ID, OwnerID: cl.OwnerID})
+	if err != nil {
+		return fmt.Errorf("list nodes of cluster %d: %w", cl.ID, err)
+	}
+	return render(c, status, views.ClusterDeletePage(views.ClusterDelete{Cluster: clusterView(cl), Nodes: nodes}, f))
 }
 
 func (h *Handlers) deleteCluster(c echo.Context) error {
@@ -39,7 +51,7 @@ func (h *Handlers) deleteCluster(c echo.Context) error {
 		for k, v := range fe {
 			f.Errors[k] = v
 		}
-		return render(c, http.StatusUnprocessableEntity, views.ClusterDeletePage(clusterView(cl), f))
+		return h.renderDeletePage(c, http.StatusUnprocessableEntity, cl, f)
 	case err != nil:
 		return err
 	}

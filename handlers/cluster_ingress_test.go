@@ -46,7 +46,7 @@ func (b *testBundle) workIngress(t *testing.T, clusterID int64) river.EventKind 
 	t.Helper()
 	ctx := context.Background()
 	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.IngressReconcileWorker{
-		Pool: b.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Charts: &helm.Charts{},
+		Pool: b.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Charts: &helm.Charts{}, Box: b.box,
 		VirtualConfig: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig,
 	})
 	tx, err := b.pool.Begin(ctx)
@@ -231,7 +231,7 @@ func TestClusterIngressFailure(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.IngressReconcileWorker{
-		Pool: b.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Charts: &helm.Charts{},
+		Pool: b.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Charts: &helm.Charts{}, Box: b.box,
 		VirtualConfig: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig,
 	})
 	tx, err := b.pool.Begin(ctx)

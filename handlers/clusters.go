@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -54,6 +55,9 @@ func (h *Handlers) showClusterPage(c echo.Context) error {
 		return err
 	}
 	d := views.ClusterDetail{Cluster: clusterView(cl), Events: clusterEventViews(events), Live: !clusters.Settled(cl) || watchIngress(cl, fresh.IngressStatus)}
+	if err := h.planEndpoint(c.Request().Context(), &d.Cluster, cl); err != nil {
+		return err
+	}
 	if cl.Status == clusters.StatusReady {
 		d.UnreachableSince, d.UnreachableError = fresh.UnreachableSince, fresh.LastError
 	}
@@ -85,6 +89,9 @@ func (h *Handlers) showClusterUpdates(c echo.Context) error {
 		up.Done = !watchIngress(up.Cluster, status)
 	}
 	m := views.ClusterUpdates{Cluster: clusterView(up.Cluster), Events: clusterEventViews(up.Events), After: after, Done: up.Done}
+	if err := h.planEndpoint(c.Request().Context(), &m.Cluster, up.Cluster); err != nil {
+		return err
+	}
 	if n := len(up.Events); n > 0 {
 		m.After = up.Events[n-1].ID
 	}
@@ -136,6 +143,22 @@ func clusterView(c queries.Cluster) views.Cluster {
 		v.SuspendedSince = c.SuspendedAt.Time
 	}
 	return v
+}
+
+// planEndpoint names, on v, the address that cl answers at once ready,
+// while it has none: the edge routes the name from the start.
+func (h *Handlers) planEndpoint(ctx context.Context, v *views.Cluster, cl queries.Cluster) error {
+	if cl.Endpoint != "" || cl.Status == clusters.StatusDeleting || cl.Status == clusters.StatusDeleted {
+		return nil
+	}
+	rt, err := h.Clusters.Runtime(ctx)
+	if err != nil {
+		return err
+	}
+	if rt.APIBaseDomain != "" {
+		v.PlannedEndpoint = rt.PublicEndpoint(cl.Slug)
+	}
+	return nil
 }
 
 // clusterSummaryView is a cluster as the list and the dashboard show it:

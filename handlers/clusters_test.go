@@ -194,6 +194,9 @@ func TestClusterCreate(t *testing.T) {
 	require.Contains(t, body, `data-testid="cluster-name">web<`)
 	require.Contains(t, body, `data-status="pending"`)
 	require.Contains(t, body, "Cluster requested.")
+	// The edge routes the name from the start: the page names it.
+	require.Contains(t, body, `data-testid="cluster-endpoint">https://`+cl.Slug+`.clusters.test<`)
+	require.Contains(t, body, `data-testid="cluster-endpoint-hint">It answers once the control plane is ready.<`)
 	require.Contains(t, body, fmt.Sprintf(`hx-get="/clusters/%d/events?after=`, id), "the page watches a pending cluster")
 	require.NotContains(t, body, `data-testid="cluster-kubeconfig"`)
 	require.NotContains(t, body, `data-testid="cluster-retry"`)
@@ -203,7 +206,7 @@ func TestClusterCreate(t *testing.T) {
 	require.Contains(t, body, fmt.Sprintf(`data-cluster-id="%d"`, id))
 	require.Contains(t, body, "v1.33.4")
 	require.Contains(t, body, "LoadBalancer")
-	require.Contains(t, body, "Not assigned yet")
+	require.Contains(t, body, "Not ready yet")
 	_, body = c.get("/")
 	require.Contains(t, body, fmt.Sprintf(`href="/clusters/%d"`, id))
 	require.Contains(t, body, "All clusters (1)")
@@ -447,11 +450,33 @@ func TestClusterDelete(t *testing.T) {
 	code, page := c.get(path + "/delete")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, page, "This cannot be undone.")
+	require.NotContains(t, page, `data-testid="cluster-delete-nodes"`, "no machine joined")
+
+	// Machines that joined are named, with what deleting does to them, and
+	// another user's cluster's machines are not.
+	someone, _ := b.signedUpUser(t, "cleaner-other")
+	other := b.newCluster(t, someone, "other")
+	for _, n := range []struct {
+		cluster int64
+		name    string
+	}{{cl.ID, "rack-a-1"}, {cl.ID, "rack-a-2"}, {other.ID, "not-mine"}} {
+		require.NoError(t, queries.New(b.pool).NodeUpsert(context.Background(), queries.NodeUpsertParams{
+			ClusterID: n.cluster, Name: n.name, Ready: true, Conditions: []byte("[]"), Addresses: []byte("[]")}))
+	}
+	_, page = c.get(path + "/delete")
+	require.Contains(t, page, `data-testid="cluster-delete-nodes" data-count="2"`)
+	require.Contains(t, page, "2 machines joined this cluster. Deleting it leaves them as they are")
+	require.Contains(t, page, "<li><code>rack-a-1</code></li><li><code>rack-a-2</code></li>")
+	require.Contains(t, page, "run its join command with --reset-only before you delete the cluster")
+	require.Contains(t, page, `href="`+path+`/tokens" data-testid="cluster-delete-tokens"`)
+	require.NotContains(t, page, "not-mine")
 
 	for _, wrong := range []string{"", "OLD", "old-ish"} {
 		resp := c.post(path+"/delete", path+"/delete", url.Values{"confirm": {wrong}})
 		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, wrong)
-		require.Contains(t, readBody(t, resp), `data-testid="error-confirm">Type the cluster&#39;s name exactly as shown.`, wrong)
+		body := readBody(t, resp)
+		require.Contains(t, body, `data-testid="error-confirm">Type the cluster&#39;s name exactly as shown.`, wrong)
+		require.Contains(t, body, `data-testid="cluster-delete-nodes" data-count="2"`)
 	}
 	require.False(t, b.cluster(t, cl.ID).DeleteRequestedAt.Valid)
 

@@ -69,7 +69,7 @@ func (b *ingressBundle) worker(t *testing.T, rollout time.Duration, virtual clus
 		virtual = b.reconcileBundle.svc.VirtualConfig
 	}
 	return rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.IngressReconcileWorker{
-		Pool: b.pool, Logger: b.logger, VirtualConfig: virtual, Charts: &helm.Charts{},
+		Pool: b.pool, Logger: b.logger, VirtualConfig: virtual, Charts: &helm.Charts{}, Box: b.box,
 		PollInterval: 10 * time.Millisecond, RolloutTimeout: rollout,
 	})
 }
@@ -242,6 +242,7 @@ func TestIngressRolloutFails(t *testing.T) {
 	_, err = b.vclient.CoreV1().Pods(ingress.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
+	_, mailed := b.notices(t, notify.Ingress)
 	res, err = b.work(t, b.worker(t, time.Nanosecond, nil))
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind, "failed: no retry until the user asks")
@@ -250,8 +251,9 @@ func TestIngressRolloutFails(t *testing.T) {
 	require.Contains(t, s.Message, "0 of 1 nodes ready")
 	require.Contains(t, s.Message, "kubebyon-ingress-x1: CrashLoopBackOff: back-off 5m0s restarting failed container")
 	require.Equal(t, "IngressFailed", lastOf(b.reasons(t, b.c.ID)))
-	told, _ := b.notices(t, notify.Ingress)
+	told, emails := b.notices(t, notify.Ingress)
 	require.Equal(t, []string{"Managed ingress of web failed"}, told)
+	require.Equal(t, mailed+1, emails, "a failure is emailed by default, as a cluster's is")
 
 	_, err = b.svc.Retry(ctx, b.c, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)

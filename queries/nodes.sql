@@ -107,3 +107,11 @@ CROSS JOIN (
     LEFT JOIN join_tokens jt ON jt.id = nodes.join_token_id
     WHERE nodes.cluster_id = sqlc.arg(id)) n
 WHERE clusters.id = sqlc.arg(id);
+
+-- name: NodeNamesOfOwnedCluster :many
+-- The nodes recorded for a cluster of owner_id, as its delete page lists
+-- them.
+SELECT n.name FROM nodes n
+JOIN clusters c ON c.id = n.cluster_id
+WHERE n.cluster_id = @cluster_id AND c.owner_id = @owner_id
+ORDER BY n.name;

@@ -221,6 +221,40 @@ func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Nod
 	return items, nil
 }
 
+const nodeNamesOfOwnedCluster = `-- name: NodeNamesOfOwnedCluster :many
+SELECT n.name FROM nodes n
+JOIN clusters c ON c.id = n.cluster_id
+WHERE n.cluster_id = $1 AND c.owner_id = $2
+ORDER BY n.name
+`
+
+type NodeNamesOfOwnedClusterParams struct {
+	ClusterID int64
+	OwnerID   int64
+}
+
+// The nodes recorded for a cluster of owner_id, as its delete page lists
+// them.
+func (q *Queries) NodeNamesOfOwnedCluster(ctx context.Context, arg NodeNamesOfOwnedClusterParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, nodeNamesOfOwnedCluster, arg.ClusterID, arg.OwnerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		items = append(items, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const nodePage = `-- name: NodePage :one
 SELECT clusters.id, clusters.owner_id, clusters.name, clusters.description, clusters.kubernetes_version,
        clusters.public_access_mode, clusters.node_port, clusters.konnectivity_node_port,

@@ -26,6 +26,9 @@ type Cluster struct {
 	Status             string
 	StatusMessage      string
 	Endpoint           string // host name, "" until ready
+	// PlannedEndpoint is the address a cluster not ready yet will answer
+	// at ("" where the page does not say).
+	PlannedEndpoint string
 	Generation         int64
 	ObservedGeneration int64
 	Created            time.Time
@@ -37,6 +40,16 @@ type Cluster struct {
 	// suspended; zero otherwise.
 	SuspendedSince time.Time
 }
+
+// ClusterDelete is the page that confirms deleting Cluster; Nodes are the
+// names of the machines recorded as joined to it.
+type ClusterDelete struct {
+	Cluster Cluster
+	Nodes   []string
+}
+
+// clusterDeleteNodesShown is how many joined machines the delete page names.
+const clusterDeleteNodesShown = 10
 
 // ClusterEvent is one step of a cluster's timeline.
 type ClusterEvent struct {
@@ -160,10 +173,13 @@ func clusterAccessMsg(mode string) string {
 
 // clusterEndpoint is the API server's address, or a note that it has none.
 func clusterEndpoint(ctx context.Context, c Cluster) string {
-	if c.Endpoint == "" {
-		return locale.T(ctx, "ClusterNoEndpoint")
+	switch {
+	case c.Endpoint != "":
+		return "https://" + c.Endpoint
+	case c.PlannedEndpoint != "":
+		return "https://" + c.PlannedEndpoint
 	}
-	return "https://" + c.Endpoint
+	return locale.T(ctx, "ClusterNoEndpoint")
 }
 
 // clusterNodePorts lists the cluster's host NodePorts by what they carry.

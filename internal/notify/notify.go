@@ -93,14 +93,16 @@ func ValidChannel(c string) bool {
 }
 
 // Default is what a user gets before choosing: everything in-app; by email
-// only what needs attention (failures, unhealthy nodes, security, billing);
-// the same to webhooks, once the user adds one.
+// only the kinds that tell of failures (failed clusters and ingress,
+// broken host names and certificates, unhealthy nodes and control planes,
+// with their recoveries), security and billing; the same to webhooks, once
+// the user adds one.
 func Default(k Kind, c Channel) bool {
 	if c == InApp {
 		return true
 	}
 	switch k {
-	case ClusterFailed, ClusterAdmin, NodeNotReady, ControlPlane, Certificate, SecuritySignIn, Billing, EdgeOutOfStep, PlatformHealth:
+	case ClusterFailed, ClusterAdmin, NodeNotReady, ControlPlane, Ingress, Hostname, Certificate, SecuritySignIn, Billing, EdgeOutOfStep, PlatformHealth:
 		return true
 	}
 	return false
