@@ -14,21 +14,21 @@ import (
 
 // Cluster is a cluster as the console shows it. Zero times were never set.
 type Cluster struct {
-	ID                 int64
-	Name               string
-	Description        string
-	KubernetesVersion  string
-	AccessMode         string // "nodeport" or "loadbalancer"
-	Backend            string // "vcluster" or "kamaji"
-	NodePort           int32  // host NodePort of https; 0: none
-	KonnectivityPort   int32  // host NodePort of konnectivity; 0: none
-	LBAddress          string // LoadBalancer mode: the Service's address; "" until the host gives one
-	Status             string
-	StatusMessage      string
-	Endpoint           string // host name, "" until ready
+	ID                int64
+	Name              string
+	Description       string
+	KubernetesVersion string
+	AccessMode        string // "nodeport" or "loadbalancer"
+	Backend           string // "vcluster" or "kamaji"
+	NodePort          int32  // host NodePort of https; 0: none
+	KonnectivityPort  int32  // host NodePort of konnectivity; 0: none
+	LBAddress         string // LoadBalancer mode: the Service's address; "" until the host gives one
+	Status            string
+	StatusMessage     string
+	Endpoint          string // host name, "" until ready
 	// PlannedEndpoint is the address a cluster not ready yet will answer
 	// at ("" where the page does not say).
-	PlannedEndpoint string
+	PlannedEndpoint    string
 	Generation         int64
 	ObservedGeneration int64
 	Created            time.Time
