@@ -482,6 +482,9 @@ func billingSettingsForm(st billing.Settings) views.Form {
 	for _, m := range st.Methods {
 		f.Values["method_"+m] = "on"
 	}
+	for _, m := range st.StripeMethodsOffered() {
+		f.Values["stripe_method_"+m] = "on"
+	}
 	return f
 }
 
@@ -502,6 +505,13 @@ func billingSettingsInput(c echo.Context) (views.Form, billing.Settings, error) 
 		if !slices.Contains(st.Methods, m) {
 			st.Methods = append(st.Methods, m)
 			f.Values["method_"+m] = "on"
+		}
+	}
+	st.StripeMethods = []string{}
+	for _, m := range params[billing.FieldStripeMethods] {
+		if !slices.Contains(st.StripeMethods, m) {
+			st.StripeMethods = append(st.StripeMethods, m)
+			f.Values["stripe_method_"+m] = "on"
 		}
 	}
 	number := func(name string) int {

@@ -320,6 +320,10 @@ func TestAdminBillingSettings(t *testing.T) {
 	require.Contains(t, body, "<code>"+b.server.URL+"/webhooks/stripe</code>")
 	require.Contains(t, body, `value="72"`, "the default order expiry")
 	require.Contains(t, body, "Nothing is stored yet.")
+	// Cards alone until the admin chooses: every Stripe account takes them.
+	require.Contains(t, body, `id="stripe-method-card" name="stripe_methods" type="checkbox" value="card" checked`)
+	require.Contains(t, body, `id="stripe-method-alipay" name="stripe_methods" type="checkbox" value="alipay" data-testid`)
+	require.Contains(t, body, "Alipay <small>(AUD, CAD, CNY, EUR, GBP, HKD, JPY, MYR, NZD, SGD, USD)</small>")
 
 	form := func() url.Values {
 		return url.Values{
@@ -328,6 +332,7 @@ func TestAdminBillingSettings(t *testing.T) {
 			"seller_name": {"KubeBYON Ltd"}, "seller_address": {"1 Main St\nSpringfield"}, "seller_tax_id": {"GB123"},
 			"tax_label": {"VAT"}, "tax_rate": {"8.25"},
 			"stripe_secret_key": {"sk_test_secret_123"}, "stripe_webhook_secret": {"whsec_secret_456"},
+			"stripe_methods": {"card", "wechat_pay"},
 		}
 	}
 
@@ -358,9 +363,12 @@ func TestAdminBillingSettings(t *testing.T) {
 	require.Equal(t, "1 Main St\nSpringfield", st.SellerAddress)
 	require.Equal(t, "sk_test_secret_123", st.StripeSecretKey)
 	require.Equal(t, "whsec_secret_456", st.StripeWebhookSecret)
+	require.Equal(t, []string{"card", "wechat_pay"}, st.StripeMethods)
 
 	_, body = admin.get("/admin/billing")
 	require.Contains(t, body, "Billing settings saved.")
+	require.Contains(t, body, `value="wechat_pay" checked`)
+	require.NotContains(t, body, `value="alipay" checked`)
 	require.Contains(t, body, `value="8.25"`)
 	require.Contains(t, body, `id="method-stripe" name="methods" type="checkbox" value="stripe" checked`)
 	require.NotContains(t, body, "sk_test_secret_123")
@@ -380,6 +388,17 @@ func TestAdminBillingSettings(t *testing.T) {
 	require.Equal(t, "whsec_secret_456", st.StripeWebhookSecret)
 	_, body = admin.get("/admin/billing")
 	require.Contains(t, body, `id="tax_rate" name="tax_rate" type="text" value="10"`)
+
+	// Stripe with no payment method, or one it does not know: errors at
+	// the methods, nothing saved.
+	for _, methods := range [][]string{nil, {"paypal"}} {
+		bad := form()
+		bad["stripe_methods"] = methods
+		resp = admin.post("/admin/billing", "/admin/billing/settings", bad)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+		require.Contains(t, readBody(t, resp), `data-testid="error-stripe_methods">Choose`)
+	}
+	require.Equal(t, []string{"card", "wechat_pay"}, load().StripeMethods)
 
 	// Manual payments need their instructions: a field error from the
 	// service.

@@ -1,11 +1,16 @@
 package views
 
 import (
+	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
+
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/stripepay"
 )
 
 // AdminOrders is one page of the order list: its filters as typed (a bad
@@ -227,4 +232,14 @@ func adminSubPlanSelected(s AdminSubscription, id int64) bool {
 		return s.Form.Value("plan_id") == strconv.FormatInt(id, 10)
 	}
 	return id == s.PlanID
+}
+
+// stripeMethodCurrencies lists the currencies a Stripe payment method
+// takes.
+func stripeMethodCurrencies(ctx context.Context, method string) string {
+	cs := stripepay.Currencies(method)
+	if cs == nil {
+		return locale.T(ctx, "AdminBillingStripeEveryCurrency")
+	}
+	return strings.Join(cs, ", ")
 }

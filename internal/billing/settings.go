@@ -15,6 +15,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/stripepay"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -45,6 +46,11 @@ type Settings struct {
 	SellerTaxID        string `json:"sellerTaxId"`
 	TaxLabel           string `json:"taxLabel"`
 	TaxRateBasisPoints int    `json:"taxRateBasisPoints"`
+	// StripeMethods are the payment methods a Stripe Checkout offers,
+	// each in the currencies it takes (stripepay.Methods); empty as
+	// stored before the admin chose: cards alone, which every account
+	// takes.
+	StripeMethods []string `json:"stripeMethods,omitempty"`
 	// Stripe keys (secret).
 	StripeSecretKey     string `json:"-"`
 	StripeWebhookSecret string `json:"-"`
@@ -79,6 +85,7 @@ const (
 	FieldSellerTaxID     = "seller_tax_id"
 	FieldTaxLabel        = "tax_label"
 	FieldTaxRate         = "tax_rate"
+	FieldStripeMethods   = "stripe_methods"
 	FieldStripeSecretKey = "stripe_secret_key"
 	FieldStripeWebhook   = "stripe_webhook_secret"
 )
@@ -99,6 +106,15 @@ func (st Settings) Grace() time.Duration { return time.Duration(st.GraceDays) * 
 // Accepts reports whether users may pay with method.
 func (st Settings) Accepts(method string) bool { return slices.Contains(st.Methods, method) }
 
+// StripeMethodsOffered are the Stripe payment methods the admin chose,
+// cards alone when they never did.
+func (st Settings) StripeMethodsOffered() []string {
+	if len(st.StripeMethods) == 0 {
+		return []string{stripepay.MethodCard}
+	}
+	return st.StripeMethods
+}
+
 // Validate names the bad fields.
 func (st Settings) Validate() error {
 	errs := input.Errors{}
@@ -109,6 +125,14 @@ func (st Settings) Validate() error {
 	}
 	if st.Accepts(MethodManual) && strings.TrimSpace(st.ManualInstructions) == "" {
 		errs[FieldInstructions] = "ErrBillingInstructionsRequired"
+	}
+	for _, m := range st.StripeMethods {
+		if !stripepay.ValidMethod(m) {
+			errs[FieldStripeMethods] = "ErrBillingStripeMethod"
+		}
+	}
+	if st.Accepts(MethodStripe) && st.StripeMethods != nil && len(st.StripeMethods) == 0 {
+		errs[FieldStripeMethods] = "ErrBillingStripeMethodsRequired"
 	}
 	if st.Accepts(MethodStripe) && st.StripeSecretKey == "" {
 		errs[FieldStripeSecretKey] = "ErrBillingStripeKeyRequired"

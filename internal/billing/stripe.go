@@ -91,6 +91,7 @@ func (s *Service) Checkout(ctx context.Context, userID, orderID int64, email, re
 		OrderNumber: o.Number, Amount: o.Total, Currency: o.Currency,
 		ProductName:   fmt.Sprintf("%s (%s)", plan.Name, o.Period),
 		CustomerEmail: email, SuccessURL: returned, CancelURL: returnURL, ExpiresAt: o.ExpiresAt.Time,
+		Methods: st.StripeMethodsOffered(),
 	})
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrStripe, err)

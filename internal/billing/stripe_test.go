@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -433,4 +434,78 @@ func TestStripeCheckoutOneSession(t *testing.T) {
 	})
 	require.ErrorIs(t, err, pgx.ErrNoRows)
 	require.Equal(t, third, kept())
+}
+
+// TestStripePaymentMethods: a Checkout offers the payment methods the
+// admin chose (cards alone before any choice); stripepay's tests show
+// each offered only in the currencies it takes.
+func TestStripePaymentMethods(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := stripeShop(t)
+	target, err := url.Parse(s.svc.StripeURL)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	var sent []url.Values
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if r.URL.Path == "/v1/checkout/sessions" && r.Method == http.MethodPost {
+			form, _ := url.ParseQuery(string(body))
+			mu.Lock()
+			sent = append(sent, form)
+			mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	s.svc.StripeURL = srv.URL
+	methodsOfLast := func() []string {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		require.NotEmpty(t, sent)
+		var out []string
+		for i := 0; ; i++ {
+			m := sent[len(sent)-1].Get(fmt.Sprintf("payment_method_types[%d]", i))
+			if m == "" {
+				return out
+			}
+			out = append(out, m)
+		}
+	}
+	pay := func(user, plan int64) error {
+		t.Helper()
+		ch, err := s.svc.Choose(ctx, user, plan, billing.Monthly, billing.MethodStripe, audit.Actor{UserID: user})
+		if err != nil {
+			return err
+		}
+		_, err = s.svc.Checkout(ctx, user, ch.Order.ID, "", "https://kb.example/billing")
+		return err
+	}
+
+	// Before the admin chose: cards alone, whatever the currency.
+	require.NoError(t, pay(person(t, s.pool, "cny-buyer@example.com", "user"), s.cny.ID))
+	require.Equal(t, []string{"card"}, methodsOfLast())
+
+	st, err := billing.LoadSettings(ctx, queries.New(s.pool), s.svc.Box)
+	require.NoError(t, err)
+	st.StripeMethods = []string{stripepay.MethodAlipay, stripepay.MethodWeChatPay}
+	require.NoError(t, s.svc.SaveSettings(ctx, st, s.admin))
+
+	require.NoError(t, pay(person(t, s.pool, "usd-buyer@example.com", "user"), s.pro.ID))
+	require.Equal(t, []string{"alipay", "wechat_pay"}, methodsOfLast())
+	require.NoError(t, pay(person(t, s.pool, "cny-wallet@example.com", "user"), s.cny.ID))
+	require.Equal(t, []string{"alipay", "wechat_pay"}, methodsOfLast())
+
+	// Chosen, the list cannot be empty; an unknown method is refused.
+	st.StripeMethods = []string{}
+	require.ErrorContains(t, s.svc.SaveSettings(ctx, st, s.admin), "ErrBillingStripeMethodsRequired")
+	st.StripeMethods = []string{"paypal"}
+	require.ErrorContains(t, s.svc.SaveSettings(ctx, st, s.admin), "ErrBillingStripeMethod")
 }

@@ -54,6 +54,9 @@ type CheckoutInput struct {
 	SuccessURL    string
 	CancelURL     string    // optional
 	ExpiresAt     time.Time // optional, Stripe's default is 24 hours; see checkoutExpiry
+	// Methods are the payment methods the admin allows; the session
+	// offers those that take Currency.
+	Methods []string
 }
 
 // Checkout is a Checkout Session: while Status is CheckoutOpen, send the
@@ -73,31 +76,68 @@ const (
 	CheckoutExpired  = string(stripe.CheckoutSessionStatusExpired)
 )
 
-// walletMethods are the payment methods offered beside cards, each in the
+// Payment methods a Checkout session may offer.
+const (
+	MethodCard      = "card"
+	MethodAlipay    = "alipay"
+	MethodWeChatPay = "wechat_pay"
+)
+
+// methods are the payment methods the platform can offer, each with the
 // presentment currencies Stripe lists for it in Checkout ("Determine
 // compatibility" on docs.stripe.com/payments/alipay/accept-a-payment and
-// docs.stripe.com/payments/wechat-pay/accept-a-payment). Stripe refuses a
-// session that names a method for a currency the method does not take.
-// Each method must also be turned on in the Stripe account's Dashboard, or
-// Stripe refuses every session that names it.
-var walletMethods = []struct {
+// docs.stripe.com/payments/wechat-pay/accept-a-payment; nil: every
+// currency). Stripe refuses a session that names a method for a currency
+// the method does not take, and every session that names a method the
+// account has not turned on in its Dashboard: the admin chooses which to
+// offer.
+var methods = []struct {
 	method     string
 	currencies []string
 }{
-	{"alipay", []string{"aud", "cad", "cny", "eur", "gbp", "hkd", "jpy", "myr", "nzd", "sgd", "usd"}},
-	{"wechat_pay", []string{"aud", "cad", "chf", "cny", "dkk", "eur", "gbp", "hkd", "jpy", "nok", "sek", "sgd", "usd"}},
+	{MethodCard, nil},
+	{MethodAlipay, []string{"aud", "cad", "cny", "eur", "gbp", "hkd", "jpy", "myr", "nzd", "sgd", "usd"}},
+	{MethodWeChatPay, []string{"aud", "cad", "chf", "cny", "dkk", "eur", "gbp", "hkd", "jpy", "nok", "sek", "sgd", "usd"}},
 }
 
-// paymentMethodTypes are the methods a session in currency (lower case)
-// offers: cards always, then each wallet that takes the currency.
-func paymentMethodTypes(currency string) []string {
-	methods := []string{"card"}
-	for _, w := range walletMethods {
-		if slices.Contains(w.currencies, currency) {
-			methods = append(methods, w.method)
+// Methods lists the payment methods the platform can offer, cards first.
+func Methods() []string {
+	out := make([]string, len(methods))
+	for i, m := range methods {
+		out[i] = m.method
+	}
+	return out
+}
+
+// Currencies are the currencies (upper case) method takes; nil for every
+// currency, or for a method that is not one.
+func Currencies(method string) []string {
+	for _, m := range methods {
+		if m.method == method && m.currencies != nil {
+			out := make([]string, len(m.currencies))
+			for i, c := range m.currencies {
+				out[i] = strings.ToUpper(c)
+			}
+			return out
 		}
 	}
-	return methods
+	return nil
+}
+
+// ValidMethod reports whether method is one the platform can offer.
+func ValidMethod(method string) bool { return slices.Contains(Methods(), method) }
+
+// MethodsFor are the methods of allowed (in the platform's order) that
+// take currency, in either case.
+func MethodsFor(allowed []string, currency string) []string {
+	currency = strings.ToLower(currency)
+	var out []string
+	for _, m := range methods {
+		if slices.Contains(allowed, m.method) && (m.currencies == nil || slices.Contains(m.currencies, currency)) {
+			out = append(out, m.method)
+		}
+	}
+	return out
 }
 
 // Stripe takes a session's expires_at only from 30 minutes to 24 hours
@@ -135,6 +175,8 @@ func (in CheckoutInput) validate() error {
 		return errors.New("no product name")
 	case in.SuccessURL == "":
 		return errors.New("no success URL")
+	case len(MethodsFor(in.Methods, in.Currency)) == 0:
+		return fmt.Errorf("none of the payment methods %v takes %s", in.Methods, strings.ToUpper(in.Currency))
 	}
 	return nil
 }
@@ -153,7 +195,7 @@ func (c *Client) CreateCheckout(ctx context.Context, in CheckoutInput) (Checkout
 		return Checkout{}, fmt.Errorf("stripe checkout for order %q: %w", in.OrderNumber, err)
 	}
 	currency := strings.ToLower(in.Currency)
-	methods := paymentMethodTypes(currency)
+	methods := MethodsFor(in.Methods, currency)
 	params := &stripe.CheckoutSessionCreateParams{
 		Mode:              stripe.String(string(stripe.CheckoutSessionModePayment)),
 		ClientReferenceID: stripe.String(in.OrderNumber),
@@ -174,7 +216,7 @@ func (c *Client) CreateCheckout(ctx context.Context, in CheckoutInput) (Checkout
 		PaymentMethodTypes: stripe.StringSlice(methods),
 		SuccessURL:         stripe.String(in.SuccessURL),
 	}
-	if slices.Contains(methods, "wechat_pay") {
+	if slices.Contains(methods, MethodWeChatPay) {
 		// Stripe requires the client for WeChat Pay; "web" shows a QR code
 		// on the Checkout page.
 		params.PaymentMethodOptions = &stripe.CheckoutSessionCreatePaymentMethodOptionsParams{

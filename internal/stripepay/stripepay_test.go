@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,6 +112,7 @@ func order(number, currency string, amount int64) stripepay.CheckoutInput {
 		CustomerEmail: "buyer@example.com",
 		SuccessURL:    "https://kubebyon.example/billing/orders/" + number + "?paid=1",
 		CancelURL:     "https://kubebyon.example/billing/orders/" + number,
+		Methods:       []string{stripepay.MethodCard},
 	}
 }
 
@@ -121,23 +123,30 @@ func order(number, currency string, amount int64) stripepay.CheckoutInput {
 func TestCreateCheckout(t *testing.T) {
 	t.Parallel()
 	mock := testenv.StripeMock(t)
+	all := stripepay.Methods()
 	tests := []struct {
 		currency string
 		amount   int64
+		allowed  []string // by the admin
 		wantCur  string
 		methods  []string
 	}{
-		{"USD", 1999, "usd", []string{"card", "alipay", "wechat_pay"}},
-		{"CNY", 9900, "cny", []string{"card", "alipay", "wechat_pay"}},
-		{"nzd", 1500, "nzd", []string{"card", "alipay"}},
-		{"CHF", 1500, "chf", []string{"card", "wechat_pay"}},
-		{"INR", 150000, "inr", []string{"card"}},
+		{"USD", 1999, all, "usd", []string{"card", "alipay", "wechat_pay"}},
+		{"CNY", 9900, all, "cny", []string{"card", "alipay", "wechat_pay"}},
+		{"nzd", 1500, all, "nzd", []string{"card", "alipay"}},
+		{"CHF", 1500, all, "chf", []string{"card", "wechat_pay"}},
+		{"INR", 150000, all, "inr", []string{"card"}},
+		// An account without the wallets: cards alone, in every currency.
+		{"CNY", 9900, []string{"card"}, "cny", []string{"card"}},
+		// Wallets alone, where they take the currency.
+		{"EUR", 2500, []string{"alipay"}, "eur", []string{"alipay"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.currency, func(t *testing.T) {
+		t.Run(tt.currency+"/"+strings.Join(tt.allowed, "+"), func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, mock)
 			in := order("KB-"+tt.currency, tt.currency, tt.amount)
+			in.Methods = tt.allowed
 
 			co, err := b.client.CreateCheckout(context.Background(), in)
 			require.NoError(t, err)
@@ -250,6 +259,10 @@ func TestCreateCheckoutRefusesBadInput(t *testing.T) {
 		{"no order number", func(in *stripepay.CheckoutInput) { in.OrderNumber = "" }, "no order number"},
 		{"no product", func(in *stripepay.CheckoutInput) { in.ProductName = "" }, "no product name"},
 		{"no success URL", func(in *stripepay.CheckoutInput) { in.SuccessURL = "" }, "no success URL"},
+		{"no method allowed", func(in *stripepay.CheckoutInput) { in.Methods = nil }, "none of the payment methods [] takes USD"},
+		{"no allowed method takes the currency", func(in *stripepay.CheckoutInput) {
+			in.Methods, in.Currency = []string{stripepay.MethodAlipay}, "chf"
+		}, "none of the payment methods [alipay] takes CHF"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
