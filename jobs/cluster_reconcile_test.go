@@ -219,6 +219,9 @@ func TestLifecycle(t *testing.T) {
 	require.Equal(t, c.Slug+".clusters.test", c.Endpoint)
 	require.Equal(t, c.Generation, c.ObservedGeneration)
 	require.Equal(t, []string{"Created", "Provisioning", "NoLicense", "Installing", "WaitingForControlPlane", "Ready"}, b.reasons(t, c.ID))
+	var installing string
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT message FROM cluster_events WHERE cluster_id = $1 AND reason = 'Installing'", c.ID).Scan(&installing))
+	require.Equal(t, "vcluster "+settings.VClusterVersion, installing, "the chart from vcluster's source tree says 0.0.1")
 	ready, emails := b.notices(t, notify.ClusterReady)
 	require.Equal(t, []string{"Cluster life is ready"}, ready, "the owner is told in the console")
 	require.Zero(t, emails, "not by email, unless they ask for it")

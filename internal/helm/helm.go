@@ -48,9 +48,15 @@ type Charts struct {
 // (https or oci). A repository chart is always fetched from the
 // repository: no path on the machine, such as a folder named like the
 // chart in the working directory, is ever consulted for it.
+//
+// A local chart copied from its project's source tree says a placeholder
+// version (vcluster's 0.0.1, cert-manager's v0.0.0: their release tools
+// set the real one); such a chart takes version, so that events, pages
+// and Helm's release history name the version the settings say it is. A
+// chart with a version of its own (from helm pull) keeps it.
 func (c *Charts) Load(path, repoURL, name, version string) (*chart.Chart, error) {
-	key := path
-	if key == "" {
+	key := path + "|" + version
+	if path == "" {
 		key = repoURL + "|" + name + "|" + version
 	}
 	c.mu.Lock()
@@ -64,6 +70,9 @@ func (c *Charts) Load(path, repoURL, name, version string) (*chart.Chart, error)
 		if ch, err = loader.Load(path); err != nil {
 			return nil, fmt.Errorf("load chart %s: %w", path, err)
 		}
+		if placeholderVersion(ch.Metadata.Version) && version != "" {
+			ch.Metadata.Version = version
+		}
 	} else if ch, err = Download(repoURL, name, version); err != nil {
 		return nil, fmt.Errorf("download chart %s %s from %s: %w", name, version, repoURL, err)
 	}
@@ -72,6 +81,16 @@ func (c *Charts) Load(path, repoURL, name, version string) (*chart.Chart, error)
 	}
 	c.loaded[key] = ch
 	return ch, nil
+}
+
+// placeholderVersion tells a version that a project's source tree gives
+// its chart until a release sets the real one.
+func placeholderVersion(v string) bool {
+	switch strings.TrimPrefix(v, "v") {
+	case "0.0.0", "0.0.1", "":
+		return true
+	}
+	return false
 }
 
 // Download fetches the chart name from an HTTP(S) chart repository (through its
