@@ -111,6 +111,11 @@ func TestServeWithEmbeddedEdge(t *testing.T) {
 	s.stop(t)
 	_, err = net.Dial("tcp", apiListen)
 	require.Error(t, err, "HAProxy stopped with serve")
+	// A normal stop is no error: HAProxy's own lines come through the
+	// log at their level, the worker's end by our SIGTERM at INFO.
+	require.Contains(t, s.stderr.String(), `level=INFO msg="Current worker`)
+	require.NotContains(t, s.stderr.String(), "level=ERROR")
+	require.NotContains(t, s.stderr.String(), "[ALERT]")
 }
 
 // writeServerCert writes a certificate of its own for host, and its key,

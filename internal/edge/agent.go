@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -150,19 +151,31 @@ func (a *Agent) step(ctx context.Context) error {
 func (a *Agent) startHAProxy(ctx context.Context, died chan<- error) (stop func(), err error) {
 	_ = os.Remove(a.MasterSocket)
 	cmd := exec.Command(a.HAProxy, "-W", "-S", a.MasterSocket+",mode,600", "-f", filepath.Join(a.Dir, ConfigFile))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	// HAProxy's lines go to the edge's log, each at its level.
+	out, outW := io.Pipe()
+	cmd.Stdout, cmd.Stderr = outW, outW
+	var stopping atomic.Bool
+	logged := make(chan struct{})
+	go func() {
+		defer close(logged)
+		logHAProxy(context.WithoutCancel(ctx), a.Logger, out, &stopping)
+	}()
 	// HAProxy ends with the edge, even one killed outright.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
+		outW.Close()
 		return nil, fmt.Errorf("start haproxy: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() {
 		err := cmd.Wait()
+		outW.Close()
+		<-logged
 		close(exited)
 		died <- err
 	}()
 	stop = func() {
+		stopping.Store(true)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -178,7 +191,7 @@ func (a *Agent) startHAProxy(ctx context.Context, died chan<- error) (stop func(
 		}
 		select {
 		case <-exited:
-			return nil, errors.New("haproxy exited at start (its output is above)")
+			return nil, errors.New("haproxy exited at start (its output is logged above)")
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
