@@ -68,22 +68,44 @@ func Browser(t testing.TB) context.Context {
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
+	profiles.Lock()
+	profiles.dirs = append(profiles.dirs, profile)
+	profiles.Unlock()
+	t.Cleanup(func() {
+		if t.Failed() {
+			logPage(t, ctx)
+		}
+		cancelCtx()
+		cancelAlloc()
+	})
+	// Start the browser now, so that a broken install fails here, clearly.
+	// The browser lives as long as the context of this first run: not
+	// bounded, so that a test that runs out of time can still be looked at.
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("testenv: start Chromium %s: %v", path, err)
+	}
 	// A bound on a whole browser test, with room for a loaded CI machine
 	// (browser tests run in parallel with the rest of the package, and with
 	// other packages' control planes and real nodes: one took 3 minutes
 	// there that takes 30 seconds alone).
-	ctx, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelCtx()
-		cancelAlloc()
-	})
-	profiles.Lock()
-	profiles.dirs = append(profiles.dirs, profile)
-	profiles.Unlock()
-	// Start the browser now, so that a broken install fails here, clearly.
-	if err := chromedp.Run(ctx); err != nil {
-		t.Fatalf("testenv: start Chromium %s: %v", path, err)
+	bounded, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
+	t.Cleanup(cancelTimeout)
+	return bounded
+}
+
+// logPage logs where a failed test's tab was and what it showed, so that
+// a test that timed out on a loaded machine says which page it was stuck
+// on.
+func logPage(t testing.TB, tab context.Context) {
+	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
+	defer cancel()
+	var location, text string
+	if err := chromedp.Run(ctx, chromedp.Location(&location), chromedp.Evaluate(`document.body ? document.body.innerText : ""`, &text)); err != nil {
+		t.Logf("testenv: the failed test's page could not be read: %v", err)
+		return
 	}
-	return ctx
+	if len(text) > 4000 {
+		text = text[:4000] + "…"
+	}
+	t.Logf("testenv: the failed test's tab was at %s, showing:\n%s", location, text)
 }
