@@ -479,13 +479,23 @@ func billingSettingsForm(st billing.Settings) views.Form {
 		billing.FieldSellerName: st.SellerName, billing.FieldSellerAddress: st.SellerAddress, billing.FieldSellerTaxID: st.SellerTaxID,
 		billing.FieldTaxLabel: st.TaxLabel, billing.FieldTaxRate: percentOf(st.TaxRateBasisPoints),
 	}
-	for _, m := range st.Methods {
-		f.Values["method_"+m] = "on"
-	}
-	for _, m := range st.StripeMethodsOffered() {
-		f.Values["stripe_method_"+m] = "on"
-	}
+	checkedBoxes(f, "method_", st.Methods)
+	checkedBoxes(f, "stripe_method_", st.StripeMethodsOffered())
 	return f
+}
+
+// checkedBoxes shows the checkboxes of values checked on f (as
+// prefix+value), and returns values without repeats, never nil: a form
+// with none checked says so.
+func checkedBoxes(f views.Form, prefix string, values []string) []string {
+	out := []string{}
+	for _, v := range values {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+			f.Values[prefix+v] = "on"
+		}
+	}
+	return out
 }
 
 // billingSettingsInput reads the submitted settings form. A number that
@@ -500,19 +510,9 @@ func billingSettingsInput(c echo.Context) (views.Form, billing.Settings, error) 
 	if err != nil {
 		return f, billing.Settings{}, fmt.Errorf("read billing settings form: %w", err)
 	}
-	st := billing.Settings{Methods: []string{}}
-	for _, m := range params[billing.FieldMethods] {
-		if !slices.Contains(st.Methods, m) {
-			st.Methods = append(st.Methods, m)
-			f.Values["method_"+m] = "on"
-		}
-	}
-	st.StripeMethods = []string{}
-	for _, m := range params[billing.FieldStripeMethods] {
-		if !slices.Contains(st.StripeMethods, m) {
-			st.StripeMethods = append(st.StripeMethods, m)
-			f.Values["stripe_method_"+m] = "on"
-		}
+	st := billing.Settings{
+		Methods:       checkedBoxes(f, "method_", params[billing.FieldMethods]),
+		StripeMethods: checkedBoxes(f, "stripe_method_", params[billing.FieldStripeMethods]),
 	}
 	number := func(name string) int {
 		n, err := strconv.Atoi(f.Value(name))
