@@ -57,7 +57,7 @@ func benchRealNodeJoin(b *testing.B) {
 			b.Cleanup(func() { _ = os.WriteFile(inotify, was, 0o644) })
 		}
 	}
-	p := startRealPlatform(b)
+	p := startRealPlatform(b, "")
 	user := p.userConsole(b, "bench@example.com")
 	// Room for the eleven clusters.
 	_, err := p.pool.Exec(ctx, "UPDATE plans SET max_clusters = 100 WHERE is_default")

@@ -74,9 +74,10 @@ type realPlatform struct {
 
 // startRealPlatform starts kubebyon serve with its workers and the
 // embedded edge on all the host's addresses, the Kamaji backend, the
-// public API port the edge's, and a Ready host node at 127.0.0.1 (the
-// control planes' NodePorts are served there).
-func startRealPlatform(t testing.TB) *realPlatform {
+// public API port the edge's, the admin's package mirror packageMirror
+// (pkgs.k8s.io if empty), and a Ready host node at 127.0.0.1 (the control
+// planes' NodePorts are served there).
+func startRealPlatform(t testing.TB, packageMirror string) *realPlatform {
 	t.Helper()
 	ctx := context.Background()
 	dbURL := testenv.EmptyDBURL(t)
@@ -119,6 +120,7 @@ func startRealPlatform(t testing.TB) *realPlatform {
 	rt.AllowedVersions = []string{"v1.34.2"}
 	rt.Backend = settings.BackendKamaji
 	rt.PublicAPIPort = p.edgePort
+	rt.PackageMirror = packageMirror
 	require.NoError(t, settings.Save(ctx, queries.New(pool), box, rt))
 
 	s := &server{addr: fmt.Sprintf("127.0.0.1:%d", p.port), metricsAddr: freeAddr(t), stderr: &testenv.Output{}, done: make(chan error, 1)}
@@ -294,9 +296,16 @@ func (p *realPlatform) userKubeconfig(t testing.TB, c *console, cl queries.Clust
 	return cfg, client
 }
 
+// mirrorName is the admin's package mirror's host name, which the
+// machines resolve to the host.
+const mirrorName = "packages.test"
+
 // TestRealNodesJoinKamajiClusters: two users each make a cluster in the
 // console; a real machine each joins with the command the console shows,
-// through the edge; each cluster sees only its own node. On the first:
+// through the edge; each cluster sees only its own node. The second
+// machine is bare: its join script installs kubelet and kubeadm with apt
+// from the admin's package mirror, and --reset-only removes them. On the
+// first:
 // a Deployment applied with the downloaded kubeconfig runs on the node,
 // its logs and exec work, the join diagnostics show every step, the node
 // operations do what they say on the real node, a stopped kubelet turns
@@ -307,7 +316,8 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
 	step := func(what string) { t.Logf("%6.1fs %s", time.Since(start).Seconds(), what) }
-	p := startRealPlatform(t)
+	mirror := testenv.StartPackageMirror(t, mirrorName)
+	p := startRealPlatform(t, mirror.URL)
 	alice := p.userConsole(t, "alice@example.com")
 	bob := p.userConsole(t, "bob@example.com")
 	step("platform up")
@@ -318,7 +328,7 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 	hostA := clA.Slug + ".clusters.test"
 	hostB := clB.Slug + ".clusters.test"
 	nodeA := testenv.NewNode(t, testenv.NodeOptions{Name: "machine-a", HostAliases: []string{platformName, hostA, hostB}})
-	nodeB := testenv.NewNode(t, testenv.NodeOptions{Name: "machine-b", HostAliases: []string{platformName, hostA, hostB}})
+	nodeB := testenv.NewNode(t, testenv.NodeOptions{Name: "machine-b", Bare: true, HostAliases: []string{platformName, hostA, hostB, mirrorName}})
 	step("machines up")
 
 	// Each machine joins its owner's cluster.
@@ -335,6 +345,22 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 	out = p.runJoin(t, nodeB, tokenB)
 	require.Contains(t, out, "The node is Ready.", out)
 	step("machine B checked, then joined")
+
+	// Machine B had no kubelet or kubeadm: apt installed them from the
+	// mirror, held at the cluster's version, with their systemd units.
+	require.Contains(t, out, "Installed: kubelet kubeadm", out)
+	require.Contains(t, mirror.Requests(), fmt.Sprintf("/core:/stable:/%s/deb/amd64/kubeadm_%s_amd64.deb", mirror.Minor, mirror.Version))
+	require.Equal(t, fmt.Sprintf("kubeadm %[1]s hold ok installed\nkubelet %[1]s hold ok installed\n", mirror.Version),
+		nodeOutput(t, nodeB, "dpkg-query", "-W", "-f", "${Package} ${Version} ${Status}\n", "kubeadm", "kubelet"))
+	require.Equal(t, "/usr/bin/kubelet\n", nodeOutput(t, nodeB, "sh", "-c", "command -v kubelet"))
+	sources, err := os.ReadFile(nodeB.Path("/etc/apt/sources.list.d/kubernetes.list"))
+	require.NoError(t, err)
+	require.Contains(t, string(sources), mirror.URL+"/core:/stable:/"+mirror.Minor+"/deb/ /")
+	for _, unit := range []string{"/usr/lib/systemd/system/kubelet.service", "/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf"} {
+		_, err := os.Stat(nodeB.Path(unit))
+		require.NoError(t, err, "the packages' systemd unit %s", unit)
+	}
+	step("machine B's packages checked")
 
 	// The console lists each cluster's own node, Ready.
 	for _, tt := range []struct {
@@ -484,4 +510,25 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 	// Machine B still runs in its own cluster.
 	_, body = bob.get(t, p.server, fmt.Sprintf("/clusters/%d/nodes", clB.ID))
 	require.Contains(t, body, "machine-b")
+
+	// --reset-only removes what the script installed on machine B.
+	_, out = p.join(t, bob, clB, nodeB, "--reset-only")
+	require.Contains(t, out, "The machine is cleaned", out)
+	require.Error(t, nodeB.Command(ctx, "sh", "-c", "command -v kubelet || command -v kubeadm").Run(), "kubelet and kubeadm are gone")
+	b, err := nodeB.Command(ctx, "dpkg-query", "-W", "kubeadm", "kubelet").CombinedOutput()
+	require.Error(t, err)
+	require.Equal(t, "dpkg-query: no packages found matching kubeadm\ndpkg-query: no packages found matching kubelet\n", string(b), "the packages are purged")
+	_, err = os.Stat(nodeB.Path("/etc/apt/sources.list.d/kubernetes.list"))
+	require.ErrorIs(t, err, os.ErrNotExist, "the mirror's source is removed")
+	step("machine B reset: packages removed")
+}
+
+// nodeOutput is what a command in node prints.
+func nodeOutput(t testing.TB, node *testenv.Node, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := node.Command(ctx, name, args...).Output()
+	require.NoError(t, err, "%s %v", name, args)
+	return string(out)
 }

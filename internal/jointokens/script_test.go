@@ -111,3 +111,69 @@ func testCA(t *testing.T) []byte {
 	require.NoError(t, err)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
+
+// TestKubeadmScriptRuntimeCheck runs the kubeadm join script's checks
+// (--check) with a real sh on machines of several distributions that have
+// no containerd: it is installable where the script can install it (apt on
+// Debian and Ubuntu, dnf on Fedora and Amazon Linux), and on RHEL-like
+// systems, whose repositories do not carry it, the script stops before
+// changing anything and says what to install. Stand-ins: id, uname and the
+// package managers (only found, never run); the tools the checks use are
+// the host's, and nothing else is on PATH.
+func TestKubeadmScriptRuntimeCheck(t *testing.T) {
+	t.Parallel()
+	catalog, err := locale.New()
+	require.NoError(t, err)
+	ca := string(testCA(t))
+	hash, err := CACertHash(ca)
+	require.NoError(t, err)
+	script, err := (&Service{}).Script(locale.With(context.Background(), catalog.For("en")), ScriptData{
+		// Reports go nowhere (refused at once), and the endpoint check
+		// comes after the one tested.
+		EventsURL: "http://127.0.0.1:1/events", Endpoint: "127.0.0.1:1", CACert: ca, Token: "abcdef.0123456789abcdef",
+		Kubeadm: true, CACertHash: hash, KubernetesMinor: "v1.34", PackageRepo: DefaultPackageRepo,
+	})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	scriptPath := filepath.Join(dir, "join.sh")
+	require.NoError(t, os.WriteFile(scriptPath, script, 0o600))
+
+	tests := []struct {
+		os, manager string
+		installable bool
+	}{
+		{"debian", "apt-get", true},
+		{"ubuntu", "apt-get", true},
+		{"fedora", "dnf", true},
+		{"amzn", "dnf", true},
+		{"rocky", "dnf", false},
+		{"rhel", "yum", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.os, func(t *testing.T) {
+			t.Parallel()
+			bin := t.TempDir()
+			for _, tool := range []string{"curl", "sed", "tr", "awk", "grep", "cat", "mktemp", "rm", "date"} {
+				path, err := exec.LookPath(tool)
+				require.NoError(t, err)
+				require.NoError(t, os.Symlink(path, filepath.Join(bin, tool)))
+			}
+			stand := map[string]string{"id": "echo 0", "uname": `if [ "$1" = -n ]; then echo box-7; else echo x86_64; fi`, tt.manager: "exit 1"}
+			for name, body := range stand {
+				require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+			}
+			osRelease := filepath.Join(bin, "os-release")
+			require.NoError(t, os.WriteFile(osRelease, []byte("ID="+tt.os+"\n"), 0o600))
+			cmd := exec.Command("/bin/sh", scriptPath, "--check", "--ignore-preflight-errors", "Swap,SystemVerification,Port-10250")
+			cmd.Env = []string{"PATH=" + bin, "KUBEBYON_OS_RELEASE=" + osRelease, "KUBEBYON_SYSTEMD_DIR=" + filepath.Join(bin, "none"),
+				"KUBEBYON_CONTAINERD_SOCKET=" + filepath.Join(bin, "none")}
+			out, _ := cmd.CombinedOutput()
+			if tt.installable {
+				require.Contains(t, string(out), "No container runtime yet: containerd will be installed.", string(out))
+			} else {
+				require.Contains(t, string(out), "Install containerd (on RHEL and its rebuilds, containerd.io from Docker's repository)", string(out))
+				require.NotContains(t, string(out), "control plane", "it stops at the check")
+			}
+		})
+	}
+}

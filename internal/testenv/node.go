@@ -760,6 +760,11 @@ const (
 // making them on the host, and write anything else there.
 var nodeOverlays = []string{"/etc", "/var/lib", "/var/log", "/run"}
 
+// bareOverlays are the more directories a bare node (NodeOptions.Bare)
+// sees as a copy of the host's: where packages install (/usr) and apt
+// keeps what it downloads (/var/cache).
+var bareOverlays = []string{"/usr", "/var/cache"}
+
 // nodeMounts are the fixed paths of a machine that kubeadm, kubelet and
 // containerd write, and the directory of the node (in Dir) each is.
 var nodeMounts = []struct{ path, dir string }{
@@ -796,6 +801,12 @@ type NodeOptions struct {
 	// HostAliases are names it resolves to HostIP, the host as it reaches
 	// it: a control plane's name in its certificate, say.
 	HostAliases []string
+	// Bare leaves kubelet and kubeadm (NodeToolsDir) off its PATH, as on a
+	// machine that never ran Kubernetes, for a join script to install them
+	// with the machine's package manager: its /usr and /var/cache are a
+	// copy of the host's too (bareOverlays), so that what apt and dpkg
+	// install stays in the node.
+	Bare bool
 }
 
 // Node is a worker machine of its own on the host: namespaces of its own
@@ -822,7 +833,7 @@ type Node struct {
 	// every cgroup hierarchy.
 	CgroupRoot string
 
-	tools      string
+	path       string // PATH in the node
 	nsenter    string
 	number     int
 	link       string
@@ -887,13 +898,20 @@ func NewNode(t testing.TB, opts NodeOptions) *Node {
 	if err != nil {
 		t.Fatalf("testenv: node: %v", err)
 	}
-	for _, o := range nodeOverlays {
+	overlays := nodeOverlays
+	if opts.Bare {
+		overlays = append(slices.Clone(overlays), bareOverlays...)
+	}
+	for _, o := range overlays {
 		if dir == o || strings.HasPrefix(dir, o+"/") {
 			_ = os.RemoveAll(dir)
 			t.Fatalf("testenv: node: its directory %s is under %s, which a node overlays: set TMPDIR elsewhere", dir, o)
 		}
 	}
-	n := &Node{Dir: dir, tools: tools, nsenter: bins["nsenter"]}
+	n := &Node{Dir: dir, path: tools + ":" + nodePath, nsenter: bins["nsenter"]}
+	if opts.Bare {
+		n.path = nodePath
+	}
 	t.Cleanup(func() { n.cleanup(t) })
 
 	if err := n.startHolder(bins["unshare"]); err != nil {
@@ -916,7 +934,7 @@ func NewNode(t testing.TB, opts NodeOptions) *Node {
 	if err := n.makeCgroups(); err != nil {
 		t.Fatalf("testenv: node: cgroups: %v", err)
 	}
-	if err := n.setUp(opts); err != nil {
+	if err := n.setUp(opts, overlays); err != nil {
 		t.Fatalf("testenv: node %s: %v", n.Name, err)
 	}
 	if err := n.startContainerd(); err != nil {
@@ -1201,7 +1219,7 @@ func sweepNodeCgroups() {
 
 // setUp makes the node's mounts (in its mount namespace: the host sees
 // none), host name, /etc/hosts and IP forwarding.
-func (n *Node) setUp(opts NodeOptions) error {
+func (n *Node) setUp(opts NodeOptions, overlays []string) error {
 	var hosts bytes.Buffer
 	if b, err := os.ReadFile("/etc/hosts"); err == nil {
 		hosts.Write(b)
@@ -1233,7 +1251,7 @@ func (n *Node) setUp(opts NodeOptions) error {
 	// The overlays' upper layers are on a tmpfs of the node's mount
 	// namespace: what it writes there goes with it.
 	fmt.Fprintf(&s, "mkdir -p %[1]s && mount -t tmpfs -o mode=0755 kubebyon-node %[1]s\n", q(filepath.Join(n.Dir, "ns")))
-	for _, o := range nodeOverlays {
+	for _, o := range overlays {
 		layer := filepath.Join(n.Dir, "ns", strings.ReplaceAll(strings.Trim(o, "/"), "/", "-"))
 		fmt.Fprintf(&s, "mkdir -p %s %s\n", q(layer+"/upper"), q(layer+"/work"))
 		fmt.Fprintf(&s, "mount -t overlay kubebyon-node -o %s %s\n",
@@ -1655,14 +1673,14 @@ func (n *Node) add(p *process) {
 }
 
 // Command runs name in the node: in its network, mount, pid, UTS and IPC
-// namespaces (nsenter), from its /, with PATH NodeToolsDir and the usual
-// directories and HOME /root (append to Env for more). It dies with the
+// namespaces (nsenter), from its /, with PATH NodeToolsDir (unless Bare)
+// and the usual directories and HOME /root (append to Env for more). It dies with the
 // tests; cancelling ctx kills it and what it started.
 func (n *Node) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, n.nsenter, append([]string{
 		"--target", strconv.Itoa(n.init), "--net", "--mount", "--pid", "--uts", "--ipc", "--", name,
 	}, args...)...)
-	cmd.Env = []string{"PATH=" + n.tools + ":" + nodePath, "HOME=/root"}
+	cmd.Env = []string{"PATH=" + n.path, "HOME=/root"}
 	cmd.SysProcAttr = dieWithTests()
 	// nsenter forks to enter the pid namespace: killing it alone would
 	// leave the command running.
@@ -1717,7 +1735,7 @@ func (n *Node) StartKubeletFromKubeadmFlags(t testing.TB) {
 	if env, err := readEnvFile(n.Path("/etc/default/kubelet")); err == nil {
 		args = append(args, strings.Fields(env["KUBELET_EXTRA_ARGS"])...)
 	}
-	n.startKubelet(t, args, []string{"PATH=" + n.tools + ":" + nodePath, "HOME=/root"})
+	n.startKubelet(t, args, []string{"PATH=" + n.path, "HOME=/root"})
 }
 
 // readEnvFile reads a systemd environment file's KEY=value lines (values
@@ -1877,7 +1895,7 @@ func (n *Node) StartKubelet(t testing.TB) {
 	}
 	env := k.env
 	if !slices.ContainsFunc(env, func(s string) bool { return strings.HasPrefix(s, "PATH=") }) {
-		env = append(env, "PATH="+n.tools+":"+nodePath)
+		env = append(env, "PATH="+n.path)
 	}
 	n.startKubelet(t, k.args, env)
 }
