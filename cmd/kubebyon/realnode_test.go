@@ -304,8 +304,9 @@ const mirrorName = "packages.test"
 // console; a real machine each joins with the command the console shows,
 // through the edge; each cluster sees only its own node. The second
 // machine is bare: its join script installs kubelet and kubeadm with apt
-// from the admin's package mirror, and --reset-only removes them. On the
-// first:
+// from the admin's package mirror, and --reset-only removes them. A third,
+// bare and RHEL-like (dnf, no apt), does the same with dnf from the
+// mirror's RPM repository and joins the second cluster. On the first:
 // a Deployment applied with the downloaded kubeconfig runs on the node,
 // its logs and exec work, the join diagnostics show every step, the node
 // operations do what they say on the real node, a stopped kubelet turns
@@ -361,6 +362,22 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 		require.NoError(t, err, "the packages' systemd unit %s", unit)
 	}
 	step("machine B's packages checked")
+
+	// Machine C is RHEL-like: Rocky's os-release, dnf and no apt-get (the
+	// host's dnf, rpm and an rpm database of its own). It installs from
+	// the mirror's RPM repository, the packages' signatures checked with
+	// the mirror's key, and joins bob's cluster as its second node.
+	nodeC := testenv.NewNode(t, testenv.NodeOptions{Name: "machine-c", Bare: true, HostAliases: []string{platformName, hostB, mirrorName}})
+	nodeOutput(t, nodeC, "sh", "-c", `rm /usr/bin/apt-get /etc/os-release && mkdir -p /etc/yum.repos.d &&
+		printf 'NAME="Rocky Linux"\nVERSION_ID="9.6"\nID="rocky"\nID_LIKE="rhel centos fedora"\n' >/etc/os-release`)
+	out = p.runJoin(t, nodeC, bob.createJoinToken(t, p.server, clB.ID))
+	require.Contains(t, out, "Operating system supported: rocky", out)
+	require.Contains(t, out, "Importing GPG key", out)
+	require.Contains(t, out, "Installed: kubelet kubeadm", out)
+	require.Contains(t, out, "The node is Ready.", out)
+	require.Contains(t, mirror.Requests(), fmt.Sprintf("/core:/stable:/%s/rpm/x86_64/kubeadm-%s.x86_64.rpm", mirror.Minor, mirror.RPMVersion))
+	require.Equal(t, fmt.Sprintf("kubeadm-%[1]s.x86_64\nkubelet-%[1]s.x86_64\n", mirror.RPMVersion), nodeOutput(t, nodeC, "rpm", "-q", "kubeadm", "kubelet"))
+	step("machine C (RHEL-like) installed with dnf and joined")
 
 	// The console lists each cluster's own node, Ready.
 	for _, tt := range []struct {
@@ -521,6 +538,14 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 	_, err = os.Stat(nodeB.Path("/etc/apt/sources.list.d/kubernetes.list"))
 	require.ErrorIs(t, err, os.ErrNotExist, "the mirror's source is removed")
 	step("machine B reset: packages removed")
+	_, out = p.join(t, bob, clB, nodeC, "--reset-only")
+	require.Contains(t, out, "The machine is cleaned", out)
+	b, err = nodeC.Command(ctx, "rpm", "-q", "kubeadm", "kubelet").CombinedOutput()
+	require.Error(t, err)
+	require.Equal(t, "package kubeadm is not installed\npackage kubelet is not installed\n", string(b), "the packages are removed")
+	_, err = os.Stat(nodeC.Path("/etc/yum.repos.d/kubernetes.repo"))
+	require.ErrorIs(t, err, os.ErrNotExist, "the mirror's repository is removed")
+	step("machine C reset: packages removed")
 }
 
 // nodeOutput is what a command in node prints.

@@ -25,21 +25,24 @@ import (
 
 // PackageMirror is a mirror of the Kubernetes package repository
 // (pkgs.k8s.io) for the tests' machines, as an admin of an air-gapped
-// install runs one: the Debian repository of one minor version at
-// core:/stable:/vX.Y/deb/, signed with a key of its own (Release.key,
-// InRelease), served over HTTP on all the host's addresses.
+// install runs one: the Debian and the RPM repository of one minor
+// version, at core:/stable:/vX.Y/deb/ and .../rpm/, signed with a key of
+// its own (deb/Release.key, rpm/repodata/repomd.xml.key), served over HTTP
+// on all the host's addresses.
 //
 // Its kubelet and kubeadm packages hold NodeToolsDir's binaries and the
 // files of pkgs.k8s.io's packages: kubelet's systemd unit and kubeadm's
 // drop-in for it. Their dependencies are what every test machine has
 // (pkgs.k8s.io's also want kubernetes-cni and cri-tools, which this mirror
-// does not carry), so that apt installs them with no other repository.
+// does not carry), so that apt or dnf installs them with no other
+// repository.
 type PackageMirror struct {
 	// URL is what the admin sets as the mirror: http://HOST:PORT.
 	URL string
-	// Minor is the minor version it carries ("v1.34"); Version its
-	// packages' version ("1.34.2-1.1").
-	Minor, Version string
+	// Minor is the minor version it carries ("v1.34"); Version its Debian
+	// packages' version ("1.34.2-1.1"), RPMVersion its RPM packages'
+	// ("1.34.2-150500.1.1").
+	Minor, Version, RPMVersion string
 
 	mu       sync.Mutex
 	requests []string
@@ -76,21 +79,30 @@ ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELE
 `
 )
 
-// debPackage is one package the mirror builds.
-type debPackage struct {
+// mirrorPackage is one package the mirror builds, as a .deb and an .rpm.
+type mirrorPackage struct {
 	name, depends, description string
 	files                      map[string]string // path in the package: a file to copy, or "=" then the content
 }
+
+// rpmRelease is the RPM packages' release, as pkgs.k8s.io's.
+const rpmRelease = "150500.1.1"
+
+// mirrorKeyName names the mirror's signing key.
+const mirrorKeyName = "KubeBYON test package mirror <mirror@kubebyon.test>"
 
 var kubeletVersion = regexp.MustCompile(`^Kubernetes v(\d+)\.(\d+)\.(\d+)\s*$`)
 
 // StartPackageMirror builds the mirror's packages and repository and
 // serves it for t, its URL naming host (a name the machines resolve to
-// the host: NodeOptions.HostAliases). It needs dpkg-deb and gpg.
+// the host: NodeOptions.HostAliases). It needs dpkg-deb, gpg, rpmbuild,
+// rpmsign and createrepo_c.
 func StartPackageMirror(t testing.TB, host string) *PackageMirror {
 	t.Helper()
 	tools := NodeToolsDir(t)
-	for _, b := range []struct{ name, pkg string }{{"dpkg-deb", "dpkg"}, {"gpg", "gpg"}} {
+	for _, b := range []struct{ name, pkg string }{
+		{"dpkg-deb", "dpkg"}, {"gpg", "gpg"}, {"rpmbuild", "rpm"}, {"rpmsign", "rpm"}, {"createrepo_c", "createrepo-c"},
+	} {
 		if _, err := exec.LookPath(b.name); err != nil {
 			t.Fatalf("testenv: package mirror: %s not found: install the Debian package '%s'", b.name, b.pkg)
 		}
@@ -100,9 +112,10 @@ func StartPackageMirror(t testing.TB, host string) *PackageMirror {
 	if err != nil || m == nil {
 		t.Fatalf("testenv: package mirror: kubelet --version: %v: %q", err, out)
 	}
-	pm := &PackageMirror{Minor: "v" + m[1] + "." + m[2], Version: m[1] + "." + m[2] + "." + m[3] + "-1.1"}
+	release := m[1] + "." + m[2] + "." + m[3]
+	pm := &PackageMirror{Minor: "v" + m[1] + "." + m[2], Version: release + "-1.1", RPMVersion: release + "-" + rpmRelease}
 	root := t.TempDir()
-	repo := filepath.Join(root, "core:", "stable:", pm.Minor, "deb")
+	repo := filepath.Join(root, "core:", "stable:", pm.Minor)
 	if err := pm.build(repo, tools); err != nil {
 		t.Fatalf("testenv: package mirror: %v", err)
 	}
@@ -131,11 +144,13 @@ func (pm *PackageMirror) Requests() []string {
 	return append([]string(nil), pm.requests...)
 }
 
-// build writes the repository into repo: the packages under amd64/, their
-// index (Packages), Release signed (InRelease, Release.gpg) and the key
-// (Release.key).
+// build writes the repositories into repo: deb/ (the packages under
+// amd64/, their index Packages, Release signed as InRelease and
+// Release.gpg, the key as Release.key) and rpm/ (the packages under
+// x86_64/, signed, createrepo_c's repodata/ and the key as
+// repodata/repomd.xml.key), as pkgs.k8s.io has them.
 func (pm *PackageMirror) build(repo, tools string) error {
-	pkgs := []debPackage{
+	pkgs := []mirrorPackage{
 		{
 			name: "kubelet", depends: "iptables, mount, util-linux",
 			description: "Node agent for Kubernetes clusters",
@@ -153,53 +168,67 @@ func (pm *PackageMirror) build(repo, tools string) error {
 			},
 		},
 	}
-	if err := os.MkdirAll(filepath.Join(repo, "amd64"), 0o755); err != nil {
-		return err
+	deb, rpm := filepath.Join(repo, "deb"), filepath.Join(repo, "rpm")
+	for _, dir := range []string{filepath.Join(deb, "amd64"), filepath.Join(rpm, "x86_64")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
 	}
 	work, err := os.MkdirTemp("", "kubebyon-mirror-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
+	gpg, key, err := mirrorKey(work)
+	if err != nil {
+		return err
+	}
+	defer gpg.stop()
+
 	var index bytes.Buffer
 	for _, p := range pkgs {
-		stanza, err := pm.buildDeb(p, work, repo)
+		stanza, err := pm.buildDeb(p, work, deb)
+		if err == nil {
+			err = pm.buildRPM(p, work, rpm, gpg)
+		}
 		if err != nil {
 			return fmt.Errorf("package %s: %w", p.name, err)
 		}
 		index.WriteString(stanza + "\n")
 	}
-	if err := os.WriteFile(filepath.Join(repo, "Packages"), index.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(deb, "Packages"), index.Bytes(), 0o644); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(index.Bytes())
 	// Dated a minute back: apt refuses a Release "not valid yet".
 	release := fmt.Sprintf("Origin: KubeBYON tests\nLabel: Kubernetes package mirror (tests)\nArchitectures: amd64\nDate: %s\nSHA256:\n %s %d Packages\n",
 		time.Now().UTC().Add(-time.Minute).Format(time.RFC1123), hex.EncodeToString(sum[:]), index.Len())
-	if err := os.WriteFile(filepath.Join(repo, "Release"), []byte(release), 0o644); err != nil {
+	releaseFile := filepath.Join(deb, "Release")
+	if err := os.WriteFile(releaseFile, []byte(release), 0o644); err != nil {
 		return err
 	}
-	return signRelease(work, repo)
+	if _, err := gpg.run("--clearsign", "-o", filepath.Join(deb, "InRelease"), releaseFile); err != nil {
+		return err
+	}
+	if _, err := gpg.run("--detach-sign", "--armor", "-o", filepath.Join(deb, "Release.gpg"), releaseFile); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(deb, "Release.key"), key, 0o644); err != nil {
+		return err
+	}
+
+	if out, err := exec.Command("createrepo_c", "--quiet", rpm).CombinedOutput(); err != nil {
+		return fmt.Errorf("createrepo_c: %w: %s", err, out)
+	}
+	return os.WriteFile(filepath.Join(rpm, "repodata", "repomd.xml.key"), key, 0o644)
 }
 
 // buildDeb builds p with dpkg-deb into repo/amd64 and returns its stanza
 // of the index.
-func (pm *PackageMirror) buildDeb(p debPackage, work, repo string) (string, error) {
-	tree := filepath.Join(work, p.name)
-	for path, src := range p.files {
-		dst := filepath.Join(tree, path)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return "", err
-		}
-		var err error
-		if content, ok := strings.CutPrefix(src, "="); ok {
-			err = os.WriteFile(dst, []byte(content), 0o644)
-		} else {
-			err = copyExecutable(src, dst)
-		}
-		if err != nil {
-			return "", err
-		}
+func (pm *PackageMirror) buildDeb(p mirrorPackage, work, repo string) (string, error) {
+	tree := filepath.Join(work, "deb-"+p.name)
+	if err := p.writeFiles(tree); err != nil {
+		return "", err
 	}
 	control := fmt.Sprintf("Package: %s\nVersion: %s\nArchitecture: amd64\nMaintainer: KubeBYON tests <tests@kubebyon.test>\nDepends: %s\nSection: admin\nPriority: optional\nHomepage: https://kubernetes.io\nDescription: %s\n",
 		p.name, pm.Version, p.depends, p.description)
@@ -229,6 +258,26 @@ func (pm *PackageMirror) buildDeb(p debPackage, work, repo string) (string, erro
 	return fmt.Sprintf("%sFilename: %s\nSize: %d\nSHA256: %s\n", control, file, size, hex.EncodeToString(h.Sum(nil))), nil
 }
 
+// writeFiles writes p's files under tree.
+func (p mirrorPackage) writeFiles(tree string) error {
+	for path, src := range p.files {
+		dst := filepath.Join(tree, path)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		var err error
+		if content, ok := strings.CutPrefix(src, "="); ok {
+			err = os.WriteFile(dst, []byte(content), 0o644)
+		} else {
+			err = copyExecutable(src, dst)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func copyExecutable(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
@@ -246,50 +295,118 @@ func copyExecutable(src, dst string) error {
 	return out.Close()
 }
 
-// signRelease makes a signing key in a keyring of its own (under work)
-// and signs repo's Release with it: InRelease (inline) and Release.gpg
-// (detached), the key itself as Release.key, as pkgs.k8s.io has them.
-func signRelease(work, repo string) error {
-	home := filepath.Join(work, "gnupg")
-	if err := os.Mkdir(home, 0o700); err != nil {
+// buildRPM builds p with rpmbuild into repo/x86_64 and signs it with the
+// mirror's key.
+func (pm *PackageMirror) buildRPM(p mirrorPackage, work, repo string, gpg *gpgHome) error {
+	top := filepath.Join(work, "rpm-"+p.name)
+	tree := filepath.Join(top, "tree")
+	if err := p.writeFiles(tree); err != nil {
 		return err
 	}
-	gpg := func(args ...string) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "gpg", append([]string{"--batch", "--no-tty", "--yes", "--pinentry-mode", "loopback", "--passphrase", ""}, args...)...)
-		cmd.Env = append(os.Environ(), "GNUPGHOME="+home)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("gpg %s: %w: %s", args[0], err, stderr.Bytes())
-		}
-		return out, nil
+	var files strings.Builder
+	for path := range p.files {
+		files.WriteString("/" + path + "\n")
 	}
-	// The agent gpg starts for the key goes with the keyring.
-	defer func() {
-		cmd := exec.Command("gpgconf", "--kill", "gpg-agent")
-		cmd.Env = append(os.Environ(), "GNUPGHOME="+home)
-		_ = cmd.Run()
-	}()
-	release := filepath.Join(repo, "Release")
-	_, err := gpg("--quick-gen-key", "KubeBYON test package mirror <mirror@kubebyon.test>", "ed25519", "sign", "never")
-	if err == nil {
-		_, err = gpg("--clearsign", "-o", filepath.Join(repo, "InRelease"), release)
+	version, _, _ := strings.Cut(pm.Version, "-")
+	requires := ""
+	if p.name == "kubeadm" {
+		requires = "Requires: kubelet\n"
 	}
-	if err == nil {
-		_, err = gpg("--detach-sign", "--armor", "-o", filepath.Join(repo, "Release.gpg"), release)
+	// The files are put in place as they are: no stripping, no debug
+	// package, no dependencies read off the binaries (the machine's rpm
+	// database may not know the libraries).
+	spec := fmt.Sprintf(`Name: %s
+Version: %s
+Release: %s
+Summary: %s
+License: Apache-2.0
+URL: https://kubernetes.io
+BuildArch: x86_64
+AutoReqProv: no
+%s%%define debug_package %%{nil}
+%%define __os_install_post %%{nil}
+%%define _build_id_links none
+%%description
+%s
+%%install
+cp -a %s/. %%{buildroot}/
+%%files
+%s`, p.name, version, rpmRelease, p.description, requires, p.description, tree, files.String())
+	specFile := filepath.Join(top, p.name+".spec")
+	if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
+		return err
 	}
-	var key []byte
-	if err == nil {
-		key, err = gpg("--armor", "--export")
+	// Uncompressed payload, as the .deb.
+	cmd := exec.Command("rpmbuild", "--define", "_topdir "+top, "--define", "_binary_payload w.ufdio", "-bb", specFile)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("rpmbuild: %w: %s", err, out)
 	}
+	name := fmt.Sprintf("%s-%s-%s.x86_64.rpm", p.name, version, rpmRelease)
+	dst := filepath.Join(repo, "x86_64", name)
+	if err := os.Rename(filepath.Join(top, "RPMS", "x86_64", name), dst); err != nil {
+		return err
+	}
+	sign := exec.Command("rpmsign", "--define", "__gpg "+gpg.bin, "--define", "_gpg_name "+mirrorKeyName,
+		"--define", "_gpg_sign_cmd_extra_args --batch --pinentry-mode loopback --passphrase ''", "--addsign", dst)
+	sign.Env = gpg.env()
+	if out, err := sign.CombinedOutput(); err != nil {
+		return fmt.Errorf("rpmsign: %w: %s", err, out)
+	}
+	return nil
+}
+
+// gpgHome is a keyring of the mirror's own.
+type gpgHome struct {
+	bin, dir string
+}
+
+func (g *gpgHome) env() []string { return append(os.Environ(), "GNUPGHOME="+g.dir) }
+
+// run runs gpg on the keyring, with no passphrase.
+func (g *gpgHome) run(args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, g.bin, append([]string{"--batch", "--no-tty", "--yes", "--pinentry-mode", "loopback", "--passphrase", ""}, args...)...)
+	cmd.Env = g.env()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("gpg %s: %w: %s", args[0], err, stderr.Bytes())
+	}
+	return out, nil
+}
+
+// stop ends the agent gpg started for the keyring.
+func (g *gpgHome) stop() {
+	cmd := exec.Command("gpgconf", "--kill", "gpg-agent")
+	cmd.Env = g.env()
+	_ = cmd.Run()
+}
+
+// mirrorKey makes the mirror's signing key (RSA: rpm checks RSA
+// signatures everywhere) in a keyring under work, and returns the keyring
+// and the public key (armored).
+func mirrorKey(work string) (*gpgHome, []byte, error) {
+	bin, err := exec.LookPath("gpg")
+	if err != nil {
+		return nil, nil, err
+	}
+	g := &gpgHome{bin: bin, dir: filepath.Join(work, "gnupg")}
+	if err := os.Mkdir(g.dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	if _, err := g.run("--quick-gen-key", mirrorKeyName, "rsa3072", "sign", "never"); err != nil {
+		g.stop()
+		return nil, nil, err
+	}
+	key, err := g.run("--armor", "--export")
 	if err == nil && len(key) == 0 {
 		err = errors.New("gpg exported no key")
 	}
 	if err != nil {
-		return err
+		g.stop()
+		return nil, nil, err
 	}
-	return os.WriteFile(filepath.Join(repo, "Release.key"), key, 0o644)
+	return g, key, nil
 }
