@@ -303,8 +303,10 @@ const mirrorName = "packages.test"
 // TestRealNodesJoinKamajiClusters: two users each make a cluster in the
 // console; a real machine each joins with the command the console shows,
 // through the edge; each cluster sees only its own node. The second
-// machine is bare: its join script installs kubelet and kubeadm with apt
-// from the admin's package mirror, and --reset-only removes them. A third,
+// machine runs systemd, as servers do, and has no kubelet or kubeadm: its
+// join script installs them with apt from the admin's package mirror,
+// systemd runs kubelet from the packages' unit as kubeadm asks, and
+// --reset-only removes them. A third,
 // bare and RHEL-like (dnf, no apt), does the same with dnf from the
 // mirror's RPM repository and joins the second cluster. On the first:
 // a Deployment applied with the downloaded kubeconfig runs on the node,
@@ -329,7 +331,7 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 	hostA := clA.Slug + ".clusters.test"
 	hostB := clB.Slug + ".clusters.test"
 	nodeA := testenv.NewNode(t, testenv.NodeOptions{Name: "machine-a", HostAliases: []string{platformName, hostA, hostB}})
-	nodeB := testenv.NewNode(t, testenv.NodeOptions{Name: "machine-b", Bare: true, HostAliases: []string{platformName, hostA, hostB, mirrorName}})
+	nodeB := testenv.NewNode(t, testenv.NodeOptions{Name: "machine-b", Systemd: true, HostAliases: []string{platformName, hostA, hostB, mirrorName}})
 	step("machines up")
 
 	// Each machine joins its owner's cluster.
@@ -340,16 +342,22 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 	tokenB := bob.createJoinToken(t, p.server, clB.ID)
 	out = p.runJoin(t, nodeB, tokenB, "--check")
 	require.Contains(t, out, "Every check passed. Nothing was changed", out)
-	entries, err := os.ReadDir(nodeB.Path("/etc/kubernetes"))
-	require.NoError(t, err)
-	require.Empty(t, entries, "--check writes nothing")
+	_, err := os.Stat(nodeB.Path("/etc/kubernetes"))
+	require.ErrorIs(t, err, os.ErrNotExist, "--check writes nothing")
+	_, err = os.Stat(nodeB.Path("/usr/bin/kubeadm"))
+	require.ErrorIs(t, err, os.ErrNotExist, "--check installs nothing")
 	out = p.runJoin(t, nodeB, tokenB)
 	require.Contains(t, out, "The node is Ready.", out)
 	step("machine B checked, then joined")
 
 	// Machine B had no kubelet or kubeadm: apt installed them from the
-	// mirror, held at the cluster's version, with their systemd units.
+	// mirror, held at the cluster's version, and systemd runs kubelet from
+	// the package's unit with kubeadm's drop-in.
+	require.Contains(t, out, "systemd is running.", out)
 	require.Contains(t, out, "Installed: kubelet kubeadm", out)
+	require.Equal(t, "enabled\nenabled\nactive\n", nodeOutput(t, nodeB, "sh", "-c", "systemctl is-enabled containerd kubelet && systemctl is-active kubelet"))
+	require.Contains(t, nodeOutput(t, nodeB, "sh", "-c", `tr '\0' ' ' </proc/"$(systemctl show -p MainPID --value kubelet)"/cmdline`),
+		"/usr/bin/kubelet --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml")
 	require.Contains(t, mirror.Requests(), fmt.Sprintf("/core:/stable:/%s/deb/amd64/kubeadm_%s_amd64.deb", mirror.Minor, mirror.Version))
 	require.Equal(t, fmt.Sprintf("kubeadm %[1]s hold ok installed\nkubelet %[1]s hold ok installed\n", mirror.Version),
 		nodeOutput(t, nodeB, "dpkg-query", "-W", "-f", "${Package} ${Version} ${Status}\n", "kubeadm", "kubelet"))
@@ -537,6 +545,8 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 	require.Equal(t, "dpkg-query: no packages found matching kubeadm\ndpkg-query: no packages found matching kubelet\n", string(b), "the packages are purged")
 	_, err = os.Stat(nodeB.Path("/etc/apt/sources.list.d/kubernetes.list"))
 	require.ErrorIs(t, err, os.ErrNotExist, "the mirror's source is removed")
+	b, _ = nodeB.Command(ctx, "systemctl", "is-active", "kubelet").Output()
+	require.Equal(t, "inactive\n", string(b), "kubelet is stopped")
 	step("machine B reset: packages removed")
 	_, out = p.join(t, bob, clB, nodeC, "--reset-only")
 	require.Contains(t, out, "The machine is cleaned", out)

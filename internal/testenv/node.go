@@ -807,6 +807,12 @@ type NodeOptions struct {
 	// copy of the host's too (bareOverlays), so that what apt and dpkg
 	// install stays in the node.
 	Bare bool
+	// Systemd makes it a machine as servers are: systemd is its init, in a
+	// Debian root file system of its own (systemdRoot), which has
+	// containerd as a systemd unit and neither kubelet nor kubeadm (Bare
+	// is implied). Its cgroups are a cgroup namespace of its own, and
+	// kubelet is left to the join script and kubeadm (kubelet.service).
+	Systemd bool
 }
 
 // Node is a worker machine of its own on the host: namespaces of its own
@@ -834,6 +840,7 @@ type Node struct {
 	CgroupRoot string
 
 	path       string // PATH in the node
+	systemd    bool
 	nsenter    string
 	number     int
 	link       string
@@ -908,13 +915,19 @@ func NewNode(t testing.TB, opts NodeOptions) *Node {
 			t.Fatalf("testenv: node: its directory %s is under %s, which a node overlays: set TMPDIR elsewhere", dir, o)
 		}
 	}
-	n := &Node{Dir: dir, path: tools + ":" + nodePath, nsenter: bins["nsenter"]}
-	if opts.Bare {
+	n := &Node{Dir: dir, path: tools + ":" + nodePath, systemd: opts.Systemd, nsenter: bins["nsenter"]}
+	if opts.Bare || opts.Systemd {
 		n.path = nodePath
 	}
 	t.Cleanup(func() { n.cleanup(t) })
 
-	if err := n.startHolder(bins["unshare"]); err != nil {
+	// A systemd machine's pid 1 waits for its root and cgroups
+	// (bootSystemd), then becomes systemd.
+	holds := "while :; do sleep 3600; done"
+	if opts.Systemd {
+		holds = fmt.Sprintf("while [ ! -e %[1]s ]; do sleep 0.1; done; exec /bin/sh %[1]s", shellQuote(filepath.Join(dir, "boot")))
+	}
+	if err := n.startHolder(bins["unshare"], holds); err != nil {
 		t.Fatalf("testenv: node: %v", err)
 	}
 	if err := n.network(); err != nil {
@@ -934,11 +947,17 @@ func NewNode(t testing.TB, opts NodeOptions) *Node {
 	if err := n.makeCgroups(); err != nil {
 		t.Fatalf("testenv: node: cgroups: %v", err)
 	}
-	if err := n.setUp(opts, overlays); err != nil {
-		t.Fatalf("testenv: node %s: %v", n.Name, err)
-	}
-	if err := n.startContainerd(); err != nil {
-		t.Fatalf("testenv: node %s: containerd: %v\n%s", n.Name, err, fileTail(filepath.Join(dir, "containerd.log"), 4000))
+	if opts.Systemd {
+		if err := n.bootSystemd(opts, bins["unshare"]); err != nil {
+			t.Fatalf("testenv: node %s: systemd: %v\n%s", n.Name, err, fileTail(filepath.Join(dir, "console.log"), 4000))
+		}
+	} else {
+		if err := n.setUp(opts, overlays); err != nil {
+			t.Fatalf("testenv: node %s: %v", n.Name, err)
+		}
+		if err := n.startContainerd(); err != nil {
+			t.Fatalf("testenv: node %s: containerd: %v\n%s", n.Name, err, fileTail(filepath.Join(dir, "containerd.log"), 4000))
+		}
 	}
 	if err := n.importImages(); err != nil {
 		t.Fatalf("testenv: node %s: images: %v", n.Name, err)
@@ -953,10 +972,10 @@ func NewNode(t testing.TB, opts NodeOptions) *Node {
 // forks it and, dying (with the tests: Pdeathsig), kills it, and the
 // kernel then kills every process of its pid namespace. It reaps the
 // orphans it gets (the shell's waits), as an init does.
-func (n *Node) startHolder(unshare string) error {
+func (n *Node) startHolder(unshare, holds string) error {
 	cmd := exec.Command(unshare, "--kill-child=SIGKILL", "--fork", "--pid", "--mount-proc",
 		"--mount", "--uts", "--ipc", "--net", "--propagation", "private",
-		"--", "/bin/sh", "-c", "while :; do sleep 3600; done")
+		"--", "/bin/sh", "-c", holds)
 	cmd.SysProcAttr = dieWithTests()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start unshare: %w", err)
@@ -1116,6 +1135,9 @@ func overlaps(p netip.Prefix, used []netip.Prefix) bool {
 type cgroupMount struct {
 	path string
 	v2   bool
+	// options are a v1 hierarchy's controllers ("cpu", "name=systemd"),
+	// as mount takes them.
+	options string
 }
 
 // cgroupMounts are the cgroup hierarchies mounted (v1 and v2).
@@ -1135,7 +1157,17 @@ func cgroupMounts() ([]cgroupMount, error) {
 			continue
 		}
 		seen[fields[4]] = true
-		mounts = append(mounts, cgroupMount{path: fields[4], v2: fs[0] == "cgroup2"})
+		m := cgroupMount{path: fields[4], v2: fs[0] == "cgroup2"}
+		if len(fs) >= 3 {
+			var opts []string
+			for _, o := range strings.Split(fs[2], ",") {
+				if o != "rw" && o != "ro" {
+					opts = append(opts, o)
+				}
+			}
+			m.options = strings.Join(opts, ",")
+		}
+		mounts = append(mounts, m)
 	}
 	return mounts, s.Err()
 }
@@ -1220,29 +1252,10 @@ func sweepNodeCgroups() {
 // setUp makes the node's mounts (in its mount namespace: the host sees
 // none), host name, /etc/hosts and IP forwarding.
 func (n *Node) setUp(opts NodeOptions, overlays []string) error {
-	var hosts bytes.Buffer
-	if b, err := os.ReadFile("/etc/hosts"); err == nil {
-		hosts.Write(b)
-		if len(b) > 0 && b[len(b)-1] != '\n' {
-			hosts.WriteByte('\n')
-		}
-	}
-	fmt.Fprintf(&hosts, "# kubebyon test node %s\n%s\t%s\n", n.Name, n.IP, n.Name)
-	if len(opts.HostAliases) > 0 {
-		fmt.Fprintf(&hosts, "%s\t%s\n", n.HostIP, strings.Join(opts.HostAliases, " "))
-	}
-	names := make([]string, 0, len(opts.Hosts))
-	for name := range opts.Hosts {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(&hosts, "%s\t%s\n", opts.Hosts[name], name)
-	}
-	if err := os.WriteFile(filepath.Join(n.Dir, "hosts"), hosts.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(n.Dir, "hosts"), n.hostsFile(opts), 0o644); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(n.Dir, "sysctl"), 0o755); err != nil {
+	if err := n.writeSysctlFiles(); err != nil {
 		return err
 	}
 	q := shellQuote
@@ -1271,12 +1284,8 @@ func (n *Node) setUp(opts NodeOptions, overlays []string) error {
 	// not forward its traffic): none, so that a name not in /etc/hosts fails
 	// at once rather than after the resolver's time-outs.
 	s.WriteString("rm -f /etc/resolv.conf && echo '# kubebyon test node: no name server; names are in /etc/hosts' >/etc/resolv.conf\n")
-	for key, value := range nodeSysctls {
-		file := filepath.Join(n.Dir, "sysctl", strings.ReplaceAll(key, "/", "."))
-		if err := os.WriteFile(file, []byte(value+"\n"), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(&s, "mount --bind %s %s\n", q(file), q("/proc/sys/"+key))
+	for key := range nodeSysctls {
+		fmt.Fprintf(&s, "mount --bind %s %s\n", q(n.sysctlFile(key)), q("/proc/sys/"+key))
 	}
 	fmt.Fprintf(&s, "hostname %s\n", q(n.Name))
 	// Per network namespace; kubeadm's preflight wants it, pods need it.
@@ -1288,6 +1297,49 @@ func (n *Node) setUp(opts NodeOptions, overlays []string) error {
 		return fmt.Errorf("set up the node's mounts: %w: %s", err, out)
 	}
 	return nil
+}
+
+// hostsFile is the node's /etc/hosts: the host's, the node's own name,
+// HostAliases and Hosts.
+func (n *Node) hostsFile(opts NodeOptions) []byte {
+	var hosts bytes.Buffer
+	if b, err := os.ReadFile("/etc/hosts"); err == nil {
+		hosts.Write(b)
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			hosts.WriteByte('\n')
+		}
+	}
+	fmt.Fprintf(&hosts, "# kubebyon test node %s\n%s\t%s\n", n.Name, n.IP, n.Name)
+	if len(opts.HostAliases) > 0 {
+		fmt.Fprintf(&hosts, "%s\t%s\n", n.HostIP, strings.Join(opts.HostAliases, " "))
+	}
+	names := make([]string, 0, len(opts.Hosts))
+	for name := range opts.Hosts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(&hosts, "%s\t%s\n", opts.Hosts[name], name)
+	}
+	return hosts.Bytes()
+}
+
+// writeSysctlFiles writes the files a node shows over the kernel settings
+// in nodeSysctls (sysctlFile).
+func (n *Node) writeSysctlFiles() error {
+	if err := os.MkdirAll(filepath.Join(n.Dir, "sysctl"), 0o755); err != nil {
+		return err
+	}
+	for key, value := range nodeSysctls {
+		if err := os.WriteFile(n.sysctlFile(key), []byte(value+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *Node) sysctlFile(key string) string {
+	return filepath.Join(n.Dir, "sysctl", strings.ReplaceAll(key, "/", "."))
 }
 
 // shellQuote quotes s for sh.
@@ -1341,24 +1393,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
 		return err
 	}
-	// containerd adds the loopback plugin for lo itself.
-	conflist := fmt.Sprintf(`{
-  "cniVersion": "0.4.0",
-  "name": "kubebyon",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni0",
-      "isGateway": true,
-      "ipMasq": true,
-      "hairpinMode": true,
-      "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "routes": [{"dst": "0.0.0.0/0"}]}
-    },
-    {"type": "portmap", "capabilities": {"portMappings": true}}
-  ]
-}
-`, n.PodCIDR)
-	if err := os.WriteFile(filepath.Join(cniConf, "10-kubebyon.conflist"), []byte(conflist), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(cniConf, "10-kubebyon.conflist"), n.cniConflist(), 0o644); err != nil {
 		return err
 	}
 	p, err := startProcess("containerd", filepath.Join(n.Dir, "containerd.log"),
@@ -1376,6 +1411,27 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		}
 		return err
 	})
+}
+
+// cniConflist is the node's CNI network: a bridge for its pod range
+// (containerd adds the loopback plugin for lo itself).
+func (n *Node) cniConflist() []byte {
+	return fmt.Appendf(nil, `{
+  "cniVersion": "0.4.0",
+  "name": "kubebyon",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipMasq": true,
+      "hairpinMode": true,
+      "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "routes": [{"dst": "0.0.0.0/0"}]}
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+`, n.PodCIDR)
 }
 
 // importImages imports NodePauseImage and NodeBusyboxImage into the
@@ -1579,12 +1635,13 @@ func (n *Node) writeKubeadmPatches() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	cgroups := fmt.Sprintf("# No systemd: cgroupfs, in a cgroupRoot of the node's own.\ncgroupDriver: cgroupfs\ncgroupRoot: %s\n", n.CgroupRoot)
+	if n.systemd {
+		cgroups = "# systemd's cgroups (the ConfigMap's driver), in the node's cgroup namespace.\n"
+	}
 	patch := fmt.Sprintf(`# What kubelet needs on this machine (testenv/node.go, NODE-RUNTIME.md),
 # over the kubelet-config ConfigMap's configuration (a JSON merge patch).
-# No systemd: cgroupfs, in a cgroupRoot of the node's own.
-cgroupDriver: cgroupfs
-cgroupRoot: %s
-# cgroup v1 hierarchies: v1.34 only warns when this is false.
+%s# cgroup v1 hierarchies: v1.34 only warns when this is false.
 failCgroupV1: false
 # The machine may have swap.
 failSwapOn: false
@@ -1607,7 +1664,7 @@ imageGCLowThresholdPercent: 99
 # The lease renewed every 2s (a quarter of it): the test control planes
 # mark a node Unknown after 10s without one.
 nodeLeaseDurationSeconds: 8
-`, n.CgroupRoot)
+`, cgroups)
 	return os.WriteFile(filepath.Join(dir, "kubeletconfiguration+merge.yaml"), []byte(patch), 0o644)
 }
 
@@ -1677,9 +1734,12 @@ func (n *Node) add(p *process) {
 // and the usual directories and HOME /root (append to Env for more). It dies with the
 // tests; cancelling ctx kills it and what it started.
 func (n *Node) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, n.nsenter, append([]string{
-		"--target", strconv.Itoa(n.init), "--net", "--mount", "--pid", "--uts", "--ipc", "--", name,
-	}, args...)...)
+	enter := []string{"--target", strconv.Itoa(n.init), "--net", "--mount", "--pid", "--uts", "--ipc"}
+	if n.systemd {
+		// Its root file system and cgroup namespace, from its /.
+		enter = append(enter, "--cgroup", "--root", "--wd")
+	}
+	cmd := exec.CommandContext(ctx, n.nsenter, append(append(enter, "--", name), args...)...)
 	cmd.Env = []string{"PATH=" + n.path, "HOME=/root"}
 	cmd.SysProcAttr = dieWithTests()
 	// nsenter forks to enter the pid namespace: killing it alone would
