@@ -303,10 +303,11 @@ const mirrorName = "packages.test"
 // TestRealNodesJoinKamajiClusters: two users each make a cluster in the
 // console; a real machine each joins with the command the console shows,
 // through the edge; each cluster sees only its own node. The second
-// machine runs systemd, as servers do, and has no kubelet or kubeadm: its
-// join script installs them with apt from the admin's package mirror,
-// systemd runs kubelet from the packages' unit as kubeadm asks, and
-// --reset-only removes them. A third,
+// machine runs systemd, as servers do, and has no container runtime,
+// kubelet or kubeadm, and no internet: its join script installs containerd
+// with apt from the machine's Debian mirror and kubelet and kubeadm from
+// the admin's package mirror, systemd runs containerd and kubelet (from the
+// packages' unit, as kubeadm asks), and --reset-only removes them. A third,
 // bare and RHEL-like (dnf, no apt), does the same with dnf from the
 // mirror's RPM repository and joins the second cluster. On the first:
 // a Deployment applied with the downloaded kubeconfig runs on the node,
@@ -338,6 +339,11 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 	tokenA, out := p.join(t, alice, clA, nodeA)
 	require.Contains(t, out, "The node is Ready.", out)
 	step("machine A joined")
+	// Machine B's apt source is a mirror of Debian, as on a machine with
+	// no internet.
+	nodeOutput(t, nodeB, "sh", "-c", fmt.Sprintf(`mkdir -p /etc/apt/keyrings && rm -f /etc/apt/sources.list.d/*.sources &&
+		curl -fsS %[1]s/Release.key | gpg --dearmor -o /etc/apt/keyrings/debian-mirror.gpg &&
+		echo "deb [signed-by=/etc/apt/keyrings/debian-mirror.gpg] %[1]s/ /" >/etc/apt/sources.list`, mirror.DebianURL))
 	// Machine B is checked first (--check), which changes nothing.
 	tokenB := bob.createJoinToken(t, p.server, clB.ID)
 	out = p.runJoin(t, nodeB, tokenB, "--check")
@@ -350,12 +356,18 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 	require.Contains(t, out, "The node is Ready.", out)
 	step("machine B checked, then joined")
 
-	// Machine B had no kubelet or kubeadm: apt installed them from the
-	// mirror, held at the cluster's version, and systemd runs kubelet from
-	// the package's unit with kubeadm's drop-in.
+	// Machine B had no containerd, kubelet or kubeadm: apt installed them
+	// from the mirrors, kubelet and kubeadm held at the cluster's version;
+	// systemd runs containerd with systemd's cgroups, and kubelet from the
+	// package's unit with kubeadm's drop-in.
 	require.Contains(t, out, "systemd is running.", out)
-	require.Contains(t, out, "Installed: kubelet kubeadm", out)
-	require.Equal(t, "enabled\nenabled\nactive\n", nodeOutput(t, nodeB, "sh", "-c", "systemctl is-enabled containerd kubelet && systemctl is-active kubelet"))
+	require.Contains(t, out, "No container runtime yet: containerd will be installed.", out)
+	require.Contains(t, out, "Installed: containerd kubelet kubeadm", out)
+	require.Equal(t, "enabled\nenabled\nactive\nactive\n",
+		nodeOutput(t, nodeB, "sh", "-c", "systemctl is-enabled containerd kubelet && systemctl is-active containerd kubelet"))
+	containerdConfig, err := os.ReadFile(nodeB.Path("/etc/containerd/config.toml"))
+	require.NoError(t, err)
+	require.Contains(t, string(containerdConfig), "SystemdCgroup = true")
 	require.Contains(t, nodeOutput(t, nodeB, "sh", "-c", `tr '\0' ' ' </proc/"$(systemctl show -p MainPID --value kubelet)"/cmdline`),
 		"/usr/bin/kubelet --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml")
 	require.Contains(t, mirror.Requests(), fmt.Sprintf("/core:/stable:/%s/deb/amd64/kubeadm_%s_amd64.deb", mirror.Minor, mirror.Version))
@@ -540,9 +552,10 @@ func TestRealNodesJoinKamajiClusters(t *testing.T) {
 	_, out = p.join(t, bob, clB, nodeB, "--reset-only")
 	require.Contains(t, out, "The machine is cleaned", out)
 	require.Error(t, nodeB.Command(ctx, "sh", "-c", "command -v kubelet || command -v kubeadm").Run(), "kubelet and kubeadm are gone")
-	b, err := nodeB.Command(ctx, "dpkg-query", "-W", "kubeadm", "kubelet").CombinedOutput()
+	b, err := nodeB.Command(ctx, "dpkg-query", "-W", "containerd", "kubeadm", "kubelet").CombinedOutput()
 	require.Error(t, err)
-	require.Equal(t, "dpkg-query: no packages found matching kubeadm\ndpkg-query: no packages found matching kubelet\n", string(b), "the packages are purged")
+	require.Equal(t, "dpkg-query: no packages found matching containerd\ndpkg-query: no packages found matching kubeadm\ndpkg-query: no packages found matching kubelet\n",
+		string(b), "the packages are purged")
 	_, err = os.Stat(nodeB.Path("/etc/apt/sources.list.d/kubernetes.list"))
 	require.ErrorIs(t, err, os.ErrNotExist, "the mirror's source is removed")
 	b, _ = nodeB.Command(ctx, "systemctl", "is-active", "kubelet").Output()

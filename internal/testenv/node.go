@@ -808,10 +808,11 @@ type NodeOptions struct {
 	// install stays in the node.
 	Bare bool
 	// Systemd makes it a machine as servers are: systemd is its init, in a
-	// Debian root file system of its own (systemdRoot), which has
-	// containerd as a systemd unit and neither kubelet nor kubeadm (Bare
-	// is implied). Its cgroups are a cgroup namespace of its own, and
-	// kubelet is left to the join script and kubeadm (kubelet.service).
+	// Debian root file system of its own (systemdRoot) with neither a
+	// container runtime nor kubelet and kubeadm (Bare is implied), nor the
+	// images, until a join script installs them (containerd from the
+	// machine's Debian mirror: PackageMirror.DebianURL). Its cgroups are a
+	// cgroup namespace of its own; systemd runs containerd and kubelet.
 	Systemd bool
 }
 
@@ -959,8 +960,12 @@ func NewNode(t testing.TB, opts NodeOptions) *Node {
 			t.Fatalf("testenv: node %s: containerd: %v\n%s", n.Name, err, fileTail(filepath.Join(dir, "containerd.log"), 4000))
 		}
 	}
-	if err := n.importImages(); err != nil {
-		t.Fatalf("testenv: node %s: images: %v", n.Name, err)
+	// A systemd machine has no container runtime until a join script
+	// installs one: no images (no pods for it).
+	if !opts.Systemd {
+		if err := n.importImages(); err != nil {
+			t.Fatalf("testenv: node %s: images: %v", n.Name, err)
+		}
 	}
 	if err := n.writeKubeadmPatches(); err != nil {
 		t.Fatalf("testenv: node %s: kubeadm patches: %v", n.Name, err)

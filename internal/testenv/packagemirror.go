@@ -39,6 +39,12 @@ import (
 type PackageMirror struct {
 	// URL is what the admin sets as the mirror: http://HOST:PORT.
 	URL string
+	// DebianURL is a mirror of Debian's own packages that a machine
+	// installs besides Kubernetes' (containerd and runc, as Debian ships
+	// them: systemdRoot's), a flat repository signed with the same key
+	// (Release.key): what a Debian machine without internet has as its apt
+	// source.
+	DebianURL string
 	// Minor is the minor version it carries ("v1.34"); Version its Debian
 	// packages' version ("1.34.2-1.1"), RPMVersion its RPM packages'
 	// ("1.34.2-150500.1.1").
@@ -115,8 +121,7 @@ func StartPackageMirror(t testing.TB, host string) *PackageMirror {
 	release := m[1] + "." + m[2] + "." + m[3]
 	pm := &PackageMirror{Minor: "v" + m[1] + "." + m[2], Version: release + "-1.1", RPMVersion: release + "-" + rpmRelease}
 	root := t.TempDir()
-	repo := filepath.Join(root, "core:", "stable:", pm.Minor)
-	if err := pm.build(repo, tools); err != nil {
+	if err := pm.build(root, tools); err != nil {
 		t.Fatalf("testenv: package mirror: %v", err)
 	}
 
@@ -134,6 +139,7 @@ func StartPackageMirror(t testing.TB, host string) *PackageMirror {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	pm.URL = "http://" + net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	pm.DebianURL = pm.URL + "/debian"
 	return pm
 }
 
@@ -144,12 +150,19 @@ func (pm *PackageMirror) Requests() []string {
 	return append([]string(nil), pm.requests...)
 }
 
-// build writes the repositories into repo: deb/ (the packages under
+// build writes the repositories into root: core:/stable:/vX.Y/ (repo) has
+// deb/ (the packages under
 // amd64/, their index Packages, Release signed as InRelease and
 // Release.gpg, the key as Release.key) and rpm/ (the packages under
 // x86_64/, signed, createrepo_c's repodata/ and the key as
-// repodata/repomd.xml.key), as pkgs.k8s.io has them.
-func (pm *PackageMirror) build(repo, tools string) error {
+// repodata/repomd.xml.key), as pkgs.k8s.io has them; debian/ has
+// systemdRoot's .debs.
+func (pm *PackageMirror) build(root, tools string) error {
+	cached, err := systemdRoot()
+	if err != nil {
+		return err
+	}
+	repo := filepath.Join(root, "core:", "stable:", pm.Minor)
 	pkgs := []mirrorPackage{
 		{
 			name: "kubelet", depends: "iptables, mount, util-linux",
@@ -185,35 +198,25 @@ func (pm *PackageMirror) build(repo, tools string) error {
 	}
 	defer gpg.stop()
 
-	var index bytes.Buffer
+	var stanzas []string
 	for _, p := range pkgs {
-		stanza, err := pm.buildDeb(p, work, deb)
+		file, err := pm.buildDeb(p, work, deb)
+		var stanza string
+		if err == nil {
+			stanza, err = debStanza(deb, file)
+		}
 		if err == nil {
 			err = pm.buildRPM(p, work, rpm, gpg)
 		}
 		if err != nil {
 			return fmt.Errorf("package %s: %w", p.name, err)
 		}
-		index.WriteString(stanza + "\n")
+		stanzas = append(stanzas, stanza)
 	}
-	if err := os.WriteFile(filepath.Join(deb, "Packages"), index.Bytes(), 0o644); err != nil {
+	if err := writeAptIndex(deb, stanzas, gpg, key); err != nil {
 		return err
 	}
-	sum := sha256.Sum256(index.Bytes())
-	// Dated a minute back: apt refuses a Release "not valid yet".
-	release := fmt.Sprintf("Origin: KubeBYON tests\nLabel: Kubernetes package mirror (tests)\nArchitectures: amd64\nDate: %s\nSHA256:\n %s %d Packages\n",
-		time.Now().UTC().Add(-time.Minute).Format(time.RFC1123), hex.EncodeToString(sum[:]), index.Len())
-	releaseFile := filepath.Join(deb, "Release")
-	if err := os.WriteFile(releaseFile, []byte(release), 0o644); err != nil {
-		return err
-	}
-	if _, err := gpg.run("--clearsign", "-o", filepath.Join(deb, "InRelease"), releaseFile); err != nil {
-		return err
-	}
-	if _, err := gpg.run("--detach-sign", "--armor", "-o", filepath.Join(deb, "Release.gpg"), releaseFile); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(deb, "Release.key"), key, 0o644); err != nil {
+	if err := debianRepo(filepath.Join(root, "debian"), filepath.Join(cached, "debs"), gpg, key); err != nil {
 		return err
 	}
 
@@ -223,8 +226,8 @@ func (pm *PackageMirror) build(repo, tools string) error {
 	return os.WriteFile(filepath.Join(rpm, "repodata", "repomd.xml.key"), key, 0o644)
 }
 
-// buildDeb builds p with dpkg-deb into repo/amd64 and returns its stanza
-// of the index.
+// buildDeb builds p with dpkg-deb into repo/amd64 and returns its path in
+// repo.
 func (pm *PackageMirror) buildDeb(p mirrorPackage, work, repo string) (string, error) {
 	tree := filepath.Join(work, "deb-"+p.name)
 	if err := p.writeFiles(tree); err != nil {
@@ -245,7 +248,17 @@ func (pm *PackageMirror) buildDeb(p mirrorPackage, work, repo string) (string, e
 	if out, err := exec.Command("dpkg-deb", "--root-owner-group", "-Znone", "--build", tree, deb).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("dpkg-deb: %w: %s", err, out)
 	}
-	f, err := os.Open(deb)
+	return file, nil
+}
+
+// debStanza is the index stanza of the package at file in repo: its
+// control fields, then where it is, its size and digest.
+func debStanza(repo, file string) (string, error) {
+	control, err := exec.Command("dpkg-deb", "--field", filepath.Join(repo, file)).Output()
+	if err != nil {
+		return "", fmt.Errorf("dpkg-deb --field %s: %w", file, err)
+	}
+	f, err := os.Open(filepath.Join(repo, file))
 	if err != nil {
 		return "", err
 	}
@@ -256,6 +269,55 @@ func (pm *PackageMirror) buildDeb(p mirrorPackage, work, repo string) (string, e
 		return "", err
 	}
 	return fmt.Sprintf("%sFilename: %s\nSize: %d\nSHA256: %s\n", control, file, size, hex.EncodeToString(h.Sum(nil))), nil
+}
+
+// debianRepo makes repo a flat apt repository of the .debs in debs.
+func debianRepo(repo, debs string, gpg *gpgHome, key []byte) error {
+	files, err := filepath.Glob(filepath.Join(debs, "*.deb"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no .debs in %s: %v", debs, err)
+	}
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		return err
+	}
+	var stanzas []string
+	for _, f := range files {
+		name := filepath.Base(f)
+		if err := copyExecutable(f, filepath.Join(repo, name)); err != nil {
+			return err
+		}
+		stanza, err := debStanza(repo, name)
+		if err != nil {
+			return err
+		}
+		stanzas = append(stanzas, stanza)
+	}
+	return writeAptIndex(repo, stanzas, gpg, key)
+}
+
+// writeAptIndex makes repo a flat apt repository of the stanzas' packages:
+// Packages, Release signed as InRelease and Release.gpg, and the key as
+// Release.key.
+func writeAptIndex(repo string, stanzas []string, gpg *gpgHome, key []byte) error {
+	index := []byte(strings.Join(stanzas, "\n"))
+	if err := os.WriteFile(filepath.Join(repo, "Packages"), index, 0o644); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(index)
+	// Dated a minute back: apt refuses a Release "not valid yet".
+	release := fmt.Sprintf("Origin: KubeBYON tests\nLabel: package mirror (tests)\nArchitectures: amd64 all\nDate: %s\nSHA256:\n %s %d Packages\n",
+		time.Now().UTC().Add(-time.Minute).Format(time.RFC1123), hex.EncodeToString(sum[:]), len(index))
+	releaseFile := filepath.Join(repo, "Release")
+	if err := os.WriteFile(releaseFile, []byte(release), 0o644); err != nil {
+		return err
+	}
+	if _, err := gpg.run("--clearsign", "-o", filepath.Join(repo, "InRelease"), releaseFile); err != nil {
+		return err
+	}
+	if _, err := gpg.run("--detach-sign", "--armor", "-o", filepath.Join(repo, "Release.gpg"), releaseFile); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(repo, "Release.key"), key, 0o644)
 }
 
 // writeFiles writes p's files under tree.

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,44 +20,55 @@ import (
 // A node with systemd as its init (NodeOptions.Systemd), as servers run:
 // a Debian root file system of its own (systemdRoot), seen through an
 // overlay whose upper layer is the node's, and systemd as its pid 1 with
-// cgroups of a cgroup namespace of its own. Its containerd is Debian's
-// unit with a configuration for this kernel; kubelet comes from the join
-// script's packages, started by systemd as kubeadm asks.
+// cgroups of a cgroup namespace of its own. It has neither a container
+// runtime nor kubelet: the join script installs containerd from the
+// machine's Debian mirror (PackageMirror.DebianURL) and kubelet and
+// kubeadm from the Kubernetes one, and systemd runs them.
 
 // systemdRootSuite and systemdRootPackages are the root file system's
 // Debian release and packages: systemd and D-Bus (kubelet's systemd cgroup
 // driver talks to it), what the join script and kubeadm use (apt, curl,
-// gpg, iptables, iproute2, mount, kmod, conntrack, socat, ethtool), and the
-// container runtime.
+// gpg, iptables, iproute2, mount, kmod, conntrack, socat, ethtool), the
+// CNI plugins, and containerd and runc, which are removed again once their
+// .debs are kept (their dependencies stay).
 const systemdRootSuite = "bookworm"
 
 var systemdRootPackages = []string{
 	"systemd", "dbus", "apt", "ca-certificates", "curl", "gpg", "iptables", "iproute2", "mount", "util-linux", "kmod",
-	"procps", "conntrack", "socat", "ethtool", "containerd", "runc", "containernetworking-plugins",
+	"procps", "conntrack", "socat", "ethtool", "containernetworking-plugins", "containerd", "runc",
 }
+
+// systemdRootRemoved are the packages the root file system had only for
+// their .debs: what a Debian mirror gives the join script.
+var systemdRootRemoved = []string{"containerd", "runc"}
 
 var systemdRootOnce struct {
 	sync.Mutex
 	dir string
 }
 
-// systemdRoot is the root file system of systemd nodes: made once by
-// mmdebstrap from Debian's mirror, and cached (like kube-apiserver) in
-// the user's cache directory, keyed by the release and packages. Nodes
-// use it read-only, as their overlay's lower layer.
+// systemdRoot is the directory of systemd nodes' root file system
+// (root/) and the .debs of systemdRootRemoved (debs/): made once by
+// mmdebstrap from Debian's mirror, and cached (like kube-apiserver) in the
+// user's cache directory, keyed by the release and packages. Nodes use
+// root/ read-only, as their overlay's lower layer.
 func systemdRoot() (string, error) {
 	systemdRootOnce.Lock()
 	defer systemdRootOnce.Unlock()
 	if systemdRootOnce.dir != "" {
 		return systemdRootOnce.dir, nil
 	}
-	h := sha256.Sum256([]byte(systemdRootSuite + "\n" + strings.Join(systemdRootPackages, ",")))
+	h := sha256.Sum256([]byte(systemdRootSuite + "\n" + strings.Join(systemdRootPackages, ",") + "\n" + strings.Join(systemdRootRemoved, ",")))
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
 	}
 	dir := filepath.Join(cache, "kubebyon", "node-root-"+hex.EncodeToString(h[:])[:16])
-	if _, err := os.Stat(filepath.Join(dir, "usr", "lib", "systemd", "systemd")); err == nil {
+	made := func() bool {
+		_, err := os.Stat(filepath.Join(dir, "root", "usr", "lib", "systemd", "systemd"))
+		return err == nil
+	}
+	if made() {
 		systemdRootOnce.dir = dir
 		return dir, nil
 	}
@@ -69,20 +79,26 @@ func systemdRoot() (string, error) {
 	// it at the same time never use a half-made one.
 	tmp := fmt.Sprintf("%s.tmp-%d", dir, os.Getpid())
 	_ = os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(tmp, "debs"), 0o755); err != nil {
 		return "", err
+	}
+	var keep []string
+	for _, p := range systemdRootRemoved {
+		keep = append(keep, fmt.Sprintf(`"$1"/var/cache/apt/archives/%s_*.deb`, p))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "mmdebstrap", "--variant=minbase", "--include="+strings.Join(systemdRootPackages, ","),
-		systemdRootSuite, tmp)
+		"--customize-hook=cp "+strings.Join(keep, " ")+" "+shellQuote(filepath.Join(tmp, "debs"))+"/",
+		`--customize-hook=chroot "$1" apt-get purge -y -q `+strings.Join(systemdRootRemoved, " "),
+		systemdRootSuite, filepath.Join(tmp, "root"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		_ = os.RemoveAll(tmp)
 		return "", fmt.Errorf("mmdebstrap: %w: %s", err, tail(string(out), 4000))
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		_ = os.RemoveAll(tmp)
-		if _, statErr := os.Stat(filepath.Join(dir, "usr", "lib", "systemd", "systemd")); statErr != nil {
+		if !made() {
 			return "", err
 		}
 	}
@@ -90,39 +106,17 @@ func systemdRoot() (string, error) {
 	return dir, nil
 }
 
-// systemdContainerdConfig is containerd's configuration in a systemd node:
-// the CRI with systemd's cgroups (as the join script writes it), and what
-// this kernel needs (NODE-RUNTIME.md).
-const systemdContainerdConfig = `version = 2
-
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = %q
-  # root may not lower an oom_score_adj here (no CAP_SYS_RESOURCE): runc
-  # would fail every sandbox (NODE-RUNTIME.md).
-  restrict_oom_score_adj = true
-  disable_apparmor = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "/etc/cni/net.d"
-`
-
 // bootSystemd makes the node's root file system and boots systemd in it:
 // the node's pid 1 (waiting in startHolder) joins the node's cgroups,
 // makes a cgroup namespace, mounts its root, /proc, /sys, the cgroup
 // hierarchies and /dev, and becomes systemd. It returns once systemd
-// reports the system running and containerd's socket answers.
+// reports the system running.
 func (n *Node) bootSystemd(opts NodeOptions, unshare string) error {
-	lower, err := systemdRoot()
+	cached, err := systemdRoot()
 	if err != nil {
 		return err
 	}
+	lower := filepath.Join(cached, "root")
 	root, upper, work := filepath.Join(n.Dir, "root"), filepath.Join(n.Dir, "root-upper"), filepath.Join(n.Dir, "root-work")
 	containerdRoot, kubeletDir := filepath.Join(n.Dir, "var-lib-containerd"), filepath.Join(n.Dir, "var-lib-kubelet")
 	for _, dir := range []string{root, upper, work, containerdRoot, kubeletDir} {
@@ -132,10 +126,10 @@ func (n *Node) bootSystemd(opts NodeOptions, unshare string) error {
 	}
 	// The machine's own files, in the overlay's upper layer.
 	files := map[string]string{
-		"etc/hostname":                       n.Name + "\n",
-		"etc/hosts":                          string(n.hostsFile(opts)),
-		"etc/resolv.conf":                    "# kubebyon test node: no name server; names are in /etc/hosts\n",
-		"etc/containerd/config.toml":         fmt.Sprintf(systemdContainerdConfig, NodePauseImage),
+		"etc/hostname":    n.Name + "\n",
+		"etc/hosts":       string(n.hostsFile(opts)),
+		"etc/resolv.conf": "# kubebyon test node: no name server; names are in /etc/hosts\n",
+		// The pod network's configuration, as a network plugin writes it.
 		"etc/cni/net.d/10-kubebyon.conflist": string(n.cniConflist()),
 	}
 	for path, content := range files {
@@ -179,7 +173,7 @@ func (n *Node) bootSystemd(opts NodeOptions, unshare string) error {
 	fmt.Fprintf(&s, "R=%s\n", q(root))
 	fmt.Fprintf(&s, "mount -t overlay kubebyon-node -o %s \"$R\"\n", q(fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work)))
 	s.WriteString("mount -t tmpfs -o mode=0755 run \"$R\"/run && mount -t tmpfs -o mode=1777 tmp \"$R\"/tmp\n")
-	// containerd's snapshots on a file system that overlayfs takes as an
+	// containerd's snapshots (once installed) on a file system that overlayfs takes as an
 	// upper layer (not the root's overlay), and kubelet's directory where
 	// the harness reads it.
 	fmt.Fprintf(&s, "mkdir -p \"$R\"/var/lib/containerd \"$R\"/var/lib/kubelet \"$R\"%[3]s\nmount --bind %[1]s \"$R\"/var/lib/containerd\nmount --bind %[2]s \"$R\"/var/lib/kubelet\n",
@@ -249,15 +243,5 @@ func (n *Node) bootSystemd(opts NodeOptions, unshare string) error {
 		}
 		return fmt.Errorf("systemd: %s", state)
 	})
-	if err != nil {
-		return err
-	}
-	sock := n.Path("/run/containerd/containerd.sock")
-	return waitUntil(nil, 30*time.Second, func() error {
-		c, err := net.DialTimeout("unix", sock, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err
-	})
+	return err
 }
