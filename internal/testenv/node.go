@@ -869,9 +869,9 @@ var nodeName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 var nodeCgroupSweep sync.Once
 
 // NewNode makes a worker machine for t and returns once containerd in it
-// runs with the images imported. It needs root. kubelet does not run
-// until a test starts it (StartKubeletFromKubeadmFlags, or a join script
-// through Command).
+// runs with the images imported (a Systemd machine: once systemd reports
+// it running). It needs root. kubelet does not run until a test starts it
+// (StartKubeletFromKubeadmFlags, or a join script through Command).
 func NewNode(t testing.TB, opts NodeOptions) *Node {
 	t.Helper()
 	if os.Geteuid() != 0 {

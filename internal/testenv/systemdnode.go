@@ -187,7 +187,13 @@ func (n *Node) bootSystemd(opts NodeOptions, unshare string) error {
 	}
 	s.WriteString("echo 1 >\"$R\"/proc/sys/net/ipv4/ip_forward\n")
 	s.WriteString("mount -t sysfs -o ro sysfs \"$R\"/sys\n")
-	s.WriteString("mount -t tmpfs -o mode=0755 cgroup \"$R\"/sys/fs/cgroup\n")
+	if len(mounts) == 1 && mounts[0].v2 && mounts[0].path == "/sys/fs/cgroup" {
+		// cgroup v2 alone (unified).
+		mounts = nil
+		s.WriteString("mount -t cgroup2 cgroup2 \"$R\"/sys/fs/cgroup\n")
+	} else {
+		s.WriteString("mount -t tmpfs -o mode=0755 cgroup \"$R\"/sys/fs/cgroup\n")
+	}
 	for _, m := range mounts {
 		target := "\"$R\"/sys/fs/cgroup/" + q(filepath.Base(m.path))
 		if m.v2 {
