@@ -69,9 +69,16 @@ func Changed(a, b any) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Both sides' names: an omitempty field is in only one of them when it
+	// goes from empty to set, or back.
 	var changed []string
 	for k := range am {
 		if !reflect.DeepEqual(am[k], bm[k]) {
+			changed = append(changed, k)
+		}
+	}
+	for k := range bm {
+		if _, ok := am[k]; !ok {
 			changed = append(changed, k)
 		}
 	}
