@@ -85,7 +85,16 @@ func Write(ctx context.Context, pool *pgxpool.Pool, url, path, version string, k
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
+	// Made by us first, readable by its owner only (as CreateTemp's):
+	// pg_dump writes into it rather than making it with the umask's mode,
+	// which would leave the password hashes and sealed secrets readable by
+	// everyone until the archive is written.
 	dump := tmp.Name() + ".pgdump"
+	df, err := os.OpenFile(dump, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return m, fmt.Errorf("create backup file: %w", err)
+	}
+	df.Close()
 	defer os.Remove(dump)
 
 	// pg_dump reads in one repeatable-read transaction: a consistent copy,
