@@ -87,8 +87,12 @@ ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELE
 
 // mirrorPackage is one package the mirror builds, as a .deb and an .rpm.
 type mirrorPackage struct {
-	name, depends, description string
-	files                      map[string]string // path in the package: a file to copy, or "=" then the content
+	name, description string
+	// depends is the .deb's Depends; requires the .rpm's Requires, which
+	// names only the mirror's own packages (a RHEL-like machine's rpm
+	// database may not know Debian's names).
+	depends, requires string
+	files             map[string]string // path in the package: a file to copy, or "=" then the content
 }
 
 // rpmRelease is the RPM packages' release, as pkgs.k8s.io's.
@@ -173,7 +177,7 @@ func (pm *PackageMirror) build(root, tools string) error {
 			},
 		},
 		{
-			name: "kubeadm", depends: "kubelet",
+			name: "kubeadm", depends: "kubelet", requires: "kubelet",
 			description: "Command-line utility for administering a Kubernetes cluster",
 			files: map[string]string{
 				"usr/bin/kubeadm": filepath.Join(tools, "kubeadm"),
@@ -371,8 +375,8 @@ func (pm *PackageMirror) buildRPM(p mirrorPackage, work, repo string, gpg *gpgHo
 	}
 	version, _, _ := strings.Cut(pm.Version, "-")
 	requires := ""
-	if p.name == "kubeadm" {
-		requires = "Requires: kubelet\n"
+	if p.requires != "" {
+		requires = "Requires: " + p.requires + "\n"
 	}
 	// The files are put in place as they are: no stripping, no debug
 	// package, no dependencies read off the binaries (the machine's rpm
