@@ -33,10 +33,14 @@ import (
 )
 
 // TestMain runs the tests, or as the steady-state benchmark's worker
-// process (steadyWorker) only that.
+// process (steadyWorker) or the page benchmarks' server (benchServe)
+// only that.
 func TestMain(m *testing.M) {
 	if os.Getenv(steadyWorkerDB) != "" {
 		os.Exit(steadyWorker())
+	}
+	if os.Getenv(benchServeDB) != "" {
+		os.Exit(benchServe())
 	}
 	testenv.Main(m)
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -15,26 +16,32 @@ import (
 // times: 100 on every Linux this runs on.
 const clockTicks = 100
 
-// cpuTimes is the CPU time used so far by this process (server and load
-// generator alike) and by every PostgreSQL process on the machine (the
-// test server's backends): a load's share of each tells where a request's
-// cost goes.
+// cpuTimes is the CPU time used so far by the server's process, by this
+// process (the load generator) and by every PostgreSQL process on the
+// machine (the test server's backends): a load's share of each tells
+// where a request's cost goes.
 type cpuTimes struct {
-	self, postgres time.Duration
+	server, client, postgres time.Duration
 	// idle is the machine's idle time, summed over its CPUs.
 	idle time.Duration
 }
 
 // since is the CPU time used from t0 to t.
 func (t cpuTimes) since(t0 cpuTimes) cpuTimes {
-	return cpuTimes{self: t.self - t0.self, postgres: t.postgres - t0.postgres, idle: t.idle - t0.idle}
+	return cpuTimes{server: t.server - t0.server, client: t.client - t0.client, postgres: t.postgres - t0.postgres, idle: t.idle - t0.idle}
 }
 
-func readCPU() cpuTimes {
+// plus is the CPU time of t and o together.
+func (t cpuTimes) plus(o cpuTimes) cpuTimes {
+	return cpuTimes{server: t.server + o.server, client: t.client + o.client, postgres: t.postgres + o.postgres, idle: t.idle + o.idle}
+}
+
+// readCPU reads the CPU times now, of the server whose process is server.
+func readCPU(server int) cpuTimes {
 	var t cpuTimes
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		t.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		t.client = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if raw, err := os.ReadFile("/proc/stat"); err == nil {
 		// cpu  user nice system idle ...
@@ -43,31 +50,40 @@ func readCPU() cpuTimes {
 			t.idle = time.Duration(idle) * time.Second / clockTicks
 		}
 	}
+	t.server, _, _ = statCPU(fmt.Sprintf("/proc/%d/stat", server))
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, p := range stats {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			continue // gone since the glob
+		if cpu, comm, ok := statCPU(p); ok && comm == "postgres" {
+			t.postgres += cpu
 		}
-		s := string(raw)
-		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || closing < open || s[open+1:closing] != "postgres" {
-			continue
-		}
-		// After the command: state, then 10 fields, then utime and stime.
-		f := strings.Fields(s[closing+1:])
-		if len(f) < 13 {
-			continue
-		}
-		user, _ := strconv.ParseInt(f[11], 10, 64)
-		sys, _ := strconv.ParseInt(f[12], 10, 64)
-		t.postgres += time.Duration(user+sys) * time.Second / clockTicks
 	}
 	return t
 }
 
-// profileCPU starts a CPU profile of this process (server and load
-// generator) for the load name when BENCH_CPUPROFILE names a directory,
+// statCPU is the user and system CPU time and the command of the process
+// whose /proc stat file is path; ok is false when it cannot be read (the
+// process is gone).
+func statCPU(path string) (cpu time.Duration, comm string, ok bool) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, "", false
+	}
+	s := string(raw)
+	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || closing < open {
+		return 0, "", false
+	}
+	// After the command: state, then 10 fields, then utime and stime.
+	f := strings.Fields(s[closing+1:])
+	if len(f) < 13 {
+		return 0, "", false
+	}
+	user, _ := strconv.ParseInt(f[11], 10, 64)
+	sys, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(user+sys) * time.Second / clockTicks, s[open+1 : closing], true
+}
+
+// profileCPU starts a CPU profile of this process for the load name when BENCH_CPUPROFILE names a directory,
 // written there as <name>.pprof (the last round's) when the returned
 // function is called, with the allocations before and after (writeAllocs);
 // without it, it does nothing.
@@ -93,16 +109,9 @@ func profileCPU(b *testing.B, name string) (stop func()) {
 	}
 }
 
-// writeAllocs writes the allocations so far to path: those of a load are
-// the difference between its two (go tool pprof -sample_index=alloc_space
-// -diff_base <name>.allocs0.pprof <name>.allocs.pprof).
+// writeAllocs writes the allocations so far to path (writeHeapProfile).
 func writeAllocs(b *testing.B, path string) {
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatalf("allocation profile: %v", err)
-	}
-	defer f.Close()
-	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+	if err := writeHeapProfile(path); err != nil {
 		b.Fatalf("allocation profile: %v", err)
 	}
 }

@@ -5,11 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"slices"
 	"strings"
@@ -20,21 +17,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
-	"github.com/kubebyon/kubebyon/handlers"
-	"github.com/kubebyon/kubebyon/internal/accounts"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
-	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/database"
-	"github.com/kubebyon/kubebyon/internal/jointokens"
-	"github.com/kubebyon/kubebyon/internal/locale"
-	"github.com/kubebyon/kubebyon/internal/metrics"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -69,7 +54,8 @@ const (
 func BenchmarkJoinScript(b *testing.B) {
 	ctx := context.Background()
 	pool := testenv.DB(b)
-	box, err := secrets.New(bytes.Repeat([]byte{6}, 32))
+	key := bytes.Repeat([]byte{6}, 32)
+	box, err := secrets.New(key)
 	require.NoError(b, err)
 	q := queries.New(pool)
 	u, err := q.UserCreateUnverified(ctx, queries.UserCreateUnverifiedParams{Email: "joinbench@example.com", Name: "Bench"})
@@ -89,7 +75,8 @@ func BenchmarkJoinScript(b *testing.B) {
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE")
 	require.NoError(b, err)
 
-	baseURL := benchServer(b, pool, box)
+	srv := benchServer(b, pool, key)
+	baseURL := srv.url
 	// As 'curl -fsSL' asks: without Accept-Encoding (Go's transport
 	// would otherwise ask for gzip and the server compress the script).
 	hc := &http.Client{Transport: &http.Transport{
@@ -111,7 +98,7 @@ func BenchmarkJoinScript(b *testing.B) {
 		var health, join loadResult
 		var ratios []float64
 		for round := range benchRounds {
-			h, j, r := pairedLoad(b, "join", hc, func(int) *http.Request {
+			h, j, r := pairedLoad(b, srv, "join", hc, func(int) *http.Request {
 				req, _ := http.NewRequest(http.MethodGet, baseURL+"/healthz", nil)
 				return req
 			}, func(n int) *http.Request {
@@ -151,11 +138,11 @@ const benchRounds = 3
 const benchSlices = 10
 
 // pairedLoad sends joinBenchRequests requests made by next and as many
-// made by health (/healthz, the baseline), in benchSlices alternating
+// made by health (/healthz, the baseline) to t, in benchSlices alternating
 // slices, and returns both loads' totals with the ratio of each slice
-// pair in percent (next's throughput over health's). The CPU profile
-// (profileCPU) is of a slice of next, named name.
-func pairedLoad(b *testing.B, name string, hc *http.Client, health, next func(n int) *http.Request) (h, p loadResult, ratios []float64) {
+// pair in percent (next's throughput over health's). The server's CPU
+// profile (target.profile) is of a slice of next, named name.
+func pairedLoad(b *testing.B, t *target, name string, hc *http.Client, health, next func(n int) *http.Request) (h, p loadResult, ratios []float64) {
 	b.Helper()
 	per := joinBenchRequests / benchSlices
 	for slice := range benchSlices {
@@ -165,10 +152,10 @@ func pairedLoad(b *testing.B, name string, hc *http.Client, health, next func(n 
 		}
 		// Each slice starts on a collected heap: none pays for the
 		// garbage of the one before.
-		runtime.GC()
-		hs := load(b, "", hc, per, health)
-		runtime.GC()
-		ps := load(b, profile, hc, per, next)
+		t.gc(b)
+		hs := load(b, t, "", hc, per, health)
+		t.gc(b)
+		ps := load(b, t, profile, hc, per, next)
 		ratios = append(ratios, 100*ps.perSecond()/hs.perSecond())
 		h.add(hs)
 		p.add(ps)
@@ -190,7 +177,7 @@ func (r *loadResult) add(o loadResult) {
 	}
 	r.latencies = append(r.latencies, o.latencies...)
 	r.elapsed += o.elapsed
-	r.cpu = cpuTimes{self: r.cpu.self + o.cpu.self, postgres: r.cpu.postgres + o.cpu.postgres, idle: r.cpu.idle + o.cpu.idle}
+	r.cpu = r.cpu.plus(o.cpu)
 }
 
 // median is the middle of xs (the mean of the two middle ones for an even
@@ -204,17 +191,20 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// reportLoad reports a load's throughput, latency, CPU per request (of
-// this process and of PostgreSQL) and the share of the machine's CPU time
-// left idle (where a load that should keep every CPU busy does not, it
-// waits on something else) under name.
+// reportLoad reports under name a load's throughput, latency, the
+// server's CPU per request (the headline: its process and PostgreSQL's,
+// then each), the load generator's, and the share of the machine's CPU
+// time left idle (where a load that should keep every CPU busy does not,
+// it waits on something else).
 func reportLoad(b *testing.B, name string, r loadResult) {
 	b.ReportMetric(r.perSecond(), name+"-req/s")
 	b.ReportMetric(r.quantile(0.50), name+"-p50-ms")
 	b.ReportMetric(r.quantile(0.99), name+"-p99-ms")
-	self, pg := r.perRequest()
-	b.ReportMetric(self, name+"-go-µs/req")
+	server, pg, client := r.perRequest()
+	b.ReportMetric(server+pg, name+"-cpu-µs/req")
+	b.ReportMetric(server, name+"-go-µs/req")
 	b.ReportMetric(pg, name+"-pg-µs/req")
+	b.ReportMetric(client, name+"-client-µs/req")
 	b.ReportMetric(100*r.cpu.idle.Seconds()/(r.elapsed.Seconds()*float64(runtime.NumCPU())), name+"-idle-%")
 }
 
@@ -251,16 +241,18 @@ type loadResult struct {
 	statuses  map[int]int
 	latencies []time.Duration // sorted
 	elapsed   time.Duration
-	// cpu is the CPU time this process and PostgreSQL spent in the load
-	// (readCPU): a backend that exits during it (none does) is missed.
+	// cpu is the CPU time the server, PostgreSQL and the load generator
+	// spent in the load (readCPU): a backend that exits during it (none
+	// does) is missed.
 	cpu cpuTimes
 }
 
-// perRequest is the CPU time per request of this process and of
-// PostgreSQL, in microseconds.
-func (r loadResult) perRequest() (self, postgres float64) {
+// perRequest is the CPU time per request of the server's process, of
+// PostgreSQL and of the load generator (this process), in microseconds.
+func (r loadResult) perRequest() (server, postgres, client float64) {
 	n := float64(len(r.latencies))
-	return float64(r.cpu.self.Microseconds()) / n, float64(r.cpu.postgres.Microseconds()) / n
+	us := func(d time.Duration) float64 { return float64(d.Microseconds()) / n }
+	return us(r.cpu.server), us(r.cpu.postgres), us(r.cpu.client)
 }
 
 func (r loadResult) perSecond() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
@@ -271,10 +263,11 @@ func (r loadResult) quantile(q float64) float64 {
 }
 
 // load sends requests requests made by next (given the request's number)
-// from joinBenchConcurrency goroutines, reading every body so the
+// to t from joinBenchConcurrency goroutines, reading every body so the
 // connections are kept alive, and fails past joinBenchTimeLimit. profile,
-// unless empty, names the load's CPU profile (profileCPU).
-func load(b *testing.B, profile string, hc *http.Client, requests int, next func(n int) *http.Request) loadResult {
+// unless empty, names the server's CPU profile of the load
+// (target.profile).
+func load(b *testing.B, t *target, profile string, hc *http.Client, requests int, next func(n int) *http.Request) loadResult {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), joinBenchTimeLimit)
 	defer cancel()
@@ -284,9 +277,9 @@ func load(b *testing.B, profile string, hc *http.Client, requests int, next func
 	var firstErr error
 	var wg sync.WaitGroup
 	if profile != "" {
-		defer profileCPU(b, profile)()
+		defer t.profile(b, profile)()
 	}
-	cpu0 := readCPU()
+	cpu0 := readCPU(t.pid)
 	start := time.Now()
 	for range joinBenchConcurrency {
 		wg.Add(1)
@@ -314,15 +307,15 @@ func load(b *testing.B, profile string, hc *http.Client, requests int, next func
 		}()
 	}
 	wg.Wait()
-	res.finish(b, start, cpu0, firstErr)
+	res.finish(b, t, start, cpu0, firstErr)
 	return res
 }
 
-// finish records the end of a load that began at start with the CPU times
-// cpu0, and fails on its first error.
-func (r *loadResult) finish(b *testing.B, start time.Time, cpu0 cpuTimes, err error) {
+// finish records the end of a load on t that began at start with the CPU
+// times cpu0, and fails on its first error.
+func (r *loadResult) finish(b *testing.B, t *target, start time.Time, cpu0 cpuTimes, err error) {
 	r.elapsed = time.Since(start)
-	r.cpu = readCPU().since(cpu0)
+	r.cpu = readCPU(t.pid).since(cpu0)
 	require.NoError(b, err)
 	r.ok = r.statuses[http.StatusOK]
 	slices.Sort(r.latencies)
@@ -348,12 +341,12 @@ func roundTrip(hc *http.Client, req *http.Request) (int, error) {
 // statusJoinRefused stands for a refused join among the HTTP statuses.
 const statusJoinRefused = -1
 
-// loadAtRate sends rate requests per second made by next for d, each at
+// loadAtRate sends rate requests per second made by next to t for d, each at
 // its scheduled instant whether or not the ones before have answered (an
 // open loop: a slow answer does not slow the requests down), and measures
 // each one's latency from that instant, so that time spent waiting to be
 // sent counts too.
-func loadAtRate(b *testing.B, hc *http.Client, rate int, d time.Duration, next func(n int) *http.Request) loadResult {
+func loadAtRate(b *testing.B, t *target, hc *http.Client, rate int, d time.Duration, next func(n int) *http.Request) loadResult {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d+joinBenchTimeLimit)
 	defer cancel()
@@ -363,7 +356,7 @@ func loadAtRate(b *testing.B, hc *http.Client, rate int, d time.Duration, next f
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
-	cpu0 := readCPU()
+	cpu0 := readCPU(t.pid)
 	start := time.Now()
 	for n := range total {
 		at := start.Add(time.Duration(n) * interval)
@@ -381,43 +374,6 @@ func loadAtRate(b *testing.B, hc *http.Client, rate int, d time.Duration, next f
 		})
 	}
 	wg.Wait()
-	res.finish(b, start, cpu0, firstErr)
+	res.finish(b, t, start, cpu0, firstErr)
 	return res
-}
-
-// benchServer serves the platform's handlers on a web pool of pool's
-// database (database.ConnectWeb, as serve does), with the services
-// the pages and the join endpoint use and an insert-only River client (no
-// jobs run), behind a trusted proxy on the loopback network; it returns
-// the server's base URL.
-func benchServer(b *testing.B, pool *pgxpool.Pool, box *secrets.Box) string {
-	b.Helper()
-	// The handlers' own pool, as serve opens it.
-	web, err := database.ConnectWeb(context.Background(), pool.Config().ConnString())
-	require.NoError(b, err)
-	b.Cleanup(web.Close)
-	catalog, err := locale.New()
-	require.NoError(b, err)
-	_, loopback, err := net.ParseCIDR("127.0.0.0/8")
-	require.NoError(b, err)
-	srv := httptest.NewUnstartedServer(nil)
-	baseURL := "http://" + srv.Listener.Addr().String()
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	require.NoError(b, err)
-	reg := prometheus.NewRegistry()
-	clusterSvc := &clusters.Service{Pool: web, River: rc, Box: box}
-	srv.Config.Handler = handlers.New(handlers.Deps{
-		Pool: web, River: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Catalog: catalog,
-		BaseURL: baseURL, Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
-		Box:            box,
-		Accounts:       &accounts.Service{Pool: web, River: rc, Box: box},
-		Clusters:       clusterSvc,
-		Nodes:          &nodes.Service{Pool: web, River: rc, Clusters: clusterSvc},
-		AdminUsers:     &adminusers.Service{Pool: web},
-		JoinTokens:     &jointokens.Service{Pool: web, Box: box, Virtual: clusterSvc.VirtualConfig},
-		ClusterMetrics: &metrics.Service{Pool: web},
-	})
-	srv.Start()
-	b.Cleanup(srv.Close)
-	return baseURL
 }

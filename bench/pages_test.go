@@ -20,7 +20,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/passwords"
-	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -58,12 +57,10 @@ var pagesCSRF = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 func BenchmarkPages(b *testing.B) {
 	ctx := context.Background()
 	pool := testenv.DB(b)
-	box, err := secrets.New(bytes.Repeat([]byte{8}, 32))
-	require.NoError(b, err)
 	q := queries.New(pool)
 
 	// The crowd: users with ten clusters each, none of them signed in.
-	_, err = pool.Exec(ctx, `
+	_, err := pool.Exec(ctx, `
 		INSERT INTO users (email, name, email_verified_at)
 		SELECT 'crowd' || i || '@example.com', 'Crowd ' || i, now() FROM generate_series(1, $1::int) i`, pagesBenchUsers-pagesBenchBrowsers)
 	require.NoError(b, err)
@@ -124,7 +121,8 @@ func BenchmarkPages(b *testing.B) {
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE")
 	require.NoError(b, err)
 
-	baseURL := benchServer(b, pool, box)
+	srv := benchServer(b, pool, bytes.Repeat([]byte{8}, 32))
+	baseURL := srv.url
 	transport := &http.Transport{
 		MaxIdleConns: joinBenchConcurrency, MaxIdleConnsPerHost: joinBenchConcurrency,
 		ForceAttemptHTTP2: false, IdleConnTimeout: time.Minute,
@@ -207,7 +205,7 @@ func BenchmarkPages(b *testing.B) {
 						askers = append(askers, asker{cookies[j], br})
 					}
 				}
-				health, r, pr := pairedLoad(b, p.name, hc, func(int) *http.Request {
+				health, r, pr := pairedLoad(b, srv, p.name, hc, func(int) *http.Request {
 					req, _ := http.NewRequest(http.MethodGet, baseURL+"/healthz", nil)
 					return req
 				}, func(n int) *http.Request {
@@ -226,7 +224,7 @@ func BenchmarkPages(b *testing.B) {
 		}
 		// The cluster list at a fixed rate, as a busy console would ask
 		// for it: its latency there, not at saturation.
-		fixed := loadAtRate(b, hc, pagesFixedRate, pagesFixedDuration, func(n int) *http.Request {
+		fixed := loadAtRate(b, srv, hc, pagesFixedRate, pagesFixedDuration, func(n int) *http.Request {
 			req, _ := http.NewRequest(http.MethodGet, baseURL+"/clusters", nil)
 			req.Header.Set("Cookie", cookies[n%len(cookies)])
 			req.Header.Set("Accept-Encoding", "gzip")

@@ -176,16 +176,9 @@ func steadyWorker() int {
 
 // procCPU is the user and system CPU time process pid has used.
 func procCPU(b *testing.B, pid int) time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	require.NoError(b, err)
-	s := string(raw)
-	// After the command: state, then 10 fields, then utime and stime.
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	user, err := strconv.ParseInt(f[11], 10, 64)
-	require.NoError(b, err)
-	sys, err := strconv.ParseInt(f[12], 10, 64)
-	require.NoError(b, err)
-	return time.Duration(user+sys) * time.Second / clockTicks
+	cpu, _, ok := statCPU(fmt.Sprintf("/proc/%d/stat", pid))
+	require.True(b, ok, "process %d's CPU time", pid)
+	return cpu
 }
 
 // procMemMiB is a size from process pid's /proc status (VmRSS, VmHWM).

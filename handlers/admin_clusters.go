@@ -132,7 +132,7 @@ func (h *Handlers) adminClusterView(c echo.Context, del, susp views.Form) (m vie
 	if m.Alerts, err = q.ClusterMetricAlertsOpen(ctx, cl.ID); err != nil {
 		return m, fmt.Errorf("alerts of cluster %d: %w", cl.ID, err)
 	}
-	events, err := h.Clusters.LatestEvents(ctx, cl.ID)
+	events, err := h.Clusters.AdminLatestEvents(ctx, cl.ID)
 	if err != nil {
 		return m, err
 	}

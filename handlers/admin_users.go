@@ -16,15 +16,11 @@ import (
 )
 
 func (h *Handlers) showAdminUsersPage(c echo.Context) error {
-	load, err := loadPage(h, c, newAdminUsersLoad)
+	search, after := strings.TrimSpace(c.QueryParam("q")), queryID(c, "after")
+	page, err := h.AdminUsers.List(c.Request().Context(), search, after)
 	if err != nil {
 		return err
 	}
-	page, err := load.Page()
-	if err != nil {
-		return err
-	}
-	search, after := load.Search, load.After
 	m := views.AdminUserList{Query: search, Users: make([]views.AdminUser, 0, len(page.Users))}
 	for _, u := range page.Users {
 		m.Users = append(m.Users, adminUserListView(u))
@@ -37,9 +33,6 @@ func (h *Handlers) showAdminUsersPage(c echo.Context) error {
 	}
 	return renderPageOrFragment(c, views.AdminUsersPage(m), views.AdminUsersResults(m))
 }
-
-// adminUsersSearch is what the user list is searched for.
-func adminUsersSearch(c echo.Context) string { return strings.TrimSpace(c.QueryParam("q")) }
 
 // adminUsersURL is a page of the user list.
 func adminUsersURL(search string, after int64) string {

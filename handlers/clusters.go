@@ -39,23 +39,24 @@ func (h *Handlers) showClustersPage(c echo.Context) error {
 
 func (h *Handlers) showClusterPage(c echo.Context) error {
 	u, _ := currentUser(c)
-	load, err := loadPage(h, c, newClusterPageLoad)
+	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
-	cl, fresh, err := load.cluster.Cluster(u.ID)
+	ctx := c.Request().Context()
+	cl, fresh, err := h.Nodes.ClusterPage(ctx, u.ID, id)
 	if errors.Is(err, clusters.ErrNotFound) {
 		return echo.ErrNotFound
 	}
 	if err != nil {
 		return err
 	}
-	events, err := load.events.Events()
+	events, err := h.Clusters.LatestEvents(ctx, u.ID, id)
 	if err != nil {
 		return err
 	}
 	d := views.ClusterDetail{Cluster: clusterView(cl), Events: clusterEventViews(events), Live: !clusters.Settled(cl) || watchIngress(cl, fresh.IngressStatus)}
-	if err := h.planEndpoint(c.Request().Context(), &d.Cluster, cl); err != nil {
+	if err := h.planEndpoint(ctx, &d.Cluster, cl); err != nil {
 		return err
 	}
 	if cl.Status == clusters.StatusReady {

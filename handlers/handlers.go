@@ -130,8 +130,6 @@ type Handlers struct {
 	builtProviders builtProviders
 	// joinLimiter counts the join endpoints' hits before PostgreSQL.
 	joinLimiter *ratelimit.Limiter
-	// preloads are the pages whose load goes with the session's query.
-	preloads map[string]newLoad[pageLoad]
 }
 
 // bodyLimit caps every request body but the avatar upload's (avatarBodyLimit).
@@ -145,7 +143,7 @@ func New(d Deps) *echo.Echo {
 	if d.Branding == nil {
 		d.Branding = &branding.Service{Pool: d.Pool, Logger: d.Logger}
 	}
-	h := &Handlers{Deps: d, joinLimiter: ratelimit.NewLimiter(queries.New(d.Pool), joinSubjectsKept), preloads: preloads()}
+	h := &Handlers{Deps: d, joinLimiter: ratelimit.NewLimiter(queries.New(d.Pool), joinSubjectsKept)}
 	h.sessions = h.newSessionManager()
 
 	e := echo.New()

@@ -60,11 +60,11 @@ func nodeError(err error) error {
 
 func (h *Handlers) showNodesPage(c echo.Context) error {
 	u, _ := currentUser(c)
-	load, err := loadPage(h, c, newNodesPageLoad)
+	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
-	page, err := load.Page(u.ID)
+	page, err := h.Nodes.Page(c.Request().Context(), u.ID, id)
 	cl := page.Cluster
 	if errors.Is(err, clusters.ErrNotFound) || cl.Status == clusters.StatusDeleted {
 		return errClusterNotFound

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -13,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -75,31 +73,20 @@ func (s sessionStore) tokenHash(token string) string {
 }
 
 // signedIn is what the store read with a session: the signed-in user
-// behind it, for loadUser, which then asks no more, and the page's load
-// when its route is in preloads (loadPage). withSignedIn puts one in each
-// request's context, before the session is loaded.
+// behind it, for loadUser, which then asks no more. withSignedIn puts one
+// in each request's context, before the session is loaded.
 type signedIn struct {
 	found bool
 	row   queries.SessionFindSignedInRow
-	// load is the page's; loaded once the store read it, with loadErr.
-	load    pageLoad
-	loaded  bool
-	loadErr error
 }
 
 type signedInKey struct{}
 
 // withSignedIn gives the request a place for what the store reads with
-// its session (signedIn), with the page's load when its route has one.
+// its session (signedIn).
 func (h *Handlers) withSignedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		si := &signedIn{}
-		if newLoad, ok := h.preloads[c.Path()]; ok && c.Request().Method == http.MethodGet {
-			// A bad ID leaves the page to say so (loadPage).
-			if l, err := newLoad(c); err == nil {
-				si.load = l
-			}
-		}
 		r := c.Request()
 		c.SetRequest(r.WithContext(context.WithValue(r.Context(), signedInKey{}, si)))
 		return next(c)
@@ -117,30 +104,13 @@ func signedInFrom(ctx context.Context) (queries.SessionFindSignedInRow, bool) {
 }
 
 // FindCtx reads a session. A signed-in browser's session comes with its
-// user in one query (left in the request's signedIn), and with the page's
-// load in the same round trip when it has one; another session, or one
-// saved before sessions named their user session, is read alone.
+// user in one query (left in the request's signedIn); another session, or
+// one saved before sessions named their user session, is read alone.
 func (s sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
 	q := queries.New(s.pool)
 	hash := s.tokenHash(token)
 	if si, ok := ctx.Value(signedInKey{}).(*signedIn); ok {
-		params := queries.SessionFindSignedInParams{TokenHash: hash, IdleSeconds: s.idleSeconds()}
-		var (
-			row queries.SessionFindSignedInRow
-			err error
-		)
-		// err is what the session's query got: in the pipeline, its own
-		// answer, or the round trip's failure; the load's are the page's.
-		find := func(ctx context.Context, db database.DBTX) error {
-			row, err = queries.New(db).SessionFindSignedIn(ctx, params)
-			return nil
-		}
-		if si.load == nil {
-			_ = find(ctx, s.pool)
-		} else {
-			si.loadErr = database.Pipeline(ctx, s.pool, append([]database.Call{find}, si.load.calls()...)...)
-			si.loaded = true
-		}
+		row, err := q.SessionFindSignedIn(ctx, queries.SessionFindSignedInParams{TokenHash: hash, IdleSeconds: s.idleSeconds()})
 		switch {
 		case err == nil:
 			si.found, si.row = true, row

@@ -65,17 +65,15 @@ SELECT * FROM cluster_checks WHERE cluster_id = @cluster_id AND kind = @kind;
 UPDATE cluster_checks SET due_at = now() WHERE kind = @kind AND due_at IS NOT NULL;
 
 -- name: ClusterGetWithCheck :one
--- A cluster, deleted ones included, with its check of the kind given
--- (NULL times and no error without one): the pages that show a cluster
--- and how its check goes read both in one query. Read by id alone, so
--- that it can go with the session's query before the user is known
--- (database.Pipeline); nodes.ClusterLoad shows it to its owner alone.
--- ingress_status is where its managed ingress stands ('off' when never
--- on): the cluster page watches it while a job works on it.
+-- A cluster of owner_id, deleted ones included, with its check of the
+-- kind given (NULL times and no error without one): the cluster page
+-- reads both in one query. ingress_status is where its managed ingress
+-- stands ('off' when never on): the page watches it while a job works on
+-- it.
 SELECT sqlc.embed(clusters), cc.checked_at, cc.unreachable_since,
        coalesce(cc.last_error, '')::text AS last_error,
        coalesce(ci.status, 'off')::text AS ingress_status
 FROM clusters
-LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = sqlc.arg(kind)
+LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = @kind
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
-WHERE clusters.id = sqlc.arg(id);
+WHERE clusters.id = @id AND clusters.owner_id = @owner_id;

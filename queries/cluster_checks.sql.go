@@ -217,12 +217,13 @@ SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.de
 FROM clusters
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
-WHERE clusters.id = $2
+WHERE clusters.id = $2 AND clusters.owner_id = $3
 `
 
 type ClusterGetWithCheckParams struct {
-	Kind string
-	ID   int64
+	Kind    string
+	ID      int64
+	OwnerID int64
 }
 
 type ClusterGetWithCheckRow struct {
@@ -233,15 +234,13 @@ type ClusterGetWithCheckRow struct {
 	IngressStatus    string
 }
 
-// A cluster, deleted ones included, with its check of the kind given
-// (NULL times and no error without one): the pages that show a cluster
-// and how its check goes read both in one query. Read by id alone, so
-// that it can go with the session's query before the user is known
-// (database.Pipeline); nodes.ClusterLoad shows it to its owner alone.
-// ingress_status is where its managed ingress stands ('off' when never
-// on): the cluster page watches it while a job works on it.
+// A cluster of owner_id, deleted ones included, with its check of the
+// kind given (NULL times and no error without one): the cluster page
+// reads both in one query. ingress_status is where its managed ingress
+// stands ('off' when never on): the page watches it while a job works on
+// it.
 func (q *Queries) ClusterGetWithCheck(ctx context.Context, arg ClusterGetWithCheckParams) (ClusterGetWithCheckRow, error) {
-	row := q.db.QueryRow(ctx, clusterGetWithCheck, arg.Kind, arg.ID)
+	row := q.db.QueryRow(ctx, clusterGetWithCheck, arg.Kind, arg.ID, arg.OwnerID)
 	var i ClusterGetWithCheckRow
 	err := row.Scan(
 		&i.Cluster.ID,

@@ -18,7 +18,16 @@ UPDATE cluster_events SET count = count + 1, last_seen_at = now() WHERE id = @id
 SELECT * FROM cluster_events WHERE cluster_id = @cluster_id ORDER BY id DESC LIMIT 1;
 
 -- name: ClusterEventListLatest :many
--- A cluster's newest events, newest first.
+-- The newest events of a cluster of owner_id, newest first.
+SELECT e.* FROM cluster_events e
+JOIN clusters c ON c.id = e.cluster_id
+WHERE e.cluster_id = @cluster_id AND c.owner_id = @owner_id
+ORDER BY e.id DESC
+LIMIT @row_limit;
+
+-- name: AdminClusterEventListLatest :many
+-- Any cluster's newest events, newest first, for the admin's cluster
+-- page.
 SELECT * FROM cluster_events
 WHERE cluster_id = @cluster_id
 ORDER BY id DESC

@@ -9,6 +9,49 @@ import (
 	"context"
 )
 
+const adminClusterEventListLatest = `-- name: AdminClusterEventListLatest :many
+SELECT id, cluster_id, level, reason, message, created_at, count, last_seen_at FROM cluster_events
+WHERE cluster_id = $1
+ORDER BY id DESC
+LIMIT $2
+`
+
+type AdminClusterEventListLatestParams struct {
+	ClusterID int64
+	RowLimit  int32
+}
+
+// Any cluster's newest events, newest first, for the admin's cluster
+// page.
+func (q *Queries) AdminClusterEventListLatest(ctx context.Context, arg AdminClusterEventListLatestParams) ([]ClusterEvent, error) {
+	rows, err := q.db.Query(ctx, adminClusterEventListLatest, arg.ClusterID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClusterEvent{}
+	for rows.Next() {
+		var i ClusterEvent
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClusterID,
+			&i.Level,
+			&i.Reason,
+			&i.Message,
+			&i.CreatedAt,
+			&i.Count,
+			&i.LastSeenAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const clusterEventCreate = `-- name: ClusterEventCreate :one
 INSERT INTO cluster_events (cluster_id, level, reason, message)
 VALUES ($1, $2, $3, $4)
@@ -107,20 +150,22 @@ func (q *Queries) ClusterEventListByCluster(ctx context.Context, arg ClusterEven
 }
 
 const clusterEventListLatest = `-- name: ClusterEventListLatest :many
-SELECT id, cluster_id, level, reason, message, created_at, count, last_seen_at FROM cluster_events
-WHERE cluster_id = $1
-ORDER BY id DESC
-LIMIT $2
+SELECT e.id, e.cluster_id, e.level, e.reason, e.message, e.created_at, e.count, e.last_seen_at FROM cluster_events e
+JOIN clusters c ON c.id = e.cluster_id
+WHERE e.cluster_id = $1 AND c.owner_id = $2
+ORDER BY e.id DESC
+LIMIT $3
 `
 
 type ClusterEventListLatestParams struct {
 	ClusterID int64
+	OwnerID   int64
 	RowLimit  int32
 }
 
-// A cluster's newest events, newest first.
+// The newest events of a cluster of owner_id, newest first.
 func (q *Queries) ClusterEventListLatest(ctx context.Context, arg ClusterEventListLatestParams) ([]ClusterEvent, error) {
-	rows, err := q.db.Query(ctx, clusterEventListLatest, arg.ClusterID, arg.RowLimit)
+	rows, err := q.db.Query(ctx, clusterEventListLatest, arg.ClusterID, arg.OwnerID, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}

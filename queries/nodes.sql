@@ -62,51 +62,31 @@ WHERE nodes.cluster_id = old.cluster_id AND nodes.name = old.name
 RETURNING nodes.name, old.alert_notification_id;
 
 -- name: NodePage :one
--- A cluster (deleted ones included) with its owner and the columns its
--- nodes page shows, its check of the kind given (NULL times and no error
--- without one), and its recorded nodes with the columns the list shows,
--- each with the join token it joined with (kept on the node's row: the
--- latest, if it joined twice; empty if none). Read by id alone, so that it
--- can go with the session's query before the user is known
--- (database.Pipeline); nodes.PageLoad shows it to its owner alone.
--- The nodes come as arrays, all in the same order (one pass of one
--- aggregate), by no order in particular: node_texts holds each node's
--- text columns as a row of a two-dimensional array (name, status, roles,
--- kubelet version, OS, architecture, internal IP, external IP, token ID,
--- token description: nodes.pageTextColumns in Go, which reads it flat),
--- the other columns an array each. A row per node, each repeating the
--- cluster, made the query allocate three times what the rest of the
--- request does; an array per text column cost PostgreSQL a sixth more
--- than this, and its decoding more still. A node's roles are joined with
--- commas (a role, a label name, has none). The nodes are read by the
--- cluster id given, not joined to the cluster row (LATERAL): PostgreSQL
--- does a sixth more work that way. The owner's plan (name and nodes per
--- cluster, for the node quota panel) comes along by primary keys rather
--- than in a round trip of its own.
-SELECT clusters.id, clusters.owner_id, clusters.name, clusters.description, clusters.kubernetes_version,
-       clusters.public_access_mode, clusters.node_port, clusters.konnectivity_node_port,
-       clusters.status, clusters.status_message, clusters.endpoint, clusters.generation,
-       clusters.observed_generation, clusters.created_at, clusters.ready_at,
-       clusters.delete_requested_at, clusters.node_quota_enabled, clusters.stale_node_cleanup_hours,
+-- A cluster of owner_id (deleted ones included) with its check of the
+-- kind given (NULL times and no error without one) and the owner's plan
+-- (for the node quota panel): the nodes page's header; NodePageNodes are
+-- its rows.
+SELECT sqlc.embed(clusters),
        cc.checked_at, cc.unreachable_since, coalesce(cc.last_error, '')::text AS last_error,
-       n.node_texts, n.unschedulable, n.created, n.last_seen,
        plans.name AS plan_name, plans.name_zh AS plan_name_zh, plans.max_nodes_per_cluster AS plan_max_nodes
 FROM clusters
 JOIN subscriptions ON subscriptions.user_id = clusters.owner_id
 JOIN plans ON plans.id = subscriptions.plan_id
-LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = sqlc.arg(kind)
-CROSS JOIN (
-    SELECT coalesce(array_agg(ARRAY[
-               nodes.name, nodes.status, array_to_string(nodes.roles, ','), nodes.kubelet_version,
-               nodes.os, nodes.arch, nodes.internal_ip, nodes.external_ip,
-               coalesce(jt.token_id, ''), coalesce(jt.description, '')]), '{}')::text[] AS node_texts,
-           coalesce(array_agg(nodes.unschedulable), '{}')::boolean[] AS unschedulable,
-           coalesce(array_agg(nodes.node_created_at), '{}')::timestamptz[] AS created,
-           coalesce(array_agg(nodes.last_seen), '{}')::timestamptz[] AS last_seen
-    FROM nodes
-    LEFT JOIN join_tokens jt ON jt.id = nodes.join_token_id
-    WHERE nodes.cluster_id = sqlc.arg(id)) n
-WHERE clusters.id = sqlc.arg(id);
+LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = @kind
+WHERE clusters.id = @id AND clusters.owner_id = @owner_id;
+
+-- name: NodePageNodes :many
+-- The recorded nodes of a cluster of owner_id by name, with the columns
+-- the nodes page shows, each with the join token it joined with (kept on
+-- the node's row: the latest, if it joined twice; empty if none).
+SELECT n.name, n.status, n.unschedulable, n.roles, n.kubelet_version, n.os, n.arch,
+       n.internal_ip, n.external_ip, n.node_created_at, n.last_seen,
+       coalesce(jt.token_id, '')::text AS token_id, coalesce(jt.description, '')::text AS token_description
+FROM nodes n
+JOIN clusters c ON c.id = n.cluster_id
+LEFT JOIN join_tokens jt ON jt.id = n.join_token_id
+WHERE n.cluster_id = @cluster_id AND c.owner_id = @owner_id
+ORDER BY n.name;
 
 -- name: NodeNamesOfOwnedCluster :many
 -- The nodes recorded for a cluster of owner_id, as its delete page lists

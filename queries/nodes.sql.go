@@ -256,123 +256,151 @@ func (q *Queries) NodeNamesOfOwnedCluster(ctx context.Context, arg NodeNamesOfOw
 }
 
 const nodePage = `-- name: NodePage :one
-SELECT clusters.id, clusters.owner_id, clusters.name, clusters.description, clusters.kubernetes_version,
-       clusters.public_access_mode, clusters.node_port, clusters.konnectivity_node_port,
-       clusters.status, clusters.status_message, clusters.endpoint, clusters.generation,
-       clusters.observed_generation, clusters.created_at, clusters.ready_at,
-       clusters.delete_requested_at, clusters.node_quota_enabled, clusters.stale_node_cleanup_hours,
+SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend,
        cc.checked_at, cc.unreachable_since, coalesce(cc.last_error, '')::text AS last_error,
-       n.node_texts, n.unschedulable, n.created, n.last_seen,
        plans.name AS plan_name, plans.name_zh AS plan_name_zh, plans.max_nodes_per_cluster AS plan_max_nodes
 FROM clusters
 JOIN subscriptions ON subscriptions.user_id = clusters.owner_id
 JOIN plans ON plans.id = subscriptions.plan_id
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
-CROSS JOIN (
-    SELECT coalesce(array_agg(ARRAY[
-               nodes.name, nodes.status, array_to_string(nodes.roles, ','), nodes.kubelet_version,
-               nodes.os, nodes.arch, nodes.internal_ip, nodes.external_ip,
-               coalesce(jt.token_id, ''), coalesce(jt.description, '')]), '{}')::text[] AS node_texts,
-           coalesce(array_agg(nodes.unschedulable), '{}')::boolean[] AS unschedulable,
-           coalesce(array_agg(nodes.node_created_at), '{}')::timestamptz[] AS created,
-           coalesce(array_agg(nodes.last_seen), '{}')::timestamptz[] AS last_seen
-    FROM nodes
-    LEFT JOIN join_tokens jt ON jt.id = nodes.join_token_id
-    WHERE nodes.cluster_id = $2) n
-WHERE clusters.id = $2
+WHERE clusters.id = $2 AND clusters.owner_id = $3
 `
 
 type NodePageParams struct {
-	Kind string
-	ID   int64
+	Kind    string
+	ID      int64
+	OwnerID int64
 }
 
 type NodePageRow struct {
-	ID                    int64
-	OwnerID               int64
-	Name                  string
-	Description           string
-	KubernetesVersion     string
-	PublicAccessMode      string
-	NodePort              pgtype.Int4
-	KonnectivityNodePort  pgtype.Int4
-	Status                string
-	StatusMessage         string
-	Endpoint              string
-	Generation            int64
-	ObservedGeneration    int64
-	CreatedAt             pgtype.Timestamptz
-	ReadyAt               pgtype.Timestamptz
-	DeleteRequestedAt     pgtype.Timestamptz
-	NodeQuotaEnabled      bool
-	StaleNodeCleanupHours pgtype.Int4
-	CheckedAt             pgtype.Timestamptz
-	UnreachableSince      pgtype.Timestamptz
-	LastError             string
-	NodeTexts             []string
-	Unschedulable         []bool
-	Created               []pgtype.Timestamptz
-	LastSeen              []pgtype.Timestamptz
-	PlanName              string
-	PlanNameZh            string
-	PlanMaxNodes          int32
+	Cluster          Cluster
+	CheckedAt        pgtype.Timestamptz
+	UnreachableSince pgtype.Timestamptz
+	LastError        string
+	PlanName         string
+	PlanNameZh       string
+	PlanMaxNodes     int32
 }
 
-// A cluster (deleted ones included) with its owner and the columns its
-// nodes page shows, its check of the kind given (NULL times and no error
-// without one), and its recorded nodes with the columns the list shows,
-// each with the join token it joined with (kept on the node's row: the
-// latest, if it joined twice; empty if none). Read by id alone, so that it
-// can go with the session's query before the user is known
-// (database.Pipeline); nodes.PageLoad shows it to its owner alone.
-// The nodes come as arrays, all in the same order (one pass of one
-// aggregate), by no order in particular: node_texts holds each node's
-// text columns as a row of a two-dimensional array (name, status, roles,
-// kubelet version, OS, architecture, internal IP, external IP, token ID,
-// token description: nodes.pageTextColumns in Go, which reads it flat),
-// the other columns an array each. A row per node, each repeating the
-// cluster, made the query allocate three times what the rest of the
-// request does; an array per text column cost PostgreSQL a sixth more
-// than this, and its decoding more still. A node's roles are joined with
-// commas (a role, a label name, has none). The nodes are read by the
-// cluster id given, not joined to the cluster row (LATERAL): PostgreSQL
-// does a sixth more work that way. The owner's plan (name and nodes per
-// cluster, for the node quota panel) comes along by primary keys rather
-// than in a round trip of its own.
+// A cluster of owner_id (deleted ones included) with its check of the
+// kind given (NULL times and no error without one) and the owner's plan
+// (for the node quota panel): the nodes page's header; NodePageNodes are
+// its rows.
 func (q *Queries) NodePage(ctx context.Context, arg NodePageParams) (NodePageRow, error) {
-	row := q.db.QueryRow(ctx, nodePage, arg.Kind, arg.ID)
+	row := q.db.QueryRow(ctx, nodePage, arg.Kind, arg.ID, arg.OwnerID)
 	var i NodePageRow
 	err := row.Scan(
-		&i.ID,
-		&i.OwnerID,
-		&i.Name,
-		&i.Description,
-		&i.KubernetesVersion,
-		&i.PublicAccessMode,
-		&i.NodePort,
-		&i.KonnectivityNodePort,
-		&i.Status,
-		&i.StatusMessage,
-		&i.Endpoint,
-		&i.Generation,
-		&i.ObservedGeneration,
-		&i.CreatedAt,
-		&i.ReadyAt,
-		&i.DeleteRequestedAt,
-		&i.NodeQuotaEnabled,
-		&i.StaleNodeCleanupHours,
+		&i.Cluster.ID,
+		&i.Cluster.OwnerID,
+		&i.Cluster.Name,
+		&i.Cluster.Slug,
+		&i.Cluster.Description,
+		&i.Cluster.KubernetesVersion,
+		&i.Cluster.PublicAccessMode,
+		&i.Cluster.NodePort,
+		&i.Cluster.Generation,
+		&i.Cluster.ObservedGeneration,
+		&i.Cluster.Status,
+		&i.Cluster.StatusMessage,
+		&i.Cluster.Endpoint,
+		&i.Cluster.DeleteRequestedAt,
+		&i.Cluster.ReconcileStartedAt,
+		&i.Cluster.ReadyAt,
+		&i.Cluster.DeletedAt,
+		&i.Cluster.CreatedAt,
+		&i.Cluster.UpdatedAt,
+		&i.Cluster.KonnectivityNodePort,
+		&i.Cluster.ReconcileLeaseJob,
+		&i.Cluster.ReconcileLeaseUntil,
+		&i.Cluster.NodeQuotaEnabled,
+		&i.Cluster.NodeQuotaSecret,
+		&i.Cluster.StaleNodeCleanupHours,
+		&i.Cluster.CaCert,
+		&i.Cluster.FailureNotified,
+		&i.Cluster.LbAddress,
+		&i.Cluster.PodCidr,
+		&i.Cluster.PodCidrPooled,
+		&i.Cluster.SuspendedAt,
+		&i.Cluster.SuspendedBy,
+		&i.Cluster.SuspendedReplicas,
+		&i.Cluster.Backend,
 		&i.CheckedAt,
 		&i.UnreachableSince,
 		&i.LastError,
-		&i.NodeTexts,
-		&i.Unschedulable,
-		&i.Created,
-		&i.LastSeen,
 		&i.PlanName,
 		&i.PlanNameZh,
 		&i.PlanMaxNodes,
 	)
 	return i, err
+}
+
+const nodePageNodes = `-- name: NodePageNodes :many
+SELECT n.name, n.status, n.unschedulable, n.roles, n.kubelet_version, n.os, n.arch,
+       n.internal_ip, n.external_ip, n.node_created_at, n.last_seen,
+       coalesce(jt.token_id, '')::text AS token_id, coalesce(jt.description, '')::text AS token_description
+FROM nodes n
+JOIN clusters c ON c.id = n.cluster_id
+LEFT JOIN join_tokens jt ON jt.id = n.join_token_id
+WHERE n.cluster_id = $1 AND c.owner_id = $2
+ORDER BY n.name
+`
+
+type NodePageNodesParams struct {
+	ClusterID int64
+	OwnerID   int64
+}
+
+type NodePageNodesRow struct {
+	Name             string
+	Status           string
+	Unschedulable    bool
+	Roles            []string
+	KubeletVersion   string
+	Os               string
+	Arch             string
+	InternalIp       string
+	ExternalIp       string
+	NodeCreatedAt    pgtype.Timestamptz
+	LastSeen         pgtype.Timestamptz
+	TokenID          string
+	TokenDescription string
+}
+
+// The recorded nodes of a cluster of owner_id by name, with the columns
+// the nodes page shows, each with the join token it joined with (kept on
+// the node's row: the latest, if it joined twice; empty if none).
+func (q *Queries) NodePageNodes(ctx context.Context, arg NodePageNodesParams) ([]NodePageNodesRow, error) {
+	rows, err := q.db.Query(ctx, nodePageNodes, arg.ClusterID, arg.OwnerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodePageNodesRow{}
+	for rows.Next() {
+		var i NodePageNodesRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Status,
+			&i.Unschedulable,
+			&i.Roles,
+			&i.KubeletVersion,
+			&i.Os,
+			&i.Arch,
+			&i.InternalIp,
+			&i.ExternalIp,
+			&i.NodeCreatedAt,
+			&i.LastSeen,
+			&i.TokenID,
+			&i.TokenDescription,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const nodeSetAlertNotification = `-- name: NodeSetAlertNotification :exec

@@ -19,7 +19,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/queries"
@@ -108,48 +107,33 @@ type Page struct {
 	NextAfter int64
 }
 
-// ListLoad reads a page of the user list: the users with an ID above
-// After whose email or name contains Search (any case), PageSize at
-// most, in ID order. It reads in a database.Pipeline with other queries
-// (the session's) or on its own, and checks nothing: its caller shows
-// the page to admins alone.
-type ListLoad struct {
-	Search string
-	After  int64
-	rows   []queries.AdminUserListRow
-	err    error
-}
-
-// Read is a database.Call: it keeps the answer, or the error, for Page.
-func (l *ListLoad) Read(ctx context.Context, db database.DBTX) error {
-	q := queries.New(db)
+// List is a page of the user list: the users with an ID above after
+// whose email or name contains search (any case), PageSize at most, in ID
+// order. It checks nothing: its caller shows the page to admins alone.
+func (s *Service) List(ctx context.Context, search string, after int64) (Page, error) {
+	q := queries.New(s.Pool)
+	var rows []queries.AdminUserListRow
 	// One more row than shown tells whether there is a next page.
-	if search := strings.TrimSpace(l.Search); search == "" {
-		l.rows, l.err = q.AdminUserList(ctx, queries.AdminUserListParams{AfterID: l.After, RowLimit: PageSize + 1})
+	if search = strings.TrimSpace(search); search == "" {
+		var err error
+		if rows, err = q.AdminUserList(ctx, queries.AdminUserListParams{AfterID: after, RowLimit: PageSize + 1}); err != nil {
+			return Page{}, fmt.Errorf("list users: %w", err)
+		}
 	} else {
-		var found []queries.AdminUserSearchRow
-		found, l.err = q.AdminUserSearch(ctx, queries.AdminUserSearchParams{
-			Pattern: "%" + likeEscaper.Replace(search) + "%", AfterID: l.After, RowLimit: PageSize + 1,
+		found, err := q.AdminUserSearch(ctx, queries.AdminUserSearchParams{
+			Pattern: "%" + likeEscaper.Replace(search) + "%", AfterID: after, RowLimit: PageSize + 1,
 		})
-		l.rows = make([]queries.AdminUserListRow, len(found))
+		if err != nil {
+			return Page{}, fmt.Errorf("search users: %w", err)
+		}
+		rows = make([]queries.AdminUserListRow, len(found))
 		for i, r := range found {
-			l.rows[i] = queries.AdminUserListRow(r)
+			rows[i] = queries.AdminUserListRow(r)
 		}
 	}
-	return nil
-}
-
-// Page is what Read read.
-func (l *ListLoad) Page() (Page, error) {
-	if l.err != nil {
-		if strings.TrimSpace(l.Search) == "" {
-			return Page{}, fmt.Errorf("list users: %w", l.err)
-		}
-		return Page{}, fmt.Errorf("search users: %w", l.err)
-	}
-	p := Page{Users: l.rows}
-	if len(l.rows) > PageSize {
-		p.Users = l.rows[:PageSize]
+	p := Page{Users: rows}
+	if len(rows) > PageSize {
+		p.Users = rows[:PageSize]
 		p.NextAfter = p.Users[PageSize-1].ID
 	}
 	return p, nil

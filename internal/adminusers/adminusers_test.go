@@ -15,7 +15,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -54,12 +53,10 @@ func TestStatusOf(t *testing.T) {
 	}
 }
 
-// list reads a page of the user list on db, as the admin user list does.
-func list(t *testing.T, db database.DBTX, search string, after int64) (adminusers.Page, error) {
+// list reads a page of the user list on pool, as the admin user list does.
+func list(t *testing.T, pool *pgxpool.Pool, search string, after int64) (adminusers.Page, error) {
 	t.Helper()
-	l := adminusers.ListLoad{Search: search, After: after}
-	require.NoError(t, l.Read(context.Background(), db))
-	return l.Page()
+	return (&adminusers.Service{Pool: pool}).List(context.Background(), search, after)
 }
 
 func TestList(t *testing.T) {
@@ -303,7 +300,7 @@ func TestSearchUsesTrigramIndexes(t *testing.T) {
 	_, err = pool.Exec(ctx, "ANALYZE users")
 	require.NoError(t, err)
 
-	// The statement ListLoad sends, caught on its way to the database.
+	// The statement List sends, caught on its way to the database.
 	cfg := pool.Config().Copy()
 	var sent queryCatcher
 	cfg.ConnConfig.Tracer = &sent

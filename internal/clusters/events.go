@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -63,41 +62,30 @@ func (s *Service) Timeline(ctx context.Context, ownerID, id int64) (queries.Clus
 	if err != nil {
 		return c, nil, err
 	}
-	events, err := s.LatestEvents(ctx, id)
+	events, err := s.LatestEvents(ctx, ownerID, id)
 	return c, events, err
 }
 
-// LatestEvents is the newest TimelineLength events of the cluster with id,
-// oldest first. It checks no owner: the caller has read the cluster as
-// its owner's.
-func (s *Service) LatestEvents(ctx context.Context, id int64) ([]queries.ClusterEvent, error) {
-	l := EventsLoad{ClusterID: id}
-	_ = l.Read(ctx, s.Pool)
-	return l.Events()
-}
-
-// EventsLoad reads a cluster's newest events (LatestEvents), in a
-// database.Pipeline with other queries or on its own. It checks no owner:
-// its caller shows them only with the cluster read as its owner's.
-type EventsLoad struct {
-	ClusterID int64
-	events    []queries.ClusterEvent
-	err       error
-}
-
-// Read is a database.Call: it keeps the answer, or the error, for Events.
-func (l *EventsLoad) Read(ctx context.Context, db database.DBTX) error {
-	l.events, l.err = queries.New(db).ClusterEventListLatest(ctx, queries.ClusterEventListLatestParams{ClusterID: l.ClusterID, RowLimit: TimelineLength})
-	slices.Reverse(l.events)
-	return nil
-}
-
-// Events is what Read read, oldest first.
-func (l *EventsLoad) Events() ([]queries.ClusterEvent, error) {
-	if l.err != nil {
-		return nil, fmt.Errorf("list cluster events: %w", l.err)
+// LatestEvents is the newest TimelineLength events of the user's cluster
+// id, oldest first: none for another user's.
+func (s *Service) LatestEvents(ctx context.Context, ownerID, id int64) ([]queries.ClusterEvent, error) {
+	events, err := queries.New(s.Pool).ClusterEventListLatest(ctx, queries.ClusterEventListLatestParams{ClusterID: id, OwnerID: ownerID, RowLimit: TimelineLength})
+	if err != nil {
+		return nil, fmt.Errorf("list cluster events: %w", err)
 	}
-	return l.events, nil
+	slices.Reverse(events)
+	return events, nil
+}
+
+// AdminLatestEvents is the newest TimelineLength events of any cluster,
+// oldest first, for the admin's cluster page.
+func (s *Service) AdminLatestEvents(ctx context.Context, id int64) ([]queries.ClusterEvent, error) {
+	events, err := queries.New(s.Pool).AdminClusterEventListLatest(ctx, queries.AdminClusterEventListLatestParams{ClusterID: id, RowLimit: TimelineLength})
+	if err != nil {
+		return nil, fmt.Errorf("list cluster events: %w", err)
+	}
+	slices.Reverse(events)
+	return events, nil
 }
 
 // Updates is what happened to a cluster since the event a page saw last.

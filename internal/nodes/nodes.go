@@ -30,7 +30,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
@@ -137,11 +136,6 @@ type Listed struct {
 
 // Page is what a cluster's nodes page shows.
 type Page struct {
-	// Cluster holds the columns the page shows (NodePageByOwner): ID,
-	// Name, Description, KubernetesVersion, PublicAccessMode, the node
-	// ports, Status, StatusMessage, Endpoint, the generations, CreatedAt,
-	// ReadyAt, DeleteRequestedAt, NodeQuotaEnabled and
-	// StaleNodeCleanupHours; the others are zero.
 	Cluster queries.Cluster
 	// Fresh is how current Nodes are.
 	Fresh Freshness
@@ -154,87 +148,44 @@ type Page struct {
 	Plan queries.Plan
 }
 
-// The text columns of a node in NodePage's node_texts, in order:
-// each node is a row of pageTextColumns of them, which the query returns
-// flat.
-const (
-	pageName = iota
-	pageStatus
-	pageRoles
-	pageKubeletVersion
-	pageOS
-	pageArch
-	pageInternalIP
-	pageExternalIP
-	pageTokenID
-	pageTokenDescription
-	// pageTextColumns is how many there are.
-	pageTextColumns
-)
-
-// PageLoad reads a user's cluster (deleted ones included) with its
-// recorded nodes, for the nodes page, in one query: it never asks the
-// cluster, so the page loads and refreshes from the database alone. It
-// reads by the cluster's ID alone, in a database.Pipeline with other
-// queries or on its own (Read); Page then shows it to its owner alone.
-type PageLoad struct {
-	ID  int64
-	row queries.NodePageRow
-	err error
-}
-
-// Read is a database.Call: it keeps the answer, or the error, for Page.
-func (l *PageLoad) Read(ctx context.Context, db database.DBTX) error {
-	l.row, l.err = queries.New(db).NodePage(ctx, queries.NodePageParams{Kind: string(HealthCheck), ID: l.ID})
-	return nil
-}
-
-// Page is what Read read, for the user with ownerID: another user's
-// cluster is clusters.ErrNotFound.
-func (l *PageLoad) Page(ownerID int64) (Page, error) {
-	r, err := l.row, l.err
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && r.OwnerID != ownerID) {
+// Page is the nodes page of the user's cluster id (deleted ones
+// included), read from the database alone: it never asks the cluster, so
+// the page loads and refreshes without it. Another user's cluster is
+// clusters.ErrNotFound.
+func (s *Service) Page(ctx context.Context, ownerID, id int64) (Page, error) {
+	q := queries.New(s.Pool)
+	r, err := q.NodePage(ctx, queries.NodePageParams{Kind: string(HealthCheck), ID: id, OwnerID: ownerID})
+	if errors.Is(err, pgx.ErrNoRows) {
 		return Page{}, clusters.ErrNotFound
 	}
 	if err != nil {
-		return Page{}, fmt.Errorf("load cluster %d with its nodes: %w", l.ID, err)
+		return Page{}, fmt.Errorf("load cluster %d: %w", id, err)
 	}
-	p := Page{Cluster: queries.Cluster{
-		ID: r.ID, OwnerID: r.OwnerID, Name: r.Name, Description: r.Description, KubernetesVersion: r.KubernetesVersion,
-		PublicAccessMode: r.PublicAccessMode, NodePort: r.NodePort, KonnectivityNodePort: r.KonnectivityNodePort,
-		Status: r.Status, StatusMessage: r.StatusMessage, Endpoint: r.Endpoint,
-		Generation: r.Generation, ObservedGeneration: r.ObservedGeneration,
-		CreatedAt: r.CreatedAt, ReadyAt: r.ReadyAt, DeleteRequestedAt: r.DeleteRequestedAt,
-		NodeQuotaEnabled: r.NodeQuotaEnabled, StaleNodeCleanupHours: r.StaleNodeCleanupHours,
-	}}
-	p.Plan = queries.Plan{Name: r.PlanName, NameZh: r.PlanNameZh, MaxNodesPerCluster: r.PlanMaxNodes}
-	p.Fresh = freshness(r.CheckedAt, r.UnreachableSince, r.LastError)
-	n := len(r.Unschedulable)
-	if len(r.NodeTexts) != n*pageTextColumns || len(r.Created) != n || len(r.LastSeen) != n {
-		return Page{}, fmt.Errorf("nodes of cluster %d: %d texts, %d created and %d last seen times for %d nodes",
-			l.ID, len(r.NodeTexts), len(r.Created), len(r.LastSeen), n)
+	rows, err := q.NodePageNodes(ctx, queries.NodePageNodesParams{ClusterID: id, OwnerID: ownerID})
+	if err != nil {
+		return Page{}, fmt.Errorf("load nodes of cluster %d: %w", id, err)
 	}
-	if n > 0 {
-		p.Nodes = make([]Listed, n)
+	p := Page{
+		Cluster: r.Cluster,
+		Plan:    queries.Plan{Name: r.PlanName, NameZh: r.PlanNameZh, MaxNodesPerCluster: r.PlanMaxNodes},
+		Nodes:   make([]Listed, len(rows)),
 	}
-	for i := range n {
-		// The status and addresses are worked out from the conditions
-		// and addresses by the database (migration 023), as fromRow does.
-		t := r.NodeTexts[i*pageTextColumns : (i+1)*pageTextColumns]
-		nl := &p.Nodes[i]
-		nl.Summary = Summary{
-			Name: t[pageName], Status: t[pageStatus], Unschedulable: r.Unschedulable[i],
-			KubeletVersion: t[pageKubeletVersion], OS: t[pageOS], Arch: t[pageArch],
-			InternalIP: t[pageInternalIP], ExternalIP: t[pageExternalIP],
-			Created: r.Created[i].Time, LastSeen: r.LastSeen[i].Time,
+	for i, n := range rows {
+		// The status and addresses are worked out from the conditions and
+		// addresses by the database (migration 023), as fromRow does.
+		p.Nodes[i] = Listed{
+			Summary: Summary{
+				Name: n.Name, Status: n.Status, Unschedulable: n.Unschedulable,
+				KubeletVersion: n.KubeletVersion, OS: n.Os, Arch: n.Arch,
+				InternalIP: n.InternalIp, ExternalIP: n.ExternalIp, Created: n.NodeCreatedAt.Time, LastSeen: n.LastSeen.Time,
+			},
+			TokenID: n.TokenID, TokenDescription: n.TokenDescription,
 		}
-		if t[pageRoles] != "" {
-			nl.Roles = strings.Split(t[pageRoles], ",")
+		if len(n.Roles) > 0 {
+			p.Nodes[i].Roles = n.Roles
 		}
-		nl.TokenID, nl.TokenDescription = t[pageTokenID], t[pageTokenDescription]
 	}
-	slices.SortFunc(p.Nodes, func(a, b Listed) int { return strings.Compare(a.Name, b.Name) })
-	p.Fresh = p.Fresh.Of(p.Nodes)
+	p.Fresh = freshness(r.CheckedAt, r.UnreachableSince, r.LastError).Of(p.Nodes)
 	return p, nil
 }
 
@@ -277,32 +228,17 @@ type ClusterPage struct {
 	IngressStatus string
 }
 
-// ClusterLoad reads a cluster for the cluster page by its ID alone, in a
-// database.Pipeline with other queries (the session's, its events) or on
-// its own; Cluster then shows it to its owner alone.
-type ClusterLoad struct {
-	ID  int64
-	row queries.ClusterGetWithCheckRow
-	err error
-}
-
-// Read is a database.Call: it keeps the answer, or the error, for Cluster.
-func (l *ClusterLoad) Read(ctx context.Context, db database.DBTX) error {
-	l.row, l.err = queries.New(db).ClusterGetWithCheck(ctx, queries.ClusterGetWithCheckParams{Kind: string(HealthCheck), ID: l.ID})
-	return nil
-}
-
-// Cluster is the cluster Read read, deleted or not, with how current its
-// recorded nodes are as its health check says (Freshness) and where its
-// managed ingress stands, for the user with ownerID: another user's
-// cluster is clusters.ErrNotFound.
-func (l *ClusterLoad) Cluster(ownerID int64) (queries.Cluster, ClusterPage, error) {
-	row, err := l.row, l.err
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.Cluster.OwnerID != ownerID) {
+// ClusterPage is the user's cluster id, deleted or not, with how current
+// its recorded nodes are as its health check says (Freshness) and where
+// its managed ingress stands: another user's cluster is
+// clusters.ErrNotFound.
+func (s *Service) ClusterPage(ctx context.Context, ownerID, id int64) (queries.Cluster, ClusterPage, error) {
+	row, err := queries.New(s.Pool).ClusterGetWithCheck(ctx, queries.ClusterGetWithCheckParams{Kind: string(HealthCheck), ID: id, OwnerID: ownerID})
+	if errors.Is(err, pgx.ErrNoRows) {
 		return queries.Cluster{}, ClusterPage{}, clusters.ErrNotFound
 	}
 	if err != nil {
-		return queries.Cluster{}, ClusterPage{}, fmt.Errorf("load cluster %d with its health check: %w", l.ID, err)
+		return queries.Cluster{}, ClusterPage{}, fmt.Errorf("load cluster %d with its health check: %w", id, err)
 	}
 	return row.Cluster, ClusterPage{Freshness: freshness(row.CheckedAt, row.UnreachableSince, row.LastError), IngressStatus: row.IngressStatus}, nil
 }

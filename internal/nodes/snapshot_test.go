@@ -16,7 +16,7 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// TestListReadsWhatTheRowsSay checks that the nodes page (PageLoad), which reads the
+// TestListReadsWhatTheRowsSay checks that the nodes page (Service.Page), which reads the
 // status and addresses PostgreSQL works out from a row's conditions and
 // addresses (migration 023), shows each node as the node itself reads
 // (summarize) and as its row reads in Go (fromRow).
@@ -30,11 +30,8 @@ func TestListReadsWhatTheRowsSay(t *testing.T) {
 		WITH u AS (INSERT INTO users (email, name) VALUES ('list@example.com', 'List') RETURNING id)
 		INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
 		SELECT id, 'list', 'list-nodes', 'v1.34.0', 'nodeport', 'ready' FROM u RETURNING id, owner_id`).Scan(&clusterID, &ownerID))
-	ownPage := func(ownerID int64) (Page, error) {
-		l := PageLoad{ID: clusterID}
-		require.NoError(t, l.Read(ctx, pool))
-		return l.Page(ownerID)
-	}
+	svc := &Service{Pool: pool}
+	ownPage := func(ownerID int64) (Page, error) { return svc.Page(ctx, ownerID, clusterID) }
 	// Before any node: the cluster, without nodes.
 	page, err := ownPage(ownerID)
 	require.NoError(t, err)
