@@ -1,7 +1,8 @@
 // Package chart_test checks the Helm chart in kubebyon/: it lints, renders
 // over a matrix of values into the objects expected, installs into a real
 // kube-apiserver, and its service account holds every host permission the
-// platform checks for and nothing beyond the README's table.
+// platform checks for and nothing beyond the host permission table of
+// docs/operators/host-cluster.md.
 package chart_test
 
 import (
