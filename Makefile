@@ -10,7 +10,7 @@ BIN       := bin/kubebyon
 SQLC      := $(GO) -C tools/sqlc tool sqlc -f ../../sqlc.yaml
 GENERATED := views/*_templ.go queries/*.go
 
-.PHONY: all assets build run generate check-generated check-format vet test test-go fuzz bench kube-apiserver print-kube-apiserver node-tools node-tools-dir print-node-tools-dir clean
+.PHONY: all assets build run generate check-generated check-format vet test test-go test-fast fuzz bench kube-apiserver print-kube-apiserver node-tools node-tools-dir print-node-tools-dir clean
 
 all: build
 
@@ -143,8 +143,19 @@ print-node-tools-dir:
 vet: assets
 	$(GO) vet ./...
 
+# Tests run PARALLEL at once in each package: most wait on PostgreSQL or
+# a subprocess, not on a CPU, so four per core keep the cores busy.
+PARALLEL ?= $(shell echo $$((4 * $$(nproc))))
+TEST_ENV  = MAILPIT=$(CURDIR)/bin/mailpit STRIPE_MOCK=$(CURDIR)/bin/stripe-mock VICTORIA_METRICS=$(CURDIR)/bin/victoria-metrics
+
 test-go: assets bin/mailpit bin/stripe-mock bin/victoria-metrics $(KAS) node-tools-dir
-	MAILPIT=$(CURDIR)/bin/mailpit STRIPE_MOCK=$(CURDIR)/bin/stripe-mock VICTORIA_METRICS=$(CURDIR)/bin/victoria-metrics KUBE_APISERVER=$(KAS) NODE_TOOLS_DIR=$(NODE_TOOLS_DIR) $(GO) test -count=1 -timeout 25m ./...
+	$(TEST_ENV) KUBE_APISERVER=$(KAS) NODE_TOOLS_DIR=$(NODE_TOOLS_DIR) $(GO) test -count=1 -parallel $(PARALLEL) -timeout 25m ./...
+
+# The edit-test loop: every test that needs neither Chromium nor a
+# kube-apiserver or kubelet (-short skips those, saying so), without
+# building either. make test runs them all, and CI runs make test.
+test-fast: assets bin/mailpit bin/stripe-mock bin/victoria-metrics
+	$(TEST_ENV) $(GO) test -short -count=1 -parallel $(PARALLEL) -timeout 10m ./...
 
 test: check-generated check-format vet build test-go
 

@@ -45,6 +45,7 @@ func chromiumPath() (string, error) {
 // the test: install the Debian package 'chromium'.
 func Browser(t testing.TB) context.Context {
 	t.Helper()
+	skipInShort(t, "Chromium")
 	path, err := chromiumPath()
 	if err != nil {
 		t.Fatalf("testenv: no Chromium found (install the Debian package 'chromium' or set CHROMIUM): %v", err)

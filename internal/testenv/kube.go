@@ -125,6 +125,7 @@ var kubeShared struct {
 // Tests share it, so each uses its own namespaces and names.
 func HostKube(t testing.TB) *Kube {
 	t.Helper()
+	skipInShort(t, "a kube-apiserver")
 	if err := kubeInit(); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
@@ -136,6 +137,7 @@ func HostKube(t testing.TB) *Kube {
 // stopped when t ends.
 func NewKube(t testing.TB) *Kube {
 	t.Helper()
+	skipInShort(t, "a kube-apiserver")
 	if err := kubeInit(); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}

@@ -141,6 +141,7 @@ const cpAttempts = 5
 // failed.
 func StartControlPlane(t testing.TB, opts ControlPlaneOptions) *ControlPlane {
 	t.Helper()
+	skipInShort(t, "a kube-apiserver")
 	tools := NodeToolsDir(t)
 	if opts.BindAddress == "" {
 		opts.BindAddress = "0.0.0.0"
@@ -874,6 +875,7 @@ var nodeCgroupSweep sync.Once
 // (StartKubeletFromKubeadmFlags, or a join script through Command).
 func NewNode(t testing.TB, opts NodeOptions) *Node {
 	t.Helper()
+	skipInShort(t, "a kubelet node")
 	if os.Geteuid() != 0 {
 		t.Fatal("testenv: a node needs root (namespaces, mounts, cgroups); run the tests as root")
 	}
