@@ -62,6 +62,7 @@ var nodeTools = []string{"kubelet", "kubeadm", "kube-controller-manager", "kube-
 // builds and links there. It fails t when it is unset or lacks one.
 func NodeToolsDir(t testing.TB) string {
 	t.Helper()
+	skipInShort(t, "the Kubernetes node binaries")
 	dir := os.Getenv("NODE_TOOLS_DIR")
 	if dir == "" {
 		t.Fatal("testenv: NODE_TOOLS_DIR is not set: run 'make node-tools-dir' (it builds kubelet, kubeadm, " +
