@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -64,7 +65,7 @@ func TestClusterIngressModeInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`[data-testid="cluster-ingress"][data-status="installing"]`, chromedp.ByQuery),
 	))
 	b.routedNode(t, cl, "worker-a", true, subnet(t, cl, 0), "192.168.60.5")
-	var current edge.Routes
+	var current edgewire.TenantRoutes
 	require.Eventually(t, func() bool {
 		current, err = edge.DesiredRoutes(ctx, q)
 		require.NoError(t, err)

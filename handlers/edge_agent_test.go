@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/edgeagent"
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -127,10 +129,10 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 // runEdge runs an edge (the agent of `kubebyon edge`, beside a real
 // HAProxy it runs itself) named name with the edge token given, against
 // the test's platform, until the test ends; change adjusts it first.
-func (b *testBundle) runEdge(t *testing.T, name, token string, change ...func(*edge.Agent)) *edge.Agent {
+func (b *testBundle) runEdge(t *testing.T, name, token string, change ...func(*edgeagent.Agent)) *edgeagent.Agent {
 	t.Helper()
-	agent := &edge.Agent{
-		Platform: &edge.Remote{URL: b.server.URL, Token: token, Client: &http.Client{}}, Name: name, Dir: t.TempDir(),
+	agent := &edgeagent.Agent{
+		Platform: &edgeagent.Remote{URL: b.server.URL, Token: token, Client: &http.Client{}}, Name: name, Dir: t.TempDir(),
 		HAProxy: testenv.HAProxy(t), APIBind: freeAddr(t), KonnectivityBind: freeAddr(t),
 		Wait: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
@@ -148,7 +150,7 @@ func (b *testBundle) runEdge(t *testing.T, name, token string, change ...func(*e
 }
 
 // edgeState is the desired edge state as the platform works it out.
-func (b *testBundle) edgeState(t *testing.T) (edge.State, <-chan struct{}, error) {
+func (b *testBundle) edgeState(t *testing.T) (edgewire.State, <-chan struct{}, error) {
 	t.Helper()
 	return edge.NewWatcher(b.pool, b.box, slog.New(slog.NewTextHandler(io.Discard, nil))).Current(context.Background())
 }
@@ -165,12 +167,12 @@ func TestEdgeReportsHAProxyDown(t *testing.T) {
 	tok := b.edgeToken(t, "down")
 	dir := t.TempDir()
 	apiBind, konnBind := freeAddr(t), freeAddr(t)
-	files, err := edge.Render(edge.Config{Dir: dir, APIBind: apiBind, KonnectivityBind: konnBind})
+	files, err := edgeagent.Render(edgeagent.Config{Dir: dir, APIBind: apiBind, KonnectivityBind: konnBind})
 	require.NoError(t, err)
 	require.NoError(t, files.Write(dir))
 	master := filepath.Join(dir, "master.sock")
 	startHAProxy := func() *exec.Cmd {
-		cmd := exec.Command(testenv.HAProxy(t), "-W", "-db", "-S", master+",mode,600", "-f", filepath.Join(dir, edge.ConfigFile))
+		cmd := exec.Command(testenv.HAProxy(t), "-W", "-db", "-S", master+",mode,600", "-f", filepath.Join(dir, edgeagent.ConfigFile))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		require.NoError(t, cmd.Start())
 		t.Cleanup(func() {
@@ -190,7 +192,7 @@ func TestEdgeReportsHAProxyDown(t *testing.T) {
 	}
 	haproxy := startHAProxy()
 
-	b.runEdge(t, "edge-beside", tok.Value, func(a *edge.Agent) {
+	b.runEdge(t, "edge-beside", tok.Value, func(a *edgeagent.Agent) {
 		a.Dir, a.APIBind, a.KonnectivityBind, a.MasterSocket, a.Wait = dir, apiBind, konnBind, master, time.Second
 	})
 	page := func() string {

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -83,7 +84,7 @@ func (h *Handlers) edgeWait(c echo.Context) (time.Duration, error) {
 }
 
 // showEdgeRoutes is GET /api/v1/edge/routes: the routes every route
-// agent should keep (edge.Routes), long-polled like showEdgeConfig.
+// agent should keep (edgewire.TenantRoutes), long-polled like showEdgeConfig.
 func (h *Handlers) showEdgeRoutes(c echo.Context) error {
 	wait, err := h.edgeWait(c)
 	if err != nil {
@@ -105,7 +106,7 @@ func (h *Handlers) showEdgeRoutes(c echo.Context) error {
 // report on what it applied. It answers 204.
 func (h *Handlers) recordRouteStatus(c echo.Context) error {
 	t := c.Get(ctxEdgeToken).(queries.EdgeToken)
-	var r edge.RouteReport
+	var r edgewire.RouteReport
 	if err := decodeJSON(c, &r); err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (h *Handlers) recordRouteStatus(c echo.Context) error {
 // itself. It answers 204.
 func (h *Handlers) recordEdgeStatus(c echo.Context) error {
 	t := c.Get(ctxEdgeToken).(queries.EdgeToken)
-	var r edge.Report
+	var r edgewire.Report
 	if err := decodeJSON(c, &r); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -53,7 +54,7 @@ func TestEdgeConfigAPI(t *testing.T) {
 
 	r := b.apiCall(t, http.MethodGet, "/api/v1/edge/config", tok.Value, "")
 	require.Equal(t, http.StatusOK, r.status, r.body)
-	st := decodeAs[edge.State](t, r)
+	st := decodeAs[edgewire.State](t, r)
 	require.NotEmpty(t, st.Version)
 	require.Equal(t, strconv.Quote(st.Version), r.header.Get("ETag"))
 	require.Len(t, st.Routes, 1)
@@ -84,7 +85,7 @@ func TestEdgeConfigAPI(t *testing.T) {
 	r = <-polled
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	require.Less(t, time.Since(start), 10*time.Second)
-	next := decodeAs[edge.State](t, r)
+	next := decodeAs[edgewire.State](t, r)
 	require.NotEqual(t, st.Version, next.Version)
 	require.Len(t, next.Routes, 2)
 	require.Equal(t, second.ID, next.Routes[1].ClusterID)

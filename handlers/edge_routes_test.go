@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -70,10 +70,10 @@ func TestEdgeRoutesAPI(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, r.status, r.body)
 	r = b.apiCall(t, http.MethodGet, "/api/v1/edge/routes", tok.Value, "")
 	require.Equal(t, http.StatusOK, r.status, r.body)
-	routes := decodeAs[edge.Routes](t, r)
+	routes := decodeAs[edgewire.TenantRoutes](t, r)
 	require.NotEmpty(t, routes.Version)
 	require.Equal(t, strconv.Quote(routes.Version), r.header.Get("ETag"))
-	require.Equal(t, []edge.TenantRoute{{ClusterID: routed.ID, Node: "worker-a", Dst: subnet(t, routed, 0), Via: "192.168.10.5"}}, routes.Routes)
+	require.Equal(t, []edgewire.TenantRoute{{ClusterID: routed.ID, Node: "worker-a", Dst: subnet(t, routed, 0), Via: "192.168.10.5"}}, routes.Routes)
 
 	r = b.apiCall(t, http.MethodGet, "/api/v1/edge/routes?version="+routes.Version+"&wait=1", tok.Value, "")
 	require.Equal(t, http.StatusNotModified, r.status, r.body)
@@ -91,7 +91,7 @@ func TestEdgeRoutesAPI(t *testing.T) {
 	r = <-polled
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	require.Less(t, time.Since(start), 10*time.Second)
-	next := decodeAs[edge.Routes](t, r)
+	next := decodeAs[edgewire.TenantRoutes](t, r)
 	require.Len(t, next.Routes, 2)
 	require.Equal(t, "worker-b", next.Routes[1].Node)
 
@@ -100,7 +100,7 @@ func TestEdgeRoutesAPI(t *testing.T) {
 	require.NoError(t, err)
 	r = b.apiCall(t, http.MethodGet, "/api/v1/edge/routes?version="+next.Version+"&wait=10", tok.Value, "")
 	require.Equal(t, http.StatusOK, r.status, r.body)
-	require.Empty(t, decodeAs[edge.Routes](t, r).Routes)
+	require.Empty(t, decodeAs[edgewire.TenantRoutes](t, r).Routes)
 
 	// Reports.
 	report := `{"node":"host-1","version":"` + next.Version + `","in_place":2,"added":2,"replaced":0,"removed":0,

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/kubebyon/kubebyon/internal/config"
-	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/edgeagent"
 )
 
 // edge runs `kubebyon edge`: beside HAProxy on an edge machine, it keeps
@@ -23,10 +23,10 @@ func (c *cli) edge(args []string) error {
 	logger := ecfg.Logger(c.stderr)
 	ctx, cancel := signalContext()
 	defer cancel()
-	a := &edge.Agent{
-		Platform: &edge.Remote{
+	a := &edgeagent.Agent{
+		Platform: &edgeagent.Remote{
 			URL: ecfg.PlatformURL, Token: ecfg.Token,
-			Client: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: edge.DefaultWait + time.Minute},
+			Client: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: edgeagent.DefaultWait + time.Minute},
 		},
 		Name: ecfg.Name, Dir: ecfg.Dir,
 		HAProxy: ecfg.HAProxy, APIBind: ecfg.APIListen, KonnectivityBind: ecfg.KonnectivityListen,

@@ -44,6 +44,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/edgeagent"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -501,7 +502,7 @@ func (c *cli) serve(args []string) error {
 // context it returns ends when the edge stops (HAProxy died), so that
 // serve exits and its supervisor restarts it; failed waits for the edge
 // to stop its HAProxy and says why it ended.
-func runEmbeddedEdge(ctx context.Context, scfg *config.Serve, common *config.Common, platform edge.Platform, logger *slog.Logger) (_ context.Context, failed func() error) {
+func runEmbeddedEdge(ctx context.Context, scfg *config.Serve, common *config.Common, platform edgeagent.Platform, logger *slog.Logger) (_ context.Context, failed func() error) {
 	if scfg.Edge != config.EdgeEmbedded {
 		return ctx, func() error { return nil }
 	}
@@ -509,7 +510,7 @@ func runEmbeddedEdge(ctx context.Context, scfg *config.Serve, common *config.Com
 	if dir == "" {
 		dir = filepath.Join(common.DataDir, "edge")
 	}
-	agent := &edge.Agent{
+	agent := &edgeagent.Agent{
 		Platform: platform, Name: "embedded", Dir: dir, HAProxy: scfg.EdgeHAProxy,
 		APIBind: scfg.EdgeAPIListen, KonnectivityBind: scfg.EdgeKonnectivityListen,
 		Logger: logger.With("component", "edge"),

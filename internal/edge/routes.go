@@ -11,11 +11,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kubebyon/kubebyon/internal/routeagent"
-
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/pgwatch"
 	"github.com/kubebyon/kubebyon/queries"
@@ -26,50 +25,38 @@ import (
 // triggers).
 const RoutesChannel = "kubebyon_routes"
 
-// TenantRoute is a route every host node keeps, so that the shared
-// Gateway reaches a tenant's pods: a node's Pod CIDR via its address. The
-// wire types are the route agent's own.
-type TenantRoute = routeagent.DesiredRoute
-
-// Routes is what GET /api/v1/edge/routes serves the route agents: the
-// routes, and their version (a hash of them).
-type Routes = routeagent.Desired
-
 // DesiredRoutes are the routes of every cluster whose managed ingress goes
-// through the edge (queries.EdgeRoutesDesired).
-func DesiredRoutes(ctx context.Context, q *queries.Queries) (Routes, error) {
+// through the edge (queries.EdgeRoutesDesired), under their version (a
+// hash of them): what GET /api/v1/edge/routes serves the route agents.
+func DesiredRoutes(ctx context.Context, q *queries.Queries) (edgewire.TenantRoutes, error) {
 	rows, err := q.EdgeRoutesDesired(ctx)
 	if err != nil {
-		return Routes{}, fmt.Errorf("tenant routes: %w", err)
+		return edgewire.TenantRoutes{}, fmt.Errorf("tenant routes: %w", err)
 	}
-	routes := make([]TenantRoute, len(rows))
+	routes := make([]edgewire.TenantRoute, len(rows))
 	for i, r := range rows {
-		routes[i] = TenantRoute{ClusterID: r.ClusterID, Node: r.Name, Dst: r.PodCidr.String(), Via: r.InternalIp}
+		routes[i] = edgewire.TenantRoute{ClusterID: r.ClusterID, Node: r.Name, Dst: r.PodCidr.String(), Via: r.InternalIp}
 	}
 	raw, err := json.Marshal(routes)
 	if err != nil {
-		return Routes{}, fmt.Errorf("encode tenant routes: %w", err)
+		return edgewire.TenantRoutes{}, fmt.Errorf("encode tenant routes: %w", err)
 	}
 	sum := sha256.Sum256(raw)
-	return Routes{Version: hex.EncodeToString(sum[:8]), Routes: routes}, nil
+	return edgewire.TenantRoutes{Version: hex.EncodeToString(sum[:8]), Routes: routes}, nil
 }
 
 // RoutesWatcher keeps the route agents' routes for their long polls.
-type RoutesWatcher = pgwatch.Watcher[Routes]
+type RoutesWatcher = pgwatch.Watcher[edgewire.TenantRoutes]
 
 // NewRoutesWatcher returns a watcher that reads the routes from pool.
 func NewRoutesWatcher(pool *pgxpool.Pool, logger *slog.Logger) *RoutesWatcher {
-	desired := func(ctx context.Context) (Routes, error) { return DesiredRoutes(ctx, queries.New(pool)) }
-	return pgwatch.New(pool, logger, RoutesChannel, desired, func(r Routes) string { return r.Version })
+	desired := func(ctx context.Context) (edgewire.TenantRoutes, error) { return DesiredRoutes(ctx, queries.New(pool)) }
+	return pgwatch.New(pool, logger, RoutesChannel, desired, func(r edgewire.TenantRoutes) string { return r.Version })
 }
-
-// RouteReport is a route agent's report on what it applied (POST
-// /api/v1/edge/routes/status).
-type RouteReport = routeagent.Status
 
 // RecordRoutes stores a route agent's report, made with token, from
 // address.
-func (s *Service) RecordRoutes(ctx context.Context, token queries.EdgeToken, address string, r RouteReport) (queries.RouteAgent, error) {
+func (s *Service) RecordRoutes(ctx context.Context, token queries.EdgeToken, address string, r edgewire.RouteReport) (queries.RouteAgent, error) {
 	r.Node = strings.TrimSpace(r.Node)
 	errs := input.Errors{}
 	switch {
@@ -78,14 +65,14 @@ func (s *Service) RecordRoutes(ctx context.Context, token queries.EdgeToken, add
 	case utf8.RuneCountInString(r.Node) > MaxNameLength:
 		errs["node"] = "ErrEdgeInstanceNameTooLong"
 	}
-	if len(r.Version) > routeagent.MaxReportText || len(r.Error) > routeagent.MaxReportText {
+	if len(r.Version) > edgewire.MaxReportText || len(r.Error) > edgewire.MaxReportText {
 		errs["error"] = "ErrEdgeReportTooLong"
 	}
-	if r.InPlace < 0 || r.Added < 0 || r.Replaced < 0 || r.Removed < 0 || len(r.Failed) > routeagent.MaxReportedFailures {
+	if r.InPlace < 0 || r.Added < 0 || r.Replaced < 0 || r.Removed < 0 || len(r.Failed) > edgewire.MaxReportedFailures {
 		errs["failed"] = "ErrEdgeReportRoutes"
 	}
 	for dst, why := range r.Failed {
-		if len(dst) > routeagent.MaxReportDst || len(why) > routeagent.MaxReportText {
+		if len(dst) > edgewire.MaxReportDst || len(why) > edgewire.MaxReportText {
 			errs["failed"] = "ErrEdgeReportTooLong"
 		}
 	}
@@ -154,12 +141,12 @@ func (c ClusterRoutes) InPlace() int {
 
 // ClusterRoutesOf is how the route agents that reported recently stand
 // with the routes of cluster id, given the current routes.
-func (s *Service) ClusterRoutesOf(ctx context.Context, current Routes, id int64) (ClusterRoutes, error) {
+func (s *Service) ClusterRoutesOf(ctx context.Context, current edgewire.TenantRoutes, id int64) (ClusterRoutes, error) {
 	agents, err := s.RouteAgents(ctx, RouteAgentsFresh)
 	if err != nil {
 		return ClusterRoutes{}, err
 	}
-	var mine []TenantRoute
+	var mine []edgewire.TenantRoute
 	for _, r := range current.Routes {
 		if r.ClusterID == id {
 			mine = append(mine, r)

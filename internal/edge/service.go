@@ -1,3 +1,13 @@
+// Package edge is the platform's side of its public entry, the edges
+// (HAProxy in front of every cluster's control plane) and the route
+// agents on the host nodes: what every edge should route, worked out from
+// the clusters, the host nodes and the settings and watched through
+// NOTIFY (Desired, Watcher), the tenant routes every host node should keep
+// (DesiredRoutes, RoutesWatcher), the edge tokens both authenticate with,
+// their reports, the host nodes' record and the watch for edges out of
+// step. The edges themselves run package edgeagent, the route agents
+// package routeagent; what they exchange with the platform is package
+// edgewire's.
 package edge
 
 import (
@@ -15,6 +25,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/bearer"
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
@@ -152,7 +163,7 @@ func (s *Service) Reach(ctx context.Context, clusterID int64, version string) ([
 	out := make([]Reach, len(rows))
 	for i, r := range rows {
 		out[i] = Reach{Edge: r.Name, InStep: r.AppliedVersion == version}
-		var b Backend
+		var b edgewire.Backend
 		if len(r.Api) > 0 && string(r.Api) != "null" {
 			if err := json.Unmarshal(r.Api, &b); err != nil {
 				return nil, fmt.Errorf("decode edge %s's report: %w", r.Name, err)
@@ -212,42 +223,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (queries.EdgeT
 	return t, nil
 }
 
-// Backend is one backend's health as an edge's HAProxy reports it.
-type Backend struct {
-	ClusterID int64 `json:"cluster_id"`
-	// Kind is "api" or "konnectivity".
-	Kind string `json:"backend"`
-	// Up and Down count the backend's servers by their check.
-	Up   int `json:"up"`
-	Down int `json:"down"`
-}
-
-// MaxDown bounds the backends a report lists: an edge whose every backend
-// is down lists the first MaxDown (BackendsDown counts them all).
-const MaxDown = 1000
-
-// Report is what an edge says about itself (POST /api/v1/edge/status).
-type Report struct {
-	// Name tells apart the instances that share a token (their host
-	// names, by default).
-	Name           string `json:"name"`
-	HAProxyVersion string `json:"haproxy_version"`
-	AppliedVersion string `json:"applied_version"`
-	// BackendsUp counts the backends whose every server is up,
-	// BackendsDown those with a server down; Down lists the latter (a
-	// backend without servers is neither).
-	BackendsUp   int       `json:"backends_up"`
-	BackendsDown int       `json:"backends_down"`
-	Down         []Backend `json:"down"`
-	LastError    string    `json:"last_error"`
-}
-
-// maxReportText bounds the free text of a report.
-const maxReportText = 4000
-
 // Record stores a report of an edge that authenticated with token, from
 // address; the edge inside serve has no token (its ID is 0).
-func (s *Service) Record(ctx context.Context, token queries.EdgeToken, address string, r Report) (queries.EdgeInstance, error) {
+func (s *Service) Record(ctx context.Context, token queries.EdgeToken, address string, r edgewire.Report) (queries.EdgeInstance, error) {
 	r.Name = strings.TrimSpace(r.Name)
 	errs := input.Errors{}
 	if r.Name == "" {
@@ -255,17 +233,17 @@ func (s *Service) Record(ctx context.Context, token queries.EdgeToken, address s
 	} else if utf8.RuneCountInString(r.Name) > MaxNameLength {
 		errs["name"] = "ErrEdgeInstanceNameTooLong"
 	}
-	if len(r.HAProxyVersion) > maxReportText || len(r.AppliedVersion) > maxReportText || len(r.LastError) > maxReportText {
+	if len(r.HAProxyVersion) > edgewire.MaxReportText || len(r.AppliedVersion) > edgewire.MaxReportText || len(r.LastError) > edgewire.MaxReportText {
 		errs["last_error"] = "ErrEdgeReportTooLong"
 	}
-	if r.BackendsUp < 0 || r.BackendsDown < 0 || len(r.Down) > MaxDown {
+	if r.BackendsUp < 0 || r.BackendsDown < 0 || len(r.Down) > edgewire.MaxDown {
 		errs["down"] = "ErrEdgeReportBackends"
 	}
 	if len(errs) > 0 {
 		return queries.EdgeInstance{}, errs
 	}
 	if r.Down == nil {
-		r.Down = []Backend{}
+		r.Down = []edgewire.Backend{}
 	}
 	down, err := json.Marshal(r.Down)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -102,24 +103,24 @@ func TestDesiredRoutes(t *testing.T) {
 	rt.APIBaseDomain = "k8s.example.com"
 	internal, err := edge.Desired(ctx, q, rt)
 	require.NoError(t, err)
-	require.Equal(t, []edge.Route{
+	require.Equal(t, []edgewire.Route{
 		{ClusterID: np.ID, Host: "np.k8s.example.com",
-			API:          []edge.Server{{Address: "10.0.0.1", Port: 30001}, {Address: "10.0.0.2", Port: 30001}},
-			Konnectivity: []edge.Server{{Address: "10.0.0.1", Port: 30002}, {Address: "10.0.0.2", Port: 30002}}},
+			API:          []edgewire.Server{{Address: "10.0.0.1", Port: 30001}, {Address: "10.0.0.2", Port: 30001}},
+			Konnectivity: []edgewire.Server{{Address: "10.0.0.1", Port: 30002}, {Address: "10.0.0.2", Port: 30002}}},
 		{ClusterID: lb.ID, Host: "lb.k8s.example.com",
-			API:          []edge.Server{{Address: "203.0.113.7", Port: 443}},
-			Konnectivity: []edge.Server{{Address: "203.0.113.7", Port: 8132}}},
-		{ClusterID: pending.ID, Host: "pending.k8s.example.com", API: []edge.Server{}, Konnectivity: []edge.Server{}},
+			API:          []edgewire.Server{{Address: "203.0.113.7", Port: 443}},
+			Konnectivity: []edgewire.Server{{Address: "203.0.113.7", Port: 8132}}},
+		{ClusterID: pending.ID, Host: "pending.k8s.example.com", API: []edgewire.Server{}, Konnectivity: []edgewire.Server{}},
 		{ClusterID: wasUp.ID, Host: "was-up.k8s.example.com",
-			API:          []edge.Server{{Address: "203.0.113.9", Port: 443}},
-			Konnectivity: []edge.Server{{Address: "203.0.113.9", Port: 8132}}},
+			API:          []edgewire.Server{{Address: "203.0.113.9", Port: 443}},
+			Konnectivity: []edgewire.Server{{Address: "203.0.113.9", Port: 8132}}},
 	}, internal.Routes)
 	require.NotEqual(t, st.Version, internal.Version)
 
 	rt.EdgeAddressType = settings.AddressExternalIP
 	external, err := edge.Desired(ctx, q, rt)
 	require.NoError(t, err)
-	require.Equal(t, []edge.Server{{Address: "198.51.100.1", Port: 30001}}, external.Routes[0].API, "host-b has no external address, host-c is not Ready")
+	require.Equal(t, []edgewire.Server{{Address: "198.51.100.1", Port: 30001}}, external.Routes[0].API, "host-b has no external address, host-c is not Ready")
 	require.NotEqual(t, internal.Version, external.Version)
 
 	// The same state has the same version; a host node that becomes
@@ -198,7 +199,7 @@ func TestWatcherWakesOnChange(t *testing.T) {
 	woken("a Ready host node")
 	next, changed, err = w.Current(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []edge.Server{{Address: "10.0.0.1", Port: 30001}}, next.Routes[0].API)
+	require.Equal(t, []edgewire.Server{{Address: "10.0.0.1", Port: 30001}}, next.Routes[0].API)
 
 	saveSettings(t, pool, box, func(rt *settings.Runtime) { rt.APIBaseDomain = "other.example.com" })
 	woken("a new API base domain")

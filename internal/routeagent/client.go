@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kubebyon/kubebyon/internal/apiclient"
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 )
 
 const (
@@ -30,58 +31,16 @@ const (
 	requestSlack = 15 * time.Second
 )
 
-// The platform refuses a report beyond these limits whole.
-const (
-	// MaxReportedFailures bounds the failures a report lists,
-	// MaxReportDst a destination's length, MaxReportText a text's.
-	MaxReportedFailures = 1000
-	MaxReportDst        = 64
-	MaxReportText       = 4000
-)
-
-// Desired is the platform's answer to GET /api/v1/edge/routes: every
-// route the host nodes should have, under an opaque version.
-type Desired struct {
-	Version string         `json:"version"`
-	Routes  []DesiredRoute `json:"routes"`
-}
-
-// DesiredRoute is one tenant node's route as the platform sends it: Dst
-// is the node's Pod CIDR and Via its address, both still text.
-type DesiredRoute struct {
-	ClusterID int64  `json:"cluster_id"`
-	Node      string `json:"node"`
-	Dst       string `json:"dst"`
-	Via       string `json:"via"`
-}
-
-// Status is the report of one converge, for POST
-// /api/v1/edge/routes/status.
-type Status struct {
-	// Node is the host node the agent runs on.
-	Node string `json:"node"`
-	// Version is the version of the routes converged to.
-	Version  string `json:"version"`
-	InPlace  int    `json:"in_place"`
-	Added    int    `json:"added"`
-	Replaced int    `json:"replaced"`
-	Removed  int    `json:"removed"`
-	// Failed says by destination why a route is not in place.
-	Failed map[string]string `json:"failed"`
-	// Error is what stopped the whole converge, or empty.
-	Error string `json:"error"`
-}
-
 // bounded is s within the platform's limits: the first failures by
 // destination, and texts cut short.
-func (s Status) bounded() Status {
+func bounded(s edgewire.RouteReport) edgewire.RouteReport {
 	dsts := slices.Sorted(maps.Keys(s.Failed))
-	failed := make(map[string]string, min(len(dsts), MaxReportedFailures))
-	for _, dst := range dsts[:min(len(dsts), MaxReportedFailures)] {
-		failed[cut(dst, MaxReportDst)] = cut(s.Failed[dst], MaxReportText)
+	failed := make(map[string]string, min(len(dsts), edgewire.MaxReportedFailures))
+	for _, dst := range dsts[:min(len(dsts), edgewire.MaxReportedFailures)] {
+		failed[cut(dst, edgewire.MaxReportDst)] = cut(s.Failed[dst], edgewire.MaxReportText)
 	}
 	s.Failed = failed
-	s.Error = cut(s.Error, MaxReportText)
+	s.Error = cut(s.Error, edgewire.MaxReportText)
 	return s
 }
 
@@ -115,7 +74,7 @@ type Remote struct {
 // Routes long-polls GET /api/v1/edge/routes: the desired routes once
 // their version is not have, waiting at most wait (whole seconds) for
 // that; changed is false when the wait ended first.
-func (p *Remote) Routes(ctx context.Context, have string, wait time.Duration) (d Desired, changed bool, err error) {
+func (p *Remote) Routes(ctx context.Context, have string, wait time.Duration) (d edgewire.TenantRoutes, changed bool, err error) {
 	q := url.Values{"wait": {strconv.Itoa(int(wait / time.Second))}}
 	if have != "" {
 		q.Set("version", have)
@@ -124,33 +83,33 @@ func (p *Remote) Routes(ctx context.Context, have string, wait time.Duration) (d
 	defer cancel()
 	req, err := p.request(ctx, http.MethodGet, "/api/v1/edge/routes?"+q.Encode(), nil)
 	if err != nil {
-		return Desired{}, false, err
+		return edgewire.TenantRoutes{}, false, err
 	}
 	resp, err := p.Client.Do(req)
 	if err != nil {
-		return Desired{}, false, err
+		return edgewire.TenantRoutes{}, false, err
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusNotModified:
-		return Desired{}, false, nil
+		return edgewire.TenantRoutes{}, false, nil
 	case http.StatusOK:
 		if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
-			return Desired{}, false, fmt.Errorf("read the routes: %w", err)
+			return edgewire.TenantRoutes{}, false, fmt.Errorf("read the routes: %w", err)
 		}
 		return d, d.Version != have, nil
 	case http.StatusBadRequest:
 		if n, err := strconv.Atoi(resp.Header.Get("X-Max-Wait")); err == nil && time.Duration(n)*time.Second < wait {
-			return Desired{}, false, &WaitTooLongError{Max: time.Duration(n) * time.Second}
+			return edgewire.TenantRoutes{}, false, &WaitTooLongError{Max: time.Duration(n) * time.Second}
 		}
 		fallthrough
 	default:
-		return Desired{}, false, fmt.Errorf("the platform answered %s: %s", resp.Status, apiclient.Message(resp.Body))
+		return edgewire.TenantRoutes{}, false, fmt.Errorf("the platform answered %s: %s", resp.Status, apiclient.Message(resp.Body))
 	}
 }
 
 // Status sends POST /api/v1/edge/routes/status.
-func (p *Remote) Status(ctx context.Context, s Status) error {
+func (p *Remote) Status(ctx context.Context, s edgewire.RouteReport) error {
 	body, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("encode the status: %w", err)

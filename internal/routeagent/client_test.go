@@ -22,6 +22,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
+
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 )
 
 const testToken = "kbe_abcdefgh_abcdefghijklmnopqrstuvwxyz234567"
@@ -41,7 +43,7 @@ func TestRunnerAppliesRoutesAndReports(t *testing.T) {
 	b.start(t)
 
 	st := b.waitForReport(t, "v1")
-	require.Equal(t, Status{
+	require.Equal(t, edgewire.RouteReport{
 		Node: "host-1", Version: "v1", InPlace: 3, Added: 3,
 		Failed: map[string]string{
 			"10.200.3.0/24": "cannot add the route via 192.0.2.1: the via address is not on a network this host reaches (network is unreachable)",
@@ -62,7 +64,7 @@ func TestRunnerAppliesRoutesAndReports(t *testing.T) {
 		desiredRoute(3, "worker-1", "10.200.6.0/24", "10.99.0.2"),
 	)
 	st = b.waitForReport(t, "v2")
-	require.Equal(t, Status{
+	require.Equal(t, edgewire.RouteReport{
 		Node: "host-1", Version: "v2", InPlace: 2, Added: 1, Replaced: 1, Removed: 1,
 		Failed: map[string]string{"10.200.2.0/24": `cluster 1, node "worker-2": the via "bogus" is not an IP address`},
 	}, st)
@@ -96,7 +98,7 @@ func TestRunnerRestoresRoutesAtResync(t *testing.T) {
 	require.Equal(t, want[:1], b.tn.ownRoutes(t, 0, Protocol))
 
 	require.Eventually(t, func() bool {
-		return slices.ContainsFunc(b.platform.statuses(), func(s Status) bool { return s.Version == "v1" && s.Added == 1 })
+		return slices.ContainsFunc(b.platform.statuses(), func(s edgewire.RouteReport) bool { return s.Version == "v1" && s.Added == 1 })
 	}, 10*time.Second, 20*time.Millisecond, "a resync puts the route back and reports it")
 	require.Equal(t, want, b.tn.ownRoutes(t, 0, Protocol))
 	require.Contains(t, b.logs.String(), `msg="routes converged" table=254 protocol=108 added=1`)
@@ -160,7 +162,7 @@ func TestRunnerReportsAfterEveryPoll(t *testing.T) {
 	b.start(t)
 
 	require.Eventually(t, func() bool { return len(b.platform.statuses()) >= 3 }, 10*time.Second, 20*time.Millisecond)
-	want := Status{Node: "host-1", Version: "v1", InPlace: 1, Added: 1, Failed: map[string]string{}}
+	want := edgewire.RouteReport{Node: "host-1", Version: "v1", InPlace: 1, Added: 1, Failed: map[string]string{}}
 	for _, st := range b.platform.statuses() {
 		require.Equal(t, want, st, "the last converge's report, again")
 	}
@@ -188,19 +190,19 @@ func TestRunnerFollowsThePlatformsWaitLimit(t *testing.T) {
 // TestStatusBounded keeps a report within what the platform takes.
 func TestStatusBounded(t *testing.T) {
 	t.Parallel()
-	st := Status{Failed: map[string]string{}, Error: strings.Repeat("é", 3000)}
-	for i := range MaxReportedFailures + 5 {
+	st := edgewire.RouteReport{Failed: map[string]string{}, Error: strings.Repeat("é", 3000)}
+	for i := range edgewire.MaxReportedFailures + 5 {
 		st.Failed[fmt.Sprintf("10.%d.%d.0/24", i/256, i%256)] = "unreachable"
 	}
 	long := strings.Repeat("x", 100)
 	st.Failed[long] = strings.Repeat("ü", 2001)
 
-	b := st.bounded()
-	require.Equal(t, slices.Sorted(maps.Keys(st.Failed))[:MaxReportedFailures], slices.Sorted(maps.Keys(b.Failed)), "the first by destination stay")
+	b := bounded(st)
+	require.Equal(t, slices.Sorted(maps.Keys(st.Failed))[:edgewire.MaxReportedFailures], slices.Sorted(maps.Keys(b.Failed)), "the first by destination stay")
 	require.Len(t, b.Error, 4000)
 	require.True(t, utf8.ValidString(b.Error))
 
-	b = Status{Failed: map[string]string{long: strings.Repeat("ü", 2001)}}.bounded()
+	b = bounded(edgewire.RouteReport{Failed: map[string]string{long: strings.Repeat("ü", 2001)}})
 	require.Equal(t, map[string]string{long[:64]: strings.Repeat("ü", 2000)}, b.Failed)
 }
 
@@ -259,7 +261,7 @@ type runnerBundle struct {
 	srv *httptest.Server
 }
 
-func setupRunner(t *testing.T, resync time.Duration, routes ...DesiredRoute) *runnerBundle {
+func setupRunner(t *testing.T, resync time.Duration, routes ...edgewire.TenantRoute) *runnerBundle {
 	t.Helper()
 	tn := newTestNetns(t)
 	addNetwork(t, tn.h, "nodes0", "10.99.0.1/16")
@@ -322,9 +324,9 @@ func (b *runnerBundle) startServer(t *testing.T, addr string) {
 }
 
 // waitForReport waits for the first report on version and returns it.
-func (b *runnerBundle) waitForReport(t *testing.T, version string) Status {
+func (b *runnerBundle) waitForReport(t *testing.T, version string) edgewire.RouteReport {
 	t.Helper()
-	var st Status
+	var st edgewire.RouteReport
 	require.Eventually(t, func() bool {
 		for _, s := range b.platform.statuses() {
 			if s.Version == version {
@@ -337,8 +339,8 @@ func (b *runnerBundle) waitForReport(t *testing.T, version string) Status {
 	return st
 }
 
-func desiredRoute(clusterID int64, node, dst, via string) DesiredRoute {
-	return DesiredRoute{ClusterID: clusterID, Node: node, Dst: dst, Via: via}
+func desiredRoute(clusterID int64, node, dst, via string) edgewire.TenantRoute {
+	return edgewire.TenantRoute{ClusterID: clusterID, Node: node, Dst: dst, Via: via}
 }
 
 // fakePlatform serves the platform's route API as it is specified, to
@@ -350,21 +352,21 @@ type fakePlatform struct {
 	// maxWait is the longest wait in seconds that a poll may ask for.
 	maxWait int
 	version int
-	routes  []DesiredRoute
+	routes  []edgewire.TenantRoute
 	// changed is closed when the routes change, down when the platform
 	// goes down.
 	changed, down chan struct{}
 	polled        []url.Values
 	waiters       int
-	reports       []Status
+	reports       []edgewire.RouteReport
 }
 
-func newFakePlatform(t *testing.T, routes ...DesiredRoute) *fakePlatform {
+func newFakePlatform(t *testing.T, routes ...edgewire.TenantRoute) *fakePlatform {
 	return &fakePlatform{t: t, maxWait: 55, version: 1, routes: routes, changed: make(chan struct{}), down: make(chan struct{})}
 }
 
 // set makes routes the next version.
-func (p *fakePlatform) set(routes ...DesiredRoute) {
+func (p *fakePlatform) set(routes ...edgewire.TenantRoute) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.version++
@@ -403,7 +405,7 @@ func (p *fakePlatform) waiting() int {
 	return p.waiters
 }
 
-func (p *fakePlatform) statuses() []Status {
+func (p *fakePlatform) statuses() []edgewire.RouteReport {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.reports)
@@ -464,7 +466,7 @@ func (p *fakePlatform) serveRoutes(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.mu.Lock()
-	d := Desired{Version: p.current(), Routes: slices.Clone(p.routes)}
+	d := edgewire.TenantRoutes{Version: p.current(), Routes: slices.Clone(p.routes)}
 	p.mu.Unlock()
 	w.Header().Set("ETag", strconv.Quote(d.Version))
 	w.Header().Set("Content-Type", "application/json")
@@ -513,7 +515,7 @@ func (p *fakePlatform) serveStatus(w http.ResponseWriter, r *http.Request) {
 		p.t.Errorf("status fields %v, want %v", got, want)
 	}
 	raw, _ := json.Marshal(fields)
-	var s Status
+	var s edgewire.RouteReport
 	if err := json.Unmarshal(raw, &s); err != nil {
 		p.t.Errorf("status: %v", err)
 	}

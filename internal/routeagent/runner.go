@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"time"
+
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 )
 
 const (
@@ -56,7 +58,7 @@ type runState struct {
 	// maxWait is the platform's limit on a poll's wait, once it said so.
 	maxWait time.Duration
 	// last is the report of the last converge.
-	last *Status
+	last *edgewire.RouteReport
 	// downSince is when requests to the platform began to fail; zero
 	// while they succeed.
 	downSince time.Time
@@ -157,7 +159,7 @@ func (r *Runner) converge(ctx context.Context, s *runState) {
 	if ctx.Err() != nil {
 		return
 	}
-	st := Status{
+	st := edgewire.RouteReport{
 		Node: r.Node, Version: d.version, InPlace: res.InPlace,
 		Added: len(res.Added), Replaced: len(res.Replaced), Removed: len(res.Removed),
 		Failed: res.Failed,
@@ -187,7 +189,7 @@ func (r *Runner) converge(ctx context.Context, s *runState) {
 		}
 		s.converged = d.version
 	}
-	st = st.bounded()
+	st = bounded(st)
 	s.last = &st
 }
 
@@ -223,7 +225,7 @@ func (r *Runner) logger() *slog.Logger {
 // parseDesired reads the platform's routes. A route whose destination
 // parses but whose via does not is kept without a via, so that Converge
 // leaves the agent's route to that destination as it is.
-func parseDesired(d Desired) *desiredState {
+func parseDesired(d edgewire.TenantRoutes) *desiredState {
 	st := &desiredState{version: d.Version, routes: make([]Route, 0, len(d.Routes)), failed: map[string]string{}}
 	for _, dr := range d.Routes {
 		where := fmt.Sprintf("cluster %d, node %q", dr.ClusterID, dr.Node)

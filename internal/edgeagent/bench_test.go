@@ -1,4 +1,4 @@
-package edge
+package edgeagent
 
 import (
 	"context"
@@ -13,10 +13,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
+
+// TestMain stops the PostgreSQL server that the benchmark's database
+// (testenv.DB) starts.
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // BenchmarkChangeToHAProxy measures, with 10,000 NodePort clusters and
 // three Ready host nodes in the database, what a change costs on its way
@@ -52,11 +58,11 @@ func BenchmarkChangeToHAProxy(b *testing.B) {
 	rt := settings.Defaults()
 	rt.APIBaseDomain = "k.example.com"
 
-	var st State
+	var st edgewire.State
 	var desired time.Duration
 	for range 5 {
 		t0 := time.Now()
-		st, err = Desired(ctx, q, rt)
+		st, err = edge.Desired(ctx, q, rt)
 		require.NoError(b, err)
 		desired += time.Since(t0)
 	}
@@ -83,11 +89,11 @@ func BenchmarkChangeToHAProxy(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		n++
-		next := append(st.Routes[:len(st.Routes):len(st.Routes)], Route{
+		next := append(st.Routes[:len(st.Routes):len(st.Routes)], edgewire.Route{
 			ClusterID: int64(clusters + n), Host: "new-" + strconv.Itoa(n) + ".k.example.com",
-			API: []Server{{Address: "127.0.0.2", Port: 9000}}, Konnectivity: []Server{{Address: "127.0.0.2", Port: 9001}},
+			API: []edgewire.Server{{Address: "127.0.0.2", Port: 9000}}, Konnectivity: []edgewire.Server{{Address: "127.0.0.2", Port: 9001}},
 		})
-		s, err := newState(next, nil)
+		s, err := edgewire.NewState(next, nil)
 		require.NoError(b, err)
 		// Apply's two steps, timed apart.
 		t0 := time.Now()

@@ -1,4 +1,4 @@
-package edge
+package edgeagent
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -28,12 +29,12 @@ func TestHAProxyRoutesByName(t *testing.T) {
 	haproxy := testenv.HAProxy(t)
 	type upstream struct {
 		host, greeting string
-		server         Server
+		server         edgewire.Server
 		roots          *x509.CertPool
 	}
 	start := func(host, greeting string) upstream {
 		port, roots := testenv.TLSEcho(t, host, greeting)
-		return upstream{host: host, greeting: greeting, server: Server{Address: "127.0.0.1", Port: port}, roots: roots}
+		return upstream{host: host, greeting: greeting, server: edgewire.Server{Address: "127.0.0.1", Port: port}, roots: roots}
 	}
 	aAPI, aKonn := start("a.k.test", "api of a"), start("a.k.test", "konnectivity of a")
 	bAPI := start("b.k.test", "api of b")
@@ -42,9 +43,9 @@ func TestHAProxyRoutesByName(t *testing.T) {
 	apiBind, konnBind := "127.0.0.1:"+strconv.Itoa(freePort(t)), "127.0.0.1:"+strconv.Itoa(freePort(t))
 	f, err := Render(Config{
 		Version: "7", APIBind: apiBind, KonnectivityBind: konnBind, Dir: dir,
-		Routes: []Route{
-			{ClusterID: 2, Host: "b.k.test", API: []Server{bAPI.server}},
-			{ClusterID: 1, Host: "a.k.test", API: []Server{aAPI.server}, Konnectivity: []Server{aKonn.server}},
+		Routes: []edgewire.Route{
+			{ClusterID: 2, Host: "b.k.test", API: []edgewire.Server{bAPI.server}},
+			{ClusterID: 1, Host: "a.k.test", API: []edgewire.Server{aAPI.server}, Konnectivity: []edgewire.Server{aKonn.server}},
 		},
 	})
 	require.NoError(t, err)
@@ -100,19 +101,19 @@ func TestRenderRefusesWhatHAProxyMustNotGet(t *testing.T) {
 	t.Parallel()
 	ok := Config{APIBind: ":443", KonnectivityBind: ":8132", Dir: "/etc/kubebyon/edge"}
 	for name, tt := range map[string]func(c *Config){
-		"host name with a space":    func(c *Config) { c.Routes = []Route{{ClusterID: 1, Host: "a b.k.test"}} },
-		"host name with a new line": func(c *Config) { c.Routes = []Route{{ClusterID: 1, Host: "a.k.test\nbackend x"}} },
+		"host name with a space":    func(c *Config) { c.Routes = []edgewire.Route{{ClusterID: 1, Host: "a b.k.test"}} },
+		"host name with a new line": func(c *Config) { c.Routes = []edgewire.Route{{ClusterID: 1, Host: "a.k.test\nbackend x"}} },
 		"host name twice": func(c *Config) {
-			c.Routes = []Route{{ClusterID: 1, Host: "a.k.test"}, {ClusterID: 2, Host: "a.k.test"}}
+			c.Routes = []edgewire.Route{{ClusterID: 1, Host: "a.k.test"}, {ClusterID: 2, Host: "a.k.test"}}
 		},
 		"cluster twice": func(c *Config) {
-			c.Routes = []Route{{ClusterID: 1, Host: "a.k.test"}, {ClusterID: 2, Host: "b.k.test"}, {ClusterID: 1, Host: "c.k.test"}}
+			c.Routes = []edgewire.Route{{ClusterID: 1, Host: "a.k.test"}, {ClusterID: 2, Host: "b.k.test"}, {ClusterID: 1, Host: "c.k.test"}}
 		},
 		"server port 0": func(c *Config) {
-			c.Routes = []Route{{ClusterID: 1, Host: "a.k.test", API: []Server{{Address: "10.0.0.1", Port: 0}}}}
+			c.Routes = []edgewire.Route{{ClusterID: 1, Host: "a.k.test", API: []edgewire.Server{{Address: "10.0.0.1", Port: 0}}}}
 		},
 		"server address with a space": func(c *Config) {
-			c.Routes = []Route{{ClusterID: 1, Host: "a.k.test", API: []Server{{Address: "10.0.0.1 backup", Port: 30443}}}}
+			c.Routes = []edgewire.Route{{ClusterID: 1, Host: "a.k.test", API: []edgewire.Server{{Address: "10.0.0.1 backup", Port: 30443}}}}
 		},
 		"relative directory": func(c *Config) { c.Dir = "edge" },
 		"bind without port":  func(c *Config) { c.APIBind = "0.0.0.0" },
@@ -144,14 +145,14 @@ func TestCheckSaysWhatHAProxyRefuses(t *testing.T) {
 // the same bytes.
 func TestRenderIsStable(t *testing.T) {
 	t.Parallel()
-	routes := []Route{
-		{ClusterID: 1, Host: "a.k.test", API: []Server{{Address: "10.0.0.1", Port: 30443}}},
-		{ClusterID: 2, Host: "b.k.test", API: []Server{{Address: "node-2.example", Port: 30444}}},
+	routes := []edgewire.Route{
+		{ClusterID: 1, Host: "a.k.test", API: []edgewire.Server{{Address: "10.0.0.1", Port: 30443}}},
+		{ClusterID: 2, Host: "b.k.test", API: []edgewire.Server{{Address: "node-2.example", Port: 30444}}},
 	}
 	c := Config{APIBind: ":443", KonnectivityBind: ":8132", Dir: "/e", Routes: routes}
 	one, err := Render(c)
 	require.NoError(t, err)
-	c.Routes = []Route{routes[1], routes[0]}
+	c.Routes = []edgewire.Route{routes[1], routes[0]}
 	two, err := Render(c)
 	require.NoError(t, err)
 	require.Equal(t, one, two)
@@ -173,15 +174,15 @@ func BenchmarkRender(b *testing.B) {
 	haproxy := testenv.HAProxy(b)
 	dir := b.TempDir()
 	const clusters = 10_000
-	routes := make([]Route, clusters)
+	routes := make([]edgewire.Route, clusters)
 	for i := range routes {
-		var api, konn []Server
+		var api, konn []edgewire.Server
 		for n := range 3 {
 			addr := "10.0.0." + strconv.Itoa(n+1)
-			api = append(api, Server{Address: addr, Port: 30000 + i%2000})
-			konn = append(konn, Server{Address: addr, Port: 32000 + i%700})
+			api = append(api, edgewire.Server{Address: addr, Port: 30000 + i%2000})
+			konn = append(konn, edgewire.Server{Address: addr, Port: 32000 + i%700})
 		}
-		routes[i] = Route{ClusterID: int64(i + 1), Host: "cluster-" + strconv.Itoa(i) + ".k.example.com", API: api, Konnectivity: konn}
+		routes[i] = edgewire.Route{ClusterID: int64(i + 1), Host: "cluster-" + strconv.Itoa(i) + ".k.example.com", API: api, Konnectivity: konn}
 	}
 	c := Config{Version: "1", APIBind: "127.0.0.1:18443", KonnectivityBind: "127.0.0.1:18132", Dir: dir, Routes: routes}
 	var f Files

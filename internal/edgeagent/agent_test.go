@@ -1,4 +1,4 @@
-package edge
+package edgeagent
 
 import (
 	"context"
@@ -13,15 +13,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
 // echoUpstream is a control plane (testenv.TLSEcho) for host, and its
 // address as a server of a route.
-func echoUpstream(t *testing.T, host, greeting string) (Server, *x509.CertPool) {
+func echoUpstream(t *testing.T, host, greeting string) (edgewire.Server, *x509.CertPool) {
 	t.Helper()
 	port, roots := testenv.TLSEcho(t, host, greeting)
-	return Server{Address: "127.0.0.1", Port: port}, roots
+	return edgewire.Server{Address: "127.0.0.1", Port: port}, roots
 }
 
 // TestAgentAppliesStatesSeamlessly runs the agent's HAProxy (master-worker
@@ -43,7 +44,7 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, versionsDir), 0o700))
-	require.NoError(t, a.write(ctx, State{Routes: []Route{}}))
+	require.NoError(t, a.write(ctx, edgewire.State{Routes: []edgewire.Route{}}))
 	a.MasterSocket = filepath.Join(dir, MasterSocketFile)
 	died := make(chan error, 1)
 	stop, err := a.startHAProxy(ctx, died)
@@ -53,8 +54,8 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, v, "the empty state until the platform answers")
 
-	routeA := Route{ClusterID: 1, Host: "a.k.test", API: []Server{aAPI}, Konnectivity: []Server{aKonn}}
-	s1, err := newState([]Route{routeA}, nil)
+	routeA := edgewire.Route{ClusterID: 1, Host: "a.k.test", API: []edgewire.Server{aAPI}, Konnectivity: []edgewire.Server{aKonn}}
+	s1, err := edgewire.NewState([]edgewire.Route{routeA}, nil)
 	require.NoError(t, err)
 	require.NoError(t, a.Apply(ctx, s1))
 	held, heldR, greeting, err := testenv.TLSGreeting(a.APIBind, "a.k.test", aRoots)
@@ -64,8 +65,8 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 	_, _, _, err = testenv.TLSGreeting(a.APIBind, "b.k.test", bRoots)
 	require.Error(t, err, "b has no route yet")
 
-	dead := Server{Address: "127.0.0.1", Port: freePort(t)} // nothing listens
-	s2, err := newState([]Route{routeA, {ClusterID: 2, Host: "b.k.test", API: []Server{bAPI}}, {ClusterID: 3, Host: "c.k.test", API: []Server{dead}}}, nil)
+	dead := edgewire.Server{Address: "127.0.0.1", Port: freePort(t)} // nothing listens
+	s2, err := edgewire.NewState([]edgewire.Route{routeA, {ClusterID: 2, Host: "b.k.test", API: []edgewire.Server{bAPI}}, {ClusterID: 3, Host: "c.k.test", API: []edgewire.Server{dead}}}, nil)
 	require.NoError(t, err)
 	require.NoError(t, a.Apply(ctx, s2))
 	served, err := a.servedVersion()
@@ -91,7 +92,7 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 	require.NoError(t, err)
 	good := a.APIBind
 	a.APIBind = "256.0.0.1:443"
-	s3, err := newState([]Route{routeA, {ClusterID: 2, Host: "b.k.test", API: []Server{bAPI}}}, nil)
+	s3, err := edgewire.NewState([]edgewire.Route{routeA, {ClusterID: 2, Host: "b.k.test", API: []edgewire.Server{bAPI}}}, nil)
 	require.NoError(t, err)
 	err = a.Apply(ctx, s3)
 	require.ErrorContains(t, err, "haproxy refuses the configuration")
@@ -111,13 +112,13 @@ func TestAgentAppliesStatesSeamlessly(t *testing.T) {
 	// Health: every server is checked (a TCP connect); c's server does
 	// not answer. Backends without servers (b's and c's konnectivity)
 	// count as neither.
-	var r Report
+	var r edgewire.Report
 	require.Eventually(t, func() bool {
-		r = Report{}
+		r = edgewire.Report{}
 		require.NoError(t, a.health(&r))
 		return r.BackendsUp == 3 && r.BackendsDown == 1
 	}, 30*time.Second, 200*time.Millisecond)
-	require.Equal(t, []Backend{{ClusterID: 3, Kind: "api", Up: 0, Down: 1}}, r.Down)
+	require.Equal(t, []edgewire.Backend{{ClusterID: 3, Kind: "api", Up: 0, Down: 1}}, r.Down)
 
 	select {
 	case err := <-died:

@@ -1,14 +1,19 @@
-// Package edge is the platform's public entry: HAProxy in front of every
-// cluster's control plane. It renders the configuration that routes each
-// cluster's API host name (<slug>.<API base domain>) to its apiserver on
-// one port and to its konnectivity server on another, in TCP mode with TLS
-// passed through (the control plane keeps its own certificate), by the
-// name the client asks for in its TLS hello (SNI).
+// Package edgeagent is `kubebyon edge`, the program that runs the
+// platform's public entry on an edge machine (or inside serve): HAProxy in
+// front of every cluster's control plane, kept in step with the state the
+// platform serves (Agent). It needs no database: it reaches the platform
+// through Platform, with package edgewire's types.
+//
+// It renders the configuration that routes each cluster's API host name
+// (<slug>.<API base domain>) to its apiserver on one port and to its
+// konnectivity server on another, in TCP mode with TLS passed through (the
+// control plane keeps its own certificate), by the name the client asks
+// for in its TLS hello (SNI).
 //
 // A host name is looked up in a map file, one per port, not matched by
 // an ACL per cluster: with 10,000 clusters a connection still costs one
 // lookup. A name the map does not hold is refused.
-package edge
+package edgeagent
 
 import (
 	"bytes"
@@ -24,23 +29,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 )
-
-// Server is one address a backend sends connections to.
-type Server struct {
-	Address string `json:"address"` // an IP address or a DNS name
-	Port    int    `json:"port"`
-}
-
-// Route is one cluster's entry: its API host name and where its apiserver
-// and its konnectivity server answer. A route without servers is still
-// known: its connections are accepted and closed, not refused as unknown.
-type Route struct {
-	ClusterID    int64    `json:"cluster_id"`
-	Host         string   `json:"host"`
-	API          []Server `json:"api"`
-	Konnectivity []Server `json:"konnectivity"`
-}
 
 // Config is what one HAProxy serves.
 type Config struct {
@@ -55,9 +46,9 @@ type Config struct {
 	// AdminSocket is HAProxy's runtime API socket; Dir/admin.sock when
 	// empty.
 	AdminSocket string
-	Routes      []Route
+	Routes      []edgewire.Route
 	// Console is the console's route on the API port, if any.
-	Console *Console
+	Console *edgewire.Console
 }
 
 // The files in Config.Dir.
@@ -99,7 +90,7 @@ func Render(c Config) (Files, error) {
 		}
 	}
 	routes := slices.Clone(c.Routes)
-	slices.SortFunc(routes, func(a, b Route) int { return strings.Compare(a.Host, b.Host) })
+	slices.SortFunc(routes, func(a, b edgewire.Route) int { return strings.Compare(a.Host, b.Host) })
 	seen := make(map[string]bool, len(routes))
 	clusters := make(map[int64]bool, len(routes))
 	for _, r := range routes {
@@ -194,7 +185,7 @@ func frontend(w *bytes.Buffer, name, bind, mapPath string) {
 }
 
 // backend writes a cluster's backend: its servers, each health-checked.
-func backend(w *bytes.Buffer, name, host string, servers []Server) {
+func backend(w *bytes.Buffer, name, host string, servers []edgewire.Server) {
 	fmt.Fprintf(w, "backend %s\n    # %s\n    balance leastconn\n", name, host)
 	for i, s := range servers {
 		fmt.Fprintf(w, "    server s%d %s check\n", i, net.JoinHostPort(s.Address, strconv.Itoa(s.Port)))
@@ -203,7 +194,7 @@ func backend(w *bytes.Buffer, name, host string, servers []Server) {
 }
 
 // checkServer accepts an IP address or a DNS name, and a port.
-func checkServer(s Server) error {
+func checkServer(s edgewire.Server) error {
 	if s.Port < 1 || s.Port > 65535 {
 		return fmt.Errorf("server %s: port %d is out of range", s.Address, s.Port)
 	}

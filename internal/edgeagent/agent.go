@@ -1,4 +1,4 @@
-package edge
+package edgeagent
 
 import (
 	"cmp"
@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 )
 
 // The agent's files in its directory, beside the current config
@@ -45,7 +47,7 @@ const (
 // replaces the one it runs.
 type Agent struct {
 	// Platform serves the desired state and takes the reports: Remote for
-	// `kubebyon edge`, Local for the edge inside serve.
+	// `kubebyon edge`, edge.Local for the edge inside serve.
 	Platform Platform
 	// Name tells this edge apart from others with the same token.
 	Name string
@@ -84,7 +86,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.MasterSocket == "" {
 		// HAProxy needs a config to start: the empty state's, until the
 		// platform answers.
-		if err := a.write(ctx, State{Routes: []Route{}}); err != nil {
+		if err := a.write(ctx, edgewire.State{Routes: []edgewire.Route{}}); err != nil {
 			return err
 		}
 		a.MasterSocket = filepath.Join(a.Dir, MasterSocketFile)
@@ -203,14 +205,14 @@ func (a *Agent) startHAProxy(ctx context.Context, died chan<- error) (stop func(
 
 // poll asks the platform for the state, waiting for one newer than the
 // applied version.
-func (a *Agent) poll(ctx context.Context) (State, bool, error) {
+func (a *Agent) poll(ctx context.Context) (edgewire.State, bool, error) {
 	wait := a.Wait
 	if wait == 0 {
 		wait = DefaultWait
 	}
 	st, changed, err := a.Platform.Config(ctx, a.applied, wait)
 	if err != nil || !changed || st.Version == a.applied {
-		return State{}, false, err
+		return edgewire.State{}, false, err
 	}
 	return st, true, nil
 }
@@ -219,7 +221,7 @@ func (a *Agent) poll(ctx context.Context) (State, bool, error) {
 // checked by HAProxy, made the current config, and reloaded. A state
 // HAProxy refuses, or a reload that does not take, leaves the config it
 // served in place.
-func (a *Agent) Apply(ctx context.Context, st State) error {
+func (a *Agent) Apply(ctx context.Context, st edgewire.State) error {
 	prev, err := os.ReadFile(filepath.Join(a.Dir, ConfigFile))
 	if err != nil {
 		return fmt.Errorf("read the current config: %w", err)
@@ -241,7 +243,7 @@ func (a *Agent) Apply(ctx context.Context, st State) error {
 
 // write renders st into Dir/versions/<version>, has HAProxy check it
 // there, and makes it Dir/haproxy.cfg (which names that directory's maps).
-func (a *Agent) write(ctx context.Context, st State) error {
+func (a *Agent) write(ctx context.Context, st edgewire.State) error {
 	dir := filepath.Join(a.Dir, versionsDir, versionDescription(st.Version))
 	files, err := Render(Config{
 		Version: st.Version, APIBind: a.APIBind, KonnectivityBind: a.KonnectivityBind,
@@ -357,7 +359,7 @@ func socketCommand(path, command string) (string, error) {
 // report tells the platform the applied version, HAProxy's version, its
 // backends' health and the last error.
 func (a *Agent) report(ctx context.Context) error {
-	r := Report{Name: a.Name, AppliedVersion: a.applied, LastError: a.lastErr, Down: []Backend{}}
+	r := edgewire.Report{Name: a.Name, AppliedVersion: a.applied, LastError: a.lastErr, Down: []edgewire.Backend{}}
 	if info, err := a.runtime("show info"); err == nil {
 		for _, line := range strings.Split(info, "\n") {
 			if v, ok := strings.CutPrefix(line, "Version: "); ok {
@@ -370,15 +372,15 @@ func (a *Agent) report(ctx context.Context) error {
 	} else if r.LastError == "" {
 		r.LastError = "haproxy does not answer on its master socket: " + err.Error()
 	}
-	if len(r.LastError) > maxReportText {
+	if len(r.LastError) > edgewire.MaxReportText {
 		// Cut on a character: a cut one would grow past the limit in JSON.
-		r.LastError = strings.ToValidUTF8(r.LastError[:maxReportText], "")
+		r.LastError = strings.ToValidUTF8(r.LastError[:edgewire.MaxReportText], "")
 	}
 	return a.Platform.Status(ctx, r)
 }
 
 // health counts the backends' servers by their check (show stat).
-func (a *Agent) health(r *Report) error {
+func (a *Agent) health(r *edgewire.Report) error {
 	out, err := a.runtime("show stat -1 4 -1")
 	if err != nil {
 		return err
@@ -397,7 +399,7 @@ func (a *Agent) health(r *Report) error {
 		col[name] = i
 	}
 	px, sv, status := col["pxname"], col["svname"], col["status"]
-	counts := map[string]*Backend{}
+	counts := map[string]*edgewire.Backend{}
 	var order []string
 	for _, row := range rows[1:] {
 		if len(row) <= max(px, sv, status) || row[sv] == "BACKEND" || row[sv] == "FRONTEND" {
@@ -409,7 +411,7 @@ func (a *Agent) health(r *Report) error {
 		}
 		b := counts[row[px]]
 		if b == nil {
-			b = &Backend{ClusterID: id, Kind: kind}
+			b = &edgewire.Backend{ClusterID: id, Kind: kind}
 			counts[row[px]] = b
 			order = append(order, row[px])
 		}
@@ -426,7 +428,7 @@ func (a *Agent) health(r *Report) error {
 			continue
 		}
 		r.BackendsDown++
-		if len(r.Down) < MaxDown {
+		if len(r.Down) < edgewire.MaxDown {
 			r.Down = append(r.Down, *b)
 		}
 	}

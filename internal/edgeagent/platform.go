@@ -1,4 +1,4 @@
-package edge
+package edgeagent
 
 import (
 	"context"
@@ -11,17 +11,16 @@ import (
 	"time"
 
 	"github.com/kubebyon/kubebyon/internal/apiclient"
-
-	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/internal/edgewire"
 )
 
 // Platform is what an agent talks to: the desired state, and its reports.
 type Platform interface {
 	// Config is the desired state once its version is not have, waiting
 	// at most wait for that; changed is false when the wait ended first.
-	Config(ctx context.Context, have string, wait time.Duration) (st State, changed bool, err error)
+	Config(ctx context.Context, have string, wait time.Duration) (st edgewire.State, changed bool, err error)
 	// Status takes a report.
-	Status(ctx context.Context, r Report) error
+	Status(ctx context.Context, r edgewire.Report) error
 }
 
 // Remote is the platform over HTTP, as `kubebyon edge` reaches it: the
@@ -33,36 +32,36 @@ type Remote struct {
 }
 
 // Config long-polls GET /api/v1/edge/config.
-func (p *Remote) Config(ctx context.Context, have string, wait time.Duration) (State, bool, error) {
+func (p *Remote) Config(ctx context.Context, have string, wait time.Duration) (edgewire.State, bool, error) {
 	q := url.Values{"version": {have}, "wait": {strconv.Itoa(int(wait.Seconds()))}}
 	ctx, cancel := context.WithTimeout(ctx, wait+15*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(p.URL, "/")+"/api/v1/edge/config?"+q.Encode(), nil)
 	if err != nil {
-		return State{}, false, err
+		return edgewire.State{}, false, err
 	}
 	req.Header.Set("Authorization", "Bearer "+p.Token)
 	resp, err := p.Client.Do(req)
 	if err != nil {
-		return State{}, false, err
+		return edgewire.State{}, false, err
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusNotModified:
-		return State{}, false, nil
+		return edgewire.State{}, false, nil
 	case http.StatusOK:
-		var st State
+		var st edgewire.State
 		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-			return State{}, false, fmt.Errorf("read the edge config: %w", err)
+			return edgewire.State{}, false, fmt.Errorf("read the edge config: %w", err)
 		}
 		return st, true, nil
 	default:
-		return State{}, false, fmt.Errorf("the platform answered %s: %s", resp.Status, apiclient.Message(resp.Body))
+		return edgewire.State{}, false, fmt.Errorf("the platform answered %s: %s", resp.Status, apiclient.Message(resp.Body))
 	}
 }
 
 // Status sends POST /api/v1/edge/status.
-func (p *Remote) Status(ctx context.Context, r Report) error {
+func (p *Remote) Status(ctx context.Context, r edgewire.Report) error {
 	body, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -84,23 +83,4 @@ func (p *Remote) Status(ctx context.Context, r Report) error {
 		return fmt.Errorf("the platform answered %s: %s", resp.Status, apiclient.Message(resp.Body))
 	}
 	return nil
-}
-
-// Local is the platform in the same process, for the edge inside serve
-// (KUBEBYON_EDGE=embedded): the watcher's state, and reports recorded
-// without a token.
-type Local struct {
-	State   *Watcher
-	Service *Service
-}
-
-// Config waits on the watcher.
-func (p *Local) Config(ctx context.Context, have string, wait time.Duration) (State, bool, error) {
-	return p.State.Next(ctx, have, wait)
-}
-
-// Status records the report.
-func (p *Local) Status(ctx context.Context, r Report) error {
-	_, err := p.Service.Record(ctx, queries.EdgeToken{}, "", r)
-	return err
 }
