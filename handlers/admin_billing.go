@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
@@ -302,7 +302,7 @@ func (h *Handlers) markOrderPaid(c echo.Context) error {
 	case err == nil:
 		h.flash(c, "FlashAdminOrderPaid")
 		return redirect(c, fmt.Sprintf("/admin/orders/%d", id))
-	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.Is(err, billing.ErrReferenceRequired), errors.Is(err, billing.ErrReferenceTooLong):
 		f.Errors["reference"] = err.Error()
@@ -341,7 +341,7 @@ func (h *Handlers) refundAdminOrder(c echo.Context) error {
 	case err == nil:
 		h.flash(c, "FlashAdminOrderRefunded")
 		return redirect(c, fmt.Sprintf("/admin/orders/%d", id))
-	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.Is(err, billing.ErrRefundAmount):
 		f.Errors["amount"] = err.Error()
@@ -370,7 +370,7 @@ func (h *Handlers) cancelAdminOrder(c echo.Context) error {
 	case err == nil:
 		h.flash(c, "FlashAdminOrderCancelled")
 		return redirect(c, fmt.Sprintf("/admin/orders/%d", id))
-	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.Is(err, billing.ErrOrderClosed), errors.Is(err, billing.ErrAlreadyPaid):
 		f := views.NewForm()
@@ -577,7 +577,7 @@ func (h *Handlers) saveBillingSettings(c echo.Context) error {
 	case err == nil:
 		h.flash(c, "FlashAdminBillingSaved")
 		return redirect(c, "/admin/billing")
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		f.Errors, f.Error = invalid, "ErrAdminBillingNotSaved"
@@ -694,7 +694,7 @@ func (h *Handlers) subscriptionChanged(c echo.Context, id int64, action string, 
 	case err == nil:
 		h.flash(c, flash)
 		return redirect(c, fmt.Sprintf("/admin/users/%d", id))
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.Is(err, billing.ErrReasonRequired):
 		f.Errors["reason"] = err.Error()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/views"
@@ -60,7 +60,7 @@ func (h *Handlers) saveAdminDNS(c echo.Context) error {
 	}
 	changed, err := h.DNS.Apply(c.Request().Context(), change, actor(c))
 	var invalid input.Errors
-	var limited *adminusers.LimitedError
+	var limited *adminauth.LimitedError
 	switch {
 	case err == nil:
 		if len(changed) == 0 {
@@ -69,13 +69,13 @@ func (h *Handlers) saveAdminDNS(c echo.Context) error {
 			h.flash(c, "FlashDNSSaved")
 		}
 		return redirect(c, "/admin/edge#dns")
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		for k, v := range invalid {
 			f.Errors[k] = v
 		}
-	case errors.Is(err, dnsrecords.ErrPasswordRequired), errors.Is(err, adminusers.ErrWrongPassword):
+	case errors.Is(err, dnsrecords.ErrPasswordRequired), errors.Is(err, adminauth.ErrWrongPassword):
 		f.Errors["password"] = err.Error()
 	case errors.As(err, &limited):
 		waitForm(c, &f, limited.RetryAfter)

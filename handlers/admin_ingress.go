@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/views"
@@ -54,7 +54,7 @@ func (h *Handlers) saveAdminIngress(c echo.Context) error {
 			h.flash(c, "AdminIngressSaved")
 		}
 		return redirect(c, "/admin/edge#ingress")
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		for k, v := range invalid {

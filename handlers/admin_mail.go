@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
@@ -107,7 +107,7 @@ func (h *Handlers) saveAdminMail(c echo.Context) error {
 	f, change := mailChangeFrom(c)
 	changed, err := h.Mail.Apply(c.Request().Context(), change, actor(c))
 	var invalid input.Errors
-	var limited *adminusers.LimitedError
+	var limited *adminauth.LimitedError
 	switch {
 	case err == nil:
 		if len(changed) == 0 {
@@ -116,13 +116,13 @@ func (h *Handlers) saveAdminMail(c echo.Context) error {
 			h.flash(c, "FlashAdminMailSaved")
 		}
 		return redirect(c, "/admin/mail")
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		for k, v := range invalid {
 			f.Errors[k] = v
 		}
-	case errors.Is(err, mailsettings.ErrConfirmRequired), errors.Is(err, adminusers.ErrWrongPassword):
+	case errors.Is(err, mailsettings.ErrConfirmRequired), errors.Is(err, adminauth.ErrWrongPassword):
 		f.Errors["password"] = err.Error()
 	case errors.As(err, &limited):
 		waitForm(c, &f, limited.RetryAfter)
@@ -156,7 +156,7 @@ func (h *Handlers) testAdminMail(c echo.Context) error {
 	switch {
 	case err == nil:
 		return h.renderAdminMail(c, http.StatusOK, &f, test)
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		for k, v := range invalid {

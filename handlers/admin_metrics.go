@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/queries"
@@ -153,7 +153,7 @@ func (h *Handlers) saveMetricsSettings(c echo.Context) error {
 	case err == nil:
 		h.flash(c, "FlashAdminMetricsSaved")
 		return redirect(c, "/admin/metrics")
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		f.Errors, f.Error = invalid, "ErrAdminMetricsNotSaved"

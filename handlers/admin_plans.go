@@ -9,7 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -127,7 +127,7 @@ func (h *Handlers) createPlan(c echo.Context) error {
 	case err == nil:
 		h.flash(c, "FlashPlanCreated")
 		return redirect(c, fmt.Sprintf("/admin/plans/%d", p.ID))
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		f.Errors, f.Error = invalid, "ErrPlanNotSaved"
@@ -183,7 +183,7 @@ func (h *Handlers) updatePlan(c echo.Context) error {
 		h.flash(c, "FlashPlanSavedOver")
 	case err == nil:
 		h.flash(c, "FlashPlanSaved")
-	case errors.Is(err, adminusers.ErrNotAdmin), errors.Is(err, billing.ErrPlanNotFound):
+	case errors.Is(err, adminauth.ErrNotAdmin), errors.Is(err, billing.ErrPlanNotFound):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		f.Errors, f.Error = invalid, "ErrPlanNotSaved"
@@ -205,7 +205,7 @@ func (h *Handlers) setPlanArchived(archived bool) echo.HandlerFunc {
 		switch {
 		case errors.Is(err, billing.ErrPlanDefault):
 			h.flashError(c, err.Error())
-		case errors.Is(err, adminusers.ErrNotAdmin), errors.Is(err, billing.ErrPlanNotFound):
+		case errors.Is(err, adminauth.ErrNotAdmin), errors.Is(err, billing.ErrPlanNotFound):
 			return echo.ErrNotFound
 		case err != nil:
 			return err
@@ -228,7 +228,7 @@ func (h *Handlers) makePlanDefault(c echo.Context) error {
 	switch {
 	case errors.Is(err, billing.ErrPlanArchived):
 		h.flashError(c, err.Error())
-	case errors.Is(err, adminusers.ErrNotAdmin), errors.Is(err, billing.ErrPlanNotFound):
+	case errors.Is(err, adminauth.ErrNotAdmin), errors.Is(err, billing.ErrPlanNotFound):
 		return echo.ErrNotFound
 	case err != nil:
 		return err

@@ -13,8 +13,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/hostcheck"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/views"
@@ -199,7 +199,7 @@ func (h *Handlers) saveAdminSettings(c echo.Context) error {
 	}
 	changed, err := h.AdminSettings.Apply(c.Request().Context(), change, actor(c))
 	var invalid settings.FieldErrors
-	var limited *adminusers.LimitedError
+	var limited *adminauth.LimitedError
 	switch {
 	case err == nil:
 		if len(changed) == 0 {
@@ -208,13 +208,13 @@ func (h *Handlers) saveAdminSettings(c echo.Context) error {
 			h.flash(c, "FlashAdminSettingsSaved")
 		}
 		return redirect(c, "/admin/settings")
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		for k, v := range invalid {
 			f.Errors[k] = v
 		}
-	case errors.Is(err, adminsettings.ErrPasswordRequired), errors.Is(err, adminusers.ErrWrongPassword):
+	case errors.Is(err, adminsettings.ErrPasswordRequired), errors.Is(err, adminauth.ErrWrongPassword):
 		f.Errors["password"] = err.Error()
 	case errors.As(err, &limited):
 		waitForm(c, &f, limited.RetryAfter)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/signinproviders"
 	"github.com/kubebyon/kubebyon/views"
@@ -125,7 +125,7 @@ func (h *Handlers) saveAdminSignIn(c echo.Context) error {
 	f, change := signInChangeFrom(c)
 	changed, err := h.SignIn.Apply(c.Request().Context(), change, actor(c))
 	var invalid input.Errors
-	var limited *adminusers.LimitedError
+	var limited *adminauth.LimitedError
 	switch {
 	case err == nil:
 		if len(changed) == 0 {
@@ -134,13 +134,13 @@ func (h *Handlers) saveAdminSignIn(c echo.Context) error {
 			h.flash(c, "FlashAdminSignInSaved")
 		}
 		return redirect(c, adminSignInPath)
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		for k, v := range invalid {
 			f.Errors[k] = v
 		}
-	case errors.Is(err, signinproviders.ErrConfirmRequired), errors.Is(err, adminusers.ErrWrongPassword):
+	case errors.Is(err, signinproviders.ErrConfirmRequired), errors.Is(err, adminauth.ErrWrongPassword):
 		f.Errors["password"] = err.Error()
 	case errors.As(err, &limited):
 		waitForm(c, &f, limited.RetryAfter)

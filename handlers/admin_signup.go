@@ -9,8 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminsignup"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/signup"
@@ -84,7 +84,7 @@ func (h *Handlers) saveAdminSignUp(c echo.Context) error {
 			h.flash(c, "FlashAdminSignUpSaved")
 		}
 		return redirect(c, adminSignUpPath)
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		for k, v := range invalid {
@@ -108,7 +108,7 @@ func (h *Handlers) createInvitation(c echo.Context) error {
 	case err == nil:
 		h.flash(c, "FlashInvitationSent")
 		return redirect(c, adminSignUpPath+"#invitations")
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		for k, v := range invalid {
@@ -149,7 +149,7 @@ func (h *Handlers) invitationAction(c echo.Context, flash string, action func(in
 	switch {
 	case err == nil:
 		h.flash(c, flash)
-	case errors.Is(err, adminusers.ErrNotAdmin), errors.Is(err, adminsignup.ErrNotFound):
+	case errors.Is(err, adminauth.ErrNotAdmin), errors.Is(err, adminsignup.ErrNotFound):
 		return echo.ErrNotFound
 	case errors.Is(err, adminsignup.ErrNotOpen):
 		h.flashError(c, err.Error())

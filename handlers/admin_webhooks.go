@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
@@ -66,7 +66,7 @@ func (h *Handlers) createPlatformWebhook(c echo.Context) error {
 	created, err := h.webhooks().Create(c.Request().Context(), 0, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
 	var invalid input.Errors
 	switch {
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		f.Errors = invalid
@@ -99,7 +99,7 @@ func (h *Handlers) deletePlatformWebhook(c echo.Context) error {
 		return err
 	}
 	err = h.webhooks().Delete(c.Request().Context(), 0, id, actor(c))
-	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminusers.ErrNotAdmin) {
+	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminauth.ErrNotAdmin) {
 		return echo.ErrNotFound
 	}
 	if err != nil {
@@ -114,7 +114,7 @@ func (h *Handlers) saveWebhookNetwork(c echo.Context) error {
 	_, err := h.webhooks().SaveNetwork(c.Request().Context(), nf.Value(webhooks.FieldAllowed), actor(c))
 	var invalid input.Errors
 	switch {
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		nf.Errors = invalid
