@@ -20,7 +20,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/billing"
-	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -571,24 +570,17 @@ func (h *Handlers) saveBillingSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = h.Billing.SaveSettings(c.Request().Context(), st, actor(c))
-	var invalid input.Errors
-	switch {
-	case err == nil:
-		h.flash(c, "FlashAdminBillingSaved")
-		return redirect(c, "/admin/billing")
-	case errors.Is(err, adminauth.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		f.Errors, f.Error = invalid, "ErrAdminBillingNotSaved"
-	default:
-		return err
+	if err := h.Billing.SaveSettings(c.Request().Context(), st, actor(c)); err != nil {
+		return adminSaveError(c, err, &f, "ErrAdminBillingNotSaved", nil, func(status int) error {
+			stored, err := billing.LoadSettings(c.Request().Context(), queries.New(h.Pool), h.Box)
+			if err != nil {
+				return err
+			}
+			return h.renderAdminBilling(c, status, f, stored)
+		})
 	}
-	stored, err := billing.LoadSettings(c.Request().Context(), queries.New(h.Pool), h.Box)
-	if err != nil {
-		return err
-	}
-	return h.renderAdminBilling(c, http.StatusUnprocessableEntity, f, stored)
+	h.flash(c, "FlashAdminBillingSaved")
+	return redirect(c, "/admin/billing")
 }
 
 // adminSubscriptionView is the subscription section of u's admin page;
