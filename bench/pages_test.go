@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -80,9 +80,9 @@ func BenchmarkPages(b *testing.B) {
 	var browsers []browser
 	for i := range pagesBenchBrowsers {
 		// Half the browsers are admins, for /admin/users.
-		role := accounts.RoleUser
+		role := adminauth.RoleUser
 		if i%2 == 1 {
-			role = accounts.RoleAdmin
+			role = adminauth.RoleAdmin
 		}
 		u, err := q.UserCreate(ctx, queries.UserCreateParams{
 			Email: fmt.Sprintf("pages%d@example.com", i), Name: fmt.Sprintf("Pages %d", i),

@@ -18,9 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/billing"
-	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -302,7 +301,7 @@ func (h *Handlers) markOrderPaid(c echo.Context) error {
 	case err == nil:
 		h.flash(c, "FlashAdminOrderPaid")
 		return redirect(c, fmt.Sprintf("/admin/orders/%d", id))
-	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.Is(err, billing.ErrReferenceRequired), errors.Is(err, billing.ErrReferenceTooLong):
 		f.Errors["reference"] = err.Error()
@@ -341,7 +340,7 @@ func (h *Handlers) refundAdminOrder(c echo.Context) error {
 	case err == nil:
 		h.flash(c, "FlashAdminOrderRefunded")
 		return redirect(c, fmt.Sprintf("/admin/orders/%d", id))
-	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.Is(err, billing.ErrRefundAmount):
 		f.Errors["amount"] = err.Error()
@@ -370,7 +369,7 @@ func (h *Handlers) cancelAdminOrder(c echo.Context) error {
 	case err == nil:
 		h.flash(c, "FlashAdminOrderCancelled")
 		return redirect(c, fmt.Sprintf("/admin/orders/%d", id))
-	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, billing.ErrOrderNotFound), errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.Is(err, billing.ErrOrderClosed), errors.Is(err, billing.ErrAlreadyPaid):
 		f := views.NewForm()
@@ -571,24 +570,17 @@ func (h *Handlers) saveBillingSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = h.Billing.SaveSettings(c.Request().Context(), st, actor(c))
-	var invalid input.Errors
-	switch {
-	case err == nil:
-		h.flash(c, "FlashAdminBillingSaved")
-		return redirect(c, "/admin/billing")
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		f.Errors, f.Error = invalid, "ErrAdminBillingNotSaved"
-	default:
-		return err
+	if err := h.Billing.SaveSettings(c.Request().Context(), st, actor(c)); err != nil {
+		return adminSaveError(c, err, &f, "ErrAdminBillingNotSaved", nil, func(status int) error {
+			stored, err := billing.LoadSettings(c.Request().Context(), queries.New(h.Pool), h.Box)
+			if err != nil {
+				return err
+			}
+			return h.renderAdminBilling(c, status, f, stored)
+		})
 	}
-	stored, err := billing.LoadSettings(c.Request().Context(), queries.New(h.Pool), h.Box)
-	if err != nil {
-		return err
-	}
-	return h.renderAdminBilling(c, http.StatusUnprocessableEntity, f, stored)
+	h.flash(c, "FlashAdminBillingSaved")
+	return redirect(c, "/admin/billing")
 }
 
 // adminSubscriptionView is the subscription section of u's admin page;
@@ -694,7 +686,7 @@ func (h *Handlers) subscriptionChanged(c echo.Context, id int64, action string, 
 	case err == nil:
 		h.flash(c, flash)
 		return redirect(c, fmt.Sprintf("/admin/users/%d", id))
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.Is(err, billing.ErrReasonRequired):
 		f.Errors["reason"] = err.Error()

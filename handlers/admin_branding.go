@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,10 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/branding"
 	"github.com/kubebyon/kubebyon/internal/config"
-	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -146,26 +143,17 @@ func (h *Handlers) saveAdminBranding(c echo.Context) error {
 		return h.renderAdminBranding(c, http.StatusUnprocessableEntity, &f)
 	}
 	changed, err := h.Branding.Apply(c.Request().Context(), change, actor(c))
-	var invalid input.Errors
-	switch {
-	case err == nil:
-		if len(changed) == 0 {
-			h.flash(c, "FlashAdminBrandingUnchanged")
-		} else {
-			h.flash(c, "FlashAdminBrandingSaved")
-		}
-		return redirect(c, "/admin/settings/branding")
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		for k, v := range invalid {
-			f.Errors[k] = v
-		}
-	default:
-		return err
+	if err != nil {
+		return adminSaveError(c, err, &f, "ErrAdminBrandingNotSaved", nil, func(status int) error {
+			return h.renderAdminBranding(c, status, &f)
+		})
 	}
-	f.Error = "ErrAdminBrandingNotSaved"
-	return h.renderAdminBranding(c, http.StatusUnprocessableEntity, &f)
+	if len(changed) == 0 {
+		h.flash(c, "FlashAdminBrandingUnchanged")
+	} else {
+		h.flash(c, "FlashAdminBrandingSaved")
+	}
+	return redirect(c, "/admin/settings/branding")
 }
 
 // brand gives the request the branding (from memory, read again once per

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/queries"
@@ -216,7 +216,7 @@ func (h *Handlers) changeAdminCluster(a adminClusterAction) echo.HandlerFunc {
 		_, err = a.run(h.Clusters, c.Request().Context(), id, f.Value(a.confirm), actor(c))
 		var fe clusters.FieldErrors
 		switch {
-		case errors.Is(err, clusters.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+		case errors.Is(err, clusters.ErrNotFound), errors.Is(err, adminauth.ErrNotAdmin):
 			return echo.ErrNotFound
 		case errors.Is(err, a.refused):
 			h.flashError(c, err.Error())

@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/views"
@@ -59,31 +58,17 @@ func (h *Handlers) saveAdminDNS(c echo.Context) error {
 		return h.renderAdminEdgeDNSError(c, http.StatusUnprocessableEntity, f)
 	}
 	changed, err := h.DNS.Apply(c.Request().Context(), change, actor(c))
-	var invalid input.Errors
-	var limited *adminusers.LimitedError
-	switch {
-	case err == nil:
-		if len(changed) == 0 {
-			h.flash(c, "FlashAdminSettingsUnchanged")
-		} else {
-			h.flash(c, "FlashDNSSaved")
-		}
-		return redirect(c, "/admin/edge#dns")
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		for k, v := range invalid {
-			f.Errors[k] = v
-		}
-	case errors.Is(err, dnsrecords.ErrPasswordRequired), errors.Is(err, adminusers.ErrWrongPassword):
-		f.Errors["password"] = err.Error()
-	case errors.As(err, &limited):
-		waitForm(c, &f, limited.RetryAfter)
-		return h.renderAdminEdgeDNSError(c, http.StatusTooManyRequests, f)
-	default:
-		return err
+	if err != nil {
+		return adminSaveError(c, err, &f, "ErrAdminSettingsNotSaved", dnsrecords.ErrPasswordRequired, func(status int) error {
+			return h.renderAdminEdgeDNSError(c, status, f)
+		})
 	}
-	return h.renderAdminEdgeDNSError(c, http.StatusUnprocessableEntity, f)
+	if len(changed) == 0 {
+		h.flash(c, "FlashAdminSettingsUnchanged")
+	} else {
+		h.flash(c, "FlashDNSSaved")
+	}
+	return redirect(c, "/admin/edge#dns")
 }
 
 func (h *Handlers) renderAdminEdgeDNSError(c echo.Context, status int, f views.Form) error {

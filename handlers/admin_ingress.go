@@ -1,15 +1,11 @@
 package handlers
 
 import (
-	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/ingress"
-	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -45,24 +41,15 @@ func ingressSettingsFrom(c echo.Context) (views.Form, ingress.Settings) {
 func (h *Handlers) saveAdminIngress(c echo.Context) error {
 	f, next := ingressSettingsFrom(c)
 	changed, err := h.Ingress.UpdateSettings(c.Request().Context(), next, actor(c))
-	var invalid input.Errors
-	switch {
-	case err == nil:
-		if len(changed) == 0 {
-			h.flash(c, "FlashAdminSettingsUnchanged")
-		} else {
-			h.flash(c, "AdminIngressSaved")
-		}
-		return redirect(c, "/admin/edge#ingress")
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		for k, v := range invalid {
-			f.Errors[k] = v
-		}
-		f.Error = "ErrAdminSettingsNotSaved"
-		return h.renderAdminEdge(c, http.StatusUnprocessableEntity, adminEdgeForms{ingress: &f})
-	default:
-		return err
+	if err != nil {
+		return adminSaveError(c, err, &f, "ErrAdminSettingsNotSaved", nil, func(status int) error {
+			return h.renderAdminEdge(c, status, adminEdgeForms{ingress: &f})
+		})
 	}
+	if len(changed) == 0 {
+		h.flash(c, "FlashAdminSettingsUnchanged")
+	} else {
+		h.flash(c, "AdminIngressSaved")
+	}
+	return redirect(c, "/admin/edge#ingress")
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/workerprocs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -148,7 +148,7 @@ func (h *Handlers) changeAdminJob(change func(*adminjobs.Service, context.Contex
 		switch {
 		case errors.Is(err, adminjobs.ErrNotAllowed):
 			h.flashError(c, err.Error())
-		case errors.Is(err, adminusers.ErrNotAdmin), errors.Is(err, adminjobs.ErrNotFound):
+		case errors.Is(err, adminauth.ErrNotAdmin), errors.Is(err, adminjobs.ErrNotFound):
 			return echo.ErrNotFound
 		case err != nil:
 			return err

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
@@ -106,32 +106,17 @@ func mailChangeFrom(c echo.Context) (views.Form, mailsettings.Change) {
 func (h *Handlers) saveAdminMail(c echo.Context) error {
 	f, change := mailChangeFrom(c)
 	changed, err := h.Mail.Apply(c.Request().Context(), change, actor(c))
-	var invalid input.Errors
-	var limited *adminusers.LimitedError
-	switch {
-	case err == nil:
-		if len(changed) == 0 {
-			h.flash(c, "FlashAdminMailUnchanged")
-		} else {
-			h.flash(c, "FlashAdminMailSaved")
-		}
-		return redirect(c, "/admin/mail")
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		for k, v := range invalid {
-			f.Errors[k] = v
-		}
-	case errors.Is(err, mailsettings.ErrConfirmRequired), errors.Is(err, adminusers.ErrWrongPassword):
-		f.Errors["password"] = err.Error()
-	case errors.As(err, &limited):
-		waitForm(c, &f, limited.RetryAfter)
-		return h.renderAdminMail(c, http.StatusTooManyRequests, &f, nil)
-	default:
-		return err
+	if err != nil {
+		return adminSaveError(c, err, &f, "ErrAdminMailNotSaved", mailsettings.ErrConfirmRequired, func(status int) error {
+			return h.renderAdminMail(c, status, &f, nil)
+		})
 	}
-	f.Error = "ErrAdminMailNotSaved"
-	return h.renderAdminMail(c, http.StatusUnprocessableEntity, &f, nil)
+	if len(changed) == 0 {
+		h.flash(c, "FlashAdminMailUnchanged")
+	} else {
+		h.flash(c, "FlashAdminMailSaved")
+	}
+	return redirect(c, "/admin/mail")
 }
 
 // testAdminMail is POST /admin/mail/test: a test email through the
@@ -156,7 +141,7 @@ func (h *Handlers) testAdminMail(c echo.Context) error {
 	switch {
 	case err == nil:
 		return h.renderAdminMail(c, http.StatusOK, &f, test)
-	case errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin):
 		return echo.ErrNotFound
 	case errors.As(err, &invalid):
 		for k, v := range invalid {

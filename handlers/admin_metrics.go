@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -12,8 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
-	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
@@ -147,18 +144,11 @@ func (h *Handlers) saveMetricsSettings(c echo.Context) error {
 	if r, err := strconv.ParseFloat(f.Values[metrics.FieldAlertErrorRate], 64); err == nil && !math.IsNaN(r) {
 		st.AlertErrorRate = r
 	}
-	err := h.ClusterMetrics.SaveSettings(c.Request().Context(), st, actor(c))
-	var invalid input.Errors
-	switch {
-	case err == nil:
-		h.flash(c, "FlashAdminMetricsSaved")
-		return redirect(c, "/admin/metrics")
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		f.Errors, f.Error = invalid, "ErrAdminMetricsNotSaved"
-	default:
-		return err
+	if err := h.ClusterMetrics.SaveSettings(c.Request().Context(), st, actor(c)); err != nil {
+		return adminSaveError(c, err, &f, "ErrAdminMetricsNotSaved", nil, func(status int) error {
+			return h.renderAdminMetrics(c, status, f)
+		})
 	}
-	return h.renderAdminMetrics(c, http.StatusUnprocessableEntity, f)
+	h.flash(c, "FlashAdminMetricsSaved")
+	return redirect(c, "/admin/metrics")
 }

@@ -9,9 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/billing"
-	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
@@ -122,19 +121,13 @@ func (h *Handlers) renderAdminPlans(c echo.Context, status int, f views.Form) er
 func (h *Handlers) createPlan(c echo.Context) error {
 	f, in := planInput(c)
 	p, err := h.Billing.CreatePlan(c.Request().Context(), in, actor(c))
-	var invalid input.Errors
-	switch {
-	case err == nil:
-		h.flash(c, "FlashPlanCreated")
-		return redirect(c, fmt.Sprintf("/admin/plans/%d", p.ID))
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		f.Errors, f.Error = invalid, "ErrPlanNotSaved"
-		return h.renderAdminPlans(c, http.StatusUnprocessableEntity, f)
-	default:
-		return err
+	if err != nil {
+		return adminSaveError(c, err, &f, "ErrPlanNotSaved", nil, func(status int) error {
+			return h.renderAdminPlans(c, status, f)
+		})
 	}
+	h.flash(c, "FlashPlanCreated")
+	return redirect(c, fmt.Sprintf("/admin/plans/%d", p.ID))
 }
 
 // planParam is the :id of the path's plan; a malformed one is not found.
@@ -177,19 +170,17 @@ func (h *Handlers) updatePlan(c echo.Context) error {
 	}
 	f, in := planInput(c)
 	_, over, err := h.Billing.UpdatePlan(c.Request().Context(), p.ID, in, actor(c))
-	var invalid input.Errors
 	switch {
-	case err == nil && over > 0:
-		h.flash(c, "FlashPlanSavedOver")
-	case err == nil:
-		h.flash(c, "FlashPlanSaved")
-	case errors.Is(err, adminusers.ErrNotAdmin), errors.Is(err, billing.ErrPlanNotFound):
+	case errors.Is(err, billing.ErrPlanNotFound):
 		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		f.Errors, f.Error = invalid, "ErrPlanNotSaved"
-		return h.renderAdminPlan(c, http.StatusUnprocessableEntity, p, f)
+	case err != nil:
+		return adminSaveError(c, err, &f, "ErrPlanNotSaved", nil, func(status int) error {
+			return h.renderAdminPlan(c, status, p, f)
+		})
+	case over > 0:
+		h.flash(c, "FlashPlanSavedOver")
 	default:
-		return err
+		h.flash(c, "FlashPlanSaved")
 	}
 	return redirect(c, fmt.Sprintf("/admin/plans/%d", p.ID))
 }
@@ -205,7 +196,7 @@ func (h *Handlers) setPlanArchived(archived bool) echo.HandlerFunc {
 		switch {
 		case errors.Is(err, billing.ErrPlanDefault):
 			h.flashError(c, err.Error())
-		case errors.Is(err, adminusers.ErrNotAdmin), errors.Is(err, billing.ErrPlanNotFound):
+		case errors.Is(err, adminauth.ErrNotAdmin), errors.Is(err, billing.ErrPlanNotFound):
 			return echo.ErrNotFound
 		case err != nil:
 			return err
@@ -228,7 +219,7 @@ func (h *Handlers) makePlanDefault(c echo.Context) error {
 	switch {
 	case errors.Is(err, billing.ErrPlanArchived):
 		h.flashError(c, err.Error())
-	case errors.Is(err, adminusers.ErrNotAdmin), errors.Is(err, billing.ErrPlanNotFound):
+	case errors.Is(err, adminauth.ErrNotAdmin), errors.Is(err, billing.ErrPlanNotFound):
 		return echo.ErrNotFound
 	case err != nil:
 		return err

@@ -9,14 +9,14 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
 // sessionAdminReauth holds an admin's last sign-in with a provider made to
 // confirm a dangerous action: admins who sign in only with a provider have
-// no password to confirm with (adminusers.WithFreshSignIn).
+// no password to confirm with (adminauth.WithFreshSignIn).
 const sessionAdminReauth = "admin_reauth"
 
 // adminReauth is what the session keeps of that sign-in.
@@ -42,7 +42,7 @@ func reauthURL(p OAuthProvider, authURL string) (string, error) {
 // finishReauth records, in this browser's session, that the admin who
 // asked signed in again with one of the provider accounts linked to theirs.
 func (h *Handlers) finishReauth(c echo.Context, id accounts.Identity, current *queries.User, flow oauthFlow) error {
-	if current == nil || current.ID != flow.Reauth || current.Role != accounts.RoleAdmin {
+	if current == nil || current.ID != flow.Reauth || current.Role != adminauth.RoleAdmin {
 		return h.oauthFailed(c, "FlashOAuthState")
 	}
 	ctx := c.Request().Context()
@@ -78,10 +78,10 @@ func (h *Handlers) freshSignIn(c echo.Context, userID int64) (time.Time, bool) {
 }
 
 // withFreshSignIn passes the admin's fresh sign-in, if any, to the
-// confirmations of the request (adminusers.WithFreshSignIn).
+// confirmations of the request (adminauth.WithFreshSignIn).
 func (h *Handlers) withFreshSignIn(c echo.Context, u queries.User) {
 	if at, ok := h.freshSignIn(c, u.ID); ok {
-		c.SetRequest(c.Request().WithContext(adminusers.WithFreshSignIn(c.Request().Context(), u.ID, at)))
+		c.SetRequest(c.Request().WithContext(adminauth.WithFreshSignIn(c.Request().Context(), u.ID, at)))
 	}
 }
 
@@ -93,8 +93,8 @@ func (h *Handlers) adminConfirm(c echo.Context, u queries.User, next string) (vi
 	if m.HasPassword {
 		return m, nil
 	}
-	if at, ok := h.freshSignIn(c, u.ID); ok && time.Since(at) < adminusers.FreshSignInTTL {
-		m.FreshUntil = at.Add(adminusers.FreshSignInTTL)
+	if at, ok := h.freshSignIn(c, u.ID); ok && time.Since(at) < adminauth.FreshSignInTTL {
+		m.FreshUntil = at.Add(adminauth.FreshSignInTTL)
 	}
 	ctx := c.Request().Context()
 	ids, err := h.Accounts.Identities(ctx, u.ID)

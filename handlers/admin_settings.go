@@ -14,7 +14,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/hostcheck"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/views"
@@ -198,32 +197,17 @@ func (h *Handlers) saveAdminSettings(c echo.Context) error {
 		return h.renderAdminSettings(c, http.StatusUnprocessableEntity, &f, nil)
 	}
 	changed, err := h.AdminSettings.Apply(c.Request().Context(), change, actor(c))
-	var invalid settings.FieldErrors
-	var limited *adminusers.LimitedError
-	switch {
-	case err == nil:
-		if len(changed) == 0 {
-			h.flash(c, "FlashAdminSettingsUnchanged")
-		} else {
-			h.flash(c, "FlashAdminSettingsSaved")
-		}
-		return redirect(c, "/admin/settings")
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		for k, v := range invalid {
-			f.Errors[k] = v
-		}
-	case errors.Is(err, adminsettings.ErrPasswordRequired), errors.Is(err, adminusers.ErrWrongPassword):
-		f.Errors["password"] = err.Error()
-	case errors.As(err, &limited):
-		waitForm(c, &f, limited.RetryAfter)
-		return h.renderAdminSettings(c, http.StatusTooManyRequests, &f, nil)
-	default:
-		return err
+	if err != nil {
+		return adminSaveError(c, err, &f, "ErrAdminSettingsNotSaved", adminsettings.ErrPasswordRequired, func(status int) error {
+			return h.renderAdminSettings(c, status, &f, nil)
+		})
 	}
-	f.Error = "ErrAdminSettingsNotSaved"
-	return h.renderAdminSettings(c, http.StatusUnprocessableEntity, &f, nil)
+	if len(changed) == 0 {
+		h.flash(c, "FlashAdminSettingsUnchanged")
+	} else {
+		h.flash(c, "FlashAdminSettingsSaved")
+	}
+	return redirect(c, "/admin/settings")
 }
 
 // testAdminSettings tests the host cluster connection the form would

@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/signinproviders"
 	"github.com/kubebyon/kubebyon/views"
@@ -124,32 +123,17 @@ func signInChangeFrom(c echo.Context) (views.Form, signinproviders.Change) {
 func (h *Handlers) saveAdminSignIn(c echo.Context) error {
 	f, change := signInChangeFrom(c)
 	changed, err := h.SignIn.Apply(c.Request().Context(), change, actor(c))
-	var invalid input.Errors
-	var limited *adminusers.LimitedError
-	switch {
-	case err == nil:
-		if len(changed) == 0 {
-			h.flash(c, "FlashAdminSignInUnchanged")
-		} else {
-			h.flash(c, "FlashAdminSignInSaved")
-		}
-		return redirect(c, adminSignInPath)
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		for k, v := range invalid {
-			f.Errors[k] = v
-		}
-	case errors.Is(err, signinproviders.ErrConfirmRequired), errors.Is(err, adminusers.ErrWrongPassword):
-		f.Errors["password"] = err.Error()
-	case errors.As(err, &limited):
-		waitForm(c, &f, limited.RetryAfter)
-		return h.renderAdminSignIn(c, http.StatusTooManyRequests, &f, nil)
-	default:
-		return err
+	if err != nil {
+		return adminSaveError(c, err, &f, "ErrAdminSignInNotSaved", signinproviders.ErrConfirmRequired, func(status int) error {
+			return h.renderAdminSignIn(c, status, &f, nil)
+		})
 	}
-	f.Error = "ErrAdminSignInNotSaved"
-	return h.renderAdminSignIn(c, http.StatusUnprocessableEntity, &f, nil)
+	if len(changed) == 0 {
+		h.flash(c, "FlashAdminSignInUnchanged")
+	} else {
+		h.flash(c, "FlashAdminSignInSaved")
+	}
+	return redirect(c, adminSignInPath)
 }
 
 // discoveryTimeout bounds the discovery test: the admin waits for it.

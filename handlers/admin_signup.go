@@ -9,9 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminsignup"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
-	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/signup"
 	"github.com/kubebyon/kubebyon/views"
@@ -75,26 +74,17 @@ func (h *Handlers) saveAdminSignUp(c echo.Context) error {
 	f := formFrom(c, signup.FieldPolicy, signup.FieldDomains)
 	next := signup.Settings{Policy: f.Value(signup.FieldPolicy), AllowedDomains: signup.ParseDomains(f.Value(signup.FieldDomains))}
 	changed, err := h.AdminSignUp.Apply(c.Request().Context(), next, actor(c))
-	var invalid input.Errors
-	switch {
-	case err == nil:
-		if len(changed) == 0 {
-			h.flash(c, "FlashAdminSignUpUnchanged")
-		} else {
-			h.flash(c, "FlashAdminSignUpSaved")
-		}
-		return redirect(c, adminSignUpPath)
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		for k, v := range invalid {
-			f.Errors[k] = v
-		}
-	default:
-		return err
+	if err != nil {
+		return adminSaveError(c, err, &f, "ErrAdminSignUpNotSaved", nil, func(status int) error {
+			return h.renderAdminSignUp(c, status, &f, nil)
+		})
 	}
-	f.Error = "ErrAdminSignUpNotSaved"
-	return h.renderAdminSignUp(c, http.StatusUnprocessableEntity, &f, nil)
+	if len(changed) == 0 {
+		h.flash(c, "FlashAdminSignUpUnchanged")
+	} else {
+		h.flash(c, "FlashAdminSignUpSaved")
+	}
+	return redirect(c, adminSignUpPath)
 }
 
 // createInvitation is POST /admin/settings/sign-up/invitations: invite an
@@ -103,22 +93,13 @@ func (h *Handlers) createInvitation(c echo.Context) error {
 	ctx := c.Request().Context()
 	f := formFrom(c, adminsignup.FieldEmail)
 	_, err := h.AdminSignUp.Invite(ctx, f.Value(adminsignup.FieldEmail), locale.Lang(ctx), actor(c))
-	var invalid input.Errors
-	switch {
-	case err == nil:
-		h.flash(c, "FlashInvitationSent")
-		return redirect(c, adminSignUpPath+"#invitations")
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		for k, v := range invalid {
-			f.Errors[k] = v
-		}
-	default:
-		return err
+	if err != nil {
+		return adminSaveError(c, err, &f, "ErrInvitationNotSent", nil, func(status int) error {
+			return h.renderAdminSignUp(c, status, nil, &f)
+		})
 	}
-	f.Error = "ErrInvitationNotSent"
-	return h.renderAdminSignUp(c, http.StatusUnprocessableEntity, nil, &f)
+	h.flash(c, "FlashInvitationSent")
+	return redirect(c, adminSignUpPath+"#invitations")
 }
 
 // resendInvitation is POST …/invitations/:id/resend: a new link, mailed.
@@ -149,7 +130,7 @@ func (h *Handlers) invitationAction(c echo.Context, flash string, action func(in
 	switch {
 	case err == nil:
 		h.flash(c, flash)
-	case errors.Is(err, adminusers.ErrNotAdmin), errors.Is(err, adminsignup.ErrNotFound):
+	case errors.Is(err, adminauth.ErrNotAdmin), errors.Is(err, adminsignup.ErrNotFound):
 		return echo.ErrNotFound
 	case errors.Is(err, adminsignup.ErrNotOpen):
 		h.flashError(c, err.Error())

@@ -96,25 +96,20 @@ func (h *Handlers) deleteAdminUser(c echo.Context) error {
 	f := views.NewForm()
 	f.Values["email"] = email
 	const a = adminusers.Action("delete")
-	var limited *adminusers.LimitedError
 	switch {
 	case err == nil:
 		h.flash(c, "FlashAdminUserDeleted")
 		return redirect(c, "/admin/users")
-	case errors.Is(err, adminusers.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+	case errors.Is(err, adminusers.ErrNotFound):
 		return echo.ErrNotFound
 	case errors.Is(err, adminusers.ErrEmailMismatch):
 		f.Errors["email"] = err.Error()
 		return h.renderAdminUser(c, http.StatusUnprocessableEntity, id, f, a)
-	case errors.Is(err, adminusers.ErrWrongPassword):
-		f.Errors["password"] = err.Error()
-		return h.renderAdminUser(c, http.StatusUnprocessableEntity, id, f, a)
 	case errors.Is(err, adminusers.ErrSelfDelete), errors.Is(err, adminusers.ErrHasClusters), errors.Is(err, adminusers.ErrHasOrders):
 		f.Error = err.Error()
 		return h.renderAdminUser(c, http.StatusUnprocessableEntity, id, f, a)
-	case errors.As(err, &limited):
-		waitForm(c, &f, limited.RetryAfter)
-		return h.renderAdminUser(c, http.StatusTooManyRequests, id, f, a)
 	}
-	return err
+	return adminSaveError(c, err, &f, "", nil, func(status int) error {
+		return h.renderAdminUser(c, status, id, f, a)
+	})
 }

@@ -111,24 +111,19 @@ func (h *Handlers) changeAdminUser(a adminusers.Action) echo.HandlerFunc {
 		}
 		err = h.AdminUsers.Apply(c.Request().Context(), a, id, c.FormValue("password"), actor(c))
 		f := views.NewForm()
-		var limited *adminusers.LimitedError
 		switch {
 		case err == nil:
 			h.flash(c, adminFlash(a))
 			return redirect(c, fmt.Sprintf("/admin/users/%d", id))
-		case errors.Is(err, adminusers.ErrNotFound), errors.Is(err, adminusers.ErrNotAdmin):
+		case errors.Is(err, adminusers.ErrNotFound):
 			return echo.ErrNotFound
-		case errors.Is(err, adminusers.ErrWrongPassword):
-			f.Errors["password"] = err.Error()
-			return h.renderAdminUser(c, http.StatusUnprocessableEntity, id, f, a)
 		case errors.Is(err, adminusers.ErrSelfDisable), errors.Is(err, adminusers.ErrSelfDemote), errors.Is(err, adminusers.ErrNoChange):
 			f.Error = err.Error()
 			return h.renderAdminUser(c, http.StatusUnprocessableEntity, id, f, a)
-		case errors.As(err, &limited):
-			waitForm(c, &f, limited.RetryAfter)
-			return h.renderAdminUser(c, http.StatusTooManyRequests, id, f, a)
 		}
-		return err
+		return adminSaveError(c, err, &f, "", nil, func(status int) error {
+			return h.renderAdminUser(c, status, id, f, a)
+		})
 	}
 }
 

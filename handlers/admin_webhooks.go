@@ -7,8 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
-	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
 	"github.com/kubebyon/kubebyon/queries"
@@ -64,15 +63,10 @@ func (h *Handlers) renderAdminWebhooks(c echo.Context, status int, f views.Form,
 func (h *Handlers) createPlatformWebhook(c echo.Context) error {
 	f := formFrom(c, webhookFields...)
 	created, err := h.webhooks().Create(c.Request().Context(), 0, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
-	var invalid input.Errors
-	switch {
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		f.Errors = invalid
-		return h.renderAdminWebhooks(c, http.StatusUnprocessableEntity, f, nil, nil, nil)
-	case err != nil:
-		return err
+	if err != nil {
+		return adminSaveError(c, err, &f, "", nil, func(status int) error {
+			return h.renderAdminWebhooks(c, status, f, nil, nil, nil)
+		})
 	}
 	if created.Secret == "" {
 		h.flash(c, "FlashWebhookAdded")
@@ -99,7 +93,7 @@ func (h *Handlers) deletePlatformWebhook(c echo.Context) error {
 		return err
 	}
 	err = h.webhooks().Delete(c.Request().Context(), 0, id, actor(c))
-	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminusers.ErrNotAdmin) {
+	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminauth.ErrNotAdmin) {
 		return echo.ErrNotFound
 	}
 	if err != nil {
@@ -112,15 +106,10 @@ func (h *Handlers) deletePlatformWebhook(c echo.Context) error {
 func (h *Handlers) saveWebhookNetwork(c echo.Context) error {
 	nf := formFrom(c, webhooks.FieldAllowed)
 	_, err := h.webhooks().SaveNetwork(c.Request().Context(), nf.Value(webhooks.FieldAllowed), actor(c))
-	var invalid input.Errors
-	switch {
-	case errors.Is(err, adminusers.ErrNotAdmin):
-		return echo.ErrNotFound
-	case errors.As(err, &invalid):
-		nf.Errors = invalid
-		return h.renderAdminWebhooks(c, http.StatusUnprocessableEntity, views.NewForm(), &nf, nil, nil)
-	case err != nil:
-		return err
+	if err != nil {
+		return adminSaveError(c, err, &nf, "", nil, func(status int) error {
+			return h.renderAdminWebhooks(c, status, views.NewForm(), &nf, nil, nil)
+		})
 	}
 	h.flash(c, "FlashWebhookNetworkSaved")
 	return redirect(c, "/admin/notifications")

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/avatars"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
@@ -121,7 +121,7 @@ func (h *Handlers) avatarURL(ctx context.Context, u queries.User) (url string, h
 func (h *Handlers) showAvatar(c echo.Context) error {
 	viewer, ok := currentUser(c)
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if !ok || err != nil || (id != viewer.ID && viewer.Role != accounts.RoleAdmin) {
+	if !ok || err != nil || (id != viewer.ID && viewer.Role != adminauth.RoleAdmin) {
 		return echo.ErrNotFound
 	}
 	body, contentType, etag, err := h.avatar(c.Request().Context(), id)

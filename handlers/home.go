@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -22,7 +22,7 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 		return h.toPasswordForm(c)
 	}
 	ctx := c.Request().Context()
-	if u.Role == accounts.RoleAdmin {
+	if u.Role == adminauth.RoleAdmin {
 		views.PageOf(ctx).LoopbackBaseURL = h.loopbackBaseURL()
 	}
 	list, total, err := h.Clusters.Dashboard(ctx, u.ID, dashboardClusters)

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -59,7 +60,7 @@ func (h *Handlers) updateNotifications(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("read preferences form: %w", err)
 	}
-	if err := h.Accounts.SetNotificationPreferences(c.Request().Context(), u.ID, parsePreferences(form, notify.KindsFor(u.Role == accounts.RoleAdmin)), actor(c)); err != nil {
+	if err := h.Accounts.SetNotificationPreferences(c.Request().Context(), u.ID, parsePreferences(form, notify.KindsFor(u.Role == adminauth.RoleAdmin)), actor(c)); err != nil {
 		return err
 	}
 	h.flash(c, "FlashNotificationsSaved")

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/signup"
@@ -131,7 +132,7 @@ func (h *Handlers) startOAuth(c echo.Context) error {
 		switch {
 		case c.QueryParam("link") == "1":
 			f.LinkTo = u.ID
-		case c.QueryParam("reauth") == "1" && u.Role == accounts.RoleAdmin:
+		case c.QueryParam("reauth") == "1" && u.Role == adminauth.RoleAdmin:
 			f.Reauth = u.ID
 			if authURL, err = reauthURL(p, authURL); err != nil {
 				return err

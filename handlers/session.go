@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
@@ -59,7 +59,7 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 				u := row.User
 				c.Set(ctxUser, u)
 				c.Set(ctxSessionID, sid)
-				info.User = &views.PageUser{ID: u.ID, Name: u.Name, Email: u.Email, Admin: u.Role == accounts.RoleAdmin}
+				info.User = &views.PageUser{ID: u.ID, Name: u.Name, Email: u.Email, Admin: u.Role == adminauth.RoleAdmin}
 				info.Unread = row.Unread
 				if time.Since(row.SessionLastSeenAt.Time) > touchEvery {
 					if err := queries.New(h.Pool).UserSessionTouch(ctx, sid); err != nil {
@@ -108,7 +108,7 @@ func (h *Handlers) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 // requireAdmin hides the admin area: anyone but an admin gets 404.
 func (h *Handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if u, ok := currentUser(c); ok && u.Role == accounts.RoleAdmin {
+		if u, ok := currentUser(c); ok && u.Role == adminauth.RoleAdmin {
 			if h.mustChangePassword(c, u) {
 				return h.toPasswordForm(c)
 			}

@@ -9,8 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -90,7 +89,7 @@ func (h *Handlers) renderNotificationsPage(c echo.Context, status int, f views.F
 		return err
 	}
 	w.Created = created
-	return render(c, status, views.SettingsNotificationsPage(notificationSettings(m, notify.KindsFor(u.Role == accounts.RoleAdmin)), w))
+	return render(c, status, views.SettingsNotificationsPage(notificationSettings(m, notify.KindsFor(u.Role == adminauth.RoleAdmin)), w))
 }
 
 // createWebhook adds one of the user's channels. A generic webhook's
@@ -151,7 +150,7 @@ func (h *Handlers) sendWebhookTest(c echo.Context, userID int64) (*views.Webhook
 			map[string]any{"Seconds": int(math.Ceil(d.RetryAfter.Seconds()))})}, nil
 	}
 	o, err := h.webhooks().Test(c.Request().Context(), userID, id, locale.From(c.Request().Context()).Tag(), actor(c))
-	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminusers.ErrNotAdmin) {
+	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminauth.ErrNotAdmin) {
 		return nil, echo.ErrNotFound
 	}
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -41,7 +41,7 @@ func TestJoinTokenSyncPacing(t *testing.T) {
 	box, err := testBox()
 	require.NoError(t, err)
 	q := queries.New(pool)
-	u, err := q.UserCreate(ctx, queries.UserCreateParams{Email: "syncall@example.test", Name: "syncall", Role: accounts.RoleUser})
+	u, err := q.UserCreate(ctx, queries.UserCreateParams{Email: "syncall@example.test", Name: "syncall", Role: adminauth.RoleUser})
 	require.NoError(t, err)
 	cluster := func(name string, ready bool) int64 {
 		cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{OwnerID: u.ID, Name: name, Slug: name + "-" + strings.ToLower(rand.Text()[:6]), KubernetesVersion: "v1.34.0", PublicAccessMode: "nodeport"})

@@ -7,7 +7,7 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/locale"
 )
@@ -116,7 +116,7 @@ func adminStatusMsg(status string) string {
 
 // adminRoleMsg is the message ID of a role.
 func adminRoleMsg(role string) string {
-	if role == accounts.RoleAdmin {
+	if role == adminauth.RoleAdmin {
 		return "AdminRoleAdmin"
 	}
 	return "AdminRoleUser"

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/locale"
 )
 
@@ -1225,7 +1225,7 @@ func adminUserActions(m AdminUserDetail) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if m.User.Role != accounts.RoleAdmin {
+		if m.User.Role != adminauth.RoleAdmin {
 			templ_7745c5c3_Err = adminActionForm(m, "promote", "AdminPromote", "AdminPromoteHelp", "").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -33,12 +33,6 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// The roles of an account.
-const (
-	RoleUser  = "user"
-	RoleAdmin = "admin"
-)
-
 // Code lifetimes and limits.
 const (
 	SignupCodeTTL  = 10 * time.Minute

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/signup"
@@ -73,7 +74,7 @@ func (s *Service) SignUpInvited(ctx context.Context, in InvitedSignUpInput, acto
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			u, err = q.UserCreate(ctx, queries.UserCreateParams{
-				Email: inv.Email, Name: in.Name, PasswordHash: text(hash), Role: RoleUser,
+				Email: inv.Email, Name: in.Name, PasswordHash: text(hash), Role: adminauth.RoleUser,
 				EmailVerifiedAt: pgtype.Timestamptz{Time: now, Valid: true},
 			})
 			if isUniqueViolation(err) {

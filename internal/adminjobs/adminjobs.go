@@ -24,7 +24,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/workerprocs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -293,7 +293,7 @@ func (s *Service) change(
 	var job *rivertype.JobRow
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+		if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 			return err
 		}
 		// Locked, so that the state checked is the state changed.

@@ -16,8 +16,8 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -628,7 +628,7 @@ func TestChangeRefused(t *testing.T) {
 		id := b.job(t, kindAlpha, c.state)
 		for _, a := range actors {
 			job, err := c.do(b.svc, ctx, id, a.actor)
-			require.ErrorIs(t, err, adminusers.ErrNotAdmin, "%s by %s", c.action, a.name)
+			require.ErrorIs(t, err, adminauth.ErrNotAdmin, "%s by %s", c.action, a.name)
 			require.Nil(t, job)
 		}
 		require.Equal(t, c.state, b.state(t, id), c.action)

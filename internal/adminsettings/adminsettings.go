@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/hostcheck"
@@ -102,7 +102,7 @@ func (c Change) check() settings.FieldErrors {
 // Apply stores the change on behalf of the admin actor.UserID and returns
 // the names of the fields it changed, sorted; none means nothing was
 // written. Errors: settings.FieldErrors, ErrPasswordRequired, and
-// adminusers' ErrWrongPassword, *LimitedError and ErrNotAdmin.
+// adminauth's ErrWrongPassword, *LimitedError and ErrNotAdmin.
 func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]string, error) {
 	errs := c.check()
 	current, unreadable, err := s.Load(ctx)
@@ -127,18 +127,8 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 	if err != nil || len(changed) == 0 {
 		return nil, err
 	}
-	confirmed := false
-	if changesSecret(changed) {
-		if !adminusers.ConfirmationGiven(ctx, c.Password) {
-			return nil, ErrPasswordRequired
-		}
-		users := &adminusers.Service{Pool: s.Pool}
-		if err := users.ConfirmPassword(ctx, actor.UserID, c.Password); err != nil {
-			return nil, err
-		}
-		confirmed = true
-	}
-	err = adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
+	confirm := adminauth.Confirm{Needed: changesSecret(changed), Password: c.Password, Required: ErrPasswordRequired}
+	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, confirm, func(q *queries.Queries) error {
 		// Compared again under the lock: another admin may have saved
 		// since the settings were read.
 		current, unreadable, err := load(ctx, q, s.Box)
@@ -149,7 +139,9 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		if changed, err = diff(current, next, unreadable); err != nil || len(changed) == 0 {
 			return err
 		}
-		if changesSecret(changed) && !confirmed {
+		// A secret that differs only now (another admin saved it) was
+		// not confirmed.
+		if changesSecret(changed) && !confirm.Needed {
 			return ErrPasswordRequired
 		}
 		ing, err := ingress.LoadSettings(ctx, q)

@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/hostcheck"
@@ -230,8 +230,8 @@ func TestApplySecretNeedsPassword(t *testing.T) {
 		err      error
 	}{
 		{"no password", "", adminsettings.ErrPasswordRequired},
-		{"wrong password", "not the password", adminusers.ErrWrongPassword},
-		{"another case", strings.ToUpper(adminPassword), adminusers.ErrWrongPassword},
+		{"wrong password", "not the password", adminauth.ErrWrongPassword},
+		{"another case", strings.ToUpper(adminPassword), adminauth.ErrWrongPassword},
 	} {
 		c := upload
 		c.Password = tt.password
@@ -268,7 +268,7 @@ func TestApplySecretNeedsPassword(t *testing.T) {
 	require.ErrorIs(t, err, adminsettings.ErrPasswordRequired)
 	clear.Password = "wrong"
 	_, err = b.svc.Apply(ctx, clear, b.admin)
-	require.ErrorIs(t, err, adminusers.ErrWrongPassword)
+	require.ErrorIs(t, err, adminauth.ErrWrongPassword)
 	require.Equal(t, "access-key-1", b.load(t).PlatformAccessKey)
 	require.Len(t, b.events(t), 1)
 
@@ -307,12 +307,12 @@ func TestApplyFreshSignIn(t *testing.T) {
 
 	_, err = b.svc.Apply(ctx, c, actor)
 	require.ErrorIs(t, err, adminsettings.ErrPasswordRequired)
-	stale := adminusers.WithFreshSignIn(ctx, sso.ID, time.Now().Add(-adminusers.FreshSignInTTL-time.Minute))
+	stale := adminauth.WithFreshSignIn(ctx, sso.ID, time.Now().Add(-adminauth.FreshSignInTTL-time.Minute))
 	_, err = b.svc.Apply(stale, c, actor)
 	require.ErrorIs(t, err, adminsettings.ErrPasswordRequired)
 	require.Empty(t, b.storedRow(t))
 
-	fresh := adminusers.WithFreshSignIn(ctx, sso.ID, time.Now().Add(-time.Minute))
+	fresh := adminauth.WithFreshSignIn(ctx, sso.ID, time.Now().Add(-time.Minute))
 	changed, err := b.svc.Apply(fresh, c, actor)
 	require.NoError(t, err)
 	require.Equal(t, []string{adminsettings.FieldPlatformAccessKey}, changed)
@@ -450,7 +450,7 @@ func TestApplyNotAdmin(t *testing.T) {
 			{Settings: form, PlatformAccessKey: adminsettings.SecretChange{Value: "k"}, Password: adminPassword},
 		} {
 			changed, err := b.svc.Apply(ctx, c, actor)
-			require.ErrorIs(t, err, adminusers.ErrNotAdmin, u.Email)
+			require.ErrorIs(t, err, adminauth.ErrNotAdmin, u.Email)
 			require.Empty(t, changed)
 		}
 	}

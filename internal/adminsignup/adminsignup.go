@@ -18,7 +18,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -72,7 +72,7 @@ func (s *Service) Load(ctx context.Context) (signup.Settings, error) {
 
 // Apply stores next on behalf of the admin actor.UserID and returns the
 // names of the fields it changed, sorted; none means nothing was written.
-// Errors: input.Errors and adminusers.ErrNotAdmin.
+// Errors: input.Errors and adminauth.ErrNotAdmin.
 func (s *Service) Apply(ctx context.Context, next signup.Settings, actor audit.Actor) ([]string, error) {
 	if next.AllowedDomains == nil {
 		next.AllowedDomains = []string{}
@@ -81,7 +81,7 @@ func (s *Service) Apply(ctx context.Context, next signup.Settings, actor audit.A
 		return nil, err
 	}
 	var changed []string
-	err := adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
+	err := adminauth.SaveSettings(ctx, s.Pool, actor.UserID, adminauth.Confirm{}, func(q *queries.Queries) error {
 		cur, err := signup.Load(ctx, q)
 		if err != nil {
 			return err
@@ -149,7 +149,7 @@ func (s *Service) List(ctx context.Context) ([]Invitation, error) {
 // Invite invites email on behalf of the admin actor.UserID and mails the
 // link, in lang. An address with an account, or with an open invitation
 // (resend that one), is refused at the field: input.Errors. Also
-// adminusers.ErrNotAdmin.
+// adminauth.ErrNotAdmin.
 func (s *Service) Invite(ctx context.Context, email, lang string, actor audit.Actor) (queries.Invitation, error) {
 	email, ok := accounts.NormalizeEmail(email)
 	if !ok || !input.Storable(email) {
@@ -158,7 +158,7 @@ func (s *Service) Invite(ctx context.Context, email, lang string, actor audit.Ac
 	var inv queries.Invitation
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+		if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 			return err
 		}
 		if err := q.InvitationLockEmail(ctx, email); err != nil {
@@ -200,12 +200,12 @@ func (s *Service) Invite(ctx context.Context, email, lang string, actor audit.Ac
 
 // Resend mails an open (or expired) invitation again with a new link,
 // valid for InvitationTTL from now; the old link stops working. Errors:
-// ErrNotFound, ErrNotOpen, adminusers.ErrNotAdmin.
+// ErrNotFound, ErrNotOpen, adminauth.ErrNotAdmin.
 func (s *Service) Resend(ctx context.Context, id int64, lang string, actor audit.Actor) (queries.Invitation, error) {
 	var inv queries.Invitation
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+		if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 			return err
 		}
 		cur, err := s.lock(ctx, q, id)
@@ -232,12 +232,12 @@ func (s *Service) Resend(ctx context.Context, id int64, lang string, actor audit
 }
 
 // Revoke stops an invitation's link working. Errors: ErrNotFound,
-// ErrNotOpen, adminusers.ErrNotAdmin.
+// ErrNotOpen, adminauth.ErrNotAdmin.
 func (s *Service) Revoke(ctx context.Context, id int64, actor audit.Actor) (queries.Invitation, error) {
 	var inv queries.Invitation
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+		if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 			return err
 		}
 		var err error

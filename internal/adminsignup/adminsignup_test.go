@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminsignup"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -50,7 +50,7 @@ func setup(t *testing.T) *testBundle {
 	b := &testBundle{pool: pool, box: box, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	clock := func() time.Time { return b.now }
 	u, err := queries.New(pool).UserCreate(context.Background(), queries.UserCreateParams{
-		Email: "admin@example.com", Name: "Admin", Role: accounts.RoleAdmin,
+		Email: "admin@example.com", Name: "Admin", Role: adminauth.RoleAdmin,
 		EmailVerifiedAt: pgtype.Timestamptz{Time: b.now, Valid: true},
 	})
 	require.NoError(t, err)
@@ -156,7 +156,7 @@ func TestApplyAuditsTheFieldsChanged(t *testing.T) {
 	_, err = b.pool.Exec(ctx, "UPDATE users SET role = 'user' WHERE id = $1", b.admin.UserID)
 	require.NoError(t, err)
 	_, err = b.svc.Apply(ctx, signup.Settings{Policy: signup.PolicyOpen}, b.admin)
-	require.ErrorIs(t, err, adminusers.ErrNotAdmin)
+	require.ErrorIs(t, err, adminauth.ErrNotAdmin)
 }
 
 // TestInvitationLifecycle: an invitation is mailed, admits its address

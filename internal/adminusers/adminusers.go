@@ -1,8 +1,8 @@
 // Package adminusers is what admins do with other people's accounts: find
 // them, look at one, disable and enable it, promote and demote it, sign it
 // out everywhere, delete it (delete.go). Changes are dangerous, so each is
-// confirmed with the acting admin's password and runs in one transaction
-// with its audit event.
+// confirmed with the acting admin's password (adminauth.ConfirmPassword)
+// and runs in one transaction with its audit event.
 package adminusers
 
 import (
@@ -17,10 +17,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/passwords"
-	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -32,39 +30,23 @@ const (
 	UserClusters = 100
 )
 
-// ReauthPerAdmin limits password confirmations, so that a stolen admin
-// session cannot be used to guess the admin's password. A success resets it.
-var ReauthPerAdmin = ratelimit.Rule{Name: "admin-reauth", Limit: 10, Window: 15 * time.Minute}
-
 // Errors whose messages admins see (catalog message IDs).
 var (
-	ErrWrongPassword = errors.New("ErrAdminWrongPassword")
-	ErrSelfDisable   = errors.New("ErrAdminSelfDisable")
-	ErrSelfDemote    = errors.New("ErrAdminSelfDemote")
-	ErrNoChange      = errors.New("ErrAdminNoChange")
+	ErrSelfDisable = errors.New("ErrAdminSelfDisable")
+	ErrSelfDemote  = errors.New("ErrAdminSelfDemote")
+	ErrNoChange    = errors.New("ErrAdminNoChange")
 )
 
-// Errors the handlers answer with 404.
-var (
-	ErrNotFound = errors.New("adminusers: no such user")
-	// ErrNotAdmin is the acting account losing its admin role (or being
-	// disabled) by a concurrent action between the request's check and the
-	// change.
-	ErrNotAdmin = errors.New("adminusers: the acting account is not an active admin")
-)
-
-// LimitedError says too many confirmations were tried; RetryAfter is when
-// the next one is allowed.
-type LimitedError struct{ RetryAfter time.Duration }
-
-func (e *LimitedError) Error() string {
-	return fmt.Sprintf("adminusers: too many password confirmations, retry after %s", e.RetryAfter)
-}
+// ErrNotFound is an account that does not exist (the handlers answer it
+// with 404, as adminauth.ErrNotAdmin).
+var ErrNotFound = errors.New("adminusers: no such user")
 
 // Service carries what the admin actions need.
 type Service struct {
 	Pool *pgxpool.Pool
-	Now  func() time.Time
+	// Now is the clock of the password confirmations (their rate limit,
+	// fresh sign-ins) and of CreateAdmin; time.Now when nil.
+	Now func() time.Time
 }
 
 func (s *Service) now() time.Time {
@@ -206,7 +188,7 @@ var Actions = []Action{Disable, Enable, Promote, Demote, RevokeSessions}
 // lockAdminAndUser locks the rows of the acting admin and of the user
 // they act on, in the caller's transaction, and returns the user's.
 // The admin is checked again under the lock: another admin may have
-// demoted or disabled them since the request began (ErrNotAdmin).
+// demoted or disabled them since the request began (adminauth.ErrNotAdmin).
 func lockAdminAndUser(ctx context.Context, q *queries.Queries, adminID, userID int64) (queries.User, error) {
 	rows, err := q.AdminUserLockForUpdate(ctx, []int64{adminID, userID})
 	if err != nil {
@@ -221,8 +203,8 @@ func lockAdminAndUser(ctx context.Context, q *queries.Queries, adminID, userID i
 			target = &rows[i]
 		}
 	}
-	if admin == nil || admin.Role != accounts.RoleAdmin || admin.DisabledAt.Valid {
-		return queries.User{}, ErrNotAdmin
+	if admin == nil || admin.Role != adminauth.RoleAdmin || admin.DisabledAt.Valid {
+		return queries.User{}, adminauth.ErrNotAdmin
 	}
 	if target == nil {
 		return queries.User{}, ErrNotFound
@@ -243,7 +225,7 @@ func (s *Service) Apply(ctx context.Context, a Action, userID int64, password st
 			return ErrSelfDemote
 		}
 	}
-	if err := s.confirm(ctx, adminID, password); err != nil {
+	if err := adminauth.ConfirmPassword(ctx, s.Pool, adminID, password, s.now()); err != nil {
 		return err
 	}
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -261,43 +243,6 @@ func (s *Service) Apply(ctx context.Context, a Action, userID int64, password st
 			Action: "admin.user_" + string(a), TargetType: "user", TargetID: strconv.FormatInt(userID, 10), Details: details,
 		})
 	})
-}
-
-// confirm checks the admin's password, counting the attempt against
-// ReauthPerAdmin.
-func (s *Service) confirm(ctx context.Context, adminID int64, password string) error {
-	q := queries.New(s.Pool)
-	subject := strconv.FormatInt(adminID, 10)
-	d, err := ratelimit.Hit(ctx, q, ReauthPerAdmin, subject, s.now())
-	if err != nil {
-		return err
-	}
-	if !d.Allowed {
-		return &LimitedError{RetryAfter: d.RetryAfter}
-	}
-	admin, err := q.UserGetByID(ctx, adminID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ErrNotAdmin
-	}
-	if err != nil {
-		return fmt.Errorf("get admin %d: %w", adminID, err)
-	}
-	// An account without a password (signed up with a provider) has none
-	// to confirm with: it confirms by signing in with the provider again.
-	if !admin.PasswordHash.Valid {
-		if freshSignInOf(ctx, adminID, s.now()) {
-			return ratelimit.Reset(ctx, q, ReauthPerAdmin, subject)
-		}
-		return ErrWrongPassword
-	}
-	ok, err := passwords.Verify(password, admin.PasswordHash.String)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return ErrWrongPassword
-	}
-	return ratelimit.Reset(ctx, q, ReauthPerAdmin, subject)
 }
 
 // change applies a to u and returns the audit details.
@@ -333,9 +278,9 @@ func change(ctx context.Context, q *queries.Queries, a Action, u queries.User) (
 		}
 		return map[string]any{}, nil
 	case Promote, Demote:
-		role := accounts.RoleAdmin
+		role := adminauth.RoleAdmin
 		if a == Demote {
-			role = accounts.RoleUser
+			role = adminauth.RoleUser
 		}
 		if u.Role == role {
 			return nil, ErrNoChange
@@ -355,37 +300,4 @@ func change(ctx context.Context, q *queries.Queries, a Action, u queries.User) (
 		return map[string]any{"sessions_ended": n}, nil
 	}
 	return nil, fmt.Errorf("unknown admin action %q", a)
-}
-
-// LockActiveAdmin checks, under a lock held until the caller's
-// transaction (q) ends, that the acting account is still an active
-// admin: another admin may have demoted or disabled it since the request
-// began. It returns ErrNotAdmin when not.
-func LockActiveAdmin(ctx context.Context, q *queries.Queries, adminID int64) error {
-	rows, err := q.AdminUserLockForUpdate(ctx, []int64{adminID})
-	if err != nil {
-		return fmt.Errorf("lock admin: %w", err)
-	}
-	if len(rows) != 1 || rows[0].Role != accounts.RoleAdmin || rows[0].DisabledAt.Valid {
-		return ErrNotAdmin
-	}
-	return nil
-}
-
-// SaveSettings runs save in a transaction in which the acting admin is
-// held active (LockActiveAdmin) and the platform's settings are locked
-// against other admins' saves: what every change to the settings does.
-// save reads what it changes again under the lock (another admin may
-// have saved since the request read it) and records its audit event.
-func SaveSettings(ctx context.Context, pool *pgxpool.Pool, adminID int64, save func(q *queries.Queries) error) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		if err := LockActiveAdmin(ctx, q, adminID); err != nil {
-			return err
-		}
-		if err := q.AdminSettingsLock(ctx); err != nil {
-			return fmt.Errorf("lock settings: %w", err)
-		}
-		return save(q)
-	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/audit"
@@ -150,7 +151,7 @@ func TestApply(t *testing.T) {
 	}
 
 	err = s.Apply(ctx, adminusers.Disable, target.ID, "not my password", actor)
-	require.ErrorIs(t, err, adminusers.ErrWrongPassword)
+	require.ErrorIs(t, err, adminauth.ErrWrongPassword)
 	require.False(t, get().DisabledAt.Valid, "a wrong password changes nothing")
 	sessions, err := q.UserSessionListActiveByUser(ctx, target.ID)
 	require.NoError(t, err)
@@ -217,7 +218,7 @@ func TestApply(t *testing.T) {
 	t.Run("only admins", func(t *testing.T) {
 		other := createUser(t, pool, "plain@example.com", "user", "plain password 1")
 		err := s.Apply(ctx, adminusers.Disable, target.ID, "plain password 1", audit.Actor{UserID: other.ID, Email: other.Email})
-		require.ErrorIs(t, err, adminusers.ErrNotAdmin)
+		require.ErrorIs(t, err, adminauth.ErrNotAdmin)
 		require.False(t, get().DisabledAt.Valid)
 	})
 
@@ -252,7 +253,7 @@ func TestApplyConcurrentDemotions(t *testing.T) {
 		}
 	}
 	require.Len(t, failed, 1)
-	require.ErrorIs(t, failed[0], adminusers.ErrNotAdmin)
+	require.ErrorIs(t, failed[0], adminauth.ErrNotAdmin)
 	var admins int
 	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM users WHERE role = 'admin'").Scan(&admins))
 	require.Equal(t, 1, admins)
@@ -268,15 +269,15 @@ func TestApplyRateLimit(t *testing.T) {
 	target := createUser(t, pool, "target@example.com", "user", "target password 1")
 	actor := audit.Actor{UserID: admin.ID, Email: admin.Email}
 
-	for i := 0; i < int(adminusers.ReauthPerAdmin.Limit); i++ {
-		require.ErrorIs(t, s.Apply(ctx, adminusers.Promote, target.ID, "guess", actor), adminusers.ErrWrongPassword)
+	for i := 0; i < int(adminauth.ReauthPerAdmin.Limit); i++ {
+		require.ErrorIs(t, s.Apply(ctx, adminusers.Promote, target.ID, "guess", actor), adminauth.ErrWrongPassword)
 	}
-	var limited *adminusers.LimitedError
+	var limited *adminauth.LimitedError
 	require.ErrorAs(t, s.Apply(ctx, adminusers.Promote, target.ID, "admin password 1", actor), &limited,
 		"even the right password is refused once over the limit")
 	// 11 hits in this window: one more passes once 1 + 11(1-f) <= 10 in
 	// the next, at f = 2/11 of it.
-	require.InDelta(t, float64(adminusers.ReauthPerAdmin.Window)*(1+2.0/11), float64(limited.RetryAfter), float64(time.Second))
+	require.InDelta(t, float64(adminauth.ReauthPerAdmin.Window)*(1+2.0/11), float64(limited.RetryAfter), float64(time.Second))
 
 	now = now.Add(limited.RetryAfter)
 	require.NoError(t, s.Apply(ctx, adminusers.Promote, target.ID, "admin password 1", actor))

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -34,7 +34,7 @@ func (s *Service) PromoteByEmail(ctx context.Context, email string) (queries.Use
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
 		var err error
-		u, err = q.UserSetRoleByEmail(ctx, queries.UserSetRoleByEmailParams{Email: email, Role: accounts.RoleAdmin})
+		u, err = q.UserSetRoleByEmail(ctx, queries.UserSetRoleByEmailParams{Email: email, Role: adminauth.RoleAdmin})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrNoAccount
 		}
@@ -62,7 +62,7 @@ func (s *Service) CreateAdmin(ctx context.Context, email, name, passwordHash str
 			Email:           email,
 			Name:            name,
 			PasswordHash:    pgtype.Text{String: passwordHash, Valid: true},
-			Role:            accounts.RoleAdmin,
+			Role:            adminauth.RoleAdmin,
 			EmailVerifiedAt: pgtype.Timestamptz{Time: s.now(), Valid: true},
 		})
 		var pgErr *pgconn.PgError

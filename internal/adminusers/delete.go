@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -45,7 +46,7 @@ func (s *Service) Delete(ctx context.Context, userID int64, email, password stri
 	if !strings.EqualFold(strings.TrimSpace(email), target.Email) {
 		return ErrEmailMismatch
 	}
-	if err := s.confirm(ctx, adminID, password); err != nil {
+	if err := adminauth.ConfirmPassword(ctx, s.Pool, adminID, password, s.now()); err != nil {
 		return err
 	}
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -452,7 +452,7 @@ func (s *Service) tell(ctx context.Context, tx pgx.Tx, userID int64, template st
 // asAdminTx runs fn in a transaction that holds the acting admin's row.
 func (s *Service) asAdminTx(ctx context.Context, actor audit.Actor, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		if err := adminusers.LockActiveAdmin(ctx, queries.New(tx), actor.UserID); err != nil {
+		if err := adminauth.LockActiveAdmin(ctx, queries.New(tx), actor.UserID); err != nil {
 			return err
 		}
 		return fn(tx)

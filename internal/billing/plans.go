@@ -333,7 +333,7 @@ func lockPlan(ctx context.Context, q *queries.Queries, id int64) (queries.Plan, 
 }
 
 // asAdmin runs fn in a transaction that holds the acting admin's row:
-// an admin demoted meanwhile is refused (adminusers.ErrNotAdmin).
+// an admin demoted meanwhile is refused (adminauth.ErrNotAdmin).
 func (s *Service) asAdmin(ctx context.Context, actor audit.Actor, fn func(*queries.Queries) error) error {
 	return s.asAdminTx(ctx, actor, func(tx pgx.Tx) error { return fn(queries.New(tx)) })
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/input"
@@ -143,7 +143,7 @@ func TestPlans(t *testing.T) {
 	other := pro()
 	other.Name = "Sneaky"
 	_, err = svc.CreatePlan(ctx, other, user)
-	require.ErrorIs(t, err, adminusers.ErrNotAdmin)
+	require.ErrorIs(t, err, adminauth.ErrNotAdmin)
 }
 
 // TestPlanPrices: an empty price is a period not on sale, never a price of

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
@@ -140,7 +140,7 @@ type Change struct {
 // Apply stores the change on behalf of the admin actor.UserID and returns
 // the names of the fields it changed, sorted; none means nothing was
 // written. The change takes effect in this process at once, in the
-// others within their TTL. Errors: input.Errors and adminusers'
+// others within their TTL. Errors: input.Errors and adminauth's
 // ErrNotAdmin.
 func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]string, error) {
 	errs := input.Errors{}
@@ -171,7 +171,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		changed []string
 		next    Settings
 	)
-	err := adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
+	err := adminauth.SaveSettings(ctx, s.Pool, actor.UserID, adminauth.Confirm{}, func(q *queries.Queries) error {
 		cur, err := Load(ctx, q)
 		if err != nil {
 			return err

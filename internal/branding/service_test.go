@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -104,7 +104,7 @@ func TestApplyAuditsAndCaches(t *testing.T) {
 	// Only an admin changes anything.
 	user := audit.Actor{UserID: newUser("brand-user@example.com", "user")}
 	_, err = saver.Apply(ctx, Change{Settings: Defaults()}, user)
-	require.ErrorIs(t, err, adminusers.ErrNotAdmin)
+	require.ErrorIs(t, err, adminauth.ErrNotAdmin)
 
 	// Removing the logo removes its bytes.
 	changed, err = saver.Apply(ctx, Change{Settings: next, RemoveLogo: true}, admin)

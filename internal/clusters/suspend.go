@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/queries"
@@ -44,7 +44,7 @@ func (s *Service) AdminSuspend(ctx context.Context, id int64, confirmSlug string
 	var c queries.Cluster
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+		if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 			return err
 		}
 		cur, err := q.ClusterLock(ctx, id)
@@ -78,7 +78,7 @@ func (s *Service) AdminResume(ctx context.Context, id int64, actor audit.Actor) 
 	var c queries.Cluster
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+		if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 			return err
 		}
 		if _, err := q.ClusterLock(ctx, id); errors.Is(err, pgx.ErrNoRows) {

@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/input"
@@ -252,7 +252,7 @@ func TestSyncRFC2136(t *testing.T) {
 	_, err = f.svc.Apply(ctx, dnsrecords.Change{Settings: set, KeySecret: srv.KeySecret}, f.admin)
 	require.ErrorIs(t, err, dnsrecords.ErrPasswordRequired)
 	_, err = f.svc.Apply(ctx, dnsrecords.Change{Settings: set, KeySecret: srv.KeySecret, Password: "wrong"}, f.admin)
-	require.ErrorIs(t, err, adminusers.ErrWrongPassword)
+	require.ErrorIs(t, err, adminauth.ErrWrongPassword)
 	changed, err := f.svc.Apply(ctx, dnsrecords.Change{Settings: set, KeySecret: srv.KeySecret, Password: adminPassword}, f.admin)
 	require.NoError(t, err)
 	require.Contains(t, changed, "keySecret")

@@ -14,7 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/input"
@@ -87,7 +87,7 @@ var ErrPasswordRequired = errors.New("ErrDNSPasswordRequired")
 // audit event, and makes every cluster's check due so that the records
 // follow. It returns the names of the fields that changed (none: nothing
 // was written). Errors: input.Errors, ErrPasswordRequired, and
-// adminusers' ErrWrongPassword, *LimitedError and ErrNotAdmin.
+// adminauth's ErrWrongPassword, *LimitedError and ErrNotAdmin.
 func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]string, error) {
 	q := queries.New(s.Pool)
 	current, err := Load(ctx, q, s.Box)
@@ -118,15 +118,8 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 	if len(changed) == 0 {
 		return nil, nil
 	}
-	if slices.Contains(changed, "keySecret") {
-		if !adminusers.ConfirmationGiven(ctx, c.Password) {
-			return nil, ErrPasswordRequired
-		}
-		if err := (&adminusers.Service{Pool: s.Pool}).ConfirmPassword(ctx, actor.UserID, c.Password); err != nil {
-			return nil, err
-		}
-	}
-	err = adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
+	confirm := adminauth.Confirm{Needed: slices.Contains(changed, "keySecret"), Password: c.Password, Required: ErrPasswordRequired}
+	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, confirm, func(q *queries.Queries) error {
 		if err := save(ctx, q, s.Box, next); err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -192,7 +192,7 @@ func (s *Service) UpdateSettings(ctx context.Context, next Settings, actor audit
 		return nil, err
 	}
 	var changed []string
-	err := adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
+	err := adminauth.SaveSettings(ctx, s.Pool, actor.UserID, adminauth.Confirm{}, func(q *queries.Queries) error {
 		current, err := LoadSettings(ctx, q)
 		if err != nil {
 			return err

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/branding"
 	"github.com/kubebyon/kubebyon/internal/input"
@@ -157,7 +157,7 @@ func (c Change) on(cur Settings) Settings {
 
 // Apply stores the change on behalf of the admin actor.UserID and returns
 // the names of the fields it changed, sorted; none means nothing was
-// written. Errors: input.Errors, ErrConfirmRequired, and adminusers'
+// written. Errors: input.Errors, ErrConfirmRequired, and adminauth's
 // ErrWrongPassword, *LimitedError and ErrNotAdmin.
 func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]string, error) {
 	errs := input.Errors{}
@@ -186,14 +186,8 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 	if err != nil || len(changed) == 0 {
 		return nil, err
 	}
-	if !adminusers.ConfirmationGiven(ctx, c.Confirm) {
-		return nil, ErrConfirmRequired
-	}
-	users := &adminusers.Service{Pool: s.Pool}
-	if err := users.ConfirmPassword(ctx, actor.UserID, c.Confirm); err != nil {
-		return nil, err
-	}
-	err = adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
+	confirm := adminauth.Confirm{Needed: true, Password: c.Confirm, Required: ErrConfirmRequired}
+	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, confirm, func(q *queries.Queries) error {
 		// Compared again under the lock: another admin may have saved
 		// since the settings were read.
 		cur, err := Load(ctx, q, s.Box)

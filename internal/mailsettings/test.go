@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/mail"
@@ -49,7 +49,7 @@ type Tested struct {
 // whatever came of it. An empty password is the stored one, but only for
 // the stored server: a stored password never goes to a server that was
 // not saved. A form with no server tests KUBEBYON_SMTP_URL. Errors:
-// input.Errors, ErrNoServer, *SendError, and adminusers.ErrNotAdmin.
+// input.Errors, ErrNoServer, *SendError, and adminauth.ErrNotAdmin.
 func (s *Service) Test(ctx context.Context, c Change, m mail.Message, actor audit.Actor) (Tested, error) {
 	errs := input.Errors{}
 	if _, err := netmail.ParseAddress(m.To); err != nil || !input.Storable(m.To) || len(m.To) > 320 {
@@ -99,7 +99,7 @@ func (s *Service) Test(ctx context.Context, c Change, m mail.Message, actor audi
 	}
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+		if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 			return err
 		}
 		return audit.Record(ctx, q, actor, audit.Event{Action: ActionTest, TargetType: "settings", TargetID: settingsKey, Details: details})

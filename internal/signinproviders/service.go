@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -103,7 +103,7 @@ func (c Change) plan(cur Loaded) (Settings, []string, error) {
 // the names of the fields it changed (FieldName), sorted; none means
 // nothing was written. The audit event names the fields, and of each
 // secret only whether it was replaced or cleared. Errors: input.Errors
-// (by FieldName), ErrUnknownProvider, ErrConfirmRequired, and adminusers'
+// (by FieldName), ErrUnknownProvider, ErrConfirmRequired, and adminauth's
 // ErrWrongPassword, *LimitedError and ErrNotAdmin.
 func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]string, error) {
 	for name := range c.Providers {
@@ -139,14 +139,8 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 	if err != nil || len(changed) == 0 {
 		return nil, err
 	}
-	if !adminusers.ConfirmationGiven(ctx, c.Confirm) {
-		return nil, ErrConfirmRequired
-	}
-	users := &adminusers.Service{Pool: s.Pool}
-	if err := users.ConfirmPassword(ctx, actor.UserID, c.Confirm); err != nil {
-		return nil, err
-	}
-	err = adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
+	confirm := adminauth.Confirm{Needed: true, Password: c.Confirm, Required: ErrConfirmRequired}
+	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, confirm, func(q *queries.Queries) error {
 		// Planned again under the lock: another admin may have saved
 		// since the settings were read.
 		cur, err := load(ctx, q, s.Box)

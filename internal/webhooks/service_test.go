@@ -20,7 +20,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -260,13 +260,13 @@ func TestOwnership(t *testing.T) {
 	require.ErrorIs(t, b.svc.Delete(ctx, 0, ch.Channel.ID, admin), webhooks.ErrNotFound, "a user's channel is not the platform's")
 
 	_, err = b.svc.Create(ctx, 0, "en", webhooks.Input{Name: "ops", Kind: webhooks.WeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}, ba)
-	require.ErrorIs(t, err, adminusers.ErrNotAdmin)
+	require.ErrorIs(t, err, adminauth.ErrNotAdmin)
 	_, err = b.svc.SaveNetwork(ctx, "10.0.0.0/8", ba)
-	require.ErrorIs(t, err, adminusers.ErrNotAdmin)
+	require.ErrorIs(t, err, adminauth.ErrNotAdmin)
 	p, err := b.svc.Create(ctx, 0, "zh-CN", webhooks.Input{Name: "ops", Kind: webhooks.WeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}, admin)
 	require.NoError(t, err)
 	_, err = b.svc.Test(ctx, 0, p.Channel.ID, "en", ba)
-	require.ErrorIs(t, err, adminusers.ErrNotAdmin, "a platform channel's test is the admins'")
+	require.ErrorIs(t, err, adminauth.ErrNotAdmin, "a platform channel's test is the admins'")
 	_, err = b.svc.Log(ctx, alice.ID, p.Channel.ID)
 	require.ErrorIs(t, err, webhooks.ErrNotFound)
 	require.ErrorIs(t, b.svc.Delete(ctx, alice.ID, p.Channel.ID, aa), webhooks.ErrNotFound)

@@ -24,7 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -151,14 +151,14 @@ func ParseCIDRs(s string) ([]string, error) {
 }
 
 // SaveNetwork stores the allowed networks (the text of the form) on behalf
-// of the admin actor. Errors: input.Errors, adminusers.ErrNotAdmin.
+// of the admin actor. Errors: input.Errors, adminauth.ErrNotAdmin.
 func (s *Service) SaveNetwork(ctx context.Context, allowed string, actor audit.Actor) (Network, error) {
 	cidrs, err := ParseCIDRs(allowed)
 	if err != nil || !input.Storable(allowed) || len(cidrs) > 100 {
 		return Network{}, input.Errors{FieldAllowed: "ErrWebhookAllowedCIDRs"}
 	}
 	n := Network{AllowedCIDRs: cidrs}
-	err = adminusers.SaveSettings(ctx, s.Pool, actor.UserID, func(q *queries.Queries) error {
+	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, adminauth.Confirm{}, func(q *queries.Queries) error {
 		before, err := LoadNetwork(ctx, q)
 		if err != nil {
 			return err
@@ -252,7 +252,7 @@ type Created struct {
 
 // Create adds a channel: the user's (userID > 0) or, for the admin actor,
 // the platform's (userID 0). lang is what its messages are worded in.
-// Errors: input.Errors, adminusers.ErrNotAdmin.
+// Errors: input.Errors, adminauth.ErrNotAdmin.
 func (s *Service) Create(ctx context.Context, userID int64, lang string, in Input, actor audit.Actor) (Created, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	in.URL = strings.TrimSpace(in.URL)
@@ -269,7 +269,7 @@ func (s *Service) Create(ctx context.Context, userID int64, lang string, in Inpu
 			}
 		} else {
 			action = ActionPlatformCreate
-			if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+			if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 				return err
 			}
 		}
@@ -336,14 +336,14 @@ func owned(ctx context.Context, q *queries.Queries, id, userID int64) (queries.W
 
 // Delete removes the user's channel (userID > 0) or, for the admin actor,
 // a platform channel (userID 0), with its log. Errors: ErrNotFound,
-// adminusers.ErrNotAdmin.
+// adminauth.ErrNotAdmin.
 func (s *Service) Delete(ctx context.Context, userID, id int64, actor audit.Actor) error {
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
 		action := ActionDelete
 		if userID == 0 {
 			action = ActionPlatformDelete
-			if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+			if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 				return err
 			}
 		}
@@ -568,13 +568,13 @@ func (s *Service) attempt(ctx context.Context, c queries.WebhookChannel, e Event
 // the admin actor, to a platform channel (userID 0), at once, logs it in
 // the channel's log and the audit log, and returns what came of it (its
 // Err is why it failed). lang words the message. Errors: ErrNotFound,
-// adminusers.ErrNotAdmin.
+// adminauth.ErrNotAdmin.
 func (s *Service) Test(ctx context.Context, userID, id int64, lang string, actor audit.Actor) (Outcome, error) {
 	q := queries.New(s.Pool)
 	if userID == 0 {
 		// Checked before sending too: the audit's check comes after.
 		err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-			return adminusers.LockActiveAdmin(ctx, queries.New(tx), actor.UserID)
+			return adminauth.LockActiveAdmin(ctx, queries.New(tx), actor.UserID)
 		})
 		if err != nil {
 			return Outcome{}, err
@@ -601,7 +601,7 @@ func (s *Service) Test(ctx context.Context, userID, id int64, lang string, actor
 		q := queries.New(tx)
 		if userID == 0 {
 			action = ActionPlatformTest
-			if err := adminusers.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
+			if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 				return err
 			}
 		}

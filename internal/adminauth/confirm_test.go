@@ -1,4 +1,4 @@
-package adminusers_test
+package adminauth_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/internal/adminusers"
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -20,7 +20,6 @@ func TestConfirmWithFreshSignIn(t *testing.T) {
 	t.Parallel()
 	pool := testenv.DB(t)
 	now := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
-	s := &adminusers.Service{Pool: pool, Now: func() time.Time { return now }}
 	withPassword := createUser(t, pool, "with-password@example.com", "admin", "admin password 1")
 	passwordless, err := queries.New(pool).UserCreate(context.Background(), queries.UserCreateParams{
 		Email: "sso@example.com", Name: "SSO", Role: "admin",
@@ -38,8 +37,8 @@ func TestConfirmWithFreshSignIn(t *testing.T) {
 	}{
 		{name: "none", admin: passwordless.ID},
 		{name: "fresh", admin: passwordless.ID, freshFor: passwordless.ID, age: time.Minute, ok: true},
-		{name: "almost stale", admin: passwordless.ID, freshFor: passwordless.ID, age: adminusers.FreshSignInTTL - time.Second, ok: true},
-		{name: "stale", admin: passwordless.ID, freshFor: passwordless.ID, age: adminusers.FreshSignInTTL},
+		{name: "almost stale", admin: passwordless.ID, freshFor: passwordless.ID, age: adminauth.FreshSignInTTL - time.Second, ok: true},
+		{name: "stale", admin: passwordless.ID, freshFor: passwordless.ID, age: adminauth.FreshSignInTTL},
 		{name: "from the future", admin: passwordless.ID, freshFor: passwordless.ID, age: -time.Minute},
 		{name: "another admin's", admin: passwordless.ID, freshFor: withPassword.ID, age: time.Minute},
 		{name: "password instead", admin: withPassword.ID, freshFor: withPassword.ID, age: time.Minute},
@@ -48,13 +47,13 @@ func TestConfirmWithFreshSignIn(t *testing.T) {
 	for _, tt := range tests {
 		ctx := context.Background()
 		if tt.freshFor != 0 {
-			ctx = adminusers.WithFreshSignIn(ctx, tt.freshFor, now.Add(-tt.age))
+			ctx = adminauth.WithFreshSignIn(ctx, tt.freshFor, now.Add(-tt.age))
 		}
-		err := s.ConfirmPassword(ctx, tt.admin, tt.password)
+		err := adminauth.ConfirmPassword(ctx, pool, tt.admin, tt.password, now)
 		if tt.ok {
 			require.NoError(t, err, tt.name)
 		} else {
-			require.ErrorIs(t, err, adminusers.ErrWrongPassword, tt.name)
+			require.ErrorIs(t, err, adminauth.ErrWrongPassword, tt.name)
 		}
 	}
 }
@@ -64,8 +63,8 @@ func TestConfirmWithFreshSignIn(t *testing.T) {
 func TestConfirmationGiven(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	require.False(t, adminusers.ConfirmationGiven(ctx, ""))
-	require.True(t, adminusers.ConfirmationGiven(ctx, "p"))
-	require.True(t, adminusers.ConfirmationGiven(adminusers.WithFreshSignIn(ctx, 1, time.Now().Add(-time.Minute)), ""))
-	require.False(t, adminusers.ConfirmationGiven(adminusers.WithFreshSignIn(ctx, 1, time.Now().Add(-time.Hour)), ""))
+	require.False(t, adminauth.ConfirmationGiven(ctx, ""))
+	require.True(t, adminauth.ConfirmationGiven(ctx, "p"))
+	require.True(t, adminauth.ConfirmationGiven(adminauth.WithFreshSignIn(ctx, 1, time.Now().Add(-time.Minute)), ""))
+	require.False(t, adminauth.ConfirmationGiven(adminauth.WithFreshSignIn(ctx, 1, time.Now().Add(-time.Hour)), ""))
 }
