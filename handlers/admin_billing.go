@@ -24,22 +24,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// adminBillingRoutes adds the back office's billing pages: orders, the
-// billing overview and settings, and a user's subscription.
-func (h *Handlers) adminBillingRoutes(admin *echo.Group) {
-	admin.GET("/orders", h.showAdminOrdersPage)
-	admin.GET("/orders.csv", h.exportAdminOrders)
-	admin.GET("/orders/:id", h.showAdminOrderPage)
-	admin.POST("/orders/:id/paid", h.markOrderPaid)
-	admin.POST("/orders/:id/cancel", h.cancelAdminOrder)
-	admin.POST("/orders/:id/refund", h.refundAdminOrder)
-	admin.GET("/billing", h.showAdminBillingPage)
-	admin.POST("/billing/settings", h.saveBillingSettings)
-	admin.POST("/users/:id/subscription/plan", h.setSubscriptionPlan)
-	admin.POST("/users/:id/subscription/extend", h.extendSubscription)
-	admin.POST("/users/:id/subscription/cancel", h.cancelSubscription)
-}
-
 // Sizes of the order lists.
 const (
 	ordersPerPage = 50

@@ -29,12 +29,6 @@ const (
 // may style itself, no more.
 const logoCSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 
-// adminBrandingRoutes adds the branding and session settings.
-func (h *Handlers) adminBrandingRoutes(admin *echo.Group) {
-	admin.GET("/settings/branding", h.showAdminBrandingPage)
-	admin.POST("/settings/branding", h.saveAdminBranding)
-}
-
 // brandingFields are the plain fields of the form.
 var brandingFields = []string{
 	branding.FieldProductName, branding.FieldSupportContact, branding.FieldFooterText, branding.FieldDefaultLanguage,

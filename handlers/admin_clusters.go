@@ -20,18 +20,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// adminClusterRoutes adds the back office's clusters: every user's, one
-// cluster with its metrics, and the admin's actions on it.
-func (h *Handlers) adminClusterRoutes(admin *echo.Group) {
-	admin.GET("/clusters", h.showAdminClustersPage)
-	admin.GET("/clusters/:id", h.showAdminClusterPage)
-	admin.GET("/clusters/:id/metrics", h.showAdminClusterPage)
-	admin.GET("/clusters/:id/metrics.json", h.showAdminClusterMetricsJSON)
-	for _, a := range adminClusterActions {
-		admin.POST("/clusters/:id/"+a.path, h.changeAdminCluster(a))
-	}
-}
-
 // showAdminClustersPage is GET /admin/clusters: every user's clusters,
 // filtered, newest first, a page before (?before=) or after (?after=) a
 // cluster id.

@@ -17,13 +17,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// adminJobsRoutes adds the back office's view of River's jobs.
-func (h *Handlers) adminJobsRoutes(admin *echo.Group) {
-	admin.GET("/jobs", h.showAdminJobsPage)
-	admin.POST("/jobs/:id/retry", h.changeAdminJob((*adminjobs.Service).Retry, "FlashAdminJobRetried"))
-	admin.POST("/jobs/:id/cancel", h.changeAdminJob((*adminjobs.Service).Cancel, "FlashAdminJobCancelled"))
-}
-
 // adminJobsFilter reads ?state=, ?kind= and ?before= (or the same form
 // fields); an unknown state or a bad ID is a 404, as for any unknown page.
 func adminJobsFilter(c echo.Context) (adminjobs.Filter, error) {

@@ -16,13 +16,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// adminMailRoutes adds the mail server settings and their test email.
-func (h *Handlers) adminMailRoutes(admin *echo.Group) {
-	admin.GET("/mail", h.showAdminMailPage)
-	admin.POST("/mail", h.saveAdminMail)
-	admin.POST("/mail/test", h.testAdminMail)
-}
-
 // mailFields are the plain fields of the mail settings form (the SMTP
 // password is never shown back).
 var mailFields = []string{

@@ -16,12 +16,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// adminMetricsRoutes adds the back office's metrics page.
-func (h *Handlers) adminMetricsRoutes(admin *echo.Group) {
-	admin.GET("/metrics", h.showAdminMetricsPage)
-	admin.POST("/metrics/settings", h.saveMetricsSettings)
-}
-
 // showAdminClusterMetricsJSON is any cluster's series over ?range=, for
 // the admin page's charts.
 func (h *Handlers) showAdminClusterMetricsJSON(c echo.Context) error {

@@ -17,13 +17,6 @@ import (
 
 const adminSignInPath = "/admin/settings/sign-in"
 
-// adminSignInRoutes adds the sign-in providers settings.
-func (h *Handlers) adminSignInRoutes(admin *echo.Group) {
-	admin.GET("/settings/sign-in", h.showAdminSignInPage)
-	admin.POST("/settings/sign-in", h.saveAdminSignIn)
-	admin.POST("/settings/sign-in/test", h.testAdminSignIn)
-}
-
 // signInFields are a provider's plain form fields (the client secret is
 // never shown back).
 func signInFields(name string) []string {

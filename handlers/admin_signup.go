@@ -19,15 +19,6 @@ import (
 // adminSignUpPath is the sign-up settings page.
 const adminSignUpPath = "/admin/settings/sign-up"
 
-// adminSignUpRoutes adds the sign-up policy and the invitations.
-func (h *Handlers) adminSignUpRoutes(admin *echo.Group) {
-	admin.GET("/settings/sign-up", h.showAdminSignUpPage)
-	admin.POST("/settings/sign-up", h.saveAdminSignUp)
-	admin.POST("/settings/sign-up/invitations", h.createInvitation)
-	admin.POST("/settings/sign-up/invitations/:id/resend", h.resendInvitation)
-	admin.POST("/settings/sign-up/invitations/:id/revoke", h.revokeInvitation)
-}
-
 func (h *Handlers) showAdminSignUpPage(c echo.Context) error {
 	return h.renderAdminSignUp(c, http.StatusOK, nil, nil)
 }

@@ -15,14 +15,6 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// adminUserDetailRoutes are the actions on an account's keys, password and
-// existence (the others are changeAdminUser's).
-func (h *Handlers) adminUserDetailRoutes(admin *echo.Group) {
-	admin.POST("/users/:id/api-keys/:keyid/revoke", h.revokeAdminUserAPIKey)
-	admin.POST("/users/:id/password-reset", h.resetAdminUserPassword)
-	admin.POST("/users/:id/delete", h.deleteAdminUser)
-}
-
 // adminUserMore is what the page shows of d beside the profile.
 func adminUserMore(d adminusers.Detail) views.AdminUserMore {
 	m := views.AdminUserMore{HasPassword: d.User.PasswordHash.Valid, HasClusters: len(d.Clusters) > 0}

@@ -21,16 +21,6 @@ const adminWebhooksPath = "/admin/notifications/channels"
 // page shows.
 const adminWebhookLogLength = 100
 
-// adminWebhookRoutes adds the operator alerts' channels, the networks
-// webhooks may reach and every channel's log.
-func (h *Handlers) adminWebhookRoutes(admin *echo.Group) {
-	admin.GET("/notifications", h.showAdminWebhooksPage)
-	admin.POST("/notifications/channels", h.createPlatformWebhook)
-	admin.POST("/notifications/channels/:id/test", h.testPlatformWebhook)
-	admin.POST("/notifications/channels/:id/delete", h.deletePlatformWebhook)
-	admin.POST("/notifications/network", h.saveWebhookNetwork)
-}
-
 func (h *Handlers) showAdminWebhooksPage(c echo.Context) error {
 	return h.renderAdminWebhooks(c, http.StatusOK, views.NewForm(), nil, nil, nil)
 }

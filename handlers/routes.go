@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/static"
@@ -76,7 +77,10 @@ func (h *Handlers) routes(e *echo.Echo) {
 	settings.POST("/sign-in/:identity/unlink", h.unlinkIdentity)
 	settings.GET("/notifications", h.showNotificationsPage)
 	settings.POST("/notifications", h.updateNotifications)
-	h.webhookRoutes(settings)
+	// The user's webhook channels (webhooks.go).
+	settings.POST("/notifications/webhooks", h.createWebhook)
+	settings.POST("/notifications/webhooks/:id/test", h.testWebhook)
+	settings.POST("/notifications/webhooks/:id/delete", h.deleteWebhook)
 	// Not behind requireUser: an image request that is not allowed gets a
 	// 404, not a redirect to the sign-in page.
 	e.GET("/avatars/:id", h.showAvatar)
@@ -196,16 +200,25 @@ func (h *Handlers) routes(e *echo.Echo) {
 	// a signed-in user as well.
 	admin := e.Group("/admin", h.requireAdmin, h.adminNotices)
 	admin.GET("", func(c echo.Context) error { return redirect(c, "/admin/users") })
+	// The accounts, and the actions on one (admin_users.go).
 	admin.GET("/users", h.showAdminUsersPage)
 	admin.GET("/users/:id", h.showAdminUserPage)
 	for _, a := range adminusers.Actions {
 		admin.POST("/users/:id/"+string(a), h.changeAdminUser(a))
 	}
-	h.adminUserDetailRoutes(admin)
+	// The actions on an account's keys, password and existence
+	// (admin_user_detail.go; the others are changeAdminUser's).
+	admin.POST("/users/:id/api-keys/:keyid/revoke", h.revokeAdminUserAPIKey)
+	admin.POST("/users/:id/password-reset", h.resetAdminUserPassword)
+	admin.POST("/users/:id/delete", h.deleteAdminUser)
+	// The audit log (admin_activity.go) and the platform's settings
+	// (admin_settings.go).
 	admin.GET("/activity", h.showAdminActivityPage)
 	admin.GET("/settings", h.showAdminSettingsPage)
 	admin.POST("/settings", h.saveAdminSettings)
 	admin.POST("/settings/test", h.testAdminSettings)
+	// The edges, their DNS and the ingress settings (admin_edge.go,
+	// admin_dns.go, admin_ingress.go).
 	admin.GET("/edge", h.showAdminEdgePage)
 	admin.POST("/edge/tokens", h.createEdgeToken)
 	admin.GET("/edge/tokens/:id/revoke", h.showRevokeEdgeTokenPage)
@@ -213,15 +226,60 @@ func (h *Handlers) routes(e *echo.Echo) {
 	admin.POST("/edge/dns", h.saveAdminDNS)
 	admin.POST("/edge/dns/check", h.checkAdminDNS)
 	admin.POST("/edge/ingress", h.saveAdminIngress)
-	h.adminBillingRoutes(admin)
-	h.adminMetricsRoutes(admin)
-	h.adminJobsRoutes(admin)
-	h.adminMailRoutes(admin)
-	h.adminWebhookRoutes(admin)
-	h.adminSignUpRoutes(admin)
-	h.adminSignInRoutes(admin)
-	h.adminBrandingRoutes(admin)
-	h.adminClusterRoutes(admin)
+	// Orders, the billing overview and settings, and a user's
+	// subscription (admin_billing.go).
+	admin.GET("/orders", h.showAdminOrdersPage)
+	admin.GET("/orders.csv", h.exportAdminOrders)
+	admin.GET("/orders/:id", h.showAdminOrderPage)
+	admin.POST("/orders/:id/paid", h.markOrderPaid)
+	admin.POST("/orders/:id/cancel", h.cancelAdminOrder)
+	admin.POST("/orders/:id/refund", h.refundAdminOrder)
+	admin.GET("/billing", h.showAdminBillingPage)
+	admin.POST("/billing/settings", h.saveBillingSettings)
+	admin.POST("/users/:id/subscription/plan", h.setSubscriptionPlan)
+	admin.POST("/users/:id/subscription/extend", h.extendSubscription)
+	admin.POST("/users/:id/subscription/cancel", h.cancelSubscription)
+	// The platform's metrics (admin_metrics.go).
+	admin.GET("/metrics", h.showAdminMetricsPage)
+	admin.POST("/metrics/settings", h.saveMetricsSettings)
+	// River's jobs (admin_jobs.go).
+	admin.GET("/jobs", h.showAdminJobsPage)
+	admin.POST("/jobs/:id/retry", h.changeAdminJob((*adminjobs.Service).Retry, "FlashAdminJobRetried"))
+	admin.POST("/jobs/:id/cancel", h.changeAdminJob((*adminjobs.Service).Cancel, "FlashAdminJobCancelled"))
+	// The mail server settings and their test email (admin_mail.go).
+	admin.GET("/mail", h.showAdminMailPage)
+	admin.POST("/mail", h.saveAdminMail)
+	admin.POST("/mail/test", h.testAdminMail)
+	// The operator alerts' channels, the networks webhooks may reach and
+	// every channel's log (admin_webhooks.go).
+	admin.GET("/notifications", h.showAdminWebhooksPage)
+	admin.POST("/notifications/channels", h.createPlatformWebhook)
+	admin.POST("/notifications/channels/:id/test", h.testPlatformWebhook)
+	admin.POST("/notifications/channels/:id/delete", h.deletePlatformWebhook)
+	admin.POST("/notifications/network", h.saveWebhookNetwork)
+	// The sign-up policy and the invitations (admin_signup.go).
+	admin.GET("/settings/sign-up", h.showAdminSignUpPage)
+	admin.POST("/settings/sign-up", h.saveAdminSignUp)
+	admin.POST("/settings/sign-up/invitations", h.createInvitation)
+	admin.POST("/settings/sign-up/invitations/:id/resend", h.resendInvitation)
+	admin.POST("/settings/sign-up/invitations/:id/revoke", h.revokeInvitation)
+	// The sign-in providers (admin_sign_in.go).
+	admin.GET("/settings/sign-in", h.showAdminSignInPage)
+	admin.POST("/settings/sign-in", h.saveAdminSignIn)
+	admin.POST("/settings/sign-in/test", h.testAdminSignIn)
+	// Branding and session settings (admin_branding.go).
+	admin.GET("/settings/branding", h.showAdminBrandingPage)
+	admin.POST("/settings/branding", h.saveAdminBranding)
+	// Every user's clusters, one cluster with its metrics, and the
+	// admin's actions on it (admin_clusters.go).
+	admin.GET("/clusters", h.showAdminClustersPage)
+	admin.GET("/clusters/:id", h.showAdminClusterPage)
+	admin.GET("/clusters/:id/metrics", h.showAdminClusterPage)
+	admin.GET("/clusters/:id/metrics.json", h.showAdminClusterMetricsJSON)
+	for _, a := range adminClusterActions {
+		admin.POST("/clusters/:id/"+a.path, h.changeAdminCluster(a))
+	}
+	// Plans (admin_plans.go).
 	admin.GET("/plans", h.showAdminPlansPage)
 	admin.POST("/plans", h.createPlan)
 	admin.GET("/plans/:id", h.showAdminPlanPage)

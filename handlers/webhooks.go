@@ -22,13 +22,6 @@ import (
 // userWebhooksPath is where the user's webhook forms post.
 const userWebhooksPath = "/settings/notifications/webhooks"
 
-// webhookRoutes adds the user's webhook channels, under /settings.
-func (h *Handlers) webhookRoutes(settings *echo.Group) {
-	settings.POST("/notifications/webhooks", h.createWebhook)
-	settings.POST("/notifications/webhooks/:id/test", h.testWebhook)
-	settings.POST("/notifications/webhooks/:id/delete", h.deleteWebhook)
-}
-
 // webhooks is the webhook service on the handlers' pool.
 func (h *Handlers) webhooks() *webhooks.Service {
 	return &webhooks.Service{Pool: h.Pool, Box: h.Box, Catalog: h.Catalog, BaseURL: h.BaseURL}
