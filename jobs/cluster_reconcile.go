@@ -305,14 +305,34 @@ func (w *ClusterReconcileWorker) apply(ctx context.Context, q *queries.Queries, 
 	return nil
 }
 
+// readyStep is one thing that happens when a cluster becomes ready, in
+// the transaction tx that marks it ready (with the job's River client in
+// ctx). c is the cluster's row as read in tx under its lock, before the
+// update: its ID, name and owner never change, and its node quota switch
+// is as this transaction sees it.
+type readyStep func(ctx context.Context, tx pgx.Tx, box *secrets.Box, c queries.Cluster) error
+
+// onReady is what happens, in this order, when a cluster becomes ready:
+// on the transition to ready only (not again for a generation already
+// ready), all in the transaction that marks it ready (markReady). An
+// error rolls it all back, the cluster's status included, and River
+// retries the job. Nothing happens after the commit. Each step lives in
+// the package of its feature, with the why in its doc comment; a feature
+// that follows a cluster becoming ready adds its step here.
+var onReady = []readyStep{
+	nodes.ScheduleHealthCheck, // its nodes are checked from now on
+	jointokens.ScheduleSync,   // its join tokens synced
+	metrics.ScheduleScrape,    // its control plane scraped
+	ingress.QueueReconcile,    // its managed ingress, if any, reconciled
+	nodequota.SwitchOnOrSync,  // its node quota switched on, or synced
+	notify.TellClusterReady,   // its owner told
+	clusters.RecordReady,      // "Ready" on its timeline
+}
+
 // markReady records that the cluster's control plane is ready in one
-// transaction that, on the transition to ready only, also writes the event,
-// tells the owner, and switches the node quota on (nodequota.EnableTx) or,
-// when it is on already, queues a sync of its webhook configuration: a
-// control plane that was changed, restored or recreated gets the
-// configuration back (the sync skips clusters that are not ready). The row
-// is locked first, so two jobs can never both see the transition. It
-// reports false when the cluster's generation moved on.
+// transaction that, on the transition to ready only, also runs the steps
+// of onReady. The row is locked first, so two jobs can never both see the
+// transition. It reports false when the cluster's generation moved on.
 func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluster, endpoint string) (bool, error) {
 	ready := false
 	err := pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
@@ -335,42 +355,12 @@ func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluste
 		if prev.Status == clusters.StatusReady && prev.ObservedGeneration == c.Generation {
 			return nil
 		}
-		// Its nodes are checked from now on, its join tokens synced and
-		// its control plane scraped (again, after an update: the checks
-		// go idle while it is not ready; a sync with nothing to do goes
-		// idle again).
-		for _, kind := range []checks.Kind{nodes.HealthCheck, jointokens.SyncCheck, metrics.ScrapeCheck} {
-			if err := checks.Schedule(ctx, q, c.ID, kind, time.Now()); err != nil {
+		for _, step := range onReady {
+			if err := step(ctx, tx, w.Box, prev); err != nil {
 				return err
 			}
 		}
-		// Managed ingress follows too: a recreated control plane gets
-		// its controller back.
-		if ing, err := q.IngressGet(ctx, c.ID); err == nil && (ing.Enabled || ing.Status != ingress.StatusOff) {
-			if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertTx(ctx, tx, ingress.ReconcileArgs{ClusterID: c.ID}, nil); err != nil {
-				return fmt.Errorf("queue managed ingress reconcile: %w", err)
-			}
-		} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("load managed ingress: %w", err)
-		}
-		// The owner's plan limits its nodes from the start: the platform
-		// switches the node quota on (queuing the webhook's sync), or, when
-		// it is on already, syncs the webhook configuration again, which a
-		// changed, restored or recreated control plane may have lost.
-		rc := river.ClientFromContext[pgx.Tx](ctx)
-		switched, err := nodequota.EnableTx(ctx, tx, rc, w.Box, prev)
-		if err != nil {
-			return err
-		}
-		if !switched && prev.NodeQuotaEnabled {
-			if _, err := rc.InsertTx(ctx, tx, nodequota.SyncArgs{ClusterID: c.ID}, nil); err != nil {
-				return fmt.Errorf("queue node quota sync: %w", err)
-			}
-		}
-		if err := w.noticeOwner(ctx, tx, c, notify.ClusterReady, notify.EmailClusterReady, map[string]any{}); err != nil {
-			return err
-		}
-		return w.event(ctx, q, c, "info", "Ready", "")
+		return nil
 	})
 	return ready, err
 }
@@ -458,47 +448,15 @@ func (w *ClusterReconcileWorker) noticeFailure(ctx context.Context, c queries.Cl
 		if claimed == 0 {
 			return nil
 		}
-		return w.noticeOwner(ctx, tx, c, notify.ClusterFailed, notify.EmailClusterFailed, map[string]any{"Reason": msg})
+		return notify.Notices{Box: w.Box}.TellOwner(ctx, tx, c, notify.ClusterFailed, notify.EmailClusterFailed, map[string]any{"Reason": msg})
 	})
-}
-
-// noticeOwner tells the cluster's owner about it, in tx.
-func (w *ClusterReconcileWorker) noticeOwner(ctx context.Context, tx pgx.Tx, c queries.Cluster, kind notify.Kind, template string, data map[string]any) error {
-	owner, err := queries.New(tx).UserGetByID(ctx, c.OwnerID)
-	if err != nil {
-		return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
-	}
-	data["Cluster"], data["ClusterID"] = c.Name, c.ID
-	if _, err := (notify.Notices{Box: w.Box}).Tell(ctx, tx, owner, kind, template, data); err != nil {
-		return fmt.Errorf("notice of cluster %d: %w", c.ID, err)
-	}
-	return nil
 }
 
 // event appends a cluster event, or counts it on the newest one when that
 // says the same, so that snoozes and retries do not repeat themselves in
 // the timeline.
 func (w *ClusterReconcileWorker) event(ctx context.Context, q *queries.Queries, c queries.Cluster, level, reason, message string) error {
-	return clusterEvent(ctx, q, c.ID, level, reason, message)
-}
-
-// clusterEvent appends an event to the cluster's timeline, or, when the
-// newest one says the same, counts it there (with when it was last seen).
-func clusterEvent(ctx context.Context, q *queries.Queries, clusterID int64, level, reason, message string) error {
-	last, err := q.ClusterEventLatest(ctx, clusterID)
-	if err == nil && last.Reason == reason && last.Message == message {
-		if err := q.ClusterEventRepeat(ctx, last.ID); err != nil {
-			return fmt.Errorf("cluster event: %w", err)
-		}
-		return nil
-	}
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("latest cluster event: %w", err)
-	}
-	if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: clusterID, Level: level, Reason: reason, Message: message}); err != nil {
-		return fmt.Errorf("cluster event: %w", err)
-	}
-	return nil
+	return clusters.Event(ctx, q, c.ID, level, reason, message)
 }
 
 // takeLease takes a row's lease for one job with take, and returns the

@@ -300,7 +300,7 @@ func (r ingressRun) set(ctx context.Context, status, msg, controller string, ch 
 }
 
 func (r ingressRun) event(ctx context.Context, level, reason, msg string) error {
-	return clusterEvent(ctx, r.q, r.row.ClusterID, level, reason, input.Truncate(msg, 2000))
+	return clusters.Event(ctx, r.q, r.row.ClusterID, level, reason, input.Truncate(msg, 2000))
 }
 
 func (r ingressRun) pollInterval() time.Duration {

@@ -58,7 +58,7 @@ func (w *MetricsScrapeWorker) Work(ctx context.Context, job *river.Job[metrics.S
 		return err
 	}
 	// A cluster that is not ready is not scraped: its check goes idle
-	// until the cluster is ready again (ClusterReconcileWorker.markReady).
+	// until the cluster is ready again (metrics.ScheduleScrape, on ready).
 	if c.Status != clusters.StatusReady || c.DeleteRequestedAt.Valid {
 		return rec.Done(ctx, c.ID, metrics.ScrapeCheck, st.Interval(), time.Time{}, nil)
 	}

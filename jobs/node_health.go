@@ -67,7 +67,7 @@ func (w *NodeHealthWorker) Work(ctx context.Context, job *river.Job[nodes.Health
 	interval := cmp.Or(w.Interval, nodes.HealthInterval)
 	rec := checks.Recorder{Q: q, Log: w.Transitions}
 	if c.Status != clusters.StatusReady {
-		// Checked again once it is ready (ClusterReconcileWorker.markReady).
+		// Checked again once it is ready (nodes.ScheduleHealthCheck).
 		return rec.Done(ctx, c.ID, nodes.HealthCheck, interval, time.Time{}, nil)
 	}
 	watched, err := q.IngressWatchesNodes(ctx, c.ID)

@@ -62,7 +62,7 @@ func (w *NodeQuotaSyncWorker) Work(ctx context.Context, job *river.Job[nodequota
 	// A cluster that is not ready is left alone: its control plane is not
 	// there yet, is being changed, has failed, or is going away with
 	// everything in it. When it becomes ready, the reconcile job switches
-	// its quota on or queues a sync (ClusterReconcileWorker.markReady),
+	// its quota on or queues a sync (nodequota.SwitchOnOrSync, on ready),
 	// which writes the configuration then.
 	if c.Status != clusters.StatusReady || c.DeleteRequestedAt.Valid {
 		w.Logger.DebugContext(ctx, "node quota sync skipped: cluster not ready", "cluster_id", c.ID, "status", c.Status)

@@ -32,6 +32,26 @@ const (
 // and how many a live update brings at most.
 const TimelineLength = 100
 
+// Event appends an event to the cluster's timeline, or, when the newest
+// one says the same, counts it there (with when it was last seen), so that
+// snoozes and retries do not repeat themselves in the timeline.
+func Event(ctx context.Context, q *queries.Queries, clusterID int64, level, reason, message string) error {
+	last, err := q.ClusterEventLatest(ctx, clusterID)
+	if err == nil && last.Reason == reason && last.Message == message {
+		if err := q.ClusterEventRepeat(ctx, last.ID); err != nil {
+			return fmt.Errorf("cluster event: %w", err)
+		}
+		return nil
+	}
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("latest cluster event: %w", err)
+	}
+	if _, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: clusterID, Level: level, Reason: reason, Message: message}); err != nil {
+		return fmt.Errorf("cluster event: %w", err)
+	}
+	return nil
+}
+
 // Settled reports whether nothing is happening to a cluster until someone
 // acts: it is ready, failed, suspended or gone. Pages stop watching it
 // then.

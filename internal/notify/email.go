@@ -151,6 +151,20 @@ func (n Notices) Tell(ctx context.Context, tx pgx.Tx, user queries.User, kind Ki
 	return id, nil
 }
 
+// TellOwner tells the owner of cluster c about it (Tell), in tx: data
+// gets the cluster's name (Cluster) and id (ClusterID).
+func (n Notices) TellOwner(ctx context.Context, tx pgx.Tx, c queries.Cluster, kind Kind, template string, data map[string]any) error {
+	owner, err := queries.New(tx).UserGetByID(ctx, c.OwnerID)
+	if err != nil {
+		return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
+	}
+	data["Cluster"], data["ClusterID"] = c.Name, c.ID
+	if _, err := n.Tell(ctx, tx, owner, kind, template, data); err != nil {
+		return fmt.Errorf("notice of cluster %d: %w", c.ID, err)
+	}
+	return nil
+}
+
 // TellPlatform queues the operator alert of template about an event of
 // kind to the platform's webhook channels (the admins' own choices are
 // Tell's).
