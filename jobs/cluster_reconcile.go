@@ -21,11 +21,8 @@ import (
 	"github.com/kubebyon/kubebyon/internal/controlplane"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/ingress"
-	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/kubeadm"
-	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -339,7 +336,7 @@ func (w *ClusterReconcileWorker) markReady(ctx context.Context, c queries.Cluste
 		// its control plane scraped (again, after an update: the checks
 		// go idle while it is not ready; a sync with nothing to do goes
 		// idle again).
-		for _, kind := range []checks.Kind{nodes.HealthCheck, jointokens.SyncCheck, metrics.ScrapeCheck} {
+		for _, kind := range []checks.Kind{checks.NodeHealth, checks.JoinTokenSync, checks.MetricsScrape} {
 			if err := checks.Schedule(ctx, q, c.ID, kind, time.Now()); err != nil {
 				return err
 			}
@@ -417,7 +414,7 @@ func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries,
 	if err := dnsrecords.Schedule(ctx, q, c.ID); err != nil {
 		return err
 	}
-	for _, kind := range []checks.Kind{ingress.DNSCheck, ingress.HostnamesCheck, ingress.EdgeCheck} {
+	for _, kind := range []checks.Kind{checks.IngressDNS, checks.IngressHostnames, checks.IngressEdge} {
 		if err := checks.Schedule(ctx, q, c.ID, kind, time.Now()); err != nil {
 			return err
 		}
