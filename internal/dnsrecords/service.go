@@ -342,8 +342,8 @@ func event(ctx context.Context, q *queries.Queries, clusterID int64, level, reas
 	return nil
 }
 
-// Schedule makes the cluster's DNS check due now, in the caller's
-// transaction: when it is created and when it is deleted.
+// Schedule makes the cluster's DNS check (checks.DNSRecord) due now, in
+// the caller's transaction, as when the cluster is deleted.
 func Schedule(ctx context.Context, q *queries.Queries, clusterID int64) error {
 	return checks.Schedule(ctx, q, clusterID, checks.DNSRecord, time.Now())
 }
