@@ -1,6 +1,6 @@
 // Package checks paces the periodic work done per cluster (node health,
-// join token sync, node quota sync; later edge, ingress and metrics), so
-// that it holds at 10,000 clusters. Each cluster has, per kind of check, a
+// join token sync, node quota sync, DNS records, ingress and metrics;
+// every kind is listed here), so that it holds at 10,000 clusters. Each cluster has, per kind of check, a
 // due time in cluster_checks. A dispatcher job (jobs.ClusterChecksWorker)
 // claims the due rows in batches and queues one small job per cluster in
 // the checks queue, which River works with bounded concurrency; the job
