@@ -37,7 +37,7 @@ func (b *testBundle) syncDNS(t *testing.T, clusterID int64) {
 	ctx := context.Background()
 	next, err := (&dnsrecords.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).Sync(ctx, clusterID)
 	require.NoError(t, err)
-	require.NoError(t, checks.Recorder{Q: queries.New(b.pool)}.Done(ctx, clusterID, dnsrecords.Check, dnsrecords.Interval, next, nil))
+	require.NoError(t, checks.Recorder{Q: queries.New(b.pool)}.Done(ctx, clusterID, checks.DNSRecord, dnsrecords.Interval, next, nil))
 }
 
 // edgeReport records an edge's report that the cluster's API backend has
@@ -157,7 +157,7 @@ func TestAdminDNS(t *testing.T) {
 	dnsDue := func() time.Time {
 		var due time.Time
 		require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT due_at FROM cluster_checks WHERE cluster_id = $1 AND kind = $2",
-			cl.ID, string(dnsrecords.Check)).Scan(&due))
+			cl.ID, string(checks.DNSRecord)).Scan(&due))
 		return due
 	}
 	require.True(t, dnsDue().After(time.Now().Add(time.Minute)), "published: next check in a while")

@@ -23,7 +23,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -558,16 +557,16 @@ func TestClusterUnreachableShown(t *testing.T) {
 	require.NotContains(t, body, `data-testid="cluster-unreachable"`)
 
 	q := queries.New(b.pool)
-	require.NoError(t, checks.Schedule(ctx, q, cl.ID, nodes.HealthCheck, time.Now()))
+	require.NoError(t, checks.Schedule(ctx, q, cl.ID, checks.NodeHealth, time.Now()))
 	rec := checks.Recorder{Q: q}
-	require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, time.Minute, time.Time{}, checks.Unreachable(errors.New("dial tcp 192.0.2.1:443: i/o timeout"))))
+	require.NoError(t, rec.Done(ctx, cl.ID, checks.NodeHealth, time.Minute, time.Time{}, checks.Unreachable(errors.New("dial tcp 192.0.2.1:443: i/o timeout"))))
 	code, body := c.get(page)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="cluster-unreachable"`)
 	require.Contains(t, body, "has not reached this cluster&#39;s control plane since")
 	require.Contains(t, body, "dial tcp 192.0.2.1:443: i/o timeout")
 
-	require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, time.Minute, time.Now().Add(time.Minute), nil))
+	require.NoError(t, rec.Done(ctx, cl.ID, checks.NodeHealth, time.Minute, time.Now().Add(time.Minute), nil))
 	_, body = c.get(page)
 	require.NotContains(t, body, `data-testid="cluster-unreachable"`)
 }

@@ -152,7 +152,7 @@ func (h *Handlers) showNodeOperation(c echo.Context) error {
 		return render(c, http.StatusOK, views.NodeOperationPage(clusterView(cl), v))
 	}
 	status := http.StatusOK
-	if v.Done() {
+	if v.Done {
 		status = statusStopPolling
 	}
 	return render(c, status, views.NodeOperationPanel(v))
@@ -223,11 +223,15 @@ func nodePodView(p corev1.Pod, now time.Time) views.NodePod {
 const resetTokenPlaceholder = "<JOIN-TOKEN>"
 
 func (h *Handlers) nodeOperationView(op queries.NodeOperation) views.NodeOperation {
-	return views.NodeOperation{
+	v := views.NodeOperation{
 		ID: op.ID, ClusterID: op.ClusterID, NodeName: op.NodeName, Kind: op.Kind, Status: op.Status,
 		Message: op.Message, Progress: op.Progress, Updated: op.UpdatedAt.Time,
-		ResetCommand: resetCommand(h.BaseURL),
+		Done: op.Status != nodes.OperationRunning,
 	}
+	if op.Kind == nodes.OpDelete && op.Status == nodes.OperationSucceeded {
+		v.ResetCommand = resetCommand(h.BaseURL)
+	}
+	return v
 }
 
 // resetCommand is what cleans the host of a deleted node: the platform's

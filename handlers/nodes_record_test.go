@@ -15,7 +15,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -69,7 +68,7 @@ func TestNodesListFromRecord(t *testing.T) {
 	cl, kc := b.virtualCluster(t, c, "recorded")
 	addNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
 	// The cluster's health check, as the cluster becoming ready schedules.
-	require.NoError(t, checks.Schedule(ctx, q, cl.ID, nodes.HealthCheck, time.Now().Add(time.Hour)))
+	require.NoError(t, checks.Schedule(ctx, q, cl.ID, checks.NodeHealth, time.Now().Add(time.Hour)))
 
 	base := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
 	code, body := c.get(base)
@@ -115,9 +114,9 @@ func TestNodesListFromRecord(t *testing.T) {
 	// The control plane hangs, and the health check has found it so.
 	pointClusterAt(t, cl, testenv.HangingListener(t))
 	rec := checks.Recorder{Q: q}
-	require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, time.Minute, time.Time{},
+	require.NoError(t, rec.Done(ctx, cl.ID, checks.NodeHealth, time.Minute, time.Time{},
 		checks.Unreachable(errors.New("list nodes: context deadline exceeded"))))
-	check, err := q.ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: cl.ID, Kind: string(nodes.HealthCheck)})
+	check, err := q.ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: cl.ID, Kind: string(checks.NodeHealth)})
 	require.NoError(t, err)
 	since := check.UnreachableSince.Time
 	start := time.Now()

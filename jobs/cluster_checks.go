@@ -32,28 +32,28 @@ type checkKind struct {
 // checkKinds are the per-cluster checks the dispatcher queues.
 func checkKinds() []checkKind {
 	return []checkKind{
-		{kind: nodes.HealthCheck, job: func(id int64) river.InsertManyParams {
+		{kind: checks.NodeHealth, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: nodes.HealthArgs{ClusterID: id}}
 		}},
-		{kind: jointokens.SyncCheck, job: func(id int64) river.InsertManyParams {
+		{kind: checks.JoinTokenSync, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: jointokens.SyncArgs{ClusterID: id}}
 		}},
-		{kind: nodequota.SyncCheck, job: func(id int64) river.InsertManyParams {
+		{kind: checks.NodeQuotaSync, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: nodequota.SyncArgs{ClusterID: id}, InsertOpts: nodequota.ResyncOpts()}
 		}},
-		{kind: metrics.ScrapeCheck, job: func(id int64) river.InsertManyParams {
+		{kind: checks.MetricsScrape, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: metrics.ScrapeArgs{ClusterID: id}}
 		}},
-		{kind: dnsrecords.Check, anyState: true, job: func(id int64) river.InsertManyParams {
+		{kind: checks.DNSRecord, anyState: true, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: dnsrecords.SyncArgs{ClusterID: id}}
 		}},
-		{kind: ingress.DNSCheck, anyState: true, job: func(id int64) river.InsertManyParams {
+		{kind: checks.IngressDNS, anyState: true, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: ingress.DNSArgs{ClusterID: id}}
 		}},
-		{kind: ingress.HostnamesCheck, anyState: true, job: func(id int64) river.InsertManyParams {
+		{kind: checks.IngressHostnames, anyState: true, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: ingress.HostnamesArgs{ClusterID: id}}
 		}},
-		{kind: ingress.EdgeCheck, anyState: true, job: func(id int64) river.InsertManyParams {
+		{kind: checks.IngressEdge, anyState: true, job: func(id int64) river.InsertManyParams {
 			return river.InsertManyParams{Args: ingress.EdgeArgs{ClusterID: id}}
 		}},
 	}

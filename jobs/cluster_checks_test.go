@@ -23,7 +23,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
-	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
@@ -96,11 +95,11 @@ func TestClusterChecksDispatch(t *testing.T) {
 	})
 	require.NoError(t, err)
 	for _, c := range []queries.Cluster{due1, due2, deleting, pending} {
-		b.schedule(t, c.ID, nodes.HealthCheck, now.Add(-time.Second))
+		b.schedule(t, c.ID, checks.NodeHealth, now.Add(-time.Second))
 	}
-	b.schedule(t, later.ID, nodes.HealthCheck, now.Add(time.Hour))
-	b.schedule(t, idle.ID, nodes.HealthCheck, now)
-	require.NoError(t, q.ClusterCheckIdle(ctx, queries.ClusterCheckIdleParams{ClusterID: idle.ID, Kind: string(nodes.HealthCheck)}))
+	b.schedule(t, later.ID, checks.NodeHealth, now.Add(time.Hour))
+	b.schedule(t, idle.ID, checks.NodeHealth, now)
+	require.NoError(t, q.ClusterCheckIdle(ctx, queries.ClusterCheckIdleParams{ClusterID: idle.ID, Kind: string(checks.NodeHealth)}))
 
 	b.dispatch(t)
 	require.Equal(t, []int64{due1.ID, due2.ID}, b.queued(t, "node_health"))
@@ -108,13 +107,13 @@ func TestClusterChecksDispatch(t *testing.T) {
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT DISTINCT queue FROM river_job WHERE kind = 'node_health'").Scan(&queue))
 	require.Equal(t, checks.Queue, queue)
 	for _, c := range []queries.Cluster{due1, due2} {
-		leased := b.check(t, c.ID, nodes.HealthCheck).DueAt
+		leased := b.check(t, c.ID, checks.NodeHealth).DueAt
 		require.True(t, leased.Valid)
 		require.WithinDuration(t, now.Add(checks.Lease), leased.Time, time.Minute, "leased until a lost job may be retried")
 	}
-	require.WithinDuration(t, now.Add(time.Hour), b.check(t, later.ID, nodes.HealthCheck).DueAt.Time, time.Second, "not due: untouched")
+	require.WithinDuration(t, now.Add(time.Hour), b.check(t, later.ID, checks.NodeHealth).DueAt.Time, time.Second, "not due: untouched")
 	for _, c := range []queries.Cluster{idle, deleting, pending} {
-		require.False(t, b.check(t, c.ID, nodes.HealthCheck).DueAt.Valid, "cluster %s: idle", c.Name)
+		require.False(t, b.check(t, c.ID, checks.NodeHealth).DueAt.Valid, "cluster %s: idle", c.Name)
 	}
 
 	b.dispatch(t)
@@ -122,7 +121,7 @@ func TestClusterChecksDispatch(t *testing.T) {
 
 	// Due again (the lease ran out) while the first jobs still wait: no
 	// second job for either cluster.
-	_, err = checks.MakeAllDue(ctx, q, nodes.HealthCheck)
+	_, err = checks.MakeAllDue(ctx, q, checks.NodeHealth)
 	require.NoError(t, err)
 	b.dispatch(t)
 	require.Equal(t, []int64{due1.ID, due2.ID, later.ID}, b.queued(t, "node_health"), "one job per cluster at most")
@@ -149,7 +148,7 @@ func TestDNSChecksDispatchEveryState(t *testing.T) {
 	b.dispatch(t)
 	require.ElementsMatch(t, []int64{ready.ID, deleted.ID, pending.ID}, b.queued(t, "dns_record"))
 	for _, c := range []queries.Cluster{ready, deleted, pending} {
-		require.True(t, b.check(t, c.ID, dnsrecords.Check).DueAt.Valid, "cluster %s: leased, not idle", c.Name)
+		require.True(t, b.check(t, c.ID, checks.DNSRecord).DueAt.Valid, "cluster %s: leased, not idle", c.Name)
 	}
 }
 
@@ -164,17 +163,17 @@ func TestCheckBackoff(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	var logs syncBuffer
-	rec := checks.Recorder{Q: queries.New(b.pool), Log: checks.NewTransitions(slog.New(slog.NewTextHandler(&logs, nil)), nodes.HealthCheck, 60)}
+	rec := checks.Recorder{Q: queries.New(b.pool), Log: checks.NewTransitions(slog.New(slog.NewTextHandler(&logs, nil)), checks.NodeHealth, 60)}
 	cl := b.readyCluster(t, "backoff")
-	b.schedule(t, cl.ID, nodes.HealthCheck, time.Now())
+	b.schedule(t, cl.ID, checks.NodeHealth, time.Now())
 	interval := time.Minute
 	unreachable := checks.Unreachable(errors.New("dial tcp 10.0.0.1:443: i/o timeout"))
 
 	var since time.Time
 	for i, wait := range []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, checks.MaxBackoff, checks.MaxBackoff} {
 		start := time.Now()
-		require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, interval, start.Add(interval), unreachable))
-		c := b.check(t, cl.ID, nodes.HealthCheck)
+		require.NoError(t, rec.Done(ctx, cl.ID, checks.NodeHealth, interval, start.Add(interval), unreachable))
+		c := b.check(t, cl.ID, checks.NodeHealth)
 		require.Equal(t, int32(i+1), c.Failures)
 		require.True(t, c.UnreachableSince.Valid)
 		if i == 0 {
@@ -189,18 +188,18 @@ func TestCheckBackoff(t *testing.T) {
 	require.Equal(t, 1, strings.Count(logs.String(), `msg="cluster unreachable"`), logs.String())
 
 	other := errors.New("database is down")
-	require.ErrorIs(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, interval, time.Now().Add(interval), other), other)
-	require.Equal(t, int32(6), b.check(t, cl.ID, nodes.HealthCheck).Failures, "not a check outcome: the row is left alone")
+	require.ErrorIs(t, rec.Done(ctx, cl.ID, checks.NodeHealth, interval, time.Now().Add(interval), other), other)
+	require.Equal(t, int32(6), b.check(t, cl.ID, checks.NodeHealth).Failures, "not a check outcome: the row is left alone")
 
 	next := time.Now().Add(interval)
-	require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, interval, next, nil))
-	c := b.check(t, cl.ID, nodes.HealthCheck)
+	require.NoError(t, rec.Done(ctx, cl.ID, checks.NodeHealth, interval, next, nil))
+	c := b.check(t, cl.ID, checks.NodeHealth)
 	require.Zero(t, c.Failures)
 	require.False(t, c.UnreachableSince.Valid)
 	require.Empty(t, c.LastError)
 	require.WithinDuration(t, next, c.DueAt.Time, time.Millisecond)
-	require.NoError(t, rec.Done(ctx, cl.ID, nodes.HealthCheck, interval, time.Time{}, nil))
-	require.False(t, b.check(t, cl.ID, nodes.HealthCheck).DueAt.Valid, "no next time: idle")
+	require.NoError(t, rec.Done(ctx, cl.ID, checks.NodeHealth, interval, time.Time{}, nil))
+	require.False(t, b.check(t, cl.ID, checks.NodeHealth).DueAt.Valid, "no next time: idle")
 	require.Equal(t, 1, strings.Count(logs.String(), `msg="cluster reachable again"`), logs.String())
 	require.Equal(t, 1, strings.Count(logs.String(), `msg="cluster unreachable"`), "no line per attempt")
 }
@@ -213,12 +212,12 @@ func TestTransitionsBounded(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	var logs syncBuffer
-	log := checks.NewTransitions(slog.New(slog.NewTextHandler(&logs, nil)), nodes.HealthCheck, 3)
+	log := checks.NewTransitions(slog.New(slog.NewTextHandler(&logs, nil)), checks.NodeHealth, 3)
 	rec := checks.Recorder{Q: queries.New(b.pool), Log: log}
 	down := checks.Unreachable(errors.New("connection refused"))
 	for i := range 10 {
 		cl := b.readyCluster(t, fmt.Sprintf("down-%d", i))
-		for _, kind := range []checks.Kind{nodes.HealthCheck, jointokens.SyncCheck} {
+		for _, kind := range []checks.Kind{checks.NodeHealth, checks.JoinTokenSync} {
 			b.schedule(t, cl.ID, kind, time.Now())
 			require.NoError(t, rec.Done(ctx, cl.ID, kind, time.Minute, time.Time{}, down))
 		}
@@ -242,7 +241,7 @@ func TestHealthCheckOfHangingControlPlane(t *testing.T) {
 	ctx := context.Background()
 	hanging := testenv.HangingListener(t)
 	cl := b.readyCluster(t, "hanging")
-	b.schedule(t, cl.ID, nodes.HealthCheck, time.Now())
+	b.schedule(t, cl.ID, checks.NodeHealth, time.Now())
 	box, err := testBox()
 	require.NoError(t, err)
 	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.NodeHealthWorker{
@@ -258,7 +257,7 @@ func TestHealthCheckOfHangingControlPlane(t *testing.T) {
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind, "recorded, not retried by River")
 	took := time.Since(start)
 	require.Less(t, took, checks.CallTimeout+5*time.Second, "bounded by the call timeout")
-	c := b.check(t, cl.ID, nodes.HealthCheck)
+	c := b.check(t, cl.ID, checks.NodeHealth)
 	require.Equal(t, int32(1), c.Failures)
 	require.True(t, c.UnreachableSince.Valid)
 	require.Greater(t, time.Until(c.DueAt.Time), 30*time.Second, "backing off")

@@ -407,7 +407,7 @@ func (w *ClusterReconcileWorker) remove(ctx context.Context, q *queries.Queries,
 	if err := dnsrecords.Schedule(ctx, q, c.ID); err != nil {
 		return err
 	}
-	for _, kind := range []checks.Kind{ingress.DNSCheck, ingress.HostnamesCheck, ingress.EdgeCheck} {
+	for _, kind := range []checks.Kind{checks.IngressDNS, checks.IngressHostnames, checks.IngressEdge} {
 		if err := checks.Schedule(ctx, q, c.ID, kind, time.Now()); err != nil {
 			return err
 		}

@@ -25,8 +25,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/helm"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -266,14 +266,14 @@ func TestLifecycle(t *testing.T) {
 	b.finalizeNamespace(t, c)
 	// Its DNS check idles (published, as far as it knows) until the
 	// deletion makes it due.
-	require.NoError(t, queries.New(b.pool).ClusterCheckIdle(ctx, queries.ClusterCheckIdleParams{ClusterID: c.ID, Kind: string(dnsrecords.Check)}))
+	require.NoError(t, queries.New(b.pool).ClusterCheckIdle(ctx, queries.ClusterCheckIdleParams{ClusterID: c.ID, Kind: string(checks.DNSRecord)}))
 	res, err = b.work(t, ctx, w, c.ID)
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
 	c = b.cluster(t, c.ID)
 	require.Equal(t, "deleted", c.Status)
 	require.False(t, c.NodePort.Valid, "the node port is free again")
-	dnsCheck, err := queries.New(b.pool).ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: c.ID, Kind: string(dnsrecords.Check)})
+	dnsCheck, err := queries.New(b.pool).ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: c.ID, Kind: string(checks.DNSRecord)})
 	require.NoError(t, err)
 	require.True(t, dnsCheck.DueAt.Valid && !dnsCheck.DueAt.Time.After(time.Now()), "its DNS record is removed next")
 	_, err = b.client.CoreV1().Namespaces().Get(ctx, vcluster.Namespace(c), metav1.GetOptions{})

@@ -12,9 +12,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/jointokens"
-	"github.com/kubebyon/kubebyon/internal/metrics"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/internal/vcluster"
 	"github.com/kubebyon/kubebyon/queries"
@@ -70,7 +67,7 @@ func TestSuspendResume(t *testing.T) {
 
 	// The checks markReady scheduled are due; the dispatcher queues none
 	// for the suspended cluster and leaves them idle.
-	kinds := []checks.Kind{nodes.HealthCheck, jointokens.SyncCheck, metrics.ScrapeCheck}
+	kinds := []checks.Kind{checks.NodeHealth, checks.JoinTokenSync, checks.MetricsScrape}
 	for _, kind := range kinds {
 		b.scheduleCheck(t, c.ID, kind, time.Now().Add(-time.Second))
 	}

@@ -31,5 +31,5 @@ func (w *DNSRecordWorker) Timeout(*river.Job[dnsrecords.SyncArgs]) time.Duration
 func (w *DNSRecordWorker) Work(ctx context.Context, job *river.Job[dnsrecords.SyncArgs]) error {
 	next, err := w.DNS.Sync(ctx, job.Args.ClusterID)
 	rec := checks.Recorder{Q: queries.New(w.DNS.Pool), Log: w.Transitions}
-	return rec.Done(ctx, job.Args.ClusterID, dnsrecords.Check, dnsrecords.Interval, next, err)
+	return rec.Done(ctx, job.Args.ClusterID, checks.DNSRecord, dnsrecords.Interval, next, err)
 }

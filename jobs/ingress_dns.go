@@ -32,5 +32,5 @@ func (w *IngressDNSWorker) Timeout(*river.Job[ingress.DNSArgs]) time.Duration {
 func (w *IngressDNSWorker) Work(ctx context.Context, job *river.Job[ingress.DNSArgs]) error {
 	next, err := w.Ingress.SyncDNS(ctx, job.Args.ClusterID)
 	rec := checks.Recorder{Q: queries.New(w.Ingress.Pool), Log: w.Transitions}
-	return rec.Done(ctx, job.Args.ClusterID, ingress.DNSCheck, ingress.DNSInterval, next, err)
+	return rec.Done(ctx, job.Args.ClusterID, checks.IngressDNS, ingress.DNSInterval, next, err)
 }

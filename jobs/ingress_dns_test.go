@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -87,7 +88,7 @@ func TestIngressDNSFollowsNodes(t *testing.T) {
 	healthIn := func() time.Duration {
 		t.Helper()
 		var secs float64
-		require.NoError(t, b.pool.QueryRow(ctx, `SELECT extract(epoch FROM due_at - now())::float8 FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(nodes.HealthCheck)).Scan(&secs))
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT extract(epoch FROM due_at - now())::float8 FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(checks.NodeHealth)).Scan(&secs))
 		return time.Duration(secs * float64(time.Second))
 	}
 	checkHealth()
@@ -169,7 +170,7 @@ func (b *ingressBundle) dnsWorkers(t *testing.T) (due func() bool, checkHealth, 
 	due = func() bool {
 		t.Helper()
 		var due bool
-		require.NoError(t, b.pool.QueryRow(ctx, `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.DNSCheck)).Scan(&due))
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(checks.IngressDNS)).Scan(&due))
 		return due
 	}
 	checkHealth = func() {

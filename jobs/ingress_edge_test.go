@@ -144,7 +144,7 @@ func (e *edgeBundle) podAddrs(t *testing.T) []string {
 func (e *edgeBundle) edgeDue(t *testing.T) bool {
 	t.Helper()
 	var due bool
-	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, e.c.ID, string(ingress.EdgeCheck)).Scan(&due))
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, e.c.ID, string(checks.IngressEdge)).Scan(&due))
 	return due
 }
 
@@ -278,7 +278,7 @@ func TestIngressEdge(t *testing.T) {
 	}
 	gw, err = gwRes.UpdateStatus(ctx, gw, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `UPDATE cluster_checks SET due_at = now() + interval '1 hour' WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.DNSCheck))
+	_, err = b.pool.Exec(ctx, `UPDATE cluster_checks SET due_at = now() + interval '1 hour' WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(checks.IngressDNS))
 	require.NoError(t, err)
 	_, err = svc.SyncEdge(ctx, b.c.ID)
 	require.NoError(t, err)
@@ -289,7 +289,7 @@ func TestIngressEdge(t *testing.T) {
 	_, err = svc.SyncEdge(ctx, b.c.ID)
 	require.NoError(t, err)
 	var dnsDue bool
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT due_at <= now() FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.DNSCheck)).Scan(&dnsDue))
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT due_at <= now() FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(checks.IngressDNS)).Scan(&dnsDue))
 	require.True(t, dnsDue, "a new Gateway address makes the DNS check due")
 	_, err = svc.SyncDNS(ctx, b.c.ID)
 	require.NoError(t, err)
@@ -348,9 +348,9 @@ func TestIngressEdge(t *testing.T) {
 	// The owner retries now: the check runs at once, routes again, and
 	// its backoff starts over.
 	var failures int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT failures FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.EdgeCheck)).Scan(&failures))
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT failures FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(checks.IngressEdge)).Scan(&failures))
 	require.Zero(t, failures, "SyncEdge alone does not count failures")
-	_, err = b.pool.Exec(ctx, `UPDATE cluster_checks SET failures = 3, due_at = now() + interval '8 minutes' WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.EdgeCheck))
+	_, err = b.pool.Exec(ctx, `UPDATE cluster_checks SET failures = 3, due_at = now() + interval '8 minutes' WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(checks.IngressEdge))
 	require.NoError(t, err)
 	written, err := svc.RetryEdge(ctx, b.c, actor)
 	require.NoError(t, err)
@@ -359,7 +359,7 @@ func TestIngressEdge(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ingress.EdgeRouted, row.EdgeState)
 	var dueIn time.Duration
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT failures, extract(epoch FROM due_at - now())::bigint * interval '1 second' FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(ingress.EdgeCheck)).Scan(&failures, &dueIn))
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT failures, extract(epoch FROM due_at - now())::bigint * interval '1 second' FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`, b.c.ID, string(checks.IngressEdge)).Scan(&failures, &dueIn))
 	require.Zero(t, failures)
 	require.LessOrEqual(t, dueIn, ingress.EdgeInterval)
 	require.Contains(t, b.reasons(t, b.c.ID), "IngressEdgeRetried")
@@ -401,7 +401,7 @@ func TestIngressEdgeFollowsPods(t *testing.T) {
 	ctx := context.Background()
 	notDue := func() {
 		t.Helper()
-		_, err := e.pool.Exec(ctx, `UPDATE cluster_checks SET due_at = now() + interval '1 hour' WHERE cluster_id = $1 AND kind = $2`, e.c.ID, string(ingress.EdgeCheck))
+		_, err := e.pool.Exec(ctx, `UPDATE cluster_checks SET due_at = now() + interval '1 hour' WHERE cluster_id = $1 AND kind = $2`, e.c.ID, string(checks.IngressEdge))
 		require.NoError(t, err)
 	}
 	sync := func(want ...string) {

@@ -171,7 +171,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 	river.AddWorker(w, &NodeOperationWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: d.VirtualConfig})
 	// One per process: it bounds the lines about clusters going
 	// unreachable and back.
-	transitions := checks.NewTransitions(d.Logger.With("component", "checks"), nodes.HealthCheck, transitionsLoggedPerMinute)
+	transitions := checks.NewTransitions(d.Logger.With("component", "checks"), checks.NodeHealth, transitionsLoggedPerMinute)
 	river.AddWorker(w, &NodeHealthWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_health"), Box: d.Box,
 		VirtualConfig: d.VirtualConfig, Threshold: opts.NodeNotReadyAfter, Interval: opts.NodeHealthInterval,

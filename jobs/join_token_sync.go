@@ -36,7 +36,7 @@ func (w *JoinTokenSyncWorker) Timeout(*river.Job[jointokens.SyncArgs]) time.Dura
 }
 
 // Work implements river.Worker. It syncs, tells the owner of the joins,
-// and paces the cluster's next sync (jointokens.SyncCheck): due again in
+// and paces the cluster's next sync (checks.JoinTokenSync): due again in
 // an interval while there is more to sync, idle when there is none,
 // backing off while the control plane does not answer.
 func (w *JoinTokenSyncWorker) Work(ctx context.Context, job *river.Job[jointokens.SyncArgs]) error {
@@ -50,7 +50,7 @@ func (w *JoinTokenSyncWorker) Work(ctx context.Context, job *river.Job[jointoken
 		next = time.Now().Add(jointokens.SyncInterval)
 	}
 	rec := checks.Recorder{Q: queries.New(w.Tokens.Pool), Log: w.Transitions}
-	return rec.Done(ctx, id, jointokens.SyncCheck, jointokens.SyncInterval, next, err)
+	return rec.Done(ctx, id, checks.JoinTokenSync, jointokens.SyncInterval, next, err)
 }
 
 // noticeJoins tells the owner of the joins not told yet, in one notice,

@@ -18,10 +18,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubebyon/kubebyon/internal/adminauth"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
@@ -51,7 +51,7 @@ func TestJoinTokenSyncPacing(t *testing.T) {
 			require.NoError(t, err)
 		}
 		// Due now, as creating a token makes it.
-		b.schedule(t, cl.ID, jointokens.SyncCheck, time.Now())
+		b.schedule(t, cl.ID, checks.JoinTokenSync, time.Now())
 		return cl.ID
 	}
 	token := func(clusterID int64) queries.JoinToken {
@@ -81,7 +81,7 @@ func TestJoinTokenSyncPacing(t *testing.T) {
 
 	b.dispatch(t)
 	require.Equal(t, []int64{active, revoked, awaiting, registered}, b.queued(t, "join_token_sync"), "the ready clusters' syncs are queued")
-	require.False(t, b.check(t, provisioning, jointokens.SyncCheck).DueAt.Valid, "not ready: idle")
+	require.False(t, b.check(t, provisioning, checks.JoinTokenSync).DueAt.Valid, "not ready: idle")
 
 	// Each synced against a real control plane (with no CSRs, and no Node
 	// "late").
@@ -110,12 +110,12 @@ func TestJoinTokenSyncPacing(t *testing.T) {
 		require.NoError(t, tx.Commit(ctx))
 	}
 	for _, id := range []int64{active, awaiting} {
-		due := b.check(t, id, jointokens.SyncCheck).DueAt
+		due := b.check(t, id, checks.JoinTokenSync).DueAt
 		require.True(t, due.Valid, "cluster %d: more to sync", id)
 		require.WithinDuration(t, time.Now().Add(jointokens.SyncInterval), due.Time, 5*time.Second)
 	}
 	for _, id := range []int64{revoked, registered} {
-		require.False(t, b.check(t, id, jointokens.SyncCheck).DueAt.Valid, "cluster %d: nothing to sync, idle", id)
+		require.False(t, b.check(t, id, checks.JoinTokenSync).DueAt.Valid, "cluster %d: nothing to sync, idle", id)
 	}
 
 	// (rivertest turns uniqueness off; the client the worker runs with
@@ -290,7 +290,7 @@ func TestJoinTokenSyncNotices(t *testing.T) {
 				t.Helper()
 				var due bool
 				err := b.pool.QueryRow(ctx, `SELECT coalesce(bool_or(due_at <= now()), false) FROM cluster_checks WHERE cluster_id = $1 AND kind = $2`,
-					cl.ID, string(nodes.HealthCheck)).Scan(&due)
+					cl.ID, string(checks.NodeHealth)).Scan(&due)
 				require.NoError(t, err)
 				return due
 			}

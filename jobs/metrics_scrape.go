@@ -23,7 +23,7 @@ import (
 )
 
 // MetricsScrapeWorker scrapes one ready cluster's control plane
-// (metrics.ScrapeCheck): its /metrics, and its nodes and pods from the
+// (checks.MetricsScrape): its /metrics, and its nodes and pods from the
 // API; the rates are the difference from the last scrape's counters. A
 // control plane that does not answer records a gap and backs off.
 type MetricsScrapeWorker struct {
@@ -60,7 +60,7 @@ func (w *MetricsScrapeWorker) Work(ctx context.Context, job *river.Job[metrics.S
 	// A cluster that is not ready is not scraped: its check goes idle
 	// until the cluster is ready again (metrics.ScheduleScrape, on ready).
 	if c.Status != clusters.StatusReady || c.DeleteRequestedAt.Valid {
-		return rec.Done(ctx, c.ID, metrics.ScrapeCheck, st.Interval(), time.Time{}, nil)
+		return rec.Done(ctx, c.ID, checks.MetricsScrape, st.Interval(), time.Time{}, nil)
 	}
 	at := time.Now()
 	smp, err := w.scrape(ctx, c, at)
@@ -77,7 +77,7 @@ func (w *MetricsScrapeWorker) Work(ctx context.Context, job *river.Job[metrics.S
 			}
 		}
 	}
-	return rec.Done(ctx, c.ID, metrics.ScrapeCheck, st.Interval(), at.Add(st.Interval()), err)
+	return rec.Done(ctx, c.ID, checks.MetricsScrape, st.Interval(), at.Add(st.Interval()), err)
 }
 
 // scrape reads the control plane and records the interval's sample (which

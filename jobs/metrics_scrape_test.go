@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -47,7 +48,7 @@ func TestMetricsScrapeWorker(t *testing.T) {
 		},
 	})
 	for _, c := range []queries.Cluster{cl, gone} {
-		b.schedule(t, c.ID, metrics.ScrapeCheck, time.Now())
+		b.schedule(t, c.ID, checks.MetricsScrape, time.Now())
 	}
 	run := func() {
 		t.Helper()
@@ -68,7 +69,7 @@ func TestMetricsScrapeWorker(t *testing.T) {
 	require.Nil(t, s.ReadRate[0], "no rate from a first scrape")
 	require.NotNil(t, s.Objects[0], "a count, even before the apiserver's first count of its storage")
 	require.Equal(t, int32(0), *s.NodesTotal[0])
-	checked := b.check(t, cl.ID, metrics.ScrapeCheck)
+	checked := b.check(t, cl.ID, checks.MetricsScrape)
 	require.False(t, checked.UnreachableSince.Valid)
 	require.WithinDuration(t, time.Now().Add(time.Minute), checked.DueAt.Time, 5*time.Second, "scraped again in an interval")
 
@@ -77,7 +78,7 @@ func TestMetricsScrapeWorker(t *testing.T) {
 	require.Len(t, g.Time, 1, "the unreachable cluster records a gap")
 	require.Nil(t, g.Objects[0])
 	require.Nil(t, g.NodesTotal[0], "a gap, not zeros")
-	require.True(t, b.check(t, gone.ID, metrics.ScrapeCheck).UnreachableSince.Valid)
+	require.True(t, b.check(t, gone.ID, checks.MetricsScrape).UnreachableSince.Valid)
 
 	// Traffic: writes, reads and two nodes, one Ready.
 	ns := "metrics-scrape"
@@ -155,7 +156,7 @@ func testMetricsScrapeAlerts(t *testing.T, vm bool) {
 		Metrics: svc, Logger: b.logger, Box: box,
 		VirtualConfig: func(context.Context, queries.Cluster) (*rest.Config, error) { return virt.Config, nil },
 	})
-	b.schedule(t, cl.ID, metrics.ScrapeCheck, time.Now())
+	b.schedule(t, cl.ID, checks.MetricsScrape, time.Now())
 	run := func() {
 		t.Helper()
 		tx, err := b.pool.Begin(ctx)

@@ -30,7 +30,7 @@ import (
 // NodeHealthWorker records one ready cluster's nodes in the nodes table
 // and tells the owner once per episode when a node has been NotReady for
 // longer than Threshold, and again when it recovers; then it paces the
-// cluster's next check (nodes.HealthCheck): due in Interval, or backing
+// cluster's next check (checks.NodeHealth): due in Interval, or backing
 // off while the control plane does not answer (the nodes keep their last
 // snapshot, and the console says since when it has been unreachable). The
 // claims on the table are atomic, so overlapping runs never tell twice.
@@ -68,7 +68,7 @@ func (w *NodeHealthWorker) Work(ctx context.Context, job *river.Job[nodes.Health
 	rec := checks.Recorder{Q: q, Log: w.Transitions}
 	if c.Status != clusters.StatusReady {
 		// Checked again once it is ready (nodes.ScheduleHealthCheck).
-		return rec.Done(ctx, c.ID, nodes.HealthCheck, interval, time.Time{}, nil)
+		return rec.Done(ctx, c.ID, checks.NodeHealth, interval, time.Time{}, nil)
 	}
 	watched, err := q.IngressWatchesNodes(ctx, c.ID)
 	if err != nil {
@@ -81,7 +81,7 @@ func (w *NodeHealthWorker) Work(ctx context.Context, job *river.Job[nodes.Health
 	if err == nil {
 		err = w.notify(ctx, c)
 	}
-	return rec.Done(ctx, c.ID, nodes.HealthCheck, interval, time.Now().Add(interval), err)
+	return rec.Done(ctx, c.ID, checks.NodeHealth, interval, time.Now().Add(interval), err)
 }
 
 // snapshot writes the cluster's nodes to the table and forgets the ones

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -82,7 +83,7 @@ func TestNodeHealthWorker(t *testing.T) {
 		},
 	})
 	for _, c := range []queries.Cluster{cl, unreachable} {
-		b.schedule(t, c.ID, nodes.HealthCheck, time.Now())
+		b.schedule(t, c.ID, checks.NodeHealth, time.Now())
 	}
 	// run checks both clusters, as the dispatcher would queue them.
 	run := func() {
@@ -131,8 +132,8 @@ func TestNodeHealthWorker(t *testing.T) {
 	kept, err := q.NodeListByCluster(ctx, unreachable.ID)
 	require.NoError(t, err)
 	require.Len(t, kept, 1, "the unreachable cluster keeps its last snapshot")
-	require.True(t, b.check(t, unreachable.ID, nodes.HealthCheck).UnreachableSince.Valid, "and says since when it is unreachable")
-	checked := b.check(t, cl.ID, nodes.HealthCheck)
+	require.True(t, b.check(t, unreachable.ID, checks.NodeHealth).UnreachableSince.Valid, "and says since when it is unreachable")
+	checked := b.check(t, cl.ID, checks.NodeHealth)
 	require.False(t, checked.UnreachableSince.Valid)
 	require.WithinDuration(t, time.Now().Add(nodes.HealthInterval), checked.DueAt.Time, 5*time.Second, "checked again in an interval")
 

@@ -44,7 +44,7 @@ func (w *NodeQuotaSyncWorker) Timeout(*river.Job[nodequota.SyncArgs]) time.Durat
 
 // Work implements river.Worker. It reads the switch when it runs, so
 // that jobs worked in any order end in its last state, then paces the
-// cluster's next re-sync (nodequota.SyncCheck): in an interval while the
+// cluster's next re-sync (checks.NodeQuotaSync): in an interval while the
 // quota is on, idle while it is off (a cluster ready from before the
 // platform switched it on, until NodeQuotaRewriteWorker does), backing off
 // while the control plane does not answer (which also retries the sync
@@ -66,14 +66,14 @@ func (w *NodeQuotaSyncWorker) Work(ctx context.Context, job *river.Job[nodequota
 	// which writes the configuration then.
 	if c.Status != clusters.StatusReady || c.DeleteRequestedAt.Valid {
 		w.Logger.DebugContext(ctx, "node quota sync skipped: cluster not ready", "cluster_id", c.ID, "status", c.Status)
-		return rec.Done(ctx, c.ID, nodequota.SyncCheck, nodequota.SyncInterval, time.Time{}, nil)
+		return rec.Done(ctx, c.ID, checks.NodeQuotaSync, nodequota.SyncInterval, time.Time{}, nil)
 	}
 	err = w.sync(ctx, c)
 	var next time.Time
 	if c.NodeQuotaEnabled {
 		next = time.Now().Add(nodequota.SyncInterval)
 	}
-	return rec.Done(ctx, c.ID, nodequota.SyncCheck, nodequota.SyncInterval, next, err)
+	return rec.Done(ctx, c.ID, checks.NodeQuotaSync, nodequota.SyncInterval, next, err)
 }
 
 // sync writes or removes the configuration; errors reaching the control
@@ -143,7 +143,7 @@ func (w *NodeQuotaRewriteWorker) Timeout(*river.Job[nodequota.RewriteArgs]) time
 // Work implements river.Worker. The re-syncs are made due first: a
 // cluster switched on here has its sync queued already.
 func (w *NodeQuotaRewriteWorker) Work(ctx context.Context, _ *river.Job[nodequota.RewriteArgs]) error {
-	if _, err := checks.MakeAllDue(ctx, queries.New(w.Pool), nodequota.SyncCheck); err != nil {
+	if _, err := checks.MakeAllDue(ctx, queries.New(w.Pool), checks.NodeQuotaSync); err != nil {
 		return err
 	}
 	rc := river.ClientFromContext[pgx.Tx](ctx)

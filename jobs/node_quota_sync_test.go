@@ -93,7 +93,7 @@ func TestNodeQuotaSyncOnReady(t *testing.T) {
 	require.Zero(t, switchedOn(on))
 	require.NotEqual(t, wasKey, b.cluster(t, was.ID).NodeQuotaSecret, "switched on again with a new key")
 	require.Equal(t, 1, switchedOn(was))
-	check, err := q.ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: fresh.ID, Kind: string(nodequota.SyncCheck)})
+	check, err := q.ClusterCheckGet(ctx, queries.ClusterCheckGetParams{ClusterID: fresh.ID, Kind: string(checks.NodeQuotaSync)})
 	require.NoError(t, err)
 	require.WithinDuration(t, time.Now().Add(nodequota.SyncInterval), check.DueAt.Time, time.Minute, "re-synced periodically")
 
@@ -172,7 +172,7 @@ func (b *reconcileBundle) workNodeQuotaSyncs(t *testing.T, clusterID int64) int 
 // would then.
 func (b *reconcileBundle) runNodeQuotaChecks(t *testing.T) {
 	t.Helper()
-	_, err := checks.MakeAllDue(context.Background(), queries.New(b.pool), nodequota.SyncCheck)
+	_, err := checks.MakeAllDue(context.Background(), queries.New(b.pool), checks.NodeQuotaSync)
 	require.NoError(t, err)
 	dispatchChecks(t, b.pool)
 }
@@ -282,13 +282,13 @@ func TestNodeQuotaRewriteOnStart(t *testing.T) {
 	scheduled := b.readyCluster(t, "quota-later")
 	_, err = q.ClusterSetNodeQuota(ctx, queries.ClusterSetNodeQuotaParams{ID: scheduled.ID, Enabled: true, SealedSecret: box.Seal([]byte("kept"))})
 	require.NoError(t, err)
-	b.schedule(t, scheduled.ID, nodequota.SyncCheck, time.Now().Add(nodequota.SyncInterval))
+	b.schedule(t, scheduled.ID, checks.NodeQuotaSync, time.Now().Add(nodequota.SyncInterval))
 	scheduledKey := b.cluster(t, scheduled.ID).NodeQuotaSecret
 	// Its quota checks idle, and not ready (failed): left as it is.
 	idle := b.readyCluster(t, "quota-idle")
 	require.NoError(t, q.ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: idle.ID, StatusMessage: "broken"}))
-	b.schedule(t, idle.ID, nodequota.SyncCheck, time.Now())
-	require.NoError(t, q.ClusterCheckIdle(ctx, queries.ClusterCheckIdleParams{ClusterID: idle.ID, Kind: string(nodequota.SyncCheck)}))
+	b.schedule(t, idle.ID, checks.NodeQuotaSync, time.Now())
+	require.NoError(t, q.ClusterCheckIdle(ctx, queries.ClusterCheckIdleParams{ClusterID: idle.ID, Kind: string(checks.NodeQuotaSync)}))
 	deleting := b.readyCluster(t, "quota-deleting")
 	_, err = q.ClusterRequestDelete(ctx, deleting.ID)
 	require.NoError(t, err)
@@ -317,9 +317,9 @@ func TestNodeQuotaRewriteOnStart(t *testing.T) {
 	}
 	rewrite()
 
-	require.WithinDuration(t, time.Now(), b.check(t, scheduled.ID, nodequota.SyncCheck).DueAt.Time, 5*time.Second, "due now")
+	require.WithinDuration(t, time.Now(), b.check(t, scheduled.ID, checks.NodeQuotaSync).DueAt.Time, 5*time.Second, "due now")
 	require.Equal(t, scheduledKey, b.cluster(t, scheduled.ID).NodeQuotaSecret)
-	require.False(t, b.check(t, idle.ID, nodequota.SyncCheck).DueAt.Valid, "idle stays idle")
+	require.False(t, b.check(t, idle.ID, checks.NodeQuotaSync).DueAt.Valid, "idle stays idle")
 	require.False(t, b.cluster(t, idle.ID).NodeQuotaEnabled)
 	require.False(t, b.cluster(t, deleting.ID).NodeQuotaEnabled)
 	keys := map[string]bool{}
@@ -327,7 +327,7 @@ func TestNodeQuotaRewriteOnStart(t *testing.T) {
 		after := b.cluster(t, c.ID)
 		require.True(t, after.NodeQuotaEnabled, c.Name)
 		keys[after.NodeQuotaSecret] = true
-		require.WithinDuration(t, time.Now().Add(nodequota.SyncInterval), b.check(t, c.ID, nodequota.SyncCheck).DueAt.Time, time.Minute)
+		require.WithinDuration(t, time.Now().Add(nodequota.SyncInterval), b.check(t, c.ID, checks.NodeQuotaSync).DueAt.Time, time.Minute)
 	}
 	require.Len(t, keys, len(missing), "each its own key")
 	synced := b.queued(t, "node_quota_sync")

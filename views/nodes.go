@@ -9,7 +9,6 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/kubebyon/kubebyon/internal/locale"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 )
 
 // Node is a node as the console lists it.
@@ -89,12 +88,12 @@ type NodeOperation struct {
 	Message   string
 	Progress  []string
 	Updated   time.Time
-	// ResetCommand cleans the host of a deleted node.
+	// Done says the operation has finished.
+	Done bool
+	// ResetCommand cleans the host of a deleted node: set once a deletion
+	// has succeeded, empty otherwise.
 	ResetCommand string
 }
-
-// Done reports whether the operation has finished.
-func (o NodeOperation) Done() bool { return o.Status != nodes.OperationRunning }
 
 // NodeActionForm is the drain form, or the delete confirmation (Delete)
 // whose drain options apply when drain_first is checked.

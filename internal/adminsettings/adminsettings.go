@@ -25,7 +25,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/hostcheck"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
@@ -157,7 +157,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		// The API host names move: every cluster's DNS record follows now,
 		// not at its next check.
 		if slices.Contains(changed, "apiBaseDomain") {
-			if _, err := q.ClusterDNSScheduleAll(ctx, string(dnsrecords.Check)); err != nil {
+			if _, err := q.ClusterDNSScheduleAll(ctx, string(checks.DNSRecord)); err != nil {
 				return fmt.Errorf("schedule DNS checks: %w", err)
 			}
 		}

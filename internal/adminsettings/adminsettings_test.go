@@ -23,7 +23,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/hostcheck"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -391,7 +391,7 @@ func TestApplyAPIDomainOverlapsApps(t *testing.T) {
 	dnsDue := func() *time.Time {
 		var due *time.Time
 		err := b.pool.QueryRow(ctx, "SELECT due_at FROM cluster_checks WHERE cluster_id = $1 AND kind = $2",
-			clusterID, string(dnsrecords.Check)).Scan(&due)
+			clusterID, string(checks.DNSRecord)).Scan(&due)
 		if err == pgx.ErrNoRows {
 			return nil
 		}

@@ -1,6 +1,6 @@
 // Package checks paces the periodic work done per cluster (node health,
-// join token sync, node quota sync; later edge, ingress and metrics), so
-// that it holds at 10,000 clusters. Each cluster has, per kind of check, a
+// join token sync, node quota sync, DNS records, ingress and metrics;
+// every kind is listed here), so that it holds at 10,000 clusters. Each cluster has, per kind of check, a
 // due time in cluster_checks. A dispatcher job (jobs.ClusterChecksWorker)
 // claims the due rows in batches and queues one small job per cluster in
 // the checks queue, which River works with bounded concurrency; the job
@@ -31,8 +31,36 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// Kind names a kind of check; each domain names its own (nodes.HealthCheck).
+// Kind names a kind of check: the kind column of cluster_checks.
 type Kind string
+
+// The kinds of check, all listed here, where they are paced. The job each
+// kind queues, and its interval, belong to the domain whose work it is.
+const (
+	// NodeHealth snapshots a ready cluster's nodes (nodes.HealthArgs).
+	NodeHealth Kind = "node_health"
+	// JoinTokenSync syncs a ready cluster's join tokens (jointokens.SyncArgs).
+	JoinTokenSync Kind = "join_token_sync"
+	// NodeQuotaSync re-syncs a ready cluster's node quota webhook
+	// (nodequota.SyncArgs).
+	NodeQuotaSync Kind = "node_quota_sync"
+	// MetricsScrape scrapes a ready cluster's control plane, every
+	// metrics.Settings.Interval, backing off while it does not answer
+	// (metrics.ScrapeArgs).
+	MetricsScrape Kind = "metrics_scrape"
+	// DNSRecord converges a cluster's API host name record
+	// (dnsrecords.SyncArgs).
+	DNSRecord Kind = "dns_record"
+	// IngressDNS converges the CNAME target's records of a cluster's
+	// managed ingress (ingress.DNSArgs).
+	IngressDNS Kind = "ingress_dns"
+	// IngressHostnames writes, verifies and takes out the CNAMEs of a
+	// cluster's ingress host names (ingress.HostnamesArgs).
+	IngressHostnames Kind = "ingress_hostnames"
+	// IngressEdge keeps a cluster's routes through the platform edge
+	// (ingress.EdgeArgs).
+	IngressEdge Kind = "ingress_edge"
+)
 
 // Queue is the River queue of the per-cluster check jobs: apart from the
 // cluster lifecycle's, so that a backlog of checks never delays an install.

@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -26,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/dnsrecords"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -222,7 +223,7 @@ func (s *Service) create(ctx context.Context, ownerID int64, in Input, rt settin
 			return err
 		}
 		// Its API host name is published from now until it is deleted.
-		if err := dnsrecords.Schedule(ctx, q, c.ID); err != nil {
+		if err := checks.Schedule(ctx, q, c.ID, checks.DNSRecord, time.Now()); err != nil {
 			return err
 		}
 		return s.record(ctx, tx, q, c, actor, "cluster.create", "Created")

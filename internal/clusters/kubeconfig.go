@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/controlplane"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -90,7 +89,7 @@ func (s *Service) readKubeconfigSecret(ctx context.Context, c queries.Cluster) (
 // wrote to the host (vcluster's vc-<release>, Kamaji's
 // <name>-admin-kubeconfig), whatever the cluster's status.
 func ReadAdminKubeconfig(ctx context.Context, client kubernetes.Interface, c queries.Cluster) ([]byte, error) {
-	name, key := controlplane.KubeconfigSecret(c)
+	name, key := AdminKubeconfigSecret(c)
 	ns := Namespace(c)
 	secret, err := client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -65,8 +65,6 @@ type Backend interface {
 	// Status reports whether the control plane serves, and if not what
 	// it waits for.
 	Status(ctx context.Context, h Host, c queries.Cluster) (ready bool, waiting string, err error)
-	// Kubeconfig names the host Secret and key of the admin kubeconfig.
-	Kubeconfig(c queries.Cluster) (secret, key string)
 	// Remove takes the control plane off the host (the namespace goes
 	// after it); it reports whether there was one.
 	Remove(ctx context.Context, h Host, c queries.Cluster, logger *slog.Logger) (bool, error)
@@ -85,12 +83,6 @@ func For(c queries.Cluster, charts *vcluster.Charts) Backend {
 		return Kamaji{}
 	}
 	return VCluster{Charts: charts}
-}
-
-// KubeconfigSecret names the admin kubeconfig Secret and key of a
-// cluster's backend.
-func KubeconfigSecret(c queries.Cluster) (secret, key string) {
-	return For(c, nil).Kubeconfig(c)
 }
 
 // VCluster runs control planes with the vcluster chart, private nodes on.
@@ -139,11 +131,6 @@ func (VCluster) Status(ctx context.Context, h Host, c queries.Cluster) (bool, st
 		return false, "", err
 	}
 	return r.Ready(), r.String(), nil
-}
-
-// Kubeconfig implements Backend: vc-<release>, key config.
-func (VCluster) Kubeconfig(c queries.Cluster) (string, string) {
-	return vcluster.KubeconfigSecretName(c), "config"
 }
 
 // Remove implements Backend: the Helm release.
@@ -199,11 +186,6 @@ func (Kamaji) Status(ctx context.Context, h Host, c queries.Cluster) (bool, stri
 		return false, "", err
 	}
 	return r.Ready(), r.String(), nil
-}
-
-// Kubeconfig implements Backend: <name>-admin-kubeconfig, key admin.conf.
-func (Kamaji) Kubeconfig(c queries.Cluster) (string, string) {
-	return kamaji.AdminKubeconfigSecret(c), kamaji.AdminKubeconfigKey
 }
 
 // Remove implements Backend: the TenantControlPlane.

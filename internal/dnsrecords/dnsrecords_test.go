@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/passwords"
@@ -219,7 +220,7 @@ func (f fixture) due(t *testing.T, clusterID int64) pgtype.Timestamptz {
 	t.Helper()
 	var due pgtype.Timestamptz
 	require.NoError(t, f.pool.QueryRow(context.Background(),
-		"SELECT due_at FROM cluster_checks WHERE cluster_id = $1 AND kind = $2", clusterID, string(dnsrecords.Check)).Scan(&due))
+		"SELECT due_at FROM cluster_checks WHERE cluster_id = $1 AND kind = $2", clusterID, string(checks.DNSRecord)).Scan(&due))
 	return due
 }
 

@@ -23,14 +23,11 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// Check is the per-cluster DNS check (package checks paces it): due when
+// Interval paces the per-cluster DNS check (checks.DNSRecord): due when
 // a cluster is created or deleted and when the DNS settings change, then
 // every Interval while the platform writes the cluster's record, so that
 // a record changed or removed behind its back is put back.
-const (
-	Check    checks.Kind = "dns_record"
-	Interval             = 15 * time.Minute
-)
+const Interval = 15 * time.Minute
 
 // SyncArgs converges one cluster's DNS record (worked by
 // jobs.DNSRecordWorker, queued when its check is due).
@@ -123,7 +120,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		if err := save(ctx, q, s.Box, next); err != nil {
 			return err
 		}
-		if _, err := q.ClusterDNSScheduleAll(ctx, string(Check)); err != nil {
+		if _, err := q.ClusterDNSScheduleAll(ctx, string(checks.DNSRecord)); err != nil {
 			return fmt.Errorf("schedule DNS checks: %w", err)
 		}
 		return audit.Record(ctx, q, actor, audit.Event{
@@ -345,10 +342,10 @@ func event(ctx context.Context, q *queries.Queries, clusterID int64, level, reas
 	return nil
 }
 
-// Schedule makes the cluster's DNS check due now, in the caller's
-// transaction: when it is created and when it is deleted.
+// Schedule makes the cluster's DNS check (checks.DNSRecord) due now, in
+// the caller's transaction, as when the cluster is deleted.
 func Schedule(ctx context.Context, q *queries.Queries, clusterID int64) error {
-	return checks.Schedule(ctx, q, clusterID, Check, time.Now())
+	return checks.Schedule(ctx, q, clusterID, checks.DNSRecord, time.Now())
 }
 
 // CheckResult is what Check found, for the admin.

@@ -17,15 +17,12 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// The CNAME target's records: a per-cluster check converges them with
-// the cluster's Ready ingress nodes. The health job makes it due as soon
-// as the recorded nodes say otherwise than what was published; it also
-// runs every DNSInterval to put back a record changed behind the
-// platform's back.
-const (
-	DNSCheck    checks.Kind = "ingress_dns"
-	DNSInterval             = 15 * time.Minute
-)
+// The CNAME target's records: a per-cluster check (checks.IngressDNS)
+// converges them with the cluster's Ready ingress nodes. The health job
+// makes it due as soon as the recorded nodes say otherwise than what was
+// published; it also runs every DNSInterval to put back a record changed
+// behind the platform's back.
+const DNSInterval = 15 * time.Minute
 
 // DNSArgs converges one cluster's CNAME target records (worked by
 // jobs.IngressDNSWorker, queued when its check is due).
@@ -236,5 +233,5 @@ func ScheduleDNSIfStale(ctx context.Context, q *queries.Queries, clusterID int64
 	if !stale {
 		return nil
 	}
-	return checks.Schedule(ctx, q, clusterID, DNSCheck, time.Now())
+	return checks.Schedule(ctx, q, clusterID, checks.IngressDNS, time.Now())
 }

@@ -27,16 +27,13 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// A cluster's routes through the platform edge: a per-cluster check keeps
-// the host's objects (SyncEdgeRoutes) equal to the cluster's switch,
-// mode, host names and controller pods, every EdgeInterval while the
-// cluster goes through the edge; switching, choosing the mode, the
-// controller becoming ready and a host name bound or removed make it due
-// at once.
-const (
-	EdgeCheck    checks.Kind = "ingress_edge"
-	EdgeInterval             = 15 * time.Second
-)
+// A cluster's routes through the platform edge: a per-cluster check
+// (checks.IngressEdge) keeps the host's objects (SyncEdgeRoutes) equal to
+// the cluster's switch, mode, host names and controller pods, every
+// EdgeInterval while the cluster goes through the edge; switching,
+// choosing the mode, the controller becoming ready and a host name bound
+// or removed make it due at once.
+const EdgeInterval = 15 * time.Second
 
 // EdgeArgs converges one cluster's routes through the platform edge
 // (worked by jobs.IngressEdgeWorker, queued when its check is due).
@@ -85,7 +82,7 @@ var ErrEdgeNotFailed = errors.New("ErrIngressEdgeNotFailed")
 func (s *Service) RunEdgeCheck(ctx context.Context, clusterID int64, log *checks.Transitions) error {
 	next, err := s.SyncEdge(ctx, clusterID)
 	rec := checks.Recorder{Q: queries.New(s.Pool), Log: log}
-	return rec.Done(ctx, clusterID, EdgeCheck, EdgeInterval, next, err)
+	return rec.Done(ctx, clusterID, checks.IngressEdge, EdgeInterval, next, err)
 }
 
 // RetryEdge runs the edge check of a cluster whose routes could not be
@@ -213,7 +210,7 @@ func (s *Service) syncEdge(ctx context.Context, q *queries.Queries, row queries.
 	}
 	// The CNAME target's records hold the Gateway's addresses.
 	if !slices.Equal(row.EdgeGateway, gateway) {
-		if err := checks.Schedule(ctx, q, c.ID, DNSCheck, time.Now()); err != nil {
+		if err := checks.Schedule(ctx, q, c.ID, checks.IngressDNS, time.Now()); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -305,7 +302,7 @@ func podReady(p *corev1.Pod) bool {
 // ScheduleEdge makes the cluster's edge check due now, in the caller's
 // transaction: what its routes are made of changed.
 func ScheduleEdge(ctx context.Context, q *queries.Queries, clusterID int64) error {
-	return checks.Schedule(ctx, q, clusterID, EdgeCheck, time.Now())
+	return checks.Schedule(ctx, q, clusterID, checks.IngressEdge, time.Now())
 }
 
 // sharedEdgeKey is the settings row of the shared objects' state.

@@ -49,11 +49,11 @@ var (
 	ErrIngressOff       = errors.New("ErrIngressOff")
 )
 
-// The host names' check: a per-cluster check that writes the CNAMEs of
-// the names under the apps base domain (and puts them back), verifies the
-// others, and takes out the CNAMEs of removed names.
+// The host names' check: a per-cluster check (checks.IngressHostnames)
+// that writes the CNAMEs of the names under the apps base domain (and
+// puts them back), verifies the others, and takes out the CNAMEs of
+// removed names.
 const (
-	HostnamesCheck checks.Kind = "ingress_hostnames"
 	// HostnamesInterval is how often verified names are checked again;
 	// HostnamesPendingInterval how often names not yet verified are.
 	HostnamesInterval        = 30 * time.Minute
@@ -199,7 +199,7 @@ func (s *Service) AddHostname(ctx context.Context, c queries.Cluster, name strin
 		if err := ScheduleEdge(ctx, q, c.ID); err != nil {
 			return err
 		}
-		return checks.Schedule(ctx, q, c.ID, HostnamesCheck, time.Now())
+		return checks.Schedule(ctx, q, c.ID, checks.IngressHostnames, time.Now())
 	})
 	return out, err
 }
@@ -261,7 +261,7 @@ func (s *Service) RemoveHostname(ctx context.Context, c queries.Cluster, name st
 		if err := ScheduleEdge(ctx, q, c.ID); err != nil {
 			return err
 		}
-		return checks.Schedule(ctx, q, c.ID, HostnamesCheck, time.Now())
+		return checks.Schedule(ctx, q, c.ID, checks.IngressHostnames, time.Now())
 	})
 }
 
@@ -522,7 +522,7 @@ func (s *Service) release(ctx context.Context, q *queries.Queries, r queries.Clu
 func (s *Service) RunHostnamesCheck(ctx context.Context, clusterID int64, log *checks.Transitions) error {
 	next, err := s.CheckHostnames(ctx, clusterID)
 	rec := checks.Recorder{Q: queries.New(s.Pool), Log: log}
-	return rec.Done(ctx, clusterID, HostnamesCheck, HostnamesPendingInterval, next, err)
+	return rec.Done(ctx, clusterID, checks.IngressHostnames, HostnamesPendingInterval, next, err)
 }
 
 // CertExpiryWarning is how close to its expiry a certificate that was not

@@ -91,7 +91,7 @@ func (s *Service) SetMode(ctx context.Context, c queries.Cluster, mode string, a
 		if err := ScheduleEdge(ctx, q, c.ID); err != nil {
 			return err
 		}
-		if err := checks.Schedule(ctx, q, c.ID, DNSCheck, time.Now()); err != nil {
+		if err := checks.Schedule(ctx, q, c.ID, checks.IngressDNS, time.Now()); err != nil {
 			return err
 		}
 		return s.recordAndQueue(ctx, tx, c, actor, "IngressMode", mode, "cluster.managed_ingress_mode", map[string]any{"mode": mode})

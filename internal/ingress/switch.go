@@ -221,7 +221,7 @@ func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor 
 		if err := ScheduleEdge(ctx, q, c.ID); err != nil {
 			return err
 		}
-		return checks.Schedule(ctx, q, c.ID, DNSCheck, time.Now())
+		return checks.Schedule(ctx, q, c.ID, checks.IngressDNS, time.Now())
 	})
 	return out, err
 }

@@ -9,14 +9,11 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 )
 
-// SyncCheck is the periodic sync of a ready cluster's join tokens (package
-// checks paces it): every SyncInterval while the cluster has a token in
-// use or a joined node not yet registered, idle otherwise. Creating a
+// SyncInterval paces the periodic sync of a ready cluster's join tokens
+// (checks.JoinTokenSync): every SyncInterval while the cluster has a token
+// in use or a joined node not yet registered, idle otherwise. Creating a
 // token makes it due.
-const (
-	SyncCheck    checks.Kind = "join_token_sync"
-	SyncInterval             = 30 * time.Second
-)
+const SyncInterval = 30 * time.Second
 
 // requestWindow gathers the syncs joins ask for: one per cluster per
 // window, started when the window ends, so that it sees every join

@@ -195,8 +195,8 @@ func (s *Service) Create(ctx context.Context, ownerID, clusterID int64, in Input
 		if err != nil {
 			return fmt.Errorf("create join token: %w", err)
 		}
-		// The cluster's tokens are synced from now on (SyncCheck).
-		if err := checks.Schedule(ctx, q, c.ID, SyncCheck, time.Now()); err != nil {
+		// The cluster's tokens are synced from now on (checks.JoinTokenSync).
+		if err := checks.Schedule(ctx, q, c.ID, checks.JoinTokenSync, time.Now()); err != nil {
 			return err
 		}
 		return audit.Record(ctx, q, actor, audit.Event{Action: "join_token.create", TargetType: "join_token", TargetID: fmt.Sprint(t.ID),

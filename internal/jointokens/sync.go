@@ -18,7 +18,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -158,7 +157,7 @@ func (s *Service) syncRegistered(ctx context.Context, q *queries.Queries, client
 	if n > 0 {
 		// A node just joined: the nodes page lists it from the health
 		// check's snapshot, which is taken now rather than in a minute.
-		return checks.Schedule(ctx, q, c.ID, nodes.HealthCheck, time.Now())
+		return checks.Schedule(ctx, q, c.ID, checks.NodeHealth, time.Now())
 	}
 	return nil
 }

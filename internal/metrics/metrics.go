@@ -1,6 +1,6 @@
 // Package metrics collects, keeps and reads the history of each cluster's
 // control plane: a check job per ready cluster (package checks paces it,
-// ScrapeCheck) scrapes the virtual apiserver's /metrics and counts its
+// checks.MetricsScrape) scrapes the virtual apiserver's /metrics and counts its
 // nodes and pods; Derive turns two scrapes into one interval's Sample;
 // the samples are stored in PostgreSQL tables partitioned by day or month
 // (raw, 5-minute and hourly rollups), rolled up and pruned by a periodic
@@ -15,11 +15,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/checks"
 )
-
-// ScrapeCheck is the periodic scrape of a ready cluster's control plane
-// (package checks paces it): every Settings.Interval, backing off while
-// the control plane does not answer.
-const ScrapeCheck checks.Kind = "metrics_scrape"
 
 // ScrapeArgs asks for one scrape of a cluster (jobs.MetricsScrapeWorker).
 type ScrapeArgs struct {

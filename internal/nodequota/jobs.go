@@ -28,14 +28,11 @@ func WebhookURL(baseURL string, clusterID int64, key string) string {
 	return baseURL + WebhookPath + strconv.FormatInt(clusterID, 10) + "/" + url.PathEscape(key)
 }
 
-// SyncCheck is the periodic re-sync of a ready cluster's node quota
-// webhook (package checks paces it): every SyncInterval while the quota is
+// SyncInterval paces the periodic re-sync of a ready cluster's node quota
+// webhook (checks.NodeQuotaSync): every SyncInterval while the quota is
 // on, in case someone deleted or changed the configuration, or a control
 // plane came back without it; idle while it is off.
-const (
-	SyncCheck    checks.Kind = "node_quota_sync"
-	SyncInterval             = 10 * time.Minute
-)
+const SyncInterval = 10 * time.Minute
 
 // SyncArgs asks for a cluster's node quota webhook to match its switch
 // (worked by jobs.NodeQuotaSyncWorker): present with the current URL when

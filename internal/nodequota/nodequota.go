@@ -71,7 +71,7 @@ func EnableTx(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], box *sec
 		return false, fmt.Errorf("queue node quota sync of cluster %d: %w", c.ID, err)
 	}
 	// Then written again every SyncInterval, in case it is changed.
-	if err := checks.Schedule(ctx, q, c.ID, SyncCheck, time.Now().Add(SyncInterval)); err != nil {
+	if err := checks.Schedule(ctx, q, c.ID, checks.NodeQuotaSync, time.Now().Add(SyncInterval)); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -54,16 +54,15 @@ func (OperationArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 3}
 }
 
-// HealthCheck is the periodic check of a ready cluster's nodes (package
-// checks paces it), every HealthInterval while the cluster answers, and
-// every IngressHealthInterval while its managed ingress is on: the CNAME
+// The periodic check of a ready cluster's nodes (checks.NodeHealth) runs
+// every HealthInterval while the cluster answers, and every
+// IngressHealthInterval while its managed ingress is on: the CNAME
 // target's records follow the nodes' readiness, and a node gone NotReady
 // must leave them within a minute (the check, then the DNS check it makes
 // due at once).
 const (
-	HealthCheck           checks.Kind = "node_health"
-	HealthInterval                    = time.Minute
-	IngressHealthInterval             = 30 * time.Second
+	HealthInterval        = time.Minute
+	IngressHealthInterval = 30 * time.Second
 )
 
 // HealthArgs snapshots one ready cluster's nodes and tells its owner about

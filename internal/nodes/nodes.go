@@ -154,7 +154,7 @@ type Page struct {
 // clusters.ErrNotFound.
 func (s *Service) Page(ctx context.Context, ownerID, id int64) (Page, error) {
 	q := queries.New(s.Pool)
-	r, err := q.NodePage(ctx, queries.NodePageParams{Kind: string(HealthCheck), ID: id, OwnerID: ownerID})
+	r, err := q.NodePage(ctx, queries.NodePageParams{Kind: string(checks.NodeHealth), ID: id, OwnerID: ownerID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Page{}, clusters.ErrNotFound
 	}
@@ -233,7 +233,7 @@ type ClusterPage struct {
 // its managed ingress stands: another user's cluster is
 // clusters.ErrNotFound.
 func (s *Service) ClusterPage(ctx context.Context, ownerID, id int64) (queries.Cluster, ClusterPage, error) {
-	row, err := queries.New(s.Pool).ClusterGetWithCheck(ctx, queries.ClusterGetWithCheckParams{Kind: string(HealthCheck), ID: id, OwnerID: ownerID})
+	row, err := queries.New(s.Pool).ClusterGetWithCheck(ctx, queries.ClusterGetWithCheckParams{Kind: string(checks.NodeHealth), ID: id, OwnerID: ownerID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queries.Cluster{}, ClusterPage{}, clusters.ErrNotFound
 	}
