@@ -17,12 +17,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -80,12 +78,12 @@ func BenchmarkClusterCreateToInstalled(b *testing.B) {
 	opts := jobs.DefaultOptions(true)
 	catalog, err := locale.New()
 	require.NoError(b, err)
-	rc, err := jobs.NewClient(jobs.Deps{
-		Pool: pool, Logger: logger, Metrics: prometheus.NewRegistry(), Box: box, Catalog: catalog,
-		Charts: &vcluster.Charts{}, KubeconfigPath: kubecfg, JoinTokens: &jointokens.Service{Pool: pool, Box: box},
-	}, opts)
+	set, deps := workerDeps(pool, box, catalog, logger, kubecfg, nil)
+	deps.Charts = &vcluster.Charts{}
+	rc, err := jobs.NewClient(deps, opts)
 	require.NoError(b, err)
-	svc := &clusters.Service{Pool: pool, River: rc, Box: box, KubeconfigPath: kubecfg}
+	set.SetRiver(rc)
+	svc := set.Clusters
 
 	for i := 0; i < b.N; i++ {
 		round := fmt.Sprintf("r%d", i)

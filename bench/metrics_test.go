@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -41,7 +40,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -186,10 +184,8 @@ func BenchmarkMetricsSteadyState(b *testing.B) {
 
 	warnings := &logLines{}
 	logger := slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	rc, err := jobs.NewClient(jobs.Deps{
-		Pool: pool, Logger: logger, Metrics: prometheus.NewRegistry(), Box: box, Catalog: catalog,
-		VirtualConfig: virtual, JoinTokens: &jointokens.Service{Pool: pool, Box: box, Virtual: virtual},
-	}, jobs.DefaultOptions(true))
+	_, deps := workerDeps(pool, box, catalog, logger, "", virtual)
+	rc, err := jobs.NewClient(deps, jobs.DefaultOptions(true))
 	require.NoError(b, err)
 
 	for i := 0; i < b.N; i++ {

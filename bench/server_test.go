@@ -25,15 +25,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
-	"github.com/kubebyon/kubebyon/internal/accounts"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
-	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/database"
-	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
-	"github.com/kubebyon/kubebyon/internal/metrics"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/services"
 )
 
 // The environment that makes this test binary the page benchmarks'
@@ -166,17 +161,19 @@ func benchServe() int {
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
 	reg := prometheus.NewRegistry()
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	clusterSvc := &clusters.Service{Pool: web, River: rc, Box: box}
+	svc := services.New(services.Config{Pool: web, Box: box, Logger: logger, Catalog: catalog, BaseURL: os.Getenv(benchServeBase)})
+	svc.SetRiver(rc)
 	h := handlers.New(handlers.Deps{
 		Pool: web, River: rc, Logger: logger, Catalog: catalog,
 		BaseURL: os.Getenv(benchServeBase), Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
 		Box:            box,
-		Accounts:       &accounts.Service{Pool: web, River: rc, Box: box},
-		Clusters:       clusterSvc,
-		Nodes:          &nodes.Service{Pool: web, River: rc, Clusters: clusterSvc},
-		AdminUsers:     &adminusers.Service{Pool: web},
-		JoinTokens:     &jointokens.Service{Pool: web, Box: box, Virtual: clusterSvc.VirtualConfig},
-		ClusterMetrics: &metrics.Service{Pool: web},
+		Accounts:       svc.Accounts,
+		Clusters:       svc.Clusters,
+		Nodes:          svc.Nodes,
+		AdminUsers:     svc.AdminUsers,
+		JoinTokens:     svc.JoinTokens,
+		ClusterMetrics: svc.Metrics,
+		Branding:       svc.Branding,
 	})
 	listeners := make([]net.Listener, 2)
 	for i := range listeners {

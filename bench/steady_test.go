@@ -16,11 +16,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -157,10 +155,8 @@ func steadyWorker() int {
 		return &rest.Config{Host: "https://" + addr, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, nil
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	rc, err := jobs.NewClient(jobs.Deps{
-		Pool: pool, Logger: logger, Metrics: prometheus.NewRegistry(), Box: box, Catalog: catalog,
-		VirtualConfig: virtual, JoinTokens: &jointokens.Service{Pool: pool, Box: box, Virtual: virtual},
-	}, jobs.DefaultOptions(true))
+	_, deps := workerDeps(pool, box, catalog, logger, "", virtual)
+	rc, err := jobs.NewClient(deps, jobs.DefaultOptions(true))
 	if err != nil {
 		return fail(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -106,7 +107,9 @@ func TestClusterIngressModeInBrowser(t *testing.T) {
 	require.Empty(t, out, "the cluster page at 390px, with the Gateway's status")
 
 	// The routes could not be written: Retry now runs the check at once
-	// (here it reaches no host cluster, so it fails again and says why).
+	// (here the host cluster's kubeconfig is gone, so it fails again and
+	// says why).
+	require.NoError(t, os.Remove(b.hostKubeconfig))
 	_, err = b.pool.Exec(ctx, `UPDATE cluster_ingress SET edge_state = 'error', edge_message = 'an old error' WHERE cluster_id = $1`, cl.ID)
 	require.NoError(t, err)
 	var edgeMsg string

@@ -19,32 +19,19 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
-	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
-	"github.com/kubebyon/kubebyon/internal/adminsettings"
-	"github.com/kubebyon/kubebyon/internal/adminsignup"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
-	"github.com/kubebyon/kubebyon/internal/apikeys"
-	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/checks"
-	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
-	"github.com/kubebyon/kubebyon/internal/ingress"
-	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
-	"github.com/kubebyon/kubebyon/internal/mailsettings"
 	"github.com/kubebyon/kubebyon/internal/metrics"
-	"github.com/kubebyon/kubebyon/internal/nodequota"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/secrets"
-	"github.com/kubebyon/kubebyon/internal/signinproviders"
+	"github.com/kubebyon/kubebyon/internal/services"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 )
@@ -89,16 +76,25 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	srv := httptest.NewUnstartedServer(nil)
 	baseURL := "http://" + srv.Listener.Addr().String()
 	hostKubeconfig := filepath.Join(t.TempDir(), "host.kubeconfig")
-	// The services are built once, as cmd builds them; the River clients
-	// come in once they exist.
-	clusterSvc := &clusters.Service{Pool: pool, Box: box, KubeconfigPath: hostKubeconfig}
-	tokens := &jointokens.Service{Pool: pool, Box: box, Virtual: clusterSvc.VirtualConfig}
+	// The services, as cmd builds them: the workers' on the test's pool,
+	// the handlers' on a web pool of their own (database.ConnectWeb) of a
+	// single connection: a handler that waits for a second connection
+	// while it holds one hangs every test that reaches it, where a bigger
+	// pool would hang only under load. Passwords are hashed cheaply.
+	config := services.Config{
+		Pool: pool, Box: box, Logger: logger, Catalog: catalog, BaseURL: baseURL,
+		KubeconfigPath: hostKubeconfig, SMTPURL: smtpURL, MailFrom: testMailFrom,
+		Passwords: passwords.Hasher{Cost: passwords.TestCost},
+	}
+	workers := services.New(config)
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Metrics: reg, Box: box, Catalog: catalog, BaseURL: baseURL,
-		Mailer:        &mailsettings.Service{Pool: pool, Box: box, EnvURL: smtpURL, From: testMailFrom, Logger: logger},
-		VirtualConfig: clusterSvc.VirtualConfig, JoinTokens: tokens,
+		VirtualConfig: workers.Virtual, JoinTokens: workers.JoinTokens, Billing: workers.Billing,
+		Webhooks: workers.Webhooks, ClusterMetrics: workers.Metrics, DNS: workers.DNS, Ingress: workers.Ingress,
+		Mailer: workers.Mail,
 	}, pageTestJobOptions())
 	require.NoError(t, err)
+	workers.SetRiver(rc)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, rc.Start(ctx))
 	t.Cleanup(func() {
@@ -106,16 +102,13 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		_ = rc.Stop(context.Background())
 	})
 
-	// Cluster jobs are only inserted: the tests play the reconcile worker.
-	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	require.NoError(t, err)
-
-	clusterSvc.River = inserter
-	// The handlers' services are on a web pool of their own, as serve
-	// builds them (database.ConnectWeb), of a single connection: a handler
-	// that waits for a second connection while it holds one hangs every
-	// test that reaches it, where a bigger pool would hang only under load.
 	web := singleConnPool(t, pool)
+	config.Pool = web
+	svc := services.New(config)
+	svc.SetRiver(rc)
+	// No KUBEBYON_KUBECONFIG for the admin settings: the host comes from
+	// them (connectHost stores it), as the admin settings tests expect.
+	svc.AdminSettings.KubeconfigPath = ""
 	edgeState := edge.NewWatcher(web, box, logger)
 	watchCtx, stopWatching := context.WithCancel(context.Background())
 	watched := make(chan struct{})
@@ -124,34 +117,31 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 	routesWatched := make(chan struct{})
 	go func() { edgeRoutes.Run(watchCtx); close(routesWatched) }()
 	t.Cleanup(func() { stopWatching(); <-watched; <-routesWatched })
-	webClusters := &clusters.Service{Pool: web, River: inserter, Box: box, KubeconfigPath: hostKubeconfig}
 	deps := handlers.Deps{
 		Pool: web, River: rc, Logger: logger, Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg,
-		Box:        box,
-		Accounts:   &accounts.Service{Pool: web, River: rc, Box: box},
-		Clusters:   webClusters,
-		Nodes:      &nodes.Service{Pool: web, River: rc, Clusters: webClusters},
-		JoinTokens: &jointokens.Service{Pool: web, Box: box, Virtual: webClusters.VirtualConfig},
-		NodeQuota:  &nodequota.Service{Pool: web, Box: box, Clients: nodequota.NewClients(webClusters.VirtualConfig, nodequota.ClientsKept)},
-		APIKeys:    &apikeys.Service{Pool: web},
-		AdminUsers: &adminusers.Service{Pool: web},
-		// No KUBEBYON_KUBECONFIG: the host comes from the admin settings
-		// (connectHost), as the admin settings tests expect.
-		AdminSettings:  &adminsettings.Service{Pool: web, Box: box},
-		Edge:           &edge.Service{Pool: web, Box: box},
+		Box:            box,
+		Accounts:       svc.Accounts,
+		Clusters:       svc.Clusters,
+		Nodes:          svc.Nodes,
+		JoinTokens:     svc.JoinTokens,
+		NodeQuota:      svc.NodeQuota,
+		APIKeys:        svc.APIKeys,
+		AdminUsers:     svc.AdminUsers,
+		AdminSettings:  svc.AdminSettings,
+		AdminSignUp:    svc.AdminSignUp,
+		SignIn:         svc.SignIn,
+		Edge:           svc.Edge,
 		EdgeState:      edgeState,
 		EdgeRoutes:     edgeRoutes,
-		DNS:            &dnsrecords.Service{Pool: web, Box: box},
-		Billing:        &billing.Service{Pool: web, River: rc, Box: box},
-		Ingress:        &ingress.Service{Pool: web, River: rc, Box: box, DNS: &dnsrecords.Service{Pool: web, Box: box}, Virtual: webClusters.VirtualConfig},
-		ClusterMetrics: &metrics.Service{Pool: web},
-		// The insert-only client, as an API replica has.
-		AdminJobs: &adminjobs.Service{Pool: web, River: inserter, Periodic: jobs.PeriodicSchedules(pageTestJobOptions())},
-		Mail:      &mailsettings.Service{Pool: web, Box: box, EnvURL: smtpURL, From: testMailFrom, Logger: logger},
-		SignIn:    &signinproviders.Service{Pool: web, Box: box},
+		DNS:            svc.DNS,
+		Billing:        svc.Billing,
+		Ingress:        svc.Ingress,
+		ClusterMetrics: svc.Metrics,
+		AdminJobs:      &adminjobs.Service{Pool: web, River: rc, Periodic: jobs.PeriodicSchedules(pageTestJobOptions())},
+		Mail:           svc.Mail,
+		Branding:       svc.Branding,
 	}
-	deps.AdminSignUp = &adminsignup.Service{Pool: web, River: rc, Box: box}
 	for _, o := range opts {
 		o(&deps)
 	}
@@ -258,7 +248,8 @@ func uniqueEmail(name string) string {
 func pageTestJobOptions() jobs.Options {
 	opts := jobs.DefaultOptions(true)
 	opts.WorkQueues = []string{river.QueueDefault, notify.QueueEmail, checks.Queue}
-	// No periodic checks: the tests queue the ones they run.
+	// No periodic jobs: the tests queue the ones they run.
 	opts.ChecksInterval = 0
+	opts.SkipPeriodic = true
 	return opts
 }

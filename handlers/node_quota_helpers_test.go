@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -53,19 +52,6 @@ func (b *testBundle) rewriteNodeQuotas(t *testing.T) {
 	res, err := w.Work(ctx, t, tx, nodequota.RewriteArgs{}, nil)
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
-}
-
-// awaitStartupRewrite waits for the node quota rewrite that the test's
-// workers ran when they started, so that a cluster made ready without the
-// quota afterwards keeps without it until the test runs the job.
-func (b *testBundle) awaitStartupRewrite(t *testing.T) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		var n int
-		require.NoError(t, b.pool.QueryRow(context.Background(),
-			`SELECT count(*) FROM river_job WHERE kind = 'node_quota_rewrite' AND state = 'completed'`).Scan(&n))
-		return n > 0
-	}, 30*time.Second, 50*time.Millisecond)
 }
 
 // quotaCluster is a ready cluster of c's on a virtual cluster whose node

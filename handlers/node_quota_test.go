@@ -68,7 +68,6 @@ func createNode(kc kubernetes.Interface, name string, dryRun bool) error {
 func TestNodeQuotaWebhook(t *testing.T) {
 	t.Parallel()
 	b := setup(t, withTLS)
-	b.awaitStartupRewrite(t)
 	c, email := b.signedUpUser(t, "quota")
 	b.setPlanNodes(t, email, 2)
 	cl, virt := b.readyVirtualCluster(t, c, "quota")

@@ -15,7 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertest"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -103,8 +103,14 @@ func TestClientRunsPeriodicCleanup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
+	box, err := testBox()
+	require.NoError(t, err)
+	catalog, err := locale.New()
+	require.NoError(t, err)
+	d := workerDeps(b.pool, box, catalog, b.logger, "")
 	reg := prometheus.NewRegistry()
-	client, err := jobs.NewClient(jobs.Deps{Pool: b.pool, Logger: b.logger, Metrics: reg, JoinTokens: &jointokens.Service{Pool: b.pool}}, jobs.DefaultOptions(true))
+	d.Metrics = reg
+	client, err := jobs.NewClient(d, jobs.DefaultOptions(true))
 	require.NoError(t, err)
 	events, stopEvents := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
 	defer stopEvents()

@@ -43,25 +43,33 @@ type Deps struct {
 	Pool    *pgxpool.Pool
 	Logger  *slog.Logger
 	Metrics prometheus.Registerer
-	Mailer  mail.Sender
 	Box     *secrets.Box
 	Catalog *locale.Catalog
 	BaseURL string
 	// Charts caches the vcluster chart; KubeconfigPath is KUBEBYON_KUBECONFIG.
 	Charts         *vcluster.Charts
 	KubeconfigPath string
-	// VirtualConfig reaches a ready cluster's control plane, for the node
-	// jobs (clusters.Service.VirtualConfig).
-	VirtualConfig clusters.VirtualConfigFunc
-	// JoinTokens syncs the join tokens with the clusters (the service the
-	// handlers use too).
-	JoinTokens *jointokens.Service
-	// MetricsBackend keeps the control planes' metrics; nil is PostgreSQL.
-	MetricsBackend metrics.Backend
 	// WebhookCABundle is the PEM the virtual apiservers verify the
 	// platform's certificate with when they call the node quota webhook
 	// (KUBEBYON_WEBHOOK_CA_FILE); empty means their system roots.
 	WebhookCABundle []byte
+
+	// The domain services the workers call, built once on Pool
+	// (services.New), as the handlers' are on theirs.
+	//
+	// VirtualConfig reaches a ready cluster's control plane
+	// (clusters.Service.VirtualConfig).
+	VirtualConfig clusters.VirtualConfigFunc
+	JoinTokens    *jointokens.Service
+	Billing       *billing.Service
+	Webhooks      *webhooks.Service
+	// ClusterMetrics keeps the control planes' metrics (Metrics above is
+	// the platform's own registry).
+	ClusterMetrics *metrics.Service
+	DNS            *dnsrecords.Service
+	Ingress        *ingress.Service
+	// Mailer sends the platform's mail (services.Set.Mail).
+	Mailer mail.Sender
 }
 
 // Options shape the client.
@@ -75,6 +83,9 @@ type Options struct {
 	Work bool
 	// WorkQueues limits the queues worked to these; empty works them all.
 	WorkQueues []string
+	// SkipPeriodic works the queues without inserting the periodic jobs
+	// (tests that queue the ones they run).
+	SkipPeriodic bool
 	// MaxWorkers for the default queue.
 	MaxWorkers int
 	// CleanupInterval is how often expired rows are deleted.
@@ -151,10 +162,11 @@ const transitionsLoggedPerMinute = 60
 // Workers registers every worker.
 func Workers(d Deps, opts Options) *river.Workers {
 	w := river.NewWorkers()
+	virtual := d.VirtualConfig
 	river.AddWorker(w, &CleanupWorker{Pool: d.Pool, Logger: d.Logger})
-	river.AddWorker(w, &BillingPeriodsWorker{Billing: &billing.Service{Pool: d.Pool, Box: d.Box}, Logger: d.Logger.With("component", "billing")})
+	river.AddWorker(w, &BillingPeriodsWorker{Billing: d.Billing, Logger: d.Logger.With("component", "billing")})
 	river.AddWorker(w, &EmailWorker{Pool: d.Pool, Sender: d.Mailer, Box: d.Box, Catalog: d.Catalog, BaseURL: d.BaseURL})
-	river.AddWorker(w, &WebhookWorker{Webhooks: &webhooks.Service{Pool: d.Pool, Box: d.Box, Catalog: d.Catalog, BaseURL: d.BaseURL}})
+	river.AddWorker(w, &WebhookWorker{Webhooks: d.Webhooks})
 	charts := d.Charts
 	if charts == nil {
 		charts = &vcluster.Charts{}
@@ -165,37 +177,35 @@ func Workers(d Deps, opts Options) *river.Workers {
 		StepTimeout: opts.ClusterStepTimeout,
 	})
 	river.AddWorker(w, &IngressReconcileWorker{
-		Pool: d.Pool, Logger: d.Logger.With("component", "ingress_reconcile"), VirtualConfig: d.VirtualConfig,
+		Pool: d.Pool, Logger: d.Logger.With("component", "ingress_reconcile"), VirtualConfig: virtual,
 		Charts: &helm.Charts{}, Box: d.Box, PollInterval: opts.ClusterPollInterval, RolloutTimeout: opts.IngressRolloutTimeout,
 	})
-	river.AddWorker(w, &NodeOperationWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: d.VirtualConfig})
+	river.AddWorker(w, &NodeOperationWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: virtual})
 	// One per process: it bounds the lines about clusters going
 	// unreachable and back.
 	transitions := checks.NewTransitions(d.Logger.With("component", "checks"), checks.NodeHealth, transitionsLoggedPerMinute)
 	river.AddWorker(w, &NodeHealthWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_health"), Box: d.Box,
-		VirtualConfig: d.VirtualConfig, Threshold: opts.NodeNotReadyAfter, Interval: opts.NodeHealthInterval,
+		VirtualConfig: virtual, Threshold: opts.NodeNotReadyAfter, Interval: opts.NodeHealthInterval,
 		Transitions: transitions,
 	})
 	river.AddWorker(w, &JoinTokenSyncWorker{Tokens: d.JoinTokens, Notices: notify.Notices{Box: d.Box}, Transitions: transitions})
 	river.AddWorker(w, &NodeQuotaSyncWorker{
 		Pool: d.Pool, Logger: d.Logger.With("component", "node_quota_sync"), Box: d.Box,
-		VirtualConfig: d.VirtualConfig, BaseURL: d.BaseURL, CABundle: d.WebhookCABundle,
+		VirtualConfig: virtual, BaseURL: d.BaseURL, CABundle: d.WebhookCABundle,
 		Transitions: transitions,
 	})
 	river.AddWorker(w, &NodeQuotaRewriteWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "node_quota_rewrite")})
 	river.AddWorker(w, &ClusterChecksWorker{Pool: d.Pool, Transitions: transitions})
-	river.AddWorker(w, &MetricsMaintainWorker{Metrics: &metrics.Service{Pool: d.Pool, Backend: d.MetricsBackend}, Logger: d.Logger.With("component", "metrics")})
+	river.AddWorker(w, &MetricsMaintainWorker{Metrics: d.ClusterMetrics, Logger: d.Logger.With("component", "metrics")})
 	river.AddWorker(w, &MetricsScrapeWorker{
-		Metrics: &metrics.Service{Pool: d.Pool, Backend: d.MetricsBackend}, Logger: d.Logger.With("component", "metrics_scrape"),
-		VirtualConfig: d.VirtualConfig, Box: d.Box, Transitions: transitions,
+		Metrics: d.ClusterMetrics, Logger: d.Logger.With("component", "metrics_scrape"),
+		VirtualConfig: virtual, Box: d.Box, Transitions: transitions,
 	})
-	dns := &dnsrecords.Service{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath}
-	river.AddWorker(w, &DNSRecordWorker{DNS: dns, Transitions: transitions})
-	ing := &ingress.Service{Pool: d.Pool, DNS: dns, Box: d.Box, Virtual: d.VirtualConfig, KubeconfigPath: d.KubeconfigPath}
-	river.AddWorker(w, &IngressDNSWorker{Ingress: ing, Transitions: transitions})
-	river.AddWorker(w, &IngressEdgeWorker{Ingress: ing, Transitions: transitions})
-	river.AddWorker(w, &IngressHostnamesWorker{Ingress: ing, Transitions: transitions})
+	river.AddWorker(w, &DNSRecordWorker{DNS: d.DNS, Transitions: transitions})
+	river.AddWorker(w, &IngressDNSWorker{Ingress: d.Ingress, Transitions: transitions})
+	river.AddWorker(w, &IngressEdgeWorker{Ingress: d.Ingress, Transitions: transitions})
+	river.AddWorker(w, &IngressHostnamesWorker{Ingress: d.Ingress, Transitions: transitions})
 	river.AddWorker(w, &EdgeWatchWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "edge_watch"), Notices: notify.Notices{Box: d.Box}})
 	river.AddWorker(w, &OpsWatchWorker{Pool: d.Pool, Box: d.Box, Logger: d.Logger.With("component", "ops_watch"), Notices: notify.Notices{Box: d.Box}, KubeconfigPath: d.KubeconfigPath})
 	river.AddWorker(w, &HostNodesWorker{Pool: d.Pool, Box: d.Box, KubeconfigPath: d.KubeconfigPath, Logger: d.Logger.With("component", "edge_host_nodes")})
@@ -242,10 +252,12 @@ func NewClient(d Deps, opts Options) (*river.Client[pgx.Tx], error) {
 	}
 	if opts.Work {
 		cfg.Queues = queues(opts)
-		for _, p := range periodicJobs(opts) {
-			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(
-				river.PeriodicInterval(p.interval), p.args, &river.PeriodicJobOpts{RunOnStart: p.runOnStart, ID: p.id},
-			))
+		if !opts.SkipPeriodic {
+			for _, p := range periodicJobs(opts) {
+				cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(
+					river.PeriodicInterval(p.interval), p.args, &river.PeriodicJobOpts{RunOnStart: p.runOnStart, ID: p.id},
+				))
+			}
 		}
 		cfg.Middleware = append(cfg.Middleware, newMetricsMiddleware(d.Metrics))
 	}

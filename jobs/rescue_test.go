@@ -14,13 +14,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/helm"
-	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -75,10 +73,7 @@ func runWorker() int {
 		return fail(err)
 	}
 	opts.JobTimeout = min(opts.JobTimeout, opts.RescueStuckJobsAfter)
-	rc, err := jobs.NewClient(jobs.Deps{
-		Pool: pool, Logger: logger, Metrics: prometheus.NewRegistry(), Box: box, Catalog: catalog,
-		KubeconfigPath: os.Getenv(workerKubeconfigEnv), JoinTokens: &jointokens.Service{Pool: pool, Box: box},
-	}, opts)
+	rc, err := jobs.NewClient(workerDeps(pool, box, catalog, logger, os.Getenv(workerKubeconfigEnv)), opts)
 	if err != nil {
 		return fail(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -30,31 +29,18 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubebyon/kubebyon/handlers"
-	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
-	"github.com/kubebyon/kubebyon/internal/adminsettings"
-	"github.com/kubebyon/kubebyon/internal/adminsignup"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
-	"github.com/kubebyon/kubebyon/internal/apikeys"
-	"github.com/kubebyon/kubebyon/internal/billing"
-	"github.com/kubebyon/kubebyon/internal/branding"
 	"github.com/kubebyon/kubebyon/internal/certfile"
-	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/config"
 	"github.com/kubebyon/kubebyon/internal/database"
-	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/edgeagent"
 	"github.com/kubebyon/kubebyon/internal/ingress"
-	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
-	"github.com/kubebyon/kubebyon/internal/mailsettings"
 	"github.com/kubebyon/kubebyon/internal/metrics"
-	"github.com/kubebyon/kubebyon/internal/nodequota"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/secrets"
-	"github.com/kubebyon/kubebyon/internal/signinproviders"
+	"github.com/kubebyon/kubebyon/internal/services"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
 	"github.com/kubebyon/kubebyon/internal/workerprocs"
 	"github.com/kubebyon/kubebyon/jobs"
@@ -187,56 +173,18 @@ type runtimeDeps struct {
 	heartbeat *workerprocs.Heartbeat
 }
 
-// services are the domain services on one pool: the workers' on the main
-// pool, the handlers' on the web pool (database.DB.Web).
-type services struct {
-	accounts      *accounts.Service
-	clusters      *clusters.Service
-	nodes         *nodes.Service
-	joinTokens    *jointokens.Service
-	nodeQuota     *nodequota.Service
-	apiKeys       *apikeys.Service
-	adminUsers    *adminusers.Service
-	adminSettings *adminsettings.Service
-	edge          *edge.Service
-	dns           *dnsrecords.Service
-	ingress       *ingress.Service
-	billing       *billing.Service
-	metrics       *metrics.Service
-}
-
-// newServices builds the services. The River client needs the clusters
-// and join token services for its workers, and the services that enqueue
-// need the client: it is set (setRiver) once it exists.
-func newServices(pool *pgxpool.Pool, box *secrets.Box, common *config.Common) *services {
-	kubeconfig := common.Kubeconfig
-	cl := &clusters.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig}
-	dns := &dnsrecords.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig}
-	return &services{
-		accounts:      &accounts.Service{Pool: pool, Box: box},
-		clusters:      cl,
-		nodes:         &nodes.Service{Pool: pool, Clusters: cl},
-		joinTokens:    &jointokens.Service{Pool: pool, Box: box, Virtual: cl.VirtualConfig},
-		nodeQuota:     &nodequota.Service{Pool: pool, Box: box, Clients: nodequota.NewClients(cl.VirtualConfig, nodequota.ClientsKept)},
-		apiKeys:       &apikeys.Service{Pool: pool},
-		adminUsers:    &adminusers.Service{Pool: pool},
-		adminSettings: &adminsettings.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
-		edge:          &edge.Service{Pool: pool, Box: box},
-		dns:           dns,
-		ingress:       &ingress.Service{Pool: pool, Box: box, DNS: dns, Virtual: cl.VirtualConfig, PlatformHost: baseURLHost(common.BaseURL)},
-		billing:       &billing.Service{Pool: pool, Box: box},
-		metrics:       &metrics.Service{Pool: pool, Backend: metricsBackend(common)},
+// newServices builds the domain services on pool from the configuration
+// (services.New): the workers' on the main pool, the handlers' on the web
+// pool (database.DB.OpenWeb).
+func newServices(pool *pgxpool.Pool, box *secrets.Box, catalog *locale.Catalog, common *config.Common, logger *slog.Logger) *services.Set {
+	c := services.Config{
+		Pool: pool, Box: box, Logger: logger, Catalog: catalog, BaseURL: common.BaseURL,
+		KubeconfigPath: common.Kubeconfig, MetricsBackend: metricsBackend(common), MailFrom: common.MailFrom,
 	}
-}
-
-// baseURLHost is the host of the platform's base URL ("" when it has
-// none: Validate refuses such a URL before).
-func baseURLHost(baseURL string) string {
-	u, err := url.Parse(baseURL)
-	if err != nil {
-		return ""
+	if common.SMTPURL != "" {
+		c.SMTPURL, _ = mail.ParseSMTPURL(common.SMTPURL) // validated with the config
 	}
-	return u.Hostname()
+	return services.New(c)
 }
 
 // metricsBackend is where the control planes' metrics are kept: the
@@ -247,21 +195,6 @@ func metricsBackend(common *config.Common) metrics.Backend {
 		return nil
 	}
 	return metrics.Prom{WriteURL: common.MetricsRemoteWriteURL, QueryURL: common.MetricsQueryURL}
-}
-
-// setRiver hands the River client to the services that enqueue jobs.
-func (s *services) setRiver(rc *river.Client[pgx.Tx]) {
-	s.accounts.River, s.clusters.River, s.nodes.River, s.ingress.River, s.billing.River = rc, rc, rc, rc, rc
-}
-
-// mailer is the platform's mail sender: the server of the admin mail
-// settings, else KUBEBYON_SMTP_URL, else the log, chosen at each send.
-func mailer(common *config.Common, logger *slog.Logger, pool *pgxpool.Pool, box *secrets.Box) *mailsettings.Service {
-	m := &mailsettings.Service{Pool: pool, Box: box, From: common.MailFrom, Logger: logger}
-	if common.SMTPURL != "" {
-		m.EnvURL, _ = mail.ParseSMTPURL(common.SMTPURL) // validated with the config
-	}
-	return m
 }
 
 // start opens the database, checks its schema (applying migrations first
@@ -306,8 +239,8 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), handlers.BuildInfo(version))
-	svc := newServices(db.Pool, box, common)
-	if where := svc.metrics.Store(); where != "" {
+	svc := newServices(db.Pool, box, catalog, common, logger)
+	if where := svc.Metrics.Store(); where != "" {
 		logger.Info("control-plane metrics are kept in a Prometheus-compatible database", "query_url", where)
 	}
 	if !strings.HasPrefix(common.BaseURL, "https://") {
@@ -324,16 +257,15 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 	proc := workerprocs.NewProcess(version, jobs.WorkedQueues(opts))
 	opts.ID = proc.ID
 	rc, err := jobs.NewClient(jobs.Deps{
-		Pool: db.Pool, Logger: logger, Metrics: reg,
-		Mailer: mailer(common, logger, db.Pool, box), Box: box, Catalog: catalog, BaseURL: common.BaseURL,
+		Pool: db.Pool, Logger: logger, Metrics: reg, Box: box, Catalog: catalog, BaseURL: common.BaseURL,
 		KubeconfigPath: common.Kubeconfig, WebhookCABundle: common.WebhookCABundle,
-		VirtualConfig: svc.clusters.VirtualConfig, JoinTokens: svc.joinTokens,
-		MetricsBackend: svc.metrics.Backend,
+		VirtualConfig: svc.Virtual, JoinTokens: svc.JoinTokens, Billing: svc.Billing, Webhooks: svc.Webhooks,
+		ClusterMetrics: svc.Metrics, DNS: svc.DNS, Ingress: svc.Ingress, Mailer: svc.Mail,
 	}, opts)
 	if err != nil {
 		return fail(err)
 	}
-	svc.setRiver(rc)
+	svc.SetRiver(rc)
 	var beat *workerprocs.Heartbeat
 	if work {
 		beat = &workerprocs.Heartbeat{Pool: db.Pool, Logger: logger.With("component", "worker_process"), Process: proc}
@@ -348,13 +280,13 @@ func (c *cli) start(ctx context.Context, common *config.Common, logger *slog.Log
 		}
 		// The controller pods of the clusters routed through the edge,
 		// watched by one worker process at a time.
-		pods := &ingress.PodWatch{Pool: db.Pool, Virtual: svc.clusters.VirtualConfig, Logger: logger.With("component", "edge_pod_watch")}
+		pods := &ingress.PodWatch{Pool: db.Pool, Virtual: svc.Virtual, Logger: logger.With("component", "edge_pod_watch")}
 		go pods.Run(ctx)
 		// The database's own outage, told to the platform's webhook
 		// channels from memory (it cannot be queued in the database).
 		standby := &webhooks.Standby{
 			Queries: queries.New(db.Pool), Ping: db.Pool.Ping, Logger: logger.With("component", "database_standby"),
-			Webhooks: &webhooks.Service{Pool: db.Pool, Box: box, Catalog: catalog, BaseURL: common.BaseURL},
+			Webhooks: svc.Webhooks,
 		}
 		go standby.Run(ctx)
 	}
@@ -438,8 +370,8 @@ func (c *cli) serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := newServices(web, deps.box, common)
-	svc.setRiver(deps.river)
+	svc := newServices(web, deps.box, deps.catalog, common, logger)
+	svc.SetRiver(deps.river)
 	ctx, dbFailed := watchDatabase(ctx, deps.db)
 	// The routes every edge should serve, worked out again when the
 	// database says they changed.
@@ -447,7 +379,7 @@ func (c *cli) serve(args []string) error {
 	go edgeState.Run(ctx)
 	edgeRoutes := edge.NewRoutesWatcher(web, logger)
 	go edgeRoutes.Run(ctx)
-	ctx, edgeFailed := runEmbeddedEdge(ctx, scfg, common, &edge.Local{State: edgeState, Service: svc.edge}, logger)
+	ctx, edgeFailed := runEmbeddedEdge(ctx, scfg, common, &edge.Local{State: edgeState, Service: svc.Edge}, logger)
 
 	e := handlers.New(handlers.Deps{
 		Pool: web, River: deps.river, Logger: logger, Catalog: deps.catalog,
@@ -456,27 +388,27 @@ func (c *cli) serve(args []string) error {
 		Alive:          deps.db.Alive,
 		TrustedProxies: scfg.TrustedProxies,
 		OAuth:          oauthProviders(scfg, common.BaseURL),
-		SignIn:         &signinproviders.Service{Pool: web, Box: deps.box},
 		Box:            deps.box,
-		Accounts:       svc.accounts,
-		Clusters:       svc.clusters,
-		Nodes:          svc.nodes,
-		JoinTokens:     svc.joinTokens,
-		NodeQuota:      svc.nodeQuota,
-		APIKeys:        svc.apiKeys,
-		AdminUsers:     svc.adminUsers,
-		AdminSettings:  svc.adminSettings,
-		Edge:           svc.edge,
 		EdgeState:      edgeState,
 		EdgeRoutes:     edgeRoutes,
-		DNS:            svc.dns,
-		Ingress:        svc.ingress,
-		Billing:        svc.billing,
-		ClusterMetrics: svc.metrics,
 		AdminJobs:      &adminjobs.Service{Pool: web, River: deps.river, Periodic: jobs.PeriodicSchedules(jobs.DefaultOptions(true))},
-		Mail:           mailer(common, logger, web, deps.box),
-		AdminSignUp:    &adminsignup.Service{Pool: web, River: deps.river, Box: deps.box},
-		Branding:       &branding.Service{Pool: web, Logger: logger},
+		Accounts:       svc.Accounts,
+		Clusters:       svc.Clusters,
+		Nodes:          svc.Nodes,
+		JoinTokens:     svc.JoinTokens,
+		NodeQuota:      svc.NodeQuota,
+		APIKeys:        svc.APIKeys,
+		AdminUsers:     svc.AdminUsers,
+		AdminSettings:  svc.AdminSettings,
+		AdminSignUp:    svc.AdminSignUp,
+		SignIn:         svc.SignIn,
+		Edge:           svc.Edge,
+		DNS:            svc.DNS,
+		Ingress:        svc.Ingress,
+		Billing:        svc.Billing,
+		ClusterMetrics: svc.Metrics,
+		Mail:           svc.Mail,
+		Branding:       svc.Branding,
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
 	tlsAddr := ""

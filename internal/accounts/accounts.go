@@ -59,6 +59,9 @@ type Service struct {
 	River *river.Client[pgx.Tx]
 	Box   *secrets.Box
 	Now   func() time.Time
+	// Passwords hashes new passwords (the zero value at the production
+	// cost).
+	Passwords passwords.Hasher
 
 	dummyOnce sync.Once
 	dummy     string
@@ -227,7 +230,7 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput, actor audit.Actor)
 	if err := in.Validate(); err != nil {
 		return err
 	}
-	hash, err := passwords.Hash(in.Password)
+	hash, err := s.Passwords.Hash(in.Password)
 	if err != nil {
 		return err
 	}
@@ -451,7 +454,7 @@ func (s *Service) VerifySignup(ctx context.Context, email, code string, actor au
 // as much as one with a known email: timing does not tell which addresses
 // are registered.
 func (s *Service) dummyHash() string {
-	s.dummyOnce.Do(func() { s.dummy, _ = passwords.Hash("kubebyon-timing-equaliser") })
+	s.dummyOnce.Do(func() { s.dummy, _ = s.Passwords.Hash("kubebyon-timing-equaliser") })
 	return s.dummy
 }
 
@@ -555,7 +558,7 @@ func (s *Service) ResetPassword(ctx context.Context, email, code, newPassword st
 	if msg := CheckPassword(newPassword); msg != "" {
 		return FieldErrors{"password": msg}
 	}
-	hash, err := passwords.Hash(newPassword)
+	hash, err := s.Passwords.Hash(newPassword)
 	if err != nil {
 		return err
 	}

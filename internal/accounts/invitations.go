@@ -10,7 +10,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/signup"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -59,7 +58,7 @@ func (s *Service) SignUpInvited(ctx context.Context, in InvitedSignUpInput, acto
 	if len(errs) > 0 {
 		return queries.User{}, errs
 	}
-	hash, err := passwords.Hash(in.Password)
+	hash, err := s.Passwords.Hash(in.Password)
 	if err != nil {
 		return queries.User{}, err
 	}

@@ -255,7 +255,7 @@ func (s *Service) ChangePassword(ctx context.Context, u queries.User, current, n
 	if len(errs) > 0 {
 		return errs
 	}
-	hash, err := passwords.Hash(newPassword)
+	hash, err := s.Passwords.Hash(newPassword)
 	if err != nil {
 		return err
 	}

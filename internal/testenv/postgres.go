@@ -51,7 +51,7 @@ func Run(m *testing.M) int {
 	code := m.Run()
 	stopMailpit()
 	stopKube()
-	removeProfiles()
+	stopChromium()
 	if shared.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_ = shared.server.Stop(ctx)
