@@ -43,7 +43,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/signinproviders"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -128,7 +127,9 @@ type Handlers struct {
 	sessions *scs.SessionManager
 	// builtProviders keeps the sign-in providers built from SignIn.
 	builtProviders builtProviders
+	// limits counts the hits against the platform's rate limits;
 	// joinLimiter counts the join endpoints' hits before PostgreSQL.
+	limits      *ratelimit.Store
 	joinLimiter *ratelimit.Limiter
 }
 
@@ -143,7 +144,8 @@ func New(d Deps) *echo.Echo {
 	if d.Branding == nil {
 		d.Branding = &branding.Service{Pool: d.Pool, Logger: d.Logger}
 	}
-	h := &Handlers{Deps: d, joinLimiter: ratelimit.NewLimiter(queries.New(d.Pool), joinSubjectsKept)}
+	limits := ratelimit.NewStore(d.Pool)
+	h := &Handlers{Deps: d, limits: limits, joinLimiter: limits.Limiter(joinSubjectsKept)}
 	h.sessions = h.newSessionManager()
 
 	e := echo.New()

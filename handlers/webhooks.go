@@ -133,7 +133,7 @@ func (h *Handlers) sendWebhookTest(c echo.Context, userID int64) (*views.Webhook
 	// Tests go out at once, each a request from the platform: a few a
 	// minute per person.
 	u, _ := currentUser(c)
-	d, err := ratelimit.Hit(c.Request().Context(), queries.New(h.Pool), webhookTestPerUser, userKey(u), time.Now())
+	d, err := h.limits.Hit(c.Request().Context(), webhookTestPerUser, userKey(u), time.Now())
 	if err != nil {
 		return nil, err
 	}
