@@ -52,7 +52,7 @@ func (h *Handlers) showSignUpPage(c echo.Context) error {
 	if token := c.QueryParam("invite"); token != "" {
 		return h.showInvitedSignUpPage(c, token)
 	}
-	st, err := signup.Load(c.Request().Context(), queries.New(h.Pool))
+	st, err := h.Accounts.SignUpSettings(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (h *Handlers) signUp(c echo.Context) error {
 		return h.signUpInvited(c)
 	}
 	ctx := c.Request().Context()
-	st, err := signup.Load(ctx, queries.New(h.Pool))
+	st, err := h.Accounts.SignUpSettings(ctx)
 	if err != nil {
 		return err
 	}
