@@ -1,6 +1,7 @@
 // Package handlers holds the HTTP routes and middleware. A handler parses
-// the request, checks who is asking, calls queries or enqueues a job, then
-// renders a view or redirects.
+// the request, checks who is asking, calls a domain service or enqueues a
+// job, then renders a view or redirects. Only the session store runs its
+// own queries (it is scs's storage adapter).
 package handlers
 
 import (
