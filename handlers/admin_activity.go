@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -23,18 +24,15 @@ func (h *Handlers) showAdminActivityPage(c echo.Context) error {
 		Actor:  strings.TrimSpace(c.QueryParam("actor")),
 		Action: strings.TrimSpace(c.QueryParam("action")),
 	}
-	// One more row than shown tells whether older ones remain.
-	rows, err := queries.New(h.Pool).AuditEventList(c.Request().Context(), queries.AuditEventListParams{
-		BeforeID: queryID(c, "before"), Actor: m.Actor, Action: m.Action, RowLimit: activityPageSize + 1,
-	})
+	page, err := h.AdminUsers.Activity(c.Request().Context(),
+		adminusers.ActivityFilter{Actor: m.Actor, Action: m.Action}, queryID(c, "before"), activityPageSize)
 	if err != nil {
 		return err
 	}
-	if len(rows) > activityPageSize {
-		rows = rows[:activityPageSize]
-		m.MoreURL = adminActivityURL(m.Actor, m.Action, rows[len(rows)-1].ID)
+	if page.Older != 0 {
+		m.MoreURL = adminActivityURL(m.Actor, m.Action, page.Older)
 	}
-	for _, e := range rows {
+	for _, e := range page.Events {
 		m.Events = append(m.Events, adminEventView(e))
 	}
 	return renderPageOrFragment(c, views.AdminActivityPage(m), views.AdminActivityRows(m))

@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/adminauth"
+	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
@@ -45,8 +45,8 @@ var orderFilterFields = []string{"status", "method", "email", "number", "from", 
 
 // orderFilter reads the order list's filters: an unknown status or
 // method is no filter, a date that is not one is a field error. The
-// email matches whatever its case (the stored address is looked up).
-func (h *Handlers) orderFilter(c echo.Context) (views.Form, queries.OrderListAdminParams, error) {
+// email matches whatever its case (billing.Service.AdminOrders).
+func orderFilter(c echo.Context) (views.Form, queries.OrderListAdminParams) {
 	f := views.NewForm()
 	for _, name := range orderFilterFields {
 		f.Values[name] = strings.TrimSpace(c.QueryParam(name))
@@ -73,16 +73,7 @@ func (h *Handlers) orderFilter(c echo.Context) (views.Form, queries.OrderListAdm
 	}
 	// Both days are whole: until the end of the last one.
 	p.Since, p.Until = day("from", 0), day("to", 1)
-	if p.UserEmail != "" {
-		u, err := queries.New(h.Pool).UserGetByEmail(c.Request().Context(), p.UserEmail)
-		switch {
-		case err == nil:
-			p.UserEmail = u.Email
-		case !errors.Is(err, pgx.ErrNoRows):
-			return f, p, fmt.Errorf("look up user %q: %w", p.UserEmail, err)
-		}
-	}
-	return f, p, nil
+	return f, p
 }
 
 // adminOrdersURL is a page of the order list (path /admin/orders) or its
@@ -107,19 +98,16 @@ func adminOrdersURL(path string, f views.Form, before int64) string {
 // showAdminOrdersPage is GET /admin/orders: newest first, a page at a
 // time (keyset: ?before=<the last id shown>).
 func (h *Handlers) showAdminOrdersPage(c echo.Context) error {
-	f, p, err := h.orderFilter(c)
-	if err != nil {
-		return err
-	}
+	f, p := orderFilter(c)
 	m := views.AdminOrders{Filter: f, Statuses: orderStatuses, Methods: orderMethods, CSVURL: adminOrdersURL("/admin/orders.csv", f, 0)}
 	if len(f.Errors) > 0 {
 		return render(c, http.StatusUnprocessableEntity, views.AdminOrdersPage(m))
 	}
 	before := queryID(c, "before")
 	p.Before, p.MaxRows = before, ordersPerPage+1
-	rows, err := queries.New(h.Pool).OrderListAdmin(c.Request().Context(), p)
+	rows, err := h.Billing.AdminOrders(c.Request().Context(), p)
 	if err != nil {
-		return fmt.Errorf("list orders: %w", err)
+		return err
 	}
 	if len(rows) > ordersPerPage {
 		rows = rows[:ordersPerPage]
@@ -142,17 +130,14 @@ func (h *Handlers) showAdminOrdersPage(c echo.Context) error {
 // filter, newest first, up to ordersCSVMax. Columns are stable names and
 // amounts plain decimals, for spreadsheets and scripts.
 func (h *Handlers) exportAdminOrders(c echo.Context) error {
-	f, p, err := h.orderFilter(c)
-	if err != nil {
-		return err
-	}
+	f, p := orderFilter(c)
 	if len(f.Errors) > 0 {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, "ErrAdminOrdersDate")
 	}
 	p.MaxRows = ordersCSVMax
-	rows, err := queries.New(h.Pool).OrderListAdmin(c.Request().Context(), p)
+	rows, err := h.Billing.AdminOrders(c.Request().Context(), p)
 	if err != nil {
-		return fmt.Errorf("list orders: %w", err)
+		return err
 	}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -216,27 +201,14 @@ func (h *Handlers) showAdminOrderPage(c echo.Context) error {
 // renderAdminOrder shows the order with id; f is the form of action
 // ("paid" or "cancel"), when one was submitted and failed.
 func (h *Handlers) renderAdminOrder(c echo.Context, status int, id int64, f views.Form, action string) error {
-	ctx := c.Request().Context()
-	q := queries.New(h.Pool)
-	o, err := q.OrderGet(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) {
+	d, err := h.Billing.AdminOrder(c.Request().Context(), id)
+	if errors.Is(err, billing.ErrOrderNotFound) {
 		return echo.ErrNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("load order %d: %w", id, err)
+		return err
 	}
-	u, err := q.UserGetByID(ctx, o.UserID)
-	if err != nil {
-		return fmt.Errorf("load user %d: %w", o.UserID, err)
-	}
-	plan, err := q.PlanGet(ctx, o.PlanID)
-	if err != nil {
-		return fmt.Errorf("load plan %d: %w", o.PlanID, err)
-	}
-	events, err := q.OrderEvents(ctx, o.ID)
-	if err != nil {
-		return fmt.Errorf("load events of order %d: %w", o.ID, err)
-	}
+	o, u, plan := d.Order, d.User, d.Plan
 	money := func(minor int64) string { return billing.Money{Minor: minor, Currency: o.Currency}.String() }
 	m := views.AdminOrder{
 		ID: o.ID, Number: o.Number, UserID: u.ID, UserEmail: u.Email, Plan: plan.Name, Period: o.Period, Kind: o.Kind,
@@ -251,7 +223,7 @@ func (h *Handlers) renderAdminOrder(c echo.Context, status int, id int64, f view
 		RefundLeft:  billing.Money{Minor: o.Total - o.RefundedAmount, Currency: o.Currency}.Decimal(),
 		Form:        f, Action: action,
 	}
-	for _, e := range events {
+	for _, e := range d.Events {
 		m.Events = append(m.Events, views.AdminOrderEvent{
 			Time: timeOf(e.CreatedAt), Kind: e.Kind, ActorID: e.ActorID.Int64, ActorEmail: e.ActorEmail, Detail: compactJSON(e.Detail),
 		})
@@ -307,12 +279,12 @@ func (h *Handlers) refundAdminOrder(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	f := formFrom(c, "amount", "reason")
-	o, err := queries.New(h.Pool).OrderGet(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) {
+	o, err := h.Billing.Order(ctx, id)
+	if errors.Is(err, billing.ErrOrderNotFound) {
 		return echo.ErrNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("load order %d: %w", id, err)
+		return err
 	}
 	amount, err := billing.ParseMoney(f.Value("amount"), o.Currency)
 	if err != nil {
@@ -370,7 +342,7 @@ const revenueMonths = 12
 // showAdminBillingPage is GET /admin/billing: the overview and the
 // billing settings, as stored.
 func (h *Handlers) showAdminBillingPage(c echo.Context) error {
-	st, err := billing.LoadSettings(c.Request().Context(), queries.New(h.Pool), h.Box)
+	st, err := h.Billing.Settings(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -380,28 +352,18 @@ func (h *Handlers) showAdminBillingPage(c echo.Context) error {
 // renderAdminBilling shows the overview with f, the settings form; stored
 // are the stored settings, for whether the Stripe secrets are set.
 func (h *Handlers) renderAdminBilling(c echo.Context, status int, f views.Form, stored billing.Settings) error {
-	ctx := c.Request().Context()
-	q := queries.New(h.Pool)
-	byPlan, err := q.SubscriptionsByPlan(ctx)
-	if err != nil {
-		return fmt.Errorf("subscriptions by plan: %w", err)
-	}
-	awaiting, err := q.OrdersAwaiting(ctx)
-	if err != nil {
-		return fmt.Errorf("orders awaiting payment: %w", err)
-	}
 	now := time.Now().UTC()
 	since := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, -(revenueMonths - 1), 0)
-	revenue, err := q.RevenueByMonth(ctx, pgtype.Timestamptz{Time: since, Valid: true})
+	o, err := h.Billing.Overview(c.Request().Context(), since)
 	if err != nil {
-		return fmt.Errorf("revenue by month: %w", err)
+		return err
 	}
 	m := views.AdminBilling{
-		Awaiting: awaiting, Settings: f, Methods: orderMethods, Revenue: revenueView(revenue, since),
+		Awaiting: o.Awaiting, Settings: f, Methods: orderMethods, Revenue: revenueView(o.Revenue, since),
 		StripeKeyStored: stored.StripeSecretKey != "", WebhookSecretStored: stored.StripeWebhookSecret != "",
 		WebhookURL: strings.TrimRight(h.BaseURL, "/") + "/webhooks/stripe",
 	}
-	for _, p := range byPlan {
+	for _, p := range o.Plans {
 		m.Plans = append(m.Plans, views.AdminBillingPlan{
 			ID: p.ID, Name: p.Name, Default: p.IsDefault, Active: p.Active, PastDue: p.PastDue, Cancelling: p.Cancelling,
 		})
@@ -556,7 +518,7 @@ func (h *Handlers) saveBillingSettings(c echo.Context) error {
 	}
 	if err := h.Billing.SaveSettings(c.Request().Context(), st, actor(c)); err != nil {
 		return adminSaveError(c, err, &f, "ErrAdminBillingNotSaved", nil, func(status int) error {
-			stored, err := billing.LoadSettings(c.Request().Context(), queries.New(h.Pool), h.Box)
+			stored, err := h.Billing.Settings(c.Request().Context())
 			if err != nil {
 				return err
 			}
@@ -575,9 +537,9 @@ func (h *Handlers) adminSubscriptionView(ctx context.Context, u queries.User, f 
 	if err != nil {
 		return views.AdminSubscription{}, err
 	}
-	orders, err := queries.New(h.Pool).OrderListForUser(ctx, queries.OrderListForUserParams{UserID: u.ID, MaxRows: userOrdersShown})
+	orders, err := h.Billing.OrdersOf(ctx, u.ID, userOrdersShown)
 	if err != nil {
-		return views.AdminSubscription{}, fmt.Errorf("orders of user %d: %w", u.ID, err)
+		return views.AdminSubscription{}, err
 	}
 	plans, err := h.Billing.Plans(ctx)
 	if err != nil {
@@ -613,12 +575,12 @@ func (h *Handlers) subscriptionUserParam(c echo.Context) (int64, error) {
 	if err != nil {
 		return 0, echo.ErrNotFound
 	}
-	_, err = queries.New(h.Pool).UserGetByID(c.Request().Context(), id)
-	if errors.Is(err, pgx.ErrNoRows) {
+	_, err = h.AdminUsers.User(c.Request().Context(), id)
+	if errors.Is(err, adminusers.ErrNotFound) {
 		return 0, echo.ErrNotFound
 	}
 	if err != nil {
-		return 0, fmt.Errorf("load user %d: %w", id, err)
+		return 0, err
 	}
 	return id, nil
 }

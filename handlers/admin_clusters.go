@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/adminauth"
@@ -86,14 +85,14 @@ func (h *Handlers) adminClusterView(c echo.Context, del, susp views.Form) (m vie
 	if err != nil {
 		return m, err
 	}
-	q := queries.New(h.Pool)
-	cl, err := q.ClusterGetByID(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) {
+	d, err := h.Clusters.AdminGet(ctx, id)
+	if errors.Is(err, clusters.ErrNotFound) {
 		return m, echo.ErrNotFound
 	}
 	if err != nil {
-		return m, fmt.Errorf("load cluster %d: %w", id, err)
+		return m, err
 	}
+	cl := d.Cluster
 	r, err := metricsRangeParam(c)
 	if err != nil {
 		return m, err
@@ -112,31 +111,16 @@ func (h *Handlers) adminClusterView(c echo.Context, del, susp views.Form) (m vie
 	if cl.Status == clusters.StatusSuspended {
 		m.SuspendedSince = cl.SuspendedAt.Time
 	}
-	owner, err := q.UserGetByID(ctx, cl.OwnerID)
-	if err != nil {
-		return m, fmt.Errorf("load owner of cluster %d: %w", cl.ID, err)
-	}
-	m.OwnerEmail = owner.Email
-	if m.Alerts, err = q.ClusterMetricAlertsOpen(ctx, cl.ID); err != nil {
-		return m, fmt.Errorf("alerts of cluster %d: %w", cl.ID, err)
-	}
+	m.OwnerEmail, m.Alerts = d.Owner.Email, d.Alerts
 	events, err := h.Clusters.AdminLatestEvents(ctx, cl.ID)
 	if err != nil {
 		return m, err
 	}
 	m.Events = clusterEventViews(events)
-	nodes, err := q.NodeListByCluster(ctx, cl.ID)
-	if err != nil {
-		return m, fmt.Errorf("nodes of cluster %d: %w", cl.ID, err)
-	}
-	for _, n := range nodes {
+	for _, n := range d.Nodes {
 		m.Nodes = append(m.Nodes, views.AdminClusterNode{Name: n.Name, Status: n.Status, Version: n.KubeletVersion, LastSeen: timeOf(n.LastSeen)})
 	}
-	tokens, err := q.JoinTokenListForAdmin(ctx, cl.ID)
-	if err != nil {
-		return m, fmt.Errorf("join tokens of cluster %d: %w", cl.ID, err)
-	}
-	for _, t := range tokens {
+	for _, t := range d.Tokens {
 		m.Tokens = append(m.Tokens, views.AdminJoinToken{
 			ID: t.ID, TokenID: t.TokenID, Description: t.Description, Created: timeOf(t.CreatedAt),
 			Expires: timeOf(t.ExpiresAt), LastUsed: timeOf(t.LastUsed), Revoked: timeOf(t.RevokedAt),

@@ -12,7 +12,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
-	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
@@ -88,7 +87,7 @@ func (h *Handlers) renderAdminEdge(c echo.Context, status int, forms adminEdgeFo
 		}
 	}
 	m.DNSCheck = forms.check
-	stored, err := ingress.LoadSettings(ctx, queries.New(h.Pool))
+	stored, err := h.Ingress.Settings(ctx)
 	if err != nil {
 		return err
 	}

@@ -8,11 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/metrics"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -43,7 +41,7 @@ var metricsSettingsFields = []string{
 // showAdminMetricsPage is GET /admin/metrics: the platform overview and
 // the settings.
 func (h *Handlers) showAdminMetricsPage(c echo.Context) error {
-	st, err := metrics.LoadSettings(c.Request().Context(), queries.New(h.Pool))
+	st, err := h.ClusterMetrics.Settings(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -66,26 +64,17 @@ const (
 // renderAdminMetrics shows the overview with f, the settings form.
 func (h *Handlers) renderAdminMetrics(c echo.Context, status int, f views.Form) error {
 	ctx := c.Request().Context()
-	q := queries.New(h.Pool)
 	m := views.AdminMetrics{Settings: f, Store: h.ClusterMetrics.Store()}
-	byStatus, err := q.MetricsOverviewClusters(ctx)
+	now := time.Now().UTC()
+	o, err := h.ClusterMetrics.Overview(ctx, now.Truncate(24*time.Hour).AddDate(0, 0, -(overviewJoinDays-1)))
 	if err != nil {
-		return fmt.Errorf("clusters by status: %w", err)
+		return err
 	}
-	for _, r := range byStatus {
+	for _, r := range o.Clusters {
 		m.Clusters = append(m.Clusters, views.AdminMetricsCount{Label: r.Status, Count: r.Clusters})
 	}
-	nodes, err := q.MetricsOverviewNodes(ctx)
-	if err != nil {
-		return fmt.Errorf("nodes ready: %w", err)
-	}
-	m.NodesReady, m.Nodes = nodes.Ready, nodes.Total
-	now := time.Now().UTC()
-	joins, err := q.MetricsOverviewJoins(ctx, pgtype.Timestamptz{Time: now.Truncate(24*time.Hour).AddDate(0, 0, -(overviewJoinDays - 1)), Valid: true})
-	if err != nil {
-		return fmt.Errorf("joins per day: %w", err)
-	}
-	for _, j := range joins {
+	m.NodesReady, m.Nodes = o.Nodes.Ready, o.Nodes.Total
+	for _, j := range o.Joins {
 		m.Joins = append(m.Joins, views.AdminMetricsCount{Label: j.Day.Time.UTC().Format(time.DateOnly), Count: j.Joins})
 	}
 	since := now.Add(-overviewRecent)

@@ -10,7 +10,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -35,7 +34,7 @@ func (h *Handlers) renderAdminWebhooks(c echo.Context, status int, f views.Form,
 	}
 	w.Created = created
 	if network == nil {
-		n, err := webhooks.LoadNetwork(ctx, queries.New(h.Pool))
+		n, err := h.webhooks().Network(ctx)
 		if err != nil {
 			return err
 		}

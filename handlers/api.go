@@ -11,7 +11,6 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
-	"github.com/kubebyon/kubebyon/queries"
 )
 
 // invalidTokenChallenge answers a key that is malformed or does not work
@@ -58,7 +57,7 @@ func (h *Handlers) bearer(c echo.Context, parse func(string) (string, bool), una
 // with the challenge and unauthorized's message, or 429 once its address
 // has failed too often.
 func (h *Handlers) apiUnauthorized(c echo.Context, challenge string, unauthorized error) error {
-	d, err := ratelimit.Hit(c.Request().Context(), queries.New(h.Pool), ratelimit.APIAuthFailPerIP, c.RealIP(), time.Now())
+	d, err := h.limits.Hit(c.Request().Context(), ratelimit.APIAuthFailPerIP, c.RealIP(), time.Now())
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ import (
 // limit counts a hit against a rule. When over it, it renders page with a
 // 429 and the form's error, and returns handled=true.
 func (h *Handlers) limit(c echo.Context, rule ratelimit.Rule, subject string, f *views.Form, page func(views.Form) templ.Component) (bool, error) {
-	d, err := ratelimit.Hit(c.Request().Context(), queries.New(h.Pool), rule, subject, time.Now())
+	d, err := h.limits.Hit(c.Request().Context(), rule, subject, time.Now())
 	if err != nil {
 		return true, err
 	}
@@ -52,7 +52,7 @@ func (h *Handlers) showSignUpPage(c echo.Context) error {
 	if token := c.QueryParam("invite"); token != "" {
 		return h.showInvitedSignUpPage(c, token)
 	}
-	st, err := signup.Load(c.Request().Context(), queries.New(h.Pool))
+	st, err := h.Accounts.SignUpSettings(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (h *Handlers) signUp(c echo.Context) error {
 		return h.signUpInvited(c)
 	}
 	ctx := c.Request().Context()
-	st, err := signup.Load(ctx, queries.New(h.Pool))
+	st, err := h.Accounts.SignUpSettings(ctx)
 	if err != nil {
 		return err
 	}
@@ -274,7 +274,7 @@ func (h *Handlers) signIn(c echo.Context) error {
 		}
 		return err
 	}
-	if err := ratelimit.Reset(ctx, queries.New(h.Pool), rule, subject); err != nil {
+	if err := h.limits.Reset(ctx, rule, subject); err != nil {
 		return err
 	}
 	if err := h.signInAs(c, u, "password"); err != nil {

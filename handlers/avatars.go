@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/avatars"
 	"github.com/kubebyon/kubebyon/queries"
@@ -103,14 +103,9 @@ func (h *Handlers) removeAvatar(c echo.Context) error {
 // avatarURL is where u's avatar is, with its version so that a changed
 // picture is fetched again; has tells whether it was uploaded.
 func (h *Handlers) avatarURL(ctx context.Context, u queries.User) (url string, has bool, err error) {
-	etag, err := queries.New(h.Pool).UserAvatarETag(ctx, u.ID)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		etag, has = avatars.ETag(avatars.InitialsSVG(u.ID, u.Name)), false
-	case err != nil:
-		return "", false, fmt.Errorf("avatar etag: %w", err)
-	default:
-		has = true
+	etag, has, err := h.Accounts.AvatarETag(ctx, u)
+	if err != nil {
+		return "", false, err
 	}
 	return fmt.Sprintf("/avatars/%d?v=%s", u.ID, etag), has, nil
 }
@@ -124,39 +119,21 @@ func (h *Handlers) showAvatar(c echo.Context) error {
 	if !ok || err != nil || (id != viewer.ID && viewer.Role != adminauth.RoleAdmin) {
 		return echo.ErrNotFound
 	}
-	body, contentType, etag, err := h.avatar(c.Request().Context(), id)
+	a, err := h.Accounts.Avatar(c.Request().Context(), id)
+	if errors.Is(err, accounts.ErrUserNotFound) {
+		return echo.ErrNotFound
+	}
 	if err != nil {
 		return err
 	}
 	hdr := c.Response().Header()
-	hdr.Set("ETag", `"`+etag+`"`)
+	hdr.Set("ETag", `"`+a.ETag+`"`)
 	hdr.Set("Cache-Control", avatarCacheControl)
 	hdr.Set("Content-Security-Policy", avatarCSP)
-	if etagMatches(c.Request().Header.Get("If-None-Match"), etag) {
+	if etagMatches(c.Request().Header.Get("If-None-Match"), a.ETag) {
 		return c.NoContent(http.StatusNotModified)
 	}
-	return c.Blob(http.StatusOK, contentType, body)
-}
-
-// avatar is the stored picture of a user, or else their initials.
-func (h *Handlers) avatar(ctx context.Context, userID int64) (body []byte, contentType, etag string, err error) {
-	q := queries.New(h.Pool)
-	a, err := q.UserAvatarGet(ctx, userID)
-	if err == nil {
-		return a.Image, "image/png", a.Etag, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", "", fmt.Errorf("get avatar: %w", err)
-	}
-	u, err := q.UserGetByID(ctx, userID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, "", "", echo.ErrNotFound
-	}
-	if err != nil {
-		return nil, "", "", fmt.Errorf("get user: %w", err)
-	}
-	svg := avatars.InitialsSVG(u.ID, u.Name)
-	return svg, "image/svg+xml", avatars.ETag(svg), nil
+	return c.Blob(http.StatusOK, a.ContentType, a.Body)
 }
 
 // etagMatches reports whether an If-None-Match header names etag (weak

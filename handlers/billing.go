@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/labstack/echo/v4"
 
@@ -35,8 +34,7 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 		return err
 	}
 	sub := use.Subscription
-	q := queries.New(h.Pool)
-	st, err := billing.LoadSettings(ctx, q, h.Box)
+	st, err := h.Billing.Settings(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,9 +55,9 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 		m.PeriodEnd = sub.CurrentPeriodEnd.Time
 		m.GraceUntil = m.PeriodEnd.Add(st.Grace())
 	}
-	plans, err := q.PlanList(ctx)
+	plans, err := h.Billing.Plans(ctx)
 	if err != nil {
-		return fmt.Errorf("list plans: %w", err)
+		return err
 	}
 	for _, pl := range plans {
 		if (pl.ArchivedAt.Valid || !pl.Public) && pl.ID != p.ID {
@@ -72,9 +70,9 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 			Current: pl.ID == p.ID,
 		})
 	}
-	orders, err := q.OrderListForUser(ctx, queries.OrderListForUserParams{UserID: u.ID, MaxRows: ordersShown})
+	orders, err := h.Billing.OrdersOf(ctx, u.ID, ordersShown)
 	if err != nil {
-		return fmt.Errorf("list orders: %w", err)
+		return err
 	}
 	for _, o := range orders {
 		v := orderView(o.Order, o.PlanName)
@@ -161,12 +159,12 @@ func (h *Handlers) ownOrder(c echo.Context) (queries.Order, error) {
 	if err != nil {
 		return queries.Order{}, echo.ErrNotFound
 	}
-	o, err := queries.New(h.Pool).OrderGetForUser(c.Request().Context(), queries.OrderGetForUserParams{ID: id, UserID: u.ID})
-	if errors.Is(err, pgx.ErrNoRows) {
+	o, err := h.Billing.OrderOf(c.Request().Context(), u.ID, id)
+	if errors.Is(err, billing.ErrOrderNotFound) {
 		return queries.Order{}, echo.ErrNotFound
 	}
 	if err != nil {
-		return queries.Order{}, fmt.Errorf("load order %d: %w", id, err)
+		return queries.Order{}, err
 	}
 	return o, nil
 }
@@ -175,12 +173,11 @@ func (h *Handlers) ownOrder(c echo.Context) (queries.Order, error) {
 // manual, the admin's instructions; on a receipt, seller and buyer.
 func (h *Handlers) orderPageView(c echo.Context, o queries.Order) (views.BillingOrder, error) {
 	ctx := c.Request().Context()
-	q := queries.New(h.Pool)
-	plan, err := q.PlanGet(ctx, o.PlanID)
+	plan, err := h.Billing.Plan(ctx, o.PlanID)
 	if err != nil {
-		return views.BillingOrder{}, fmt.Errorf("load plan %d: %w", o.PlanID, err)
+		return views.BillingOrder{}, err
 	}
-	st, err := billing.LoadSettings(ctx, q, h.Box)
+	st, err := h.Billing.Settings(ctx)
 	if err != nil {
 		return views.BillingOrder{}, err
 	}
@@ -369,9 +366,9 @@ type apiOrder struct {
 // first.
 func (h *Handlers) listAPIOrders(c echo.Context) error {
 	u, _ := currentUser(c)
-	rows, err := queries.New(h.Pool).OrderListForUser(c.Request().Context(), queries.OrderListForUserParams{UserID: u.ID, MaxRows: ordersShown})
+	rows, err := h.Billing.OrdersOf(c.Request().Context(), u.ID, ordersShown)
 	if err != nil {
-		return fmt.Errorf("list orders: %w", err)
+		return err
 	}
 	optional := func(t time.Time, ok bool) *time.Time {
 		if !ok {

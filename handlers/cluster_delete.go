@@ -27,10 +27,9 @@ func (h *Handlers) showDeleteClusterPage(c echo.Context) error {
 // renderDeletePage asks for the cluster's name, and says which machines
 // joined it: deleting the cluster leaves them as they are.
 func (h *Handlers) renderDeletePage(c echo.Context, status int, cl queries.Cluster, f views.Form) error {
-	nodes, err := queries.New(h.Pool).NodeNamesOfOwnedCluster(c.Request().Context(),
-		queries.NodeNamesOfOwnedClusterParams{ClusterID: cl.ID, OwnerID: cl.OwnerID})
+	nodes, err := h.Clusters.NodeNames(c.Request().Context(), cl.OwnerID, cl.ID)
 	if err != nil {
-		return fmt.Errorf("list nodes of cluster %d: %w", cl.ID, err)
+		return err
 	}
 	return render(c, status, views.ClusterDeletePage(views.ClusterDelete{Cluster: clusterView(cl), Nodes: nodes}, f))
 }

@@ -1,6 +1,7 @@
 // Package handlers holds the HTTP routes and middleware. A handler parses
-// the request, checks who is asking, calls queries or enqueues a job, then
-// renders a view or redirects.
+// the request, checks who is asking, calls a domain service or enqueues a
+// job, then renders a view or redirects. Only the session store runs its
+// own queries (it is scs's storage adapter).
 package handlers
 
 import (
@@ -43,7 +44,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/signinproviders"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -128,7 +128,9 @@ type Handlers struct {
 	sessions *scs.SessionManager
 	// builtProviders keeps the sign-in providers built from SignIn.
 	builtProviders builtProviders
+	// limits counts the hits against the platform's rate limits;
 	// joinLimiter counts the join endpoints' hits before PostgreSQL.
+	limits      *ratelimit.Store
 	joinLimiter *ratelimit.Limiter
 }
 
@@ -143,7 +145,8 @@ func New(d Deps) *echo.Echo {
 	if d.Branding == nil {
 		d.Branding = &branding.Service{Pool: d.Pool, Logger: d.Logger}
 	}
-	h := &Handlers{Deps: d, joinLimiter: ratelimit.NewLimiter(queries.New(d.Pool), joinSubjectsKept)}
+	limits := ratelimit.NewStore(d.Pool)
+	h := &Handlers{Deps: d, limits: limits, joinLimiter: limits.Limiter(joinSubjectsKept)}
 	h.sessions = h.newSessionManager()
 
 	e := echo.New()

@@ -83,7 +83,7 @@ func (h *Handlers) reviewNodeQuota(c echo.Context) error {
 // is a plan limit, not a security boundary).
 func (h *Handlers) nodeQuotaLimited(c echo.Context, clusterID int64) (bool, error) {
 	ctx := c.Request().Context()
-	d, err := ratelimit.Hit(ctx, queries.New(h.Pool), ratelimit.NodeQuotaReviewsPerCluster, strconv.FormatInt(clusterID, 10), time.Now())
+	d, err := h.limits.Hit(ctx, ratelimit.NodeQuotaReviewsPerCluster, strconv.FormatInt(clusterID, 10), time.Now())
 	if err != nil {
 		return true, err
 	}

@@ -1,15 +1,12 @@
 package handlers
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -19,9 +16,9 @@ const inboxSize = 50
 func (h *Handlers) showNotificationsInbox(c echo.Context) error {
 	u, _ := currentUser(c)
 	ctx := c.Request().Context()
-	rows, err := queries.New(h.Pool).NotificationListByUser(ctx, queries.NotificationListByUserParams{UserID: u.ID, RowLimit: inboxSize})
+	rows, err := h.Accounts.Notifications(ctx, u.ID, inboxSize)
 	if err != nil {
-		return fmt.Errorf("list notifications: %w", err)
+		return err
 	}
 	items := make([]views.Notification, len(rows))
 	for i, n := range rows {
@@ -33,17 +30,8 @@ func (h *Handlers) showNotificationsInbox(c echo.Context) error {
 
 func (h *Handlers) markNotificationsRead(c echo.Context) error {
 	u, _ := currentUser(c)
-	ctx := c.Request().Context()
-	n, err := queries.New(h.Pool).NotificationMarkAllRead(ctx, u.ID)
-	if err != nil {
-		return fmt.Errorf("mark notifications read: %w", err)
-	}
-	if n > 0 {
-		if err := audit.Record(ctx, queries.New(h.Pool), actor(c), audit.Event{
-			Action: "notification.read_all", TargetType: "user", TargetID: fmt.Sprint(u.ID), Details: map[string]any{"count": n},
-		}); err != nil {
-			return err
-		}
+	if _, err := h.Accounts.MarkNotificationsRead(c.Request().Context(), u.ID, actor(c)); err != nil {
+		return err
 	}
 	return redirect(c, "/notifications")
 }

@@ -360,7 +360,7 @@ func (h *Handlers) linkIdentity(c echo.Context) error {
 		return err
 	}
 	h.sessions.Remove(ctx, sessionOAuthLink)
-	if err := ratelimit.Reset(ctx, queries.New(h.Pool), ratelimit.SignInPerAccount, email); err != nil {
+	if err := h.limits.Reset(ctx, ratelimit.SignInPerAccount, email); err != nil {
 		return err
 	}
 	if err := h.switchUser(c, u, p.Identity.Provider); err != nil {

@@ -2,15 +2,14 @@ package handlers
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
@@ -46,15 +45,15 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 			var err error
 			if !found || row.UserSessionID != sid {
 				var auth queries.UserSessionAuthenticateRow
-				auth, err = queries.New(h.Pool).UserSessionAuthenticate(ctx, sid)
+				auth, err = h.Accounts.SessionUser(ctx, sid)
 				row = queries.SessionFindSignedInRow{UserSessionID: sid, User: auth.User, SessionLastSeenAt: auth.SessionLastSeenAt, Unread: auth.Unread}
 			}
 			switch {
-			case errors.Is(err, pgx.ErrNoRows):
+			case errors.Is(err, accounts.ErrNoSession):
 				// Signed out elsewhere, reset, or disabled: this cookie is done.
 				h.sessions.Remove(ctx, sessionID)
 			case err != nil:
-				return fmt.Errorf("authenticate session: %w", err)
+				return err
 			default:
 				u := row.User
 				c.Set(ctxUser, u)
@@ -62,7 +61,7 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 				info.User = &views.PageUser{ID: u.ID, Name: u.Name, Email: u.Email, Admin: u.Role == adminauth.RoleAdmin}
 				info.Unread = row.Unread
 				if time.Since(row.SessionLastSeenAt.Time) > touchEvery {
-					if err := queries.New(h.Pool).UserSessionTouch(ctx, sid); err != nil {
+					if err := h.Accounts.TouchSession(ctx, sid); err != nil {
 						h.Logger.WarnContext(ctx, "touch session", "error", err)
 					}
 				}

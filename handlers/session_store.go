@@ -30,6 +30,9 @@ import (
 // The idle time is read at each find and save (an admin setting, kept in
 // memory): a session is found only when saved within the idle time in
 // force now, which may have shrunk since its save.
+//
+// It runs its own queries: it is the storage adapter scs calls, not a
+// page, and the pages' actions go through the domain services.
 type sessionStore struct {
 	pool *pgxpool.Pool
 	box  *secrets.Box

@@ -15,7 +15,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -73,7 +72,7 @@ func webhookAttemptViews(log []webhooks.Attempt) []views.WebhookAttempt {
 // f the add form as submitted.
 func (h *Handlers) renderNotificationsPage(c echo.Context, status int, f views.Form, created *views.WebhookCreated, test *views.WebhookTest) error {
 	u, _ := currentUser(c)
-	m, err := notify.Matrix(c.Request().Context(), queries.New(h.Pool), u.ID)
+	m, err := h.Accounts.NotificationPreferences(c.Request().Context(), u.ID)
 	if err != nil {
 		return err
 	}
@@ -133,7 +132,7 @@ func (h *Handlers) sendWebhookTest(c echo.Context, userID int64) (*views.Webhook
 	// Tests go out at once, each a request from the platform: a few a
 	// minute per person.
 	u, _ := currentUser(c)
-	d, err := ratelimit.Hit(c.Request().Context(), queries.New(h.Pool), webhookTestPerUser, userKey(u), time.Now())
+	d, err := h.limits.Hit(c.Request().Context(), webhookTestPerUser, userKey(u), time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -279,6 +279,12 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput, actor audit.Actor)
 	})
 }
 
+// SignUpSettings are the sign-up policy and the allowed domains, as the
+// sign-up pages show them.
+func (s *Service) SignUpSettings(ctx context.Context) (signup.Settings, error) {
+	return signup.Load(ctx, queries.New(s.Pool))
+}
+
 // ResendSignupCode mails a new code to an unverified account, at most once a
 // minute, in the browser's language (lang) unless the account has its own.
 // Unknown or verified addresses get the same answer and no mail.

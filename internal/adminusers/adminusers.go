@@ -135,17 +135,29 @@ type Detail struct {
 	Identities []queries.OauthIdentity
 }
 
+// User returns the account with id alone, or ErrNotFound.
+func (s *Service) User(ctx context.Context, id int64) (queries.User, error) {
+	return user(ctx, queries.New(s.Pool), id)
+}
+
+func user(ctx context.Context, q *queries.Queries, id int64) (queries.User, error) {
+	u, err := q.UserGetByID(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return queries.User{}, ErrNotFound
+	}
+	if err != nil {
+		return queries.User{}, fmt.Errorf("get user %d: %w", id, err)
+	}
+	return u, nil
+}
+
 // Get returns the account with id, or ErrNotFound.
 func (s *Service) Get(ctx context.Context, id int64) (Detail, error) {
 	q := queries.New(s.Pool)
 	var d Detail
 	var err error
-	d.User, err = q.UserGetByID(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return d, ErrNotFound
-	}
-	if err != nil {
-		return d, fmt.Errorf("get user %d: %w", id, err)
+	if d.User, err = user(ctx, q, id); err != nil {
+		return d, err
 	}
 	if d.Sessions, err = q.UserSessionListActiveByUser(ctx, id); err != nil {
 		return d, fmt.Errorf("list sessions of user %d: %w", id, err)

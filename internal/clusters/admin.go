@@ -170,3 +170,42 @@ func (s *Service) adminRecord(ctx context.Context, tx pgx.Tx, q *queries.Queries
 	}
 	return nil
 }
+
+// AdminDetail is a cluster with what its admin page shows beside it.
+type AdminDetail struct {
+	Cluster queries.Cluster
+	Owner   queries.User
+	// Alerts are the names of its open metric alerts.
+	Alerts []string
+	// Nodes are the nodes recorded of it; Tokens its join tokens.
+	Nodes  []queries.Node
+	Tokens []queries.JoinTokenListForAdminRow
+}
+
+// AdminGet is any user's cluster with id, for an admin, with its owner,
+// open alerts, recorded nodes and join tokens; ErrNotFound for none.
+func (s *Service) AdminGet(ctx context.Context, id int64) (AdminDetail, error) {
+	q := queries.New(s.Pool)
+	var d AdminDetail
+	var err error
+	d.Cluster, err = q.ClusterGetByID(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return AdminDetail{}, ErrNotFound
+	}
+	if err != nil {
+		return AdminDetail{}, fmt.Errorf("load cluster %d: %w", id, err)
+	}
+	if d.Owner, err = q.UserGetByID(ctx, d.Cluster.OwnerID); err != nil {
+		return AdminDetail{}, fmt.Errorf("load owner of cluster %d: %w", id, err)
+	}
+	if d.Alerts, err = q.ClusterMetricAlertsOpen(ctx, id); err != nil {
+		return AdminDetail{}, fmt.Errorf("alerts of cluster %d: %w", id, err)
+	}
+	if d.Nodes, err = q.NodeListByCluster(ctx, id); err != nil {
+		return AdminDetail{}, fmt.Errorf("nodes of cluster %d: %w", id, err)
+	}
+	if d.Tokens, err = q.JoinTokenListForAdmin(ctx, id); err != nil {
+		return AdminDetail{}, fmt.Errorf("join tokens of cluster %d: %w", id, err)
+	}
+	return d, nil
+}

@@ -79,3 +79,13 @@ func (s *Service) Dashboard(ctx context.Context, ownerID int64, limit int) ([]qu
 	}
 	return out, total, nil
 }
+
+// NodeNames are the names of the nodes that joined the owner's cluster
+// id (none for another owner's).
+func (s *Service) NodeNames(ctx context.Context, ownerID, id int64) ([]string, error) {
+	names, err := queries.New(s.Pool).NodeNamesOfOwnedCluster(ctx, queries.NodeNamesOfOwnedClusterParams{ClusterID: id, OwnerID: ownerID})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes of cluster %d: %w", id, err)
+	}
+	return names, nil
+}

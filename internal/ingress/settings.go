@@ -125,6 +125,12 @@ func LoadSettings(ctx context.Context, q *queries.Queries) (Settings, error) {
 	return s, nil
 }
 
+// Settings are the ingress settings as stored, defaults for what was
+// never set (LoadSettings).
+func (s *Service) Settings(ctx context.Context) (Settings, error) {
+	return LoadSettings(ctx, queries.New(s.Pool))
+}
+
 // SaveSettings validates and stores the settings (q should be the
 // transaction that also writes the audit event).
 func SaveSettings(ctx context.Context, q *queries.Queries, s Settings) error {

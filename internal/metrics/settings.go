@@ -127,6 +127,12 @@ func LoadSettings(ctx context.Context, q *queries.Queries) (Settings, error) {
 	return st, nil
 }
 
+// Settings are the metrics settings as stored, defaults for what was
+// never set (LoadSettings).
+func (s *Service) Settings(ctx context.Context) (Settings, error) {
+	return LoadSettings(ctx, queries.New(s.Pool))
+}
+
 // SaveSettings checks and stores the settings, audited, in one
 // transaction by an active admin.
 func (s *Service) SaveSettings(ctx context.Context, next Settings, actor audit.Actor) error {

@@ -103,6 +103,12 @@ type Network struct {
 
 const networkKey = "webhooks"
 
+// Network is the network setting as stored; zero when never saved
+// (LoadNetwork).
+func (s *Service) Network(ctx context.Context) (Network, error) {
+	return LoadNetwork(ctx, queries.New(s.Pool))
+}
+
 // LoadNetwork reads the network setting; zero when never saved.
 func LoadNetwork(ctx context.Context, q *queries.Queries) (Network, error) {
 	row, err := q.SettingGet(ctx, networkKey)
