@@ -34,7 +34,7 @@ func (h *Handlers) renderAdminWebhooks(c echo.Context, status int, f views.Form,
 	}
 	w.Created = created
 	if network == nil {
-		n, err := h.webhooks().Network(ctx)
+		n, err := h.Webhooks.Network(ctx)
 		if err != nil {
 			return err
 		}
@@ -42,7 +42,7 @@ func (h *Handlers) renderAdminWebhooks(c echo.Context, status int, f views.Form,
 		nf.Values[webhooks.FieldAllowed] = strings.Join(n.AllowedCIDRs, "\n")
 		network = &nf
 	}
-	log, err := h.webhooks().RecentLog(ctx, adminWebhookLogLength)
+	log, err := h.Webhooks.RecentLog(ctx, adminWebhookLogLength)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (h *Handlers) renderAdminWebhooks(c echo.Context, status int, f views.Form,
 
 func (h *Handlers) createPlatformWebhook(c echo.Context) error {
 	f := formFrom(c, webhookFields...)
-	created, err := h.webhooks().Create(c.Request().Context(), 0, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
+	created, err := h.Webhooks.Create(c.Request().Context(), 0, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
 	if err != nil {
 		return adminSaveError(c, err, &f, "", nil, func(status int) error {
 			return h.renderAdminWebhooks(c, status, f, nil, nil, nil)
@@ -81,7 +81,7 @@ func (h *Handlers) deletePlatformWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = h.webhooks().Delete(c.Request().Context(), 0, id, actor(c))
+	err = h.Webhooks.Delete(c.Request().Context(), 0, id, actor(c))
 	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminauth.ErrNotAdmin) {
 		return echo.ErrNotFound
 	}
@@ -94,7 +94,7 @@ func (h *Handlers) deletePlatformWebhook(c echo.Context) error {
 
 func (h *Handlers) saveWebhookNetwork(c echo.Context) error {
 	nf := formFrom(c, webhooks.FieldAllowed)
-	_, err := h.webhooks().SaveNetwork(c.Request().Context(), nf.Value(webhooks.FieldAllowed), actor(c))
+	_, err := h.Webhooks.SaveNetwork(c.Request().Context(), nf.Value(webhooks.FieldAllowed), actor(c))
 	if err != nil {
 		return adminSaveError(c, err, &nf, "", nil, func(status int) error {
 			return h.renderAdminWebhooks(c, status, views.NewForm(), &nf, nil, nil)

@@ -44,6 +44,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/signinproviders"
+	"github.com/kubebyon/kubebyon/internal/webhooks"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -112,6 +113,8 @@ type Deps struct {
 	AdminSignUp *adminsignup.Service
 	// Billing: plans.
 	Billing *billing.Service
+	// Webhooks: the users' and the admins' notification channels.
+	Webhooks *webhooks.Service
 	// ClusterMetrics: the history of the clusters' control planes, for
 	// the charts. (Metrics above is the platform's own HTTP metrics.)
 	ClusterMetrics *metrics.Service

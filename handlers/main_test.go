@@ -136,6 +136,7 @@ func setup(t *testing.T, opts ...func(*handlers.Deps)) *testBundle {
 		EdgeRoutes:     edgeRoutes,
 		DNS:            svc.DNS,
 		Billing:        svc.Billing,
+		Webhooks:       svc.Webhooks,
 		Ingress:        svc.Ingress,
 		ClusterMetrics: svc.Metrics,
 		AdminJobs:      &adminjobs.Service{Pool: web, River: rc, Periodic: jobs.PeriodicSchedules(pageTestJobOptions())},

@@ -21,11 +21,6 @@ import (
 // userWebhooksPath is where the user's webhook forms post.
 const userWebhooksPath = "/settings/notifications/webhooks"
 
-// webhooks is the webhook service on the handlers' pool.
-func (h *Handlers) webhooks() *webhooks.Service {
-	return &webhooks.Service{Pool: h.Pool, Box: h.Box, Catalog: h.Catalog, BaseURL: h.BaseURL}
-}
-
 // webhookFields are the add form's fields but the secret, which is never
 // shown back.
 var webhookFields = []string{webhooks.FieldName, webhooks.FieldKind, webhooks.FieldURL}
@@ -34,7 +29,7 @@ var webhookFields = []string{webhooks.FieldName, webhooks.FieldKind, webhooks.Fi
 // platform (0), each with its log; test is a test message just sent.
 func (h *Handlers) webhookViews(c echo.Context, userID int64, action string, f views.Form, test *views.WebhookTest) (views.Webhooks, error) {
 	ctx := c.Request().Context()
-	svc := h.webhooks()
+	svc := h.Webhooks
 	chans, err := svc.List(ctx, userID)
 	if err != nil {
 		return views.Webhooks{}, err
@@ -89,7 +84,7 @@ func (h *Handlers) renderNotificationsPage(c echo.Context, status int, f views.F
 func (h *Handlers) createWebhook(c echo.Context) error {
 	u, _ := currentUser(c)
 	f := formFrom(c, webhookFields...)
-	created, err := h.webhooks().Create(c.Request().Context(), u.ID, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
+	created, err := h.Webhooks.Create(c.Request().Context(), u.ID, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
 	var invalid input.Errors
 	if errors.As(err, &invalid) {
 		f.Errors = invalid
@@ -141,7 +136,7 @@ func (h *Handlers) sendWebhookTest(c echo.Context, userID int64) (*views.Webhook
 		return &views.WebhookTest{ChannelID: id, Error: locale.T(c.Request().Context(), "ErrWebhookTestRateLimited",
 			map[string]any{"Seconds": int(math.Ceil(d.RetryAfter.Seconds()))})}, nil
 	}
-	o, err := h.webhooks().Test(c.Request().Context(), userID, id, locale.From(c.Request().Context()).Tag(), actor(c))
+	o, err := h.Webhooks.Test(c.Request().Context(), userID, id, locale.From(c.Request().Context()).Tag(), actor(c))
 	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminauth.ErrNotAdmin) {
 		return nil, echo.ErrNotFound
 	}
@@ -178,7 +173,7 @@ func (h *Handlers) deleteWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = h.webhooks().Delete(c.Request().Context(), u.ID, id, actor(c))
+	err = h.Webhooks.Delete(c.Request().Context(), u.ID, id, actor(c))
 	if errors.Is(err, webhooks.ErrNotFound) {
 		return echo.ErrNotFound
 	}

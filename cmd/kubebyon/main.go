@@ -406,6 +406,7 @@ func (c *cli) serve(args []string) error {
 		DNS:            svc.DNS,
 		Ingress:        svc.Ingress,
 		Billing:        svc.Billing,
+		Webhooks:       svc.Webhooks,
 		ClusterMetrics: svc.Metrics,
 		Mail:           svc.Mail,
 		Branding:       svc.Branding,
