@@ -1,0 +1,5 @@
+package handlers_test
+
+import "testing"
+
+func TestZZSetupOnly(t *testing.T) { setup(t) }
