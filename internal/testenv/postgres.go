@@ -68,33 +68,45 @@ func (e *env) init() error {
 	return e.err
 }
 
+// StartPostgres starts a PostgreSQL for tests in a new directory (removed
+// by the next run once this process is gone, or by the caller): fast, not
+// durable. A test binary starts its own unless TEST_DATABASE_URL names
+// one; cmd testpg starts one for every test binary of a go test run.
+func StartPostgres(ctx context.Context) (_ *pgserver.Server, dir string, err error) {
+	dir, err = tempDir("kubebyon-testpg-")
+	if err != nil {
+		return nil, "", err
+	}
+	srv, err := pgserver.Start(ctx, pgserver.Options{
+		Dir:      dir,
+		Database: "kubebyon",
+		Settings: map[string]string{
+			// Durability is not what these tests check; speed matters.
+			"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
+			"max_connections": "800",
+			// Nor is upkeep: an autovacuum worker in the template makes
+			// CREATE DATABASE wait for it to leave (in steps of 100 ms,
+			// 250-400 ms a database).
+			"autovacuum": "off",
+		},
+	})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, "", fmt.Errorf("start test PostgreSQL: %w", err)
+	}
+	return srv, dir, nil
+}
+
 func (e *env) start() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	e.adminURL = os.Getenv("TEST_DATABASE_URL")
 	if e.adminURL == "" {
-		dir, err := tempDir("kubebyon-testpg-")
+		srv, dir, err := StartPostgres(ctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w (or set TEST_DATABASE_URL)", err)
 		}
-		e.dir = dir
-		srv, err := pgserver.Start(ctx, pgserver.Options{
-			Dir:      dir,
-			Database: "kubebyon",
-			Settings: map[string]string{
-				// Durability is not what these tests check; speed matters.
-				"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
-				"max_connections": "400",
-				// Nor is upkeep: an autovacuum worker in the template
-				// makes CREATE DATABASE wait for it to leave (in steps
-				// of 100 ms, 250-400 ms a database).
-				"autovacuum": "off",
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("start test PostgreSQL (or set TEST_DATABASE_URL): %w", err)
-		}
-		e.server = srv
+		e.server, e.dir = srv, dir
 		e.adminURL = srv.URL()
 	}
 	name, err := templateName()
