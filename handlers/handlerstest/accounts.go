@@ -35,6 +35,8 @@ func UniqueEmail(name string) string {
 	return name + "-" + strings.ToLower(rand.Text()[:12]) + "@example.com"
 }
 
+// SignUp submits the sign-up form as c and expects the redirect to the
+// verification page.
 func SignUp(t *testing.T, c *Client, email, name, password string) {
 	t.Helper()
 	resp := c.Post("/signup", "/signup", url.Values{"email": {email}, "name": {name}, "password": {password}})
@@ -55,6 +57,7 @@ func (b *Bundle) SignedUpUser(t *testing.T, name string) (*Client, string) {
 	return c, email
 }
 
+// RoundTrip sends r with the browser's Accept-Language.
 func (a AcceptLanguage) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Accept-Language", a.Lang)
@@ -75,6 +78,7 @@ func SolidPNG(t *testing.T, w, h int, c color.Color) []byte {
 	return b.Bytes()
 }
 
+// NotificationsPage is the notification preferences page.
 const NotificationsPage = "/settings/notifications"
 
 // Checkbox finds a preference's checkbox on the page and whether it is
@@ -158,6 +162,7 @@ func (b *Bundle) SignIn(t *testing.T, email, password string) *Client {
 	return c
 }
 
+// ProfilePage is the profile settings page.
 const ProfilePage = "/settings/profile"
 
 // PrivateDB starts a migrated PostgreSQL server of the test's own (the

@@ -112,6 +112,7 @@ func (b *Bundle) IngressAudits(t *testing.T) [][]string {
 	return out
 }
 
+// IngressSettings loads the platform's ingress settings from the database.
 func (b *Bundle) IngressSettings(t *testing.T) ingress.Settings {
 	t.Helper()
 	s, err := ingress.LoadSettings(context.Background(), queries.New(b.Pool))
@@ -166,6 +167,7 @@ func SectionHTML(t *testing.T, body, testID string) string {
 	return rest
 }
 
+// PlanForm is the admin plan form filled in for a plan called name.
 func PlanForm(name string) url.Values {
 	return url.Values{
 		"name": {name}, "name_zh": {"专业版"}, "description_en": {"For teams"}, "description_zh": {"团队使用"},
@@ -219,6 +221,7 @@ func (b *Bundle) SignUpEvents(t *testing.T, action string) []map[string]any {
 	return out
 }
 
+// UserExists reports whether an account with this email exists.
 func (b *Bundle) UserExists(t *testing.T, email string) bool {
 	t.Helper()
 	var n int
@@ -238,6 +241,7 @@ func (b *Bundle) InvitationLink(t *testing.T, email string, n int) string {
 	return m[1]
 }
 
+// InvitationID is the id of the latest invitation sent to email.
 func (b *Bundle) InvitationID(t *testing.T, email string) string {
 	t.Helper()
 	var id string

@@ -20,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
+// SettingsPage is the admin settings page.
 const SettingsPage = "/admin/settings"
 
 // KubeconfigOf renders a client configuration with embedded credentials

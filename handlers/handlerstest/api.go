@@ -29,6 +29,7 @@ func (b *Bundle) APICall(t *testing.T, method, path, key, body string) APIRespon
 	return APIResponse{Status: resp.StatusCode, Header: resp.Header, Body: ReadBody(t, resp)}
 }
 
+// DecodeAs decodes an API response's JSON body as a T.
 func DecodeAs[T any](t *testing.T, r APIResponse) T {
 	t.Helper()
 	var v T
@@ -36,6 +37,7 @@ func DecodeAs[T any](t *testing.T, r APIResponse) T {
 	return v
 }
 
+// APIErrorJSON is the API's error body.
 type APIErrorJSON struct {
 	Error struct {
 		Code    string            `json:"code"`
@@ -44,8 +46,10 @@ type APIErrorJSON struct {
 	} `json:"error"`
 }
 
+// NewKeyInPage finds the API key a page shows once, just created.
 var NewKeyInPage = regexp.MustCompile(`id="new-api-key"[^>]* value="(kbn_[a-z2-7]{8}_[a-z2-7]{32})"`)
 
+// FormIDField finds the form id of a form that posts once.
 var FormIDField = regexp.MustCompile(`name="form_id" value="([^"]+)"`)
 
 // KeyID is the id of the key with this value, from the database.
@@ -56,6 +60,7 @@ func (b *Bundle) KeyID(t *testing.T, key string) int64 {
 	return id
 }
 
+// APIResponse is what an API call answered.
 type APIResponse struct {
 	Status int
 	Header http.Header
@@ -107,6 +112,7 @@ func RequireMe(t *testing.T, r APIResponse, email string) {
 	require.Equal(t, "user", me["role"])
 }
 
+// MapKeys are the keys of a JSON object, in no order.
 func MapKeys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

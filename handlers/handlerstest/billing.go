@@ -21,6 +21,8 @@ type BillingWorld struct {
 	Plan       queries.Plan
 }
 
+// NewBillingWorld signs up an admin called name, saves billing settings
+// and creates a plan.
 func NewBillingWorld(t *testing.T, b *Bundle, name string) BillingWorld {
 	t.Helper()
 	ctx := context.Background()

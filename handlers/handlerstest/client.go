@@ -22,6 +22,7 @@ type Client struct {
 	Base string
 }
 
+// Client is a new client of the platform, with cookies of its own.
 func (b *Bundle) Client(t *testing.T) *Client {
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
@@ -33,6 +34,7 @@ func (b *Bundle) Client(t *testing.T) *Client {
 	}}
 }
 
+// CSRFField finds a page's CSRF token.
 var CSRFField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 
 // Get fetches a page and returns its status and body.
@@ -68,6 +70,7 @@ func (c *Client) Post(page, path string, form url.Values) *http.Response {
 	return resp
 }
 
+// ReadBody reads a response's body.
 func ReadBody(t *testing.T, resp *http.Response) string {
 	t.Helper()
 	b, err := io.ReadAll(resp.Body)

@@ -86,6 +86,7 @@ func (b *Bundle) NewClusterWith(t *testing.T, c *Client, fields url.Values) quer
 	return b.Cluster(t, id)
 }
 
+// ClusterLocation finds a cluster's id in the redirect to its page.
 var ClusterLocation = regexp.MustCompile(`^/clusters/(\d+)$`)
 
 // NewCluster creates a cluster through the form and returns its row.
@@ -100,6 +101,7 @@ func (b *Bundle) NewCluster(t *testing.T, c *Client, name string) queries.Cluste
 	return b.Cluster(t, id)
 }
 
+// Cluster reads a cluster's row.
 func (b *Bundle) Cluster(t *testing.T, id int64) queries.Cluster {
 	t.Helper()
 	cl, err := queries.New(b.Pool).ClusterGetByID(context.Background(), id)
@@ -125,6 +127,7 @@ func (b *Bundle) MarkReady(t *testing.T, cl queries.Cluster) {
 	require.NoError(t, markErr)
 }
 
+// ReconcileJobs counts the reconcile jobs queued for a cluster.
 func (b *Bundle) ReconcileJobs(t *testing.T, id int64) int {
 	t.Helper()
 	var n int

@@ -40,9 +40,10 @@ type MetricsStore struct {
 	vm   bool
 }
 
+// MetricsStores are the two stores the metrics tests run on.
 var MetricsStores = []MetricsStore{{Name: "postgres"}, {Name: "victoriametrics", vm: true}}
 
-// SetupMetrics is setup with the metrics kept in store: PostgreSQL, or a
+// SetupMetrics is Setup with the metrics kept in store: PostgreSQL, or a
 // VictoriaMetrics of the test's own (written with remote write, read
 // with PromQL).
 func SetupMetrics(t *testing.T, store MetricsStore) *Bundle {

@@ -43,6 +43,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
+// JoinCommandToken finds the join token in the join command a page shows.
 var JoinCommandToken = regexp.MustCompile(`/join/([a-z0-9]{6}\.[a-z0-9]{16}) \| sudo sh`)
 
 // ReadyVirtualCluster makes a ready cluster whose virtual control plane is
@@ -96,6 +97,8 @@ func (b *Bundle) SyncJoinTokens(t *testing.T, clusterID int64) {
 	require.NoError(t, err)
 }
 
+// JoinStatus fetches the join script of a token as a node would: the
+// status, the content type and the body.
 func JoinStatus(t *testing.T, b *Bundle, token string) (int, string, string) {
 	t.Helper()
 	resp, err := http.Get(b.Server.URL + "/join/" + token)
@@ -426,6 +429,7 @@ func PodsOn(t *testing.T, kc kubernetes.Interface, node string) []string {
 	return names
 }
 
+// Unschedulable reports whether a node is cordoned.
 func Unschedulable(t *testing.T, kc kubernetes.Interface, node string) bool {
 	t.Helper()
 	n, err := kc.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
@@ -446,6 +450,7 @@ func (b *Bundle) WaitOperation(t *testing.T, id int64) queries.NodeOperation {
 	return op
 }
 
+// LatestOperation is the latest operation on a cluster's node.
 func (b *Bundle) LatestOperation(t *testing.T, cl queries.Cluster, node string) queries.NodeOperation {
 	t.Helper()
 	op, err := queries.New(b.Pool).NodeOperationLatest(context.Background(), queries.NodeOperationLatestParams{ClusterID: cl.ID, NodeName: node})
@@ -453,6 +458,7 @@ func (b *Bundle) LatestOperation(t *testing.T, cl queries.Cluster, node string) 
 	return op
 }
 
+// AuditCount counts the audit events of an action.
 func (b *Bundle) AuditCount(t *testing.T, action string) int {
 	t.Helper()
 	var n int
@@ -474,11 +480,13 @@ func (b *Bundle) RunNodeHealth(t *testing.T, clusterID int64) {
 	}, "the node_health job runs")
 }
 
+// NotificationRow is a node-not-ready notification as its reader sees it.
 type NotificationRow struct {
 	Title  string
 	Unread bool
 }
 
+// Notifications are the node-not-ready notifications of an account.
 func (b *Bundle) Notifications(t *testing.T, email string) []NotificationRow {
 	t.Helper()
 	var out []NotificationRow

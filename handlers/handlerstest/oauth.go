@@ -31,8 +31,7 @@ type OAuthBundle struct {
 	Google *FakeProvider
 }
 
-// SetupOAuth is setup (main_test.go) with the two providers configured. It
-// repeats setup's wiring because setup takes no further dependencies.
+// SetupOAuth is Setup with the two fake providers configured.
 func SetupOAuth(t *testing.T) *OAuthBundle {
 	t.Helper()
 	gh, google := newFakeProvider(t, false), newFakeProvider(t, true)
@@ -50,6 +49,7 @@ func SetupOAuth(t *testing.T) *OAuthBundle {
 }
 
 const (
+	// FakeClientID is the platform's client id at the fake providers.
 	FakeClientID     = "kubebyon-test-client"
 	fakeClientSecret = "kubebyon-test-secret"
 )
@@ -121,12 +121,14 @@ func (f *FakeProvider) SignIn(p Person) {
 	f.who = p
 }
 
+// LastAuthorize is the query of the last authorize request.
 func (f *FakeProvider) LastAuthorize() url.Values {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.authorize
 }
 
+// TokenRequests counts the code exchanges.
 func (f *FakeProvider) TokenRequests() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -270,6 +272,7 @@ func (f *FakeProvider) idToken(p Person, nonce string) string {
 	return signed + "." + b64(sig)
 }
 
+// AccountRow is what the tests check of an account.
 type AccountRow struct {
 	ID          int64
 	Name        string
@@ -277,6 +280,7 @@ type AccountRow struct {
 	Verified    bool
 }
 
+// Account reads the account with this email.
 func (b *Bundle) Account(t *testing.T, email string) AccountRow {
 	t.Helper()
 	var a AccountRow
@@ -308,6 +312,7 @@ func (b *Bundle) AuditTrail(t *testing.T, userID int64) []string {
 	return out
 }
 
+// Count counts a table's rows.
 func (b *Bundle) Count(t *testing.T, table string) int {
 	t.Helper()
 	var n int

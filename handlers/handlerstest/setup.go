@@ -34,12 +34,15 @@ import (
 // testMailFrom is the platform's sender in the tests (KUBEBYON_MAIL_FROM).
 const testMailFrom = "KubeBYON <noreply@kubebyon.test>"
 
+// Bundle is the platform Setup serves and what the tests reach behind it.
 type Bundle struct {
+	// Pool is the test's database; the handlers use a pool of one
+	// connection of their own on it.
 	Pool   *pgxpool.Pool
 	Server *httptest.Server
 	Mail   *testenv.Mailpit
 	Box    *secrets.Box
-	// river works the default and email queues (node jobs among them).
+	// River works the default and email queues (node jobs among them).
 	River *river.Client[pgx.Tx]
 	// HostKubeconfig is the clusters service's KUBEBYON_KUBECONFIG: no
 	// file until ConnectHost writes one.
@@ -110,32 +113,13 @@ func Setup(t *testing.T, opts ...func(*handlers.Deps)) *Bundle {
 	routesWatched := make(chan struct{})
 	go func() { edgeRoutes.Run(watchCtx); close(routesWatched) }()
 	t.Cleanup(func() { stopWatching(); <-watched; <-routesWatched })
-	deps := handlers.Deps{
+	deps := Deps(svc, handlers.Deps{
 		Pool: web, River: rc, Logger: logger, Catalog: catalog,
-		BaseURL: baseURL, Metrics: reg, Gatherer: reg,
-		Box:            box,
-		Accounts:       svc.Accounts,
-		Clusters:       svc.Clusters,
-		Nodes:          svc.Nodes,
-		JoinTokens:     svc.JoinTokens,
-		NodeQuota:      svc.NodeQuota,
-		APIKeys:        svc.APIKeys,
-		AdminUsers:     svc.AdminUsers,
-		AdminSettings:  svc.AdminSettings,
-		AdminSignUp:    svc.AdminSignUp,
-		SignIn:         svc.SignIn,
-		Edge:           svc.Edge,
-		EdgeState:      edgeState,
-		EdgeRoutes:     edgeRoutes,
-		DNS:            svc.DNS,
-		Billing:        svc.Billing,
-		Webhooks:       svc.Webhooks,
-		Ingress:        svc.Ingress,
-		ClusterMetrics: svc.Metrics,
-		AdminJobs:      &adminjobs.Service{Pool: web, River: rc, Periodic: jobs.PeriodicSchedules(pageTestJobOptions())},
-		Mail:           svc.Mail,
-		Branding:       svc.Branding,
-	}
+		BaseURL: baseURL, Metrics: reg, Gatherer: reg, Box: box,
+		EdgeState:  edgeState,
+		EdgeRoutes: edgeRoutes,
+		AdminJobs:  &adminjobs.Service{Pool: web, River: rc, Periodic: jobs.PeriodicSchedules(pageTestJobOptions())},
+	})
 	for _, o := range opts {
 		o(&deps)
 	}
@@ -148,6 +132,32 @@ func Setup(t *testing.T, opts ...func(*handlers.Deps)) *Bundle {
 	}
 	t.Cleanup(srv.Close)
 	return &Bundle{Pool: pool, Server: srv, Mail: mp, Box: box, River: rc, HostKubeconfig: hostKubeconfig, metrics: deps.ClusterMetrics}
+}
+
+// Deps is base with the handlers' services taken from set: the one
+// mapping of the services to handlers.Deps for the tests and the bench
+// (cmd wires its own). base brings the rest: the pool, River, the logger,
+// the catalog, the watchers and so on.
+func Deps(set *services.Set, base handlers.Deps) handlers.Deps {
+	base.Accounts = set.Accounts
+	base.Clusters = set.Clusters
+	base.Nodes = set.Nodes
+	base.JoinTokens = set.JoinTokens
+	base.NodeQuota = set.NodeQuota
+	base.APIKeys = set.APIKeys
+	base.AdminUsers = set.AdminUsers
+	base.AdminSettings = set.AdminSettings
+	base.AdminSignUp = set.AdminSignUp
+	base.SignIn = set.SignIn
+	base.Edge = set.Edge
+	base.DNS = set.DNS
+	base.Billing = set.Billing
+	base.Webhooks = set.Webhooks
+	base.Ingress = set.Ingress
+	base.ClusterMetrics = set.Metrics
+	base.Mail = set.Mail
+	base.Branding = set.Branding
+	return base
 }
 
 // singleConnPool is a pool of one connection to pool's database.
@@ -172,6 +182,7 @@ func pageTestJobOptions() jobs.Options {
 	return opts
 }
 
+// WaitFor polls cond until it holds, failing the test after a minute.
 func WaitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)

@@ -7,13 +7,14 @@ import (
 	"testing"
 )
 
-// HookServer is a webhook receiver the test runs; it hands over each
-// request's headers and body.
+// HookRequest is a request a HookServer received.
 type HookRequest struct {
 	Header http.Header
 	Body   []byte
 }
 
+// HookServer is a webhook receiver the test runs; it hands over each
+// request's headers and body, and answers with answer.
 func HookServer(t *testing.T, answer string) (*httptest.Server, <-chan HookRequest) {
 	t.Helper()
 	got := make(chan HookRequest, 10)
