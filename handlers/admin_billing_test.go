@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/queries"
 )

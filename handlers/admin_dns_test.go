@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/testenv"

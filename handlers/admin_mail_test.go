@@ -7,11 +7,10 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 

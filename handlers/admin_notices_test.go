@@ -6,11 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 )

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // TestAdminPlans: an admin lists the plans, creates one (bad fields are

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 var eventIDs = regexp.MustCompile(`data-testid="activity-row" data-event-id="(\d+)"`)

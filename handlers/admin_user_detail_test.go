@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // TestAdminUserDetail: an account's admin page shows its clusters, API keys

@@ -4,11 +4,10 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // TestAdminFooterShowsVersion: the admin area's footer says which version

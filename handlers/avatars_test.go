@@ -13,9 +13,9 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // bombPNG is a valid PNG header announcing 100000 x 100000 pixels.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // seriesJSON is the metrics JSON as clients read it.

@@ -9,12 +9,11 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"

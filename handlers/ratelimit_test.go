@@ -6,9 +6,9 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // TestRateLimits hits each limited form one more time than its limit

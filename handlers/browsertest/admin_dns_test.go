@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
 	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/stretchr/testify/require"
 )
 
 // TestClusterDNSInBrowser: in the browser, the admin switches DNS to RFC

@@ -4,9 +4,10 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
 	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/stretchr/testify/require"
 )
 
 // TestAdminEdgeInBrowser: an admin creates an edge token in the browser,

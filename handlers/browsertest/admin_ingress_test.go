@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
 	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/stretchr/testify/require"
 )
 
 // TestAdminIngressInBrowser: in the browser, at a phone's width and a

@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/chromedp/chromedp"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 

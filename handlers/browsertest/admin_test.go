@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
 	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/stretchr/testify/require"
 )
 
 // TestAdminDisablesUserInBrowser is the admin journey: find a user with the

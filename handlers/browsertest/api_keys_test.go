@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
 	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/stretchr/testify/require"
 )
 
 // TestAPIKeyInBrowser is the whole journey: create a key in the settings,

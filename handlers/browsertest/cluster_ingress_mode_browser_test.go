@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/ingress"

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
 	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -27,7 +29,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/migrations"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/stretchr/testify/require"
 )
 
 // UniqueEmail makes a recipient no other test uses (mailpit is shared).

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
@@ -20,8 +23,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/workerprocs"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/riverqueue/river/rivertype"
-	"github.com/stretchr/testify/require"
 )
 
 // BrandingEvents are the details of the branding audit events, oldest first.

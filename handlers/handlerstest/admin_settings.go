@@ -9,15 +9,16 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/kubebyon/kubebyon/internal/settings"
-	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/stretchr/testify/require"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubebyon/kubebyon/internal/settings"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // SettingsPage is the admin settings page.

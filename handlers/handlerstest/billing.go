@@ -4,10 +4,11 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/stretchr/testify/require"
 )
 
 // BillingWorld is what the admin billing tests start from: an admin, the

@@ -11,13 +11,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/helm"
-	"github.com/kubebyon/kubebyon/internal/ingress"
-	"github.com/kubebyon/kubebyon/internal/settings"
-	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/kubebyon/kubebyon/jobs"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
@@ -26,6 +19,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/helm"
+	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/settings"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // SetIngressSettings is the admin's managed ingress settings: the real

@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/edgeagent"
 	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/stretchr/testify/require"
 )
 
 // FreeAddr is a local TCP address nothing listens on now.

@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/kubebyon/kubebyon/internal/notify"
-	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
 var codeInMail = regexp.MustCompile(`\b(\d{6})\b`)

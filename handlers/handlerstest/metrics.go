@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
-	"github.com/stretchr/testify/require"
 )
 
 // MetricsCluster makes a ready cluster of the user with this email,

@@ -20,15 +20,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/clusters"
-	"github.com/kubebyon/kubebyon/internal/jointokens"
-	"github.com/kubebyon/kubebyon/internal/nodequota"
-	"github.com/kubebyon/kubebyon/internal/nodes"
-	"github.com/kubebyon/kubebyon/internal/notify"
-	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/kubebyon/kubebyon/jobs"
-	"github.com/kubebyon/kubebyon/queries"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
@@ -41,6 +32,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/nodequota"
+	"github.com/kubebyon/kubebyon/internal/nodes"
+	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/jobs"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // JoinCommandToken finds the join token in the join command a page shows.

@@ -18,9 +18,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
+
+	"github.com/kubebyon/kubebyon/handlers"
 )
 
 // OAuthBundle is a platform that signs in with a fake GitHub and a fake

@@ -13,6 +13,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/checks"
@@ -26,9 +30,6 @@ import (
 	"github.com/kubebyon/kubebyon/internal/services"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/riverqueue/river"
-	"github.com/stretchr/testify/require"
 )
 
 // testMailFrom is the platform's sender in the tests (KUBEBYON_MAIL_FROM).
