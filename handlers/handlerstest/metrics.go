@@ -65,7 +65,7 @@ func SetupMetrics(t *testing.T, store MetricsStore) *Bundle {
 func (b *Bundle) RecordMetrics(t *testing.T, clusterID int64, samples ...metrics.Sample) {
 	t.Helper()
 	for _, smp := range samples {
-		require.NoError(t, b.metrics.Record(context.Background(), clusterID, smp))
+		require.NoError(t, b.Metrics.Record(context.Background(), clusterID, smp))
 	}
 	if b.MetricsVM != "" {
 		testenv.FlushVictoriaMetrics(t, b.MetricsVM)

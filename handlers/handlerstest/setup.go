@@ -39,18 +39,21 @@ const testMailFrom = "KubeBYON <noreply@kubebyon.test>"
 type Bundle struct {
 	// Pool is the test's database; the handlers use a pool of one
 	// connection of their own on it.
-	Pool   *pgxpool.Pool
+	Pool *pgxpool.Pool
+	// Server serves the handlers (over TLS with WithTLS).
 	Server *httptest.Server
-	Mail   *testenv.Mailpit
-	Box    *secrets.Box
+	// Mail is the mailpit the platform sends its mail to.
+	Mail *testenv.Mailpit
+	// Box is the platform key's encryption, as the services use it.
+	Box *secrets.Box
 	// River works the default and email queues (node jobs among them).
 	River *river.Client[pgx.Tx]
 	// HostKubeconfig is the clusters service's KUBEBYON_KUBECONFIG: no
 	// file until ConnectHost writes one.
 	HostKubeconfig string
-	// metrics is the handlers' metrics service; MetricsVM the base URL of
+	// Metrics is the handlers' metrics service; MetricsVM the base URL of
 	// the VictoriaMetrics it keeps the samples in (SetupMetrics), or "".
-	metrics   *metrics.Service
+	Metrics   *metrics.Service
 	MetricsVM string
 }
 
@@ -132,7 +135,7 @@ func Setup(t *testing.T, opts ...func(*handlers.Deps)) *Bundle {
 		srv.Start()
 	}
 	t.Cleanup(srv.Close)
-	return &Bundle{Pool: pool, Server: srv, Mail: mp, Box: box, River: rc, HostKubeconfig: hostKubeconfig, metrics: deps.ClusterMetrics}
+	return &Bundle{Pool: pool, Server: srv, Mail: mp, Box: box, River: rc, HostKubeconfig: hostKubeconfig, Metrics: deps.ClusterMetrics}
 }
 
 // Deps is base with the handlers' services taken from set: the one
