@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -163,18 +164,11 @@ func benchServe() int {
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	svc := services.New(services.Config{Pool: web, Box: box, Logger: logger, Catalog: catalog, BaseURL: os.Getenv(benchServeBase)})
 	svc.SetRiver(rc)
-	h := handlers.New(handlers.Deps{
+	h := handlers.New(handlerstest.Deps(svc, handlers.Deps{
 		Pool: web, River: rc, Logger: logger, Catalog: catalog,
 		BaseURL: os.Getenv(benchServeBase), Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
-		Box:            box,
-		Accounts:       svc.Accounts,
-		Clusters:       svc.Clusters,
-		Nodes:          svc.Nodes,
-		AdminUsers:     svc.AdminUsers,
-		JoinTokens:     svc.JoinTokens,
-		ClusterMetrics: svc.Metrics,
-		Branding:       svc.Branding,
-	})
+		Box: box,
+	}))
 	listeners := make([]net.Listener, 2)
 	for i := range listeners {
 		if listeners[i], err = net.FileListener(os.NewFile(uintptr(3+i), "listener")); err != nil {

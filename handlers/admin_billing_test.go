@@ -13,57 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/queries"
 )
-
-// billingWorld is what the admin billing tests start from: an admin, the
-// billing service on the test's database, manual payments switched on,
-// and a paid plan (USD 10.00 a month).
-type billingWorld struct {
-	admin      *client
-	adminEmail string
-	adminActor audit.Actor
-	svc        *billing.Service
-	plan       queries.Plan
-}
-
-func newBillingWorld(t *testing.T, b *testBundle, name string) billingWorld {
-	t.Helper()
-	ctx := context.Background()
-	admin, email := b.signedUpAdmin(t, name)
-	u, err := queries.New(b.pool).UserGetByEmail(ctx, email)
-	require.NoError(t, err)
-	w := billingWorld{
-		admin: admin, adminEmail: email, adminActor: audit.Actor{UserID: u.ID, Email: u.Email},
-		svc: &billing.Service{Pool: b.pool, River: b.river, Box: b.box},
-	}
-	st := billing.DefaultSettings()
-	st.Methods = []string{billing.MethodManual}
-	st.ManualInstructions = "Transfer to IBAN XX00 0000, with the order number."
-	require.NoError(t, w.svc.SaveSettings(ctx, st, w.adminActor))
-	w.plan, err = w.svc.CreatePlan(ctx, billing.PlanInput{
-		Name: "Pro " + name, MaxClusters: 10, MaxNodesPerCluster: 20, MaxHostnamesPerCluster: 5, IngressAllowed: true,
-		Currency: "USD", PriceMonthly: "10", PriceYearly: "100", Public: true, SortOrder: 1,
-	}, w.adminActor)
-	require.NoError(t, err)
-	return w
-}
-
-// order signs up a user who orders the world's plan for a month, paid by
-// hand; it returns the user and the pending order.
-func (w billingWorld) order(t *testing.T, b *testBundle, name string) (*client, queries.User, queries.Order) {
-	t.Helper()
-	ctx := context.Background()
-	c, email := b.signedUpUser(t, name)
-	u, err := queries.New(b.pool).UserGetByEmail(ctx, email)
-	require.NoError(t, err)
-	choice, err := w.svc.Choose(ctx, u.ID, w.plan.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: u.ID, Email: u.Email})
-	require.NoError(t, err)
-	require.Equal(t, billing.OrderPending, choice.Order.Status)
-	return c, u, choice.Order
-}
 
 // orderNumbers are the order numbers of a list, in its order.
 func orderNumbers(body string) []string {
@@ -80,13 +33,13 @@ func orderNumbers(body string) []string {
 // second mark is refused and changes nothing; the overview counts it.
 func TestAdminOrderMarkPaid(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	w := newBillingWorld(t, b, "order-paid-admin")
-	_, u, o := w.order(t, b, "order-paid-user")
+	w := handlerstest.NewBillingWorld(t, b, "order-paid-admin")
+	_, u, o := w.Order(t, b, "order-paid-user")
 	page := fmt.Sprintf("/admin/orders/%d", o.ID)
 
-	code, body := w.admin.get("/admin/orders")
+	code, body := w.Admin.Get("/admin/orders")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="admin-nav-orders" aria-current="page"`)
 	require.Equal(t, []string{o.Number}, orderNumbers(body))
@@ -94,12 +47,12 @@ func TestAdminOrderMarkPaid(t *testing.T) {
 	require.Contains(t, body, "USD 10.00")
 	require.Contains(t, body, `data-order-status="pending"`)
 
-	code, body = w.admin.get("/admin/billing")
+	code, body = w.Admin.Get("/admin/billing")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="billing-awaiting" data-count="1"`)
 	require.Contains(t, body, `href="/admin/orders?status=pending"`)
 
-	code, body = w.admin.get(page)
+	code, body = w.Admin.Get(page)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="order-paid-form"`)
 	require.Contains(t, body, `data-testid="order-cancel-form"`)
@@ -107,30 +60,30 @@ func TestAdminOrderMarkPaid(t *testing.T) {
 	require.Contains(t, body, `data-kind="created"`)
 
 	// No reference.
-	resp := w.admin.post(page, page+"/paid", url.Values{"reference": {"  "}})
+	resp := w.Admin.Post(page, page+"/paid", url.Values{"reference": {"  "}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), `data-testid="error-reference">Enter the payment&#39;s reference`)
+	require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="error-reference">Enter the payment&#39;s reference`)
 	status := func() string {
 		var s string
-		require.NoError(t, b.pool.QueryRow(ctx, `SELECT status FROM orders WHERE id = $1`, o.ID).Scan(&s))
+		require.NoError(t, b.Pool.QueryRow(ctx, `SELECT status FROM orders WHERE id = $1`, o.ID).Scan(&s))
 		return s
 	}
 	require.Equal(t, billing.OrderPending, status())
 
 	// Paid.
 	before := time.Now()
-	resp = w.admin.post(page, page+"/paid", url.Values{"reference": {" WIRE-2025-001 "}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	resp = w.Admin.Post(page, page+"/paid", url.Values{"reference": {" WIRE-2025-001 "}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	require.Equal(t, page, resp.Header.Get("Location"))
 	require.Equal(t, billing.OrderPaid, status())
-	sub, err := w.svc.SubscriptionOf(ctx, u.ID)
+	sub, err := w.Billing.SubscriptionOf(ctx, u.ID)
 	require.NoError(t, err)
-	require.Equal(t, w.plan.ID, sub.PlanID)
+	require.Equal(t, w.Plan.ID, sub.PlanID)
 	require.Equal(t, billing.StatusActive, sub.Status)
 	require.True(t, sub.CurrentPeriodEnd.Valid)
 	require.WithinDuration(t, before.AddDate(0, 1, 0), sub.CurrentPeriodEnd.Time, time.Minute, "a month ahead")
 
-	code, body = w.admin.get(page)
+	code, body = w.Admin.Get(page)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "Order marked paid.")
 	require.Contains(t, body, `data-testid="order-status"`)
@@ -140,34 +93,34 @@ func TestAdminOrderMarkPaid(t *testing.T) {
 	// The event's row, then its detail's.
 	paidRow := regexp.MustCompile(`(?s)<tr data-testid="order-event" data-kind="paid".*?</tr>.*?</tr>`).FindString(body)
 	require.NotEmpty(t, paidRow, body)
-	require.Contains(t, paidRow, w.adminEmail)
+	require.Contains(t, paidRow, w.AdminEmail)
 	require.Contains(t, paidRow, `{&#34;reference&#34;:&#34;WIRE-2025-001&#34;}`)
 
 	// A second mark is refused and changes nothing.
-	resp = w.admin.post(page, page+"/paid", url.Values{"reference": {"WIRE-2025-002"}})
+	resp = w.Admin.Post(page, page+"/paid", url.Values{"reference": {"WIRE-2025-002"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), "This order is paid already.")
+	require.Contains(t, handlerstest.ReadBody(t, resp), "This order is paid already.")
 	var reference string
 	var paidEvents int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT reference FROM orders WHERE id = $1`, o.ID).Scan(&reference))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT reference FROM orders WHERE id = $1`, o.ID).Scan(&reference))
 	require.Equal(t, "WIRE-2025-001", reference)
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM order_events WHERE order_id = $1 AND kind = 'paid'`, o.ID).Scan(&paidEvents))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM order_events WHERE order_id = $1 AND kind = 'paid'`, o.ID).Scan(&paidEvents))
 	require.Equal(t, 1, paidEvents)
-	again, err := w.svc.SubscriptionOf(ctx, u.ID)
+	again, err := w.Billing.SubscriptionOf(ctx, u.ID)
 	require.NoError(t, err)
 	require.Equal(t, sub.CurrentPeriodEnd.Time, again.CurrentPeriodEnd.Time, "the period was applied once")
 
 	// Cancelling a paid order is refused too.
-	resp = w.admin.post(page, page+"/cancel", nil)
+	resp = w.Admin.Post(page, page+"/cancel", nil)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), "This order is paid already.")
+	require.Contains(t, handlerstest.ReadBody(t, resp), "This order is paid already.")
 	require.Equal(t, billing.OrderPaid, status())
 
 	// The overview: nothing awaits, the plan has one active subscription,
 	// this month's revenue.
-	_, body = w.admin.get("/admin/billing")
+	_, body = w.Admin.Get("/admin/billing")
 	require.Contains(t, body, `data-testid="billing-awaiting" data-count="0"`)
-	planRow := regexp.MustCompile(`(?s)<tr data-testid="billing-plan-row" data-plan="` + regexp.QuoteMeta(w.plan.Name) + `">.*?</tr>`).FindString(body)
+	planRow := regexp.MustCompile(`(?s)<tr data-testid="billing-plan-row" data-plan="` + regexp.QuoteMeta(w.Plan.Name) + `">.*?</tr>`).FindString(body)
 	require.Contains(t, planRow, `data-testid="billing-plan-active">1<`)
 	month := time.Now().UTC().Format("2006-01")
 	revenueRow := regexp.MustCompile(`(?s)<tr data-testid="billing-revenue-row" data-month="` + month + `">.*?</tr>`).FindString(body)
@@ -175,11 +128,11 @@ func TestAdminOrderMarkPaid(t *testing.T) {
 	require.Equal(t, 12, strings.Count(body, `data-testid="billing-revenue-row"`), "12 months of the one currency")
 
 	// Unknown orders.
-	code, _ = w.admin.get("/admin/orders/999999")
+	code, _ = w.Admin.Get("/admin/orders/999999")
 	require.Equal(t, http.StatusNotFound, code)
-	code, _ = w.admin.get("/admin/orders/nope")
+	code, _ = w.Admin.Get("/admin/orders/nope")
 	require.Equal(t, http.StatusNotFound, code)
-	resp = w.admin.post(page, "/admin/orders/999999/paid", url.Values{"reference": {"x"}})
+	resp = w.Admin.Post(page, "/admin/orders/999999/paid", url.Values{"reference": {"x"}})
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
 
@@ -187,32 +140,32 @@ func TestAdminOrderMarkPaid(t *testing.T) {
 // recorded by the admin; it cannot then be paid or cancelled again.
 func TestAdminOrderCancel(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	w := newBillingWorld(t, b, "order-cancel-admin")
-	_, _, o := w.order(t, b, "order-cancel-user")
+	w := handlerstest.NewBillingWorld(t, b, "order-cancel-admin")
+	_, _, o := w.Order(t, b, "order-cancel-user")
 	page := fmt.Sprintf("/admin/orders/%d", o.ID)
 
-	resp := w.admin.post(page, page+"/cancel", nil)
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	_, body := w.admin.get(page)
+	resp := w.Admin.Post(page, page+"/cancel", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	_, body := w.Admin.Get(page)
 	require.Contains(t, body, "Order cancelled.")
 	require.Contains(t, body, `data-order-status="cancelled"`)
 	require.NotContains(t, body, `data-testid="order-actions"`)
 	cancelRow := regexp.MustCompile(`(?s)<tr data-testid="order-event" data-kind="cancelled".*?</tr>`).FindString(body)
-	require.Contains(t, cancelRow, w.adminEmail)
+	require.Contains(t, cancelRow, w.AdminEmail)
 
-	resp = w.admin.post(page, page+"/cancel", nil)
+	resp = w.Admin.Post(page, page+"/cancel", nil)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), "This order is closed")
-	resp = w.admin.post(page, page+"/paid", url.Values{"reference": {"late"}})
+	require.Contains(t, handlerstest.ReadBody(t, resp), "This order is closed")
+	resp = w.Admin.Post(page, page+"/paid", url.Values{"reference": {"late"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), "This order is closed")
+	require.Contains(t, handlerstest.ReadBody(t, resp), "This order is closed")
 	var status string
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT status FROM orders WHERE id = $1`, o.ID).Scan(&status))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT status FROM orders WHERE id = $1`, o.ID).Scan(&status))
 	require.Equal(t, billing.OrderCancelled, status)
 	var audited int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'billing.order_cancelled' AND actor_id = $1`, w.adminActor.UserID).Scan(&audited))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'billing.order_cancelled' AND actor_id = $1`, w.AdminActor.UserID).Scan(&audited))
 	require.Equal(t, 1, audited)
 }
 
@@ -221,17 +174,17 @@ func TestAdminOrderCancel(t *testing.T) {
 // with an "Older" link, and its CSV holds the filter's orders.
 func TestAdminOrdersListFilterAndCSV(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	w := newBillingWorld(t, b, "orders-list-admin")
-	_, pendingUser, pending := w.order(t, b, "orders-list-pending")
-	_, paidUser, paid := w.order(t, b, "orders-list-paid")
-	_, err := w.svc.MarkPaid(ctx, paid.ID, "=SUM(A1)", w.adminActor)
+	w := handlerstest.NewBillingWorld(t, b, "orders-list-admin")
+	_, pendingUser, pending := w.Order(t, b, "orders-list-pending")
+	_, paidUser, paid := w.Order(t, b, "orders-list-paid")
+	_, err := w.Billing.MarkPaid(ctx, paid.ID, "=SUM(A1)", w.AdminActor)
 	require.NoError(t, err)
 
 	list := func(query string) []string {
 		t.Helper()
-		code, body := w.admin.get("/admin/orders?" + query)
+		code, body := w.Admin.Get("/admin/orders?" + query)
 		require.Equal(t, http.StatusOK, code, body)
 		return orderNumbers(body)
 	}
@@ -247,12 +200,12 @@ func TestAdminOrdersListFilterAndCSV(t *testing.T) {
 	require.Equal(t, []string{paid.Number, pending.Number}, list("from="+today.Format(time.DateOnly)+"&to="+today.Format(time.DateOnly)))
 	require.Empty(t, list("from="+today.AddDate(0, 0, 1).Format(time.DateOnly)))
 	require.Empty(t, list("to="+today.AddDate(0, 0, -1).Format(time.DateOnly)))
-	code, body := w.admin.get("/admin/orders?from=yesterday")
+	code, body := w.Admin.Get("/admin/orders?from=yesterday")
 	require.Equal(t, http.StatusUnprocessableEntity, code)
 	require.Contains(t, body, `data-testid="error-from">Enter a date such as 2025-01-31.`)
 
 	// The CSV of a filter.
-	resp, err := w.admin.http.Get(w.admin.base + "/admin/orders.csv?status=paid")
+	resp, err := w.Admin.HTTP.Get(w.Admin.Base + "/admin/orders.csv?status=paid")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -274,17 +227,17 @@ func TestAdminOrdersListFilterAndCSV(t *testing.T) {
 	require.NotEmpty(t, row["paid_at"])
 
 	// 55 more, closed, orders of the pending user: 50 a page.
-	_, err = b.pool.Exec(ctx, `INSERT INTO orders (user_id, plan_id, period, kind, currency, amount, total, method, status, expires_at, closed_at)
-		SELECT $1, $2, 'month', 'new', 'USD', 1000, 1000, 'manual', 'expired', now(), now() FROM generate_series(1, 55)`, pendingUser.ID, w.plan.ID)
+	_, err = b.Pool.Exec(ctx, `INSERT INTO orders (user_id, plan_id, period, kind, currency, amount, total, method, status, expires_at, closed_at)
+		SELECT $1, $2, 'month', 'new', 'USD', 1000, 1000, 'manual', 'expired', now(), now() FROM generate_series(1, 55)`, pendingUser.ID, w.Plan.ID)
 	require.NoError(t, err)
-	code, body = w.admin.get("/admin/orders")
+	code, body = w.Admin.Get("/admin/orders")
 	require.Equal(t, http.StatusOK, code)
 	first := orderNumbers(body)
 	require.Len(t, first, 50)
 	require.NotContains(t, body, `data-testid="orders-newest"`)
-	older := linkOf(t, body, "orders-older")
+	older := handlerstest.LinkOf(t, body, "orders-older")
 	require.Regexp(t, `^/admin/orders\?before=\d+$`, older)
-	code, body = w.admin.get(older)
+	code, body = w.Admin.Get(older)
 	require.Equal(t, http.StatusOK, code)
 	second := orderNumbers(body)
 	require.Len(t, second, 7)
@@ -292,9 +245,9 @@ func TestAdminOrdersListFilterAndCSV(t *testing.T) {
 	require.NotContains(t, body, `data-testid="orders-older"`)
 	require.Contains(t, body, `data-testid="orders-newest"`)
 	// The filter goes with the pages.
-	_, body = w.admin.get("/admin/orders?status=expired")
+	_, body = w.Admin.Get("/admin/orders?status=expired")
 	require.Len(t, orderNumbers(body), 50)
-	require.Regexp(t, `^/admin/orders\?before=\d+&status=expired$`, linkOf(t, body, "orders-older"))
+	require.Regexp(t, `^/admin/orders\?before=\d+&status=expired$`, handlerstest.LinkOf(t, body, "orders-older"))
 	require.Contains(t, body, `href="/admin/orders.csv?status=expired"`)
 }
 
@@ -304,20 +257,20 @@ func TestAdminOrdersListFilterAndCSV(t *testing.T) {
 // the webhook URL to give Stripe.
 func TestAdminBillingSettings(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	admin, _ := b.signedUpAdmin(t, "billing-settings-admin")
+	admin, _ := b.SignedUpAdmin(t, "billing-settings-admin")
 	load := func() billing.Settings {
 		t.Helper()
-		st, err := billing.LoadSettings(ctx, queries.New(b.pool), b.box)
+		st, err := billing.LoadSettings(ctx, queries.New(b.Pool), b.Box)
 		require.NoError(t, err)
 		return st
 	}
 
-	code, body := admin.get("/admin/billing")
+	code, body := admin.Get("/admin/billing")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="admin-nav-billing" aria-current="page"`)
-	require.Contains(t, body, "<code>"+b.server.URL+"/webhooks/stripe</code>")
+	require.Contains(t, body, "<code>"+b.Server.URL+"/webhooks/stripe</code>")
 	require.Contains(t, body, `value="72"`, "the default order expiry")
 	require.Contains(t, body, "Nothing is stored yet.")
 	// Cards alone until the admin chooses: every Stripe account takes them.
@@ -340,9 +293,9 @@ func TestAdminBillingSettings(t *testing.T) {
 		bad := form()
 		bad.Set("tax_rate", rate)
 		bad.Set("grace_days", "lots")
-		resp := admin.post("/admin/billing", "/admin/billing/settings", bad)
+		resp := admin.Post("/admin/billing", "/admin/billing/settings", bad)
 		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, rate)
-		body := readBody(t, resp)
+		body := handlerstest.ReadBody(t, resp)
 		require.Contains(t, body, `data-testid="error-tax_rate">Enter a rate from 0 to 100 percent`, rate)
 		require.Contains(t, body, `data-testid="error-grace_days">`, rate)
 		require.Contains(t, body, "The billing settings were not saved")
@@ -351,8 +304,8 @@ func TestAdminBillingSettings(t *testing.T) {
 	}
 	require.Empty(t, load().Methods, "nothing was saved")
 
-	resp := admin.post("/admin/billing", "/admin/billing/settings", form())
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	resp := admin.Post("/admin/billing", "/admin/billing/settings", form())
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	require.Equal(t, "/admin/billing", resp.Header.Get("Location"))
 	st := load()
 	require.Equal(t, []string{"manual", "stripe"}, st.Methods)
@@ -365,7 +318,7 @@ func TestAdminBillingSettings(t *testing.T) {
 	require.Equal(t, "whsec_secret_456", st.StripeWebhookSecret)
 	require.Equal(t, []string{"card", "wechat_pay"}, st.StripeMethods)
 
-	_, body = admin.get("/admin/billing")
+	_, body = admin.Get("/admin/billing")
 	require.Contains(t, body, "Billing settings saved.")
 	require.Contains(t, body, `value="wechat_pay" checked`)
 	require.NotContains(t, body, `value="alipay" checked`)
@@ -380,13 +333,13 @@ func TestAdminBillingSettings(t *testing.T) {
 	next.Set("stripe_secret_key", "")
 	next.Set("stripe_webhook_secret", "")
 	next.Set("tax_rate", "10")
-	resp = admin.post("/admin/billing", "/admin/billing/settings", next)
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	resp = admin.Post("/admin/billing", "/admin/billing/settings", next)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	st = load()
 	require.Equal(t, 1000, st.TaxRateBasisPoints)
 	require.Equal(t, "sk_test_secret_123", st.StripeSecretKey)
 	require.Equal(t, "whsec_secret_456", st.StripeWebhookSecret)
-	_, body = admin.get("/admin/billing")
+	_, body = admin.Get("/admin/billing")
 	require.Contains(t, body, `id="tax_rate" name="tax_rate" type="text" value="10"`)
 
 	// Stripe with no payment method, or one it does not know: errors at
@@ -394,9 +347,9 @@ func TestAdminBillingSettings(t *testing.T) {
 	for _, methods := range [][]string{nil, {"paypal"}} {
 		bad := form()
 		bad["stripe_methods"] = methods
-		resp = admin.post("/admin/billing", "/admin/billing/settings", bad)
+		resp = admin.Post("/admin/billing", "/admin/billing/settings", bad)
 		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-		require.Contains(t, readBody(t, resp), `data-testid="error-stripe_methods">Choose`)
+		require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="error-stripe_methods">Choose`)
 	}
 	require.Equal(t, []string{"card", "wechat_pay"}, load().StripeMethods)
 
@@ -404,11 +357,11 @@ func TestAdminBillingSettings(t *testing.T) {
 	// service.
 	bad := form()
 	bad.Set("manual_instructions", " ")
-	resp = admin.post("/admin/billing", "/admin/billing/settings", bad)
+	resp = admin.Post("/admin/billing", "/admin/billing/settings", bad)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), `data-testid="error-manual_instructions">`)
+	require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="error-manual_instructions">`)
 	var audited int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'billing.settings'`).Scan(&audited))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'billing.settings'`).Scan(&audited))
 	require.Equal(t, 2, audited)
 }
 
@@ -418,88 +371,88 @@ func TestAdminBillingSettings(t *testing.T) {
 // at the field, and changes nothing).
 func TestAdminBillingUserSubscription(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	w := newBillingWorld(t, b, "sub-admin")
-	_, u, o := w.order(t, b, "sub-user")
+	w := handlerstest.NewBillingWorld(t, b, "sub-admin")
+	_, u, o := w.Order(t, b, "sub-user")
 	page := fmt.Sprintf("/admin/users/%d", u.ID)
 	planOf := func() billing.Subscription {
 		t.Helper()
-		sub, err := w.svc.SubscriptionOf(ctx, u.ID)
+		sub, err := w.Billing.SubscriptionOf(ctx, u.ID)
 		require.NoError(t, err)
 		return sub
 	}
 	free := planOf().Plan
 
-	code, body := w.admin.get(page)
+	code, body := w.Admin.Get(page)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="admin-user-subscription"`)
 	require.Contains(t, body, `data-testid="sub-plan">`+free.Name+`<`)
 	require.Contains(t, body, "No end (no paid period)")
 	require.Contains(t, body, fmt.Sprintf(`href="/admin/orders/%d" data-testid="order-link-%s"`, o.ID, o.Number))
 	require.Contains(t, body, `href="/admin/orders?email=`+url.QueryEscape(u.Email)+`"`)
-	require.Contains(t, body, fmt.Sprintf(`<option value="%d">%s</option>`, w.plan.ID, w.plan.Name))
+	require.Contains(t, body, fmt.Sprintf(`<option value="%d">%s</option>`, w.Plan.ID, w.Plan.Name))
 
 	// Put on a plan: a reason is required.
-	resp := w.admin.post(page, page+"/subscription/plan", url.Values{"plan_id": {fmt.Sprint(w.plan.ID)}, "reason": {" "}})
+	resp := w.Admin.Post(page, page+"/subscription/plan", url.Values{"plan_id": {fmt.Sprint(w.Plan.ID)}, "reason": {" "}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	body = readBody(t, resp)
+	body = handlerstest.ReadBody(t, resp)
 	require.Contains(t, body, `data-testid="error-reason-plan">Say why`)
-	require.Contains(t, body, fmt.Sprintf(`<option value="%d" selected>`, w.plan.ID), "the choice is kept")
+	require.Contains(t, body, fmt.Sprintf(`<option value="%d" selected>`, w.Plan.ID), "the choice is kept")
 	require.Equal(t, free.ID, planOf().PlanID)
-	resp = w.admin.post(page, page+"/subscription/plan", url.Values{"plan_id": {"999999"}, "reason": {"typo"}})
+	resp = w.Admin.Post(page, page+"/subscription/plan", url.Values{"plan_id": {"999999"}, "reason": {"typo"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), "There is no such plan.")
-	resp = w.admin.post(page, page+"/subscription/plan", url.Values{"plan_id": {fmt.Sprint(w.plan.ID)}, "reason": {"Sponsored project"}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.Contains(t, handlerstest.ReadBody(t, resp), "There is no such plan.")
+	resp = w.Admin.Post(page, page+"/subscription/plan", url.Values{"plan_id": {fmt.Sprint(w.Plan.ID)}, "reason": {"Sponsored project"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	require.Equal(t, page, resp.Header.Get("Location"))
-	require.Equal(t, w.plan.ID, planOf().PlanID)
-	_, body = w.admin.get(page)
+	require.Equal(t, w.Plan.ID, planOf().PlanID)
+	_, body = w.Admin.Get(page)
 	require.Contains(t, body, "The user is on the new plan.")
-	require.Contains(t, body, `data-testid="sub-plan">`+w.plan.Name+`<`)
+	require.Contains(t, body, `data-testid="sub-plan">`+w.Plan.Name+`<`)
 	var reason string
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT details->>'reason' FROM audit_events WHERE action = 'billing.admin_set_plan' AND actor_id = $1`, w.adminActor.UserID).Scan(&reason))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT details->>'reason' FROM audit_events WHERE action = 'billing.admin_set_plan' AND actor_id = $1`, w.AdminActor.UserID).Scan(&reason))
 	require.Equal(t, "Sponsored project", reason)
 
 	// Extend: only a paid period, by 1 to 366 days, for a reason.
-	resp = w.admin.post(page, page+"/subscription/extend", url.Values{"days": {"5"}, "reason": {"Outage"}})
+	resp = w.Admin.Post(page, page+"/subscription/extend", url.Values{"days": {"5"}, "reason": {"Outage"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), `data-testid="sub-error-extend">There is no paid period to change.`)
+	require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="sub-error-extend">There is no paid period to change.`)
 	end := time.Now().Add(10 * 24 * time.Hour).UTC().Truncate(time.Second)
-	_, err := b.pool.Exec(ctx, `UPDATE subscriptions SET period = 'month', period_anchor = now(), current_period_end = $2 WHERE user_id = $1`, u.ID, end)
+	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET period = 'month', period_anchor = now(), current_period_end = $2 WHERE user_id = $1`, u.ID, end)
 	require.NoError(t, err)
-	resp = w.admin.post(page, page+"/subscription/extend", url.Values{"days": {"lots"}, "reason": {"Outage"}})
+	resp = w.Admin.Post(page, page+"/subscription/extend", url.Values{"days": {"lots"}, "reason": {"Outage"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	body = readBody(t, resp)
+	body = handlerstest.ReadBody(t, resp)
 	require.Contains(t, body, `data-testid="error-days-extend">Enter a number of days from 1 to 366.`)
 	require.Contains(t, body, `value="Outage"`, "the reason is kept")
-	resp = w.admin.post(page, page+"/subscription/extend", url.Values{"days": {"5"}, "reason": {""}})
+	resp = w.Admin.Post(page, page+"/subscription/extend", url.Values{"days": {"5"}, "reason": {""}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), `data-testid="error-reason-extend">`)
+	require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="error-reason-extend">`)
 	require.True(t, planOf().CurrentPeriodEnd.Time.Equal(end), "nothing changed")
-	resp = w.admin.post(page, page+"/subscription/extend", url.Values{"days": {"5"}, "reason": {"Outage on the 3rd"}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	resp = w.Admin.Post(page, page+"/subscription/extend", url.Values{"days": {"5"}, "reason": {"Outage on the 3rd"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	require.True(t, planOf().CurrentPeriodEnd.Time.Equal(end.AddDate(0, 0, 5)))
-	_, body = w.admin.get(page)
+	_, body = w.Admin.Get(page)
 	require.Contains(t, body, "Period extended.")
 
 	// Cancel now: the default plan at once.
-	resp = w.admin.post(page, page+"/subscription/cancel", url.Values{"reason": {""}})
+	resp = w.Admin.Post(page, page+"/subscription/cancel", url.Values{"reason": {""}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), `data-testid="error-reason-cancel">`)
-	require.Equal(t, w.plan.ID, planOf().PlanID)
-	resp = w.admin.post(page, page+"/subscription/cancel", url.Values{"reason": {"Abuse"}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="error-reason-cancel">`)
+	require.Equal(t, w.Plan.ID, planOf().PlanID)
+	resp = w.Admin.Post(page, page+"/subscription/cancel", url.Values{"reason": {"Abuse"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	sub := planOf()
 	require.Equal(t, free.ID, sub.PlanID)
 	require.Equal(t, billing.StatusCancelled, sub.Status)
 	require.False(t, sub.CurrentPeriodEnd.Valid)
-	_, body = w.admin.get(page)
+	_, body = w.Admin.Get(page)
 	require.Contains(t, body, "Subscription cancelled: the user is on the default plan.")
 	require.Contains(t, body, `data-testid="sub-status" data-status="cancelled"`)
 
 	// An unknown user.
-	resp = w.admin.post(page, "/admin/users/999999/subscription/cancel", url.Values{"reason": {"x"}})
+	resp = w.Admin.Post(page, "/admin/users/999999/subscription/cancel", url.Values{"reason": {"x"}})
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
 
@@ -509,15 +462,15 @@ func TestAdminBillingUserSubscription(t *testing.T) {
 // the default plan; the history says both.
 func TestAdminOrderRefund(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	w := newBillingWorld(t, b, "refunder")
-	_, u, o := w.order(t, b, "refunded-user")
-	_, err := w.svc.MarkPaid(ctx, o.ID, "TRX-9", w.adminActor)
+	w := handlerstest.NewBillingWorld(t, b, "refunder")
+	_, u, o := w.Order(t, b, "refunded-user")
+	_, err := w.Billing.MarkPaid(ctx, o.ID, "TRX-9", w.AdminActor)
 	require.NoError(t, err)
 	page := fmt.Sprintf("/admin/orders/%d", o.ID)
 	sub := func() queries.Subscription {
-		s, err := queries.New(b.pool).SubscriptionGet(ctx, u.ID)
+		s, err := queries.New(b.Pool).SubscriptionGet(ctx, u.ID)
 		require.NoError(t, err)
 		return s
 	}
@@ -531,29 +484,29 @@ func TestAdminOrderRefund(t *testing.T) {
 		{url.Values{"amount": {"10.01"}, "reason": {"x"}}, "amount"},
 		{url.Values{"amount": {"5"}, "reason": {" "}}, "reason"},
 	} {
-		resp := w.admin.post(page, page+"/refund", tc.form)
-		body := readBody(t, resp)
+		resp := w.Admin.Post(page, page+"/refund", tc.form)
+		body := handlerstest.ReadBody(t, resp)
 		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, tc.form)
 		require.Contains(t, body, `id="`+tc.field+`-error"`, tc.form)
 	}
 	require.Equal(t, end, sub().CurrentPeriodEnd.Time, "nothing changed")
 
-	resp := w.admin.post(page, page+"/refund", url.Values{"amount": {"5"}, "reason": {"outage"}})
+	resp := w.Admin.Post(page, page+"/refund", url.Values{"amount": {"5"}, "reason": {"outage"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.True(t, sub().CurrentPeriodEnd.Time.Before(end), "half refunded: the period is shortened")
-	resp = w.admin.post(page, page+"/refund", url.Values{"amount": {"5.00"}, "reason": {"closing the account"}})
+	resp = w.Admin.Post(page, page+"/refund", url.Values{"amount": {"5.00"}, "reason": {"closing the account"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body := w.admin.get(page)
+	_, body := w.Admin.Get(page)
 	require.Contains(t, body, `data-testid="order-status"`)
 	require.NotContains(t, body, `data-testid="order-refund-form"`, "nothing left to refund")
-	got, err := queries.New(b.pool).OrderGet(ctx, o.ID)
+	got, err := queries.New(b.Pool).OrderGet(ctx, o.ID)
 	require.NoError(t, err)
 	require.Equal(t, "refunded", got.Status)
 	require.Equal(t, int64(1000), got.RefundedAmount)
-	def, err := queries.New(b.pool).PlanDefault(ctx)
+	def, err := queries.New(b.Pool).PlanDefault(ctx)
 	require.NoError(t, err)
 	require.Equal(t, def.ID, sub().PlanID)
 	var refunds int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM order_events WHERE order_id = $1 AND kind = 'refund'`, o.ID).Scan(&refunds))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM order_events WHERE order_id = $1 AND kind = 'refund'`, o.ID).Scan(&refunds))
 	require.Equal(t, 2, refunds)
 }

@@ -3,11 +3,9 @@ package handlers_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"html"
 	"image"
 	"image/png"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 const brandingPage = "/admin/settings/branding"
@@ -33,58 +33,12 @@ func brandingForm(over url.Values) url.Values {
 	return f
 }
 
-// postMultipart submits fields and, when filename is set, a file as
-// field "logo", with the CSRF token of page.
-func (c *client) postMultipart(page, path string, fields url.Values, filename string, data []byte) *http.Response {
-	c.t.Helper()
-	var body bytes.Buffer
-	w := multipart.NewWriter(&body)
-	require.NoError(c.t, w.WriteField("_csrf", c.csrf(page)))
-	for k, vs := range fields {
-		for _, v := range vs {
-			require.NoError(c.t, w.WriteField(k, v))
-		}
-	}
-	if filename != "" {
-		fw, err := w.CreateFormFile("logo", filename)
-		require.NoError(c.t, err)
-		_, err = fw.Write(data)
-		require.NoError(c.t, err)
-	}
-	require.NoError(c.t, w.Close())
-	req, err := http.NewRequest(http.MethodPost, c.base+path, &body)
-	require.NoError(c.t, err)
-	req.Header.Set("Content-Type", w.FormDataContentType())
-	resp, err := c.http.Do(req)
-	require.NoError(c.t, err)
-	c.t.Cleanup(func() { resp.Body.Close() })
-	return resp
-}
-
-// brandingEvents are the details of the branding audit events, oldest first.
-func (b *testBundle) brandingEvents(t *testing.T) []map[string]any {
-	t.Helper()
-	rows, err := b.pool.Query(context.Background(), "SELECT details::text FROM audit_events WHERE action = 'admin.branding_update' ORDER BY id")
-	require.NoError(t, err)
-	defer rows.Close()
-	var out []map[string]any
-	for rows.Next() {
-		var s string
-		require.NoError(t, rows.Scan(&s))
-		d := map[string]any{}
-		require.NoError(t, json.Unmarshal([]byte(s), &d))
-		out = append(out, d)
-	}
-	require.NoError(t, rows.Err())
-	return out
-}
-
 // TestAdminBrandingValidation: bad input answers 422 with the message at
 // each field and what was typed kept, and writes nothing.
 func TestAdminBrandingValidation(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin, _ := b.signedUpAdmin(t, "brandcheck")
+	b := handlerstest.Setup(t)
+	admin, _ := b.SignedUpAdmin(t, "brandcheck")
 	tests := []struct {
 		name   string
 		over   url.Values
@@ -104,8 +58,8 @@ func TestAdminBrandingValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := admin.post(brandingPage, brandingPage, brandingForm(tt.over))
-			body := readBody(t, resp)
+			resp := admin.Post(brandingPage, brandingPage, brandingForm(tt.over))
+			body := handlerstest.ReadBody(t, resp)
 			require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, body)
 			require.Contains(t, body, `data-testid="form-error"`)
 			m := regexp.MustCompile(`data-testid="error-` + tt.field + `">([^<]*)<`).FindStringSubmatch(body)
@@ -114,16 +68,16 @@ func TestAdminBrandingValidation(t *testing.T) {
 			require.Contains(t, body, tt.echoed)
 		})
 	}
-	resp := admin.postMultipart(brandingPage, brandingPage, brandingForm(url.Values{"productName": {"Kept"}}), "logo.gif", []byte("GIF89a\x01\x00\x01\x00"))
-	body := readBody(t, resp)
+	resp := admin.PostMultipart(brandingPage, brandingPage, brandingForm(url.Values{"productName": {"Kept"}}), "logo.gif", []byte("GIF89a\x01\x00\x01\x00"))
+	body := handlerstest.ReadBody(t, resp)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, body)
 	require.Contains(t, body, `data-testid="error-logo"`)
 	require.Contains(t, body, "must be a PNG, WebP or SVG image")
 	require.Contains(t, body, `value="Kept"`, "what was typed is kept")
 
-	require.Empty(t, b.brandingEvents(t))
+	require.Empty(t, b.BrandingEvents(t))
 	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(*) FROM settings WHERE key = 'branding'").Scan(&n))
+	require.NoError(t, b.Pool.QueryRow(context.Background(), "SELECT count(*) FROM settings WHERE key = 'branding'").Scan(&n))
 	require.Zero(t, n, "nothing was written")
 }
 
@@ -133,41 +87,41 @@ func TestAdminBrandingValidation(t *testing.T) {
 // and support contact show on every page, to visitors and users, at once.
 func TestAdminBrandingAppliesEverywhere(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin, _ := b.signedUpAdmin(t, "brander")
-	user, _ := b.signedUpUser(t, "branded")
-	visitor := b.client(t)
+	b := handlerstest.Setup(t)
+	admin, _ := b.SignedUpAdmin(t, "brander")
+	user, _ := b.SignedUpUser(t, "branded")
+	visitor := b.Client(t)
 
-	status, body := admin.get(brandingPage)
+	status, body := admin.Get(brandingPage)
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `data-testid="admin-settings-nav"`)
 	require.Contains(t, body, `href="/admin/settings/branding" aria-current="page"`)
 	require.Contains(t, body, `value="KubeBYON"`)
 	require.Contains(t, body, `value="336"`, "14 days, in hours")
 	require.Contains(t, body, `value="4320"`, "3 days, in minutes")
-	require.Contains(t, body, `data-testid="branding-base-url-value">`+b.server.URL+`<`)
+	require.Contains(t, body, `data-testid="branding-base-url-value">`+b.Server.URL+`<`)
 	require.Contains(t, body, `data-testid="branding-base-url-loopback"`)
-	_, body = visitor.get("/login")
+	_, body = visitor.Get("/login")
 	require.Contains(t, body, " · KubeBYON</title>")
 
-	resp := admin.post(brandingPage, brandingPage, brandingForm(url.Values{
+	resp := admin.Post(brandingPage, brandingPage, brandingForm(url.Values{
 		"productName": {"Acme <Cloud>"}, "supportContact": {"help@acme.example"},
 		"footerText": {"© Acme Corp\r\nMade in <Mars>"},
 	}))
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	_, body = admin.get(brandingPage)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	_, body = admin.Get(brandingPage)
 	require.Contains(t, body, "Branding and session settings saved.")
 	require.Contains(t, body, `value="Acme &lt;Cloud&gt;"`)
-	events := b.brandingEvents(t)
+	events := b.BrandingEvents(t)
 	require.Len(t, events, 1)
 	require.Equal(t, []any{"footerText", "productName", "supportContact"}, events[0]["changed"])
 
-	for name, c := range map[string]*client{"visitor": visitor, "user": user, "admin": admin} {
+	for name, c := range map[string]*handlerstest.Client{"visitor": visitor, "user": user, "admin": admin} {
 		for _, path := range []string{"/", "/login", "/no-such-page"} {
 			if name != "visitor" && path == "/login" {
 				continue
 			}
-			_, body := c.get(path)
+			_, body := c.Get(path)
 			require.Contains(t, body, " · Acme &lt;Cloud&gt;</title>", "%s %s", name, path)
 			require.Contains(t, body, "<strong>Acme &lt;Cloud&gt;</strong>", "%s %s: the header", name, path)
 			require.Contains(t, body, "© Acme Corp\nMade in &lt;Mars&gt;", "%s %s: the footer, escaped", name, path)
@@ -178,22 +132,22 @@ func TestAdminBrandingAppliesEverywhere(t *testing.T) {
 	}
 
 	// The same form again changes nothing and is not audited.
-	resp = admin.post(brandingPage, brandingPage, brandingForm(url.Values{
+	resp = admin.Post(brandingPage, brandingPage, brandingForm(url.Values{
 		"productName": {"Acme <Cloud>"}, "supportContact": {"help@acme.example"},
 		"footerText": {"© Acme Corp\nMade in <Mars>"},
 	}))
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body = admin.get(brandingPage)
+	_, body = admin.Get(brandingPage)
 	require.Contains(t, body, "Nothing changed")
-	require.Len(t, b.brandingEvents(t), 1)
+	require.Len(t, b.BrandingEvents(t), 1)
 
 	// Without footer text, the tagline names the product.
-	resp = admin.post(brandingPage, brandingPage, brandingForm(url.Values{"productName": {"Acme"}, "supportContact": {"https://acme.example/help"}}))
+	resp = admin.Post(brandingPage, brandingPage, brandingForm(url.Values{"productName": {"Acme"}, "supportContact": {"https://acme.example/help"}}))
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body = visitor.get("/")
+	_, body = visitor.Get("/")
 	require.Contains(t, body, "Acme: Kubernetes, bring your own nodes.")
 	require.Contains(t, body, `href="https://acme.example/help"`)
-	require.Equal(t, []any{"footerText", "productName", "supportContact"}, b.brandingEvents(t)[1]["changed"])
+	require.Equal(t, []any{"footerText", "productName", "supportContact"}, b.BrandingEvents(t)[1]["changed"])
 }
 
 // TestAdminBrandingLogo: an uploaded logo shows in every page's header and
@@ -202,14 +156,14 @@ func TestAdminBrandingAppliesEverywhere(t *testing.T) {
 // it.
 func TestAdminBrandingLogo(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin, _ := b.signedUpAdmin(t, "logoist")
-	visitor := b.client(t)
+	b := handlerstest.Setup(t)
+	admin, _ := b.SignedUpAdmin(t, "logoist")
+	visitor := b.Client(t)
 	logoLink := regexp.MustCompile(`<img src="(/branding/logo\?v=[0-9a-f]+)" alt="" class="brand-logo"`)
 
-	_, body := visitor.get("/")
+	_, body := visitor.Get("/")
 	require.NotRegexp(t, logoLink, body, "no logo yet")
-	status, _ := visitor.get("/branding/logo")
+	status, _ := visitor.Get("/branding/logo")
 	require.Equal(t, http.StatusNotFound, status)
 
 	var pngLogo bytes.Buffer
@@ -219,37 +173,37 @@ func TestAdminBrandingLogo(t *testing.T) {
 		{"script in an SVG", "logo.svg", `<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`, "holds scripts"},
 		{"too large", "logo.png", string(pngLogo.Bytes()) + strings.Repeat("\x00", 256<<10), "larger than 256 KB"},
 	} {
-		resp := admin.postMultipart(brandingPage, brandingPage, brandingForm(nil), bad.file, []byte(bad.content))
-		body := readBody(t, resp)
+		resp := admin.PostMultipart(brandingPage, brandingPage, brandingForm(nil), bad.file, []byte(bad.content))
+		body := handlerstest.ReadBody(t, resp)
 		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, bad.name)
 		require.Contains(t, body, `data-testid="error-logo"`, bad.name)
 		require.Contains(t, body, bad.msg, bad.name)
 	}
-	require.Empty(t, b.brandingEvents(t))
+	require.Empty(t, b.BrandingEvents(t))
 
-	resp := admin.postMultipart(brandingPage, brandingPage, brandingForm(nil), "logo.png", pngLogo.Bytes())
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	require.Equal(t, []any{"logo"}, b.brandingEvents(t)[0]["changed"])
-	_, body = visitor.get("/")
+	resp := admin.PostMultipart(brandingPage, brandingPage, brandingForm(nil), "logo.png", pngLogo.Bytes())
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	require.Equal(t, []any{"logo"}, b.BrandingEvents(t)[0]["changed"])
+	_, body = visitor.Get("/")
 	m := logoLink.FindStringSubmatch(body)
 	require.NotNil(t, m, "the header shows the logo")
 	src := html.UnescapeString(m[1])
 
-	fetch := func(c *client, path, ifNoneMatch string) *http.Response {
-		req, err := http.NewRequest(http.MethodGet, c.base+path, nil)
+	fetch := func(c *handlerstest.Client, path, ifNoneMatch string) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, c.Base+path, nil)
 		require.NoError(t, err)
 		if ifNoneMatch != "" {
 			req.Header.Set("If-None-Match", ifNoneMatch)
 		}
-		resp, err := c.http.Do(req)
+		resp, err := c.HTTP.Do(req)
 		require.NoError(t, err)
 		t.Cleanup(func() { resp.Body.Close() })
 		return resp
 	}
-	fresh := b.client(t)
+	fresh := b.Client(t)
 	resp = fetch(fresh, src, "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, pngLogo.Bytes(), []byte(readBody(t, resp)))
+	require.Equal(t, pngLogo.Bytes(), []byte(handlerstest.ReadBody(t, resp)))
 	require.Equal(t, "image/png", resp.Header.Get("Content-Type"))
 	require.Equal(t, "public, max-age=31536000, immutable", resp.Header.Get("Cache-Control"))
 	require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
@@ -261,53 +215,53 @@ func TestAdminBrandingLogo(t *testing.T) {
 
 	// An SVG logo is served as an image that can run nothing.
 	svg := `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><style>rect{fill:#c00}</style><rect width="10" height="10"/></svg>`
-	resp = admin.postMultipart(brandingPage, brandingPage, brandingForm(nil), "logo.svg", []byte(svg))
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	_, body = visitor.get("/")
+	resp = admin.PostMultipart(brandingPage, brandingPage, brandingForm(nil), "logo.svg", []byte(svg))
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	_, body = visitor.Get("/")
 	m = logoLink.FindStringSubmatch(body)
 	require.NotNil(t, m)
 	require.NotEqual(t, src, html.UnescapeString(m[1]), "a new logo has a new URL")
 	resp = fetch(fresh, html.UnescapeString(m[1]), "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, svg, readBody(t, resp))
+	require.Equal(t, svg, handlerstest.ReadBody(t, resp))
 	require.Equal(t, "image/svg+xml", resp.Header.Get("Content-Type"))
 	require.Equal(t, "default-src 'none'; style-src 'unsafe-inline'; sandbox", resp.Header.Get("Content-Security-Policy"))
 	require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
 
-	resp = admin.post(brandingPage, brandingPage, brandingForm(url.Values{"logoRemove": {"on"}}))
+	resp = admin.Post(brandingPage, brandingPage, brandingForm(url.Values{"logoRemove": {"on"}}))
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body = visitor.get("/")
+	_, body = visitor.Get("/")
 	require.NotRegexp(t, logoLink, body)
 	require.Equal(t, http.StatusNotFound, fetch(fresh, "/branding/logo", "").StatusCode)
-	require.Len(t, b.brandingEvents(t), 3)
+	require.Len(t, b.BrandingEvents(t), 3)
 }
 
 // TestBrandingDefaultLanguage: the default language is a visitor's when
 // nothing else chooses: a browser's Accept-Language still wins.
 func TestBrandingDefaultLanguage(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin, _ := b.signedUpAdmin(t, "linguist")
-	visitor := b.client(t)
-	_, body := visitor.get("/login")
+	b := handlerstest.Setup(t)
+	admin, _ := b.SignedUpAdmin(t, "linguist")
+	visitor := b.Client(t)
+	_, body := visitor.Get("/login")
 	require.Contains(t, body, `<html lang="en">`)
 
-	resp := admin.post(brandingPage, brandingPage, brandingForm(url.Values{"defaultLanguage": {"zh-CN"}}))
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	require.Equal(t, []any{"defaultLanguage"}, b.brandingEvents(t)[0]["changed"])
+	resp := admin.Post(brandingPage, brandingPage, brandingForm(url.Values{"defaultLanguage": {"zh-CN"}}))
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	require.Equal(t, []any{"defaultLanguage"}, b.BrandingEvents(t)[0]["changed"])
 
-	_, body = visitor.get("/login")
+	_, body = visitor.Get("/login")
 	require.Contains(t, body, `<html lang="zh-CN">`, "a visitor whose browser names no language")
 	require.Contains(t, body, "KubeBYON：自带节点的 Kubernetes")
 
-	english := b.client(t)
-	english.http.Transport = acceptLanguage{lang: "en-US,en;q=0.9", next: english.http.Transport}
-	_, body = english.get("/login")
+	english := b.Client(t)
+	english.HTTP.Transport = handlerstest.AcceptLanguage{Lang: "en-US,en;q=0.9", Next: english.HTTP.Transport}
+	_, body = english.Get("/login")
 	require.Contains(t, body, `<html lang="en">`, "the browser's language wins")
 
-	german := b.client(t)
-	german.http.Transport = acceptLanguage{lang: "de-DE,de;q=0.9", next: german.http.Transport}
-	_, body = german.get("/login")
+	german := b.Client(t)
+	german.HTTP.Transport = handlerstest.AcceptLanguage{Lang: "de-DE,de;q=0.9", Next: german.HTTP.Transport}
+	_, body = german.Get("/login")
 	require.Contains(t, body, `<html lang="zh-CN">`, "a language the platform does not have")
 }
 
@@ -316,18 +270,18 @@ func TestBrandingDefaultLanguage(t *testing.T) {
 // in before the change too, without a restart.
 func TestSessionSettings(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin, _ := b.signedUpAdmin(t, "sessionist")
-	earlier, earlierEmail := b.signedUpUser(t, "earlier")
+	b := handlerstest.Setup(t)
+	admin, _ := b.SignedUpAdmin(t, "sessionist")
+	earlier, earlierEmail := b.SignedUpUser(t, "earlier")
 	ctx := context.Background()
 
-	resp := admin.post(brandingPage, brandingPage, brandingForm(url.Values{"sessionLifetime": {"2"}, "idleTimeout": {"15"}}))
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	require.Equal(t, []any{"idleTimeout", "sessionLifetime"}, b.brandingEvents(t)[0]["changed"])
+	resp := admin.Post(brandingPage, brandingPage, brandingForm(url.Values{"sessionLifetime": {"2"}, "idleTimeout": {"15"}}))
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	require.Equal(t, []any{"idleTimeout", "sessionLifetime"}, b.BrandingEvents(t)[0]["changed"])
 
 	// A new sign-in: its cookie lasts the lifetime, its row the idle time.
-	later, laterEmail := b.signedUpUser(t, "later")
-	resp = b.client(t).post("/login", "/login", url.Values{"email": {laterEmail}, "password": {"password of later"}})
+	later, laterEmail := b.SignedUpUser(t, "later")
+	resp = b.Client(t).Post("/login", "/login", url.Values{"email": {laterEmail}, "password": {"password of later"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	var cookie *http.Cookie
 	for _, ck := range resp.Cookies() {
@@ -337,37 +291,37 @@ func TestSessionSettings(t *testing.T) {
 	}
 	require.NotNil(t, cookie)
 	require.WithinDuration(t, time.Now().Add(2*time.Hour), cookie.Expires, 2*time.Minute, "the lifetime counts from sign-in")
-	status, _ := later.get("/")
+	status, _ := later.Get("/")
 	require.Equal(t, http.StatusOK, status)
-	_, expiry := sessionRow(t, b, later)
+	_, expiry := handlerstest.SessionRow(t, b, later)
 	require.WithinDuration(t, time.Now().Add(15*time.Minute), expiry, 2*time.Minute, "stored until the idle time from its last save")
 
 	// A session saved 16 minutes ago is over, whatever its stored expiry
 	// (this one, signed in before the change, has days left).
-	_, expiry = sessionRow(t, b, earlier)
+	_, expiry = handlerstest.SessionRow(t, b, earlier)
 	require.True(t, expiry.After(time.Now().Add(24*time.Hour)), "saved under the old idle timeout")
-	status, body := earlier.get("/settings/profile")
+	status, body := earlier.Get("/settings/profile")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, earlierEmail)
-	age := func(c *client, d time.Duration) {
+	age := func(c *handlerstest.Client, d time.Duration) {
 		t.Helper()
-		u, err := url.Parse(b.server.URL)
+		u, err := url.Parse(b.Server.URL)
 		require.NoError(t, err)
-		for _, ck := range c.http.Jar.Cookies(u) {
+		for _, ck := range c.HTTP.Jar.Cookies(u) {
 			if ck.Name == "kubebyon_session" {
-				_, err := b.pool.Exec(ctx, "UPDATE sessions SET saved_at = now() - make_interval(secs => $2) WHERE token = $1",
-					b.box.MAC("session-token", []byte(ck.Value)), d.Seconds())
+				_, err := b.Pool.Exec(ctx, "UPDATE sessions SET saved_at = now() - make_interval(secs => $2) WHERE token = $1",
+					b.Box.MAC("session-token", []byte(ck.Value)), d.Seconds())
 				require.NoError(t, err)
 			}
 		}
 	}
 	age(earlier, 14*time.Minute)
-	status, _ = earlier.get("/settings/profile")
+	status, _ = earlier.Get("/settings/profile")
 	require.Equal(t, http.StatusOK, status, "idle less than the timeout")
 	age(earlier, 16*time.Minute)
-	status, _ = earlier.get("/settings/profile")
+	status, _ = earlier.Get("/settings/profile")
 	require.Equal(t, http.StatusSeeOther, status, "idle longer than the timeout: signed out")
 	age(later, 16*time.Minute)
-	status, _ = later.get("/settings/profile")
+	status, _ = later.Get("/settings/profile")
 	require.Equal(t, http.StatusSeeOther, status)
 }

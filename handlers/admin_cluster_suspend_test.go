@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 )
 
@@ -22,90 +23,90 @@ import (
 // join tokens, managed ingress, node clean-up) but can still delete it.
 func TestAdminClusterSuspendResume(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	admin, adminEmail := b.signedUpAdmin(t, "suspend-admin")
-	owner, email := b.signedUpUser(t, "suspend-owner")
-	ownerID := b.userID(t, email)
-	cl, _ := b.readyVirtualCluster(t, owner, "paused")
-	token := createJoinToken(t, owner, cl, url.Values{"description": {"rack 1"}, "lifetime": {"24h"}, "uses": {"unlimited"}})
+	admin, adminEmail := b.SignedUpAdmin(t, "suspend-admin")
+	owner, email := b.SignedUpUser(t, "suspend-owner")
+	ownerID := b.UserID(t, email)
+	cl, _ := b.ReadyVirtualCluster(t, owner, "paused")
+	token := handlerstest.CreateJoinToken(t, owner, cl, url.Values{"description": {"rack 1"}, "lifetime": {"24h"}, "uses": {"unlimited"}})
 	require.Empty(t, joinRefusedCode(t, b, token), "joins are welcome while it is ready")
 	path := fmt.Sprintf("/admin/clusters/%d", cl.ID)
-	jobs := b.reconcileJobs(t, cl.ID)
+	jobs := b.ReconcileJobs(t, cl.ID)
 	page := fmt.Sprintf("/clusters/%d", cl.ID)
 	// The managed ingress panel offers to switch it on (or says why it
 	// cannot be) while the cluster can be changed.
 	canSwitchIngress := func() bool {
-		_, panel := owner.get(page + "/ingress")
+		_, panel := owner.Get(page + "/ingress")
 		return strings.Contains(panel, `data-testid="cluster-ingress-enable"`) || strings.Contains(panel, `data-testid="cluster-ingress-unconfigured"`)
 	}
 	require.True(t, canSwitchIngress())
 
-	_, body := admin.get(path)
+	_, body := admin.Get(path)
 	require.Contains(t, body, `data-testid="admin-cluster-suspend"`)
 	require.NotContains(t, body, `data-testid="admin-cluster-resume"`)
-	resp := admin.post(path, path+"/suspend", url.Values{"suspend_confirm": {"paused"}})
+	resp := admin.Post(path, path+"/suspend", url.Values{"suspend_confirm": {"paused"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	body = readBody(t, resp)
+	body = handlerstest.ReadBody(t, resp)
 	require.Contains(t, body, `data-testid="error-suspend_confirm">Type the cluster&#39;s slug exactly as shown.<`)
 	require.Contains(t, body, `value="paused"`, "what was typed is kept")
-	require.Equal(t, clusters.StatusReady, b.cluster(t, cl.ID).Status, "nothing changed")
-	require.Equal(t, jobs, b.reconcileJobs(t, cl.ID))
+	require.Equal(t, clusters.StatusReady, b.Cluster(t, cl.ID).Status, "nothing changed")
+	require.Equal(t, jobs, b.ReconcileJobs(t, cl.ID))
 
-	resp = admin.post(path, path+"/suspend", url.Values{"suspend_confirm": {" " + cl.Slug + " "}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	resp = admin.Post(path, path+"/suspend", url.Values{"suspend_confirm": {" " + cl.Slug + " "}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	require.Equal(t, path, resp.Header.Get("Location"))
-	after := b.cluster(t, cl.ID)
+	after := b.Cluster(t, cl.ID)
 	require.Equal(t, clusters.StatusSuspended, after.Status)
 	require.True(t, after.SuspendedAt.Valid)
-	require.Equal(t, b.userID(t, adminEmail), after.SuspendedBy.Int64)
-	require.Equal(t, jobs+1, b.reconcileJobs(t, cl.ID), "the job that scales the control plane down is queued")
-	_, body = admin.get(path)
+	require.Equal(t, b.UserID(t, adminEmail), after.SuspendedBy.Int64)
+	require.Equal(t, jobs+1, b.ReconcileJobs(t, cl.ID), "the job that scales the control plane down is queued")
+	_, body = admin.Get(path)
 	require.Contains(t, body, "The cluster is being suspended; its owner was told.")
 	require.Contains(t, body, "An administrator suspended the cluster.")
 	require.Contains(t, body, `data-testid="admin-cluster-suspended"`)
 	require.Contains(t, body, `data-testid="admin-cluster-resume"`)
 	require.NotContains(t, body, `data-testid="admin-cluster-suspend"`)
 	var actor, details string
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT actor_email, details::text FROM audit_events
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT actor_email, details::text FROM audit_events
 		WHERE action = 'admin.cluster_suspend' AND target_type = 'cluster' AND target_id = $1`, fmt.Sprint(cl.ID)).Scan(&actor, &details))
 	require.Equal(t, adminEmail, actor)
 	require.Contains(t, details, fmt.Sprintf(`"owner_id": %d`, ownerID))
-	b.requireNotified(t, ownerID, "ClusterAdminSuspended")
-	require.Contains(t, b.waitMail(t, email, "An administrator suspended cluster paused").Text, "you can still delete it")
+	b.RequireNotified(t, ownerID, "ClusterAdminSuspended")
+	require.Contains(t, b.WaitMail(t, email, "An administrator suspended cluster paused").Text, "you can still delete it")
 
 	// Suspended twice: refused, nothing more written.
-	resp = admin.post(path, path+"/suspend", url.Values{"suspend_confirm": {cl.Slug}})
+	resp = admin.Post(path, path+"/suspend", url.Values{"suspend_confirm": {cl.Slug}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body = admin.get(path)
+	_, body = admin.Get(path)
 	require.Contains(t, body, "Only a ready cluster can be suspended.")
-	require.Equal(t, 1, b.auditCount(t, "admin.cluster_suspend"))
-	require.Equal(t, jobs+1, b.reconcileJobs(t, cl.ID))
+	require.Equal(t, 1, b.AuditCount(t, "admin.cluster_suspend"))
+	require.Equal(t, jobs+1, b.ReconcileJobs(t, cl.ID))
 
 	// Joins are refused, with the reason. A join script started before
 	// may still report how it ended, as for a cluster that is not ready.
-	script := joinRefusal(t, b, token, "cluster-suspended")
+	script := handlerstest.JoinRefusal(t, b, token, "cluster-suspended")
 	require.Contains(t, script, "The cluster is suspended by an administrator: no node can join it until it is resumed.")
 	require.Equal(t, http.StatusNoContent, joinEventStatus(t, b, token))
 
 	// The owner sees the suspension, may delete but not change the cluster.
-	_, body = owner.get(page)
+	_, body = owner.Get(page)
 	require.Contains(t, body, `data-testid="cluster-suspended"`)
 	require.Contains(t, body, "Suspended by an administrator since")
 	require.NotContains(t, body, `data-testid="cluster-edit"`)
 	require.Contains(t, body, `data-testid="cluster-delete"`)
 	require.False(t, canSwitchIngress())
 	suspended := "This cluster is suspended by an administrator: it cannot be changed until it is resumed."
-	code, _ := owner.get(page + "/edit")
+	code, _ := owner.Get(page + "/edit")
 	require.Equal(t, http.StatusSeeOther, code, "the edit page sends back to the cluster")
-	_, body = owner.get(page)
+	_, body = owner.Get(page)
 	require.Contains(t, body, suspended, "saying why")
-	resp = owner.post(page, page+"/edit", url.Values{"description": {"changed"}, "kubernetes_version": {"v1.34.0"}, "public_access_mode": {"nodeport"}})
+	resp = owner.Post(page, page+"/edit", url.Values{"description": {"changed"}, "kubernetes_version": {"v1.34.0"}, "public_access_mode": {"nodeport"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), suspended)
-	resp = owner.post(page, page+"/tokens", url.Values{"description": {"rack 2"}, "lifetime": {"24h"}, "uses": {"unlimited"}})
+	require.Contains(t, handlerstest.ReadBody(t, resp), suspended)
+	resp = owner.Post(page, page+"/tokens", url.Values{"description": {"rack 2"}, "lifetime": {"24h"}, "uses": {"unlimited"}})
 	require.Equal(t, http.StatusConflict, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), suspended)
+	require.Contains(t, handlerstest.ReadBody(t, resp), suspended)
 	for _, r := range []struct {
 		path string
 		form url.Values
@@ -114,50 +115,50 @@ func TestAdminClusterSuspendResume(t *testing.T) {
 		{page + "/ingress/hostnames", url.Values{"name": {"shop.example.com"}}},
 		{page + "/stale-node-cleanup", url.Values{"hours": {"2"}}},
 	} {
-		resp = owner.post(page, r.path, r.form)
+		resp = owner.Post(page, r.path, r.form)
 		require.Equal(t, http.StatusConflict, resp.StatusCode, r.path)
-		require.Contains(t, readBody(t, resp), suspended, r.path)
+		require.Contains(t, handlerstest.ReadBody(t, resp), suspended, r.path)
 	}
-	require.Equal(t, after.Generation, b.cluster(t, cl.ID).Generation, "nothing changed")
+	require.Equal(t, after.Generation, b.Cluster(t, cl.ID).Generation, "nothing changed")
 	var tokens int
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM join_tokens WHERE cluster_id = $1", cl.ID).Scan(&tokens))
+	require.NoError(t, b.Pool.QueryRow(ctx, "SELECT count(*) FROM join_tokens WHERE cluster_id = $1", cl.ID).Scan(&tokens))
 	require.Equal(t, 1, tokens)
 
 	// Resumed: audited, told, and resumed twice refused.
-	resp = admin.post(path, path+"/resume", nil)
+	resp = admin.Post(path, path+"/resume", nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Equal(t, path, resp.Header.Get("Location"))
-	require.Equal(t, clusters.StatusResuming, b.cluster(t, cl.ID).Status)
-	require.Equal(t, jobs+2, b.reconcileJobs(t, cl.ID), "the job that scales the control plane back is queued")
-	_, body = admin.get(path)
+	require.Equal(t, clusters.StatusResuming, b.Cluster(t, cl.ID).Status)
+	require.Equal(t, jobs+2, b.ReconcileJobs(t, cl.ID), "the job that scales the control plane back is queued")
+	_, body = admin.Get(path)
 	require.Contains(t, body, "The cluster is resuming; its owner was told.")
 	require.Contains(t, body, "An administrator resumed the cluster.")
 	require.NotContains(t, body, `data-testid="admin-cluster-resume"`)
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT actor_email FROM audit_events
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT actor_email FROM audit_events
 		WHERE action = 'admin.cluster_resume' AND target_id = $1`, fmt.Sprint(cl.ID)).Scan(&actor))
 	require.Equal(t, adminEmail, actor)
-	b.requireNotified(t, ownerID, "ClusterAdminResumed")
-	b.waitMail(t, email, "An administrator resumed cluster paused")
-	resp = admin.post(path, path+"/resume", nil)
+	b.RequireNotified(t, ownerID, "ClusterAdminResumed")
+	b.WaitMail(t, email, "An administrator resumed cluster paused")
+	resp = admin.Post(path, path+"/resume", nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body = admin.get(path)
+	_, body = admin.Get(path)
 	require.Contains(t, body, "Only a suspended cluster can be resumed.")
-	require.Equal(t, 1, b.auditCount(t, "admin.cluster_resume"))
+	require.Equal(t, 1, b.AuditCount(t, "admin.cluster_resume"))
 
 	// Until its control plane answers, joins are still refused.
-	joinRefusal(t, b, token, "cluster-suspended")
-	_, body = owner.get(page)
+	handlerstest.JoinRefusal(t, b, token, "cluster-suspended")
+	_, body = owner.Get(page)
 	require.NotContains(t, body, `data-testid="cluster-suspended"`)
 	require.Contains(t, body, "Resuming")
-	b.markReady(t, b.cluster(t, cl.ID))
+	b.MarkReady(t, b.Cluster(t, cl.ID))
 	require.Empty(t, joinRefusedCode(t, b, token), "ready again: joins are welcome")
 }
 
 // joinRefusedCode is why GET /join/<token> refuses the token, "" when it
 // does not.
-func joinRefusedCode(t *testing.T, b *testBundle, token string) string {
+func joinRefusedCode(t *testing.T, b *handlerstest.Bundle, token string) string {
 	t.Helper()
-	resp, err := http.Get(b.server.URL + "/join/" + token)
+	resp, err := http.Get(b.Server.URL + "/join/" + token)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -166,9 +167,9 @@ func joinRefusedCode(t *testing.T, b *testBundle, token string) string {
 
 // joinEventStatus is the status with which the platform answers a report
 // of the join script.
-func joinEventStatus(t *testing.T, b *testBundle, token string) int {
+func joinEventStatus(t *testing.T, b *handlerstest.Bundle, token string) int {
 	t.Helper()
-	resp, err := http.PostForm(b.server.URL+"/join/"+token+"/events", url.Values{"step": {"preflight"}, "status": {"ok"}})
+	resp, err := http.PostForm(b.Server.URL+"/join/"+token+"/events", url.Values{"step": {"preflight"}, "status": {"ok"}})
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	return resp.StatusCode

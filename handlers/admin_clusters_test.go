@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 )
 
@@ -25,37 +26,27 @@ func adminClusterIDs(t *testing.T, body string) []string {
 	return ids
 }
 
-// insertCluster writes a cluster row as the reconcile worker would have
-// left it, returning its id.
-func (b *testBundle) insertCluster(t *testing.T, owner int64, name, slug, version, mode, status string) int64 {
-	t.Helper()
-	var id int64
-	require.NoError(t, b.pool.QueryRow(context.Background(), `INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, owner, name, slug, version, mode, status).Scan(&id))
-	return id
-}
-
 // TestAdminClusterList: every user's clusters, deleted ones only under
 // their filter; each filter and the search narrow the list; pages of
 // AdminPageSize go older and newer by id; a non-admin gets 404.
 func TestAdminClusterList(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	admin, _ := b.signedUpAdmin(t, "clusters-list-admin")
-	user, aliceEmail := b.signedUpUser(t, "clusters-list-alice")
-	_, bobEmail := b.signedUpUser(t, "clusters-list-bob")
-	alice, bob := b.userID(t, aliceEmail), b.userID(t, bobEmail)
+	admin, _ := b.SignedUpAdmin(t, "clusters-list-admin")
+	user, aliceEmail := b.SignedUpUser(t, "clusters-list-alice")
+	_, bobEmail := b.SignedUpUser(t, "clusters-list-bob")
+	alice, bob := b.UserID(t, aliceEmail), b.UserID(t, bobEmail)
 
-	web := b.insertCluster(t, alice, "web", "web-a1b2c3", "v1.34.0", "nodeport", "ready")
-	db := b.insertCluster(t, bob, "db", "db-d4e5f6", "v1.33.4", "loadbalancer", "failed")
-	gone := b.insertCluster(t, bob, "gone", "gone-g7h8i9", "v1.34.0", "nodeport", "deleted")
-	_, err := b.pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready, conditions, addresses)
+	web := b.InsertCluster(t, alice, "web", "web-a1b2c3", "v1.34.0", "nodeport", "ready")
+	db := b.InsertCluster(t, bob, "db", "db-d4e5f6", "v1.33.4", "loadbalancer", "failed")
+	gone := b.InsertCluster(t, bob, "gone", "gone-g7h8i9", "v1.34.0", "nodeport", "deleted")
+	_, err := b.Pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready, conditions, addresses)
 		VALUES ($1, 'n1', true, '[]', '[]'), ($1, 'n2', false, '[]', '[]')`, web)
 	require.NoError(t, err)
 	id := func(n int64) string { return fmt.Sprint(n) }
 
-	code, body := admin.get("/admin/clusters")
+	code, body := admin.Get("/admin/clusters")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="admin-nav-clusters" aria-current="page"`)
 	require.Equal(t, []string{id(db), id(web)}, adminClusterIDs(t, body), "newest first, the deleted one left out")
@@ -86,42 +77,42 @@ func TestAdminClusterList(t *testing.T) {
 		{"combined", "access=nodeport&q=web&owner=" + url.QueryEscape(aliceEmail), []string{id(web)}},
 		{"no match", "owner=nobody%40example.com", nil},
 	} {
-		code, body := admin.get("/admin/clusters?" + c.query)
+		code, body := admin.Get("/admin/clusters?" + c.query)
 		require.Equal(t, http.StatusOK, code, c.name)
 		require.Equal(t, c.want, adminClusterIDs(t, body), c.name)
 		if c.want == nil {
 			require.Contains(t, body, `data-testid="admin-clusters-empty"`, c.name)
 		}
 	}
-	_, body = admin.get("/admin/clusters?status=failed&access=loadbalancer&q=db")
+	_, body = admin.Get("/admin/clusters?status=failed&access=loadbalancer&q=db")
 	require.Contains(t, body, `<option value="failed" selected>`, "the filters are kept in the form")
 	require.Contains(t, body, `<option value="loadbalancer" selected>`)
 	require.Contains(t, body, `name="q" value="db"`)
 
 	// 51 more of alice's clusters: the first page ends one before them all.
-	_, err = b.pool.Exec(ctx, `INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
+	_, err = b.Pool.Exec(ctx, `INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
 		SELECT $1, 'many-' || i, 'many-' || i || '-x', 'v1.34.0', 'nodeport', 'ready' FROM generate_series(1, 51) i`, alice)
 	require.NoError(t, err)
-	_, body = admin.get("/admin/clusters?version=v1.34.0")
+	_, body = admin.Get("/admin/clusters?version=v1.34.0")
 	first := adminClusterIDs(t, body)
 	require.Len(t, first, clusters.AdminPageSize)
 	require.NotContains(t, body, `data-testid="admin-clusters-newer"`, "the first page has no newer one")
-	older := linkOf(t, body, "admin-clusters-older")
+	older := handlerstest.LinkOf(t, body, "admin-clusters-older")
 	require.Equal(t, "/admin/clusters?before="+first[len(first)-1]+"&version=v1.34.0", older, "the filter goes along")
-	_, body = admin.get(older)
+	_, body = admin.Get(older)
 	second := adminClusterIDs(t, body)
 	require.Len(t, second, 2, "51 + web = 52 clusters of v1.34.0")
 	require.Equal(t, id(web), second[1])
 	require.NotContains(t, body, `data-testid="admin-clusters-older"`, "the last page has no older one")
-	newer := linkOf(t, body, "admin-clusters-newer")
-	_, body = admin.get(newer)
+	newer := handlerstest.LinkOf(t, body, "admin-clusters-newer")
+	_, body = admin.Get(newer)
 	require.Equal(t, first, adminClusterIDs(t, body), "newer goes back to the first page")
 	require.Contains(t, body, `data-testid="admin-clusters-older"`)
 	require.NotContains(t, body, `data-testid="admin-clusters-newer"`, "nothing is newer than the newest")
 
-	code, _ = user.get("/admin/clusters")
+	code, _ = user.Get("/admin/clusters")
 	require.Equal(t, http.StatusNotFound, code)
-	code, _ = user.get(fmt.Sprintf("/admin/clusters/%d", web))
+	code, _ = user.Get(fmt.Sprintf("/admin/clusters/%d", web))
 	require.Equal(t, http.StatusNotFound, code)
 }
 
@@ -129,24 +120,24 @@ func TestAdminClusterList(t *testing.T) {
 // join tokens, never a token's secret nor its hash.
 func TestAdminClusterPage(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	admin, _ := b.signedUpAdmin(t, "cluster-page-admin")
-	_, email := b.signedUpUser(t, "cluster-page-owner")
-	cl := b.insertCluster(t, b.userID(t, email), "shop", "shop-q1w2e3", "v1.34.0", "nodeport", "ready")
-	b.event(t, cl, "info", "Installing", "")
-	b.event(t, cl, "info", "Ready", "")
-	_, err := b.pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version)
+	admin, _ := b.SignedUpAdmin(t, "cluster-page-admin")
+	_, email := b.SignedUpUser(t, "cluster-page-owner")
+	cl := b.InsertCluster(t, b.UserID(t, email), "shop", "shop-q1w2e3", "v1.34.0", "nodeport", "ready")
+	b.Event(t, cl, "info", "Installing", "")
+	b.Event(t, cl, "info", "Ready", "")
+	_, err := b.Pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready, conditions, kubelet_version)
 		VALUES ($1, 'worker-1', true, '[{"type":"Ready","status":"True"}]', 'v1.34.0'),
 		       ($1, 'worker-2', false, '[{"type":"Ready","status":"False"}]', 'v1.33.4')`, cl)
 	require.NoError(t, err)
-	sealed := b.box.Seal([]byte("q1w2e3.0123456789abcdef"))
-	_, err = b.pool.Exec(ctx, `WITH t AS (INSERT INTO join_tokens (cluster_id, token_id, token_hash, sealed_token, description, revoked_at)
+	sealed := b.Box.Seal([]byte("q1w2e3.0123456789abcdef"))
+	_, err = b.Pool.Exec(ctx, `WITH t AS (INSERT INTO join_tokens (cluster_id, token_id, token_hash, sealed_token, description, revoked_at)
 		VALUES ($1, 'q1w2e3', 'hash-of-the-secret-token', $2, 'rack 7', now()) RETURNING id)
 		INSERT INTO join_token_nodes (token_id, node_name, csr_name) SELECT id, 'worker-1', 'csr-1' FROM t`, cl, sealed)
 	require.NoError(t, err)
 
-	code, body := admin.get(fmt.Sprintf("/admin/clusters/%d", cl))
+	code, body := admin.Get(fmt.Sprintf("/admin/clusters/%d", cl))
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="admin-nav-clusters" aria-current="page"`)
 	require.Contains(t, body, `data-testid="admin-cluster-owner">`+email+`<`)
@@ -171,7 +162,7 @@ func TestAdminClusterPage(t *testing.T) {
 	require.NotContains(t, body, `data-testid="admin-cluster-retry"`, "only a failed cluster is retried")
 	require.Contains(t, body, `data-testid="admin-cluster-delete"`)
 
-	code, _ = admin.get("/admin/clusters/999999")
+	code, _ = admin.Get("/admin/clusters/999999")
 	require.Equal(t, http.StatusNotFound, code)
 }
 
@@ -179,45 +170,45 @@ func TestAdminClusterPage(t *testing.T) {
 // as its owner would; it is audited as the admin's, and the owner told.
 func TestAdminClusterRetry(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	admin, adminEmail := b.signedUpAdmin(t, "cluster-retry-admin")
-	_, email := b.signedUpUser(t, "cluster-retry-owner")
-	owner := b.userID(t, email)
-	cl := b.insertCluster(t, owner, "flaky", "flaky-r4t5y6", "v1.34.0", "nodeport", "ready")
+	admin, adminEmail := b.SignedUpAdmin(t, "cluster-retry-admin")
+	_, email := b.SignedUpUser(t, "cluster-retry-owner")
+	owner := b.UserID(t, email)
+	cl := b.InsertCluster(t, owner, "flaky", "flaky-r4t5y6", "v1.34.0", "nodeport", "ready")
 	path := fmt.Sprintf("/admin/clusters/%d", cl)
 
-	resp := admin.post(path, path+"/retry", nil)
+	resp := admin.Post(path, path+"/retry", nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body := admin.get(path)
+	_, body := admin.Get(path)
 	require.Contains(t, body, "Only a failed cluster can be retried.")
-	require.Equal(t, "ready", b.cluster(t, cl).Status)
-	require.Zero(t, b.reconcileJobs(t, cl))
+	require.Equal(t, "ready", b.Cluster(t, cl).Status)
+	require.Zero(t, b.ReconcileJobs(t, cl))
 
-	_, err := b.pool.Exec(ctx, `UPDATE clusters SET status = 'failed', status_message = 'helm install: timed out' WHERE id = $1`, cl)
+	_, err := b.Pool.Exec(ctx, `UPDATE clusters SET status = 'failed', status_message = 'helm install: timed out' WHERE id = $1`, cl)
 	require.NoError(t, err)
-	_, body = admin.get(path)
+	_, body = admin.Get(path)
 	require.Contains(t, body, `data-testid="admin-cluster-status-message">helm install: timed out<`)
 	require.Contains(t, body, `data-testid="admin-cluster-retry"`)
-	resp = admin.post(path, path+"/retry", nil)
+	resp = admin.Post(path, path+"/retry", nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Equal(t, path, resp.Header.Get("Location"))
-	after := b.cluster(t, cl)
+	after := b.Cluster(t, cl)
 	require.Equal(t, "pending", after.Status)
 	require.Empty(t, after.StatusMessage)
-	require.Equal(t, 1, b.reconcileJobs(t, cl), "a reconcile is queued")
-	_, body = admin.get(path)
+	require.Equal(t, 1, b.ReconcileJobs(t, cl), "a reconcile is queued")
+	_, body = admin.Get(path)
 	require.Contains(t, body, "The cluster will be set up again; its owner was told.")
 	require.Contains(t, body, "An administrator asked for a retry.")
 
 	var actor, details string
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT actor_email, details::text FROM audit_events
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT actor_email, details::text FROM audit_events
 		WHERE action = 'admin.cluster_retry' AND target_type = 'cluster' AND target_id = $1`, fmt.Sprint(cl)).Scan(&actor, &details))
 	require.Equal(t, adminEmail, actor)
 	require.Contains(t, details, fmt.Sprintf(`"owner_id": %d`, owner))
 	require.Contains(t, details, fmt.Sprintf(`"owner_email": "%s"`, email))
-	b.requireNotified(t, owner, "ClusterAdminRetried")
-	require.Contains(t, b.waitMail(t, email, "An administrator retried cluster flaky").Text, fmt.Sprintf("/clusters/%d", cl))
+	b.RequireNotified(t, owner, "ClusterAdminRetried")
+	require.Contains(t, b.WaitMail(t, email, "An administrator retried cluster flaky").Text, fmt.Sprintf("/clusters/%d", cl))
 }
 
 // TestAdminClusterDelete: an admin deletes another user's cluster after
@@ -225,58 +216,58 @@ func TestAdminClusterRetry(t *testing.T) {
 // in a state its owner could not change it in too; audited, owner told.
 func TestAdminClusterDelete(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	admin, adminEmail := b.signedUpAdmin(t, "cluster-delete-admin")
-	_, email := b.signedUpUser(t, "cluster-delete-owner")
-	owner := b.userID(t, email)
-	cl := b.insertCluster(t, owner, "doomed", "doomed-u7i8o9", "v1.34.0", "nodeport", "provisioning")
+	admin, adminEmail := b.SignedUpAdmin(t, "cluster-delete-admin")
+	_, email := b.SignedUpUser(t, "cluster-delete-owner")
+	owner := b.UserID(t, email)
+	cl := b.InsertCluster(t, owner, "doomed", "doomed-u7i8o9", "v1.34.0", "nodeport", "provisioning")
 	path := fmt.Sprintf("/admin/clusters/%d", cl)
 
-	resp := admin.post(path, path+"/delete", url.Values{"confirm": {"doomed"}})
+	resp := admin.Post(path, path+"/delete", url.Values{"confirm": {"doomed"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	body := readBody(t, resp)
+	body := handlerstest.ReadBody(t, resp)
 	require.Contains(t, body, `data-testid="error-confirm">Type the cluster&#39;s slug exactly as shown.<`)
 	require.Contains(t, body, `value="doomed"`, "what was typed is kept")
-	require.Equal(t, "provisioning", b.cluster(t, cl).Status, "nothing changed")
-	require.Zero(t, b.reconcileJobs(t, cl))
+	require.Equal(t, "provisioning", b.Cluster(t, cl).Status, "nothing changed")
+	require.Zero(t, b.ReconcileJobs(t, cl))
 
-	resp = admin.post(path, path+"/delete", url.Values{"confirm": {" doomed-u7i8o9 "}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	resp = admin.Post(path, path+"/delete", url.Values{"confirm": {" doomed-u7i8o9 "}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	require.Equal(t, path, resp.Header.Get("Location"))
-	after := b.cluster(t, cl)
+	after := b.Cluster(t, cl)
 	require.Equal(t, "deleting", after.Status)
 	require.True(t, after.DeleteRequestedAt.Valid)
-	require.Equal(t, 1, b.reconcileJobs(t, cl), "the delete job is queued")
-	_, body = admin.get(path)
+	require.Equal(t, 1, b.ReconcileJobs(t, cl), "the delete job is queued")
+	_, body = admin.Get(path)
 	require.Contains(t, body, "The cluster is being deleted; its owner was told.")
 	require.Contains(t, body, "An administrator asked for the cluster&#39;s deletion.")
 
 	var actor, details string
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT actor_email, details::text FROM audit_events
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT actor_email, details::text FROM audit_events
 		WHERE action = 'admin.cluster_delete' AND target_id = $1`, fmt.Sprint(cl)).Scan(&actor, &details))
 	require.Equal(t, adminEmail, actor)
 	require.Contains(t, details, fmt.Sprintf(`"owner_id": %d`, owner))
-	b.requireNotified(t, owner, "ClusterAdminDeleted")
-	require.Contains(t, b.waitMail(t, email, "An administrator deleted cluster doomed").Text, "being removed")
+	b.RequireNotified(t, owner, "ClusterAdminDeleted")
+	require.Contains(t, b.WaitMail(t, email, "An administrator deleted cluster doomed").Text, "being removed")
 
 	// Forced again while it is being deleted: a fresh reconcile.
-	resp = admin.post(path, path+"/delete", url.Values{"confirm": {"doomed-u7i8o9"}})
+	resp = admin.Post(path, path+"/delete", url.Values{"confirm": {"doomed-u7i8o9"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	require.Equal(t, 1, b.reconcileJobs(t, cl), "the waiting job is superseded by the new one")
-	require.Equal(t, "deleting", b.cluster(t, cl).Status)
+	require.Equal(t, 1, b.ReconcileJobs(t, cl), "the waiting job is superseded by the new one")
+	require.Equal(t, "deleting", b.Cluster(t, cl).Status)
 
 	// Deleted: nothing is left to delete.
-	_, err := b.pool.Exec(ctx, `UPDATE clusters SET status = 'deleted', deleted_at = now() WHERE id = $1`, cl)
+	_, err := b.Pool.Exec(ctx, `UPDATE clusters SET status = 'deleted', deleted_at = now() WHERE id = $1`, cl)
 	require.NoError(t, err)
-	_, body = admin.get(path)
+	_, body = admin.Get(path)
 	require.NotContains(t, body, `data-testid="admin-cluster-delete"`)
-	resp = admin.post(path, path+"/delete", url.Values{"confirm": {"doomed-u7i8o9"}})
+	resp = admin.Post(path, path+"/delete", url.Values{"confirm": {"doomed-u7i8o9"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body = admin.get(path)
+	_, body = admin.Get(path)
 	require.Contains(t, body, "This cluster is already deleted.")
 	var audited int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'admin.cluster_delete'`).Scan(&audited))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'admin.cluster_delete'`).Scan(&audited))
 	require.Equal(t, 2, audited)
 }
 
@@ -284,9 +275,9 @@ func TestAdminClusterDelete(t *testing.T) {
 // signed-in user who is not an admin with 404 and changes nothing.
 func TestAdminClusterRoutesAdminsOnly(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	user, email := b.signedUpUser(t, "cluster-routes-user")
-	cl := b.insertCluster(t, b.userID(t, email), "mine", "mine-p0o9i8", "v1.34.0", "nodeport", "failed")
+	b := handlerstest.Setup(t)
+	user, email := b.SignedUpUser(t, "cluster-routes-user")
+	cl := b.InsertCluster(t, b.UserID(t, email), "mine", "mine-p0o9i8", "v1.34.0", "nodeport", "failed")
 	for _, r := range []struct {
 		method, path string
 		form         url.Values
@@ -302,22 +293,12 @@ func TestAdminClusterRoutesAdminsOnly(t *testing.T) {
 	} {
 		var code int
 		if r.method == http.MethodGet {
-			code, _ = user.get(r.path)
+			code, _ = user.Get(r.path)
 		} else {
-			code = user.post("/", r.path, r.form).StatusCode
+			code = user.Post("/", r.path, r.form).StatusCode
 		}
 		require.Equal(t, http.StatusNotFound, code, r.method+" "+r.path)
 	}
-	require.Equal(t, "failed", b.cluster(t, cl).Status)
-	require.Zero(t, b.reconcileJobs(t, cl))
-}
-
-// requireNotified checks that the user has an in-app notification of
-// the admin's action, worded by message.
-func (b *testBundle) requireNotified(t *testing.T, userID int64, message string) {
-	t.Helper()
-	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(),
-		`SELECT count(*) FROM notifications WHERE user_id = $1 AND kind = 'cluster_admin' AND message = $2`, userID, message).Scan(&n))
-	require.Equal(t, 1, n)
+	require.Equal(t, "failed", b.Cluster(t, cl).Status)
+	require.Zero(t, b.ReconcileJobs(t, cl))
 }

@@ -11,23 +11,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/workerprocs"
 )
-
-// heartbeat starts the heartbeat of a worker process p, stopped (marked
-// stopped) when the test ends.
-func (b *testBundle) heartbeat(t *testing.T, p workerprocs.Process) *workerprocs.Heartbeat {
-	t.Helper()
-	h := &workerprocs.Heartbeat{Pool: b.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Process: p}
-	require.NoError(t, h.Start(context.Background()))
-	t.Cleanup(func() { _ = h.Stop(context.Background()) })
-	return h
-}
 
 // processRowHTML is the processes table's row of id.
 func processRowHTML(t *testing.T, body, id string) string {
 	t.Helper()
-	row := sectionHTML(t, body, "jobs-process-"+id)
+	row := handlerstest.SectionHTML(t, body, "jobs-process-"+id)
 	end := strings.Index(row, "</tr>")
 	require.Greater(t, end, 0)
 	return row[:end]
@@ -39,44 +30,44 @@ func processRowHTML(t *testing.T, body, id string) string {
 // last beat, one that shut down cleanly says when. Non-admins get 404.
 func TestAdminJobsListsWorkerProcesses(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin, email := b.signedUpAdmin(t, "jobs-procs-admin")
+	b := handlerstest.Setup(t)
+	admin, email := b.SignedUpAdmin(t, "jobs-procs-admin")
 	ctx := context.Background()
 
 	// The test's River client is the only worker client on this database:
 	// it is elected. Its process row carries its client ID, as cmd sets
 	// River's ID from the row's.
-	waitFor(t, func() bool {
+	handlerstest.WaitFor(t, func() bool {
 		var id string
-		err := b.pool.QueryRow(ctx, `SELECT leader_id FROM river_leader WHERE expires_at > now()`).Scan(&id)
-		return err == nil && id == b.river.ID()
+		err := b.Pool.QueryRow(ctx, `SELECT leader_id FROM river_leader WHERE expires_at > now()`).Scan(&id)
+		return err == nil && id == b.River.ID()
 	}, "the test's River client is elected")
 	started := time.Now().Add(-time.Hour)
-	b.heartbeat(t, workerprocs.Process{
-		ID: b.river.ID(), Hostname: "worker-a", PID: 101, Version: "v9.9.9",
+	b.Heartbeat(t, workerprocs.Process{
+		ID: b.River.ID(), Hostname: "worker-a", PID: 101, Version: "v9.9.9",
 		Queues: []string{"default", "email"}, StartedAt: started,
 	})
 	// Killed five minutes ago: its heartbeat ended without marking the
 	// row stopped, and the row was not refreshed since.
 	killed, kill := context.WithCancel(ctx)
 	h := &workerprocs.Heartbeat{
-		Pool: b.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Pool: b.Pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Process: workerprocs.Process{ID: "worker-b-202-stale", Hostname: "worker-b", PID: 202, Version: "v9.9.8", Queues: []string{"checks"}, StartedAt: started},
 	}
 	require.NoError(t, h.Start(killed))
 	kill()
-	_, err := b.pool.Exec(ctx, `UPDATE worker_processes SET last_seen_at = now() - interval '5 minutes' WHERE id = 'worker-b-202-stale'`)
+	_, err := b.Pool.Exec(ctx, `UPDATE worker_processes SET last_seen_at = now() - interval '5 minutes' WHERE id = 'worker-b-202-stale'`)
 	require.NoError(t, err)
 	// Shut down cleanly.
-	stopped := b.heartbeat(t, workerprocs.Process{ID: "worker-c-303-done", Hostname: "worker-c", PID: 303, Version: "v9.9.7", Queues: []string{"default"}, StartedAt: started})
+	stopped := b.Heartbeat(t, workerprocs.Process{ID: "worker-c-303-done", Hostname: "worker-c", PID: 303, Version: "v9.9.7", Queues: []string{"default"}, StartedAt: started})
 	require.NoError(t, stopped.Stop(ctx))
 
-	code, body := admin.get("/admin/jobs")
+	code, body := admin.Get("/admin/jobs")
 	require.Equal(t, http.StatusOK, code)
-	procs := sectionHTML(t, body, "jobs-processes")
+	procs := handlerstest.SectionHTML(t, body, "jobs-processes")
 	require.Contains(t, procs, "Queues worked")
 
-	leader := processRowHTML(t, body, b.river.ID())
+	leader := processRowHTML(t, body, b.River.ID())
 	for _, want := range []string{"worker-a", ">101<", "v9.9.9", "default, email", `data-testid="jobs-process-leader"`, adminTimeText(started)} {
 		require.Contains(t, leader, want)
 	}
@@ -97,24 +88,24 @@ func TestAdminJobsListsWorkerProcesses(t *testing.T) {
 	require.Less(t, strings.Index(body, "worker-b-202-stale"), strings.Index(body, "worker-c-303-done"))
 
 	// In Chinese too.
-	_, err = b.pool.Exec(ctx, `UPDATE users SET language = 'zh-CN' WHERE email = $1`, email)
+	_, err = b.Pool.Exec(ctx, `UPDATE users SET language = 'zh-CN' WHERE email = $1`, email)
 	require.NoError(t, err)
-	_, body = admin.get("/admin/jobs")
+	_, body = admin.Get("/admin/jobs")
 	require.Contains(t, processRowHTML(t, body, "worker-b-202-stale"), "起未出现")
 
-	user, _ := b.signedUpUser(t, "jobs-procs-user")
-	for _, c := range []*client{user, b.client(t)} {
-		code, body := c.get("/admin/jobs")
+	user, _ := b.SignedUpUser(t, "jobs-procs-user")
+	for _, c := range []*handlerstest.Client{user, b.Client(t)} {
+		code, body := c.Get("/admin/jobs")
 		require.Equal(t, http.StatusNotFound, code)
 		require.NotContains(t, body, "worker-a")
 	}
 }
 
 // lastSeen is when process id was last seen, as stored.
-func lastSeen(t *testing.T, b *testBundle, id string) time.Time {
+func lastSeen(t *testing.T, b *handlerstest.Bundle, id string) time.Time {
 	t.Helper()
 	var at time.Time
-	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT last_seen_at FROM worker_processes WHERE id = $1`, id).Scan(&at))
+	require.NoError(t, b.Pool.QueryRow(context.Background(), `SELECT last_seen_at FROM worker_processes WHERE id = $1`, id).Scan(&at))
 	return at
 }
 

@@ -2,17 +2,15 @@ package handlers_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
 	"net/url"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -31,103 +29,71 @@ func mailForm(t *testing.T, mp *testenv.Mailpit, admin string) url.Values {
 	}
 }
 
-// mailRow is the stored mail settings row as text; "" when there is none.
-func (b *testBundle) mailRow(t *testing.T) string {
-	t.Helper()
-	var v string
-	err := b.pool.QueryRow(context.Background(), "SELECT value::text FROM settings WHERE key = 'mail'").Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ""
-	}
-	require.NoError(t, err)
-	return v
-}
-
-// mailEvents are the details of every audit event of action, oldest
-// first, as JSON text and decoded.
-func (b *testBundle) mailEvents(t *testing.T, action string) ([]string, []map[string]any) {
-	t.Helper()
-	rows, err := b.pool.Query(context.Background(), "SELECT details::text FROM audit_events WHERE action = $1 ORDER BY id", action)
-	require.NoError(t, err)
-	defer rows.Close()
-	var raw []string
-	var out []map[string]any
-	for rows.Next() {
-		var s string
-		require.NoError(t, rows.Scan(&s))
-		d := map[string]any{}
-		require.NoError(t, json.Unmarshal([]byte(s), &d))
-		raw, out = append(raw, s), append(out, d)
-	}
-	require.NoError(t, rows.Err())
-	return raw, out
-}
-
 // TestAdminMailSettingsTakeEffectAtOnce: a mail server saved in the admin
 // area carries the platform's next email, with no restart; the page says
 // which server is in effect; clearing the settings goes back to
 // KUBEBYON_SMTP_URL. The password is sealed and never shown or audited.
 func TestAdminMailSettingsTakeEffectAtOnce(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin, _ := b.signedUpAdmin(t, "postmaster")
-	_, userEmail := b.signedUpUser(t, "forgetful")
+	b := handlerstest.Setup(t)
+	admin, _ := b.SignedUpAdmin(t, "postmaster")
+	_, userEmail := b.SignedUpUser(t, "forgetful")
 	// The sign-up code and the sign-in notice, through KUBEBYON_SMTP_URL.
-	b.mail.WaitMessages(t, userEmail, 2)
+	b.Mail.WaitMessages(t, userEmail, 2)
 	auth := testenv.MailAuth(t)
 
-	code, body := admin.get(mailPage)
+	code, body := admin.Get(mailPage)
 	require.Equal(t, http.StatusOK, code)
 	require.Regexp(t, `data-testid="admin-nav-mail"\s+aria-current="page"`, body)
 	require.Contains(t, body, `data-source="env"`, "KUBEBYON_SMTP_URL is in effect")
 	require.Contains(t, body, "No password is stored.")
 
-	resp := admin.post(mailPage, mailPage, mailForm(t, auth, "postmaster"))
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	_, body = admin.get(mailPage)
+	resp := admin.Post(mailPage, mailPage, mailForm(t, auth, "postmaster"))
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	_, body = admin.Get(mailPage)
 	require.Contains(t, body, "Email settings saved.")
 	require.Contains(t, body, `data-source="settings"`)
 	require.Contains(t, body, "A password is stored")
 	require.Contains(t, body, `value="Platform Mail &lt;platform@mail.test&gt;"`)
 	require.NotContains(t, body, auth.Password)
-	row := b.mailRow(t)
+	row := b.MailRow(t)
 	require.NotEmpty(t, row)
 	require.NotContains(t, row, auth.Password, "the password is sealed")
-	raw, events := b.mailEvents(t, "admin.mail_update")
+	raw, events := b.MailEvents(t, "admin.mail_update")
 	require.Len(t, events, 1)
 	require.ElementsMatch(t, []any{"from", "host", "port", "smtpPassword", "tls", "username"}, events[0]["changed"])
 	require.Equal(t, "replaced", events[0]["smtpPassword"])
 	require.NotContains(t, raw[0], auth.Password)
 
 	// The reset code goes through the saved server, from the saved sender.
-	anon := b.client(t)
-	resp = anon.post("/password/reset", "/password/reset", url.Values{"email": {userEmail}})
+	anon := b.Client(t)
+	resp = anon.Post("/password/reset", "/password/reset", url.Values{"email": {userEmail}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	msgs := auth.WaitMessages(t, userEmail, 1)
 	require.Contains(t, msgs[0].Subject, "Reset your KubeBYON password")
-	require.Len(t, b.mail.Messages(t, userEmail), 2, "nothing more went through KUBEBYON_SMTP_URL")
+	require.Len(t, b.Mail.Messages(t, userEmail), 2, "nothing more went through KUBEBYON_SMTP_URL")
 
 	// Saving the same again changes nothing and writes nothing.
 	same := mailForm(t, auth, "postmaster")
 	same.Set("smtpPassword", "")
-	resp = admin.post(mailPage, mailPage, same)
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	_, body = admin.get(mailPage)
+	resp = admin.Post(mailPage, mailPage, same)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	_, body = admin.Get(mailPage)
 	require.Contains(t, body, "Nothing changed.")
-	_, events = b.mailEvents(t, "admin.mail_update")
+	_, events = b.MailEvents(t, "admin.mail_update")
 	require.Len(t, events, 1)
 
 	// Cleared, KUBEBYON_SMTP_URL is back.
-	resp = admin.post(mailPage, mailPage, url.Values{"tls": {"starttls"}, "smtpPasswordClear": {"on"}, "password": {"password of postmaster"}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	_, body = admin.get(mailPage)
+	resp = admin.Post(mailPage, mailPage, url.Values{"tls": {"starttls"}, "smtpPasswordClear": {"on"}, "password": {"password of postmaster"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	_, body = admin.Get(mailPage)
 	require.Contains(t, body, `data-source="env"`)
 	require.Contains(t, body, "No password is stored.")
-	_, events = b.mailEvents(t, "admin.mail_update")
+	_, events = b.MailEvents(t, "admin.mail_update")
 	require.Len(t, events, 2)
 	require.Equal(t, "cleared", events[1]["smtpPassword"])
-	// (signedUpUser reads the sign-up code from KUBEBYON_SMTP_URL's mailpit.)
-	_, newcomer := b.signedUpUser(t, "newcomer")
+	// (SignedUpUser reads the sign-up code from KUBEBYON_SMTP_URL's mailpit.)
+	_, newcomer := b.SignedUpUser(t, "newcomer")
 	require.Empty(t, auth.Messages(t, newcomer))
 }
 
@@ -135,27 +101,27 @@ func TestAdminMailSettingsTakeEffectAtOnce(t *testing.T) {
 // form as typed, saved or not, and says in words why it could not.
 func TestAdminMailTestEmail(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin, adminEmail := b.signedUpAdmin(t, "tester")
+	b := handlerstest.Setup(t)
+	admin, adminEmail := b.SignedUpAdmin(t, "tester")
 	auth := testenv.MailAuth(t)
 
 	// Before saving: the form as typed, to the admin's own address by
 	// default.
-	_, body := admin.get(mailPage)
+	_, body := admin.Get(mailPage)
 	require.Contains(t, body, `value="`+adminEmail+`"`)
 	form := mailForm(t, auth, "tester")
 	form.Set("testTo", adminEmail)
-	resp := admin.post(mailPage, "/admin/mail/test", form)
-	body = readBody(t, resp)
+	resp := admin.Post(mailPage, "/admin/mail/test", form)
+	body = handlerstest.ReadBody(t, resp)
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
 	require.Contains(t, body, "Test email sent to "+adminEmail+" through 127.0.0.1:")
 	require.Contains(t, body, `value="Platform Mail &lt;platform@mail.test&gt;"`, "the form as typed")
 	msg := auth.WaitMessages(t, adminEmail, 1)[0]
 	require.Equal(t, "KubeBYON test email", msg.Subject)
-	require.Empty(t, b.mailRow(t), "testing saves nothing")
+	require.Empty(t, b.MailRow(t), "testing saves nothing")
 
-	to := uniqueEmail("inbox")
-	_, port, err := net.SplitHostPort(closedPort(t))
+	to := handlerstest.UniqueEmail("inbox")
+	_, port, err := net.SplitHostPort(handlerstest.ClosedPort(t))
 	require.NoError(t, err)
 	tests := []struct {
 		name   string
@@ -168,8 +134,8 @@ func TestAdminMailTestEmail(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := admin.post(mailPage, "/admin/mail/test", with(form, append([]string{"testTo", to}, tt.change...)...))
-			body := readBody(t, resp)
+			resp := admin.Post(mailPage, "/admin/mail/test", handlerstest.FormWith(form, append([]string{"testTo", to}, tt.change...)...))
+			body := handlerstest.ReadBody(t, resp)
 			require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, body)
 			require.Contains(t, body, `data-testid="mail-test-error"`)
 			for _, w := range tt.want {
@@ -180,7 +146,7 @@ func TestAdminMailTestEmail(t *testing.T) {
 	}
 	require.Empty(t, auth.Messages(t, to))
 
-	raw, events := b.mailEvents(t, "admin.mail_test")
+	raw, events := b.MailEvents(t, "admin.mail_test")
 	require.Len(t, events, 4)
 	require.Equal(t, adminEmail, events[0]["to"])
 	require.Equal(t, true, events[0]["sent"])
@@ -195,13 +161,13 @@ func TestAdminMailTestEmail(t *testing.T) {
 
 	// Saved, an empty password field tests with the stored password, but
 	// only on the saved server: another name for it gets none.
-	resp = admin.post(mailPage, mailPage, form)
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	resp = admin.post(mailPage, "/admin/mail/test", with(form, "smtpPassword", "", "testTo", to))
-	require.Equal(t, http.StatusOK, resp.StatusCode, readBody(t, resp))
+	resp = admin.Post(mailPage, mailPage, form)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	resp = admin.Post(mailPage, "/admin/mail/test", handlerstest.FormWith(form, "smtpPassword", "", "testTo", to))
+	require.Equal(t, http.StatusOK, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	auth.WaitMessages(t, to, 1)
-	resp = admin.post(mailPage, "/admin/mail/test", with(form, "smtpPassword", "", "host", "localhost", "testTo", to))
-	body = readBody(t, resp)
+	resp = admin.Post(mailPage, "/admin/mail/test", handlerstest.FormWith(form, "smtpPassword", "", "host", "localhost", "testTo", to))
+	body = handlerstest.ReadBody(t, resp)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, body)
 	require.Contains(t, body, "refused the user name and password")
 
@@ -211,24 +177,24 @@ func TestAdminMailTestEmail(t *testing.T) {
 // the page says mail goes to the log, and there is nothing to test.
 func TestAdminMailWithNoServer(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(d *handlers.Deps) { d.Mail.EnvURL = nil })
-	admin, _ := b.signedUpAdmin(t, "lonely")
-	_, body := admin.get(mailPage)
+	b := handlerstest.Setup(t, func(d *handlers.Deps) { d.Mail.EnvURL = nil })
+	admin, _ := b.SignedUpAdmin(t, "lonely")
+	_, body := admin.Get(mailPage)
 	require.Contains(t, body, `data-source="none"`)
 	require.Contains(t, body, "written to the server&#39;s log")
-	to := uniqueEmail("nowhere")
-	resp := admin.post(mailPage, "/admin/mail/test", url.Values{"tls": {"starttls"}, "testTo": {to}})
-	body = readBody(t, resp)
+	to := handlerstest.UniqueEmail("nowhere")
+	resp := admin.Post(mailPage, "/admin/mail/test", url.Values{"tls": {"starttls"}, "testTo": {to}})
+	body = handlerstest.ReadBody(t, resp)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, body)
 	require.Contains(t, body, "there is nothing to test")
-	_, events := b.mailEvents(t, "admin.mail_test")
+	_, events := b.MailEvents(t, "admin.mail_test")
 	require.Empty(t, events, "nothing was sent")
 }
 
 func TestAdminMailRefusesBadFields(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin, _ := b.signedUpAdmin(t, "strict")
+	b := handlerstest.Setup(t)
+	admin, _ := b.SignedUpAdmin(t, "strict")
 	auth := testenv.MailAuth(t)
 	form := mailForm(t, auth, "strict")
 	tests := []struct {
@@ -250,49 +216,49 @@ func TestAdminMailRefusesBadFields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := admin.post(mailPage, mailPage, with(form, tt.change...))
-			body := readBody(t, resp)
+			resp := admin.Post(mailPage, mailPage, handlerstest.FormWith(form, tt.change...))
+			body := handlerstest.ReadBody(t, resp)
 			require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, body)
 			require.Contains(t, body, `data-testid="error-`+tt.field+`"`)
 			require.Contains(t, body, tt.typed, "what was typed is kept")
 			require.NotContains(t, body, auth.Password)
 		})
 	}
-	resp := admin.post(mailPage, "/admin/mail/test", with(form, "testTo", "nobody"))
-	body := readBody(t, resp)
+	resp := admin.Post(mailPage, "/admin/mail/test", handlerstest.FormWith(form, "testTo", "nobody"))
+	body := handlerstest.ReadBody(t, resp)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, body)
 	require.Contains(t, body, `data-testid="error-testTo"`)
-	require.Empty(t, b.mailRow(t), "nothing was saved")
-	_, events := b.mailEvents(t, "admin.mail_update")
+	require.Empty(t, b.MailRow(t), "nothing was saved")
+	_, events := b.MailEvents(t, "admin.mail_update")
 	require.Empty(t, events)
-	_, events = b.mailEvents(t, "admin.mail_test")
+	_, events = b.MailEvents(t, "admin.mail_test")
 	require.Empty(t, events, "no test email was tried")
 }
 
 func TestAdminMailIsHiddenFromOthers(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	user, _ := b.signedUpUser(t, "curious")
-	visitor := b.client(t)
+	b := handlerstest.Setup(t)
+	user, _ := b.SignedUpUser(t, "curious")
+	visitor := b.Client(t)
 	auth := testenv.MailAuth(t)
 	for _, who := range []struct {
 		name     string
-		c        *client
+		c        *handlerstest.Client
 		formPage string
 	}{{"visitor", visitor, "/login"}, {"user", user, "/"}} {
-		code, body := who.c.get(mailPage)
+		code, body := who.c.Get(mailPage)
 		require.Equal(t, http.StatusNotFound, code, who.name)
 		require.Contains(t, body, "Page not found")
 		for _, path := range []string{mailPage, "/admin/mail/test"} {
 			form := mailForm(t, auth, "curious")
-			form.Set("testTo", uniqueEmail("curious"))
-			resp := who.c.post(who.formPage, path, form)
+			form.Set("testTo", handlerstest.UniqueEmail("curious"))
+			resp := who.c.Post(who.formPage, path, form)
 			require.Equal(t, http.StatusNotFound, resp.StatusCode, who.name+" "+path)
 			require.Empty(t, auth.Messages(t, form.Get("testTo")))
 		}
 	}
-	require.Empty(t, b.mailRow(t))
+	require.Empty(t, b.MailRow(t))
 	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(*) FROM audit_events WHERE action LIKE 'admin.mail%'").Scan(&n))
+	require.NoError(t, b.Pool.QueryRow(context.Background(), "SELECT count(*) FROM audit_events WHERE action LIKE 'admin.mail%'").Scan(&n))
 	require.Zero(t, n)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -29,14 +30,14 @@ func TestLoopbackBaseURLWarning(t *testing.T) {
 	} {
 		t.Run(tt.baseURL, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, func(d *handlers.Deps) { d.BaseURL = tt.baseURL })
-			admin, _ := b.signedUpAdmin(t, "admin")
-			b.connectHost(t)
-			cl := b.newCluster(t, admin, "demo")
-			user, _ := b.signedUpUser(t, "user")
+			b := handlerstest.Setup(t, func(d *handlers.Deps) { d.BaseURL = tt.baseURL })
+			admin, _ := b.SignedUpAdmin(t, "admin")
+			b.ConnectHost(t)
+			cl := b.NewCluster(t, admin, "demo")
+			user, _ := b.SignedUpUser(t, "user")
 
 			for _, path := range []string{"/", "/admin/users", "/admin/activity", "/admin/settings", fmt.Sprintf("/clusters/%d/tokens", cl.ID)} {
-				_, page := admin.get(path)
+				_, page := admin.Get(path)
 				if !tt.warned {
 					require.NotContains(t, page, `data-testid="base-url-warning"`, path)
 					continue
@@ -45,7 +46,7 @@ func TestLoopbackBaseURLWarning(t *testing.T) {
 				require.Contains(t, page, "The platform&#39;s address is "+tt.baseURL, path)
 				require.Contains(t, page, "KUBEBYON_BASE_URL", path)
 			}
-			_, page := user.get("/")
+			_, page := user.Get("/")
 			require.NotContains(t, page, `data-testid="base-url-warning"`, "a user's dashboard is no place for the admin's settings")
 		})
 	}
@@ -56,25 +57,25 @@ func TestLoopbackBaseURLWarning(t *testing.T) {
 // once one is set, they do not.
 func TestNoLicenseNotices(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	admin, _ := b.signedUpAdmin(t, "admin")
-	user, _ := b.signedUpUser(t, "user")
+	admin, _ := b.SignedUpAdmin(t, "admin")
+	user, _ := b.SignedUpUser(t, "user")
 
-	_, page := user.get("/clusters/new")
+	_, page := user.Get("/clusters/new")
 	require.Contains(t, page, `data-testid="cluster-no-license"`)
 	require.Contains(t, page, "need a vCluster Platform license, and this platform has none configured")
-	_, page = admin.get("/admin/settings")
+	_, page = admin.Get("/admin/settings")
 	require.Contains(t, page, `data-testid="settings-no-license"`)
 	require.Contains(t, page, "needs the license of a vCluster Platform connection, and none is configured")
 
-	rt, err := settings.Load(ctx, queries.New(b.pool), b.box)
+	rt, err := settings.Load(ctx, queries.New(b.Pool), b.Box)
 	require.NoError(t, err)
 	rt.PlatformHost, rt.PlatformAccessKey, rt.PlatformProject = "platform.example.com", "access-key", "default"
-	require.NoError(t, settings.Save(ctx, queries.New(b.pool), b.box, rt))
-	_, page = user.get("/clusters/new")
+	require.NoError(t, settings.Save(ctx, queries.New(b.Pool), b.Box, rt))
+	_, page = user.Get("/clusters/new")
 	require.NotContains(t, page, `data-testid="cluster-no-license"`)
-	_, page = admin.get("/admin/settings")
+	_, page = admin.Get("/admin/settings")
 	require.NotContains(t, page, `data-testid="settings-no-license"`)
 	require.True(t, strings.Contains(page, `data-testid="settings-license-note"`), "the page still explains the license")
 }

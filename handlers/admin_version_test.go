@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // TestAdminFooterShowsVersion: the admin area's footer says which version
@@ -14,27 +15,27 @@ import (
 func TestAdminFooterShowsVersion(t *testing.T) {
 	t.Parallel()
 	const version = "v9.8.7-test"
-	b := setup(t, func(d *handlers.Deps) { d.Version = version })
-	admin, _ := b.signedUpAdmin(t, "footer-version-admin")
-	user, _ := b.signedUpUser(t, "footer-version-user")
+	b := handlerstest.Setup(t, func(d *handlers.Deps) { d.Version = version })
+	admin, _ := b.SignedUpAdmin(t, "footer-version-admin")
+	user, _ := b.SignedUpUser(t, "footer-version-user")
 
 	for _, path := range []string{"/admin/users", "/admin/settings", "/admin/jobs"} {
-		code, body := admin.get(path)
+		code, body := admin.Get(path)
 		require.Equal(t, http.StatusOK, code, path)
 		require.Contains(t, body, `<small data-testid="footer-version">KubeBYON `+version+`</small>`, path)
 	}
 
-	admin.http.Transport = acceptLanguage{lang: "zh-CN", next: admin.http.Transport}
-	_, body := admin.get("/admin/users")
+	admin.HTTP.Transport = handlerstest.AcceptLanguage{Lang: "zh-CN", Next: admin.HTTP.Transport}
+	_, body := admin.Get("/admin/users")
 	require.Contains(t, body, `<small data-testid="footer-version">KubeBYON 版本 `+version+`</small>`)
 
-	for _, c := range []*client{admin, user} {
-		code, body := c.get("/clusters")
+	for _, c := range []*handlerstest.Client{admin, user} {
+		code, body := c.Get("/clusters")
 		require.Equal(t, http.StatusOK, code)
 		require.NotContains(t, body, "footer-version")
 		require.NotContains(t, body, version)
 	}
-	code, body := user.get("/admin/users")
+	code, body := user.Get("/admin/users")
 	require.Equal(t, http.StatusNotFound, code)
 	require.NotContains(t, body, version)
 }

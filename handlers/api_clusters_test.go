@@ -8,25 +8,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-// apiCall calls the JSON API with a method, an API key ("" for none) and a
-// JSON body ("" for none).
-func (b *testBundle) apiCall(t *testing.T, method, path, key, body string) apiResponse {
-	t.Helper()
-	req, err := http.NewRequest(method, b.server.URL+path, strings.NewReader(body))
-	require.NoError(t, err)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	return apiResponse{status: resp.StatusCode, header: resp.Header, body: readBody(t, resp)}
-}
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
+)
 
 // apiClusterJSON is a cluster as the API answers it.
 type apiClusterJSON struct {
@@ -47,44 +31,29 @@ type apiClusterJSON struct {
 	KonnectivityPort   *int32  `json:"konnectivity_node_port"`
 }
 
-func decodeAs[T any](t *testing.T, r apiResponse) T {
-	t.Helper()
-	var v T
-	require.NoError(t, json.Unmarshal([]byte(r.body), &v), r.body)
-	return v
-}
-
-type apiErrorJSON struct {
-	Error struct {
-		Code    string            `json:"code"`
-		Message string            `json:"message"`
-		Fields  map[string]string `json:"fields"`
-	} `json:"error"`
-}
-
 func TestAPIClusters(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.connectHost(t)
-	c, email := b.signedUpUser(t, "automator")
-	key := c.createKey("terraform")
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
+	c, email := b.SignedUpUser(t, "automator")
+	key := c.CreateKey("terraform")
 
-	r := b.apiCall(t, http.MethodGet, "/api/v1/clusters", key, "")
-	require.Equal(t, http.StatusOK, r.status, r.body)
-	require.JSONEq(t, `{"clusters":[]}`, r.body)
+	r := b.APICall(t, http.MethodGet, "/api/v1/clusters", key, "")
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	require.JSONEq(t, `{"clusters":[]}`, r.Body)
 
-	r = b.apiCall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"api-made","kubernetes_version":"v1.33.4","public_access_mode":"loadbalancer","description":"from CI"}`)
-	require.Equal(t, http.StatusCreated, r.status, r.body)
+	r = b.APICall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"api-made","kubernetes_version":"v1.33.4","public_access_mode":"loadbalancer","description":"from CI"}`)
+	require.Equal(t, http.StatusCreated, r.Status, r.Body)
 	var fields map[string]any
-	require.NoError(t, json.Unmarshal([]byte(r.body), &fields))
+	require.NoError(t, json.Unmarshal([]byte(r.Body), &fields))
 	require.ElementsMatch(t, []string{"id", "name", "slug", "description", "kubernetes_version", "public_access_mode", "status",
 		"status_message", "endpoint", "generation", "observed_generation", "created_at", "ready_at", "node_quota_enabled",
-		"https_node_port", "konnectivity_node_port", "load_balancer_address", "backend"}, keys(fields))
+		"https_node_port", "konnectivity_node_port", "load_balancer_address", "backend"}, handlerstest.MapKeys(fields))
 	require.Equal(t, "vcluster", fields["backend"], "the platform's default backend")
 	require.Nil(t, fields["https_node_port"], "a LoadBalancer cluster has no NodePorts: null")
 	require.Nil(t, fields["konnectivity_node_port"])
-	created := decodeAs[apiClusterJSON](t, r)
-	require.Equal(t, fmt.Sprintf("/api/v1/clusters/%d", created.ID), r.header.Get("Location"))
+	created := handlerstest.DecodeAs[apiClusterJSON](t, r)
+	require.Equal(t, fmt.Sprintf("/api/v1/clusters/%d", created.ID), r.Header.Get("Location"))
 	require.Equal(t, "api-made", created.Name)
 	require.True(t, strings.HasPrefix(created.Slug, "api-made-"))
 	require.Equal(t, "v1.33.4", created.KubernetesVersion)
@@ -93,23 +62,23 @@ func TestAPIClusters(t *testing.T) {
 	require.Equal(t, "pending", created.Status)
 	require.EqualValues(t, 1, created.Generation)
 	require.Nil(t, created.ReadyAt)
-	require.Equal(t, 1, b.reconcileJobs(t, created.ID))
-	require.Equal(t, b.userID(t, email), b.cluster(t, created.ID).OwnerID)
+	require.Equal(t, 1, b.ReconcileJobs(t, created.ID))
+	require.Equal(t, b.UserID(t, email), b.Cluster(t, created.ID).OwnerID)
 
 	// Defaults fill what is left out.
-	r = b.apiCall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"minimal"}`)
-	require.Equal(t, http.StatusCreated, r.status, r.body)
-	minimal := decodeAs[apiClusterJSON](t, r)
+	r = b.APICall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"minimal"}`)
+	require.Equal(t, http.StatusCreated, r.Status, r.Body)
+	minimal := handlerstest.DecodeAs[apiClusterJSON](t, r)
 	require.Equal(t, "v1.34.0", minimal.KubernetesVersion)
 	require.Equal(t, "nodeport", minimal.PublicAccessMode)
-	row := b.cluster(t, minimal.ID)
+	row := b.Cluster(t, minimal.ID)
 	require.True(t, row.NodePort.Valid && row.KonnectivityNodePort.Valid, "a NodePort cluster has both ports allocated")
 	require.Equal(t, &row.NodePort.Int32, minimal.HTTPSNodePort, "the API shows the NodePorts behind the endpoint")
 	require.Equal(t, &row.KonnectivityNodePort.Int32, minimal.KonnectivityPort)
 
-	r = b.apiCall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"Bad_Name","kubernetes_version":"v0.1.0"}`)
-	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
-	bad := decodeAs[apiErrorJSON](t, r)
+	r = b.APICall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"Bad_Name","kubernetes_version":"v0.1.0"}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status, r.Body)
+	bad := handlerstest.DecodeAs[handlerstest.APIErrorJSON](t, r)
 	require.Equal(t, "invalid", bad.Error.Code)
 	require.Equal(t, "Some fields are not valid.", bad.Error.Message)
 	require.Equal(t, map[string]string{
@@ -117,91 +86,91 @@ func TestAPIClusters(t *testing.T) {
 		"kubernetes_version": "Choose one of the Kubernetes versions offered.",
 	}, bad.Error.Fields)
 
-	r = b.apiCall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"api-made"}`)
-	require.Equal(t, http.StatusUnprocessableEntity, r.status)
-	require.Equal(t, "You already have a cluster with this name.", decodeAs[apiErrorJSON](t, r).Error.Fields["name"])
+	r = b.APICall(t, http.MethodPost, "/api/v1/clusters", key, `{"name":"api-made"}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status)
+	require.Equal(t, "You already have a cluster with this name.", handlerstest.DecodeAs[handlerstest.APIErrorJSON](t, r).Error.Fields["name"])
 
 	for _, body := range []string{`{"name":`, `{"name":"x","size":3}`, `["x"]`, `{"name":"x"} {}`} {
-		r = b.apiCall(t, http.MethodPost, "/api/v1/clusters", key, body)
-		require.Equal(t, http.StatusBadRequest, r.status, body)
-		require.Contains(t, r.body, "The request body must be one JSON object", body)
+		r = b.APICall(t, http.MethodPost, "/api/v1/clusters", key, body)
+		require.Equal(t, http.StatusBadRequest, r.Status, body)
+		require.Contains(t, r.Body, "The request body must be one JSON object", body)
 	}
 
-	r = b.apiCall(t, http.MethodGet, fmt.Sprintf("/api/v1/clusters/%d", created.ID), key, "")
-	require.Equal(t, http.StatusOK, r.status)
-	require.Equal(t, created, decodeAs[apiClusterJSON](t, r))
+	r = b.APICall(t, http.MethodGet, fmt.Sprintf("/api/v1/clusters/%d", created.ID), key, "")
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Equal(t, created, handlerstest.DecodeAs[apiClusterJSON](t, r))
 
-	r = b.apiCall(t, http.MethodGet, "/api/v1/clusters", key, "")
-	list := decodeAs[struct {
+	r = b.APICall(t, http.MethodGet, "/api/v1/clusters", key, "")
+	list := handlerstest.DecodeAs[struct {
 		Clusters   []apiClusterJSON `json:"clusters"`
 		NextBefore int64            `json:"next_before"`
 	}](t, r)
 	require.Len(t, list.Clusters, 2)
 	require.Equal(t, minimal.ID, list.Clusters[0].ID, "newest first")
 	require.Zero(t, list.NextBefore)
-	r = b.apiCall(t, http.MethodGet, fmt.Sprintf("/api/v1/clusters?before=%d", minimal.ID), key, "")
-	require.Contains(t, r.body, `"name":"api-made"`)
-	require.NotContains(t, r.body, `"name":"minimal"`)
+	r = b.APICall(t, http.MethodGet, fmt.Sprintf("/api/v1/clusters?before=%d", minimal.ID), key, "")
+	require.Contains(t, r.Body, `"name":"api-made"`)
+	require.NotContains(t, r.Body, `"name":"minimal"`)
 
 	// PATCH changes only what it names.
 	clusterPath := fmt.Sprintf("/api/v1/clusters/%d", created.ID)
-	r = b.apiCall(t, http.MethodPatch, clusterPath, key, `{"description":"still from CI"}`)
-	require.Equal(t, http.StatusOK, r.status, r.body)
-	patched := decodeAs[apiClusterJSON](t, r)
+	r = b.APICall(t, http.MethodPatch, clusterPath, key, `{"description":"still from CI"}`)
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	patched := handlerstest.DecodeAs[apiClusterJSON](t, r)
 	require.Equal(t, "still from CI", patched.Description)
 	require.Equal(t, "v1.33.4", patched.KubernetesVersion)
 	require.Equal(t, "loadbalancer", patched.PublicAccessMode)
 	require.Equal(t, created.Generation, patched.Generation)
-	r = b.apiCall(t, http.MethodPatch, clusterPath, key, `{"kubernetes_version":"v1.34.0","name":"api-made"}`)
-	require.Equal(t, http.StatusOK, r.status, r.body)
-	patched = decodeAs[apiClusterJSON](t, r)
+	r = b.APICall(t, http.MethodPatch, clusterPath, key, `{"kubernetes_version":"v1.34.0","name":"api-made"}`)
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	patched = handlerstest.DecodeAs[apiClusterJSON](t, r)
 	require.Equal(t, "v1.34.0", patched.KubernetesVersion)
 	require.Equal(t, "still from CI", patched.Description)
 	require.Equal(t, created.Generation+1, patched.Generation)
-	r = b.apiCall(t, http.MethodPatch, clusterPath, key, `{"name":"renamed"}`)
-	require.Equal(t, http.StatusUnprocessableEntity, r.status)
-	require.Equal(t, "A cluster's name cannot be changed.", decodeAs[apiErrorJSON](t, r).Error.Fields["name"])
+	r = b.APICall(t, http.MethodPatch, clusterPath, key, `{"name":"renamed"}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status)
+	require.Equal(t, "A cluster's name cannot be changed.", handlerstest.DecodeAs[handlerstest.APIErrorJSON](t, r).Error.Fields["name"])
 
 	// The kubeconfig once ready.
-	r = b.apiCall(t, http.MethodGet, clusterPath+"/kubeconfig", key, "")
-	require.Equal(t, http.StatusConflict, r.status)
-	require.Equal(t, "The kubeconfig can be downloaded once the cluster is ready.", decodeAs[apiErrorJSON](t, r).Error.Message)
-	cl := b.cluster(t, created.ID)
-	putKubeconfigSecret(t, cl)
-	b.markReady(t, cl)
-	r = b.apiCall(t, http.MethodGet, clusterPath+"/kubeconfig", key, "")
-	require.Equal(t, http.StatusOK, r.status, r.body)
-	require.Equal(t, "application/yaml", r.header.Get("Content-Type"))
-	require.Equal(t, `attachment; filename="api-made.kubeconfig"`, r.header.Get("Content-Disposition"))
-	require.Equal(t, "no-store", r.header.Get("Cache-Control"))
-	requireKubeconfigFor(t, cl, []byte(r.body))
-	r = b.apiCall(t, http.MethodGet, clusterPath, key, "")
-	ready := decodeAs[apiClusterJSON](t, r)
+	r = b.APICall(t, http.MethodGet, clusterPath+"/kubeconfig", key, "")
+	require.Equal(t, http.StatusConflict, r.Status)
+	require.Equal(t, "The kubeconfig can be downloaded once the cluster is ready.", handlerstest.DecodeAs[handlerstest.APIErrorJSON](t, r).Error.Message)
+	cl := b.Cluster(t, created.ID)
+	handlerstest.PutKubeconfigSecret(t, cl)
+	b.MarkReady(t, cl)
+	r = b.APICall(t, http.MethodGet, clusterPath+"/kubeconfig", key, "")
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	require.Equal(t, "application/yaml", r.Header.Get("Content-Type"))
+	require.Equal(t, `attachment; filename="api-made.kubeconfig"`, r.Header.Get("Content-Disposition"))
+	require.Equal(t, "no-store", r.Header.Get("Cache-Control"))
+	handlerstest.RequireKubeconfigFor(t, cl, []byte(r.Body))
+	r = b.APICall(t, http.MethodGet, clusterPath, key, "")
+	ready := handlerstest.DecodeAs[apiClusterJSON](t, r)
 	require.Equal(t, "ready", ready.Status)
 	require.Equal(t, cl.Slug+".clusters.test", ready.Endpoint)
 	require.NotNil(t, ready.ReadyAt)
 
 	// DELETE needs no typed name.
-	r = b.apiCall(t, http.MethodDelete, clusterPath, key, "")
-	require.Equal(t, http.StatusAccepted, r.status, r.body)
-	require.Equal(t, "deleting", decodeAs[apiClusterJSON](t, r).Status)
-	require.True(t, b.cluster(t, created.ID).DeleteRequestedAt.Valid)
-	r = b.apiCall(t, http.MethodPatch, clusterPath, key, `{"description":"too late"}`)
-	require.Equal(t, http.StatusConflict, r.status)
-	require.Contains(t, r.body, "being deleted")
-	require.Contains(t, b.audits(t, b.userID(t, email)), "cluster.delete")
+	r = b.APICall(t, http.MethodDelete, clusterPath, key, "")
+	require.Equal(t, http.StatusAccepted, r.Status, r.Body)
+	require.Equal(t, "deleting", handlerstest.DecodeAs[apiClusterJSON](t, r).Status)
+	require.True(t, b.Cluster(t, created.ID).DeleteRequestedAt.Valid)
+	r = b.APICall(t, http.MethodPatch, clusterPath, key, `{"description":"too late"}`)
+	require.Equal(t, http.StatusConflict, r.Status)
+	require.Contains(t, r.Body, "being deleted")
+	require.Contains(t, b.Audits(t, b.UserID(t, email)), "cluster.delete")
 }
 
 func TestAPIClustersAuthAndIsolation(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.connectHost(t)
-	owner, _ := b.signedUpUser(t, "owner")
-	other, _ := b.signedUpUser(t, "other")
-	ownerKey, otherKey := owner.createKey("owner key"), other.createKey("other key")
-	cl := b.newCluster(t, owner, "private")
-	putKubeconfigSecret(t, cl)
-	b.markReady(t, cl)
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
+	owner, _ := b.SignedUpUser(t, "owner")
+	other, _ := b.SignedUpUser(t, "other")
+	ownerKey, otherKey := owner.CreateKey("owner key"), other.CreateKey("other key")
+	cl := b.NewCluster(t, owner, "private")
+	handlerstest.PutKubeconfigSecret(t, cl)
+	b.MarkReady(t, cl)
 	path := fmt.Sprintf("/api/v1/clusters/%d", cl.ID)
 
 	calls := []struct{ method, path, body string }{
@@ -213,34 +182,34 @@ func TestAPIClustersAuthAndIsolation(t *testing.T) {
 		{http.MethodGet, path + "/kubeconfig", ""},
 	}
 	for _, call := range calls {
-		requireUnauthorized(t, b.apiCall(t, call.method, call.path, "", call.body), call.method+" "+call.path)
+		handlerstest.RequireUnauthorized(t, b.APICall(t, call.method, call.path, "", call.body), call.method+" "+call.path)
 		// A browser session counts for nothing on the API.
-		req, err := http.NewRequest(call.method, b.server.URL+call.path, strings.NewReader(call.body))
+		req, err := http.NewRequest(call.method, b.Server.URL+call.path, strings.NewReader(call.body))
 		require.NoError(t, err)
-		resp, err := owner.http.Do(req)
+		resp, err := owner.HTTP.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, call.method+" "+call.path)
 	}
 	for _, call := range calls[2:] {
-		r := b.apiCall(t, call.method, call.path, otherKey, call.body)
-		require.Equal(t, http.StatusNotFound, r.status, call.method+" "+call.path)
-		e := decodeAs[apiErrorJSON](t, r).Error
+		r := b.APICall(t, call.method, call.path, otherKey, call.body)
+		require.Equal(t, http.StatusNotFound, r.Status, call.method+" "+call.path)
+		e := handlerstest.DecodeAs[handlerstest.APIErrorJSON](t, r).Error
 		require.Equal(t, "not_found", e.Code)
 		require.Equal(t, "Cluster not found", e.Message, "says what was not found: "+call.method+" "+call.path)
 	}
-	r := b.apiCall(t, http.MethodGet, "/api/v1/clusters", otherKey, "")
-	require.JSONEq(t, `{"clusters":[]}`, r.body)
-	r = b.apiCall(t, http.MethodGet, "/api/v1/clusters/not-a-number", ownerKey, "")
-	require.Equal(t, http.StatusNotFound, r.status)
-	r = b.apiCall(t, http.MethodGet, "/api/v1/clusters/1/nothing-here", "", "")
-	require.Equal(t, http.StatusNotFound, r.status, "unknown paths stay 404, key or not")
-	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	r := b.APICall(t, http.MethodGet, "/api/v1/clusters", otherKey, "")
+	require.JSONEq(t, `{"clusters":[]}`, r.Body)
+	r = b.APICall(t, http.MethodGet, "/api/v1/clusters/not-a-number", ownerKey, "")
+	require.Equal(t, http.StatusNotFound, r.Status)
+	r = b.APICall(t, http.MethodGet, "/api/v1/clusters/1/nothing-here", "", "")
+	require.Equal(t, http.StatusNotFound, r.Status, "unknown paths stay 404, key or not")
+	require.Equal(t, "application/json", r.Header.Get("Content-Type"))
 
-	got := b.cluster(t, cl.ID)
+	got := b.Cluster(t, cl.ID)
 	require.Equal(t, "ready", got.Status)
 	require.Empty(t, got.Description)
 	require.False(t, got.DeleteRequestedAt.Valid)
-	r = b.apiCall(t, http.MethodGet, path, ownerKey, "")
-	require.Equal(t, http.StatusOK, r.status)
+	r = b.APICall(t, http.MethodGet, path, ownerKey, "")
+	require.Equal(t, http.StatusOK, r.Status)
 }

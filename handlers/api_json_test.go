@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // TestAPIJSONBodies: every body goes through one reader that takes only
@@ -14,9 +16,9 @@ import (
 // be stored.
 func TestAPIJSONBodies(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, _ := b.signedUpUser(t, "jsonbodies")
-	key := c.createKey("json")
+	b := handlerstest.Setup(t)
+	c, _ := b.SignedUpUser(t, "jsonbodies")
+	key := c.CreateKey("json")
 
 	tests := []struct {
 		name, contentType, body string
@@ -39,7 +41,7 @@ func TestAPIJSONBodies(t *testing.T) {
 		{"accepted", "application/json; charset=utf-8", `{"name":"demo"}`, http.StatusUnprocessableEntity, "not_configured", nil},
 	}
 	for _, tc := range tests {
-		req, err := http.NewRequest(http.MethodPost, b.server.URL+"/api/v1/clusters", strings.NewReader(tc.body))
+		req, err := http.NewRequest(http.MethodPost, b.Server.URL+"/api/v1/clusters", strings.NewReader(tc.body))
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+key)
 		if tc.contentType != "" {
@@ -47,11 +49,11 @@ func TestAPIJSONBodies(t *testing.T) {
 		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
-		body := readBody(t, resp)
+		body := handlerstest.ReadBody(t, resp)
 		resp.Body.Close()
 		require.Equal(t, tc.status, resp.StatusCode, "%s: %s", tc.name, body)
 		require.Equal(t, "application/json", resp.Header.Get("Content-Type"), tc.name)
-		var e apiErrorJSON
+		var e handlerstest.APIErrorJSON
 		require.NoError(t, json.Unmarshal([]byte(body), &e), tc.name)
 		require.Equal(t, tc.code, e.Error.Code, tc.name)
 		require.NotEmpty(t, e.Error.Message, tc.name)

@@ -6,31 +6,17 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"image"
 	"image/color"
 	"image/png"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-// testPNG is a w x h PNG of one colour.
-func testPNG(t *testing.T, w, h int, c color.Color) []byte {
-	t.Helper()
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			img.Set(x, y, c)
-		}
-	}
-	var b bytes.Buffer
-	require.NoError(t, png.Encode(&b, img))
-	return b.Bytes()
-}
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
+)
 
 // bombPNG is a valid PNG header announcing 100000 x 100000 pixels.
 func bombPNG() []byte { return pngHeader(100_000, 100_000, 8, 6, 0) }
@@ -62,52 +48,36 @@ func progressiveCMYKHeader(w, h int) []byte {
 	return append(b, 0xff, 0xda, 0, 2) // SOS
 }
 
-// fetch GETs a path with extra headers.
-func (c *client) fetch(path string, header http.Header) (*http.Response, []byte) {
-	c.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, c.base+path, nil)
-	require.NoError(c.t, err)
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := c.http.Do(req)
-	require.NoError(c.t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(c.t, err)
-	return resp, body
-}
-
 var avatarSrc = regexp.MustCompile(`src="(/avatars/\d+\?v=[0-9a-f]+)"`)
 
 func TestAvatarUploadAndServe(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, email := b.signedUpUser(t, "owner")
-	id := b.userID(t, email)
-	resp := c.post(profilePage, profilePage, url.Values{"name": {"Pic Owner"}})
+	b := handlerstest.Setup(t)
+	c, email := b.SignedUpUser(t, "owner")
+	id := b.UserID(t, email)
+	resp := c.Post(handlerstest.ProfilePage, handlerstest.ProfilePage, url.Values{"name": {"Pic Owner"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	own := fmt.Sprintf("/avatars/%d", id)
 
 	// Before any upload: the initials, as a locked-down SVG.
-	resp, body := c.fetch(own, nil)
+	resp, body := c.Fetch(own, nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "image/svg+xml", resp.Header.Get("Content-Type"))
 	require.Equal(t, "default-src 'none'; frame-ancestors 'none'; sandbox", resp.Header.Get("Content-Security-Policy"))
 	require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
 	require.Contains(t, string(body), ">PO</text>")
-	_, page := c.get(profilePage)
+	_, page := c.Get(handlerstest.ProfilePage)
 	require.NotContains(t, page, `data-testid="avatar-remove"`)
 
-	resp = c.upload(profilePage, "/settings/avatar", "avatar", "me.png", testPNG(t, 400, 300, color.NRGBA{0, 128, 0, 255}))
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	require.Contains(t, b.audits(t, id), "user.update_avatar")
+	resp = c.Upload(handlerstest.ProfilePage, "/settings/avatar", "avatar", "me.png", handlerstest.SolidPNG(t, 400, 300, color.NRGBA{0, 128, 0, 255}))
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	require.Contains(t, b.Audits(t, id), "user.update_avatar")
 
-	_, page = c.get(profilePage)
+	_, page = c.Get(handlerstest.ProfilePage)
 	require.Contains(t, page, `data-testid="avatar-remove"`)
 	src := avatarSrc.FindStringSubmatch(page)
 	require.NotNil(t, src, "the page shows the avatar with its version")
-	resp, body = c.fetch(src[1], nil)
+	resp, body = c.Fetch(src[1], nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "image/png", resp.Header.Get("Content-Type"))
 	require.Equal(t, "private, max-age=3600", resp.Header.Get("Cache-Control"))
@@ -118,41 +88,41 @@ func TestAvatarUploadAndServe(t *testing.T) {
 	require.Equal(t, [2]int{256, 256}, [2]int{cfg.Width, cfg.Height})
 
 	for _, inm := range []string{etag, "W/" + etag, `"other", ` + etag, "*"} {
-		resp, body = c.fetch(own, http.Header{"If-None-Match": {inm}})
+		resp, body = c.Fetch(own, http.Header{"If-None-Match": {inm}})
 		require.Equal(t, http.StatusNotModified, resp.StatusCode, inm)
 		require.Empty(t, body)
 		require.Equal(t, etag, resp.Header.Get("ETag"))
 	}
-	resp, _ = c.fetch(own, http.Header{"If-None-Match": {`"stale"`}})
+	resp, _ = c.Fetch(own, http.Header{"If-None-Match": {`"stale"`}})
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
 	// Only its owner and admins see it.
-	stranger, _ := b.signedUpUser(t, "stranger")
-	resp, _ = stranger.fetch(own, nil)
+	stranger, _ := b.SignedUpUser(t, "stranger")
+	resp, _ = stranger.Fetch(own, nil)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
-	resp, _ = b.client(t).fetch(own, nil)
+	resp, _ = b.Client(t).Fetch(own, nil)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
-	admin, adminEmail := b.signedUpUser(t, "admin")
-	_, err = b.pool.Exec(context.Background(), "UPDATE users SET role = 'admin' WHERE lower(email) = lower($1)", adminEmail)
+	admin, adminEmail := b.SignedUpUser(t, "admin")
+	_, err = b.Pool.Exec(context.Background(), "UPDATE users SET role = 'admin' WHERE lower(email) = lower($1)", adminEmail)
 	require.NoError(t, err)
-	resp, _ = admin.fetch(own, nil)
+	resp, _ = admin.Fetch(own, nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	resp, _ = admin.fetch("/avatars/999999", nil)
+	resp, _ = admin.Fetch("/avatars/999999", nil)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 
-	resp = c.post(profilePage, "/settings/avatar/remove", nil)
+	resp = c.Post(handlerstest.ProfilePage, "/settings/avatar/remove", nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	resp, _ = c.fetch(own, http.Header{"If-None-Match": {etag}})
+	resp, _ = c.Fetch(own, http.Header{"If-None-Match": {etag}})
 	require.Equal(t, http.StatusOK, resp.StatusCode, "the old picture's ETag no longer matches")
 	require.Equal(t, "image/svg+xml", resp.Header.Get("Content-Type"))
-	require.Contains(t, b.audits(t, id), "user.remove_avatar")
+	require.Contains(t, b.Audits(t, id), "user.remove_avatar")
 }
 
 func TestAvatarBadUploads(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, email := b.signedUpUser(t, "uploader")
-	good := testPNG(t, 64, 64, color.NRGBA{200, 0, 0, 255})
+	b := handlerstest.Setup(t)
+	c, email := b.SignedUpUser(t, "uploader")
+	good := handlerstest.SolidPNG(t, 64, 64, color.NRGBA{200, 0, 0, 255})
 	overTwoMB := append(append([]byte{}, good...), make([]byte, 2<<20)...)
 
 	tests := []struct {
@@ -176,20 +146,20 @@ func TestAvatarBadUploads(t *testing.T) {
 		if tt.filename == "" {
 			field = ""
 		}
-		resp := c.upload(profilePage, "/settings/avatar", field, tt.filename, tt.data)
+		resp := c.Upload(handlerstest.ProfilePage, "/settings/avatar", field, tt.filename, tt.data)
 		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, tt.name)
-		require.Contains(t, readBody(t, resp), `data-testid="error-avatar">`+tt.msg, tt.name)
+		require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="error-avatar">`+tt.msg, tt.name)
 	}
 
 	// A body over the upload limit is refused before it is read.
-	resp := c.upload(profilePage, "/settings/avatar", "avatar", "huge.png", make([]byte, 3<<20))
+	resp := c.Upload(handlerstest.ProfilePage, "/settings/avatar", "avatar", "huge.png", make([]byte, 3<<20))
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 	// Other routes keep the 1 MB limit.
-	resp = c.upload(profilePage, "/settings/profile", "avatar", "a.png", overTwoMB[:3<<19])
+	resp = c.Upload(handlerstest.ProfilePage, "/settings/profile", "avatar", "a.png", overTwoMB[:3<<19])
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 
 	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(*) FROM user_avatars").Scan(&n))
+	require.NoError(t, b.Pool.QueryRow(context.Background(), "SELECT count(*) FROM user_avatars").Scan(&n))
 	require.Zero(t, n)
-	require.NotContains(t, b.audits(t, b.userID(t, email)), "user.update_avatar")
+	require.NotContains(t, b.Audits(t, b.UserID(t, email)), "user.update_avatar")
 }

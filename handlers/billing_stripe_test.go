@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/stripe/stripe-go/v84/webhook"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/billing"
 )
@@ -23,16 +24,16 @@ import (
 // unsigned one.
 func TestStripeWebhookRefusesForgedEvent(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	svc, admin, team := b.shopOpen(t)
+	svc, admin, team := b.ShopOpen(t)
 	st := billing.DefaultSettings()
 	st.Methods = []string{billing.MethodManual, billing.MethodStripe}
 	st.ManualInstructions = "Transfer to IBAN XX00 1234."
 	st.StripeSecretKey, st.StripeWebhookSecret = "sk_test_x", "whsec_route"
 	require.NoError(t, svc.SaveSettings(ctx, st, admin))
-	_, email := b.signedUpUser(t, "forged-victim")
-	victim := b.userID(t, email)
+	_, email := b.SignedUpUser(t, "forged-victim")
+	victim := b.UserID(t, email)
 	ch, err := svc.Choose(ctx, victim, team, billing.Monthly, billing.MethodManual, audit.Actor{UserID: victim})
 	require.NoError(t, err)
 	require.Equal(t, int64(1000), ch.Order.Total)
@@ -48,19 +49,19 @@ func TestStripeWebhookRefusesForgedEvent(t *testing.T) {
 		})
 		require.NoError(t, err)
 		header := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: "whsec_route", Timestamp: time.Now()}).Header
-		req, err := http.NewRequest(http.MethodPost, b.server.URL+"/webhooks/stripe", bytes.NewReader(payload))
+		req, err := http.NewRequest(http.MethodPost, b.Server.URL+"/webhooks/stripe", bytes.NewReader(payload))
 		require.NoError(t, err)
 		req.Header.Set("Stripe-Signature", header)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
-		return resp.StatusCode, readBody(t, resp)
+		return resp.StatusCode, handlerstest.ReadBody(t, resp)
 	}
 	pending := func() {
 		t.Helper()
 		var status string
 		var events int
-		require.NoError(t, b.pool.QueryRow(ctx, `SELECT status, (SELECT count(*) FROM order_events e WHERE e.order_id = o.id AND e.kind <> 'created')
+		require.NoError(t, b.Pool.QueryRow(ctx, `SELECT status, (SELECT count(*) FROM order_events e WHERE e.order_id = o.id AND e.kind <> 'created')
 			FROM orders o WHERE o.id = $1`, ch.Order.ID).Scan(&status, &events))
 		require.Equal(t, "pending", status)
 		require.Zero(t, events)

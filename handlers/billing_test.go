@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/stripe/stripe-go/v84/webhook"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/billing"
 )
@@ -23,32 +24,32 @@ import (
 // page asks to sign in.
 func TestBillingPage(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.connectHost(t)
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
 	ctx := context.Background()
-	c, email := b.signedUpUser(t, "billing-user")
-	other, _ := b.signedUpUser(t, "billing-other")
+	c, email := b.SignedUpUser(t, "billing-user")
+	other, _ := b.SignedUpUser(t, "billing-other")
 	var uid int64
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT id FROM users WHERE email = $1`, email).Scan(&uid))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT id FROM users WHERE email = $1`, email).Scan(&uid))
 	// Two clusters, one with four nodes and a host name; the other user's
 	// clusters count for them, not for this user.
 	for _, cl := range []struct {
-		owner *client
+		owner *handlerstest.Client
 		name  string
 	}{{c, "one"}, {c, "two"}, {other, "theirs"}, {other, "theirs-too"}, {other, "theirs-three"}} {
-		b.newCluster(t, cl.owner, cl.name)
+		b.NewCluster(t, cl.owner, cl.name)
 	}
-	_, err := b.pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready)
+	_, err := b.Pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready)
 		SELECT c.id, 'n' || i, true FROM clusters c, generate_series(1, 4) i WHERE c.owner_id = $1 AND c.name = 'one'`, uid)
 	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `INSERT INTO cluster_hostnames (cluster_id, name, managed)
+	_, err = b.Pool.Exec(ctx, `INSERT INTO cluster_hostnames (cluster_id, name, managed)
 		SELECT c.id, 'shop.example.com', false FROM clusters c WHERE c.owner_id = $1 AND c.name = 'one'`, uid)
 	require.NoError(t, err)
 	// The free plan allows 3 nodes per cluster here.
-	_, err = b.pool.Exec(ctx, `UPDATE plans SET max_nodes_per_cluster = 3, name_zh = '免费版' WHERE is_default`)
+	_, err = b.Pool.Exec(ctx, `UPDATE plans SET max_nodes_per_cluster = 3, name_zh = '免费版' WHERE is_default`)
 	require.NoError(t, err)
 
-	code, body := c.get("/billing")
+	code, body := c.Get("/billing")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="billing-plan-name">free<`)
 	require.Contains(t, body, `data-testid="billing-limit-clusters" data-used="2" data-max="3"`)
@@ -59,48 +60,27 @@ func TestBillingPage(t *testing.T) {
 	require.Contains(t, body, "2 of 3")
 	require.Contains(t, body, `data-testid="billing-plan-prices">Free</p>`)
 
-	_, err = b.pool.Exec(ctx, `UPDATE users SET language = 'zh-CN' WHERE id = $1`, uid)
+	_, err = b.Pool.Exec(ctx, `UPDATE users SET language = 'zh-CN' WHERE id = $1`, uid)
 	require.NoError(t, err)
-	_, body = c.get("/billing")
+	_, body = c.Get("/billing")
 	require.Contains(t, body, `data-testid="billing-plan-name">免费版<`)
 	require.Contains(t, body, "已用 2 / 3")
 
-	key := c.createKey("billing")
-	r := b.apiCall(t, http.MethodGet, "/api/v1/billing", key, "")
-	require.Equal(t, http.StatusOK, r.status, r.body)
+	key := c.CreateKey("billing")
+	r := b.APICall(t, http.MethodGet, "/api/v1/billing", key, "")
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	require.JSONEq(t, `{"plan":{"id":1,"name":"free","default":true,"max_clusters":3,"max_nodes_per_cluster":3,"max_hostnames_per_cluster":10,
 		"managed_ingress":true,"currency":"USD","free":true,"price_monthly":null,"price_yearly":null},
 		"usage":{"clusters":2,"most_nodes_in_a_cluster":4,"most_hostnames_in_a_cluster":1},
-		"subscription":{"status":"active","period":"","period_end":null,"cancel_at_period_end":false,"scheduled_plan":""}}`, r.body)
-	r = b.apiCall(t, http.MethodGet, "/api/v1/billing", "kb_nonsense", "")
-	require.Equal(t, http.StatusUnauthorized, r.status)
+		"subscription":{"status":"active","period":"","period_end":null,"cancel_at_period_end":false,"scheduled_plan":""}}`, r.Body)
+	r = b.APICall(t, http.MethodGet, "/api/v1/billing", "kb_nonsense", "")
+	require.Equal(t, http.StatusUnauthorized, r.Status)
 
-	resp, err := b.client(t).http.Get(b.server.URL + "/billing")
+	resp, err := b.Client(t).HTTP.Get(b.Server.URL + "/billing")
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Contains(t, resp.Header.Get("Location"), "/login")
-}
-
-// shopOpen switches manual payments on and adds a public paid plan
-// "Team" (USD 10.00 a month, 100.00 a year, 6 clusters); its id.
-func (b *testBundle) shopOpen(t *testing.T) (*billing.Service, audit.Actor, int64) {
-	t.Helper()
-	ctx := context.Background()
-	svc := &billing.Service{Pool: b.pool, Box: b.box, River: b.river}
-	_, adminEmail := b.signedUpAdmin(t, "shopkeeper")
-	admin := audit.Actor{UserID: b.userID(t, adminEmail)}
-	st := billing.DefaultSettings()
-	st.Methods = []string{billing.MethodManual}
-	st.ManualInstructions = "Transfer to IBAN XX00 1234.\nBank: Example Bank"
-	st.SellerName, st.SellerAddress = "KubeBYON Ltd", "1 Example Road"
-	require.NoError(t, svc.SaveSettings(ctx, st, admin))
-	p, err := svc.CreatePlan(ctx, billing.PlanInput{
-		Name: "Team", MaxClusters: 6, MaxNodesPerCluster: 20, MaxHostnamesPerCluster: 10, IngressAllowed: true, Public: true,
-		Currency: "USD", PriceMonthly: "10", PriceYearly: "100",
-	}, admin)
-	require.NoError(t, err)
-	return svc, admin, p.ID
 }
 
 // TestBillingOrder: a user picks a paid plan and gets an order with the
@@ -110,26 +90,26 @@ func (b *testBundle) shopOpen(t *testing.T) (*billing.Service, audit.Actor, int6
 // cancel keeps the plan until the period's end, and resume undoes it.
 func TestBillingOrder(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	svc, admin, team := b.shopOpen(t)
-	c, email := b.signedUpUser(t, "buyer")
-	intruder, _ := b.signedUpUser(t, "intruder")
+	svc, admin, team := b.ShopOpen(t)
+	c, email := b.SignedUpUser(t, "buyer")
+	intruder, _ := b.SignedUpUser(t, "intruder")
 
-	_, body := c.get("/billing")
+	_, body := c.Get("/billing")
 	require.Contains(t, body, `data-testid="billing-plan-card" data-plan="Team"`)
 	require.Contains(t, body, `data-testid="billing-no-orders"`)
-	resp := c.post("/billing", "/billing/orders", url.Values{"plan_id": {fmt.Sprint(team)}, "period": {"month"}, "method": {"manual"}})
+	resp := c.Post("/billing", "/billing/orders", url.Values{"plan_id": {fmt.Sprint(team)}, "period": {"month"}, "method": {"manual"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	orderPath := resp.Header.Get("Location")
 	require.Regexp(t, `^/billing/orders/\d+$`, orderPath)
-	_, body = c.get(orderPath)
+	_, body = c.Get(orderPath)
 	require.Contains(t, body, `data-testid="billing-order" data-status="pending"`)
 	require.Contains(t, body, "Transfer to IBAN XX00 1234.\nBank: Example Bank")
 	require.Contains(t, body, "USD 10.00")
 	var orderID int64
 	var number string
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT id, number FROM orders WHERE user_id = $1`, b.userID(t, email)).Scan(&orderID, &number))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT id, number FROM orders WHERE user_id = $1`, b.UserID(t, email)).Scan(&orderID, &number))
 	require.Contains(t, body, "Use "+number+" as the payment")
 
 	// Bad choices: said on the page, nothing written.
@@ -138,51 +118,51 @@ func TestBillingOrder(t *testing.T) {
 		{"plan_id": {fmt.Sprint(team)}, "period": {"week"}, "method": {"manual"}},
 		{"plan_id": {fmt.Sprint(team)}, "period": {"month"}, "method": {"stripe"}},
 	} {
-		resp := c.post("/billing", "/billing/orders", form)
+		resp := c.Post("/billing", "/billing/orders", form)
 		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, form)
-		require.Contains(t, readBody(t, resp), `data-testid="billing-error"`)
+		require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="billing-error"`)
 	}
 
 	// Another user: 404 for each of its routes.
 	for _, path := range []string{orderPath, orderPath + "/receipt"} {
-		code, _ := intruder.get(path)
+		code, _ := intruder.Get(path)
 		require.Equal(t, http.StatusNotFound, code, path)
 	}
-	resp = intruder.post("/billing", orderPath+"/cancel", nil)
+	resp = intruder.Post("/billing", orderPath+"/cancel", nil)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
-	code, _ := c.get(orderPath + "/receipt")
+	code, _ := c.Get(orderPath + "/receipt")
 	require.Equal(t, http.StatusNotFound, code, "no receipt before payment")
 
 	_, err := svc.MarkPaid(ctx, orderID, "BANK-REF-7", admin)
 	require.NoError(t, err)
-	_, body = c.get("/billing")
+	_, body = c.Get("/billing")
 	require.Contains(t, body, `data-testid="billing-plan-name">Team<`)
 	require.Contains(t, body, `data-testid="billing-limit-clusters" data-used="0" data-max="6"`)
 	require.Contains(t, body, `data-testid="billing-order-row" data-number="`+number+`" data-status="paid"`)
-	_, body = c.get(orderPath + "/receipt")
+	_, body = c.Get(orderPath + "/receipt")
 	require.Contains(t, body, `data-testid="billing-receipt"`)
 	require.Contains(t, body, "KubeBYON Ltd")
 	require.Contains(t, body, email)
 
-	key := c.createKey("orders")
-	r := b.apiCall(t, http.MethodGet, "/api/v1/orders", key, "")
-	require.Equal(t, http.StatusOK, r.status, r.body)
-	require.Contains(t, r.body, `"number":"`+number+`"`)
-	require.Contains(t, r.body, `"status":"paid","method":"manual","currency":"USD","amount":1000,"credit":0,"tax":0,"total":1000`)
-	r = b.apiCall(t, http.MethodGet, "/api/v1/orders", intruder.createKey("peek"), "")
-	require.JSONEq(t, `{"orders":[]}`, r.body)
-	r = b.apiCall(t, http.MethodGet, "/api/v1/billing", key, "")
-	require.Contains(t, r.body, `"subscription":{"status":"active","period":"month","period_end":"`)
+	key := c.CreateKey("orders")
+	r := b.APICall(t, http.MethodGet, "/api/v1/orders", key, "")
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	require.Contains(t, r.Body, `"number":"`+number+`"`)
+	require.Contains(t, r.Body, `"status":"paid","method":"manual","currency":"USD","amount":1000,"credit":0,"tax":0,"total":1000`)
+	r = b.APICall(t, http.MethodGet, "/api/v1/orders", intruder.CreateKey("peek"), "")
+	require.JSONEq(t, `{"orders":[]}`, r.Body)
+	r = b.APICall(t, http.MethodGet, "/api/v1/billing", key, "")
+	require.Contains(t, r.Body, `"subscription":{"status":"active","period":"month","period_end":"`)
 
 	// Cancel: kept until the period's end; resume undoes it.
-	resp = c.post("/billing", "/billing/cancel", nil)
+	resp = c.Post("/billing", "/billing/cancel", nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body = c.get("/billing")
+	_, body = c.Get("/billing")
 	require.Contains(t, body, "Cancelled: you keep this plan until")
 	require.Contains(t, body, `data-testid="billing-resume"`)
-	resp = c.post("/billing", "/billing/resume", nil)
+	resp = c.Post("/billing", "/billing/resume", nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body = c.get("/billing")
+	_, body = c.Get("/billing")
 	require.Contains(t, body, "Pay the next one to keep this plan")
 }
 
@@ -192,26 +172,26 @@ func TestBillingOrder(t *testing.T) {
 // acknowledged.
 func TestStripeWebhookRoute(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	svc := &billing.Service{Pool: b.pool, Box: b.box}
-	_, adminEmail := b.signedUpAdmin(t, "stripe-admin")
+	svc := &billing.Service{Pool: b.Pool, Box: b.Box}
+	_, adminEmail := b.SignedUpAdmin(t, "stripe-admin")
 	st := billing.DefaultSettings()
 	st.Methods = []string{billing.MethodStripe}
 	st.StripeSecretKey, st.StripeWebhookSecret = "sk_test_x", "whsec_route"
-	require.NoError(t, svc.SaveSettings(ctx, st, audit.Actor{UserID: b.userID(t, adminEmail)}))
+	require.NoError(t, svc.SaveSettings(ctx, st, audit.Actor{UserID: b.UserID(t, adminEmail)}))
 
 	payload := []byte(`{"id":"evt_1","object":"event","api_version":"2024-06-20","created":` + fmt.Sprint(time.Now().Unix()) +
 		`,"type":"checkout.session.completed","data":{"object":{"id":"cs_unknown","object":"checkout.session","payment_status":"paid"}}}`)
 	post := func(secret string) (int, string) {
 		header := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret, Timestamp: time.Now()}).Header
-		req, err := http.NewRequest(http.MethodPost, b.server.URL+"/webhooks/stripe", bytes.NewReader(payload))
+		req, err := http.NewRequest(http.MethodPost, b.Server.URL+"/webhooks/stripe", bytes.NewReader(payload))
 		require.NoError(t, err)
 		req.Header.Set("Stripe-Signature", header)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
-		return resp.StatusCode, readBody(t, resp)
+		return resp.StatusCode, handlerstest.ReadBody(t, resp)
 	}
 	code, body := post("whsec_forged")
 	require.Equal(t, http.StatusBadRequest, code)
@@ -228,50 +208,50 @@ func TestStripeWebhookRoute(t *testing.T) {
 // nothing written.
 func TestBillingUnpricedPeriod(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	_, _, _ = b.shopOpen(t)
-	admin, _ := b.signedUpAdmin(t, "prices-admin")
-	form := planForm("Monthly")
+	_, _, _ = b.ShopOpen(t)
+	admin, _ := b.SignedUpAdmin(t, "prices-admin")
+	form := handlerstest.PlanForm("Monthly")
 	form.Set("currency", "USD")
 	form.Set("price_monthly", "10")
 	form.Set("price_yearly", "")
-	resp := admin.post("/admin/plans", "/admin/plans", form)
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	resp := admin.Post("/admin/plans", "/admin/plans", form)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	var planID int64
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT id FROM plans WHERE name = 'Monthly' AND price_yearly IS NULL AND NOT free`).Scan(&planID))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT id FROM plans WHERE name = 'Monthly' AND price_yearly IS NULL AND NOT free`).Scan(&planID))
 
-	c, email := b.signedUpUser(t, "unpriced")
-	uid := b.userID(t, email)
-	_, body := c.get("/billing")
+	c, email := b.SignedUpUser(t, "unpriced")
+	uid := b.UserID(t, email)
+	_, body := c.Get("/billing")
 	card := body[strings.Index(body, `data-plan="Monthly"`):]
 	card = card[:strings.Index(card, "</article>")]
 	require.Contains(t, card, `data-testid="billing-plan-prices">USD 10.00 a month</p>`)
 	require.NotContains(t, card, `value="year"`)
 	require.NotContains(t, card, "USD 0.00")
 
-	resp = c.post("/billing", "/billing/orders", url.Values{"plan_id": {fmt.Sprint(planID)}, "period": {"year"}, "method": {"manual"}})
+	resp = c.Post("/billing", "/billing/orders", url.Values{"plan_id": {fmt.Sprint(planID)}, "period": {"year"}, "method": {"manual"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), "That plan is not sold for that period.")
+	require.Contains(t, handlerstest.ReadBody(t, resp), "That plan is not sold for that period.")
 	var onPlan bool
 	var orders int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT plan_id = $2, (SELECT count(*) FROM orders WHERE user_id = $1) FROM subscriptions WHERE user_id = $1`, uid, planID).Scan(&onPlan, &orders))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT plan_id = $2, (SELECT count(*) FROM orders WHERE user_id = $1) FROM subscriptions WHERE user_id = $1`, uid, planID).Scan(&onPlan, &orders))
 	require.False(t, onPlan, "not switched to the paid plan")
 	require.Zero(t, orders)
 
 	// A price of 0 is refused at its field; free is said on purpose.
-	form = planForm("Zero")
+	form = handlerstest.PlanForm("Zero")
 	form.Set("price_yearly", "0")
-	resp = admin.post("/admin/plans", "/admin/plans", form)
+	resp = admin.Post("/admin/plans", "/admin/plans", form)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), `data-testid="error-price_yearly">A price must be above 0.`)
-	form = planForm("Gift")
+	require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="error-price_yearly">A price must be above 0.`)
+	form = handlerstest.PlanForm("Gift")
 	form.Set("price_monthly", "")
 	form.Set("price_yearly", "")
 	form.Set("free", "on")
-	resp = admin.post("/admin/plans", "/admin/plans", form)
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	code, body := admin.get(resp.Header.Get("Location"))
+	resp = admin.Post("/admin/plans", "/admin/plans", form)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	code, body := admin.Get(resp.Header.Get("Location"))
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `value="on" checked data-testid="plan-free"`)
 }

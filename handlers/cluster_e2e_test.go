@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -35,7 +36,7 @@ import (
 func TestClusterEndToEnd(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, func(d *handlers.Deps) {
+	b := handlerstest.Setup(t, func(d *handlers.Deps) {
 		rc, err := jobs.NewClient(jobs.Deps{
 			Pool: d.Pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: prometheus.NewRegistry(),
 			Box: d.Box, Catalog: d.Catalog, KubeconfigPath: d.Clusters.KubeconfigPath, JoinTokens: d.JoinTokens,
@@ -48,20 +49,20 @@ func TestClusterEndToEnd(t *testing.T) {
 		t.Cleanup(func() { _ = rc.Stop(context.Background()) })
 		d.Clusters = &clusters.Service{Pool: d.Pool, River: rc, Box: d.Box, KubeconfigPath: d.Clusters.KubeconfigPath}
 	})
-	b.connectHost(t)
-	rt, err := settings.Load(ctx, queries.New(b.pool), b.box)
+	b.ConnectHost(t)
+	rt, err := settings.Load(ctx, queries.New(b.Pool), b.Box)
 	require.NoError(t, err)
 	rt.ChartPath = testenv.VClusterChart(t)
-	require.NoError(t, settings.Save(ctx, queries.New(b.pool), b.box, rt))
+	require.NoError(t, settings.Save(ctx, queries.New(b.Pool), b.Box, rt))
 	host := testenv.HostKube(t).Client(t)
 
-	c, _ := b.signedUpUser(t, "e2e")
-	cl := b.newCluster(t, c, "e2e")
-	waitFor(t, func() bool {
+	c, _ := b.SignedUpUser(t, "e2e")
+	cl := b.NewCluster(t, c, "e2e")
+	handlerstest.WaitFor(t, func() bool {
 		_, err := host.AppsV1().StatefulSets(vcluster.Namespace(cl)).Get(ctx, "e2e", metav1.GetOptions{})
 		return err == nil
 	}, "the worker installs the chart")
-	require.Equal(t, "provisioning", b.cluster(t, cl.ID).Status)
+	require.Equal(t, "provisioning", b.Cluster(t, cl.ID).Status)
 
 	// Play the control plane: the StatefulSet is ready and vcluster wrote
 	// its kubeconfig, for a second apiserver.
@@ -76,12 +77,12 @@ func TestClusterEndToEnd(t *testing.T) {
 		Data:       map[string][]byte{"config": virt.Kubeconfig(t)},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	waitFor(t, func() bool { return b.cluster(t, cl.ID).Status == "ready" }, "the cluster becomes ready")
-	cl = b.cluster(t, cl.ID)
+	handlerstest.WaitFor(t, func() bool { return b.Cluster(t, cl.ID).Status == "ready" }, "the cluster becomes ready")
+	cl = b.Cluster(t, cl.ID)
 
 	// The console's kubeconfig names the stable endpoint; reach it as DNS
 	// and the public entry would, by dialling the second apiserver.
-	code, body := c.get(fmt.Sprintf("/clusters/%d/kubeconfig", cl.ID))
+	code, body := c.Get(fmt.Sprintf("/clusters/%d/kubeconfig", cl.ID))
 	require.Equal(t, http.StatusOK, code)
 	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(body))
 	require.NoError(t, err)
@@ -99,9 +100,9 @@ func TestClusterEndToEnd(t *testing.T) {
 	require.NotEmpty(t, nss.Items)
 
 	// Delete from the console; the test plays the namespace controller.
-	resp := c.post(fmt.Sprintf("/clusters/%d/delete", cl.ID), fmt.Sprintf("/clusters/%d/delete", cl.ID), url.Values{"confirm": {"e2e"}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	waitFor(t, func() bool {
+	resp := c.Post(fmt.Sprintf("/clusters/%d/delete", cl.ID), fmt.Sprintf("/clusters/%d/delete", cl.ID), url.Values{"confirm": {"e2e"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	handlerstest.WaitFor(t, func() bool {
 		ns, err := host.CoreV1().Namespaces().Get(ctx, vcluster.Namespace(cl), metav1.GetOptions{})
 		return err == nil && ns.DeletionTimestamp != nil
 	}, "the worker asks for the namespace to go")
@@ -110,16 +111,5 @@ func TestClusterEndToEnd(t *testing.T) {
 	ns.Spec.Finalizers = nil
 	_, err = host.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	waitFor(t, func() bool { return b.cluster(t, cl.ID).Status == "deleted" }, "the cluster is deleted")
-}
-
-func waitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	handlerstest.WaitFor(t, func() bool { return b.Cluster(t, cl.ID).Status == "deleted" }, "the cluster is deleted")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -31,22 +32,22 @@ func cookieNamed(resp *http.Response, name string) *http.Cookie {
 // gives the browser a new session token.
 func TestSessionCookie(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, email := b.signedUpUser(t, "cookie")
-	_, _ = c.get("/")
-	u, err := url.Parse(b.server.URL)
+	b := handlerstest.Setup(t)
+	c, email := b.SignedUpUser(t, "cookie")
+	_, _ = c.Get("/")
+	u, err := url.Parse(b.Server.URL)
 	require.NoError(t, err)
 	var before string
-	for _, ck := range c.http.Jar.Cookies(u) {
+	for _, ck := range c.HTTP.Jar.Cookies(u) {
 		if ck.Name == "kubebyon_session" {
 			before = ck.Value
 		}
 	}
 	require.NotEmpty(t, before)
 
-	resp := c.post("/", "/logout", nil)
+	resp := c.Post("/", "/logout", nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	resp = c.post("/login", "/login", url.Values{"email": {email}, "password": {"password of cookie"}})
+	resp = c.Post("/login", "/login", url.Values{"email": {email}, "password": {"password of cookie"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	ck := cookieNamed(resp, "kubebyon_session")
 	require.NotNil(t, ck, "signing in sets a session cookie")

@@ -5,12 +5,9 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
-	"log/slog"
 	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,20 +15,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/edgeagent"
-	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-}
 
 // TestEdgeAgentKeepsHAProxyInStep runs `kubebyon edge`'s agent against
 // the platform and a real HAProxy: a NodePort cluster's API host name
@@ -42,26 +30,26 @@ func freeAddr(t *testing.T) string {
 // applied and its backends' health; a deleted cluster's name is refused.
 func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.connectHost(t)
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
 	ctx := context.Background()
-	q := queries.New(b.pool)
-	c, _ := b.signedUpUser(t, "edge-e2e")
-	first := b.newCluster(t, c, "first")
+	q := queries.New(b.Pool)
+	c, _ := b.SignedUpUser(t, "edge-e2e")
+	first := b.NewCluster(t, c, "first")
 	firstHost := first.Slug + ".clusters.test"
 	// Its "NodePorts": control planes on 127.0.0.1, each with a
 	// certificate of its own for the host name, which clients verify.
 	port, firstRoots := testenv.TLSEcho(t, firstHost, "apiserver of first")
 	konn, _ := testenv.TLSEcho(t, firstHost, "konnectivity of first")
 	setPorts := func(id int64, api, konn int) {
-		_, err := b.pool.Exec(ctx, "UPDATE clusters SET node_port = $2, konnectivity_node_port = $3 WHERE id = $1", id, api, konn)
+		_, err := b.Pool.Exec(ctx, "UPDATE clusters SET node_port = $2, konnectivity_node_port = $3 WHERE id = $1", id, api, konn)
 		require.NoError(t, err)
 	}
 	setPorts(first.ID, port, konn)
 	require.NoError(t, q.HostNodeUpsert(ctx, queries.HostNodeUpsertParams{Name: "host-1", InternalIp: "127.0.0.1", Ready: true}))
-	tok := b.edgeToken(t, "e2e")
+	tok := b.EdgeToken(t, "e2e")
 
-	agent := b.runEdge(t, "edge-e2e", tok.Value)
+	agent := b.RunEdge(t, "edge-e2e", tok.Value)
 
 	var held *tls.Conn
 	var heldR *bufio.Reader
@@ -78,7 +66,7 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 	// A cluster created now is routed within seconds, through a reload
 	// the held connection survives.
 	created := time.Now()
-	second := b.newCluster(t, c, "second")
+	second := b.NewCluster(t, c, "second")
 	secondHost := second.Slug + ".clusters.test"
 	port2, roots2 := testenv.TLSEcho(t, secondHost, "apiserver of second")
 	konn2, konnRoots2 := testenv.TLSEcho(t, secondHost, "konnectivity of second")
@@ -105,7 +93,7 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 	require.Error(t, err, "a name no cluster has is refused")
 
 	// The edge reports what it applied and its backends' health.
-	desired, _, err := b.edgeState(t)
+	desired, _, err := b.EdgeState(t)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		insts, err := q.EdgeInstanceList(ctx)
@@ -118,41 +106,12 @@ func TestEdgeAgentKeepsHAProxyInStep(t *testing.T) {
 	require.Contains(t, insts[0].HaproxyVersion, ".")
 
 	// A deleted cluster's name is refused.
-	_, err = b.pool.Exec(ctx, "UPDATE clusters SET status = 'deleted' WHERE id = $1", second.ID)
+	_, err = b.Pool.Exec(ctx, "UPDATE clusters SET status = 'deleted' WHERE id = $1", second.ID)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		_, _, _, err := testenv.TLSGreeting(agent.APIBind, secondHost, roots2)
 		return err != nil
 	}, 30*time.Second, 100*time.Millisecond, "the deleted cluster's route is gone")
-}
-
-// runEdge runs an edge (the agent of `kubebyon edge`, beside a real
-// HAProxy it runs itself) named name with the edge token given, against
-// the test's platform, until the test ends; change adjusts it first.
-func (b *testBundle) runEdge(t *testing.T, name, token string, change ...func(*edgeagent.Agent)) *edgeagent.Agent {
-	t.Helper()
-	agent := &edgeagent.Agent{
-		Platform: &edgeagent.Remote{URL: b.server.URL, Token: token, Client: &http.Client{}}, Name: name, Dir: t.TempDir(),
-		HAProxy: testenv.HAProxy(t), APIBind: freeAddr(t), KonnectivityBind: freeAddr(t),
-		Wait: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	for _, c := range change {
-		c(agent)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- agent.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		require.NoError(t, <-ran)
-	})
-	return agent
-}
-
-// edgeState is the desired edge state as the platform works it out.
-func (b *testBundle) edgeState(t *testing.T) (edgewire.State, <-chan struct{}, error) {
-	t.Helper()
-	return edge.NewWatcher(b.pool, b.box, slog.New(slog.NewTextHandler(io.Discard, nil))).Current(context.Background())
 }
 
 // TestEdgeReportsHAProxyDown: an edge beside an HAProxy run by someone
@@ -161,12 +120,12 @@ func (b *testBundle) edgeState(t *testing.T) (edgewire.State, <-chan struct{}, e
 // error goes.
 func TestEdgeReportsHAProxyDown(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.connectHost(t)
-	admin, _ := b.signedUpAdmin(t, "edge-down-admin")
-	tok := b.edgeToken(t, "down")
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
+	admin, _ := b.SignedUpAdmin(t, "edge-down-admin")
+	tok := b.EdgeToken(t, "down")
 	dir := t.TempDir()
-	apiBind, konnBind := freeAddr(t), freeAddr(t)
+	apiBind, konnBind := handlerstest.FreeAddr(t), handlerstest.FreeAddr(t)
 	files, err := edgeagent.Render(edgeagent.Config{Dir: dir, APIBind: apiBind, KonnectivityBind: konnBind})
 	require.NoError(t, err)
 	require.NoError(t, files.Write(dir))
@@ -192,19 +151,19 @@ func TestEdgeReportsHAProxyDown(t *testing.T) {
 	}
 	haproxy := startHAProxy()
 
-	b.runEdge(t, "edge-beside", tok.Value, func(a *edgeagent.Agent) {
+	b.RunEdge(t, "edge-beside", tok.Value, func(a *edgeagent.Agent) {
 		a.Dir, a.APIBind, a.KonnectivityBind, a.MasterSocket, a.Wait = dir, apiBind, konnBind, master, time.Second
 	})
 	page := func() string {
-		_, body := admin.get("/admin/edge")
+		_, body := admin.Get("/admin/edge")
 		return body
 	}
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
 		}
-		insts, err := queries.New(b.pool).EdgeInstanceList(context.Background())
-		st, _, serr := b.edgeState(t)
+		insts, err := queries.New(b.Pool).EdgeInstanceList(context.Background())
+		st, _, serr := b.EdgeState(t)
 		t.Logf("desired %s (%v); edges %+v (%v)", st.Version, serr, insts, err)
 	})
 	require.Eventually(t, func() bool { return strings.Contains(page(), `data-testid="edge-in-step"`) },

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -28,13 +29,13 @@ import (
 // where that name is, as DNS would: a .curlrc connect-to).
 func TestJoinScriptThroughEdge(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	q := queries.New(b.pool)
-	b.connectHost(t)
-	c, email := b.signedUpUser(t, "edge-joiner")
-	cl := b.newCluster(t, c, "joins")
-	b.markReady(t, cl)
+	q := queries.New(b.Pool)
+	b.ConnectHost(t)
+	c, email := b.SignedUpUser(t, "edge-joiner")
+	cl := b.NewCluster(t, c, "joins")
+	b.MarkReady(t, cl)
 	host := cl.Slug + ".clusters.test"
 
 	// The control plane, with a certificate for the public name only.
@@ -50,19 +51,19 @@ func TestJoinScriptThroughEdge(t *testing.T) {
 	cp.StartTLS()
 	t.Cleanup(cp.Close)
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Leaf.Raw})
-	_, err := b.pool.Exec(ctx, "UPDATE clusters SET ca_cert = $1, node_port = $2 WHERE id = $3", string(ca), cp.Listener.Addr().(*net.TCPAddr).Port, cl.ID)
+	_, err := b.Pool.Exec(ctx, "UPDATE clusters SET ca_cert = $1, node_port = $2 WHERE id = $3", string(ca), cp.Listener.Addr().(*net.TCPAddr).Port, cl.ID)
 	require.NoError(t, err)
 	require.NoError(t, q.HostNodeUpsert(ctx, queries.HostNodeUpsertParams{Name: "host-1", InternalIp: "127.0.0.1", Ready: true}))
 
 	u, err := q.UserGetByEmail(ctx, email)
 	require.NoError(t, err)
 	hostCfg := testenv.HostKube(t).Config
-	tokens := &jointokens.Service{Pool: b.pool, Box: b.box, Virtual: func(context.Context, queries.Cluster) (*rest.Config, error) { return hostCfg, nil }}
+	tokens := &jointokens.Service{Pool: b.Pool, Box: b.Box, Virtual: func(context.Context, queries.Cluster) (*rest.Config, error) { return hostCfg, nil }}
 	created, err := tokens.Create(ctx, u.ID, cl.ID, jointokens.Input{Lifetime: jointokens.Lifetime1Hour, Uses: jointokens.UsesOne}, audit.Actor{UserID: u.ID})
 	require.NoError(t, err)
 
-	tok := b.edgeToken(t, "join")
-	agent := b.runEdge(t, "edge-join", tok.Value)
+	tok := b.EdgeToken(t, "join")
+	agent := b.RunEdge(t, "edge-join", tok.Value)
 	require.Eventually(t, func() bool {
 		conn, err := tls.Dial("tcp", agent.APIBind, &tls.Config{ServerName: host, RootCAs: roots})
 		if err == nil {
@@ -71,7 +72,7 @@ func TestJoinScriptThroughEdge(t *testing.T) {
 		return err == nil
 	}, 30*time.Second, 100*time.Millisecond, "the edge routes the cluster")
 
-	code, _, script := joinStatus(t, b, created.Value)
+	code, _, script := handlerstest.JoinStatus(t, b, created.Value)
 	require.Equal(t, http.StatusOK, code, script)
 	require.Contains(t, script, "ENDPOINT='"+host+"'")
 	dir := t.TempDir()
@@ -82,11 +83,11 @@ func TestJoinScriptThroughEdge(t *testing.T) {
 	curlHome := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(curlHome, ".curlrc"), []byte(fmt.Sprintf("connect-to = \"%s:443:%s\"\n", host, agent.APIBind)), 0o600))
 
-	stdout, stderr, err := runJoinScript(t, scriptPath, osRelease, dir, "0", []string{"CURL_HOME=" + curlHome})
+	stdout, stderr, err := handlerstest.RunJoinScript(t, scriptPath, osRelease, dir, "0", []string{"CURL_HOME=" + curlHome})
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	require.Contains(t, stdout, "control plane join:")
 	var steps []string
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT array_agg(step || ':' || status ORDER BY id) FROM join_events").Scan(&steps))
+	require.NoError(t, b.Pool.QueryRow(ctx, "SELECT array_agg(step || ':' || status ORDER BY id) FROM join_events").Scan(&steps))
 	require.Contains(t, steps, "endpoint:ok")
 	require.Contains(t, steps, "download:ok")
 	require.Contains(t, steps, "join:ok")

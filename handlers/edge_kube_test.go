@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -29,11 +30,11 @@ import (
 // across the reload that the second cluster's route caused.
 func TestKubeconfigThroughEdge(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	q := queries.New(b.pool)
-	c, _ := b.signedUpUser(t, "kubectl-user")
-	first, firstVirt := b.readyVirtualCluster(t, c, "first")
+	q := queries.New(b.Pool)
+	c, _ := b.SignedUpUser(t, "kubectl-user")
+	first, firstVirt := b.ReadyVirtualCluster(t, c, "first")
 	// The "NodePort" of a cluster is its control plane's port on
 	// 127.0.0.1, the Ready host node's address.
 	nodePortOf := func(virt *testenv.Kube) int {
@@ -44,21 +45,21 @@ func TestKubeconfigThroughEdge(t *testing.T) {
 		return port
 	}
 	setPorts := func(id int64, api int) {
-		_, err := b.pool.Exec(ctx, "UPDATE clusters SET node_port = $2 WHERE id = $1", id, api)
+		_, err := b.Pool.Exec(ctx, "UPDATE clusters SET node_port = $2 WHERE id = $1", id, api)
 		require.NoError(t, err)
 	}
 	setPorts(first.ID, nodePortOf(firstVirt))
 	require.NoError(t, q.HostNodeUpsert(ctx, queries.HostNodeUpsertParams{Name: "host-1", InternalIp: "127.0.0.1", Ready: true}))
-	tok := b.edgeToken(t, "kubectl")
-	agent := b.runEdge(t, "edge-kube", tok.Value)
+	tok := b.EdgeToken(t, "kubectl")
+	agent := b.RunEdge(t, "edge-kube", tok.Value)
 
 	// The user's kubeconfig, from the console, its server the cluster's
 	// public name; every connection goes to the edge.
 	throughEdge := func(cl queries.Cluster) kubernetes.Interface {
 		t.Helper()
-		resp, err := c.http.Get(b.server.URL + "/clusters/" + strconv.FormatInt(cl.ID, 10) + "/kubeconfig")
+		resp, err := c.HTTP.Get(b.Server.URL + "/clusters/" + strconv.FormatInt(cl.ID, 10) + "/kubeconfig")
 		require.NoError(t, err)
-		kubeconfig := readBody(t, resp)
+		kubeconfig := handlerstest.ReadBody(t, resp)
 		require.Equal(t, http.StatusOK, resp.StatusCode, kubeconfig)
 		cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(kubeconfig))
 		require.NoError(t, err)
@@ -84,7 +85,7 @@ func TestKubeconfigThroughEdge(t *testing.T) {
 	defer w.Stop()
 
 	// A second cluster: HAProxy reloads for its route.
-	second, secondVirt := b.readyVirtualCluster(t, c, "second")
+	second, secondVirt := b.ReadyVirtualCluster(t, c, "second")
 	setPorts(second.ID, nodePortOf(secondVirt))
 	secondClient := throughEdge(second)
 	require.Eventually(t, func() bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // fetch sends one request and returns its status and body.
@@ -39,13 +40,13 @@ func withRegistry(reg *prometheus.Registry) func(*handlers.Deps) {
 func TestProbesAndMetrics(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	b := setup(t, withRegistry(reg))
+	b := handlerstest.Setup(t, withRegistry(reg))
 	// The metrics listener of 'serve': apart from the public one.
-	probes := httptest.NewServer(handlers.NewProbes(handlers.Deps{Pool: b.pool, Logger: slog.New(slog.DiscardHandler), Gatherer: reg}))
+	probes := httptest.NewServer(handlers.NewProbes(handlers.Deps{Pool: b.Pool, Logger: slog.New(slog.DiscardHandler), Gatherer: reg}))
 	t.Cleanup(probes.Close)
 	get := func(base, path string) (int, string) { return fetch(t, http.DefaultClient, http.MethodGet, base+path) }
 
-	for _, base := range []string{b.server.URL, probes.URL} {
+	for _, base := range []string{b.Server.URL, probes.URL} {
 		code, body := get(base, "/healthz")
 		require.Equal(t, http.StatusOK, code)
 		require.JSONEq(t, `{"status":"ok"}`, body)
@@ -55,7 +56,7 @@ func TestProbesAndMetrics(t *testing.T) {
 		require.JSONEq(t, `{"status":"ok"}`, body)
 	}
 
-	code, _ := get(b.server.URL, "/metrics")
+	code, _ := get(b.Server.URL, "/metrics")
 	require.Equal(t, http.StatusNotFound, code, "the public listener must not serve /metrics")
 	code, body := get(probes.URL, "/metrics")
 	require.Equal(t, http.StatusOK, code)
@@ -64,9 +65,9 @@ func TestProbesAndMetrics(t *testing.T) {
 
 	// A schema behind this build makes the platform not ready, with a
 	// short reason; the details are for the log only.
-	_, err := b.pool.Exec(context.Background(), "UPDATE schema_version SET version = version - 1")
+	_, err := b.Pool.Exec(context.Background(), "UPDATE schema_version SET version = version - 1")
 	require.NoError(t, err)
-	for _, base := range []string{b.server.URL, probes.URL} {
+	for _, base := range []string{b.Server.URL, probes.URL} {
 		code, body := get(base, "/readyz")
 		require.Equal(t, http.StatusServiceUnavailable, code)
 		require.JSONEq(t, `{"status":"unavailable","error":"schema out of date"}`, body)
@@ -78,15 +79,15 @@ func TestProbesAndMetrics(t *testing.T) {
 func TestMetricsLabelsAreBounded(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	b := setup(t, withRegistry(reg))
+	b := handlerstest.Setup(t, withRegistry(reg))
 	const name = "kubebyon_http_request_duration_seconds"
 
 	madeUp := func(n int) {
 		for range n {
 			word := strings.ToUpper(rand.Text()[:8])
 			for _, path := range []string{"/", "/healthz", "/clusters/1", "/no/such/" + word, "/static/" + word, "/api/v1/" + word} {
-				fetch(t, http.DefaultClient, word, b.server.URL+path)
-				fetch(t, http.DefaultClient, http.MethodGet, b.server.URL+path+"/"+word)
+				fetch(t, http.DefaultClient, word, b.Server.URL+path)
+				fetch(t, http.DefaultClient, http.MethodGet, b.Server.URL+path+"/"+word)
 			}
 		}
 	}
@@ -111,16 +112,16 @@ func TestMetricsLabelsAreBounded(t *testing.T) {
 // within its own short timeout, not after the 30 s request timeout.
 func TestReadinessWithHungDatabase(t *testing.T) {
 	t.Parallel()
-	pool, freeze, _ := privateDB(t)
-	b := setup(t, func(d *handlers.Deps) { d.Pool = pool })
+	pool, freeze, _ := handlerstest.PrivateDB(t)
+	b := handlerstest.Setup(t, func(d *handlers.Deps) { d.Pool = pool })
 
 	// Shorter than the request timeout, longer than the probe's own.
 	client := &http.Client{Timeout: 10 * time.Second}
-	code, _ := fetch(t, client, http.MethodGet, b.server.URL+"/readyz")
+	code, _ := fetch(t, client, http.MethodGet, b.Server.URL+"/readyz")
 	require.Equal(t, http.StatusOK, code)
 
 	freeze()
-	code, body := fetch(t, client, http.MethodGet, b.server.URL+"/readyz")
+	code, body := fetch(t, client, http.MethodGet, b.Server.URL+"/readyz")
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.JSONEq(t, `{"status":"unavailable","error":"database unreachable"}`, body)
 	require.NotContains(t, body, "kubebyon-hang-", "the socket path is for the log")

@@ -6,44 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
-
-// TestHomePageInBrowser loads the home page in Chromium: the layout renders
-// with its stylesheet, htmx loads and fetches the status panel.
-func TestHomePageInBrowser(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := testenv.Browser(t)
-
-	var brand, status, lang string
-	var htmxLoaded bool
-	var picoApplied bool
-	err := chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/"),
-		chromedp.Text(`[data-testid="brand"]`, &brand, chromedp.ByQuery),
-		chromedp.Evaluate(`typeof window.htmx === "object" && typeof htmx.ajax === "function"`, &htmxLoaded),
-		// Pico sets a system font stack on the body; the browser default is serif.
-		chromedp.Evaluate(`!getComputedStyle(document.body).fontFamily.startsWith("serif") && getComputedStyle(document.body).fontFamily.includes("system-ui")`, &picoApplied),
-		chromedp.Evaluate(`document.documentElement.lang`, &lang),
-		// Only htmx puts the panel there, from /status.
-		chromedp.Text(`[data-testid="status-panel"]`, &status, chromedp.ByQuery),
-	)
-	require.NoError(t, err)
-	require.Equal(t, "KubeBYON", brand)
-	require.True(t, htmxLoaded, "htmx did not load")
-	require.True(t, picoApplied, "the CSS framework's styles are not applied")
-	require.Equal(t, "en", lang)
-	require.Contains(t, status, "The platform is up")
-}
 
 // TestHomePageLanguage checks that Accept-Language picks the translation.
 func TestHomePageLanguage(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	tests := []struct {
 		accept   string
 		wantLang string
@@ -58,7 +29,7 @@ func TestHomePageLanguage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.accept, func(t *testing.T) {
 			t.Parallel()
-			req, err := http.NewRequest(http.MethodGet, b.server.URL+"/", nil)
+			req, err := http.NewRequest(http.MethodGet, b.Server.URL+"/", nil)
 			require.NoError(t, err)
 			if tt.accept != "" {
 				req.Header.Set("Accept-Language", tt.accept)
@@ -79,9 +50,9 @@ func TestHomePageLanguage(t *testing.T) {
 // binary with caching headers.
 func TestStaticAssets(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	for _, path := range []string{"/static/dist/htmx.min.js", "/static/dist/pico.min.css", "/static/app.css"} {
-		resp, err := http.Get(b.server.URL + path)
+		resp, err := http.Get(b.Server.URL + path)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -94,9 +65,9 @@ func TestStaticAssets(t *testing.T) {
 // TestErrors checks the styled 404, the JSON API error and the body limit.
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 
-	resp, err := http.Get(b.server.URL + "/no/such/page")
+	resp, err := http.Get(b.Server.URL + "/no/such/page")
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -104,7 +75,7 @@ func TestErrors(t *testing.T) {
 	require.Contains(t, string(body), `data-testid="error-page"`)
 	require.Contains(t, string(body), "Page not found")
 
-	resp, err = http.Get(b.server.URL + "/api/v1/nothing")
+	resp, err = http.Get(b.Server.URL + "/api/v1/nothing")
 	require.NoError(t, err)
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -112,7 +83,7 @@ func TestErrors(t *testing.T) {
 	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 	require.JSONEq(t, `{"error":{"code":"not_found","message":"Not found"}}`, string(body))
 
-	req, err := http.NewRequest(http.MethodGet, b.server.URL+"/api/v1/nothing", nil)
+	req, err := http.NewRequest(http.MethodGet, b.Server.URL+"/api/v1/nothing", nil)
 	require.NoError(t, err)
 	req.Header.Set("Accept-Language", "zh-CN")
 	resp, err = http.DefaultClient.Do(req)
@@ -121,7 +92,7 @@ func TestErrors(t *testing.T) {
 	resp.Body.Close()
 	require.JSONEq(t, `{"error":{"code":"not_found","message":"未找到"}}`, string(body), "in the caller's language")
 
-	resp, err = http.Post(b.server.URL+"/", "application/octet-stream", strings.NewReader(strings.Repeat("x", 2<<20)))
+	resp, err = http.Post(b.Server.URL+"/", "application/octet-stream", strings.NewReader(strings.Repeat("x", 2<<20)))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)

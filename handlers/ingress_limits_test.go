@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // TestIngressPlanLimits: a plan without managed ingress refuses to
@@ -16,50 +18,50 @@ import (
 // (console and API); a plan lowered under what is bound deletes nothing.
 func TestIngressPlanLimits(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	c, email := b.signedUpUser(t, "ingress-limits")
-	cl, _ := b.readyVirtualCluster(t, c, "limited")
-	b.setIngressSettings(t)
+	c, email := b.SignedUpUser(t, "ingress-limits")
+	cl, _ := b.ReadyVirtualCluster(t, c, "limited")
+	b.SetIngressSettings(t)
 	var plan int64
-	require.NoError(t, b.pool.QueryRow(ctx, `INSERT INTO plans (name, max_clusters, max_nodes_per_cluster, max_hostnames_per_cluster, ingress_allowed)
+	require.NoError(t, b.Pool.QueryRow(ctx, `INSERT INTO plans (name, max_clusters, max_nodes_per_cluster, max_hostnames_per_cluster, ingress_allowed)
 		VALUES ('basic', 3, 3, 1, false) RETURNING id`).Scan(&plan))
-	_, err := b.pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = $2`, plan, b.userID(t, email))
+	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = $2`, plan, b.UserID(t, email))
 	require.NoError(t, err)
 	page := fmt.Sprintf("/clusters/%d", cl.ID)
-	key := c.createKey("limits")
+	key := c.CreateKey("limits")
 
-	resp := c.post(page, page+"/ingress", url.Values{"enabled": {"on"}})
+	resp := c.Post(page, page+"/ingress", url.Values{"enabled": {"on"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body := c.get(page)
+	_, body := c.Get(page)
 	require.Contains(t, body, "Your plan (basic) does not include managed ingress.")
-	r := b.apiCall(t, http.MethodPatch, "/api/v1/clusters/"+fmt.Sprint(cl.ID), key, `{"managed_ingress":true}`)
-	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
-	require.Contains(t, r.body, `"code":"plan_limit"`)
+	r := b.APICall(t, http.MethodPatch, "/api/v1/clusters/"+fmt.Sprint(cl.ID), key, `{"managed_ingress":true}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status, r.Body)
+	require.Contains(t, r.Body, `"code":"plan_limit"`)
 	var rows int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM cluster_ingress WHERE cluster_id = $1`, cl.ID).Scan(&rows))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM cluster_ingress WHERE cluster_id = $1`, cl.ID).Scan(&rows))
 	require.Zero(t, rows, "nothing written")
 
-	_, err = b.pool.Exec(ctx, `UPDATE plans SET ingress_allowed = true WHERE id = $1`, plan)
+	_, err = b.Pool.Exec(ctx, `UPDATE plans SET ingress_allowed = true WHERE id = $1`, plan)
 	require.NoError(t, err)
-	resp = c.post(page, page+"/ingress", url.Values{"enabled": {"on"}})
+	resp = c.Post(page, page+"/ingress", url.Values{"enabled": {"on"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	r = b.apiCall(t, http.MethodPost, fmt.Sprintf("/api/v1/clusters/%d/hostnames", cl.ID), key, `{"name":"one.example.com"}`)
-	require.Equal(t, http.StatusCreated, r.status, r.body)
-	r = b.apiCall(t, http.MethodPost, fmt.Sprintf("/api/v1/clusters/%d/hostnames", cl.ID), key, `{"name":"two.example.com"}`)
-	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
-	require.Contains(t, r.body, `"code":"plan_limit"`)
-	require.Contains(t, r.body, "allows 1 host names per cluster")
-	resp = c.post(page, page+"/ingress/hostnames", url.Values{"name": {"two.example.com"}})
+	r = b.APICall(t, http.MethodPost, fmt.Sprintf("/api/v1/clusters/%d/hostnames", cl.ID), key, `{"name":"one.example.com"}`)
+	require.Equal(t, http.StatusCreated, r.Status, r.Body)
+	r = b.APICall(t, http.MethodPost, fmt.Sprintf("/api/v1/clusters/%d/hostnames", cl.ID), key, `{"name":"two.example.com"}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status, r.Body)
+	require.Contains(t, r.Body, `"code":"plan_limit"`)
+	require.Contains(t, r.Body, "allows 1 host names per cluster")
+	resp = c.Post(page, page+"/ingress/hostnames", url.Values{"name": {"two.example.com"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, body = c.get(page)
+	_, body = c.Get(page)
 	require.Contains(t, body, "Your plan (basic) allows 1 host names per cluster")
 
 	// The plan loses ingress: what is on stays on, and its name stays.
-	_, err = b.pool.Exec(ctx, `UPDATE plans SET ingress_allowed = false WHERE id = $1`, plan)
+	_, err = b.Pool.Exec(ctx, `UPDATE plans SET ingress_allowed = false WHERE id = $1`, plan)
 	require.NoError(t, err)
-	r = b.apiCall(t, http.MethodPatch, "/api/v1/clusters/"+fmt.Sprint(cl.ID), key, `{"managed_ingress":true}`)
-	require.Equal(t, http.StatusOK, r.status, r.body)
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM cluster_hostnames WHERE cluster_id = $1 AND deleted_at IS NULL`, cl.ID).Scan(&rows))
+	r = b.APICall(t, http.MethodPatch, "/api/v1/clusters/"+fmt.Sprint(cl.ID), key, `{"managed_ingress":true}`)
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM cluster_hostnames WHERE cluster_id = $1 AND deleted_at IS NULL`, cl.ID).Scan(&rows))
 	require.Equal(t, 1, rows)
 }

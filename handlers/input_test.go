@@ -18,6 +18,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // formFieldNames are the field names the views and handlers use: quoted
@@ -66,13 +68,13 @@ func formFieldNames(t *testing.T) []string {
 // field, never a 500 from PostgreSQL refusing the text.
 func TestUnstorableInputEveryForm(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, _ := b.signedUpAdmin(t, "unstorable")
-	token := c.csrf("/settings/api-keys")
+	b := handlerstest.Setup(t)
+	c, _ := b.SignedUpAdmin(t, "unstorable")
+	token := c.CSRF("/settings/api-keys")
 	names := formFieldNames(t)
 
 	var routes []*echo.Route
-	for _, r := range b.server.Config.Handler.(*echo.Echo).Routes() {
+	for _, r := range b.Server.Config.Handler.(*echo.Echo).Routes() {
 		if r.Method == http.MethodPost {
 			routes = append(routes, r)
 		}
@@ -99,14 +101,14 @@ func TestUnstorableInputEveryForm(t *testing.T) {
 					} else {
 						body.WriteString(form.Encode())
 					}
-					resp, err := c.http.Post(c.base+path, contentType, &body)
+					resp, err := c.HTTP.Post(c.Base+path, contentType, &body)
 					require.NoError(t, err)
-					got := readBody(t, resp)
+					got := handlerstest.ReadBody(t, resp)
 					where := []any{"%s %s, field %s, %s, multipart %t: %s", r.Method, r.Path, name, kind, multi, got}
 					require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, where...)
 					switch {
 					case strings.HasPrefix(path, "/api/"), strings.HasPrefix(path, "/webhooks/"):
-						var e apiErrorJSON
+						var e handlerstest.APIErrorJSON
 						require.NoError(t, json.Unmarshal([]byte(got), &e), where...)
 						require.Equal(t, "Use text without NUL characters or invalid UTF-8.", e.Error.Fields[name], where...)
 					case strings.HasPrefix(path, "/join/"):
@@ -126,32 +128,32 @@ func TestUnstorableInputEveryForm(t *testing.T) {
 // query string: 422, the field named, in the reader's language.
 func TestUnstorableInputReported(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, _ := b.signedUpUser(t, "reported")
+	b := handlerstest.Setup(t)
+	c, _ := b.SignedUpUser(t, "reported")
 
-	resp := c.postKeyForm(url.Values{"name": {"ab\x00cd"}, "expiry": {"never"}})
+	resp := c.PostKeyForm(url.Values{"name": {"ab\x00cd"}, "expiry": {"never"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), "“name”: Use text without NUL characters or invalid UTF-8.")
+	require.Contains(t, handlerstest.ReadBody(t, resp), "“name”: Use text without NUL characters or invalid UTF-8.")
 
-	anon := b.client(t)
-	resp = anon.post("/login", "/login", url.Values{"email": {"a\xffb@x.test"}, "password": {"x"}})
+	anon := b.Client(t)
+	resp = anon.Post("/login", "/login", url.Values{"email": {"a\xffb@x.test"}, "password": {"x"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), "“email”")
+	require.Contains(t, handlerstest.ReadBody(t, resp), "“email”")
 
-	req, err := http.NewRequest(http.MethodGet, b.server.URL+"/signup/verify?email=a%00b%40x.test", nil)
+	req, err := http.NewRequest(http.MethodGet, b.Server.URL+"/signup/verify?email=a%00b%40x.test", nil)
 	require.NoError(t, err)
 	req.Header.Set("Accept-Language", "zh-CN")
 	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), "“email”: 请使用不含 NUL 字符或无效 UTF-8 的文本。")
+	require.Contains(t, handlerstest.ReadBody(t, resp), "“email”: 请使用不含 NUL 字符或无效 UTF-8 的文本。")
 }
 
 // TestRequestTooLargeTranslated: the 413 says so in the reader's language,
 // on the error page and in the API's JSON.
 func TestRequestTooLargeTranslated(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	big := strings.Repeat("x", 2<<20)
 	for _, tc := range []struct {
 		path, lang, want string
@@ -161,13 +163,13 @@ func TestRequestTooLargeTranslated(t *testing.T) {
 		{"/api/v1/clusters", "en", `{"error":{"code":"request_entity_too_large","message":"The request is too large"}}`},
 		{"/api/v1/clusters", "zh-CN", `{"error":{"code":"request_entity_too_large","message":"请求内容过大"}}`},
 	} {
-		req, err := http.NewRequest(http.MethodPost, b.server.URL+tc.path, strings.NewReader(big))
+		req, err := http.NewRequest(http.MethodPost, b.Server.URL+tc.path, strings.NewReader(big))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Accept-Language", tc.lang)
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
-		body := readBody(t, resp)
+		body := handlerstest.ReadBody(t, resp)
 		resp.Body.Close()
 		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, tc)
 		require.NotContains(t, body, "ErrorRequestTooLarge", tc)
@@ -199,7 +201,7 @@ func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // refuses a NUL in a header itself, with 400.)
 func TestUnstorableHeaders(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	tests := []struct {
 		name, userAgent, want string
 	}{
@@ -212,21 +214,21 @@ func TestUnstorableHeaders(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			name := fmt.Sprintf("agent%d", i)
-			_, email := b.signedUpUser(t, name)
-			id := b.userID(t, email)
-			c := b.client(t)
-			c.http.Transport = withHeader{name: "User-Agent", value: tt.userAgent, next: c.http.Transport}
+			_, email := b.SignedUpUser(t, name)
+			id := b.UserID(t, email)
+			c := b.Client(t)
+			c.HTTP.Transport = withHeader{name: "User-Agent", value: tt.userAgent, next: c.HTTP.Transport}
 
-			resp := c.post("/login", "/login", url.Values{"email": {email}, "password": {"password of " + name}})
-			require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-			resp = c.post(profilePage, profilePage, url.Values{"name": {"Agent"}, "language": {""}})
-			require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+			resp := c.Post("/login", "/login", url.Values{"email": {email}, "password": {"password of " + name}})
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+			resp = c.Post(handlerstest.ProfilePage, handlerstest.ProfilePage, url.Values{"name": {"Agent"}, "language": {""}})
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 
 			ctx := context.Background()
 			var session string
-			require.NoError(t, b.pool.QueryRow(ctx, "SELECT user_agent FROM user_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT 1", id).Scan(&session))
+			require.NoError(t, b.Pool.QueryRow(ctx, "SELECT user_agent FROM user_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT 1", id).Scan(&session))
 			require.Equal(t, tt.want, session)
-			rows, err := b.pool.Query(ctx, `SELECT action, user_agent FROM audit_events
+			rows, err := b.Pool.Query(ctx, `SELECT action, user_agent FROM audit_events
 				WHERE actor_id = $1 AND action IN ('user.sign_in', 'user.update_profile') ORDER BY id`, id)
 			require.NoError(t, err)
 			stored := map[string]string{}
@@ -247,12 +249,12 @@ func TestUnstorableHeaders(t *testing.T) {
 // an unknown path is, in the route's kind of answer.
 func TestUnstorablePathParams(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, _ := b.signedUpAdmin(t, "unstorable-path")
-	token := c.csrf("/settings/api-keys")
+	b := handlerstest.Setup(t)
+	c, _ := b.SignedUpAdmin(t, "unstorable-path")
+	token := c.CSRF("/settings/api-keys")
 	param := regexp.MustCompile(`:[a-zA-Z]+|\*`)
 	tested := 0
-	for _, r := range b.server.Config.Handler.(*echo.Echo).Routes() {
+	for _, r := range b.Server.Config.Handler.(*echo.Echo).Routes() {
 		if r.Method == echo.RouteNotFound {
 			continue
 		}
@@ -270,21 +272,21 @@ func TestUnstorablePathParams(t *testing.T) {
 				if r.Method == http.MethodPost {
 					body = strings.NewReader(url.Values{"_csrf": {token}}.Encode())
 				}
-				req, err := http.NewRequest(r.Method, c.base+path, body)
+				req, err := http.NewRequest(r.Method, c.Base+path, body)
 				require.NoError(t, err)
 				if r.Method == http.MethodPost {
 					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 				}
-				resp, err := c.http.Do(req)
+				resp, err := c.HTTP.Do(req)
 				require.NoError(t, err)
-				got := readBody(t, resp)
+				got := handlerstest.ReadBody(t, resp)
 				where := []any{"%s %s (%s), %s: %s", r.Method, r.Path, path, kind, got}
 				require.Equal(t, http.StatusNotFound, resp.StatusCode, where...)
 				tested++
 				switch {
 				case r.Method == http.MethodHead:
 				case strings.HasPrefix(path, "/api/"), strings.HasPrefix(path, "/webhooks/"):
-					var e apiErrorJSON
+					var e handlerstest.APIErrorJSON
 					require.NoError(t, json.Unmarshal([]byte(got), &e), where...)
 					require.Equal(t, "not_found", e.Error.Code, where...)
 				case strings.HasPrefix(path, "/join/"):
@@ -303,17 +305,17 @@ func TestUnstorablePathParams(t *testing.T) {
 // 404 in the API's JSON, nothing recorded.
 func TestUnstorablePathParamsReported(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, email := b.signedUpUser(t, "reported-path")
-	key := c.createKey("path")
-	id := b.insertCluster(t, b.userID(t, email), "shop", "shop", "v1.34.0", "nodeport", "ready")
+	b := handlerstest.Setup(t)
+	c, email := b.SignedUpUser(t, "reported-path")
+	key := c.CreateKey("path")
+	id := b.InsertCluster(t, b.UserID(t, email), "shop", "shop", "v1.34.0", "nodeport", "ready")
 	for _, name := range []string{"a%00b", "a%FFb"} {
-		r := b.apiCall(t, http.MethodDelete, fmt.Sprintf("/api/v1/clusters/%d/hostnames/%s", id, name), key, "")
-		require.Equal(t, http.StatusNotFound, r.status, r.body)
-		require.Equal(t, "application/json", r.header.Get("Content-Type"))
-		e := decodeAs[apiErrorJSON](t, r)
-		require.Equal(t, "not_found", e.Error.Code, r.body)
-		require.NotEmpty(t, e.Error.Message, r.body)
+		r := b.APICall(t, http.MethodDelete, fmt.Sprintf("/api/v1/clusters/%d/hostnames/%s", id, name), key, "")
+		require.Equal(t, http.StatusNotFound, r.Status, r.Body)
+		require.Equal(t, "application/json", r.Header.Get("Content-Type"))
+		e := handlerstest.DecodeAs[handlerstest.APIErrorJSON](t, r)
+		require.Equal(t, "not_found", e.Error.Code, r.Body)
+		require.NotEmpty(t, e.Error.Message, r.Body)
 	}
-	require.Zero(t, b.auditCount(t, "cluster.hostname_remove"))
+	require.Zero(t, b.AuditCount(t, "cluster.hostname_remove"))
 }

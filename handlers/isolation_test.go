@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
-
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/ingress"
@@ -145,15 +145,15 @@ var userScopedRoutes = []struct {
 
 func TestTenantIsolation(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	q := queries.New(b.pool)
+	q := queries.New(b.Pool)
 
-	_, victimEmail := b.signedUpUser(t, "victim")
-	attacker, _ := b.signedUpUser(t, "attacker")
+	_, victimEmail := b.SignedUpUser(t, "victim")
+	attacker, _ := b.SignedUpUser(t, "attacker")
 	u, err := q.UserGetByEmail(ctx, victimEmail)
 	require.NoError(t, err)
-	key, err := (&apikeys.Service{Pool: b.pool}).Create(ctx, u.ID, "victim's key", apikeys.Expiry{Choice: apikeys.ExpiryNever}, audit.Actor{UserID: u.ID, Email: u.Email})
+	key, err := (&apikeys.Service{Pool: b.Pool}).Create(ctx, u.ID, "victim's key", apikeys.Expiry{Choice: apikeys.ExpiryNever}, audit.Actor{UserID: u.ID, Email: u.Email})
 	require.NoError(t, err)
 	// A ready cluster, so that only ownership stands in the way.
 	cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{
@@ -164,7 +164,7 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, markErr)
 	op, err := q.NodeOperationCreate(ctx, queries.NodeOperationCreateParams{ClusterID: cl.ID, NodeName: "worker-1", Kind: "drain"})
 	require.NoError(t, err)
-	jt, err := q.JoinTokenCreate(ctx, queries.JoinTokenCreateParams{ClusterID: cl.ID, TokenID: "abcdef", TokenHash: "victim-hash", SealedToken: b.box.Seal([]byte("abcdef.0123456789abcdef"))})
+	jt, err := q.JoinTokenCreate(ctx, queries.JoinTokenCreateParams{ClusterID: cl.ID, TokenID: "abcdef", TokenHash: "victim-hash", SealedToken: b.Box.Seal([]byte("abcdef.0123456789abcdef"))})
 	require.NoError(t, err)
 	// Managed ingress could be switched on: only ownership stands in the
 	// way.
@@ -181,7 +181,7 @@ func TestTenantIsolation(t *testing.T) {
 	})
 	require.NoError(t, err)
 	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op, joinToken: jt.ID, order: order.ID}
-	attackerKey := attacker.createKey("attacker's key")
+	attackerKey := attacker.CreateKey("attacker's key")
 
 	for _, r := range userScopedRoutes {
 		path := r.path(v)
@@ -189,11 +189,11 @@ func TestTenantIsolation(t *testing.T) {
 			var code int
 			switch {
 			case strings.HasPrefix(path, "/api/"):
-				code = b.apiCall(t, r.method, path, attackerKey, r.form.Get("json")).status
+				code = b.APICall(t, r.method, path, attackerKey, r.form.Get("json")).Status
 			case r.method == http.MethodGet:
-				code, _ = attacker.get(path)
+				code, _ = attacker.Get(path)
 			default:
-				resp := attacker.post("/", path, r.form)
+				resp := attacker.Post("/", path, r.form)
 				code = resp.StatusCode
 			}
 			require.Equal(t, http.StatusNotFound, code)
@@ -227,11 +227,11 @@ func TestTenantIsolation(t *testing.T) {
 	var actions int
 	// The platform's own (its workers may switch the node quota on
 	// meanwhile) are not the attacker's.
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'cluster.%' AND actor_email IS DISTINCT FROM 'system'").Scan(&actions))
+	require.NoError(t, b.Pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'cluster.%' AND actor_email IS DISTINCT FROM 'system'").Scan(&actions))
 	require.Zero(t, actions, "no cluster action was recorded")
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'node.%'").Scan(&actions))
+	require.NoError(t, b.Pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action LIKE 'node.%'").Scan(&actions))
 	require.Zero(t, actions, "no node action was recorded")
-	req, err := http.NewRequest(http.MethodGet, b.server.URL+"/api/v1/me", nil)
+	req, err := http.NewRequest(http.MethodGet, b.Server.URL+"/api/v1/me", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+key.Value)
 	resp, err := http.DefaultClient.Do(req)

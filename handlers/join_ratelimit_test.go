@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 )
 
@@ -47,13 +48,13 @@ func TestJoinRateLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t)
+			b := handlerstest.Setup(t)
 			hit := func() *http.Response {
-				req, err := tt.request(b.server.URL)
+				req, err := tt.request(b.Server.URL)
 				require.NoError(t, err)
 				resp, err := http.DefaultClient.Do(req)
 				require.NoError(t, err)
-				readBody(t, resp)
+				handlerstest.ReadBody(t, resp)
 				return resp
 			}
 			for i := range int(tt.rule.Limit) {
@@ -65,7 +66,7 @@ func TestJoinRateLimits(t *testing.T) {
 			require.NotEmpty(t, resp.Header.Get("Retry-After"))
 
 			var counted int32
-			require.NoError(t, b.pool.QueryRow(context.Background(),
+			require.NoError(t, b.Pool.QueryRow(context.Background(),
 				`SELECT coalesce(sum(count), 0)::int FROM rate_limits WHERE key = $1`, tt.rule.Name+":127.0.0.1").Scan(&counted))
 			require.Equal(t, tt.rule.Limit+1, counted)
 		})

@@ -8,19 +8,21 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // TestJoinTokenCreatedSaidOnce: the page after a new token says once that
 // it was made.
 func TestJoinTokenCreatedSaidOnce(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, _ := b.signedUpUser(t, "once")
-	cl, _ := b.readyVirtualCluster(t, c, "once")
+	b := handlerstest.Setup(t)
+	c, _ := b.SignedUpUser(t, "once")
+	cl, _ := b.ReadyVirtualCluster(t, c, "once")
 	page := fmt.Sprintf("/clusters/%d/tokens", cl.ID)
-	resp := c.post(page, page, url.Values{"description": {"rack"}, "lifetime": {"1h"}, "uses": {"1"}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	_, body := c.get(page)
+	resp := c.Post(page, page, url.Values{"description": {"rack"}, "lifetime": {"1h"}, "uses": {"1"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	_, body := c.Get(page)
 	require.Equal(t, 1, strings.Count(body, "Join token created. Copy the command below."), body)
 	require.Equal(t, 1, strings.Count(body, `data-testid="flash"`))
 }

@@ -2,8 +2,6 @@ package handlers_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,111 +9,27 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivertest"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
-	"github.com/kubebyon/kubebyon/internal/audit"
-	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/testenv"
-	"github.com/kubebyon/kubebyon/jobs"
-	"github.com/kubebyon/kubebyon/queries"
 )
-
-var joinCommandToken = regexp.MustCompile(`/join/([a-z0-9]{6}\.[a-z0-9]{16}) \| sudo sh`)
-
-// readyVirtualCluster makes a ready cluster whose virtual control plane is
-// a second apiserver, as vcluster would: its kubeconfig Secret on the host.
-func (b *testBundle) readyVirtualCluster(t *testing.T, c *client, name string) (queries.Cluster, *testenv.Kube) {
-	t.Helper()
-	ctx := context.Background()
-	b.connectHost(t)
-	cl := b.newCluster(t, c, name)
-	b.markReady(t, cl)
-	virt := testenv.NewKube(t)
-	host := testenv.HostKube(t).Client(t)
-	ns := clusters.Namespace(cl)
-	_, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = host.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	_, err = host.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: clusters.KubeconfigSecretName(cl)},
-		Data:       map[string][]byte{"config": virt.Kubeconfig(t)},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	return b.cluster(t, cl.ID), virt
-}
-
-// createJoinToken submits the form and returns the token from the command.
-func createJoinToken(t *testing.T, c *client, cl queries.Cluster, form url.Values) string {
-	t.Helper()
-	page := fmt.Sprintf("/clusters/%d/tokens", cl.ID)
-	resp := c.post(page, page, form)
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	_, body := c.get(page)
-	m := joinCommandToken.FindAllStringSubmatch(body, -1)
-	require.NotEmpty(t, m, body)
-	return m[0][1] // newest first
-}
-
-// syncJoinTokens works a join token sync of the cluster, as the worker
-// would (handler tests only insert cluster jobs).
-func (b *testBundle) syncJoinTokens(t *testing.T, clusterID int64) {
-	t.Helper()
-	ctx := context.Background()
-	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.JoinTokenSyncWorker{
-		Tokens: &jointokens.Service{Pool: b.pool, Box: b.box,
-			Virtual: (&clusters.Service{Pool: b.pool, Box: b.box, KubeconfigPath: b.hostKubeconfig}).VirtualConfig},
-		Notices: notify.Notices{Box: b.box},
-	})
-	tx, err := b.pool.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx) //nolint:errcheck // the job row only
-	_, err = w.Work(ctx, t, tx, jointokens.SyncArgs{ClusterID: clusterID}, nil)
-	require.NoError(t, err)
-}
-
-func joinStatus(t *testing.T, b *testBundle, token string) (int, string, string) {
-	t.Helper()
-	resp, err := http.Get(b.server.URL + "/join/" + token)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	return resp.StatusCode, resp.Header.Get("Content-Type"), readBody(t, resp)
-}
-
-// joinRefusal fetches the join script of a token the platform refuses:
-// HTTP 200 (so that curl -f hands the script to sh) with the reason in
-// the header, and returns the script.
-func joinRefusal(t *testing.T, b *testBundle, token, reason string) string {
-	t.Helper()
-	resp, err := http.Get(b.server.URL + "/join/" + token)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body := readBody(t, resp)
-	require.Equal(t, http.StatusOK, resp.StatusCode, body)
-	require.Equal(t, reason, resp.Header.Get("X-KubeBYON-Join-Refused"))
-	require.Contains(t, body, "exit 1")
-	return body
-}
 
 // runJoinCommand runs the documented join command, curl -fsSL piped into
 // sh, with the machine's real curl and sh (sudo left out).
-func runJoinCommand(t *testing.T, b *testBundle, token string) (string, error) {
+func runJoinCommand(t *testing.T, b *handlerstest.Bundle, token string) (string, error) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", `curl -fsSL "$1" | sh`, "sh", b.server.URL+"/join/"+token)
+	cmd := exec.Command("sh", "-c", `curl -fsSL "$1" | sh`, "sh", b.Server.URL+"/join/"+token)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -126,18 +40,18 @@ func runJoinCommand(t *testing.T, b *testBundle, token string) (string, error) {
 func TestJoinTokenLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t)
-	c, email := b.signedUpUser(t, "joiner")
-	cl, virt := b.readyVirtualCluster(t, c, "joins")
+	b := handlerstest.Setup(t)
+	c, email := b.SignedUpUser(t, "joiner")
+	cl, virt := b.ReadyVirtualCluster(t, c, "joins")
 	admin := virt.Client(t)
 	virt.KubeadmBootstrapBinding(t, jointokens.NodeGroup)
 
 	page := fmt.Sprintf("/clusters/%d/tokens", cl.ID)
-	resp := c.post(page, page, url.Values{"description": {"rack 1"}, "lifetime": {"24h"}, "uses": {"n"}, "max_uses": {"0"}})
+	resp := c.Post(page, page, url.Values{"description": {"rack 1"}, "lifetime": {"24h"}, "uses": {"n"}, "max_uses": {"0"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), `data-testid="error-max_uses"`)
+	require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="error-max_uses"`)
 
-	token := createJoinToken(t, c, cl, url.Values{"description": {"rack 1"}, "lifetime": {"24h"}, "uses": {"1"}})
+	token := handlerstest.CreateJoinToken(t, c, cl, url.Values{"description": {"rack 1"}, "lifetime": {"24h"}, "uses": {"1"}})
 	id, secret, _ := strings.Cut(token, ".")
 	s, err := admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -153,17 +67,17 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	require.WithinDuration(t, time.Now().Add(24*time.Hour), exp, time.Minute)
 	require.Equal(t, map[string]string{"vcluster.loft.sh/token": "true", "vcluster.loft.sh/token-node-type": "worker"}, s.Labels)
 	var stored string
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT token_hash || sealed_token FROM join_tokens WHERE token_id = $1", id).Scan(&stored))
+	require.NoError(t, b.Pool.QueryRow(ctx, "SELECT token_hash || sealed_token FROM join_tokens WHERE token_id = $1", id).Scan(&stored))
 	require.NotContains(t, stored, secret, "the secret is stored only hashed and sealed")
 
-	code, ctype, body := joinStatus(t, b, token)
+	code, ctype, body := handlerstest.JoinStatus(t, b, token)
 	require.Equal(t, http.StatusOK, code, body)
 	require.Equal(t, "text/x-shellscript; charset=utf-8", ctype)
 	require.Contains(t, body, cl.Endpoint)
 	ca := strings.TrimSpace(string(virt.CA))
 	require.Contains(t, body, ca, "the script checks the endpoint against the cluster's CA, from its kubeconfig")
-	require.Equal(t, ca, b.cluster(t, cl.ID).CaCert, "and keeps it for the next join")
-	body = joinRefusal(t, b, "abcdef.0123456789abcdef", "unknown")
+	require.Equal(t, ca, b.Cluster(t, cl.ID).CaCert, "and keeps it for the next join")
+	body = handlerstest.JoinRefusal(t, b, "abcdef.0123456789abcdef", "unknown")
 	require.Contains(t, body, "unknown")
 	out, err := runJoinCommand(t, b, "abcdef.0123456789abcdef")
 	require.Error(t, err, "the documented command fails on a refused token")
@@ -175,22 +89,22 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	// Secret stays (a kubelet that reconnects must still get through),
 	// and nobody is told it joined.
 	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token), "worker-1"))
-	runSync := func() { b.syncJoinTokens(t, cl.ID) }
+	runSync := func() { b.SyncJoinTokens(t, cl.ID) }
 	runSync()
 	runSync() // idempotent
 	var uses int32
 	var nodes []string
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT uses FROM join_tokens WHERE token_id = $1", id).Scan(&uses))
+	require.NoError(t, b.Pool.QueryRow(ctx, "SELECT uses FROM join_tokens WHERE token_id = $1", id).Scan(&uses))
 	require.Zero(t, uses, "a pending CSR is not a use")
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT array_agg(node_name) FROM join_token_nodes").Scan(&nodes))
+	require.NoError(t, b.Pool.QueryRow(ctx, "SELECT array_agg(node_name) FROM join_token_nodes").Scan(&nodes))
 	require.Equal(t, []string{"worker-1"}, nodes)
-	require.Empty(t, b.notices(t, email, notify.JoinTokenUsed), "not told of a join whose Node has not registered")
+	require.Empty(t, b.Notices(t, email, notify.JoinTokenUsed), "not told of a join whose Node has not registered")
 	_, err = admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id, metav1.GetOptions{})
 	require.NoError(t, err, "the token's Secret stays while the join is pending")
 	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token), "worker-1"), "the kubelet can file again with the token")
-	code, _, _ = joinStatus(t, b, token)
+	code, _, _ = handlerstest.JoinStatus(t, b, token)
 	require.Equal(t, http.StatusOK, code, "the join script is still served")
-	_, body = c.get(page)
+	_, body = c.Get(page)
 	require.Contains(t, body, `data-registered="false">worker-1<`, "its CSR is in, its Node not yet")
 
 	// kubelet registers the Node: the next sync counts the use, retires
@@ -199,62 +113,62 @@ func TestJoinTokenLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	runSync()
 	runSync()
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT uses FROM join_tokens WHERE token_id = $1", id).Scan(&uses))
+	require.NoError(t, b.Pool.QueryRow(ctx, "SELECT uses FROM join_tokens WHERE token_id = $1", id).Scan(&uses))
 	require.Equal(t, int32(1), uses)
-	told := b.notices(t, email, notify.JoinTokenUsed)
+	told := b.Notices(t, email, notify.JoinTokenUsed)
 	require.Len(t, told, 1, "told once, in the console")
-	require.Equal(t, "The node worker-1 joined your cluster joins with the join token rack 1.", told[0].body)
+	require.Equal(t, "The node worker-1 joined your cluster joins with the join token rack 1.", told[0].Body)
 	_, err = admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "the used-up token's Secret is deleted: %v", err)
-	waitFor(t, func() bool {
+	handlerstest.WaitFor(t, func() bool {
 		return apierrors.IsUnauthorized(testenv.FileNodeCSR(t, virt.TokenClient(t, token), "worker-2"))
 	}, "the used-up token stops authenticating")
-	require.Contains(t, joinRefusal(t, b, token, "used-up"), "use limit")
+	require.Contains(t, handlerstest.JoinRefusal(t, b, token, "used-up"), "use limit")
 	out, err = runJoinCommand(t, b, token)
 	require.Error(t, err)
 	require.Contains(t, out, "This join token has reached its use limit.")
-	_, body = c.get(page)
+	_, body = c.Get(page)
 	require.Contains(t, body, `data-registered="true">worker-1<`)
 
 	// An unlimited token reports join events, then is revoked.
-	token2 := createJoinToken(t, c, cl, url.Values{"lifetime": {"none"}, "uses": {"unlimited"}})
+	token2 := handlerstest.CreateJoinToken(t, c, cl, url.Values{"lifetime": {"none"}, "uses": {"unlimited"}})
 	require.NotEqual(t, token, token2)
 	id2, _, _ := strings.Cut(token2, ".")
 	var tokenRowID int64
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT id FROM join_tokens WHERE token_id = $1", id2).Scan(&tokenRowID))
+	require.NoError(t, b.Pool.QueryRow(ctx, "SELECT id FROM join_tokens WHERE token_id = $1", id2).Scan(&tokenRowID))
 	live := fmt.Sprintf("%s/%d/live", page, tokenRowID)
-	code, body = c.get(live)
+	code, body = c.Get(live)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `hx-trigger="every 3s"`, "an active token is watched")
 	require.Contains(t, body, "No machine has reported")
-	resp, err = http.PostForm(b.server.URL+"/join/"+token2+"/events", url.Values{"step": {"root"}, "status": {"failed"}, "message": {"not root"}, "host": {"rack1-a"}})
+	resp, err = http.PostForm(b.Server.URL+"/join/"+token2+"/events", url.Values{"step": {"root"}, "status": {"failed"}, "message": {"not root"}, "host": {"rack1-a"}})
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 	syncJobs := func() int {
 		var n int
-		require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'join_token_sync' AND (args->>'cluster_id')::bigint = $1", cl.ID).Scan(&n))
+		require.NoError(t, b.Pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'join_token_sync' AND (args->>'cluster_id')::bigint = $1", cl.ID).Scan(&n))
 		return n
 	}
 	require.Zero(t, syncJobs(), "a preflight step asks for no sync")
-	resp, err = http.PostForm(b.server.URL+"/join/"+token2+"/events", url.Values{"step": {"join"}, "status": {"ok"}, "host": {"rack1-b"}})
+	resp, err = http.PostForm(b.Server.URL+"/join/"+token2+"/events", url.Values{"step": {"join"}, "status": {"ok"}, "host": {"rack1-b"}})
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 	require.Equal(t, 1, syncJobs(), "the join step asks for a sync at once")
-	resp, err = http.PostForm(b.server.URL+"/join/"+token2+"/events", url.Values{"step": {"root"}, "status": {"maybe"}})
+	resp, err = http.PostForm(b.Server.URL+"/join/"+token2+"/events", url.Values{"step": {"root"}, "status": {"maybe"}})
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	resp, err = http.Post(b.server.URL+"/join/"+token2+"/events", "application/x-www-form-urlencoded", strings.NewReader("message="+strings.Repeat("x", 5000)))
+	resp, err = http.Post(b.Server.URL+"/join/"+token2+"/events", "application/x-www-form-urlencoded", strings.NewReader("message="+strings.Repeat("x", 5000)))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
-	_, body = c.get(live)
+	_, body = c.Get(live)
 	require.Contains(t, body, `data-host="rack1-a" data-step="root" data-status="failed"`)
 	require.Contains(t, body, "not root")
 	require.Contains(t, body, `data-host="rack1-b" data-step="join" data-status="ok"`)
-	_, body = c.get(page)
+	_, body = c.Get(page)
 	require.Contains(t, body, `data-host="rack1-a" data-step="root" data-status="failed"`, "the diagnostics are under the token")
 
 	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token2), "worker-3"))
@@ -264,84 +178,35 @@ func TestJoinTokenLifecycle(t *testing.T) {
 		require.NoError(t, err)
 	}
 	runSync()
-	told = b.notices(t, email, notify.JoinTokenUsed)
-	require.Equal(t, "2 nodes joined your cluster joins: worker-3, worker-5.", told[len(told)-1].body, "one notice for the nodes of one sync")
+	told = b.Notices(t, email, notify.JoinTokenUsed)
+	require.Equal(t, "2 nodes joined your cluster joins: worker-3, worker-5.", told[len(told)-1].Body, "one notice for the nodes of one sync")
 	revoke := fmt.Sprintf("%s/%d/revoke", page, tokenRowID)
-	code, body = c.get(revoke)
+	code, body = c.Get(revoke)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "worker-3")
-	resp = c.post(revoke, revoke, nil)
+	resp = c.Post(revoke, revoke, nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	_, err = admin.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id2, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err))
-	waitFor(t, func() bool {
+	handlerstest.WaitFor(t, func() bool {
 		return apierrors.IsUnauthorized(testenv.FileNodeCSR(t, virt.TokenClient(t, token2), "worker-4"))
 	}, "the revoked token stops authenticating")
-	joinRefusal(t, b, token2, "revoked")
-	_, body = c.get(live)
+	handlerstest.JoinRefusal(t, b, token2, "revoked")
+	_, body = c.Get(live)
 	require.NotContains(t, body, "hx-trigger", "a revoked token is no longer watched")
 	require.Contains(t, body, `id="join-command-block-`+fmt.Sprint(tokenRowID)+`" hx-swap-oob="true"`, "its command leaves the page")
 	require.Contains(t, body, "worker-3")
 
 	var actions []string
-	require.NoError(t, b.pool.QueryRow(ctx, "SELECT array_agg(action ORDER BY id) FROM audit_events WHERE action LIKE 'join_token.%'").Scan(&actions))
+	require.NoError(t, b.Pool.QueryRow(ctx, "SELECT array_agg(action ORDER BY id) FROM audit_events WHERE action LIKE 'join_token.%'").Scan(&actions))
 	require.Equal(t, []string{"join_token.create", "join_token.create", "join_token.revoke"}, actions)
-}
-
-// scriptToken makes a token for a ready cluster whose control plane
-// endpoint is a TLS test server (its certificate the cluster's CA), with
-// the shared apiserver holding its bootstrap Secret. It returns the
-// cluster's id too.
-func scriptToken(t *testing.T, b *testBundle, cp *httptest.Server) (string, int64) {
-	t.Helper()
-	ctx := context.Background()
-	_, email := b.signedUpUser(t, "scripted")
-	u, err := queries.New(b.pool).UserGetByEmail(ctx, email)
-	require.NoError(t, err)
-	q := queries.New(b.pool)
-	cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{OwnerID: u.ID, Name: "scripted", Slug: "scripted-" + strings.ToLower(rand.Text()[:6]), KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer"})
-	require.NoError(t, err)
-	_, err = q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: cl.ID, Endpoint: strings.TrimPrefix(cp.URL, "https://"), Generation: cl.Generation})
-	require.NoError(t, err)
-	setClusterCA(t, b, cl.ID, cp)
-	host := testenv.HostKube(t).Config
-	svc := &jointokens.Service{Pool: b.pool, Box: b.box, Virtual: func(context.Context, queries.Cluster) (*rest.Config, error) { return host, nil }}
-	created, err := svc.Create(ctx, u.ID, cl.ID, jointokens.Input{Lifetime: jointokens.Lifetime1Hour, Uses: jointokens.UsesOne}, audit.Actor{UserID: u.ID})
-	require.NoError(t, err)
-	return created.Value, cl.ID
-}
-
-// setClusterCA makes a TLS test server's certificate the cluster's CA.
-func setClusterCA(t *testing.T, b *testBundle, clusterID int64, srv *httptest.Server) {
-	t.Helper()
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	_, err := b.pool.Exec(context.Background(), "UPDATE clusters SET ca_cert = $1 WHERE id = $2", string(ca), clusterID)
-	require.NoError(t, err)
-}
-
-// runJoinScript runs a saved join script with a real sh and curl, stand-ins
-// only for id (uid), systemctl and uname (host box-7 on x86_64), the
-// os-release file given, systemd "running" (dir), and env added.
-func runJoinScript(t *testing.T, scriptPath, osRelease, dir, uid string, env []string, args ...string) (string, string, error) {
-	t.Helper()
-	bin := t.TempDir()
-	stand := map[string]string{"id": "echo " + uid, "systemctl": "exit 0", "uname": `if [ "$1" = -n ]; then echo box-7; else echo x86_64; fi`}
-	for name, body := range stand {
-		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
-	}
-	cmd := exec.Command("sh", append([]string{scriptPath}, args...)...)
-	cmd.Env = append([]string{"PATH=" + bin + ":" + os.Getenv("PATH"), "KUBEBYON_OS_RELEASE=" + osRelease, "KUBEBYON_SYSTEMD_DIR=" + dir}, env...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return stdout.String(), stderr.String(), err
 }
 
 // TestJoinScript runs the join script with a real sh, stand-ins only for
 // id, systemctl and uname, against a TLS server playing the control plane.
 func TestJoinScript(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	var mu sync.Mutex
 	var joinRequests []string
 	cp := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -355,15 +220,15 @@ func TestJoinScript(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	t.Cleanup(cp.Close)
-	token, clusterID := scriptToken(t, b, cp)
+	token, clusterID := handlerstest.ScriptToken(t, b, cp)
 
 	// Without the CA (no kubeconfig Secret to read it from) no script.
-	_, err := b.pool.Exec(context.Background(), "UPDATE clusters SET ca_cert = '' WHERE id = $1", clusterID)
+	_, err := b.Pool.Exec(context.Background(), "UPDATE clusters SET ca_cert = '' WHERE id = $1", clusterID)
 	require.NoError(t, err)
-	require.Contains(t, joinRefusal(t, b, token, "unavailable"), "connection details right now")
-	setClusterCA(t, b, clusterID, cp)
+	require.Contains(t, handlerstest.JoinRefusal(t, b, token, "unavailable"), "connection details right now")
+	handlerstest.SetClusterCA(t, b, clusterID, cp)
 
-	code, _, script := joinStatus(t, b, token)
+	code, _, script := handlerstest.JoinStatus(t, b, token)
 	require.Equal(t, http.StatusOK, code, script)
 	dir := t.TempDir()
 	scriptPath := filepath.Join(dir, "join.sh")
@@ -376,11 +241,11 @@ func TestJoinScript(t *testing.T) {
 	osRelease := filepath.Join(dir, "os-release")
 	require.NoError(t, os.WriteFile(osRelease, []byte("PRETTY_NAME=\"Debian GNU/Linux 13\"\nID=debian\n"), 0o600))
 	run := func(uid string, args ...string) (string, string, error) {
-		return runJoinScript(t, scriptPath, osRelease, dir, uid, nil, args...)
+		return handlerstest.RunJoinScript(t, scriptPath, osRelease, dir, uid, nil, args...)
 	}
 	steps := func() []string {
 		var s []string
-		require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT coalesce(array_agg(step || ':' || status ORDER BY id), '{}') FROM join_events").Scan(&s))
+		require.NoError(t, b.Pool.QueryRow(context.Background(), "SELECT coalesce(array_agg(step || ':' || status ORDER BY id), '{}') FROM join_events").Scan(&s))
 		return s
 	}
 
@@ -405,7 +270,7 @@ func TestJoinScript(t *testing.T) {
 	require.Equal(t, []string{"curl:ok", "root:failed", "flags:failed",
 		"curl:ok", "root:ok", "systemd:ok", "arch:ok", "os:ok", "endpoint:ok", "download:ok", "join:ok"}, steps())
 	var hosts []string
-	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT array_agg(host ORDER BY id) FROM join_events").Scan(&hosts))
+	require.NoError(t, b.Pool.QueryRow(context.Background(), "SELECT array_agg(host ORDER BY id) FROM join_events").Scan(&hosts))
 	require.Equal(t, []string{"box-7", "box-7", "box-7", "foo", "foo", "foo", "foo", "foo", "foo", "foo", "foo"}, hosts,
 		"without --node-name the machine is its host name; with it, every report of the run names the node")
 
@@ -425,10 +290,10 @@ func TestJoinScript(t *testing.T) {
 	// certificate: the script stops before it downloads anything.
 	// (Every httptest server has the same certificate; the cluster gets a
 	// CA of its own instead.)
-	_, err = b.pool.Exec(context.Background(), "UPDATE clusters SET ca_cert = $1 WHERE id = $2",
+	_, err = b.Pool.Exec(context.Background(), "UPDATE clusters SET ca_cert = $1 WHERE id = $2",
 		string(testenv.SelfSignedCA(t, "cluster CA")), clusterID)
 	require.NoError(t, err)
-	code, _, script = joinStatus(t, b, token)
+	code, _, script = handlerstest.JoinStatus(t, b, token)
 	require.Equal(t, http.StatusOK, code, script)
 	require.NoError(t, os.WriteFile(scriptPath, []byte(script), 0o600))
 	for _, args := range [][]string{nil, {"--reset-only"}} {
@@ -447,21 +312,21 @@ func TestJoinScript(t *testing.T) {
 // with a node fewer, the join script again.
 func TestJoinRefusedAtNodeLimit(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
 	cp := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) }))
 	t.Cleanup(cp.Close)
-	token, clusterID := scriptToken(t, b, cp)
+	token, clusterID := handlerstest.ScriptToken(t, b, cp)
 	// The default plan: 10 nodes per cluster.
-	_, err := b.pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready) SELECT $1, 'worker-' || i, true FROM generate_series(1, 10) i`, clusterID)
+	_, err := b.Pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready) SELECT $1, 'worker-' || i, true FROM generate_series(1, 10) i`, clusterID)
 	require.NoError(t, err)
-	body := joinRefusal(t, b, token, "node-limit")
+	body := handlerstest.JoinRefusal(t, b, token, "node-limit")
 	require.Contains(t, body, "as many nodes as its owner")
 	require.Contains(t, body, "Settings → Plan")
 
-	_, err = b.pool.Exec(ctx, `DELETE FROM nodes WHERE cluster_id = $1 AND name = 'worker-10'`, clusterID)
+	_, err = b.Pool.Exec(ctx, `DELETE FROM nodes WHERE cluster_id = $1 AND name = 'worker-10'`, clusterID)
 	require.NoError(t, err)
-	resp, err := http.Get(b.server.URL + "/join/" + token)
+	resp, err := http.Get(b.Server.URL + "/join/" + token)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)

@@ -11,38 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
-
-// setNotReady turns a node's Ready condition False with a message, as its
-// kubelet reports trouble.
-func setNotReady(t *testing.T, kc kubernetes.Interface, name, message string) {
-	t.Helper()
-	ctx := context.Background()
-	n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	require.NoError(t, err)
-	n.Status.Conditions[0].Status = corev1.ConditionFalse
-	n.Status.Conditions[0].Reason = "KubeletNotReady"
-	n.Status.Conditions[0].Message = message
-	n.Status.Conditions[0].LastTransitionTime = metav1.Now()
-	_, err = kc.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
-	require.NoError(t, err)
-}
-
-// liveGet fetches the node page's live panel as its poll does.
-func (c *client) liveGet(path string) (*http.Response, string) {
-	c.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, c.base+path, nil)
-	require.NoError(c.t, err)
-	req.Header.Set("HX-Request", "true")
-	resp, err := c.http.Do(req)
-	require.NoError(c.t, err)
-	defer resp.Body.Close()
-	return resp, readBody(c.t, resp)
-}
 
 // TestNodeLive: the node page polls its live panel, which shows what
 // changed in the cluster since the page was loaded (a condition, a new
@@ -51,23 +24,23 @@ func (c *client) liveGet(path string) (*http.Response, string) {
 // cluster cannot be reached.
 func TestNodeLive(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	c, _ := b.signedUpUser(t, "live")
-	cl, kc := b.virtualCluster(t, c, "live")
-	addNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
-	addWorkloads(t, kc, "worker-1")
+	c, _ := b.SignedUpUser(t, "live")
+	cl, kc := b.VirtualCluster(t, c, "live")
+	handlerstest.AddNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
+	handlerstest.AddWorkloads(t, kc, "worker-1")
 
 	page := fmt.Sprintf("/clusters/%d/nodes/worker-1", cl.ID)
 	live := page + "/live"
-	code, body := c.get(page)
+	code, body := c.Get(page)
 	require.Equal(t, http.StatusOK, code, body)
 	require.Contains(t, body, fmt.Sprintf(`id="node-live" data-testid="node-live" hx-get="%s" hx-trigger="every 5s" hx-swap="outerHTML"`, live))
 	require.Contains(t, body, `data-testid="node-cordon"`)
 	require.NotContains(t, body, "KubeletNotReady")
 
-	setNotReady(t, kc, "worker-1", "container runtime is down")
-	resp, panel := c.liveGet(live)
+	handlerstest.SetNotReady(t, kc, "worker-1", "container runtime is down")
+	resp, panel := c.LiveGet(live)
 	require.Equal(t, http.StatusOK, resp.StatusCode, panel)
 	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
 	require.True(t, strings.HasPrefix(strings.TrimSpace(panel), `<section id="node-live"`), panel)
@@ -85,7 +58,7 @@ func TestNodeLive(t *testing.T) {
 	n.Spec.Unschedulable = true
 	_, err = kc.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	_, panel = c.liveGet(live)
+	_, panel = c.LiveGet(live)
 	require.Contains(t, panel, fmt.Sprintf(`<form id="node-cordon-action" method="post" action="%s/uncordon" class="inline-form" hx-swap-oob="true">`, page))
 	require.Contains(t, panel, `data-testid="node-uncordon"`)
 	require.NotContains(t, panel, "late-pod")
@@ -104,7 +77,7 @@ func TestNodeLive(t *testing.T) {
 	}
 	_, err = kc.CoreV1().Pods("apps").UpdateStatus(ctx, p, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	_, panel = c.liveGet(live)
+	_, panel = c.LiveGet(live)
 	require.Contains(t, panel, `data-pod="apps/late-pod"`)
 	row := panel[strings.Index(panel, `data-pod="apps/late-pod"`):]
 	row = row[:strings.Index(row, "</tr>")]
@@ -114,12 +87,12 @@ func TestNodeLive(t *testing.T) {
 	require.Regexp(t, `>\d+s</time>`, row, "a pod created seconds ago")
 
 	// Outside htmx the route is the node's page.
-	code, _ = c.get(live)
+	code, _ = c.Get(live)
 	require.Equal(t, http.StatusSeeOther, code)
 
 	// Deleted by someone else: the panel says so and stops polling.
 	require.NoError(t, kc.CoreV1().Nodes().Delete(ctx, "worker-1", metav1.DeleteOptions{}))
-	resp, panel = c.liveGet(live)
+	resp, panel = c.LiveGet(live)
 	require.Equal(t, http.StatusOK, resp.StatusCode, panel)
 	require.Contains(t, panel, "This node is no longer in the cluster.")
 	require.NotContains(t, panel, "node-cordon-action", "no action for a node that is gone")
@@ -130,7 +103,7 @@ func TestNodeLive(t *testing.T) {
 	// asks again.
 	host := testenv.HostKube(t).Client(t)
 	require.NoError(t, host.CoreV1().Secrets(clusters.Namespace(cl)).Delete(ctx, clusters.KubeconfigSecretName(cl), metav1.DeleteOptions{}))
-	resp, panel = c.liveGet(live)
+	resp, panel = c.LiveGet(live)
 	require.Equal(t, http.StatusOK, resp.StatusCode, panel)
 	require.Contains(t, panel, `data-testid="node-live-error"`)
 	require.Contains(t, panel, "control plane cannot be reached")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -19,33 +20,33 @@ import (
 // (no kubeconfig Secret), which would otherwise answer 502.
 func TestNodeRoutesRefuseInvalidNames(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.connectHost(t)
-	c, _ := b.signedUpUser(t, "namer")
-	key := c.createKey("names")
-	cl := b.newCluster(t, c, "names")
-	b.markReady(t, cl)
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
+	c, _ := b.SignedUpUser(t, "namer")
+	key := c.CreateKey("names")
+	cl := b.NewCluster(t, c, "names")
+	b.MarkReady(t, cl)
 	page := fmt.Sprintf("/clusters/%d", cl.ID)
 
-	code, _ := c.get(page + "/nodes/worker-1")
+	code, _ := c.Get(page + "/nodes/worker-1")
 	require.Equal(t, http.StatusBadGateway, code, "a valid name is looked up in the cluster")
 
 	for _, name := range []string{"%2e%2e", "..", "Bad_Name", "a%20b", "-lead", "x%00y"} {
 		t.Run(name, func(t *testing.T) {
 			node := page + "/nodes/" + name
 			for _, path := range []string{node, node + "/live", node + "/drain", node + "/delete", node + "/operations/1"} {
-				code, _ := c.get(path)
+				code, _ := c.Get(path)
 				require.Equal(t, http.StatusNotFound, code, "GET %s", path)
 			}
 			for _, path := range []string{node + "/cordon", node + "/uncordon", node + "/drain", node + "/delete"} {
-				resp := c.post(page, path, nil)
+				resp := c.Post(page, path, nil)
 				require.Equal(t, http.StatusNotFound, resp.StatusCode, "POST %s", path)
 			}
 			api := fmt.Sprintf("/api/v1/clusters/%d/nodes/%s", cl.ID, name)
 			for _, call := range [][2]string{{http.MethodPost, api + "/cordon"}, {http.MethodPost, api + "/uncordon"}, {http.MethodPost, api + "/drain"}, {http.MethodDelete, api}} {
-				r := b.apiCall(t, call[0], call[1], key, "")
-				require.Equal(t, http.StatusNotFound, r.status, "%s %s: %s", call[0], call[1], r.body)
-				require.Contains(t, r.body, `"error"`, "a JSON error body")
+				r := b.APICall(t, call[0], call[1], key, "")
+				require.Equal(t, http.StatusNotFound, r.Status, "%s %s: %s", call[0], call[1], r.Body)
+				require.Contains(t, r.Body, `"error"`, "a JSON error body")
 			}
 		})
 	}
@@ -56,14 +57,14 @@ func TestNodeRoutesRefuseInvalidNames(t *testing.T) {
 // the public entry forwards to.
 func TestClusterPageEndpointAndNodePorts(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.connectHost(t)
-	c, _ := b.signedUpUser(t, "porter")
-	cl := b.newCluster(t, c, "ports")
-	b.markReady(t, cl)
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
+	c, _ := b.SignedUpUser(t, "porter")
+	cl := b.NewCluster(t, c, "ports")
+	b.MarkReady(t, cl)
 	require.True(t, cl.NodePort.Valid && cl.KonnectivityNodePort.Valid)
 
-	code, body := c.get(fmt.Sprintf("/clusters/%d", cl.ID))
+	code, body := c.Get(fmt.Sprintf("/clusters/%d", cl.ID))
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, fmt.Sprintf(`data-testid="cluster-endpoint">https://%s.clusters.test</code>`, cl.Slug))
 	require.Contains(t, body, "kubectl, your kubeconfig and your nodes connect here.")
@@ -78,33 +79,33 @@ func TestClusterPageEndpointAndNodePorts(t *testing.T) {
 // gave it; a NodePort cluster shows none.
 func TestClusterLoadBalancerAddress(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.connectHost(t)
-	c, _ := b.signedUpUser(t, "balancer")
-	key := c.createKey("lb")
-	resp := c.createCluster(url.Values{"name": {"lb"}, "kubernetes_version": {"v1.34.0"}, "public_access_mode": {"loadbalancer"}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	m := clusterLocation.FindStringSubmatch(resp.Header.Get("Location"))
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
+	c, _ := b.SignedUpUser(t, "balancer")
+	key := c.CreateKey("lb")
+	resp := c.CreateCluster(url.Values{"name": {"lb"}, "kubernetes_version": {"v1.34.0"}, "public_access_mode": {"loadbalancer"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	m := handlerstest.ClusterLocation.FindStringSubmatch(resp.Header.Get("Location"))
 	require.NotNil(t, m)
 	path := resp.Header.Get("Location")
 	id, err := strconv.ParseInt(m[1], 10, 64)
 	require.NoError(t, err)
 
-	_, body := c.get(path)
+	_, body := c.Get(path)
 	require.Contains(t, body, `data-testid="cluster-lb-address"`)
 	require.Contains(t, body, "None yet: the host cluster has not given")
-	r := b.apiCall(t, http.MethodGet, fmt.Sprintf("/api/v1/clusters/%d", id), key, "")
-	require.Equal(t, http.StatusOK, r.status, r.body)
-	require.Contains(t, r.body, `"load_balancer_address":null`)
+	r := b.APICall(t, http.MethodGet, fmt.Sprintf("/api/v1/clusters/%d", id), key, "")
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	require.Contains(t, r.Body, `"load_balancer_address":null`)
 
-	_, err = queries.New(b.pool).ClusterSetLBAddress(context.Background(), queries.ClusterSetLBAddressParams{ID: id, LbAddress: "203.0.113.9"})
+	_, err = queries.New(b.Pool).ClusterSetLBAddress(context.Background(), queries.ClusterSetLBAddressParams{ID: id, LbAddress: "203.0.113.9"})
 	require.NoError(t, err)
-	_, body = c.get(path)
+	_, body = c.Get(path)
 	require.Contains(t, body, "<code>203.0.113.9</code>")
-	r = b.apiCall(t, http.MethodGet, "/api/v1/clusters", key, "")
-	require.Contains(t, r.body, `"load_balancer_address":"203.0.113.9"`)
+	r = b.APICall(t, http.MethodGet, "/api/v1/clusters", key, "")
+	require.Contains(t, r.Body, `"load_balancer_address":"203.0.113.9"`)
 
-	np := b.newCluster(t, c, "np")
-	_, body = c.get(fmt.Sprintf("/clusters/%d", np.ID))
+	np := b.NewCluster(t, c, "np")
+	_, body = c.Get(fmt.Sprintf("/clusters/%d", np.ID))
 	require.NotContains(t, body, `data-testid="cluster-lb-address"`)
 }

@@ -16,25 +16,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
-
-// nodeCreateReview is what an apiserver sends before creating a Node.
-const nodeCreateReview = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","kind":{"group":"","version":"v1","kind":"Node"},"operation":"CREATE"}}`
-
-// review posts a Node creation to a webhook URL, as the apiserver would,
-// and returns the status and body of the answer.
-func (b *testBundle) review(t *testing.T, hookURL string) (int, string) {
-	t.Helper()
-	resp, err := b.server.Client().Post(hookURL, "application/json", strings.NewReader(nodeCreateReview))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	return resp.StatusCode, readBody(t, resp)
-}
 
 // setKubeconfigSecret replaces the kubeconfig vcluster keeps for cl on
 // the host; nil deletes the Secret.
@@ -59,9 +47,9 @@ func setKubeconfigSecret(t *testing.T, cl queries.Cluster, kubeconfig []byte) {
 // until revoke takes that right away.
 func nodeCounter(t *testing.T, virt *testenv.Kube, user string) (kubeconfig []byte, revoke func()) {
 	t.Helper()
-	grantClusterWide(t, virt, user, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}})
+	handlerstest.GrantClusterWide(t, virt, user, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}})
 	cfg := virt.UserConfig(t, user)
-	return []byte(kubeconfigOf(t, cfg)), func() {
+	return []byte(handlerstest.KubeconfigOf(t, cfg)), func() {
 		ctx := context.Background()
 		require.NoError(t, virt.Client(t).RbacV1().ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{}))
 		kc, err := kubernetes.NewForConfig(cfg)
@@ -78,16 +66,16 @@ func nodeCounter(t *testing.T, virt *testenv.Kube, user string) (kubeconfig []by
 // fails is dropped, and the review tried once more with the Secret.
 func TestNodeQuotaReviewKeepsClient(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, _ := b.signedUpUser(t, "quota-kept")
-	cl, virt := b.readyVirtualCluster(t, c, "quota-kept")
-	b.rewriteNodeQuotas(t)
-	key, err := b.box.Open(b.cluster(t, cl.ID).NodeQuotaSecret)
+	b := handlerstest.Setup(t)
+	c, _ := b.SignedUpUser(t, "quota-kept")
+	cl, virt := b.ReadyVirtualCluster(t, c, "quota-kept")
+	b.RewriteNodeQuotas(t)
+	key, err := b.Box.Open(b.Cluster(t, cl.ID).NodeQuotaSecret)
 	require.NoError(t, err)
-	hook := nodequota.WebhookURL(b.server.URL, cl.ID, string(key))
+	hook := nodequota.WebhookURL(b.Server.URL, cl.ID, string(key))
 	allowed := func(msg string) {
 		t.Helper()
-		status, body := b.review(t, hook)
+		status, body := b.Review(t, hook)
 		require.Equal(t, http.StatusOK, status, "%s: %s", msg, body)
 		require.Contains(t, body, `"allowed":true`, msg)
 	}
@@ -101,7 +89,7 @@ func TestNodeQuotaReviewKeepsClient(t *testing.T) {
 	// Refused, the kept client is dropped and the Secret read again, which
 	// is gone.
 	revokeFirst()
-	status, body := b.review(t, hook)
+	status, body := b.Review(t, hook)
 	require.Equal(t, http.StatusInternalServerError, status, body)
 
 	// Refused with a good Secret there, the review reads it and answers.
@@ -117,7 +105,7 @@ func TestNodeQuotaReviewKeepsClient(t *testing.T) {
 // answers 429 with a JSON error, and counts each cluster apart.
 func TestNodeQuotaReviewRateLimit(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
 	rule := ratelimit.NodeQuotaReviewsPerCluster
 	// Cluster 1 is one call below its limit, cluster 2 at it, with the
@@ -131,17 +119,17 @@ func TestNodeQuotaReviewRateLimit(t *testing.T) {
 			count = rule.Limit
 		}
 		for _, start := range starts {
-			_, err := b.pool.Exec(ctx, `INSERT INTO rate_limits (key, window_start, count) VALUES ($1, $2, $3)`,
+			_, err := b.Pool.Exec(ctx, `INSERT INTO rate_limits (key, window_start, count) VALUES ($1, $2, $3)`,
 				fmt.Sprintf("%s:%d", rule.Name, id), start, count)
 			require.NoError(t, err)
 		}
 	}
 
 	// Below the limit the call goes on, to be refused for its key.
-	status, body := b.review(t, b.server.URL+nodequota.WebhookPath+"1/guess")
+	status, body := b.Review(t, b.Server.URL+nodequota.WebhookPath+"1/guess")
 	require.Equal(t, http.StatusForbidden, status, body)
 
-	resp, err := b.server.Client().Post(b.server.URL+nodequota.WebhookPath+"2/guess", "application/json", strings.NewReader(nodeCreateReview))
+	resp, err := b.Server.Client().Post(b.Server.URL+nodequota.WebhookPath+"2/guess", "application/json", strings.NewReader(handlerstest.NodeCreateReview))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)

@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"context"
-	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -17,39 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/queries"
 )
-
-// withTLS serves the platform over https, as the apiserver calls webhooks
-// only over https.
-func withTLS(d *handlers.Deps) { d.BaseURL = "https://" + strings.TrimPrefix(d.BaseURL, "http://") }
-
-// serverCA is the test server's certificate, the CA bundle the virtual
-// apiserver verifies the platform with.
-func (b *testBundle) serverCA() []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.server.Certificate().Raw})
-}
-
-// syncNodeQuota works the node_quota_sync jobs queued for the cluster,
-// whose queue the handler tests do not work; there must be one.
-func (b *testBundle) syncNodeQuota(t *testing.T, clusterID int64) {
-	t.Helper()
-	require.Positive(t, b.workNodeQuotaSyncs(t, clusterID), "a node quota sync was queued")
-}
-
-// setPlanNodes puts the user on a plan of their own with this many nodes
-// per cluster.
-func (b *testBundle) setPlanNodes(t *testing.T, email string, nodes int) {
-	t.Helper()
-	ctx := context.Background()
-	var planID int64
-	require.NoError(t, b.pool.QueryRow(ctx, `INSERT INTO plans (name, max_clusters, max_nodes_per_cluster) VALUES ($1, 3, $2) RETURNING id`,
-		"plan-"+email, nodes).Scan(&planID))
-	_, err := b.pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = (SELECT id FROM users WHERE email = $2)`, planID, email)
-	require.NoError(t, err)
-}
 
 func createNode(kc kubernetes.Interface, name string, dryRun bool) error {
 	opts := metav1.CreateOptions{}
@@ -67,42 +37,42 @@ func createNode(kc kubernetes.Interface, name string, dryRun bool) error {
 // the limit.
 func TestNodeQuotaWebhook(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withTLS)
-	c, email := b.signedUpUser(t, "quota")
-	b.setPlanNodes(t, email, 2)
-	cl, virt := b.readyVirtualCluster(t, c, "quota")
+	b := handlerstest.Setup(t, handlerstest.WithTLS)
+	c, email := b.SignedUpUser(t, "quota")
+	b.SetPlanNodes(t, email, 2)
+	cl, virt := b.ReadyVirtualCluster(t, c, "quota")
 	kc := virt.Client(t)
 	ctx := context.Background()
 	page := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
 	limit := fmt.Sprintf("Your plan (plan-%s) allows 2 nodes per cluster", email)
 
 	// Ready from before the platform switched quotas on: not yet.
-	_, body := c.get(page)
+	_, body := c.Get(page)
 	require.Contains(t, body, limit+": the platform is switching the node quota on in this cluster.")
-	b.rewriteNodeQuotas(t)
-	require.True(t, b.cluster(t, cl.ID).NodeQuotaEnabled)
-	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"))
+	b.RewriteNodeQuotas(t)
+	require.True(t, b.Cluster(t, cl.ID).NodeQuotaEnabled)
+	require.Equal(t, 1, b.AuditCount(t, "cluster.node_quota"))
 
-	_, body = c.get(page)
+	_, body = c.Get(page)
 	require.Contains(t, body, limit+": this cluster")
 	require.Contains(t, body, `<a href="/billing" data-testid="node-quota-billing">Change plan</a>`)
 	require.NotContains(t, body, "node-quota-enable")
 	require.NotContains(t, body, "node-quota-disable")
 	require.NotContains(t, body, fmt.Sprintf(`action="/clusters/%d/node-quota"`, cl.ID))
 	// The owner's switch is gone.
-	resp := c.post(page, fmt.Sprintf("/clusters/%d/node-quota", cl.ID), url.Values{})
-	require.Equal(t, http.StatusNotFound, resp.StatusCode, readBody(t, resp))
-	require.True(t, b.cluster(t, cl.ID).NodeQuotaEnabled)
-	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"))
+	resp := c.Post(page, fmt.Sprintf("/clusters/%d/node-quota", cl.ID), url.Values{})
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	require.True(t, b.Cluster(t, cl.ID).NodeQuotaEnabled)
+	require.Equal(t, 1, b.AuditCount(t, "cluster.node_quota"))
 
-	b.syncNodeQuota(t, cl.ID)
+	b.SyncNodeQuota(t, cl.ID)
 	cfg, err := kc.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Len(t, cfg.Webhooks, 1)
 	wh := cfg.Webhooks[0]
-	prefix := fmt.Sprintf("%s/webhooks/node-quota/%d/", b.server.URL, cl.ID)
+	prefix := fmt.Sprintf("%s/webhooks/node-quota/%d/", b.Server.URL, cl.ID)
 	require.True(t, strings.HasPrefix(*wh.ClientConfig.URL, prefix), *wh.ClientConfig.URL)
-	require.Equal(t, b.serverCA(), wh.ClientConfig.CABundle)
+	require.Equal(t, b.ServerCA(), wh.ClientConfig.CABundle)
 	require.Equal(t, admissionregistrationv1.Ignore, *wh.FailurePolicy)
 	require.Equal(t, admissionregistrationv1.SideEffectClassNone, *wh.SideEffects)
 	require.Equal(t, int32(5), *wh.TimeoutSeconds)
@@ -122,24 +92,24 @@ func TestNodeQuotaWebhook(t *testing.T) {
 	// Someone who knows the cluster id but not the key is refused.
 	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","kind":{"group":"","version":"v1","kind":"Node"},"operation":"CREATE"}}`
 	for _, key := range []string{"wrong", "-"} {
-		resp, err := b.server.Client().Post(fmt.Sprintf("%s/webhooks/node-quota/%d/%s", b.server.URL, cl.ID, key), "application/json", strings.NewReader(review))
+		resp, err := b.Server.Client().Post(fmt.Sprintf("%s/webhooks/node-quota/%d/%s", b.Server.URL, cl.ID, key), "application/json", strings.NewReader(review))
 		require.NoError(t, err)
 		require.Equal(t, http.StatusForbidden, resp.StatusCode)
 		resp.Body.Close()
 	}
 	// The right key allows what is not a Node creation.
-	resp2, err := b.server.Client().Post(*wh.ClientConfig.URL, "application/json",
+	resp2, err := b.Server.Client().Post(*wh.ClientConfig.URL, "application/json",
 		strings.NewReader(strings.Replace(review, `"CREATE"`, `"UPDATE"`, 1)))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp2.StatusCode)
-	require.Contains(t, readBody(t, resp2), `"allowed":true`)
+	require.Contains(t, handlerstest.ReadBody(t, resp2), `"allowed":true`)
 	resp2.Body.Close()
 
 	// A bigger plan lets the next Node in, with the same configuration.
-	_, err = b.pool.Exec(ctx, `UPDATE plans SET max_nodes_per_cluster = 3 WHERE name = $1`, "plan-"+email)
+	_, err = b.Pool.Exec(ctx, `UPDATE plans SET max_nodes_per_cluster = 3 WHERE name = $1`, "plan-"+email)
 	require.NoError(t, err)
 	require.NoError(t, createNode(kc, "node-3", false))
-	_, body = c.get(page)
+	_, body = c.Get(page)
 	require.Contains(t, body, fmt.Sprintf("Your plan (plan-%s) allows 3 nodes per cluster", email))
 }
 
@@ -147,38 +117,38 @@ func TestNodeQuotaWebhook(t *testing.T) {
 // refuses to switch it off; asking for it on changes nothing.
 func TestNodeQuotaAPI(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	c, email := b.signedUpUser(t, "quota-api")
-	key := c.createKey("ci")
-	q := queries.New(b.pool)
+	c, email := b.SignedUpUser(t, "quota-api")
+	key := c.CreateKey("ci")
+	q := queries.New(b.Pool)
 	u, err := q.UserGetByEmail(ctx, email)
 	require.NoError(t, err)
 	cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{
 		OwnerID: u.ID, Name: "quota-api", Slug: "quota-api-abc123", KubernetesVersion: "v1.34.0", PublicAccessMode: "loadbalancer",
 	})
 	require.NoError(t, err)
-	b.markReady(t, cl)
-	b.rewriteNodeQuotas(t)
-	on := b.cluster(t, cl.ID)
+	b.MarkReady(t, cl)
+	b.RewriteNodeQuotas(t)
+	on := b.Cluster(t, cl.ID)
 	require.True(t, on.NodeQuotaEnabled)
 	path := fmt.Sprintf("/api/v1/clusters/%d", cl.ID)
 
-	r := b.apiCall(t, http.MethodGet, path, key, "")
-	require.Equal(t, http.StatusOK, r.status, r.body)
-	require.Contains(t, r.body, `"node_quota_enabled":true`)
+	r := b.APICall(t, http.MethodGet, path, key, "")
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	require.Contains(t, r.Body, `"node_quota_enabled":true`)
 
-	r = b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":true}`)
-	require.Equal(t, http.StatusOK, r.status, r.body)
-	require.Contains(t, r.body, `"node_quota_enabled":true`)
+	r = b.APICall(t, http.MethodPatch, path, key, `{"node_quota_enabled":true}`)
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	require.Contains(t, r.Body, `"node_quota_enabled":true`)
 
 	// Refused before anything else in the request changes.
-	r = b.apiCall(t, http.MethodPatch, path, key, `{"node_quota_enabled":false,"description":"no quota"}`)
-	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
-	require.Contains(t, r.body, `"node_quota_enabled":"The node quota enforces your plan in every cluster and cannot be switched off; change plan to change its limit."`)
-	after := b.cluster(t, cl.ID)
+	r = b.APICall(t, http.MethodPatch, path, key, `{"node_quota_enabled":false,"description":"no quota"}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status, r.Body)
+	require.Contains(t, r.Body, `"node_quota_enabled":"The node quota enforces your plan in every cluster and cannot be switched off; change plan to change its limit."`)
+	after := b.Cluster(t, cl.ID)
 	require.True(t, after.NodeQuotaEnabled)
 	require.Equal(t, on.NodeQuotaSecret, after.NodeQuotaSecret)
 	require.Empty(t, after.Description)
-	require.Equal(t, 1, b.auditCount(t, "cluster.node_quota"), "the platform's only")
+	require.Equal(t, 1, b.AuditCount(t, "cluster.node_quota"), "the platform's only")
 }

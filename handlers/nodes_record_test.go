@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -61,23 +62,23 @@ func rowOf(body, node string) string {
 // and shows the node as recorded, saying why.
 func TestNodesListFromRecord(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	q := queries.New(b.pool)
-	c, _ := b.signedUpUser(t, "recorded")
-	cl, kc := b.virtualCluster(t, c, "recorded")
-	addNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
+	q := queries.New(b.Pool)
+	c, _ := b.SignedUpUser(t, "recorded")
+	cl, kc := b.VirtualCluster(t, c, "recorded")
+	handlerstest.AddNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
 	// The cluster's health check, as the cluster becoming ready schedules.
 	require.NoError(t, checks.Schedule(ctx, q, cl.ID, checks.NodeHealth, time.Now().Add(time.Hour)))
 
 	base := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
-	code, body := c.get(base)
+	code, body := c.Get(base)
 	require.Equal(t, http.StatusOK, code, body)
 	require.Contains(t, body, `data-testid="nodes-empty"`, "nothing recorded yet")
 	require.NotContains(t, body, `data-testid="nodes-updated"`, "never checked")
 
-	b.runNodeHealth(t, cl.ID)
-	code, body = c.get(base)
+	b.RunNodeHealth(t, cl.ID)
+	code, body = c.Get(base)
 	require.Equal(t, http.StatusOK, code, body)
 	row := rowOf(body, "worker-1")
 	require.NotEmpty(t, row, body)
@@ -90,25 +91,25 @@ func TestNodesListFromRecord(t *testing.T) {
 	require.NotContains(t, body, `data-testid="nodes-unreachable"`)
 
 	// A node that joins meanwhile shows after the next check, not before.
-	addNode(t, kc, "worker-2", corev1.ConditionFalse, time.Now())
-	_, body = c.get(base)
+	handlerstest.AddNode(t, kc, "worker-2", corev1.ConditionFalse, time.Now())
+	_, body = c.Get(base)
 	require.Empty(t, rowOf(body, "worker-2"), "not listed live")
-	_, rows := c.htmxGet(base)
+	_, rows := c.HTMXGet(base)
 	require.Empty(t, rowOf(rows, "worker-2"), "nor on the refresh")
 	require.NotEmpty(t, rowOf(rows, "worker-1"))
-	b.runNodeHealth(t, cl.ID)
-	_, rows = c.htmxGet(base)
+	b.RunNodeHealth(t, cl.ID)
+	_, rows = c.HTMXGet(base)
 	require.Contains(t, rowOf(rows, "worker-2"), `data-status="NotReady"`)
 
 	// The user's own cordon shows at once, and so does the uncordon.
 	nodePage := base + "/worker-1"
-	resp := c.post(nodePage, nodePage+"/cordon", nil)
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	_, rows = c.htmxGet(base)
+	resp := c.Post(nodePage, nodePage+"/cordon", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	_, rows = c.HTMXGet(base)
 	require.Contains(t, rowOf(rows, "worker-1"), `data-testid="node-cordoned"`)
-	resp = c.post(nodePage, nodePage+"/uncordon", nil)
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
-	_, rows = c.htmxGet(base)
+	resp = c.Post(nodePage, nodePage+"/uncordon", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	_, rows = c.HTMXGet(base)
 	require.NotContains(t, rowOf(rows, "worker-1"), `data-testid="node-cordoned"`)
 
 	// The control plane hangs, and the health check has found it so.
@@ -120,7 +121,7 @@ func TestNodesListFromRecord(t *testing.T) {
 	require.NoError(t, err)
 	since := check.UnreachableSince.Time
 	start := time.Now()
-	code, body = c.get(base)
+	code, body = c.Get(base)
 	require.Less(t, time.Since(start), time.Second, "the list asks nothing of the cluster")
 	require.Equal(t, http.StatusOK, code, body)
 	require.NotEmpty(t, rowOf(body, "worker-1"))
@@ -131,7 +132,7 @@ func TestNodesListFromRecord(t *testing.T) {
 	require.Contains(t, body, "list nodes: context deadline exceeded")
 	require.Regexp(t, `Updated \d+s ago`, body, "as of the last record")
 	start = time.Now()
-	code, rows = c.htmxGet(base)
+	code, rows = c.HTMXGet(base)
 	require.Less(t, time.Since(start), time.Second)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, rows, `data-testid="nodes-unreachable"`)
@@ -139,7 +140,7 @@ func TestNodesListFromRecord(t *testing.T) {
 
 	// The node page gives up after the call timeout and shows the record.
 	start = time.Now()
-	code, body = c.get(nodePage)
+	code, body = c.Get(nodePage)
 	took := time.Since(start)
 	require.Equal(t, http.StatusOK, code, body)
 	require.Less(t, took, checks.CallTimeout+3*time.Second, "bounded by the call timeout")
@@ -150,7 +151,7 @@ func TestNodesListFromRecord(t *testing.T) {
 	require.Contains(t, body, "linux/arm64")
 	require.Contains(t, body, `hx-trigger="every 5s"`, "and asks again")
 	start = time.Now()
-	resp, panel := c.liveGet(nodePage + "/live")
+	resp, panel := c.LiveGet(nodePage + "/live")
 	require.Less(t, time.Since(start), checks.CallTimeout+3*time.Second)
 	require.Equal(t, http.StatusOK, resp.StatusCode, panel)
 	require.Contains(t, panel, `data-testid="node-live-error"`)
@@ -159,6 +160,6 @@ func TestNodesListFromRecord(t *testing.T) {
 	require.NotContains(t, panel, "node-cordon-action", "no action while the cluster cannot be reached")
 
 	// A node never recorded cannot be shown at all.
-	code, _ = c.get(base + "/worker-3")
+	code, _ = c.Get(base + "/worker-3")
 	require.Equal(t, http.StatusBadGateway, code)
 }

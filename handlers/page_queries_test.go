@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/handlers"
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -24,7 +25,7 @@ import (
 func TestPageQueries(t *testing.T) {
 	t.Parallel()
 	trips := &testenv.RoundTrips{}
-	b := setup(t, func(d *handlers.Deps) {
+	b := handlerstest.Setup(t, func(d *handlers.Deps) {
 		cfg := d.Pool.Config()
 		cfg.ConnConfig.Tracer = trips
 		traced, err := pgxpool.NewWithConfig(context.Background(), cfg)
@@ -39,21 +40,21 @@ func TestPageQueries(t *testing.T) {
 		d.AdminUsers = &adminusers.Service{Pool: traced}
 	})
 	ctx := context.Background()
-	owner, ownerEmail := b.signedUpUser(t, "preload-owner")
-	other, _ := b.signedUpUser(t, "preload-other")
-	admin, _ := b.signedUpAdmin(t, "preload-admin")
-	id := b.insertCluster(t, b.userID(t, ownerEmail), "preloaded", "preloaded-p1q2r3", "v1.34.0", "nodeport", "ready")
+	owner, ownerEmail := b.SignedUpUser(t, "preload-owner")
+	other, _ := b.SignedUpUser(t, "preload-other")
+	admin, _ := b.SignedUpAdmin(t, "preload-admin")
+	id := b.InsertCluster(t, b.UserID(t, ownerEmail), "preloaded", "preloaded-p1q2r3", "v1.34.0", "nodeport", "ready")
 	// A ready cluster has its endpoint: the page need not work one out.
-	_, err := b.pool.Exec(ctx, `UPDATE clusters SET endpoint = 'preloaded.example.test:443' WHERE id = $1`, id)
+	_, err := b.Pool.Exec(ctx, `UPDATE clusters SET endpoint = 'preloaded.example.test:443' WHERE id = $1`, id)
 	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready, conditions, addresses)
+	_, err = b.Pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready, conditions, addresses)
 		VALUES ($1, 'preload-node', true, '[{"type":"Ready","status":"True"}]', '[]')`, id)
 	require.NoError(t, err)
-	b.event(t, id, "info", "Ready", "preloaded event")
+	b.Event(t, id, "info", "Ready", "preloaded event")
 
 	pages := []struct {
 		name    string
-		c       *client
+		c       *handlerstest.Client
 		path    string
 		shows   string
 		queries int
@@ -66,10 +67,10 @@ func TestPageQueries(t *testing.T) {
 	for _, p := range pages {
 		// The first page of a session may save it (keepSessionAlive) and
 		// fill caches; the next ones are as every later page is.
-		code, _ := p.c.get(p.path)
+		code, _ := p.c.Get(p.path)
 		require.Equal(t, http.StatusOK, code, p.name)
 		trips.Reset()
-		code, body := p.c.get(p.path)
+		code, body := p.c.Get(p.path)
 		require.Equal(t, http.StatusOK, code, p.name)
 		require.Contains(t, body, p.shows, p.name)
 		require.Len(t, trips.Statements(), p.queries, "%s: the session with its user, then the page's", p.name)
@@ -78,17 +79,17 @@ func TestPageQueries(t *testing.T) {
 
 	// Shown to no one else.
 	for _, path := range []string{fmt.Sprintf("/clusters/%d", id), fmt.Sprintf("/clusters/%d/nodes", id), "/admin/users"} {
-		code, body := other.get(path)
+		code, body := other.Get(path)
 		require.Equal(t, http.StatusNotFound, code, path)
 		require.NotContains(t, body, "preloaded", path)
 		require.NotContains(t, body, ownerEmail, path)
 	}
 	// A bad ID is the page's to refuse, as without a session.
-	code, _ := owner.get("/clusters/not-a-number/nodes")
+	code, _ := owner.Get("/clusters/not-a-number/nodes")
 	require.Equal(t, http.StatusNotFound, code)
 	// Signed out, the pages ask for a sign-in.
-	anonymous := b.client(t)
-	resp, err := anonymous.http.Get(anonymous.base + fmt.Sprintf("/clusters/%d/nodes", id))
+	anonymous := b.Client(t)
+	resp, err := anonymous.HTTP.Get(anonymous.Base + fmt.Sprintf("/clusters/%d/nodes", id))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)

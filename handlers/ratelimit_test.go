@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 )
 
 // TestRateLimits hits each limited form one more time than its limit
@@ -45,19 +47,19 @@ func TestRateLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t) // counters live in the test's own database
-			c := b.client(t)
+			b := handlerstest.Setup(t) // counters live in the test's own database
+			c := b.Client(t)
 			if tt.signedIn {
-				c, _ = b.signedUpUser(t, "limited")
+				c, _ = b.SignedUpUser(t, "limited")
 			}
 			for i := 0; i < tt.limit; i++ {
-				resp := c.post(tt.page, tt.path, tt.form(i))
+				resp := c.Post(tt.page, tt.path, tt.form(i))
 				require.NotEqual(t, http.StatusTooManyRequests, resp.StatusCode, "request %d of %d", i+1, tt.limit)
 			}
-			resp := c.post(tt.page, tt.path, tt.form(tt.limit))
+			resp := c.Post(tt.page, tt.path, tt.form(tt.limit))
 			require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 			require.NotEmpty(t, resp.Header.Get("Retry-After"))
-			require.Contains(t, readBody(t, resp), "Too many attempts. Try again in")
+			require.Contains(t, handlerstest.ReadBody(t, resp), "Too many attempts. Try again in")
 		})
 	}
 }

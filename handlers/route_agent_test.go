@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/routeagent"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -28,18 +29,18 @@ import (
 // the host node in place, and the route goes when the node is NotReady.
 func TestRouteAgentThroughThePlatform(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.connectHost(t)
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
 	ctx := context.Background()
-	q := queries.New(b.pool)
-	c, _ := b.signedUpUser(t, "routeagent")
-	cl := b.newCluster(t, c, "edge")
-	b.setIngressSettings(t)
+	q := queries.New(b.Pool)
+	c, _ := b.SignedUpUser(t, "routeagent")
+	cl := b.NewCluster(t, c, "edge")
+	b.SetIngressSettings(t)
 	st, err := ingress.LoadSettings(ctx, q)
 	require.NoError(t, err)
 	st.GatewayClass = "eg"
 	require.NoError(t, ingress.SaveSettings(ctx, q, st))
-	_, err = b.pool.Exec(ctx, `INSERT INTO cluster_ingress (cluster_id, enabled, mode) VALUES ($1, true, 'edge')`, cl.ID)
+	_, err = b.Pool.Exec(ctx, `INSERT INTO cluster_ingress (cluster_id, enabled, mode) VALUES ($1, true, 'edge')`, cl.ID)
 	require.NoError(t, err)
 
 	// The host node reaches the tenant's nodes on 192.168.50.0/24.
@@ -60,7 +61,7 @@ func TestRouteAgentThroughThePlatform(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- (&routeagent.Runner{
-			Platform: &routeagent.Remote{URL: b.server.URL, Token: b.edgeToken(t, "hosts").Value, Client: b.server.Client()},
+			Platform: &routeagent.Remote{URL: b.Server.URL, Token: b.EdgeToken(t, "hosts").Value, Client: b.Server.Client()},
 			Node:     "host-1", Agent: &routeagent.Agent{Handle: h}, Wait: 5 * time.Second,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		}).Run(runCtx)
@@ -76,21 +77,21 @@ func TestRouteAgentThroughThePlatform(t *testing.T) {
 		}
 		return out
 	}
-	dst := subnet(t, cl, 0)
-	b.routedNode(t, cl, "worker-a", true, dst, "192.168.50.7")
+	dst := handlerstest.PodSubnet(t, cl, 0)
+	b.RoutedNode(t, cl, "worker-a", true, dst, "192.168.50.7")
 	require.Eventually(t, func() bool {
 		got := routes()
 		return len(got) == 1 && got[0] == dst+" via 192.168.50.7"
 	}, 30*time.Second, 50*time.Millisecond, "the route lands in the host node's table")
 	panel := fmt.Sprintf("/clusters/%d/ingress", cl.ID)
 	require.Eventually(t, func() bool {
-		_, body := c.get(panel)
+		_, body := c.Get(panel)
 		return strings.Contains(body, "In place on 1 of 1 host nodes (1 routes).")
 	}, 30*time.Second, 100*time.Millisecond, "the panel counts the host node in place")
 
-	b.routedNode(t, cl, "worker-a", false, dst, "192.168.50.7")
+	b.RoutedNode(t, cl, "worker-a", false, dst, "192.168.50.7")
 	require.Eventually(t, func() bool { return len(routes()) == 0 }, 30*time.Second, 50*time.Millisecond, "a NotReady node's route goes")
-	r := b.apiCall(t, http.MethodGet, "/api/v1/edge/routes", b.edgeToken(t, "reader").Value, "")
-	require.Equal(t, http.StatusOK, r.status, r.body)
-	require.Contains(t, r.body, `"routes":[]`)
+	r := b.APICall(t, http.MethodGet, "/api/v1/edge/routes", b.EdgeToken(t, "reader").Value, "")
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	require.Contains(t, r.Body, `"routes":[]`)
 }

@@ -15,15 +15,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/static"
 )
 
 // rawGet fetches a path with the given request headers and no cookies,
 // with Go's transparent gzip turned off: the body is what came over the
 // wire.
-func rawGet(t *testing.T, b *testBundle, path string, header ...string) (*http.Response, []byte) {
+func rawGet(t *testing.T, b *handlerstest.Bundle, path string, header ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, b.server.URL+path, nil)
+	req, err := http.NewRequest(http.MethodGet, b.Server.URL+path, nil)
 	require.NoError(t, err)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
@@ -49,10 +50,10 @@ func gunzip(t *testing.T, body []byte) []byte {
 	return out
 }
 
-func sessionCount(t *testing.T, b *testBundle) int {
+func sessionCount(t *testing.T, b *handlerstest.Bundle) int {
 	t.Helper()
 	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(*) FROM sessions").Scan(&n))
+	require.NoError(t, b.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sessions").Scan(&n))
 	return n
 }
 
@@ -63,7 +64,7 @@ func sessionCount(t *testing.T, b *testBundle) int {
 // the icon. None of it touches the session: no cookie, no session row.
 func TestStaticFiles(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	_, page := rawGet(t, b, "/login")
 	sessions := sessionCount(t, b)
 
@@ -181,7 +182,7 @@ var csrfTokens = regexp.MustCompile(`(name="_csrf" value="|&#34;X-CSRF-Token&#34
 // plain to those that do not ask, and small responses stay plain.
 func TestStaticCompressedPages(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	same := func(s []byte) string { return csrfTokens.ReplaceAllString(string(s), "${1}TOKEN") }
 
 	for _, path := range []string{"/login", "/signup", "/no/such/page"} {
@@ -209,8 +210,8 @@ func TestStaticCompressedPages(t *testing.T) {
 
 	// An htmx fragment, through a browser-like client (Go's transport asks
 	// for gzip and decompresses: Uncompressed says it came compressed).
-	admin, _ := b.signedUpAdmin(t, "gzfragment")
-	resp, fragment := admin.htmx("/admin/users")
+	admin, _ := b.SignedUpAdmin(t, "gzfragment")
+	resp, fragment := admin.HTMX("/admin/users")
 	require.Equal(t, http.StatusOK, resp.StatusCode, fragment)
 	require.Contains(t, fragment, `data-testid="admin-users-results"`)
 	require.NotContains(t, fragment, "<html", "a fragment, not a page")
@@ -222,10 +223,10 @@ func TestStaticCompressedPages(t *testing.T) {
 // --compressed), and compressed only to one that does.
 func TestStaticJoinScriptPlain(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	cp := httptest.NewTLSServer(http.NotFoundHandler())
 	t.Cleanup(cp.Close)
-	token, _ := scriptToken(t, b, cp)
+	token, _ := handlerstest.ScriptToken(t, b, cp)
 
 	resp, plain := rawGet(t, b, "/join/"+token)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(plain))
@@ -233,7 +234,7 @@ func TestStaticJoinScriptPlain(t *testing.T) {
 	require.True(t, strings.HasPrefix(string(plain), "#!/bin/sh"), "%.100s", plain)
 	require.Greater(t, len(plain), 1024, "big enough that it would be compressed if asked")
 
-	out, err := exec.Command("curl", "-fsSL", b.server.URL+"/join/"+token).Output()
+	out, err := exec.Command("curl", "-fsSL", b.Server.URL+"/join/"+token).Output()
 	require.NoError(t, err)
 	require.Equal(t, string(plain), string(out), "curl gets the script as is")
 
@@ -248,7 +249,7 @@ func TestStaticJoinScriptPlain(t *testing.T) {
 // was sent, or none.
 func TestPagesWrittenWhole(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	for _, path := range []string{"/login", "/no/such/page"} {
 		plain, body := rawGet(t, b, path)
 		require.Equal(t, strconv.Itoa(len(body)), plain.Header.Get("Content-Length"), path)

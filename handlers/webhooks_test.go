@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -16,53 +14,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
 )
 
-// hookServer is a webhook receiver the test runs; it hands over each
-// request's headers and body.
-type hookRequest struct {
-	header http.Header
-	body   []byte
-}
-
-func hookServer(t *testing.T, answer string) (*httptest.Server, <-chan hookRequest) {
-	t.Helper()
-	got := make(chan hookRequest, 10)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- hookRequest{header: r.Header.Clone(), body: b}
-		_, _ = io.WriteString(w, answer)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, got
-}
-
-// postHTMX submits a form as htmx does, with the CSRF token of page.
-func (c *client) postHTMX(page, path string, form url.Values) (*http.Response, string) {
-	c.t.Helper()
-	if form == nil {
-		form = url.Values{}
-	}
-	form.Set("_csrf", c.csrf(page))
-	req, err := http.NewRequest(http.MethodPost, c.base+path, strings.NewReader(form.Encode()))
-	require.NoError(c.t, err)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("HX-Request", "true")
-	resp, err := c.http.Do(req)
-	require.NoError(c.t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(c.t, err)
-	return resp, string(body)
-}
-
 // countRows runs a count query.
-func countRows(t *testing.T, b *testBundle, query string, args ...any) int {
+func countRows(t *testing.T, b *handlerstest.Bundle, query string, args ...any) int {
 	t.Helper()
 	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(), query, args...).Scan(&n))
+	require.NoError(t, b.Pool.QueryRow(context.Background(), query, args...).Scan(&n))
 	return n
 }
 
@@ -73,91 +34,91 @@ var webhookIDs = regexp.MustCompile(`data-testid="webhook-(\d+)"`)
 // receiver verifies, sees the log; another user sees none of it.
 func TestUserWebhooks(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, email := b.signedUpUser(t, "hooked")
-	admin, _ := b.signedUpAdmin(t, "hook-admin")
-	srv, got := hookServer(t, "")
+	b := handlerstest.Setup(t)
+	c, email := b.SignedUpUser(t, "hooked")
+	admin, _ := b.SignedUpAdmin(t, "hook-admin")
+	srv, got := handlerstest.HookServer(t, "")
 
-	code, page := c.get(notificationsPage)
+	code, page := c.Get(handlerstest.NotificationsPage)
 	require.Equal(t, http.StatusOK, code)
-	require.True(t, checkbox(t, page, notify.ClusterFailed, notify.Webhook), "failures go to webhooks by default")
-	require.False(t, checkbox(t, page, notify.ClusterReady, notify.Webhook))
+	require.True(t, handlerstest.Checkbox(t, page, notify.ClusterFailed, notify.Webhook), "failures go to webhooks by default")
+	require.False(t, handlerstest.Checkbox(t, page, notify.ClusterReady, notify.Webhook))
 	require.Contains(t, page, `data-testid="webhooks-none"`)
 
 	add := url.Values{"name": {"ops"}, "kind": {webhooks.Generic}, "url": {srv.URL + "/hook"}}
-	resp := c.post(notificationsPage, "/settings/notifications/webhooks", add)
+	resp := c.Post(handlerstest.NotificationsPage, "/settings/notifications/webhooks", add)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	body := readBody(t, resp)
+	body := handlerstest.ReadBody(t, resp)
 	require.Contains(t, body, `data-testid="error-url"`)
 	require.Contains(t, body, "webhooks may not reach it")
 	require.Contains(t, body, `value="`+srv.URL+`/hook"`, "what was typed is kept")
 
 	bad := url.Values{"name": {""}, "kind": {"teams"}, "url": {"ftp://example.com"}}
-	resp = c.post(notificationsPage, "/settings/notifications/webhooks", bad)
+	resp = c.Post(handlerstest.NotificationsPage, "/settings/notifications/webhooks", bad)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	body = readBody(t, resp)
+	body = handlerstest.ReadBody(t, resp)
 	for _, f := range []string{"name", "kind", "url"} {
 		require.Contains(t, body, `data-testid="error-`+f+`"`)
 	}
 
-	resp = admin.post("/admin/notifications", "/admin/notifications/network", url.Values{"allowedCIDRs": {"127.0.0.1/32"}})
+	resp = admin.Post("/admin/notifications", "/admin/notifications/network", url.Values{"allowedCIDRs": {"127.0.0.1/32"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 
-	resp = c.post(notificationsPage, "/settings/notifications/webhooks", add)
+	resp = c.Post(handlerstest.NotificationsPage, "/settings/notifications/webhooks", add)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
-	body = readBody(t, resp)
+	body = handlerstest.ReadBody(t, resp)
 	secret := regexp.MustCompile(`data-testid="webhook-secret-value">(whsec_[A-Z0-9]+)<`).FindStringSubmatch(body)
 	require.NotNil(t, secret, "the secret is shown once")
 	ids := webhookIDs.FindStringSubmatch(body)
 	require.NotNil(t, ids)
 	id := ids[1]
-	_, page = c.get(notificationsPage)
+	_, page = c.Get(handlerstest.NotificationsPage)
 	require.NotContains(t, page, secret[1], "and never again")
 	require.NotContains(t, page, srv.URL+"/hook", "nor the URL")
 	require.Contains(t, page, `data-testid="webhook-host">`+strings.TrimPrefix(srv.URL, "http://")+`<`)
 
-	resp, frag := c.postHTMX(notificationsPage, "/settings/notifications/webhooks/"+id+"/test", nil)
+	resp, frag := c.PostHTMX(handlerstest.NotificationsPage, "/settings/notifications/webhooks/"+id+"/test", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, frag, `data-testid="webhook-test-delivered"`)
 	require.NotContains(t, frag, "<html")
 	r := <-got
-	ts := r.header.Get("X-KubeBYON-Timestamp")
+	ts := r.Header.Get("X-KubeBYON-Timestamp")
 	m := hmac.New(sha256.New, []byte(secret[1]))
 	m.Write([]byte(ts + "."))
-	m.Write(r.body)
-	require.Equal(t, "sha256="+hex.EncodeToString(m.Sum(nil)), r.header.Get("X-KubeBYON-Signature"))
+	m.Write(r.Body)
+	require.Equal(t, "sha256="+hex.EncodeToString(m.Sum(nil)), r.Header.Get("X-KubeBYON-Signature"))
 	var payload map[string]any
-	require.NoError(t, json.Unmarshal(r.body, &payload))
+	require.NoError(t, json.Unmarshal(r.Body, &payload))
 	require.Equal(t, "test", payload["kind"])
 	require.Contains(t, payload["body"], "ops")
 
 	// Without JavaScript, the page shows the result.
-	resp = c.post(notificationsPage, "/settings/notifications/webhooks/"+id+"/test", nil)
+	resp = c.Post(handlerstest.NotificationsPage, "/settings/notifications/webhooks/"+id+"/test", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Contains(t, readBody(t, resp), `data-testid="webhook-test-delivered"`)
+	require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="webhook-test-delivered"`)
 	<-got
 
-	_, page = c.get(notificationsPage)
+	_, page = c.Get(handlerstest.NotificationsPage)
 	require.Equal(t, 2, strings.Count(page, `data-testid="webhook-log-row" data-status="delivered"`))
 	require.Equal(t, 1, countRows(t, b, "SELECT count(*) FROM audit_events WHERE action = 'webhook.create' AND actor_email = $1", email))
 	require.Equal(t, 2, countRows(t, b, "SELECT count(*) FROM audit_events WHERE action = 'webhook.test' AND actor_email = $1", email))
 	require.Zero(t, countRows(t, b, "SELECT count(*) FROM audit_events WHERE details::text LIKE '%' || $1 || '%'", secret[1]))
 
 	// Another user sees none of it and cannot act on it.
-	other, _ := b.signedUpUser(t, "other-hooked")
-	_, page = other.get(notificationsPage)
+	other, _ := b.SignedUpUser(t, "other-hooked")
+	_, page = other.Get(handlerstest.NotificationsPage)
 	require.NotContains(t, page, `data-testid="webhook-`+id+`"`)
 	require.NotContains(t, page, "ops")
 	for _, verb := range []string{"test", "delete"} {
-		resp = other.post(notificationsPage, "/settings/notifications/webhooks/"+id+"/"+verb, nil)
+		resp = other.Post(handlerstest.NotificationsPage, "/settings/notifications/webhooks/"+id+"/"+verb, nil)
 		require.Equal(t, http.StatusNotFound, resp.StatusCode, verb)
 	}
 	require.Len(t, got, 0, "another user's test sent nothing")
 
-	resp = c.post(notificationsPage, "/settings/notifications/webhooks/"+id+"/delete", nil)
+	resp = c.Post(handlerstest.NotificationsPage, "/settings/notifications/webhooks/"+id+"/delete", nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, page = c.get(notificationsPage)
+	_, page = c.Get(handlerstest.NotificationsPage)
 	require.Contains(t, page, `data-testid="webhooks-none"`)
 	require.Equal(t, 1, countRows(t, b, "SELECT count(*) FROM audit_events WHERE action = 'webhook.delete' AND actor_email = $1", email))
 }
@@ -166,72 +127,72 @@ func TestUserWebhooks(t *testing.T) {
 // log of every channel are the admins'; each change is audited.
 func TestAdminWebhooks(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin, adminEmail := b.signedUpAdmin(t, "alerts-admin")
-	user, _ := b.signedUpUser(t, "not-an-admin")
-	srv, got := hookServer(t, `{"errcode":0,"errmsg":"ok"}`)
+	b := handlerstest.Setup(t)
+	admin, adminEmail := b.SignedUpAdmin(t, "alerts-admin")
+	user, _ := b.SignedUpUser(t, "not-an-admin")
+	srv, got := handlerstest.HookServer(t, `{"errcode":0,"errmsg":"ok"}`)
 
 	// Non-admins get the 404 of an unknown path, for every route.
-	code, _ := user.get("/admin/notifications")
+	code, _ := user.Get("/admin/notifications")
 	require.Equal(t, http.StatusNotFound, code)
 	for _, path := range []string{"/admin/notifications/channels", "/admin/notifications/channels/1/test", "/admin/notifications/channels/1/delete", "/admin/notifications/network"} {
-		resp := user.post(notificationsPage, path, url.Values{"allowedCIDRs": {"0.0.0.0/0"}, "name": {"x"}, "kind": {"slack"}, "url": {"https://example.com"}})
+		resp := user.Post(handlerstest.NotificationsPage, path, url.Values{"allowedCIDRs": {"0.0.0.0/0"}, "name": {"x"}, "kind": {"slack"}, "url": {"https://example.com"}})
 		require.Equal(t, http.StatusNotFound, resp.StatusCode, path)
 	}
 	require.Zero(t, countRows(t, b, "SELECT count(*) FROM audit_events WHERE action LIKE 'admin.webhook%'"))
 	require.Zero(t, countRows(t, b, "SELECT count(*) FROM settings WHERE key = 'webhooks'"))
 
-	code, page := admin.get("/admin/notifications")
+	code, page := admin.Get("/admin/notifications")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, page, `data-testid="admin-nav-notifications"`)
 
-	resp := admin.post("/admin/notifications", "/admin/notifications/network", url.Values{"allowedCIDRs": {"127.0.0.1/32\nnot-a-network"}})
+	resp := admin.Post("/admin/notifications", "/admin/notifications/network", url.Values{"allowedCIDRs": {"127.0.0.1/32\nnot-a-network"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-	body := readBody(t, resp)
+	body := handlerstest.ReadBody(t, resp)
 	require.Contains(t, body, `data-testid="error-allowedCIDRs"`)
 	require.Contains(t, body, "not-a-network", "what was typed is kept")
 
 	add := url.Values{"name": {"on-call"}, "kind": {webhooks.WeCom}, "url": {srv.URL + "/cgi-bin/webhook/send?key=SECRETKEY"}}
-	resp = admin.post("/admin/notifications", "/admin/notifications/channels", add)
+	resp = admin.Post("/admin/notifications", "/admin/notifications/channels", add)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, "loopback is refused until allowed")
 
-	resp = admin.post("/admin/notifications", "/admin/notifications/network", url.Values{"allowedCIDRs": {"127.0.0.1/32"}})
+	resp = admin.Post("/admin/notifications", "/admin/notifications/network", url.Values{"allowedCIDRs": {"127.0.0.1/32"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	resp = admin.post("/admin/notifications", "/admin/notifications/channels", add)
+	resp = admin.Post("/admin/notifications", "/admin/notifications/channels", add)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, page = admin.get("/admin/notifications")
+	_, page = admin.Get("/admin/notifications")
 	ids := webhookIDs.FindStringSubmatch(page)
 	require.NotNil(t, ids)
 	id := ids[1]
 	require.NotContains(t, page, "SECRETKEY")
 
-	resp, frag := admin.postHTMX("/admin/notifications", "/admin/notifications/channels/"+id+"/test", nil)
+	resp, frag := admin.PostHTMX("/admin/notifications", "/admin/notifications/channels/"+id+"/test", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, frag, `data-testid="webhook-test-delivered"`)
 	r := <-got
 	var payload map[string]any
-	require.NoError(t, json.Unmarshal(r.body, &payload))
+	require.NoError(t, json.Unmarshal(r.Body, &payload))
 	require.Equal(t, "text", payload["msgtype"])
 
 	// The admins see every channel's log, a user's included.
-	user2, user2Email := b.signedUpUser(t, "logged-user")
-	resp = user2.post(notificationsPage, "/settings/notifications/webhooks", url.Values{"name": {"mine"}, "kind": {webhooks.Slack}, "url": {srv.URL + "/slack"}})
+	user2, user2Email := b.SignedUpUser(t, "logged-user")
+	resp = user2.Post(handlerstest.NotificationsPage, "/settings/notifications/webhooks", url.Values{"name": {"mine"}, "kind": {webhooks.Slack}, "url": {srv.URL + "/slack"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, page = user2.get(notificationsPage)
+	_, page = user2.Get(handlerstest.NotificationsPage)
 	uid := webhookIDs.FindStringSubmatch(page)[1]
-	resp, _ = user2.postHTMX(notificationsPage, "/settings/notifications/webhooks/"+uid+"/test", nil)
+	resp, _ = user2.PostHTMX(handlerstest.NotificationsPage, "/settings/notifications/webhooks/"+uid+"/test", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	<-got
-	_, page = admin.get("/admin/notifications")
+	_, page = admin.Get("/admin/notifications")
 	// The platform channel's own log (one test), then every channel's (two).
 	require.Equal(t, 3, strings.Count(page, `data-testid="webhook-log-row"`))
 	require.Contains(t, page, "<td>mine</td>")
 	require.Contains(t, page, user2Email)
 	// A user's channel is not the platform's to delete.
-	resp = admin.post("/admin/notifications", "/admin/notifications/channels/"+uid+"/delete", nil)
+	resp = admin.Post("/admin/notifications", "/admin/notifications/channels/"+uid+"/delete", nil)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 
-	resp = admin.post("/admin/notifications", "/admin/notifications/channels/"+id+"/delete", nil)
+	resp = admin.Post("/admin/notifications", "/admin/notifications/channels/"+id+"/delete", nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 
 	for _, action := range []string{webhooks.ActionNetworkUpdate, webhooks.ActionPlatformCreate, webhooks.ActionPlatformTest, webhooks.ActionPlatformDelete} {
@@ -246,25 +207,25 @@ func TestAdminWebhooks(t *testing.T) {
 // whose host does not resolve says so without the platform's resolver.
 func TestWebhookTestLimited(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, _ := b.signedUpUser(t, "hook-tester")
+	b := handlerstest.Setup(t)
+	c, _ := b.SignedUpUser(t, "hook-tester")
 	add := url.Values{"name": {"nowhere"}, "kind": {webhooks.Generic}, "url": {"https://no-such-host.invalid/hook"}}
-	resp := c.post(notificationsPage, "/settings/notifications/webhooks", add)
-	body := readBody(t, resp)
+	resp := c.Post(handlerstest.NotificationsPage, "/settings/notifications/webhooks", add)
+	body := handlerstest.ReadBody(t, resp)
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
 	ids := webhookIDs.FindStringSubmatch(body)
 	require.NotNil(t, ids)
 	test := "/settings/notifications/webhooks/" + ids[1] + "/test"
 
-	resp, frag := c.postHTMX(notificationsPage, test, nil)
+	resp, frag := c.PostHTMX(handlerstest.NotificationsPage, test, nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, frag, "no-such-host.invalid")
 	require.NotRegexp(t, `on \[?[0-9a-f.:]+\]?:53`, frag, "the platform's resolver is not shown")
 	for range 10 - 1 { // the limit: 10 a minute
-		resp, _ = c.postHTMX(notificationsPage, test, nil)
+		resp, _ = c.PostHTMX(handlerstest.NotificationsPage, test, nil)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 	}
-	resp, frag = c.postHTMX(notificationsPage, test, nil)
+	resp, frag = c.PostHTMX(handlerstest.NotificationsPage, test, nil)
 	require.NotEmpty(t, resp.Header.Get("Retry-After"))
 	require.Contains(t, frag, "Too many test messages")
 	require.Equal(t, 10, countRows(t, b, "SELECT count(*) FROM audit_events WHERE action = 'webhook.test'"), "the refused test sent nothing")

@@ -1,5 +1,9 @@
 package handlers_test
 
-import "testing"
+import (
+	"testing"
 
-func TestZZSetupOnly(t *testing.T) { setup(t) }
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
+)
+
+func TestZZSetupOnly(t *testing.T) { handlerstest.Setup(t) }

@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -19,21 +20,21 @@ import (
 // action turn to Uncordon, and then the node turn NotReady.
 func TestNodesInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, email := b.signedUpUser(t, "helmsman")
-	cl, kc := b.virtualCluster(t, c, "fleet")
-	addNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
-	addWorkloads(t, kc, "worker-1")
-	addBarePod(t, kc, "worker-1", "scratch")
-	playKubelet(t, kc, "worker-1")
+	b := handlerstest.Setup(t)
+	c, email := b.SignedUpUser(t, "helmsman")
+	cl, kc := b.VirtualCluster(t, c, "fleet")
+	handlerstest.AddNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
+	handlerstest.AddWorkloads(t, kc, "worker-1")
+	handlerstest.AddBarePod(t, kc, "worker-1", "scratch")
+	handlerstest.PlayKubelet(t, kc, "worker-1")
 	// The list shows the nodes the health check recorded.
-	b.runNodeHealth(t, cl.ID)
+	b.RunNodeHealth(t, cl.ID)
 
 	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, email, "password of helmsman")
+	browserSignIn(t, ctx, b.Server.URL, email, "password of helmsman")
 	var status, cordoned string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)),
+		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)),
 		chromedp.Click(`[data-testid="cluster-nodes"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="node-row"][data-node="worker-1"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-node="worker-1"] [data-testid="node-status"]`, &status, chromedp.ByQuery),
@@ -45,12 +46,12 @@ func TestNodesInBrowser(t *testing.T) {
 	))
 	require.Equal(t, "Ready", status)
 	require.Equal(t, "SchedulingDisabled", cordoned)
-	require.True(t, unschedulable(t, kc, "worker-1"))
+	require.True(t, handlerstest.Unschedulable(t, kc, "worker-1"))
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Click(`[data-testid="node-uncordon"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="node-cordon"]`, chromedp.ByQuery),
 	))
-	require.False(t, unschedulable(t, kc, "worker-1"))
+	require.False(t, handlerstest.Unschedulable(t, kc, "worker-1"))
 
 	var progress string
 	var samePage bool
@@ -73,11 +74,11 @@ func TestNodesInBrowser(t *testing.T) {
 	require.Contains(t, progress, "pod/web-5d8f-a in apps evicted")
 	require.Contains(t, progress, "pod/scratch in bare evicted", "forced")
 	require.True(t, strings.Contains(progress, "node/worker-1 drained"), progress)
-	require.Equal(t, []string{"agent-x"}, podsOn(t, kc, "worker-1"))
-	require.True(t, unschedulable(t, kc, "worker-1"))
+	require.Equal(t, []string{"agent-x"}, handlerstest.PodsOn(t, kc, "worker-1"))
+	require.True(t, handlerstest.Unschedulable(t, kc, "worker-1"))
 
 	// The node's kubelet reports trouble: the page shows it by itself.
-	setNotReady(t, kc, "worker-1", "container runtime is down")
+	handlerstest.SetNotReady(t, kc, "worker-1", "container runtime is down")
 	var message string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.WaitVisible(`[data-testid="node-live"] .node-badge[data-status=NotReady]`, chromedp.ByQuery),

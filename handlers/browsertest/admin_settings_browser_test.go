@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -17,18 +18,18 @@ import (
 // without a page load), then saves it.
 func TestAdminSettingsInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	_, adminEmail := b.signedUpAdmin(t, "clicker")
+	b := handlerstest.Setup(t)
+	_, adminEmail := b.SignedUpAdmin(t, "clicker")
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig.yaml")
 	require.NoError(t, os.WriteFile(kubeconfig, testenv.HostKube(t).Kubeconfig(t), 0o600))
 	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, adminEmail, "password of clicker")
+	browserSignIn(t, ctx, b.Server.URL, adminEmail, "password of clicker")
 
 	var notice, verdict, source string
 	var rows int
 	var samePage bool
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/admin/users"),
+		chromedp.Navigate(b.Server.URL+"/admin/users"),
 		chromedp.Click(`[data-testid="admin-nav-settings"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="settings-form"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="settings-no-host"]`, &notice, chromedp.ByQuery),
@@ -56,5 +57,5 @@ func TestAdminSettingsInBrowser(t *testing.T) {
 	))
 	require.Equal(t, "Settings saved.", strings.TrimSpace(flash))
 	require.Equal(t, "stored", source)
-	require.Equal(t, strings.TrimSpace(string(testenv.HostKube(t).Kubeconfig(t))), b.loadSettings(t).HostKubeconfig)
+	require.Equal(t, strings.TrimSpace(string(testenv.HostKube(t).Kubeconfig(t))), b.LoadSettings(t).HostKubeconfig)
 }

@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
@@ -23,15 +24,15 @@ import (
 // browser are TestNodesInBrowser's.
 func TestJoinTokenInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, email := b.signedUpUser(t, "joinwatcher")
-	cl, virt := b.readyVirtualCluster(t, c, "watched")
+	b := handlerstest.Setup(t)
+	c, email := b.SignedUpUser(t, "joinwatcher")
+	cl, virt := b.ReadyVirtualCluster(t, c, "watched")
 
 	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, email, "password of joinwatcher")
+	browserSignIn(t, ctx, b.Server.URL, email, "password of joinwatcher")
 	var command, copyLabel, copied string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)),
+		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)),
 		chromedp.Click(`[data-testid="cluster-join-tokens"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="join-token-form"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="join-tokens-empty"]`, chromedp.ByQuery),
@@ -53,10 +54,10 @@ func TestJoinTokenInBrowser(t *testing.T) {
 		chromedp.Text(`[data-testid="copy-join-command"]`, &copyLabel, chromedp.ByQuery),
 		chromedp.Evaluate(`window.kubebyonCopied`, &copied),
 	))
-	m := joinCommandToken.FindStringSubmatch(command)
+	m := handlerstest.JoinCommandToken.FindStringSubmatch(command)
 	require.NotNil(t, m, command)
 	token := m[1]
-	require.Equal(t, fmt.Sprintf("curl -fsSL %s/join/%s | sudo sh", b.server.URL, token), command)
+	require.Equal(t, fmt.Sprintf("curl -fsSL %s/join/%s | sudo sh", b.Server.URL, token), command)
 	require.Equal(t, "Copied", copyLabel)
 	require.Equal(t, command, copied, "the button copies the command itself")
 
@@ -66,7 +67,7 @@ func TestJoinTokenInBrowser(t *testing.T) {
 		{"step": {"root"}, "status": {"ok"}, "host": {"node-a"}},
 		{"step": {"systemd"}, "status": {"failed"}, "message": {"systemd is not running"}, "host": {"node-a"}},
 	} {
-		resp, err := http.PostForm(b.server.URL+"/join/"+token+"/events", ev)
+		resp, err := http.PostForm(b.Server.URL+"/join/"+token+"/events", ev)
 		require.NoError(t, err)
 		resp.Body.Close()
 		require.Equal(t, http.StatusNoContent, resp.StatusCode)
@@ -92,7 +93,7 @@ func TestJoinTokenInBrowser(t *testing.T) {
 	require.NoError(t, testenv.FileNodeCSR(t, virt.TokenClient(t, token), "node-a"))
 	_, err := virt.Client(t).CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	b.syncJoinTokens(t, cl.ID)
+	b.SyncJoinTokens(t, cl.ID)
 	var nodes string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.WaitVisible(under+`[data-testid="join-token-node"]`, chromedp.ByQuery),

@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/ingress/ingresstest"
@@ -29,21 +30,21 @@ import (
 // name.
 func TestClusterIngressInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	q := queries.New(b.pool)
-	user, email := b.signedUpUser(t, "ingress-journey")
-	cl, virt := b.readyVirtualCluster(t, user, "shop")
+	q := queries.New(b.Pool)
+	user, email := b.SignedUpUser(t, "ingress-journey")
+	cl, virt := b.ReadyVirtualCluster(t, user, "shop")
 	kc := virt.Client(t)
 	srv := testenv.Knot(t, "clusters.test")
-	require.NoError(t, dnsrecords.Store(ctx, q, b.box, dnsrecords.Settings{
+	require.NoError(t, dnsrecords.Store(ctx, q, b.Box, dnsrecords.Settings{
 		Mode: dnsrecords.ModeRFC2136, Addresses: []string{"192.0.2.1"}, Resolver: srv.Addr, Server: srv.Addr, Zone: srv.Zone,
 		KeyName: srv.KeyName, KeyAlgorithm: srv.KeyAlgorithm, KeySecret: srv.KeySecret, TTL: 60,
 	}))
-	rt, err := settings.Load(ctx, q, b.box)
+	rt, err := settings.Load(ctx, q, b.Box)
 	require.NoError(t, err)
 	rt.APIBaseDomain = "k8s.clusters.test"
-	require.NoError(t, settings.Save(ctx, q, b.box, rt))
+	require.NoError(t, settings.Save(ctx, q, b.Box, rt))
 	st := ingress.DefaultSettings()
 	st.ChartPath, st.CertManagerChartPath = testenv.TraefikChart(t), testenv.CertManagerChart(t)
 	st.AppsBaseDomain = "apps.clusters.test"
@@ -52,8 +53,8 @@ func TestClusterIngressInBrowser(t *testing.T) {
 
 	browser := testenv.Browser(t)
 	require.NoError(t, chromedp.Run(browser, chromedp.EmulateViewport(390, 900)))
-	browserSignIn(t, browser, b.server.URL, email, "password of ingress-journey")
-	page := fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)
+	browserSignIn(t, browser, b.Server.URL, email, "password of ingress-journey")
+	page := fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.Navigate(page),
 		chromedp.WaitVisible(`[data-testid="cluster-ingress-enable"]`, chromedp.ByQuery),
@@ -62,9 +63,9 @@ func TestClusterIngressInBrowser(t *testing.T) {
 	))
 
 	// The jobs, as the workers would run them, while the page watches.
-	b.workIngress(t, cl.ID)
+	b.WorkIngress(t, cl.ID)
 	ingresstest.PlayRollout(t, kc, 2, 2)
-	b.workIngress(t, cl.ID)
+	b.WorkIngress(t, cl.ID)
 	var events string
 	var out []string
 	require.NoError(t, chromedp.Run(browser,
@@ -124,7 +125,7 @@ func TestClusterIngressInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`[data-testid="cluster-ingress"][data-status="removing"]`, chromedp.ByQuery),
 	))
 	require.Contains(t, strings.TrimSpace(listed), "www.clusters.test")
-	b.workIngress(t, cl.ID)
+	b.WorkIngress(t, cl.ID)
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.WaitVisible(`[data-testid="cluster-ingress"][data-status="off"]`, chromedp.ByQuery),
 	))

@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -14,16 +15,16 @@ import (
 // neither page is wider than the screen.
 func TestAdminPlansInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	_, email := b.signedUpAdmin(t, "planner")
+	b := handlerstest.Setup(t)
+	_, email := b.SignedUpAdmin(t, "planner")
 	ctx := testenv.Browser(t)
 	require.NoError(t, chromedp.Run(ctx, chromedp.EmulateViewport(390, 900)))
-	browserSignIn(t, ctx, b.server.URL, email, "password of planner")
+	browserSignIn(t, ctx, b.Server.URL, email, "password of planner")
 
 	var listOut, pageOut []string
 	var flash, over string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/admin/users"),
+		chromedp.Navigate(b.Server.URL+"/admin/users"),
 		chromedp.Click(`[data-testid="admin-nav-plans"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="plan-new-form"]`, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &listOut),
@@ -43,6 +44,6 @@ func TestAdminPlansInBrowser(t *testing.T) {
 	require.Empty(t, listOut, "the plans page at 390px")
 	require.Empty(t, pageOut, "a plan's page at 390px")
 	var monthly int64
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT price_monthly FROM plans WHERE name = 'Team' AND currency = 'CNY' AND max_clusters = 20`).Scan(&monthly))
+	require.NoError(t, b.Pool.QueryRow(t.Context(), `SELECT price_monthly FROM plans WHERE name = 'Team' AND currency = 'CNY' AND max_clusters = 20`).Scan(&monthly))
 	require.Equal(t, int64(19990), monthly)
 }

@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"image/color"
@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -32,17 +33,17 @@ func imageWidth(sel string, width *int) chromedp.Action {
 // the password, which signs out another client.
 func TestProfileSettingsInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	other, email := b.signedUpUser(t, "journey")
+	b := handlerstest.Setup(t)
+	other, email := b.SignedUpUser(t, "journey")
 	ctx := testenv.Browser(t)
-	page := b.server.URL + profilePage
+	page := b.Server.URL + handlerstest.ProfilePage
 	picture := filepath.Join(t.TempDir(), "me.png")
-	require.NoError(t, os.WriteFile(picture, testPNG(t, 300, 200, color.NRGBA{30, 90, 200, 255}), 0o600))
+	require.NoError(t, os.WriteFile(picture, handlerstest.SolidPNG(t, 300, 200, color.NRGBA{30, 90, 200, 255}), 0o600))
 
 	var flash, lang, srcBefore, srcAfter, shownEmail string
 	var width int
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/login?next="+profilePage),
+		chromedp.Navigate(b.Server.URL+"/login?next="+handlerstest.ProfilePage),
 		chromedp.SendKeys(`#email`, email, chromedp.ByQuery),
 		chromedp.SendKeys(`#password`, "password of journey", chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="login-form"]`, chromedp.ByQuery),
@@ -75,14 +76,14 @@ func TestProfileSettingsInBrowser(t *testing.T) {
 	require.NotEqual(t, srcBefore, srcAfter, "the page links to the new picture")
 	require.Equal(t, 256, width, "the browser loaded the uploaded picture")
 
-	newEmail := uniqueEmail("journey-new")
+	newEmail := handlerstest.UniqueEmail("journey-new")
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.SendKeys(`#new_email`, newEmail, chromedp.ByQuery),
 		chromedp.SendKeys(`#email_password`, "password of journey", chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="email-form"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="email-code-form"]`, chromedp.ByQuery),
 	))
-	code := codeFrom(t, b.mail.WaitMessages(t, newEmail, 1)[0])
+	code := handlerstest.CodeFrom(t, b.Mail.WaitMessages(t, newEmail, 1)[0])
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.SendKeys(`#code`, code, chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="email-code-form"]`, chromedp.ByQuery),
@@ -91,7 +92,7 @@ func TestProfileSettingsInBrowser(t *testing.T) {
 	))
 	require.Equal(t, newEmail, shownEmail)
 
-	require.True(t, other.signedIn())
+	require.True(t, other.SignedIn())
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Navigate(page), // no flash left on the page
 		chromedp.SendKeys(`#current_password`, "password of journey", chromedp.ByQuery),
@@ -101,6 +102,6 @@ func TestProfileSettingsInBrowser(t *testing.T) {
 		chromedp.Text(`[data-testid="flash"]`, &flash, chromedp.ByQuery),
 	))
 	require.Equal(t, "密码已修改，其他所有浏览器均已退出登录。", flash)
-	require.False(t, other.signedIn(), "the other client was signed out")
-	b.signIn(t, newEmail, "a browser-made password")
+	require.False(t, other.SignedIn(), "the other client was signed out")
+	b.SignIn(t, newEmail, "a browser-made password")
 }

@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -16,16 +17,16 @@ import (
 // lands on the dashboard of a new account.
 func TestAdminSignInInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	_, adminEmail := b.signedUpAdmin(t, "browser-sso-admin")
-	idp := testenv.NewOIDCProvider(t, b.server.URL+"/auth/oidc/callback")
-	idp.SignIn(testenv.OIDCUser{Subject: "browser-1", Email: uniqueEmail("browser-sso"), EmailVerified: true, GivenName: "Grace", FamilyName: "SSO"})
+	b := handlerstest.Setup(t)
+	_, adminEmail := b.SignedUpAdmin(t, "browser-sso-admin")
+	idp := testenv.NewOIDCProvider(t, b.Server.URL+"/auth/oidc/callback")
+	idp.SignIn(testenv.OIDCUser{Subject: "browser-1", Email: handlerstest.UniqueEmail("browser-sso"), EmailVerified: true, GivenName: "Grace", FamilyName: "SSO"})
 	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, adminEmail, "password of browser-sso-admin")
+	browserSignIn(t, ctx, b.Server.URL, adminEmail, "password of browser-sso-admin")
 
 	var callback, flash, source, greeting string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/admin/settings"),
+		chromedp.Navigate(b.Server.URL+"/admin/settings"),
 		chromedp.Click(`[data-testid="admin-settings-nav"] a[href="/admin/settings/sign-in"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="sign-in-form"]`, chromedp.ByQuery),
 		chromedp.Value(`[data-testid="sign-in-callback-oidc"]`, &callback, chromedp.ByQuery),
@@ -39,14 +40,14 @@ func TestAdminSignInInBrowser(t *testing.T) {
 		chromedp.Text(`[data-testid="flash"]`, &flash, chromedp.ByQuery),
 		chromedp.AttributeValue(`[data-testid="sign-in-oidc"]`, "data-source", &source, nil, chromedp.ByQuery),
 	))
-	require.Equal(t, b.server.URL+"/auth/oidc/callback", callback)
+	require.Equal(t, b.Server.URL+"/auth/oidc/callback", callback)
 	require.Equal(t, "Sign-in providers saved.", strings.TrimSpace(flash))
 	require.Equal(t, "settings", source)
 
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Click(`[data-testid="sign-out"]`, chromedp.ByQuery),
 		chromedp.WaitNotPresent(`[data-testid="sign-out"]`, chromedp.ByQuery),
-		chromedp.Navigate(b.server.URL+"/login"),
+		chromedp.Navigate(b.Server.URL+"/login"),
 		chromedp.Click(`[data-testid="oauth-oidc"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="dashboard-greeting"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="dashboard-greeting"]`, &greeting, chromedp.ByQuery),

@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -18,18 +19,18 @@ import (
 // end.
 func TestBuyPlanInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	_, _, team := b.shopOpen(t)
-	_, email := b.signedUpUser(t, "browser-buyer")
-	_, adminEmail := b.signedUpAdmin(t, "browser-cashier")
+	b := handlerstest.Setup(t)
+	_, _, team := b.ShopOpen(t)
+	_, email := b.SignedUpUser(t, "browser-buyer")
+	_, adminEmail := b.SignedUpAdmin(t, "browser-cashier")
 
 	user := testenv.Browser(t)
 	require.NoError(t, chromedp.Run(user, chromedp.EmulateViewport(390, 900)))
-	browserSignIn(t, user, b.server.URL, email, "password of browser-buyer")
+	browserSignIn(t, user, b.Server.URL, email, "password of browser-buyer")
 	var instructions, number, status string
 	var out []string
 	require.NoError(t, chromedp.Run(user,
-		chromedp.Navigate(b.server.URL+"/billing"),
+		chromedp.Navigate(b.Server.URL+"/billing"),
 		chromedp.WaitVisible(`[data-testid="billing-plan-card"][data-plan="Team"]`, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &out),
 		chromedp.Click(`[data-testid="billing-plan-card"][data-plan="Team"] [data-testid="billing-choose"]`, chromedp.ByQuery),
@@ -40,15 +41,15 @@ func TestBuyPlanInBrowser(t *testing.T) {
 	require.Empty(t, out, "the plan page at 390px")
 	require.Contains(t, instructions, "Transfer to IBAN XX00 1234.")
 	var orderID int64
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT id FROM orders WHERE plan_id = $1`, team).Scan(&orderID))
+	require.NoError(t, b.Pool.QueryRow(t.Context(), `SELECT id FROM orders WHERE plan_id = $1`, team).Scan(&orderID))
 	var orderNumber string
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT number FROM orders WHERE id = $1`, orderID).Scan(&orderNumber))
+	require.NoError(t, b.Pool.QueryRow(t.Context(), `SELECT number FROM orders WHERE id = $1`, orderID).Scan(&orderNumber))
 	require.Contains(t, number, orderNumber)
 
 	admin := testenv.Browser(t)
-	browserSignIn(t, admin, b.server.URL, adminEmail, "password of browser-cashier")
+	browserSignIn(t, admin, b.Server.URL, adminEmail, "password of browser-cashier")
 	require.NoError(t, chromedp.Run(admin,
-		chromedp.Navigate(b.server.URL+"/admin/orders?status=pending"),
+		chromedp.Navigate(b.Server.URL+"/admin/orders?status=pending"),
 		chromedp.Click(fmt.Sprintf(`a[href="/admin/orders/%d"]`, orderID), chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="order-paid-form"]`, chromedp.ByQuery),
 		chromedp.SendKeys(`[data-testid="order-paid-form"] input[name="reference"]`, "BANK-2026-12-02", chromedp.ByQuery),
@@ -60,7 +61,7 @@ func TestBuyPlanInBrowser(t *testing.T) {
 
 	var plan, maxClusters, period, flash string
 	require.NoError(t, chromedp.Run(user,
-		chromedp.Navigate(b.server.URL+"/billing"),
+		chromedp.Navigate(b.Server.URL+"/billing"),
 		chromedp.Text(`[data-testid="billing-plan-name"]`, &plan, chromedp.ByQuery),
 		chromedp.AttributeValue(`[data-testid="billing-limit-clusters"]`, "data-max", &maxClusters, nil, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="billing-cancel"]`, chromedp.ByQuery),

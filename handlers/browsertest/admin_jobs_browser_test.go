@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -17,18 +18,18 @@ import (
 // its button; the page is no wider than the screen.
 func TestAdminJobsInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	_, email := b.signedUpAdmin(t, "job-watcher")
-	id, _ := b.failingEmail(t, "nobody at all", &river.InsertOpts{MaxAttempts: 1})
-	b.waitJob(t, id, func(j *rivertype.JobRow) bool { return j.State == rivertype.JobStateDiscarded }, "the job is discarded")
+	b := handlerstest.Setup(t)
+	_, email := b.SignedUpAdmin(t, "job-watcher")
+	id, _ := b.FailingEmail(t, "nobody at all", &river.InsertOpts{MaxAttempts: 1})
+	b.WaitJob(t, id, func(j *rivertype.JobRow) bool { return j.State == rivertype.JobStateDiscarded }, "the job is discarded")
 	ctx := testenv.Browser(t)
 	require.NoError(t, chromedp.Run(ctx, chromedp.EmulateViewport(390, 900)))
-	browserSignIn(t, ctx, b.server.URL, email, "password of job-watcher")
+	browserSignIn(t, ctx, b.Server.URL, email, "password of job-watcher")
 
 	var out []string
 	var lastError, flash string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/admin/users"),
+		chromedp.Navigate(b.Server.URL+"/admin/users"),
 		chromedp.Click(`[data-testid="admin-nav-jobs"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="jobs-list"]`, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &out),
@@ -40,5 +41,5 @@ func TestAdminJobsInBrowser(t *testing.T) {
 	require.Empty(t, out, "the jobs page at 390px")
 	require.Contains(t, lastError, `mail to "nobody at all"`)
 	require.Contains(t, flash, "The job is queued to run again now.")
-	b.waitJob(t, id, func(j *rivertype.JobRow) bool { return j.Attempt == 2 }, "the retried job runs again")
+	b.WaitJob(t, id, func(j *rivertype.JobRow) bool { return j.Attempt == 2 }, "the retried job runs again")
 }

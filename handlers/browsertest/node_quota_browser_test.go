@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
@@ -19,20 +20,20 @@ import (
 // switch, and follows the link to change plan.
 func TestNodeQuotaInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c, email := b.signedUpUser(t, "quotakeeper")
-	b.setPlanNodes(t, email, 4)
-	cl, virt := b.quotaCluster(t, c, "metered")
+	b := handlerstest.Setup(t)
+	c, email := b.SignedUpUser(t, "quotakeeper")
+	b.SetPlanNodes(t, email, 4)
+	cl, virt := b.QuotaCluster(t, c, "metered")
 	cfg, err := virt.Client(t).AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(context.Background(), nodequota.WebhookName, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Len(t, cfg.Webhooks, 1)
 
 	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, email, "password of quotakeeper")
+	browserSignIn(t, ctx, b.Server.URL, email, "password of quotakeeper")
 	var status, location string
 	var switches int
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)),
+		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)),
 		chromedp.Click(`[data-testid="cluster-nodes"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="node-quota-status"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="node-quota-status"]`, &status, chromedp.ByQuery),
@@ -47,5 +48,5 @@ func TestNodeQuotaInBrowser(t *testing.T) {
 	// (TestNodeQuotaWebhook, over https, shows it enforced).
 	require.Contains(t, status, fmt.Sprintf("Your plan (plan-%s) allows 4 nodes per cluster. Join commands beyond that are refused, but this cluster's apiserver does not enforce it: the platform's address (KUBEBYON_BASE_URL) is not https", email))
 	require.Zero(t, switches, "no switch")
-	require.Equal(t, b.server.URL+"/billing", location)
+	require.Equal(t, b.Server.URL+"/billing", location)
 }

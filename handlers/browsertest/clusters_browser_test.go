@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -24,15 +25,15 @@ var clusterPageURL = regexp.MustCompile(`/clusters/(\d+)$`)
 // kubeconfig button, without being reloaded.
 func TestClusterInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.connectHost(t)
-	_, email := b.signedUpUser(t, "captain")
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
+	_, email := b.SignedUpUser(t, "captain")
 	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, email, "password of captain")
+	browserSignIn(t, ctx, b.Server.URL, email, "password of captain")
 
 	var location, status string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/clusters"),
+		chromedp.Navigate(b.Server.URL+"/clusters"),
 		chromedp.WaitVisible(`[data-testid="clusters-empty"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="cluster-create-link"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="cluster-form"]`, chromedp.ByQuery),
@@ -52,23 +53,23 @@ func TestClusterInBrowser(t *testing.T) {
 	require.NotNil(t, m, location)
 	id, err := strconv.ParseInt(m[1], 10, 64)
 	require.NoError(t, err)
-	cl := b.cluster(t, id)
+	cl := b.Cluster(t, id)
 	require.Equal(t, "voyager", cl.Name)
 	require.Equal(t, "v1.33.4", cl.KubernetesVersion)
 	require.Equal(t, "made in the browser", cl.Description)
 
 	// The worker starts.
-	b.event(t, id, "info", "Provisioning", "")
-	require.NoError(t, queries.New(b.pool).ClusterSetStatus(context.Background(), queries.ClusterSetStatusParams{ID: id, Status: "provisioning"}))
+	b.Event(t, id, "info", "Provisioning", "")
+	require.NoError(t, queries.New(b.Pool).ClusterSetStatus(context.Background(), queries.ClusterSetStatusParams{ID: id, Status: "provisioning"}))
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.WaitVisible(`[data-reason="Provisioning"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#cluster-state [data-status="provisioning"]`, chromedp.ByQuery),
 	))
 
 	// And finishes.
-	putKubeconfigSecret(t, cl)
-	b.event(t, id, "info", "Installing", "")
-	b.markReady(t, cl)
+	handlerstest.PutKubeconfigSecret(t, cl)
+	b.Event(t, id, "info", "Installing", "")
+	b.MarkReady(t, cl)
 	var href, endpoint string
 	var samePage, polling bool
 	var events []string
@@ -91,23 +92,23 @@ func TestClusterInBrowser(t *testing.T) {
 	var cookies []*network.Cookie
 	require.NoError(t, chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
 		var err error
-		cookies, err = network.GetCookies().WithURLs([]string{b.server.URL}).Do(ctx)
+		cookies, err = network.GetCookies().WithURLs([]string{b.Server.URL}).Do(ctx)
 		return err
 	})))
-	c := b.client(t)
-	u, err := url.Parse(b.server.URL)
+	c := b.Client(t)
+	u, err := url.Parse(b.Server.URL)
 	require.NoError(t, err)
 	var jar []*http.Cookie
 	for _, ck := range cookies {
 		jar = append(jar, &http.Cookie{Name: ck.Name, Value: ck.Value})
 	}
-	c.http.Jar.SetCookies(u, jar)
-	resp, err := c.http.Get(b.server.URL + href)
+	c.HTTP.Jar.SetCookies(u, jar)
+	resp, err := c.HTTP.Get(b.Server.URL + href)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, `attachment; filename="voyager.kubeconfig"`, resp.Header.Get("Content-Disposition"))
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	requireKubeconfigFor(t, cl, raw)
+	handlerstest.RequireKubeconfigFor(t, cl, raw)
 }

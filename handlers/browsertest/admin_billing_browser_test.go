@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
@@ -17,17 +18,17 @@ import (
 // billing is wider than the screen.
 func TestAdminOrderMarkPaidInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	w := newBillingWorld(t, b, "order-browser-admin")
-	_, u, o := w.order(t, b, "order-browser-user")
+	b := handlerstest.Setup(t)
+	w := handlerstest.NewBillingWorld(t, b, "order-browser-admin")
+	_, u, o := w.Order(t, b, "order-browser-user")
 	ctx := testenv.Browser(t)
 	require.NoError(t, chromedp.Run(ctx, chromedp.EmulateViewport(390, 900)))
-	browserSignIn(t, ctx, b.server.URL, w.adminEmail, "password of order-browser-admin")
+	browserSignIn(t, ctx, b.Server.URL, w.AdminEmail, "password of order-browser-admin")
 
 	var listOut, pageOut []string
 	var flash, status string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/admin/users"),
+		chromedp.Navigate(b.Server.URL+"/admin/users"),
 		chromedp.Click(`[data-testid="admin-nav-orders"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="orders-table"]`, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &listOut),
@@ -51,14 +52,14 @@ func TestAdminOrderMarkPaidInBrowser(t *testing.T) {
 		chromedp.Click(`[data-testid="admin-nav-billing"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="billing-settings-form"]`, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &billingOut),
-		chromedp.Navigate(b.server.URL+fmt.Sprintf("/admin/users/%d", u.ID)),
+		chromedp.Navigate(b.Server.URL+fmt.Sprintf("/admin/users/%d", u.ID)),
 		chromedp.WaitVisible(`[data-testid="admin-user-subscription"]`, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &userOut),
 	))
 	require.Empty(t, billingOut, "the billing page at 390px")
 	require.Empty(t, userOut, "a user's page with their subscription at 390px")
 	var got, reference string
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT status, reference FROM orders WHERE id = $1`, o.ID).Scan(&got, &reference))
+	require.NoError(t, b.Pool.QueryRow(t.Context(), `SELECT status, reference FROM orders WHERE id = $1`, o.ID).Scan(&got, &reference))
 	require.Equal(t, billing.OrderPaid, got)
 	require.Equal(t, "WIRE-42", reference)
 }

@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/edgewire"
 	"github.com/kubebyon/kubebyon/internal/ingress"
@@ -25,13 +26,13 @@ import (
 // and goes back to direct.
 func TestClusterIngressModeInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.connectHost(t)
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
 	ctx := context.Background()
-	q := queries.New(b.pool)
-	user, email := b.signedUpUser(t, "edge-journey")
-	cl := b.newCluster(t, user, "shop")
-	b.setIngressSettings(t)
+	q := queries.New(b.Pool)
+	user, email := b.SignedUpUser(t, "edge-journey")
+	cl := b.NewCluster(t, user, "shop")
+	b.SetIngressSettings(t)
 	st, err := ingress.LoadSettings(ctx, q)
 	require.NoError(t, err)
 	st.GatewayClass = "eg"
@@ -39,8 +40,8 @@ func TestClusterIngressModeInBrowser(t *testing.T) {
 
 	browser := testenv.Browser(t)
 	require.NoError(t, chromedp.Run(browser, chromedp.EmulateViewport(390, 900)))
-	browserSignIn(t, browser, b.server.URL, email, "password of edge-journey")
-	page := fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)
+	browserSignIn(t, browser, b.Server.URL, email, "password of edge-journey")
+	page := fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)
 	var flash, routes string
 	var out []string
 	require.NoError(t, chromedp.Run(browser,
@@ -65,16 +66,16 @@ func TestClusterIngressModeInBrowser(t *testing.T) {
 		chromedp.Click(`[data-testid="cluster-ingress-enable"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="cluster-ingress"][data-status="installing"]`, chromedp.ByQuery),
 	))
-	b.routedNode(t, cl, "worker-a", true, subnet(t, cl, 0), "192.168.60.5")
+	b.RoutedNode(t, cl, "worker-a", true, handlerstest.PodSubnet(t, cl, 0), "192.168.60.5")
 	var current edgewire.TenantRoutes
 	require.Eventually(t, func() bool {
 		current, err = edge.DesiredRoutes(ctx, q)
 		require.NoError(t, err)
 		return len(current.Routes) == 1
 	}, 10*time.Second, 50*time.Millisecond)
-	tok := b.edgeToken(t, "hosts")
-	r := b.apiCall(t, http.MethodPost, "/api/v1/edge/routes/status", tok.Value, `{"node":"host-1","version":"`+current.Version+`","in_place":1,"added":1}`)
-	require.Equal(t, http.StatusNoContent, r.status, r.body)
+	tok := b.EdgeToken(t, "hosts")
+	r := b.APICall(t, http.MethodPost, "/api/v1/edge/routes/status", tok.Value, `{"node":"host-1","version":"`+current.Version+`","in_place":1,"added":1}`)
+	require.Equal(t, http.StatusNoContent, r.Status, r.Body)
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.Navigate(page),
 		chromedp.WaitVisible(`[data-testid="cluster-ingress-route-agent"][data-node="host-1"][data-state="in_place"]`, chromedp.ByQuery),
@@ -91,10 +92,10 @@ func TestClusterIngressModeInBrowser(t *testing.T) {
 		chromedp.Click(`[data-testid="cluster-hostname-add"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="cluster-hostname"][data-hostname="shop.apps.test"]`, chromedp.ByQuery),
 	))
-	_, err = b.pool.Exec(ctx, `UPDATE cluster_hostnames SET edge_status = $2 WHERE cluster_id = $1`, cl.ID,
+	_, err = b.Pool.Exec(ctx, `UPDATE cluster_hostnames SET edge_status = $2 WHERE cluster_id = $1`, cl.ID,
 		"Gateway listener https Programmed: Pending (waiting for the data plane)")
 	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `UPDATE cluster_ingress SET status = 'ready', ready_at = now(), edge_state = 'pending',
+	_, err = b.Pool.Exec(ctx, `UPDATE cluster_ingress SET status = 'ready', ready_at = now(), edge_state = 'pending',
 		edge_message = 'shop.apps.test: Gateway listener https Programmed: Pending (waiting for the data plane)' WHERE cluster_id = $1`, cl.ID)
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Run(browser,
@@ -109,8 +110,8 @@ func TestClusterIngressModeInBrowser(t *testing.T) {
 	// The routes could not be written: Retry now runs the check at once
 	// (here the host cluster's kubeconfig is gone, so it fails again and
 	// says why).
-	require.NoError(t, os.Remove(b.hostKubeconfig))
-	_, err = b.pool.Exec(ctx, `UPDATE cluster_ingress SET edge_state = 'error', edge_message = 'an old error' WHERE cluster_id = $1`, cl.ID)
+	require.NoError(t, os.Remove(b.HostKubeconfig))
+	_, err = b.Pool.Exec(ctx, `UPDATE cluster_ingress SET edge_state = 'error', edge_message = 'an old error' WHERE cluster_id = $1`, cl.ID)
 	require.NoError(t, err)
 	var edgeMsg string
 	require.NoError(t, chromedp.Run(browser,
@@ -125,7 +126,7 @@ func TestClusterIngressModeInBrowser(t *testing.T) {
 	require.Contains(t, edgeMsg, "The routes could not be written:")
 	require.NotContains(t, edgeMsg, "an old error")
 	var retried int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM cluster_events WHERE cluster_id = $1 AND reason = 'IngressEdgeRetried'`, cl.ID).Scan(&retried))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM cluster_events WHERE cluster_id = $1 AND reason = 'IngressEdgeRetried'`, cl.ID).Scan(&retried))
 	require.Equal(t, 1, retried)
 
 	// Back to direct.

@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -28,50 +29,50 @@ func browserSignIn(t *testing.T, ctx context.Context, base, email, password stri
 // sign in with it.
 func TestPasswordResetInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	_, email := b.signedUpUser(t, "forgetful")
-	before := len(b.mail.WaitMessages(t, email, 2)) // code, sign-in notice
+	b := handlerstest.Setup(t)
+	_, email := b.SignedUpUser(t, "forgetful")
+	before := len(b.Mail.WaitMessages(t, email, 2)) // code, sign-in notice
 	ctx := testenv.Browser(t)
 
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/login"),
+		chromedp.Navigate(b.Server.URL+"/login"),
 		chromedp.Click(`[data-testid="forgot-password"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="reset-request-form"]`, chromedp.ByQuery),
 		chromedp.SendKeys(`#email`, email, chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="reset-request-form"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="reset-confirm-form"]`, chromedp.ByQuery),
 	))
-	msgs := b.mail.WaitMessages(t, email, before+1)
+	msgs := b.Mail.WaitMessages(t, email, before+1)
 	reset := msgs[len(msgs)-1]
 	require.True(t, strings.HasPrefix(reset.Subject, "Reset your KubeBYON password"), reset.Subject)
 
 	var flash string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.SendKeys(`#code`, codeFrom(t, reset), chromedp.ByQuery),
+		chromedp.SendKeys(`#code`, handlerstest.CodeFrom(t, reset), chromedp.ByQuery),
 		chromedp.SendKeys(`#password`, "the new password", chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="reset-confirm-form"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="login-form"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="flash"]`, &flash, chromedp.ByQuery),
 	))
 	require.Contains(t, flash, "Your password was changed")
-	browserSignIn(t, ctx, b.server.URL, email, "the new password")
+	browserSignIn(t, ctx, b.Server.URL, email, "the new password")
 }
 
 // TestNotificationPreferencesInBrowser turns the new sign-in email off; the
 // next sign-in sends none.
 func TestNotificationPreferencesInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	_, email := b.signedUpUser(t, "quiet")
-	b.mail.WaitMessages(t, email, 2) // code, sign-in notice
+	b := handlerstest.Setup(t)
+	_, email := b.SignedUpUser(t, "quiet")
+	b.Mail.WaitMessages(t, email, 2) // code, sign-in notice
 	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, email, "password of quiet")
-	b.mail.WaitMessages(t, email, 3)
+	browserSignIn(t, ctx, b.Server.URL, email, "password of quiet")
+	b.Mail.WaitMessages(t, email, 3)
 
 	box := `[data-testid="pref.security_sign_in.email"]`
 	var checked bool
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/settings/notifications"),
+		chromedp.Navigate(b.Server.URL+"/settings/notifications"),
 		chromedp.WaitVisible(`[data-testid="notifications-form"]`, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector('`+box+`').checked`, &checked),
 	))
@@ -80,29 +81,29 @@ func TestNotificationPreferencesInBrowser(t *testing.T) {
 		chromedp.Click(box, chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="notifications-form"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="flash"]`, chromedp.ByQuery),
-		chromedp.Navigate(b.server.URL+"/settings/notifications"),
+		chromedp.Navigate(b.Server.URL+"/settings/notifications"),
 		chromedp.WaitVisible(`[data-testid="notifications-form"]`, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector('`+box+`').checked`, &checked),
 	))
 	require.False(t, checked, "the choice was saved")
 
-	other := b.signIn(t, email, "password of quiet")
-	require.True(t, other.signedIn())
-	require.Equal(t, 2, b.emailJobs(t, email, "NewSignIn"), "no new sign-in email after turning it off")
+	other := b.SignIn(t, email, "password of quiet")
+	require.True(t, other.SignedIn())
+	require.Equal(t, 2, b.EmailJobs(t, email, "NewSignIn"), "no new sign-in email after turning it off")
 }
 
 // TestActivityInBrowser: an admin filters the audit stream.
 func TestActivityInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	_, adminEmail := b.signedUpAdmin(t, "auditor")
-	_, userEmail := b.signedUpUser(t, "audited")
+	b := handlerstest.Setup(t)
+	_, adminEmail := b.SignedUpAdmin(t, "auditor")
+	_, userEmail := b.SignedUpUser(t, "audited")
 	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, adminEmail, "password of auditor")
+	browserSignIn(t, ctx, b.Server.URL, adminEmail, "password of auditor")
 
 	var rows string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/admin/activity"),
+		chromedp.Navigate(b.Server.URL+"/admin/activity"),
 		chromedp.WaitVisible(`[data-testid="activity-rows"]`, chromedp.ByQuery),
 		chromedp.SendKeys(`#actor`, userEmail, chromedp.ByQuery),
 		chromedp.SendKeys(`#action`, "user.verify_email", chromedp.ByQuery),

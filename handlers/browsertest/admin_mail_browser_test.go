@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"net/url"
@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -15,17 +16,17 @@ import (
 // a test email through it before saving, then saves it.
 func TestAdminMailInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	_, adminEmail := b.signedUpAdmin(t, "mailer")
+	b := handlerstest.Setup(t)
+	_, adminEmail := b.SignedUpAdmin(t, "mailer")
 	auth := testenv.MailAuth(t)
 	u, err := url.Parse(auth.SMTPURL)
 	require.NoError(t, err)
 	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, adminEmail, "password of mailer")
+	browserSignIn(t, ctx, b.Server.URL, adminEmail, "password of mailer")
 
 	var sent, source, flash string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/admin/users"),
+		chromedp.Navigate(b.Server.URL+"/admin/users"),
 		chromedp.Click(`[data-testid="admin-nav-mail"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="mail-form"]`, chromedp.ByQuery),
 		chromedp.SendKeys(`#host`, u.Hostname(), chromedp.ByQuery),

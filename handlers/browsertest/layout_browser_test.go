@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -85,26 +86,26 @@ const overflowing = `(() => {
 func TestLayoutFitsTheScreen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t)
-	admin, email := b.signedUpAdmin(t, "layout")
-	cl, virt := b.readyVirtualCluster(t, admin, "layout-production-cluster")
+	b := handlerstest.Setup(t)
+	admin, email := b.SignedUpAdmin(t, "layout")
+	cl, virt := b.ReadyVirtualCluster(t, admin, "layout-production-cluster")
 	kc := virt.Client(t)
 	for i := range 6 {
-		addNode(t, kc, fmt.Sprintf("worker-%02d-rack-b.datacenter-east.example.com", i), corev1.ConditionTrue, time.Now().Add(-time.Hour))
+		handlerstest.AddNode(t, kc, fmt.Sprintf("worker-%02d-rack-b.datacenter-east.example.com", i), corev1.ConditionTrue, time.Now().Add(-time.Hour))
 	}
-	addNode(t, kc, "worker-99-down", corev1.ConditionFalse, time.Now().Add(-time.Hour))
+	handlerstest.AddNode(t, kc, "worker-99-down", corev1.ConditionFalse, time.Now().Add(-time.Hour))
 	n, err := kc.CoreV1().Nodes().Get(ctx, "worker-00-rack-b.datacenter-east.example.com", metav1.GetOptions{})
 	require.NoError(t, err)
 	n.Spec.Unschedulable = true
 	_, err = kc.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	// The nodes page lists the health check's snapshot.
-	b.runNodeHealth(t, cl.ID)
-	failed := b.newCluster(t, admin, "layout-failed")
-	err = queries.New(b.pool).ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: failed.ID, StatusMessage: "the control plane did not become ready within 10m0s"})
+	b.RunNodeHealth(t, cl.ID)
+	failed := b.NewCluster(t, admin, "layout-failed")
+	err = queries.New(b.Pool).ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: failed.ID, StatusMessage: "the control plane did not become ready within 10m0s"})
 	require.NoError(t, err)
-	createJoinToken(t, admin, cl, url.Values{"description": {"rack b, second row"}, "lifetime": {"24h"}, "uses": {"unlimited"}})
-	require.NoError(t, audit.Record(ctx, queries.New(b.pool), audit.Actor{Email: email, IP: "2001:db8:1234:5678::1"}, audit.Event{
+	handlerstest.CreateJoinToken(t, admin, cl, url.Values{"description": {"rack b, second row"}, "lifetime": {"24h"}, "uses": {"unlimited"}})
+	require.NoError(t, audit.Record(ctx, queries.New(b.Pool), audit.Actor{Email: email, IP: "2001:db8:1234:5678::1"}, audit.Event{
 		Action: "admin.settings_update", TargetType: "settings", TargetID: "runtime",
 		Details: map[string]any{"changed": []string{"chartRepo", "chartVersion", "platformHost", "apiBaseDomain", "allowedVersions", "nodePortMin", "nodePortMax"}, "note": "a-very-long-value-without-any-space-to-break-it-at-0123456789abcdef0123456789abcdef"},
 	}))
@@ -131,15 +132,15 @@ func TestLayoutFitsTheScreen(t *testing.T) {
 			t.Run(fmt.Sprintf("%d%s", width, p.path), func(t *testing.T) {
 				bctx := testenv.Browser(t)
 				require.NoError(t, chromedp.Run(bctx, chromedp.EmulateViewport(width, 900)))
-				browserSignIn(t, bctx, b.server.URL, email, "password of layout")
+				browserSignIn(t, bctx, b.Server.URL, email, "password of layout")
 				actions := []chromedp.Action{
-					chromedp.Navigate(b.server.URL + p.path),
+					chromedp.Navigate(b.Server.URL + p.path),
 					chromedp.WaitVisible(p.ready, chromedp.ByQuery),
 				}
 				if p.path == "/admin/settings" {
 					// The permission table comes with a test of the connection.
 					actions = append(actions,
-						chromedp.SetUploadFiles(`#hostKubeconfigFile`, []string{b.hostKubeconfig}, chromedp.ByQuery),
+						chromedp.SetUploadFiles(`#hostKubeconfigFile`, []string{b.HostKubeconfig}, chromedp.ByQuery),
 						chromedp.Click(`[data-testid="settings-test"]`, chromedp.ByQuery),
 						chromedp.WaitVisible(`[data-testid="settings-permissions"]`, chromedp.ByQuery))
 				}

@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -66,24 +67,24 @@ func watchCSP(t *testing.T, ctx context.Context) func() []string {
 // without a page load; on a phone's screen nothing sticks out.
 func TestClusterMetricsInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	_, email := b.signedUpUser(t, "charter")
-	cl := b.metricsCluster(t, email, "charted")
+	b := handlerstest.Setup(t)
+	_, email := b.SignedUpUser(t, "charter")
+	cl := b.MetricsCluster(t, email, "charted")
 
 	ctx := testenv.Browser(t)
 	refused := watchCSP(t, ctx)
-	browserSignIn(t, ctx, b.server.URL, email, "password of charter")
+	browserSignIn(t, ctx, b.Server.URL, email, "password of charter")
 	// Seeded now, so that the hour range holds every sample while the
 	// test runs.
-	times := b.seedMetrics(t, cl.ID)
-	windows := b.rollUpMetrics(t, times)
+	times := b.SeedMetrics(t, cl.ID)
+	windows := b.RollUpMetrics(t, times)
 
 	var charts []drawnChart
 	var rows, unreachable int
 	var current string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.EmulateViewport(1280, 900),
-		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)),
+		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)),
 		chromedp.Click(`[data-testid="cluster-metrics"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="metrics-chart-nodes"][data-state="drawn"]`, chromedp.ByQuery),
 		chromedp.Evaluate(drawnCharts, &charts),
@@ -97,11 +98,11 @@ func TestClusterMetricsInBrowser(t *testing.T) {
 	require.Equal(t, "1 h", current)
 	require.Len(t, charts, 5)
 	for _, c := range charts {
-		require.Equal(t, drawnChart{Chart: c.Chart, State: "drawn", Range: "1h", Points: seededPoints, CanvasWidth: c.CanvasWidth}, c)
+		require.Equal(t, drawnChart{Chart: c.Chart, State: "drawn", Range: "1h", Points: handlerstest.SeededPoints, CanvasWidth: c.CanvasWidth}, c)
 		require.Greater(t, c.CanvasWidth, 300.0, "%s: a canvas as wide as its column", c.Chart)
 	}
 	require.Equal(t, []string{"requests", "errors", "latency", "objects", "nodes"}, chartNames(charts))
-	require.Equal(t, seededPoints, rows)
+	require.Equal(t, handlerstest.SeededPoints, rows)
 	require.Equal(t, 1, unreachable, "the scrape that did not reach the control plane")
 
 	// 24 h: the rollups, drawn in place.
@@ -133,7 +134,7 @@ func TestClusterMetricsInBrowser(t *testing.T) {
 	var out []string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.EmulateViewport(390, 900),
-		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d/metrics", b.server.URL, cl.ID)),
+		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d/metrics", b.Server.URL, cl.ID)),
 		chromedp.WaitVisible(`[data-testid="metrics-chart-nodes"][data-state="drawn"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="metrics-table-details"] summary`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="metrics-table"]`, chromedp.ByQuery),
@@ -142,12 +143,12 @@ func TestClusterMetricsInBrowser(t *testing.T) {
 	))
 	require.Empty(t, out, "the metrics page at 390px")
 	for _, c := range charts {
-		require.Equal(t, seededPoints, c.Points, c.Chart)
+		require.Equal(t, handlerstest.SeededPoints, c.Points, c.Chart)
 		require.LessOrEqual(t, c.CanvasWidth, 390.0, c.Chart)
 	}
 	// The cluster page's actions, the metrics among them, wrap.
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.server.URL, cl.ID)),
+		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)),
 		chromedp.WaitVisible(`[data-testid="cluster-metrics"]`, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &out),
 	))

@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -15,15 +16,15 @@ import (
 // browser, offers the form for that address and makes the account.
 func TestInvitationInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	_, adminEmail := b.signedUpAdmin(t, "browserinviter")
-	invited := uniqueEmail("browserinvited")
+	b := handlerstest.Setup(t)
+	_, adminEmail := b.SignedUpAdmin(t, "browserinviter")
+	invited := handlerstest.UniqueEmail("browserinvited")
 	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, adminEmail, "password of browserinviter")
+	browserSignIn(t, ctx, b.Server.URL, adminEmail, "password of browserinviter")
 
 	var flash, state string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/admin/settings"),
+		chromedp.Navigate(b.Server.URL+"/admin/settings"),
 		chromedp.Click(`[data-testid="admin-settings-nav"] a[href="/admin/settings/sign-up"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="signup-policy-form"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="signup-policy-invite_only"]`, chromedp.ByQuery),
@@ -43,12 +44,12 @@ func TestInvitationInBrowser(t *testing.T) {
 	require.Equal(t, "Invitation sent.", strings.TrimSpace(flash))
 	require.Equal(t, "pending", state)
 
-	link := b.invitationLink(t, invited, 1)
+	link := b.InvitationLink(t, invited, 1)
 	guest := testenv.Browser(t)
 	var email, greeting, closed string
 	require.NoError(t, chromedp.Run(guest,
 		// Without the link, sign-up is closed to the guest.
-		chromedp.Navigate(b.server.URL+"/signup"),
+		chromedp.Navigate(b.Server.URL+"/signup"),
 		chromedp.WaitVisible(`[data-testid="signup-closed"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="signup-closed"]`, &closed, chromedp.ByQuery),
 		chromedp.Navigate(link),
@@ -63,7 +64,7 @@ func TestInvitationInBrowser(t *testing.T) {
 	require.Contains(t, closed, "Sign-up is by invitation only.")
 	require.Equal(t, invited, email)
 	require.Equal(t, "Welcome, Invited Person", strings.TrimSpace(greeting))
-	require.True(t, b.account(t, invited).Verified)
+	require.True(t, b.Account(t, invited).Verified)
 
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Reload(),

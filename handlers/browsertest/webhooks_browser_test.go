@@ -1,4 +1,4 @@
-package handlers_test
+package browsertest_test
 
 import (
 	"net/http"
@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -16,18 +17,18 @@ import (
 // whose result htmx puts under the channel without leaving the page.
 func TestWebhooksInBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin, _ := b.signedUpAdmin(t, "browser-hook-admin")
-	resp := admin.post("/admin/notifications", "/admin/notifications/network", url.Values{"allowedCIDRs": {"127.0.0.1/32"}})
+	b := handlerstest.Setup(t)
+	admin, _ := b.SignedUpAdmin(t, "browser-hook-admin")
+	resp := admin.Post("/admin/notifications", "/admin/notifications/network", url.Values{"allowedCIDRs": {"127.0.0.1/32"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	_, email := b.signedUpUser(t, "browser-hooked")
-	srv, got := hookServer(t, "ok")
+	_, email := b.SignedUpUser(t, "browser-hooked")
+	srv, got := handlerstest.HookServer(t, "ok")
 	ctx := testenv.Browser(t)
-	browserSignIn(t, ctx, b.server.URL, email, "password of browser-hooked")
+	browserSignIn(t, ctx, b.Server.URL, email, "password of browser-hooked")
 
 	var flash, result, location string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(b.server.URL+"/settings/notifications"),
+		chromedp.Navigate(b.Server.URL+"/settings/notifications"),
 		chromedp.WaitVisible(`[data-testid="webhook-form"]`, chromedp.ByQuery),
 		chromedp.SendKeys(`#name`, "team chat", chromedp.ByQuery),
 		chromedp.SetValue(`#kind`, "slack", chromedp.ByQuery),
@@ -42,7 +43,7 @@ func TestWebhooksInBrowser(t *testing.T) {
 	))
 	require.Equal(t, "The webhook was added.", strings.TrimSpace(flash))
 	require.Contains(t, result, "The test message was delivered (HTTP 200).")
-	require.Equal(t, b.server.URL+"/settings/notifications", location, "htmx swapped the result in")
+	require.Equal(t, b.Server.URL+"/settings/notifications", location, "htmx swapped the result in")
 	r := <-got
-	require.Contains(t, string(r.body), `"text":"KubeBYON test message`)
+	require.Contains(t, string(r.Body), `"text":"KubeBYON test message`)
 }
