@@ -81,7 +81,9 @@ func TestNew(t *testing.T) {
 // benchmarks), and then all of them do.
 func TestVirtual(t *testing.T) {
 	t.Parallel()
-	standIn := func(context.Context, queries.Cluster) (*rest.Config, error) { return &rest.Config{Host: "https://stand-in"}, nil }
+	standIn := func(context.Context, queries.Cluster) (*rest.Config, error) {
+		return &rest.Config{Host: "https://stand-in"}, nil
+	}
 	s := services.New(services.Config{Virtual: standIn})
 	for name, v := range map[string]func(context.Context, queries.Cluster) (*rest.Config, error){
 		"set": s.Virtual, "jointokens": s.JoinTokens.Virtual, "ingress": s.Ingress.Virtual,
