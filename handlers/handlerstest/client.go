@@ -82,6 +82,17 @@ func ReadBody(t *testing.T, resp *http.Response) string {
 // field "logo", with the CSRF token of page.
 func (c *Client) PostMultipart(page, path string, fields url.Values, filename string, data []byte) *http.Response {
 	c.t.Helper()
+	field := ""
+	if filename != "" {
+		field = "logo"
+	}
+	return c.postFile(page, path, fields, field, filename, data)
+}
+
+// postFile posts a multipart form of fields and, when field is set, a
+// file in it, with the CSRF token of page.
+func (c *Client) postFile(page, path string, fields url.Values, field, filename string, data []byte) *http.Response {
+	c.t.Helper()
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
 	require.NoError(c.t, w.WriteField("_csrf", c.CSRF(page)))
@@ -90,8 +101,8 @@ func (c *Client) PostMultipart(page, path string, fields url.Values, filename st
 			require.NoError(c.t, w.WriteField(k, v))
 		}
 	}
-	if filename != "" {
-		fw, err := w.CreateFormFile("logo", filename)
+	if field != "" {
+		fw, err := w.CreateFormFile(field, filename)
 		require.NoError(c.t, err)
 		_, err = fw.Write(data)
 		require.NoError(c.t, err)
@@ -320,23 +331,7 @@ func (c *Client) SignedIn() bool {
 // Upload posts a multipart form with one file, with the CSRF token of page.
 func (c *Client) Upload(page, path, field, filename string, data []byte) *http.Response {
 	c.t.Helper()
-	var body bytes.Buffer
-	w := multipart.NewWriter(&body)
-	require.NoError(c.t, w.WriteField("_csrf", c.CSRF(page)))
-	if field != "" {
-		fw, err := w.CreateFormFile(field, filename)
-		require.NoError(c.t, err)
-		_, err = fw.Write(data)
-		require.NoError(c.t, err)
-	}
-	require.NoError(c.t, w.Close())
-	req, err := http.NewRequest(http.MethodPost, c.Base+path, &body)
-	require.NoError(c.t, err)
-	req.Header.Set("Content-Type", w.FormDataContentType())
-	resp, err := c.HTTP.Do(req)
-	require.NoError(c.t, err)
-	c.t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return c.postFile(page, path, nil, field, filename, data)
 }
 
 // PostHTMX submits a form as htmx does, with the CSRF token of page.
