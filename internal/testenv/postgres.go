@@ -68,14 +68,18 @@ func (e *env) init() error {
 	return e.err
 }
 
-// StartPostgres starts a PostgreSQL for tests in a new directory (removed
-// by the next run once this process is gone, or by the caller): fast, not
-// durable. A test binary starts its own unless TEST_DATABASE_URL names
-// one; cmd testpg starts one for every test binary of a go test run.
-func StartPostgres(ctx context.Context) (_ *pgserver.Server, dir string, err error) {
-	dir, err = tempDir("kubebyon-testpg-")
-	if err != nil {
-		return nil, "", err
+// StartPostgres starts a PostgreSQL for tests, fast and not durable, in
+// dir, or in a new directory when dir is "" (returned, for the caller to
+// remove; the next run removes it once this process is gone). A test
+// binary starts its own unless TEST_DATABASE_URL names one; cmd testpg
+// starts one for every test binary of a go test run. A server already
+// running in dir is shared, and left running by Stop.
+func StartPostgres(ctx context.Context, dir string) (_ *pgserver.Server, _ string, err error) {
+	made := dir == ""
+	if made {
+		if dir, err = tempDir("kubebyon-testpg-"); err != nil {
+			return nil, "", err
+		}
 	}
 	srv, err := pgserver.Start(ctx, pgserver.Options{
 		Dir:      dir,
@@ -91,7 +95,9 @@ func StartPostgres(ctx context.Context) (_ *pgserver.Server, dir string, err err
 		},
 	})
 	if err != nil {
-		_ = os.RemoveAll(dir)
+		if made {
+			_ = os.RemoveAll(dir)
+		}
 		return nil, "", fmt.Errorf("start test PostgreSQL: %w", err)
 	}
 	return srv, dir, nil
@@ -102,7 +108,7 @@ func (e *env) start() error {
 	defer cancel()
 	e.adminURL = os.Getenv("TEST_DATABASE_URL")
 	if e.adminURL == "" {
-		srv, dir, err := StartPostgres(ctx)
+		srv, dir, err := StartPostgres(ctx, "")
 		if err != nil {
 			return fmt.Errorf("%w (or set TEST_DATABASE_URL)", err)
 		}

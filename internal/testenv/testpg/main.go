@@ -5,12 +5,20 @@
 // template, which the first test binary makes (testenv). The server stops
 // when the command ends; testpg exits with the command's status.
 //
-//	go run ./internal/testenv/testpg go test ./...
+//	go run ./internal/testenv/testpg [-dir DIR] go test ./...
+//
+// With -dir the server keeps its data in DIR from one run to the next, and
+// its URL stays the same: go test caches a package's passing result only
+// while the environment its tests read, TEST_DATABASE_URL among it, is the
+// same (make test-fast). A server already running in DIR is shared and left
+// running; without -dir the server lives in a new temporary directory,
+// removed at the end.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,12 +32,18 @@ import (
 func main() { os.Exit(run(os.Args[1:])) }
 
 func run(args []string) int {
+	fs := flag.NewFlagSet("testpg", flag.ContinueOnError)
+	keep := fs.String("dir", "", "keep the server's data in this directory, from one run to the next")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	args = fs.Args()
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: testpg command [args...]")
+		fmt.Fprintln(os.Stderr, "usage: testpg [-dir DIR] command [args...]")
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	srv, dir, err := testenv.StartPostgres(ctx)
+	srv, dir, err := testenv.StartPostgres(ctx, *keep)
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testpg:", err)
@@ -41,7 +55,9 @@ func run(args []string) int {
 		if err := srv.Stop(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "testpg: stop PostgreSQL:", err)
 		}
-		_ = os.RemoveAll(dir)
+		if *keep == "" {
+			_ = os.RemoveAll(dir)
+		}
 	}()
 
 	cmd := exec.Command(args[0], args[1:]...)
