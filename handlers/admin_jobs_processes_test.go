@@ -30,7 +30,7 @@ func processRowHTML(t *testing.T, body, id string) string {
 // last beat, one that shut down cleanly says when. Non-admins get 404.
 func TestAdminJobsListsWorkerProcesses(t *testing.T) {
 	t.Parallel()
-	b := handlerstest.Setup(t)
+	b := handlerstest.SetupWorking(t)
 	admin, email := b.SignedUpAdmin(t, "jobs-procs-admin")
 	ctx := context.Background()
 

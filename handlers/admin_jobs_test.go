@@ -21,7 +21,7 @@ import (
 // River client an API replica has.
 func TestAdminJobsShowsFailingJobsAndRetries(t *testing.T) {
 	t.Parallel()
-	b := handlerstest.Setup(t)
+	b := handlerstest.SetupWorking(t)
 	admin, _ := b.SignedUpAdmin(t, "jobs-admin")
 
 	// Fails on every attempt; River backs off between them, so it sits
@@ -89,7 +89,7 @@ func TestAdminJobsShowsFailingJobsAndRetries(t *testing.T) {
 // cancelled before it runs.
 func TestAdminJobsCancelsScheduledJobs(t *testing.T) {
 	t.Parallel()
-	b := handlerstest.Setup(t)
+	b := handlerstest.SetupWorking(t)
 	admin, _ := b.SignedUpAdmin(t, "jobs-cancel-admin")
 	id, _ := b.FailingEmail(t, "later", &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
 	code, body := admin.Get("/admin/jobs?state=scheduled")

@@ -39,7 +39,7 @@ func TestAdminMailSettingsTakeEffectAtOnce(t *testing.T) {
 	admin, _ := b.SignedUpAdmin(t, "postmaster")
 	_, userEmail := b.SignedUpUser(t, "forgetful")
 	// The sign-up code and the sign-in notice, through KUBEBYON_SMTP_URL.
-	b.Mail.WaitMessages(t, userEmail, 2)
+	b.WaitMessages(t, userEmail, 2)
 	auth := testenv.MailAuth(t)
 
 	code, body := admin.Get(mailPage)
@@ -69,6 +69,7 @@ func TestAdminMailSettingsTakeEffectAtOnce(t *testing.T) {
 	anon := b.Client(t)
 	resp = anon.Post("/password/reset", "/password/reset", url.Values{"email": {userEmail}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	b.DeliverMail(t, userEmail)
 	msgs := auth.WaitMessages(t, userEmail, 1)
 	require.Contains(t, msgs[0].Subject, "Reset your KubeBYON password")
 	require.Len(t, b.Mail.Messages(t, userEmail), 2, "nothing more went through KUBEBYON_SMTP_URL")

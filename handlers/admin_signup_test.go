@@ -101,7 +101,7 @@ func TestSignUpPolicies(t *testing.T) {
 	_, memberEmail := b.SignedUpUser(t, "member")
 	pending := handlerstest.UniqueEmail("pending")
 	handlerstest.SignUp(t, b.Client(t), pending, "Pending", "password of pending")
-	pendingCode := handlerstest.CodeFrom(t, b.Mail.WaitMessages(t, pending, 1)[0])
+	pendingCode := handlerstest.CodeFrom(t, b.WaitMessages(t, pending, 1)[0])
 
 	for _, tt := range []struct{ policy, text string }{
 		{"closed", "Sign-up is closed"},
@@ -180,7 +180,7 @@ func TestInvitations(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
 	require.Contains(t, handlerstest.ReadBody(t, resp), "This address has a pending invitation")
 
-	msg := b.Mail.WaitMessages(t, invited, 1)[0]
+	msg := b.WaitMessages(t, invited, 1)[0]
 	require.Equal(t, "You are invited to KubeBYON", msg.Subject)
 	require.Contains(t, msg.Text, adminEmail+" invited you")
 	link := b.InvitationLink(t, invited, 1)

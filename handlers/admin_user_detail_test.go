@@ -135,6 +135,7 @@ func TestAdminUserDetail(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 		_, body := admin.Get(page)
 		require.Contains(t, body, "A password reset was mailed to the user.")
+		b.DeliverMail(t, userEmail)
 		require.Eventually(t, func() bool {
 			for _, m := range b.Mail.Messages(t, userEmail) {
 				if strings.HasPrefix(m.Subject, "Reset your KubeBYON password") {

@@ -23,7 +23,7 @@ func TestSignUpFollowsTheBrowsersLanguage(t *testing.T) {
 	c.HTTP.Transport = handlerstest.AcceptLanguage{Lang: "zh-CN,zh;q=0.9", Next: c.HTTP.Transport}
 	email := handlerstest.UniqueEmail("browserlang")
 	handlerstest.SignUp(t, c, email, "Li", "password of li")
-	msg := b.Mail.WaitMessages(t, email, 1)[0]
+	msg := b.WaitMessages(t, email, 1)[0]
 	require.Contains(t, msg.Subject, "您的 KubeBYON 验证码", "the code comes in the browser's language")
 	resp := c.Post("/signup/verify?email="+url.QueryEscape(email), "/signup/verify", url.Values{"email": {email}, "code": {handlerstest.CodeFrom(t, msg)}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
@@ -91,7 +91,7 @@ func TestVerificationCodes(t *testing.T) {
 		c := b.Client(t)
 		email := handlerstest.UniqueEmail("attempts")
 		handlerstest.SignUp(t, c, email, "A", "attempts password")
-		right := handlerstest.CodeFrom(t, b.Mail.WaitMessages(t, email, 1)[0])
+		right := handlerstest.CodeFrom(t, b.WaitMessages(t, email, 1)[0])
 		wrong := "000000"
 		if right == wrong {
 			wrong = "111111"
@@ -115,7 +115,7 @@ func TestVerificationCodes(t *testing.T) {
 		c := b.Client(t)
 		email := handlerstest.UniqueEmail("expired")
 		handlerstest.SignUp(t, c, email, "E", "expired password")
-		code := handlerstest.CodeFrom(t, b.Mail.WaitMessages(t, email, 1)[0])
+		code := handlerstest.CodeFrom(t, b.WaitMessages(t, email, 1)[0])
 		_, err := b.Pool.Exec(ctx, "UPDATE email_codes SET expires_at = now() - interval '1 second' WHERE user_id = (SELECT id FROM users WHERE email = $1)", email)
 		require.NoError(t, err)
 		resp := c.Post("/signup/verify?email="+url.QueryEscape(email), "/signup/verify", url.Values{"email": {email}, "code": {code}})
@@ -127,7 +127,7 @@ func TestVerificationCodes(t *testing.T) {
 		c := b.Client(t)
 		email := handlerstest.UniqueEmail("resend")
 		handlerstest.SignUp(t, c, email, "R", "resend password1")
-		first := handlerstest.CodeFrom(t, b.Mail.WaitMessages(t, email, 1)[0])
+		first := handlerstest.CodeFrom(t, b.WaitMessages(t, email, 1)[0])
 		page := "/signup/verify?email=" + url.QueryEscape(email)
 		resp := c.Post(page, "/signup/resend", url.Values{"email": {email}})
 		require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
@@ -137,7 +137,7 @@ func TestVerificationCodes(t *testing.T) {
 		require.NoError(t, err)
 		resp = c.Post(page, "/signup/resend", url.Values{"email": {email}})
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-		second := handlerstest.CodeFrom(t, b.Mail.WaitMessages(t, email, 2)[1])
+		second := handlerstest.CodeFrom(t, b.WaitMessages(t, email, 2)[1])
 
 		// Only the newest code works.
 		if first != second {
@@ -161,7 +161,7 @@ func TestMessagesDoNotRevealAccounts(t *testing.T) {
 	handlerstest.SignUp(t, c, email, "Someone", "another password")
 	handlerstest.SignUp(t, c, unknown, "Someone", "another password")
 	// The account's owner is told, instead of getting a code.
-	msgs := b.Mail.WaitMessages(t, email, 3) // code, sign-in notice, this
+	msgs := b.WaitMessages(t, email, 3) // code, sign-in notice, this
 	handlerstest.WithSubject(t, msgs, "Someone tried to sign up with your email")
 
 	for _, e := range []string{email, unknown + ".invalid-tld-not-registered"} {
@@ -191,7 +191,7 @@ func TestPasswordResetEndsOtherSessions(t *testing.T) {
 	other := b.Client(t)
 	resp := other.Post("/password/reset", "/password/reset", url.Values{"email": {email}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	msgs := b.Mail.WaitMessages(t, email, 3) // code, new sign-in notice, reset
+	msgs := b.WaitMessages(t, email, 3) // code, new sign-in notice, reset
 	var resetCode string
 	for _, m := range msgs {
 		if strings.HasPrefix(m.Subject, "Reset your KubeBYON password") {

@@ -62,7 +62,7 @@ func rowOf(body, node string) string {
 // and shows the node as recorded, saying why.
 func TestNodesListFromRecord(t *testing.T) {
 	t.Parallel()
-	b := handlerstest.Setup(t)
+	b := handlerstest.SetupWorking(t)
 	ctx := context.Background()
 	q := queries.New(b.Pool)
 	c, _ := b.SignedUpUser(t, "recorded")

@@ -41,7 +41,7 @@ func setReady(t *testing.T, kc kubernetes.Interface, name string, ready corev1.C
 // (the emptyDir one too, as asked), the DaemonSet's pod stays.
 func TestNodesConsole(t *testing.T) {
 	t.Parallel()
-	b := handlerstest.Setup(t)
+	b := handlerstest.SetupWorking(t)
 	c, _ := b.SignedUpUser(t, "nodes")
 	cl, kc := b.VirtualCluster(t, c, "nodes")
 	handlerstest.AddNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
@@ -176,7 +176,7 @@ func TestNodesConsole(t *testing.T) {
 // TestNodesAPI lists, cordons, drains and deletes nodes with an API key.
 func TestNodesAPI(t *testing.T) {
 	t.Parallel()
-	b := handlerstest.Setup(t)
+	b := handlerstest.SetupWorking(t)
 	c, _ := b.SignedUpUser(t, "nodesapi")
 	key := c.CreateKey("nodes")
 	cl, kc := b.VirtualCluster(t, c, "nodesapi")
@@ -258,7 +258,7 @@ func TestNodesAPI(t *testing.T) {
 // it recovers, clearing the first notification.
 func TestNodeHealth(t *testing.T) {
 	t.Parallel()
-	b := handlerstest.Setup(t)
+	b := handlerstest.SetupWorking(t)
 	c, email := b.SignedUpUser(t, "health")
 	cl, kc := b.VirtualCluster(t, c, "health")
 	handlerstest.AddNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))
@@ -317,7 +317,7 @@ func TestNodeHealth(t *testing.T) {
 // rest.
 func TestStaleNodeCleanup(t *testing.T) {
 	t.Parallel()
-	b := handlerstest.Setup(t)
+	b := handlerstest.SetupWorking(t)
 	ctx := context.Background()
 	c, _ := b.SignedUpUser(t, "stale")
 	cl, kc := b.VirtualCluster(t, c, "stale")

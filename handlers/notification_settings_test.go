@@ -60,7 +60,7 @@ func TestNotificationPreferences(t *testing.T) {
 	b.SignIn(t, email, "password of notified")
 	require.Equal(t, 2, b.EmailJobs(t, email, "NewSignIn"), "back on")
 	signIns := 0
-	for _, m := range b.Mail.WaitMessages(t, email, 3) { // code, 2 new sign-ins
+	for _, m := range b.WaitMessages(t, email, 3) { // code, 2 new sign-ins
 		if m.Subject == "New sign-in to your KubeBYON account" {
 			signIns++
 		}

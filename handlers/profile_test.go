@@ -102,7 +102,7 @@ func TestChangePassword(t *testing.T) {
 	require.True(t, c.SignedIn(), "the browser that changed it stays signed in")
 	require.False(t, other.SignedIn(), "every other session ended")
 	require.Contains(t, b.Audits(t, id), "user.change_password")
-	msgs := b.Mail.WaitMessages(t, email, 4) // code, 2 new sign-ins, this
+	msgs := b.WaitMessages(t, email, 4) // code, 2 new sign-ins, this
 	handlerstest.WithSubject(t, msgs, "Your KubeBYON password was changed")
 
 	resp = b.Client(t).Post("/login", "/login", url.Values{"email": {email}, "password": {"password of passwd"}})
@@ -165,7 +165,7 @@ func TestChangeEmail(t *testing.T) {
 
 	resp := c.Post(handlerstest.ProfilePage, "/settings/email", url.Values{"new_email": {newEmail}, "email_password": {"password of mover"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
-	first := handlerstest.CodeFrom(t, b.Mail.WaitMessages(t, newEmail, 1)[0])
+	first := handlerstest.CodeFrom(t, b.WaitMessages(t, newEmail, 1)[0])
 	require.Zero(t, b.EmailJobs(t, oldEmail, "EmailChangeCode"), "the code goes to the new address only")
 	_, body = c.Get(handlerstest.ProfilePage)
 	require.Contains(t, body, `data-testid="pending-email"`)
@@ -198,7 +198,7 @@ func TestChangeEmail(t *testing.T) {
 	require.NoError(t, err)
 	resp = c.Post(handlerstest.ProfilePage, "/settings/email/resend", nil)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
-	second := handlerstest.CodeFrom(t, b.Mail.WaitMessages(t, newEmail, 2)[1])
+	second := handlerstest.CodeFrom(t, b.WaitMessages(t, newEmail, 2)[1])
 
 	resp = c.Post(handlerstest.ProfilePage, "/settings/email/confirm", url.Values{"code": {second}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
@@ -209,7 +209,7 @@ func TestChangeEmail(t *testing.T) {
 	require.Contains(t, b.Audits(t, id), "user.change_email")
 
 	// The old address is told; the account signs in with the new one.
-	msgs := b.Mail.WaitMessages(t, oldEmail, 3) // sign-up code, new sign-in, this
+	msgs := b.WaitMessages(t, oldEmail, 3) // sign-up code, new sign-in, this
 	require.Contains(t, handlerstest.WithSubject(t, msgs, "Your KubeBYON email address was changed").Text, newEmail)
 	b.SignIn(t, strings.ToUpper(newEmail), "password of mover")
 
@@ -227,7 +227,7 @@ func TestChangeEmailTakenMeanwhile(t *testing.T) {
 	target := handlerstest.UniqueEmail("contested")
 	resp := c.Post(handlerstest.ProfilePage, "/settings/email", url.Values{"new_email": {target}, "email_password": {"password of racer"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	code := handlerstest.CodeFrom(t, b.Mail.WaitMessages(t, target, 1)[0])
+	code := handlerstest.CodeFrom(t, b.WaitMessages(t, target, 1)[0])
 
 	handlerstest.SignUp(t, b.Client(t), strings.ToUpper(target), "Someone Else", "someone else's password")
 	resp = c.Post(handlerstest.ProfilePage, "/settings/email/confirm", url.Values{"code": {code}})

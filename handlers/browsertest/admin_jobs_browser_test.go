@@ -18,7 +18,7 @@ import (
 // its button; the page is no wider than the screen.
 func TestAdminJobsInBrowser(t *testing.T) {
 	t.Parallel()
-	b := handlerstest.Setup(t)
+	b := handlerstest.SetupWorking(t)
 	_, email := b.SignedUpAdmin(t, "job-watcher")
 	id, _ := b.FailingEmail(t, "nobody at all", &river.InsertOpts{MaxAttempts: 1})
 	b.WaitJob(t, id, func(j *rivertype.JobRow) bool { return j.State == rivertype.JobStateDiscarded }, "the job is discarded")

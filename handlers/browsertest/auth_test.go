@@ -29,7 +29,7 @@ func TestSignUpAndSignInInBrowser(t *testing.T) {
 		chromedp.Submit(`[data-testid="signup-form"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="verify-form"]`, chromedp.ByQuery),
 	))
-	msgs := b.Mail.WaitMessages(t, email, 1)
+	msgs := b.WaitMessages(t, email, 1)
 	require.Contains(t, msgs[0].Subject, "Your KubeBYON code")
 	code := handlerstest.CodeFrom(t, msgs[0])
 
@@ -66,6 +66,6 @@ func TestSignUpAndSignInInBrowser(t *testing.T) {
 	))
 
 	// The new sign-ins were reported by email (security notices are on by default).
-	msgs = b.Mail.WaitMessages(t, email, 3)
+	msgs = b.WaitMessages(t, email, 3)
 	require.Equal(t, "New sign-in to your KubeBYON account", msgs[len(msgs)-1].Subject)
 }

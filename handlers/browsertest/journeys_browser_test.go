@@ -31,7 +31,7 @@ func TestPasswordResetInBrowser(t *testing.T) {
 	t.Parallel()
 	b := handlerstest.Setup(t)
 	_, email := b.SignedUpUser(t, "forgetful")
-	before := len(b.Mail.WaitMessages(t, email, 2)) // code, sign-in notice
+	before := len(b.WaitMessages(t, email, 2)) // code, sign-in notice
 	ctx := testenv.Browser(t)
 
 	require.NoError(t, chromedp.Run(ctx,
@@ -42,7 +42,7 @@ func TestPasswordResetInBrowser(t *testing.T) {
 		chromedp.Submit(`[data-testid="reset-request-form"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="reset-confirm-form"]`, chromedp.ByQuery),
 	))
-	msgs := b.Mail.WaitMessages(t, email, before+1)
+	msgs := b.WaitMessages(t, email, before+1)
 	reset := msgs[len(msgs)-1]
 	require.True(t, strings.HasPrefix(reset.Subject, "Reset your KubeBYON password"), reset.Subject)
 
@@ -64,10 +64,10 @@ func TestNotificationPreferencesInBrowser(t *testing.T) {
 	t.Parallel()
 	b := handlerstest.Setup(t)
 	_, email := b.SignedUpUser(t, "quiet")
-	b.Mail.WaitMessages(t, email, 2) // code, sign-in notice
+	b.WaitMessages(t, email, 2) // code, sign-in notice
 	ctx := testenv.Browser(t)
 	browserSignIn(t, ctx, b.Server.URL, email, "password of quiet")
-	b.Mail.WaitMessages(t, email, 3)
+	b.WaitMessages(t, email, 3)
 
 	box := `[data-testid="pref.security_sign_in.email"]`
 	var checked bool

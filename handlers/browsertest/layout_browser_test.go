@@ -86,7 +86,7 @@ const overflowing = `(() => {
 func TestLayoutFitsTheScreen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := handlerstest.Setup(t)
+	b := handlerstest.SetupWorking(t)
 	admin, email := b.SignedUpAdmin(t, "layout")
 	cl, virt := b.ReadyVirtualCluster(t, admin, "layout-production-cluster")
 	kc := virt.Client(t)

@@ -20,7 +20,7 @@ import (
 // action turn to Uncordon, and then the node turn NotReady.
 func TestNodesInBrowser(t *testing.T) {
 	t.Parallel()
-	b := handlerstest.Setup(t)
+	b := handlerstest.SetupWorking(t)
 	c, email := b.SignedUpUser(t, "helmsman")
 	cl, kc := b.VirtualCluster(t, c, "fleet")
 	handlerstest.AddNode(t, kc, "worker-1", corev1.ConditionTrue, time.Now().Add(-time.Hour))

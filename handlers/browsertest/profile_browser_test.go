@@ -83,7 +83,7 @@ func TestProfileSettingsInBrowser(t *testing.T) {
 		chromedp.Submit(`[data-testid="email-form"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="email-code-form"]`, chromedp.ByQuery),
 	))
-	code := handlerstest.CodeFrom(t, b.Mail.WaitMessages(t, newEmail, 1)[0])
+	code := handlerstest.CodeFrom(t, b.WaitMessages(t, newEmail, 1)[0])
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.SendKeys(`#code`, code, chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="email-code-form"]`, chromedp.ByQuery),

@@ -52,7 +52,7 @@ func (b *Bundle) SignedUpUser(t *testing.T, name string) (*Client, string) {
 	c := b.Client(t)
 	email := UniqueEmail(name)
 	SignUp(t, c, email, name, "password of "+name)
-	code := CodeFrom(t, b.Mail.WaitMessages(t, email, 1)[0])
+	code := CodeFrom(t, b.WaitMessages(t, email, 1)[0])
 	resp := c.Post("/signup/verify?email="+url.QueryEscape(email), "/signup/verify", url.Values{"email": {email}, "code": {code}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, ReadBody(t, resp))
 	return c, email

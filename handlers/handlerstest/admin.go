@@ -236,7 +236,7 @@ var inviteLink = regexp.MustCompile(`(http://\S+/signup\?invite=([A-Z2-7]+))`)
 // the n-th the address got.
 func (b *Bundle) InvitationLink(t *testing.T, email string, n int) string {
 	t.Helper()
-	msgs := b.Mail.WaitMessages(t, email, n)
+	msgs := b.WaitMessages(t, email, n)
 	m := inviteLink.FindStringSubmatch(msgs[n-1].Text)
 	require.NotNil(t, m, "no link in %q", msgs[n-1].Text)
 	return m[1]

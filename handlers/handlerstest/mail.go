@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -68,9 +70,46 @@ func (b *Bundle) MailEvents(t *testing.T, action string) ([]string, []map[string
 	return raw, out
 }
 
-// WaitMail waits for the message to email with this subject.
+// DeliverMail sends the mail queued to an address, working its email
+// jobs as the email queue's worker would. Under SetupWorking the client's
+// own worker sends it, and DeliverMail does nothing.
+func (b *Bundle) DeliverMail(t *testing.T, to string) {
+	t.Helper()
+	if b.working {
+		return
+	}
+	ctx := context.Background()
+	rows, err := b.Pool.Query(ctx, `SELECT id FROM river_job
+		WHERE kind = 'email' AND state = 'available' AND lower(args->>'to') = lower($1) ORDER BY id`, to)
+	require.NoError(t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
+	w := rivertest.NewWorker(t, riverpgxv5.New(b.Pool), &river.Config{}, b.emailWorker)
+	for _, id := range ids {
+		job, err := b.River.JobGet(ctx, id)
+		require.NoError(t, err)
+		tx, err := b.Pool.Begin(ctx)
+		require.NoError(t, err)
+		res, err := w.WorkJob(ctx, t, tx, job)
+		require.NoError(t, err)
+		require.Equal(t, river.EventKindJobCompleted, res.EventKind, "email job %d", id)
+		require.NoError(t, tx.Commit(ctx))
+	}
+}
+
+// WaitMessages sends the mail queued to addr (DeliverMail) and waits
+// until addr has received at least n messages, returning them all.
+func (b *Bundle) WaitMessages(t *testing.T, addr string, n int) []testenv.Message {
+	t.Helper()
+	b.DeliverMail(t, addr)
+	return b.Mail.WaitMessages(t, addr, n)
+}
+
+// WaitMail sends the mail queued to email (DeliverMail) and waits for the
+// message with this subject.
 func (b *Bundle) WaitMail(t *testing.T, email, subject string) testenv.Message {
 	t.Helper()
+	b.DeliverMail(t, email)
 	var found testenv.Message
 	WaitFor(t, func() bool {
 		for _, m := range b.Mail.Messages(t, email) {

@@ -441,6 +441,7 @@ func Unschedulable(t *testing.T, kc kubernetes.Interface, node string) bool {
 // WaitOperation waits for a node operation to finish and returns it.
 func (b *Bundle) WaitOperation(t *testing.T, id int64) queries.NodeOperation {
 	t.Helper()
+	b.needWorking(t)
 	var op queries.NodeOperation
 	WaitFor(t, func() bool {
 		var err error
@@ -467,9 +468,11 @@ func (b *Bundle) AuditCount(t *testing.T, action string) int {
 	return n
 }
 
-// RunNodeHealth runs the cluster's node_health job once and waits for it.
+// RunNodeHealth runs the cluster's node_health job once and waits for it
+// (SetupWorking).
 func (b *Bundle) RunNodeHealth(t *testing.T, clusterID int64) {
 	t.Helper()
+	b.needWorking(t)
 	ctx := context.Background()
 	res, err := b.River.Insert(ctx, nodes.HealthArgs{ClusterID: clusterID}, nil)
 	require.NoError(t, err)

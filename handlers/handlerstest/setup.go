@@ -51,7 +51,8 @@ type Bundle struct {
 	Mail *testenv.Mailpit
 	// Box is the platform key's encryption, as the services use it.
 	Box *secrets.Box
-	// River works the default and email queues (node jobs among them).
+	// River inserts jobs; with SetupWorking it also works the default and
+	// email queues (node jobs among them).
 	River *river.Client[pgx.Tx]
 	// HostKubeconfig is the clusters service's KUBEBYON_KUBECONFIG: no
 	// file until ConnectHost writes one.
@@ -60,12 +61,32 @@ type Bundle struct {
 	// the VictoriaMetrics it keeps the samples in (SetupMetrics), or "".
 	Metrics   *metrics.Service
 	MetricsVM string
+
+	// working: River works the queues (SetupWorking); otherwise
+	// DeliverMail works the mail jobs with emailWorker.
+	working     bool
+	emailWorker *jobs.EmailWorker
 }
 
 // Setup serves the real handlers on a database of the test's own, with
-// River working jobs and mail going to mailpit. opts change the handlers'
-// dependencies before they start.
+// mail going to mailpit. Its River client only inserts jobs: the test
+// works those it needs (DeliverMail, WorkIngress and the like), so that
+// no queue is polled behind it. opts change the handlers' dependencies
+// before they start.
 func Setup(t *testing.T, opts ...func(*handlers.Deps)) *Bundle {
+	t.Helper()
+	return setup(t, false, opts)
+}
+
+// SetupWorking is Setup with River working the default, email and checks
+// queues as the workers would: for tests of what the jobs do on their
+// own, once queued.
+func SetupWorking(t *testing.T, opts ...func(*handlers.Deps)) *Bundle {
+	t.Helper()
+	return setup(t, true, opts)
+}
+
+func setup(t *testing.T, working bool, opts []func(*handlers.Deps)) *Bundle {
 	t.Helper()
 	pool := testenv.DB(t)
 	mp := testenv.Mail(t)
@@ -92,20 +113,24 @@ func Setup(t *testing.T, opts ...func(*handlers.Deps)) *Bundle {
 		Passwords: passwords.Hasher{Cost: passwords.TestCost},
 	}
 	workers := services.New(config)
+	jobOpts := pageTestJobOptions()
+	jobOpts.Work = working
 	rc, err := jobs.NewClient(jobs.Deps{
 		Pool: pool, Logger: logger, Metrics: reg, Box: box, Catalog: catalog, BaseURL: baseURL,
 		VirtualConfig: workers.Virtual, JoinTokens: workers.JoinTokens, Billing: workers.Billing,
 		Webhooks: workers.Webhooks, ClusterMetrics: workers.Metrics, DNS: workers.DNS, Ingress: workers.Ingress,
 		Mailer: workers.Mail,
-	}, pageTestJobOptions())
+	}, jobOpts)
 	require.NoError(t, err)
 	workers.SetRiver(rc)
-	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, rc.Start(ctx))
-	t.Cleanup(func() {
-		cancel()
-		_ = rc.Stop(context.Background())
-	})
+	if working {
+		ctx, cancel := context.WithCancel(context.Background())
+		require.NoError(t, rc.Start(ctx))
+		t.Cleanup(func() {
+			cancel()
+			_ = rc.Stop(context.Background())
+		})
+	}
 
 	web := singleConnPool(t, pool)
 	config.Pool = web
@@ -140,7 +165,20 @@ func Setup(t *testing.T, opts ...func(*handlers.Deps)) *Bundle {
 		srv.Start()
 	}
 	t.Cleanup(srv.Close)
-	return &Bundle{Pool: pool, Server: srv, Mail: mp, Box: box, River: rc, HostKubeconfig: hostKubeconfig, Metrics: deps.ClusterMetrics}
+	return &Bundle{
+		Pool: pool, Server: srv, Mail: mp, Box: box, River: rc, HostKubeconfig: hostKubeconfig, Metrics: deps.ClusterMetrics,
+		working:     working,
+		emailWorker: &jobs.EmailWorker{Pool: pool, Sender: workers.Mail, Box: box, Catalog: catalog, BaseURL: baseURL},
+	}
+}
+
+// needWorking fails a test whose helper waits for River to work a job
+// when its Bundle comes from Setup, which only inserts.
+func (b *Bundle) needWorking(t *testing.T) {
+	t.Helper()
+	if !b.working {
+		t.Fatal("this waits for River to work a job: start the platform with SetupWorking")
+	}
 }
 
 // Deps is base with the handlers' services taken from set: the one
