@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/apikeys"
+	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 )
 
@@ -19,23 +20,36 @@ const invalidTokenChallenge = `Bearer error="invalid_token"`
 
 // requireAPIKey authenticates the request by its "Authorization: Bearer"
 // key and makes the key's user the request's user, in place of any
-// session's.
+// session's. A read key may only read: anything else is 403.
 func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		key, err := h.bearer(c, apikeys.ParseBearer, apikeys.ErrUnauthorized)
 		if err != nil {
 			return err
 		}
-		u, err := h.APIKeys.Authenticate(c.Request().Context(), key)
+		caller, err := h.APIKeys.Authenticate(c.Request().Context(), key, c.RealIP())
 		if errors.Is(err, apikeys.ErrUnauthorized) {
 			return h.apiUnauthorized(c, invalidTokenChallenge, apikeys.ErrUnauthorized)
 		}
 		if err != nil {
 			return err
 		}
-		c.Set(ctxUser, u)
+		if !readOnly(c.Request().Method) && !caller.CanWrite() {
+			// RFC 6750: the key works, but may not do this.
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer error="insufficient_scope", scope="write"`)
+			return c.JSON(http.StatusForbidden, apiError{Error: apiErrorBody{
+				Code: "insufficient_scope", Message: locale.T(c.Request().Context(), apikeys.ErrInsufficientScope.Error()),
+			}})
+		}
+		c.Set(ctxUser, caller.User)
 		return next(c)
 	}
+}
+
+// readOnly: a request of this method changes nothing, and a read key
+// may make it.
+func readOnly(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
 }
 
 // bearer reads the one "Authorization: Bearer" secret of the request with
@@ -86,4 +100,11 @@ func (h *Handlers) showAPIMe(c echo.Context) error {
 		ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, Language: u.Language,
 		CreatedAt: u.CreatedAt.Time.UTC(),
 	})
+}
+
+// showAPISpec is GET /api/v1/openapi.json: the API's OpenAPI description
+// (internal/apispec), for anyone, as API references are.
+func (h *Handlers) showAPISpec(c echo.Context) error {
+	c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=300")
+	return c.JSONBlob(http.StatusOK, h.apiSpec)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
@@ -22,6 +23,7 @@ const sessionAPIKeyForm = "api_key_form"
 func (h *Handlers) showAPIKeysPage(c echo.Context) error {
 	f := views.NewForm()
 	f.Values["expiry"] = apikeys.Expiry90Days
+	f.Values["scope"] = apikeys.ScopeRead
 	return h.renderAPIKeysPage(c, http.StatusOK, f)
 }
 
@@ -40,7 +42,7 @@ func (h *Handlers) renderAPIKeysPage(c echo.Context, status int, f views.Form) e
 	for i, k := range keys {
 		rows[i] = apiKeyView(k, now)
 	}
-	return render(c, status, views.APIKeysPage(f, rows))
+	return render(c, status, views.APIKeysPage(f, rows, u.Role == adminauth.RoleAdmin))
 }
 
 // createAPIKey shows the new key's value in the response itself, never
@@ -53,9 +55,9 @@ func (h *Handlers) createAPIKey(c echo.Context) error {
 		h.flashError(c, "FlashAPIKeyFormUsed")
 		return redirect(c, "/settings/api-keys")
 	}
-	f := formFrom(c, "name", "expiry", "expires_on")
+	f := formFrom(c, "name", "scope", "expiry", "expires_on")
 	expiry := apikeys.Expiry{Choice: f.Value("expiry"), Date: f.Value("expires_on")}
-	created, err := h.APIKeys.Create(c.Request().Context(), u.ID, f.Value("name"), expiry, actor(c))
+	created, err := h.APIKeys.Create(c.Request().Context(), u.ID, f.Value("name"), f.Value("scope"), expiry, actor(c))
 	var fe apikeys.FieldErrors
 	if errors.As(err, &fe) {
 		for k, v := range fe {
@@ -120,9 +122,11 @@ func apiKeyView(k queries.ApiKey, now time.Time) views.APIKey {
 		ID:         k.ID,
 		Name:       k.Name,
 		Prefix:     k.Prefix,
+		Scope:      k.Scope,
 		Status:     apikeys.Status(k, now),
 		CreatedAt:  k.CreatedAt.Time,
 		LastUsedAt: k.LastUsedAt.Time,
+		LastUsedIP: k.LastUsedIp,
 		ExpiresAt:  k.ExpiresAt.Time,
 	}
 }

@@ -29,6 +29,8 @@ func TestAPIKeyFormErrors(t *testing.T) {
 		{"no date", url.Values{"name": {"ci"}, "expiry": {"date"}}, "expires_on", "Enter the date the key expires."},
 		{"bad date", url.Values{"name": {"ci"}, "expiry": {"date"}, "expires_on": {"tomorrow"}}, "expires_on", "Enter a date such as 2030-12-31."},
 		{"past date", url.Values{"name": {"ci"}, "expiry": {"date"}, "expires_on": {"2020-01-01"}}, "expires_on", "Choose a date after today."},
+		{"no scope", url.Values{"name": {"ci"}, "expiry": {"30d"}, "scope": {""}}, "scope", "Choose what the key may do."},
+		{"unknown scope", url.Values{"name": {"ci"}, "expiry": {"30d"}, "scope": {"root"}}, "scope", "Choose what the key may do."},
 	}
 	for _, tt := range tests {
 		resp := c.PostKeyForm(tt.form)
@@ -52,7 +54,7 @@ func TestAPIKeyFormErrors(t *testing.T) {
 	// A form posts once: sent again, or without its id, it creates nothing.
 	_, page := c.Get("/settings/api-keys")
 	again := url.Values{
-		"name": {"twice"}, "expiry": {"never"},
+		"name": {"twice"}, "expiry": {"never"}, "scope": {"read"},
 		"_csrf": {handlerstest.CSRFField.FindStringSubmatch(page)[1]}, "form_id": {handlerstest.FormIDField.FindStringSubmatch(page)[1]},
 	}
 	for i, want := range []int{http.StatusOK, http.StatusSeeOther} {
@@ -225,4 +227,59 @@ func TestAPIAuthFailuresRateLimited(t *testing.T) {
 	require.NotEmpty(t, r.Header.Get("Retry-After"))
 	require.Contains(t, r.Body, `"code":"too_many_requests"`)
 	handlerstest.RequireMe(t, b.API(t, nil, "/api/v1/me", "Bearer "+key), email)
+}
+
+// TestAPIKeyScopes: a read key reads, and every write under /api/v1 is
+// 403 insufficient_scope for it, before anything is looked up; a write key
+// gets past that on the same routes. The console shows each key's access
+// and the address it was last used from, and offers admin keys only to
+// admins.
+func TestAPIKeyScopes(t *testing.T) {
+	t.Parallel()
+	b := handlerstest.Setup(t)
+	ada, adaEmail := b.SignedUpUser(t, "ada")
+	read := ada.CreateScopedKey("dashboards", "read")
+	write := ada.CreateScopedKey("pipeline", "write")
+	handlerstest.RequireMe(t, b.API(t, nil, "/api/v1/me", "Bearer "+read), adaEmail)
+	r := b.APICall(t, http.MethodGet, "/api/v1/clusters", read, "")
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+
+	writes := 0
+	for _, route := range b.Echo.Routes() {
+		if !strings.HasPrefix(route.Path, handlerstest.APIPrefix) || strings.HasPrefix(route.Path, "/api/v1/edge/") ||
+			route.Method == http.MethodGet || route.Method == "echo_route_any" {
+			continue
+		}
+		writes++
+		path := strings.NewReplacer(":id", "1", ":name", "worker-1").Replace(route.Path)
+		r := b.APICall(t, route.Method, path, read, `{}`)
+		require.Equal(t, http.StatusForbidden, r.Status, "%s %s: %s", route.Method, path, r.Body)
+		require.Equal(t, "insufficient_scope", handlerstest.DecodeAs[handlerstest.APIErrorJSON](t, r).Error.Code)
+		require.Equal(t, `Bearer error="insufficient_scope", scope="write"`, r.Header.Get("WWW-Authenticate"))
+		r = b.APICall(t, route.Method, path, write, `{}`)
+		require.NotEqual(t, http.StatusForbidden, r.Status, "%s %s with a write key: %s", route.Method, path, r.Body)
+	}
+	require.GreaterOrEqual(t, writes, 9, "the API's writes were all tried")
+
+	_, body := ada.Get("/settings/api-keys")
+	require.Contains(t, body, `data-testid="api-key-scope">Read only<`)
+	require.Contains(t, body, `data-testid="api-key-scope">Read and write<`)
+	require.Contains(t, body, `data-testid="api-key-last-used-ip">from 127.0.0.1<`)
+	require.Contains(t, body, `value="read" checked`, "read only is the form's choice")
+	require.NotContains(t, body, `data-testid="api-key-scope-admin"`, "no admin keys for users")
+
+	// A user asking for an admin key anyway is told so, and gets none.
+	resp := ada.PostKeyForm(url.Values{"name": {"sneaky"}, "expiry": {"never"}, "scope": {"admin"}})
+	body = handlerstest.ReadBody(t, resp)
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	require.Contains(t, body, "Only admins can create admin keys.")
+	require.NotContains(t, body, "sneaky<")
+
+	admin, _ := b.SignedUpAdmin(t, "root")
+	_, body = admin.Get("/settings/api-keys")
+	require.Contains(t, body, `data-testid="api-key-scope-admin"`)
+	resp = admin.PostKeyForm(url.Values{"name": {"ops"}, "expiry": {"never"}, "scope": {"admin"}})
+	body = handlerstest.ReadBody(t, resp)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	require.Contains(t, body, "Access: Admin.", "the new key's page says its access")
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminsignup"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
+	"github.com/kubebyon/kubebyon/internal/apispec"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/branding"
 	"github.com/kubebyon/kubebyon/internal/clusters"
@@ -135,6 +136,8 @@ type Handlers struct {
 	// joinLimiter counts the join endpoints' hits before PostgreSQL.
 	limits      *ratelimit.Store
 	joinLimiter *ratelimit.Limiter
+	// apiSpec is the API description as /api/v1/openapi.json serves it.
+	apiSpec []byte
 }
 
 // bodyLimit caps every request body but the avatar upload's (avatarBodyLimit).
@@ -149,7 +152,13 @@ func New(d Deps) *echo.Echo {
 		d.Branding = &branding.Service{Pool: d.Pool, Logger: d.Logger}
 	}
 	limits := ratelimit.NewStore(d.Pool)
-	h := &Handlers{Deps: d, limits: limits, joinLimiter: limits.Limiter(joinSubjectsKept)}
+	spec, err := apispec.JSON()
+	if err != nil {
+		// Embedded and checked by the tests: a build that cannot read it
+		// is broken.
+		panic(err)
+	}
+	h := &Handlers{Deps: d, limits: limits, joinLimiter: limits.Limiter(joinSubjectsKept), apiSpec: spec}
 	h.sessions = h.newSessionManager()
 
 	e := echo.New()

@@ -171,6 +171,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/webhooks/stripe", h.stripeWebhook)
 
 	// The JSON API (api*.go).
+	e.GET("/api/v1/openapi.json", h.showAPISpec)
 	e.GET("/api/v1/me", h.showAPIMe, h.requireAPIKey)
 	e.GET("/api/v1/billing", h.showAPIBilling, h.requireAPIKey)
 	e.GET("/api/v1/orders", h.listAPIOrders, h.requireAPIKey)

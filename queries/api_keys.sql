@@ -1,8 +1,8 @@
 -- name: ApiKeyCreate :one
 -- A prefix already taken (the id part is random) inserts nothing, and the
 -- caller tries another.
-INSERT INTO api_keys (user_id, name, prefix, secret_hash, expires_at)
-VALUES (@user_id, @name, @prefix, @secret_hash, @expires_at)
+INSERT INTO api_keys (user_id, name, prefix, secret_hash, expires_at, scope)
+VALUES (@user_id, @name, @prefix, @secret_hash, @expires_at, @scope)
 ON CONFLICT (prefix) DO NOTHING
 RETURNING *;
 
@@ -26,7 +26,7 @@ JOIN users ON users.id = api_keys.user_id
 WHERE api_keys.prefix = @prefix;
 
 -- name: ApiKeyTouch :exec
-UPDATE api_keys SET last_used_at = @now WHERE id = @id;
+UPDATE api_keys SET last_used_at = @now, last_used_ip = @ip WHERE id = @id;
 
 -- name: ApiKeyRevokeAllForUser :execrows
 -- Disabling an account ends its keys for good: enabling it again must not

@@ -12,7 +12,7 @@ import (
 )
 
 const apiKeyAuthenticate = `-- name: ApiKeyAuthenticate :one
-SELECT api_keys.id, api_keys.user_id, api_keys.name, api_keys.prefix, api_keys.secret_hash, api_keys.expires_at, api_keys.last_used_at, api_keys.created_at, api_keys.revoked_at, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.password_change_required
+SELECT api_keys.id, api_keys.user_id, api_keys.name, api_keys.prefix, api_keys.secret_hash, api_keys.expires_at, api_keys.last_used_at, api_keys.created_at, api_keys.revoked_at, api_keys.scope, api_keys.last_used_ip, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.password_change_required
 FROM api_keys
 JOIN users ON users.id = api_keys.user_id
 WHERE api_keys.prefix = $1
@@ -38,6 +38,8 @@ func (q *Queries) ApiKeyAuthenticate(ctx context.Context, prefix string) (ApiKey
 		&i.ApiKey.LastUsedAt,
 		&i.ApiKey.CreatedAt,
 		&i.ApiKey.RevokedAt,
+		&i.ApiKey.Scope,
+		&i.ApiKey.LastUsedIp,
 		&i.User.ID,
 		&i.User.Email,
 		&i.User.Name,
@@ -55,10 +57,10 @@ func (q *Queries) ApiKeyAuthenticate(ctx context.Context, prefix string) (ApiKey
 }
 
 const apiKeyCreate = `-- name: ApiKeyCreate :one
-INSERT INTO api_keys (user_id, name, prefix, secret_hash, expires_at)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO api_keys (user_id, name, prefix, secret_hash, expires_at, scope)
+VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (prefix) DO NOTHING
-RETURNING id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at
+RETURNING id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip
 `
 
 type ApiKeyCreateParams struct {
@@ -67,6 +69,7 @@ type ApiKeyCreateParams struct {
 	Prefix     string
 	SecretHash string
 	ExpiresAt  pgtype.Timestamptz
+	Scope      string
 }
 
 // A prefix already taken (the id part is random) inserts nothing, and the
@@ -78,6 +81,7 @@ func (q *Queries) ApiKeyCreate(ctx context.Context, arg ApiKeyCreateParams) (Api
 		arg.Prefix,
 		arg.SecretHash,
 		arg.ExpiresAt,
+		arg.Scope,
 	)
 	var i ApiKey
 	err := row.Scan(
@@ -90,12 +94,14 @@ func (q *Queries) ApiKeyCreate(ctx context.Context, arg ApiKeyCreateParams) (Api
 		&i.LastUsedAt,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.Scope,
+		&i.LastUsedIp,
 	)
 	return i, err
 }
 
 const apiKeyGetByUser = `-- name: ApiKeyGetByUser :one
-SELECT id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at FROM api_keys WHERE id = $1 AND user_id = $2
+SELECT id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip FROM api_keys WHERE id = $1 AND user_id = $2
 `
 
 type ApiKeyGetByUserParams struct {
@@ -116,12 +122,14 @@ func (q *Queries) ApiKeyGetByUser(ctx context.Context, arg ApiKeyGetByUserParams
 		&i.LastUsedAt,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.Scope,
+		&i.LastUsedIp,
 	)
 	return i, err
 }
 
 const apiKeyListByUser = `-- name: ApiKeyListByUser :many
-SELECT id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at FROM api_keys WHERE user_id = $1 ORDER BY id DESC
+SELECT id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip FROM api_keys WHERE user_id = $1 ORDER BY id DESC
 `
 
 func (q *Queries) ApiKeyListByUser(ctx context.Context, userID int64) ([]ApiKey, error) {
@@ -143,6 +151,8 @@ func (q *Queries) ApiKeyListByUser(ctx context.Context, userID int64) ([]ApiKey,
 			&i.LastUsedAt,
 			&i.CreatedAt,
 			&i.RevokedAt,
+			&i.Scope,
+			&i.LastUsedIp,
 		); err != nil {
 			return nil, err
 		}
@@ -157,7 +167,7 @@ func (q *Queries) ApiKeyListByUser(ctx context.Context, userID int64) ([]ApiKey,
 const apiKeyRevoke = `-- name: ApiKeyRevoke :one
 UPDATE api_keys SET revoked_at = $1
 WHERE id = $2 AND user_id = $3 AND revoked_at IS NULL
-RETURNING id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at
+RETURNING id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip
 `
 
 type ApiKeyRevokeParams struct {
@@ -179,6 +189,8 @@ func (q *Queries) ApiKeyRevoke(ctx context.Context, arg ApiKeyRevokeParams) (Api
 		&i.LastUsedAt,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.Scope,
+		&i.LastUsedIp,
 	)
 	return i, err
 }
@@ -199,15 +211,16 @@ func (q *Queries) ApiKeyRevokeAllForUser(ctx context.Context, userID int64) (int
 }
 
 const apiKeyTouch = `-- name: ApiKeyTouch :exec
-UPDATE api_keys SET last_used_at = $1 WHERE id = $2
+UPDATE api_keys SET last_used_at = $1, last_used_ip = $2 WHERE id = $3
 `
 
 type ApiKeyTouchParams struct {
 	Now pgtype.Timestamptz
+	Ip  string
 	ID  int64
 }
 
 func (q *Queries) ApiKeyTouch(ctx context.Context, arg ApiKeyTouchParams) error {
-	_, err := q.db.Exec(ctx, apiKeyTouch, arg.Now, arg.ID)
+	_, err := q.db.Exec(ctx, apiKeyTouch, arg.Now, arg.Ip, arg.ID)
 	return err
 }

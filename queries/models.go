@@ -20,6 +20,8 @@ type ApiKey struct {
 	LastUsedAt pgtype.Timestamptz
 	CreatedAt  pgtype.Timestamptz
 	RevokedAt  pgtype.Timestamptz
+	Scope      string
+	LastUsedIp string
 }
 
 type AuditEvent struct {

@@ -186,9 +186,12 @@ func (c *Client) HTMX(path string) (*http.Response, string) {
 }
 
 // PostKeyForm sends the create form as the page shows it: with its CSRF
-// token and form id.
+// token and form id, and the scope write unless form names one.
 func (c *Client) PostKeyForm(form url.Values) *http.Response {
 	c.t.Helper()
+	if !form.Has("scope") {
+		form.Set("scope", "write")
+	}
 	return c.PostShownForm("/settings/api-keys", "/settings/api-keys", form)
 }
 
@@ -208,10 +211,18 @@ func (c *Client) PostShownForm(page, path string, form url.Values) *http.Respons
 	return resp
 }
 
-// CreateKey creates an API key through the settings form and returns it.
+// CreateKey creates a write API key through the settings form and
+// returns it.
 func (c *Client) CreateKey(name string) string {
 	c.t.Helper()
-	resp := c.PostKeyForm(url.Values{"name": {name}, "expiry": {"never"}})
+	return c.CreateScopedKey(name, "write")
+}
+
+// CreateScopedKey creates an API key of a scope (read, write or admin)
+// through the settings form and returns it.
+func (c *Client) CreateScopedKey(name, scope string) string {
+	c.t.Helper()
+	resp := c.PostKeyForm(url.Values{"name": {name}, "expiry": {"never"}, "scope": {scope}})
 	body := ReadBody(c.t, resp)
 	require.Equal(c.t, http.StatusOK, resp.StatusCode, body)
 	require.Equal(c.t, "no-store", resp.Header.Get("Cache-Control"))

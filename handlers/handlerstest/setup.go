@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
@@ -42,6 +43,9 @@ const testMailFrom = "KubeBYON <noreply@kubebyon.test>"
 
 // Bundle is the platform Setup serves and what the tests reach behind it.
 type Bundle struct {
+	// Echo is the handlers Server serves, behind the API description's
+	// check (APISpec).
+	Echo *echo.Echo
 	// Pool is the test's database; the handlers use a pool of one
 	// connection of their own on it.
 	Pool *pgxpool.Pool
@@ -157,7 +161,9 @@ func setup(t *testing.T, working bool, opts []func(*handlers.Deps)) *Bundle {
 	for _, o := range opts {
 		o(&deps)
 	}
-	srv.Config.Handler = handlers.New(deps)
+	e := handlers.New(deps)
+	// Every API request and answer is checked against the description.
+	srv.Config.Handler = APISpec(t).Check(t, e)
 	// An option that made the base URL https (WithTLS) serves TLS.
 	if strings.HasPrefix(deps.BaseURL, "https://") {
 		srv.StartTLS()
@@ -166,7 +172,7 @@ func setup(t *testing.T, working bool, opts []func(*handlers.Deps)) *Bundle {
 	}
 	t.Cleanup(srv.Close)
 	return &Bundle{
-		Pool: pool, Server: srv, Mail: mp, Box: box, River: rc, HostKubeconfig: hostKubeconfig, Metrics: deps.ClusterMetrics,
+		Echo: e, Pool: pool, Server: srv, Mail: mp, Box: box, River: rc, HostKubeconfig: hostKubeconfig, Metrics: deps.ClusterMetrics,
 		working:     working,
 		emailWorker: &jobs.EmailWorker{Pool: pool, Sender: workers.Mail, Box: box, Catalog: catalog, BaseURL: baseURL},
 	}

@@ -137,9 +137,9 @@ func TestApply(t *testing.T) {
 	actor := audit.Actor{UserID: admin.ID, Email: admin.Email, IP: "192.0.2.1"}
 	// One key in use and one its owner revoked before.
 	keys := &apikeys.Service{Pool: pool}
-	active, err := keys.Create(ctx, target.ID, "active", apikeys.Expiry{Choice: apikeys.ExpiryNever}, actor)
+	active, err := keys.Create(ctx, target.ID, "active", apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.ExpiryNever}, actor)
 	require.NoError(t, err)
-	revoked, err := keys.Create(ctx, target.ID, "revoked", apikeys.Expiry{Choice: apikeys.ExpiryNever}, actor)
+	revoked, err := keys.Create(ctx, target.ID, "revoked", apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.ExpiryNever}, actor)
 	require.NoError(t, err)
 	require.NoError(t, keys.Revoke(ctx, target.ID, revoked.Key.ID, actor))
 	revokedBefore, err := keys.Get(ctx, target.ID, revoked.Key.ID)
@@ -180,7 +180,7 @@ func TestApply(t *testing.T) {
 	sessions, err = q.UserSessionListActiveByUser(ctx, target.ID)
 	require.NoError(t, err)
 	require.Empty(t, sessions, "enabling does not bring old sessions back")
-	_, err = keys.Authenticate(ctx, active.Value)
+	_, err = keys.Authenticate(ctx, active.Value, "192.0.2.1")
 	require.ErrorIs(t, err, apikeys.ErrUnauthorized, "enabling does not bring old API keys back")
 	k, err := keys.Get(ctx, target.ID, active.Key.ID)
 	require.NoError(t, err)

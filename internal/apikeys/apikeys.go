@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/bearer"
 	"github.com/kubebyon/kubebyon/internal/input"
@@ -87,6 +88,34 @@ func (e Expiry) at(now time.Time) (time.Time, FieldErrors) {
 	return time.Time{}, FieldErrors{"expiry": "ErrAPIKeyExpiryInvalid"}
 }
 
+// Scopes: what a key may do. A read key may only read (GET); a write
+// key may do all its owner may do in /api/v1; an admin key also acts in
+// /api/v1/admin, and only an admin may make one.
+const (
+	ScopeRead  = "read"
+	ScopeWrite = "write"
+	ScopeAdmin = "admin"
+)
+
+// ErrInsufficientScope: the key may not do this.
+var ErrInsufficientScope = errors.New("ErrAPIKeyInsufficientScope")
+
+// validScope says whether scope is one of the scopes.
+func validScope(scope string) bool {
+	return scope == ScopeRead || scope == ScopeWrite || scope == ScopeAdmin
+}
+
+// Caller is who a key acts for and what it may do.
+type Caller struct {
+	User queries.User
+	// Scope is the key's scope as it holds now: an admin key of a user
+	// who is no longer an admin is a write key.
+	Scope string
+}
+
+// CanWrite says whether the caller may change things.
+func (c Caller) CanWrite() bool { return c.Scope == ScopeWrite || c.Scope == ScopeAdmin }
+
 // Service carries what the key actions need.
 type Service struct {
 	Pool *pgxpool.Pool
@@ -107,7 +136,7 @@ type Created struct {
 }
 
 // Create makes a key for a user. Bad input is returned as FieldErrors.
-func (s *Service) Create(ctx context.Context, userID int64, name string, expiry Expiry, actor audit.Actor) (Created, error) {
+func (s *Service) Create(ctx context.Context, userID int64, name, scope string, expiry Expiry, actor audit.Actor) (Created, error) {
 	name = strings.TrimSpace(name)
 	errs := FieldErrors{}
 	switch {
@@ -115,6 +144,9 @@ func (s *Service) Create(ctx context.Context, userID int64, name string, expiry 
 		errs["name"] = "ErrAPIKeyNameRequired"
 	case utf8.RuneCountInString(name) > MaxNameLength:
 		errs["name"] = "ErrAPIKeyNameTooLong"
+	}
+	if !validScope(scope) {
+		errs["scope"] = "ErrAPIKeyScopeInvalid"
 	}
 	expiresAt, expiryErrs := expiry.at(s.now())
 	for k, v := range expiryErrs {
@@ -127,12 +159,21 @@ func (s *Service) Create(ctx context.Context, userID int64, name string, expiry 
 	var c Created
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
+		if scope == ScopeAdmin {
+			u, err := q.UserGetByID(ctx, userID)
+			if err != nil {
+				return fmt.Errorf("the key's owner: %w", err)
+			}
+			if u.Role != adminauth.RoleAdmin {
+				return FieldErrors{"scope": "ErrAPIKeyScopeAdminOnly"}
+			}
+		}
 		var err error
-		c, err = insertKey(ctx, q, userID, name, expiresAt)
+		c, err = insertKey(ctx, q, userID, name, scope, expiresAt)
 		if err != nil {
 			return err
 		}
-		details := map[string]any{"name": name, "prefix": c.Key.Prefix}
+		details := map[string]any{"name": name, "prefix": c.Key.Prefix, "scope": scope}
 		if c.Key.ExpiresAt.Valid {
 			details["expires_at"] = c.Key.ExpiresAt.Time.UTC().Format(time.RFC3339)
 		}
@@ -145,7 +186,7 @@ func (s *Service) Create(ctx context.Context, userID int64, name string, expiry 
 
 // insertKey stores a new key, drawing another id in the unlikely case
 // that one is taken.
-func insertKey(ctx context.Context, q *queries.Queries, userID int64, name string, expiresAt time.Time) (Created, error) {
+func insertKey(ctx context.Context, q *queries.Queries, userID int64, name, scope string, expiresAt time.Time) (Created, error) {
 	for range 3 {
 		value, prefix := keys.New()
 		k, err := q.ApiKeyCreate(ctx, queries.ApiKeyCreateParams{
@@ -153,6 +194,7 @@ func insertKey(ctx context.Context, q *queries.Queries, userID int64, name strin
 			Name:       name,
 			Prefix:     prefix,
 			SecretHash: bearer.Hash(value),
+			Scope:      scope,
 			ExpiresAt:  pgtype.Timestamptz{Time: expiresAt, Valid: !expiresAt.IsZero()},
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -213,19 +255,20 @@ func (s *Service) Revoke(ctx context.Context, userID, keyID int64, actor audit.A
 	})
 }
 
-// Authenticate returns the user a key acts for. Any key that does not work,
-// for whatever reason, is ErrUnauthorized.
-func (s *Service) Authenticate(ctx context.Context, key string) (queries.User, error) {
+// Authenticate returns who a key acts for and what it may do, and
+// records its use from ip (at most once a minute from the same address).
+// Any key that does not work, for whatever reason, is ErrUnauthorized.
+func (s *Service) Authenticate(ctx context.Context, key, ip string) (Caller, error) {
 	if !keys.WellFormed(key) {
-		return queries.User{}, ErrUnauthorized
+		return Caller{}, ErrUnauthorized
 	}
 	q := queries.New(s.Pool)
 	row, err := q.ApiKeyAuthenticate(ctx, keys.PrefixOf(key))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return queries.User{}, ErrUnauthorized
+		return Caller{}, ErrUnauthorized
 	}
 	if err != nil {
-		return queries.User{}, fmt.Errorf("look up api key: %w", err)
+		return Caller{}, fmt.Errorf("look up api key: %w", err)
 	}
 	k, u, now := row.ApiKey, row.User, s.now()
 	switch {
@@ -234,14 +277,19 @@ func (s *Service) Authenticate(ctx context.Context, key string) (queries.User, e
 		k.ExpiresAt.Valid && !now.Before(k.ExpiresAt.Time),
 		u.DisabledAt.Valid,
 		!u.EmailVerifiedAt.Valid:
-		return queries.User{}, ErrUnauthorized
+		return Caller{}, ErrUnauthorized
 	}
-	if !k.LastUsedAt.Valid || now.Sub(k.LastUsedAt.Time) >= touchEvery {
-		if err := q.ApiKeyTouch(ctx, queries.ApiKeyTouchParams{ID: k.ID, Now: pgtype.Timestamptz{Time: now, Valid: true}}); err != nil {
-			return queries.User{}, fmt.Errorf("record api key use: %w", err)
+	ip = input.Printable(ip)
+	if !k.LastUsedAt.Valid || now.Sub(k.LastUsedAt.Time) >= touchEvery || k.LastUsedIp != ip {
+		if err := q.ApiKeyTouch(ctx, queries.ApiKeyTouchParams{ID: k.ID, Now: pgtype.Timestamptz{Time: now, Valid: true}, Ip: ip}); err != nil {
+			return Caller{}, fmt.Errorf("record api key use: %w", err)
 		}
 	}
-	return u, nil
+	scope := k.Scope
+	if scope == ScopeAdmin && u.Role != adminauth.RoleAdmin {
+		scope = ScopeWrite
+	}
+	return Caller{User: u, Scope: scope}, nil
 }
 
 // Status is a key's state at now: "active", "expired" or "revoked".

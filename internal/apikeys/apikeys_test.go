@@ -47,7 +47,7 @@ func (b *testBundle) user(t *testing.T, email string, verified bool) queries.Use
 
 func (b *testBundle) create(t *testing.T, u queries.User, expiry apikeys.Expiry) apikeys.Created {
 	t.Helper()
-	c, err := b.svc.Create(context.Background(), u.ID, "deploys", expiry, audit.Actor{UserID: u.ID, Email: u.Email})
+	c, err := b.svc.Create(context.Background(), u.ID, "deploys", apikeys.ScopeWrite, expiry, audit.Actor{UserID: u.ID, Email: u.Email})
 	require.NoError(t, err)
 	return c
 }
@@ -80,9 +80,10 @@ func TestCreateAndAuthenticate(t *testing.T) {
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT api_keys::text FROM api_keys WHERE id = $1", c.Key.ID).Scan(&row))
 	require.NotContains(t, row, c.Value[13:])
 
-	got, err := b.svc.Authenticate(ctx, c.Value)
+	got, err := b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
 	require.NoError(t, err)
-	require.Equal(t, u.ID, got.ID)
+	require.Equal(t, u.ID, got.User.ID)
+	require.Equal(t, apikeys.ScopeWrite, got.Scope)
 
 	// Keys are random.
 	other := b.create(t, u, apikeys.Expiry{Choice: apikeys.ExpiryNever})
@@ -104,17 +105,17 @@ func TestLastUsedIsWrittenAtMostOnceAMinute(t *testing.T) {
 	}
 
 	start := b.now
-	_, err := b.svc.Authenticate(ctx, c.Value)
+	_, err := b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
 	require.NoError(t, err)
 	require.True(t, lastUsed().Equal(start))
 
 	b.now = start.Add(59 * time.Second)
-	_, err = b.svc.Authenticate(ctx, c.Value)
+	_, err = b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
 	require.NoError(t, err)
 	require.True(t, lastUsed().Equal(start), "not written again within a minute")
 
 	b.now = start.Add(61 * time.Second)
-	_, err = b.svc.Authenticate(ctx, c.Value)
+	_, err = b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
 	require.NoError(t, err)
 	require.True(t, lastUsed().Equal(b.now))
 }
@@ -137,7 +138,7 @@ func TestAuthenticateRejects(t *testing.T) {
 		"wrong secret":   wrongSecret,
 		"uppercase copy": strings.ToUpper(good.Value),
 	} {
-		_, err := b.svc.Authenticate(ctx, key)
+		_, err := b.svc.Authenticate(ctx, key, "192.0.2.1")
 		require.ErrorIs(t, err, apikeys.ErrUnauthorized, name)
 	}
 
@@ -145,10 +146,10 @@ func TestAuthenticateRejects(t *testing.T) {
 		c := b.create(t, u, apikeys.Expiry{Choice: apikeys.Expiry30Days})
 		require.True(t, c.Key.ExpiresAt.Time.Equal(b.now.AddDate(0, 0, 30)))
 		svc := &apikeys.Service{Pool: b.pool, Now: func() time.Time { return c.Key.ExpiresAt.Time.Add(-time.Second) }}
-		_, err := svc.Authenticate(ctx, c.Value)
+		_, err := svc.Authenticate(ctx, c.Value, "192.0.2.1")
 		require.NoError(t, err)
 		svc.Now = func() time.Time { return c.Key.ExpiresAt.Time }
-		_, err = svc.Authenticate(ctx, c.Value)
+		_, err = svc.Authenticate(ctx, c.Value, "192.0.2.1")
 		require.ErrorIs(t, err, apikeys.ErrUnauthorized)
 		require.Equal(t, "expired", apikeys.Status(c.Key, c.Key.ExpiresAt.Time))
 	})
@@ -156,23 +157,23 @@ func TestAuthenticateRejects(t *testing.T) {
 	t.Run("disabled account", func(t *testing.T) {
 		d := b.user(t, "disabled@example.com", true)
 		c := b.create(t, d, apikeys.Expiry{Choice: apikeys.ExpiryNever})
-		_, err := b.svc.Authenticate(ctx, c.Value)
+		_, err := b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
 		require.NoError(t, err)
 		_, err = b.pool.Exec(ctx, "UPDATE users SET disabled_at = now() WHERE id = $1", d.ID)
 		require.NoError(t, err)
-		_, err = b.svc.Authenticate(ctx, c.Value)
+		_, err = b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
 		require.ErrorIs(t, err, apikeys.ErrUnauthorized)
 	})
 
 	t.Run("unverified account", func(t *testing.T) {
 		v := b.user(t, "unverified@example.com", false)
 		c := b.create(t, v, apikeys.Expiry{Choice: apikeys.ExpiryNever})
-		_, err := b.svc.Authenticate(ctx, c.Value)
+		_, err := b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
 		require.ErrorIs(t, err, apikeys.ErrUnauthorized)
 	})
 
 	// None of that touched the good key.
-	_, err := b.svc.Authenticate(ctx, good.Value)
+	_, err := b.svc.Authenticate(ctx, good.Value, "192.0.2.1")
 	require.NoError(t, err)
 }
 
@@ -190,12 +191,12 @@ func TestRevoke(t *testing.T) {
 	_, err = b.svc.Get(ctx, eve.ID, c.Key.ID)
 	require.ErrorIs(t, err, apikeys.ErrNotFound)
 	require.ErrorIs(t, b.svc.Revoke(ctx, ada.ID, 1<<40, audit.Actor{UserID: ada.ID}), apikeys.ErrNotFound)
-	_, err = b.svc.Authenticate(ctx, c.Value)
+	_, err = b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
 	require.NoError(t, err)
 	require.Zero(t, b.auditCount(t, "api_key.revoke", c.Key.ID))
 
 	require.NoError(t, b.svc.Revoke(ctx, ada.ID, c.Key.ID, audit.Actor{UserID: ada.ID, Email: ada.Email}))
-	_, err = b.svc.Authenticate(ctx, c.Value)
+	_, err = b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
 	require.ErrorIs(t, err, apikeys.ErrUnauthorized)
 	require.Equal(t, 1, b.auditCount(t, "api_key.revoke", c.Key.ID))
 
@@ -235,7 +236,7 @@ func TestCreateValidation(t *testing.T) {
 		{"today", "ci", apikeys.Expiry{Choice: apikeys.ExpiryOnDate, Date: today}, apikeys.FieldErrors{"expires_on": "ErrAPIKeyDatePast"}},
 	}
 	for _, tt := range tests {
-		_, err := b.svc.Create(ctx, u.ID, tt.key, tt.expiry, audit.Actor{})
+		_, err := b.svc.Create(ctx, u.ID, tt.key, apikeys.ScopeWrite, tt.expiry, audit.Actor{})
 		var fe apikeys.FieldErrors
 		require.ErrorAs(t, err, &fe, tt.name)
 		require.Equal(t, tt.want, fe, tt.name)
@@ -244,11 +245,88 @@ func TestCreateValidation(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, keys, "nothing is written for bad input")
 
-	c, err := b.svc.Create(ctx, u.ID, strings.Repeat("é", 100), apikeys.Expiry{Choice: apikeys.ExpiryOnDate, Date: tomorrow}, audit.Actor{})
+	c, err := b.svc.Create(ctx, u.ID, strings.Repeat("é", 100), apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.ExpiryOnDate, Date: tomorrow}, audit.Actor{})
 	require.NoError(t, err)
 	require.Equal(t, tomorrow+"T00:00:00Z", c.Key.ExpiresAt.Time.UTC().Format(time.RFC3339))
-	c, err = b.svc.Create(ctx, u.ID, " ci ", apikeys.Expiry{Choice: apikeys.Expiry1Year, Date: "ignored"}, audit.Actor{})
+	c, err = b.svc.Create(ctx, u.ID, " ci ", apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.Expiry1Year, Date: "ignored"}, audit.Actor{})
 	require.NoError(t, err)
 	require.Equal(t, "ci", c.Key.Name)
 	require.True(t, c.Key.ExpiresAt.Time.Equal(b.now.AddDate(1, 0, 0)))
+}
+
+// TestScopes: a key has the scope it was made with; only an admin makes
+// admin keys, and an admin key of a user who is no longer an admin is a
+// write key. Bad scopes write nothing.
+func TestScopes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	u := b.user(t, "ada@example.com", true)
+	admin := b.user(t, "root@example.com", true)
+	_, err := b.pool.Exec(ctx, "UPDATE users SET role = 'admin' WHERE id = $1", admin.ID)
+	require.NoError(t, err)
+	never := apikeys.Expiry{Choice: apikeys.ExpiryNever}
+
+	tests := []struct {
+		name    string
+		user    queries.User
+		scope   string
+		want    string
+		refused apikeys.FieldErrors
+	}{
+		{"read", u, apikeys.ScopeRead, apikeys.ScopeRead, nil},
+		{"write", u, apikeys.ScopeWrite, apikeys.ScopeWrite, nil},
+		{"admin by an admin", admin, apikeys.ScopeAdmin, apikeys.ScopeAdmin, nil},
+		{"admin by a user", u, apikeys.ScopeAdmin, "", apikeys.FieldErrors{"scope": "ErrAPIKeyScopeAdminOnly"}},
+		{"none", u, "", "", apikeys.FieldErrors{"scope": "ErrAPIKeyScopeInvalid"}},
+		{"unknown", u, "root", "", apikeys.FieldErrors{"scope": "ErrAPIKeyScopeInvalid"}},
+	}
+	for _, tt := range tests {
+		c, err := b.svc.Create(ctx, tt.user.ID, tt.name, tt.scope, never, audit.Actor{})
+		if tt.refused != nil {
+			var fe apikeys.FieldErrors
+			require.ErrorAs(t, err, &fe, tt.name)
+			require.Equal(t, tt.refused, fe, tt.name)
+			continue
+		}
+		require.NoError(t, err, tt.name)
+		require.Equal(t, tt.want, c.Key.Scope, tt.name)
+		got, err := b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
+		require.NoError(t, err, tt.name)
+		require.Equal(t, tt.want, got.Scope, tt.name)
+		require.Equal(t, tt.want != apikeys.ScopeRead, got.CanWrite(), tt.name)
+	}
+	var n int
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT count(*) FROM api_keys WHERE user_id = $1", u.ID).Scan(&n))
+	require.Equal(t, 2, n, "refused scopes wrote nothing")
+
+	// No longer an admin: the admin key acts as a write key.
+	c, err := b.svc.Create(ctx, admin.ID, "ops", apikeys.ScopeAdmin, never, audit.Actor{})
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, "UPDATE users SET role = 'user' WHERE id = $1", admin.ID)
+	require.NoError(t, err)
+	got, err := b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
+	require.NoError(t, err)
+	require.Equal(t, apikeys.ScopeWrite, got.Scope)
+}
+
+// TestLastUsedAddress: the address a key was last used from is kept, and
+// written again at once when it changes.
+func TestLastUsedAddress(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	u := b.user(t, "ada@example.com", true)
+	c := b.create(t, u, apikeys.Expiry{Choice: apikeys.ExpiryNever})
+	lastIP := func() string {
+		k, err := b.svc.Get(ctx, u.ID, c.Key.ID)
+		require.NoError(t, err)
+		return k.LastUsedIp
+	}
+	_, err := b.svc.Authenticate(ctx, c.Value, "192.0.2.1")
+	require.NoError(t, err)
+	require.Equal(t, "192.0.2.1", lastIP())
+	_, err = b.svc.Authenticate(ctx, c.Value, "2001:db8::7")
+	require.NoError(t, err)
+	require.Equal(t, "2001:db8::7", lastIP(), "another address is written within the minute")
 }
