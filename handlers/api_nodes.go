@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -138,7 +140,7 @@ func (h *Handlers) drainAPINode(c echo.Context) error {
 	if err != nil {
 		return h.apiNodeError(c, err)
 	}
-	return c.JSON(http.StatusAccepted, apiNodeOperationFrom(op))
+	return acceptedOperation(c, cl.ID, op)
 }
 
 func (h *Handlers) deleteAPINode(c echo.Context) error {
@@ -159,7 +161,36 @@ func (h *Handlers) deleteAPINode(c echo.Context) error {
 	if err != nil {
 		return h.apiNodeError(c, err)
 	}
+	return acceptedOperation(c, cl.ID, op)
+}
+
+// acceptedOperation answers a started node operation: 202 with it, and
+// its Location to poll until its status is no longer running.
+func acceptedOperation(c echo.Context, clusterID int64, op queries.NodeOperation) error {
+	c.Response().Header().Set(echo.HeaderLocation, fmt.Sprintf("/api/v1/clusters/%d/nodes/%s/operations/%d", clusterID, op.NodeName, op.ID))
 	return c.JSON(http.StatusAccepted, apiNodeOperationFrom(op))
+}
+
+// showAPINodeOperation is GET .../nodes/{name}/operations/{op}: a drain
+// or deletion as it stands, read from the platform (the cluster may be
+// unreachable meanwhile).
+func (h *Handlers) showAPINodeOperation(c echo.Context) error {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(c.Param("op"), 10, 64)
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	op, err := h.Nodes.Operation(c.Request().Context(), cl, id)
+	if err != nil {
+		return nodeError(err)
+	}
+	if op.NodeName != c.Param("name") {
+		return echo.ErrNotFound
+	}
+	return c.JSON(http.StatusOK, apiNodeOperationFrom(op))
 }
 
 // apiNodeError answers options out of bounds with 422.

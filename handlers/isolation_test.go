@@ -141,6 +141,9 @@ var userScopedRoutes = []struct {
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/nodes/worker-1/uncordon", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/nodes/worker-1/drain", v.cluster.ID) }, nil},
 	{http.MethodDelete, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/nodes/worker-1", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string {
+		return fmt.Sprintf("/api/v1/clusters/%d/nodes/worker-1/operations/%d", v.cluster.ID, v.nodeOp.ID)
+	}, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/join-tokens", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/join-tokens", v.cluster.ID) }, url.Values{"json": {`{}`}}},
 	{http.MethodGet, func(v victim) string {

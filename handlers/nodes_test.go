@@ -231,6 +231,18 @@ func TestNodesAPI(t *testing.T) {
 	r = b.APICall(t, http.MethodPost, base+"/worker-a/drain", key, `{"timeout_seconds": 30, "force": true}`)
 	require.Equal(t, http.StatusAccepted, r.Status, r.Body)
 	require.NoError(t, json.Unmarshal([]byte(r.Body), &op))
+	// The answer's Location is polled until the drain is done.
+	location := r.Header.Get("Location")
+	require.Equal(t, fmt.Sprintf("%s/worker-a/operations/%d", base, op.ID), location)
+	handlerstest.WaitFor(t, func() bool {
+		r := b.APICall(t, http.MethodGet, location, key, "")
+		require.Equal(t, http.StatusOK, r.Status, r.Body)
+		require.NoError(t, json.Unmarshal([]byte(r.Body), &op))
+		return op.Status != nodes.OperationRunning
+	}, "the drain, polled through the API")
+	require.Equal(t, nodes.OperationSucceeded, op.Status, r.Body)
+	r = b.APICall(t, http.MethodGet, fmt.Sprintf("%s/worker-b/operations/%d", base, op.ID), key, "")
+	require.Equal(t, http.StatusNotFound, r.Status, "another node's path: %s", r.Body)
 	done = b.WaitOperation(t, op.ID)
 	require.Equal(t, nodes.OperationSucceeded, done.Status, done.Message)
 	require.Contains(t, strings.Join(done.Progress, "\n"), "pod/scratch in bare evicted")

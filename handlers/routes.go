@@ -193,6 +193,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/api/v1/clusters/:id/nodes/:name/uncordon", h.uncordonAPINode, h.requireAPIKey, validNodeName)
 	e.POST("/api/v1/clusters/:id/nodes/:name/drain", h.drainAPINode, h.requireAPIKey, validNodeName)
 	e.DELETE("/api/v1/clusters/:id/nodes/:name", h.deleteAPINode, h.requireAPIKey, validNodeName)
+	e.GET("/api/v1/clusters/:id/nodes/:name/operations/:op", h.showAPINodeOperation, h.requireAPIKey, validNodeName)
 
 	// What `kubebyon edge` calls, with an edge token (edge_api.go).
 	e.GET("/api/v1/edge/config", h.showEdgeConfig, h.requireEdgeToken)
