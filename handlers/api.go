@@ -20,7 +20,8 @@ const invalidTokenChallenge = `Bearer error="invalid_token"`
 
 // requireAPIKey authenticates the request by its "Authorization: Bearer"
 // key and makes the key's user the request's user, in place of any
-// session's. A read key may only read: anything else is 403.
+// session's. A read key may only read: anything else is 403. A POST
+// with an Idempotency-Key is done once (idempotent).
 func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		key, err := h.bearer(c, apikeys.ParseBearer, apikeys.ErrUnauthorized)
@@ -42,7 +43,7 @@ func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 			}})
 		}
 		c.Set(ctxUser, caller.User)
-		return next(c)
+		return h.idempotent(c, caller.User.ID, next)
 	}
 }
 

@@ -171,7 +171,7 @@ func joinTokenParams(c echo.Context) (int64, int64, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	id, err := strconv.ParseInt(c.Param("token"), 10, 64)
+	id, err := strconv.ParseInt(c.Param("joinToken"), 10, 64)
 	if err != nil {
 		return 0, 0, echo.NewHTTPError(http.StatusNotFound, jointokens.ErrNotFound.Error())
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/idempotency"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
@@ -138,6 +139,8 @@ type Handlers struct {
 	joinLimiter *ratelimit.Limiter
 	// apiSpec is the API description as /api/v1/openapi.json serves it.
 	apiSpec []byte
+	// idempotency keeps the answers to API POSTs with an Idempotency-Key.
+	idempotency *idempotency.Store
 }
 
 // bodyLimit caps every request body but the avatar upload's (avatarBodyLimit).
@@ -158,7 +161,10 @@ func New(d Deps) *echo.Echo {
 		// is broken.
 		panic(err)
 	}
-	h := &Handlers{Deps: d, limits: limits, joinLimiter: limits.Limiter(joinSubjectsKept), apiSpec: spec}
+	h := &Handlers{
+		Deps: d, limits: limits, joinLimiter: limits.Limiter(joinSubjectsKept), apiSpec: spec,
+		idempotency: &idempotency.Store{Pool: d.Pool},
+	}
 	h.sessions = h.newSessionManager()
 
 	e := echo.New()

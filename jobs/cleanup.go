@@ -45,6 +45,7 @@ func (w *CleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 		{"old rate-limit windows", q.RateLimitDeleteOld},
 		{"webhook attempts older than 30 days", q.WebhookAttemptDeleteOld},
 		{"worker processes not seen for a day", q.WorkerProcessDeleteGone},
+		{"idempotent API answers older than a day", q.IdempotencyDeleteOld},
 		{"interrupted node operations", w.failInterruptedNodeOperations},
 	}
 	for _, s := range steps {

@@ -10,6 +10,17 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type ApiIdempotency struct {
+	UserID      int64
+	Key         string
+	RequestHash string
+	Status      pgtype.Int4
+	ContentType string
+	Location    string
+	Body        []byte
+	CreatedAt   pgtype.Timestamptz
+}
+
 type ApiKey struct {
 	ID         int64
 	UserID     int64
