@@ -26,6 +26,8 @@ static/dist/.stamp: node_modules/.package-lock.json
 	cp node_modules/@picocss/pico/css/pico.min.css static/dist/pico.min.css
 	cp node_modules/uplot/dist/uPlot.iife.min.js static/dist/uPlot.iife.min.js
 	cp node_modules/uplot/dist/uPlot.min.css static/dist/uPlot.min.css
+	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js static/dist/swagger-ui-bundle.js
+	cp node_modules/swagger-ui-dist/swagger-ui.css static/dist/swagger-ui.css
 	@touch $@
 
 assets: static/dist/.stamp

@@ -12,6 +12,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
+	"github.com/kubebyon/kubebyon/views"
 )
 
 // invalidTokenChallenge answers a key that is malformed or does not work
@@ -108,4 +109,10 @@ func (h *Handlers) showAPIMe(c echo.Context) error {
 func (h *Handlers) showAPISpec(c echo.Context) error {
 	c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=300")
 	return c.JSONBlob(http.StatusOK, h.apiSpec)
+}
+
+// showAPIReference is the browsable API reference: the description
+// rendered by Swagger UI, from the binary.
+func (h *Handlers) showAPIReference(c echo.Context) error {
+	return render(c, http.StatusOK, views.APIReferencePage())
 }

@@ -172,6 +172,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 
 	// The JSON API (api*.go).
 	e.GET("/api/v1/openapi.json", h.showAPISpec)
+	e.GET("/api/reference", h.showAPIReference)
 	e.GET("/api/v1/me", h.showAPIMe, h.requireAPIKey)
 	e.GET("/api/v1/billing", h.showAPIBilling, h.requireAPIKey)
 	e.GET("/api/v1/orders", h.listAPIOrders, h.requireAPIKey)
