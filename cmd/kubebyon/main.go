@@ -26,11 +26,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/riverqueue/river"
+	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/certfile"
+	client "github.com/kubebyon/kubebyon/internal/cli"
 	"github.com/kubebyon/kubebyon/internal/config"
 	"github.com/kubebyon/kubebyon/internal/database"
 	"github.com/kubebyon/kubebyon/internal/edge"
@@ -64,6 +66,13 @@ Commands:
   route-agent  on every host node (Linux): keeps its routes to the tenant clusters' Pod networks
   version   print the version
 
+Client commands, for users of the platform's API (docs/users/cli.md):
+  login       check an API key and save it: kubebyon login --url URL --api-key KEY
+  clusters    list, get, create, delete, wait for clusters; merge a kubeconfig
+  tokens      make join tokens: kubebyon tokens create --cluster NAME
+  nodes       list, drain, wait for nodes; print a join command
+  completion  shell completion: kubebyon completion bash|zsh|fish|powershell
+
 Run 'kubebyon <command> -h' for a command's flags. Every flag can also be set
 with the environment variable named in its help.
 `
@@ -88,6 +97,12 @@ func run(args []string, getenv config.Getenv, stdin io.Reader, stdout, stderr io
 	}
 	var err error
 	switch name {
+	case "login", "clusters", "tokens", "nodes", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		// The client commands (and the completion scripts' requests) are
+		// cobra's, with their own errors and exit codes.
+		ctx, stop := signalContext()
+		defer stop()
+		return client.Run(ctx, append([]string{name}, args...), getenv, stdin, stdout, stderr)
 	case "serve":
 		err = c.serve(args)
 	case "worker":

@@ -329,6 +329,22 @@ func TestVersionAndUsage(t *testing.T) {
 	r = kubebyon(t, nil, "", "admin")
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, "kubebyon admin create")
+
+	// The client commands are internal/cli's, listed with the others.
+	r = kubebyon(t, nil, "", "help")
+	require.Contains(t, r.stdout, "clusters    list, get, create")
+	r = kubebyon(t, nil, "", "clusters", "list")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "run kubebyon login")
+	r = kubebyon(t, nil, "", "clusters", "delete", "shop")
+	require.Equal(t, 2, r.code, "no --yes")
+	r = kubebyon(t, nil, "", "completion", "bash")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "__start_kubebyon")
+	// What the completion scripts run.
+	r = kubebyon(t, nil, "", "__complete", "clusters", "")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "kubeconfig")
 }
 
 // httpGet fetches url and returns the status and body.
