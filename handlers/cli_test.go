@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -18,6 +19,9 @@ import (
 	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/cli"
 )
+
+// apiKeyValue finds API keys, to keep them out of the test's log.
+var apiKeyValue = regexp.MustCompile(`kbn_[a-z2-7]{8}_[a-z2-7]{32}`)
 
 // cliRun is one kubebyon client command, run in process with a home of its
 // own: its exit code, stdout and stderr.
@@ -34,6 +38,8 @@ func newCLI(t *testing.T, home string) cliRun {
 		var stdout, stderr bytes.Buffer
 		a := &cli.App{Env: func(k string) string { return env[k] }, Stdout: &stdout, Stderr: &stderr, PollInterval: 50e6}
 		code := a.Run(context.Background(), args)
+		// A transcript, for go test -v (the key redacted).
+		t.Logf("$ kubebyon %s\n%s%s(exit %d)", apiKeyValue.ReplaceAllString(strings.Join(args, " "), "$$KUBEBYON_API_KEY"), stdout.String(), stderr.String(), code)
 		return code, stdout.String(), stderr.String()
 	}
 }
