@@ -368,7 +368,7 @@ func (c *console) createAPIKey(t testing.TB, s *server) string {
 	_, page := c.get(t, s, "/settings/api-keys")
 	m := formIDField.FindStringSubmatch(page)
 	require.NotNil(t, m, "signed in on this process too: %s", page)
-	resp, body := c.submit(t, s, page, "/settings/api-keys", url.Values{"name": {"multi-node"}, "expiry": {"never"}, "form_id": {m[1]}})
+	resp, body := c.submit(t, s, page, "/settings/api-keys", url.Values{"name": {"multi-node"}, "scope": {"write"}, "expiry": {"never"}, "form_id": {m[1]}})
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
 	k := newAPIKey.FindStringSubmatch(body)
 	require.NotNil(t, k, body)

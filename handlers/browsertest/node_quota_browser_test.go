@@ -34,6 +34,9 @@ func TestNodeQuotaInBrowser(t *testing.T) {
 	var switches int
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)),
+		// The endpoint panel loads after the page and pushes the buttons
+		// down: a click before it lands where the button was.
+		chromedp.WaitVisible(`[data-testid="cluster-endpoint-status"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="cluster-nodes"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="node-quota-status"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="node-quota-status"]`, &status, chromedp.ByQuery),

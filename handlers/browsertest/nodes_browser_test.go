@@ -35,6 +35,9 @@ func TestNodesInBrowser(t *testing.T) {
 	var status, cordoned string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)),
+		// The endpoint panel loads after the page and pushes the buttons
+		// down: a click before it lands where the button was.
+		chromedp.WaitVisible(`[data-testid="cluster-endpoint-status"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="cluster-nodes"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="node-row"][data-node="worker-1"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-node="worker-1"] [data-testid="node-status"]`, &status, chromedp.ByQuery),
