@@ -101,7 +101,7 @@ func TestAdminSettingsSaveAndReadBack(t *testing.T) {
 	require.Regexp(t, `<option value="ExternalIP" selected`, body)
 	require.Regexp(t, `name="platformInsecure" type="checkbox" value="on" checked`, body)
 
-	events := b.SettingsEvents(t)
+	events := b.AuditEvents(t, "admin.settings_update")
 	require.Len(t, events, 1)
 	require.ElementsMatch(t, []string{
 		"hostKubeconfig", "chartRepo", "chartVersion", "chartPath", "platformHost", "platformAccessKey",
@@ -122,13 +122,13 @@ func TestAdminSettingsSaveAndReadBack(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
 	_, body = admin.Get(handlerstest.SettingsPage)
 	require.Contains(t, body, "Nothing changed")
-	require.Len(t, b.SettingsEvents(t), 1)
+	require.Len(t, b.AuditEvents(t, "admin.settings_update"), 1)
 	require.Equal(t, rt, b.LoadSettings(t), "empty secret fields keep the stored secrets")
 
 	// One plain field: no password needed; only it is in the event.
 	resp, body = admin.PostSettings(handlerstest.SettingsPage, handlerstest.FormWith(form, "chartVersion", "0.30.1"), "", false)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
-	events = b.SettingsEvents(t)
+	events = b.AuditEvents(t, "admin.settings_update")
 	require.Len(t, events, 2)
 	require.Equal(t, []string{"chartVersion"}, changedOf(events[1]))
 	require.NotContains(t, events[1], "hostKubeconfig")
@@ -145,7 +145,7 @@ func TestAdminSettingsSaveAndReadBack(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
 	rt.HostKubeconfig, rt.PlatformAccessKey = "", ""
 	require.Equal(t, rt, b.LoadSettings(t))
-	events = b.SettingsEvents(t)
+	events = b.AuditEvents(t, "admin.settings_update")
 	require.Len(t, events, 3)
 	require.Equal(t, []string{"hostKubeconfig", "platformAccessKey"}, changedOf(events[2]))
 	require.Equal(t, "cleared", events[2]["hostKubeconfig"])
@@ -209,7 +209,7 @@ current-context: c
 		})
 	}
 	require.Empty(t, b.SettingsRow(t), "nothing was stored")
-	require.Empty(t, b.SettingsEvents(t))
+	require.Empty(t, b.AuditEvents(t, "admin.settings_update"))
 	_, err := os.Stat("/tmp/pwned")
 	require.True(t, os.IsNotExist(err), "the exec plugin never ran")
 }

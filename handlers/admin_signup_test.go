@@ -45,7 +45,7 @@ func TestAdminSignUpHiddenFromOthers(t *testing.T) {
 	}
 	require.Zero(t, b.Count(t, "invitations"))
 	require.Zero(t, b.Count(t, "settings"))
-	require.Empty(t, b.SignUpEvents(t, "admin.signup_update"))
+	require.Empty(t, b.AuditEvents(t, "admin.signup_update"))
 	// Sign-up is still open.
 	handlerstest.SignUp(t, b.Client(t), handlerstest.UniqueEmail("stillopen"), "Still Open", "password of still open")
 }
@@ -87,7 +87,7 @@ func TestAdminSignUpSettings(t *testing.T) {
 	require.Equal(t, []map[string]any{{
 		"changed": []any{"allowedDomains", "policy"}, "policy": "invite_only",
 		"allowedDomains": []any{"corp.example.org", "example.com"},
-	}}, b.SignUpEvents(t, "admin.signup_update"))
+	}}, b.AuditEvents(t, "admin.signup_update"))
 }
 
 // TestSignUpPolicies: closed and invite-only take the form away and refuse
@@ -261,9 +261,9 @@ func TestInvitations(t *testing.T) {
 	_, body = admin.Get("/admin/settings/sign-up")
 	require.Regexp(t, `data-email="`+regexp.QuoteMeta(late)+`" data-state="expired"`, body)
 
-	require.Len(t, b.SignUpEvents(t, "admin.invitation_create"), 3)
-	require.Len(t, b.SignUpEvents(t, "admin.invitation_resend"), 1)
-	require.Equal(t, []map[string]any{{"email": withdrawn}}, b.SignUpEvents(t, "admin.invitation_revoke"))
+	require.Len(t, b.AuditEvents(t, "admin.invitation_create"), 3)
+	require.Len(t, b.AuditEvents(t, "admin.invitation_resend"), 1)
+	require.Equal(t, []map[string]any{{"email": withdrawn}}, b.AuditEvents(t, "admin.invitation_revoke"))
 }
 
 // TestOAuthSignUpPolicy: a first sign-in with a provider makes no account

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -179,16 +178,9 @@ func (h *Handlers) showAPINodeOperation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, err := strconv.ParseInt(c.Param("op"), 10, 64)
+	op, err := h.nodeOperationParam(c, cl)
 	if err != nil {
-		return echo.ErrNotFound
-	}
-	op, err := h.Nodes.Operation(c.Request().Context(), cl, id)
-	if err != nil {
-		return nodeError(err)
-	}
-	if op.NodeName != c.Param("name") {
-		return echo.ErrNotFound
+		return err
 	}
 	return c.JSON(http.StatusOK, apiNodeOperationFrom(op))
 }

@@ -40,7 +40,7 @@ func TestNodeLive(t *testing.T) {
 	require.NotContains(t, body, "KubeletNotReady")
 
 	handlerstest.SetNotReady(t, kc, "worker-1", "container runtime is down")
-	resp, panel := c.LiveGet(live)
+	resp, panel := c.HTMX(live)
 	require.Equal(t, http.StatusOK, resp.StatusCode, panel)
 	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
 	require.True(t, strings.HasPrefix(strings.TrimSpace(panel), `<section id="node-live"`), panel)
@@ -58,7 +58,7 @@ func TestNodeLive(t *testing.T) {
 	n.Spec.Unschedulable = true
 	_, err = kc.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	_, panel = c.LiveGet(live)
+	_, panel = c.HTMX(live)
 	require.Contains(t, panel, fmt.Sprintf(`<form id="node-cordon-action" method="post" action="%s/uncordon" class="inline-form" hx-swap-oob="true">`, page))
 	require.Contains(t, panel, `data-testid="node-uncordon"`)
 	require.NotContains(t, panel, "late-pod")
@@ -77,7 +77,7 @@ func TestNodeLive(t *testing.T) {
 	}
 	_, err = kc.CoreV1().Pods("apps").UpdateStatus(ctx, p, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	_, panel = c.LiveGet(live)
+	_, panel = c.HTMX(live)
 	require.Contains(t, panel, `data-pod="apps/late-pod"`)
 	row := panel[strings.Index(panel, `data-pod="apps/late-pod"`):]
 	row = row[:strings.Index(row, "</tr>")]
@@ -92,7 +92,7 @@ func TestNodeLive(t *testing.T) {
 
 	// Deleted by someone else: the panel says so and stops polling.
 	require.NoError(t, kc.CoreV1().Nodes().Delete(ctx, "worker-1", metav1.DeleteOptions{}))
-	resp, panel = c.LiveGet(live)
+	resp, panel = c.HTMX(live)
 	require.Equal(t, http.StatusOK, resp.StatusCode, panel)
 	require.Contains(t, panel, "This node is no longer in the cluster.")
 	require.NotContains(t, panel, "node-cordon-action", "no action for a node that is gone")
@@ -103,7 +103,7 @@ func TestNodeLive(t *testing.T) {
 	// asks again.
 	host := testenv.HostKube(t).Client(t)
 	require.NoError(t, host.CoreV1().Secrets(clusters.Namespace(cl)).Delete(ctx, clusters.KubeconfigSecretName(cl), metav1.DeleteOptions{}))
-	resp, panel = c.LiveGet(live)
+	resp, panel = c.HTMX(live)
 	require.Equal(t, http.StatusOK, resp.StatusCode, panel)
 	require.Contains(t, panel, `data-testid="node-live-error"`)
 	require.Contains(t, panel, "control plane cannot be reached")

@@ -129,21 +129,31 @@ func (h *Handlers) showNodePage(c echo.Context) error {
 
 // showNodeOperation is an operation's page, or for htmx its panel; 286
 // once it has finished, which stops the polling.
+// nodeOperationParam is the cluster's operation the path names (:op) on
+// the node it names (:name); any other is not found.
+func (h *Handlers) nodeOperationParam(c echo.Context, cl queries.Cluster) (queries.NodeOperation, error) {
+	id, err := strconv.ParseInt(c.Param("op"), 10, 64)
+	if err != nil {
+		return queries.NodeOperation{}, echo.ErrNotFound
+	}
+	op, err := h.Nodes.Operation(c.Request().Context(), cl, id)
+	if err != nil {
+		return op, nodeError(err)
+	}
+	if op.NodeName != c.Param("name") {
+		return op, echo.ErrNotFound
+	}
+	return op, nil
+}
+
 func (h *Handlers) showNodeOperation(c echo.Context) error {
 	cl, err := h.ownReadyCluster(c)
 	if err != nil {
 		return err
 	}
-	id, err := strconv.ParseInt(c.Param("op"), 10, 64)
+	op, err := h.nodeOperationParam(c, cl)
 	if err != nil {
-		return echo.ErrNotFound
-	}
-	op, err := h.Nodes.Operation(c.Request().Context(), cl, id)
-	if err != nil {
-		return nodeError(err)
-	}
-	if op.NodeName != c.Param("name") {
-		return echo.ErrNotFound
+		return err
 	}
 	v := h.nodeOperationView(op)
 	c.Response().Header().Set("Cache-Control", "no-store")

@@ -151,7 +151,7 @@ func TestNodesListFromRecord(t *testing.T) {
 	require.Contains(t, body, "linux/arm64")
 	require.Contains(t, body, `hx-trigger="every 5s"`, "and asks again")
 	start = time.Now()
-	resp, panel := c.LiveGet(nodePage + "/live")
+	resp, panel := c.HTMX(nodePage + "/live")
 	require.Less(t, time.Since(start), checks.CallTimeout+3*time.Second)
 	require.Equal(t, http.StatusOK, resp.StatusCode, panel)
 	require.Contains(t, panel, `data-testid="node-live-error"`)

@@ -204,8 +204,9 @@ func (b *Bundle) AccountStatus(t *testing.T, email string) adminusers.Status {
 	return adminusers.StatusFrom(verified, disabled)
 }
 
-// SignUpEvents are the details of the admins' sign-up settings changes.
-func (b *Bundle) SignUpEvents(t *testing.T, action string) []map[string]any {
+// AuditEvents are the details of the events with action, in order,
+// decoded.
+func (b *Bundle) AuditEvents(t *testing.T, action string) []map[string]any {
 	t.Helper()
 	rows, err := b.Pool.Query(context.Background(), "SELECT details FROM audit_events WHERE action = $1 ORDER BY id", action)
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package handlerstest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/url"
@@ -105,25 +104,6 @@ func (b *Bundle) SettingsRow(t *testing.T) string {
 	}
 	require.NoError(t, err)
 	return v
-}
-
-// SettingsEvents are the details of every settings audit event, oldest first.
-func (b *Bundle) SettingsEvents(t *testing.T) []map[string]any {
-	t.Helper()
-	rows, err := b.Pool.Query(context.Background(),
-		"SELECT details FROM audit_events WHERE action = 'admin.settings_update' ORDER BY id")
-	require.NoError(t, err)
-	defer rows.Close()
-	var out []map[string]any
-	for rows.Next() {
-		var raw []byte
-		require.NoError(t, rows.Scan(&raw))
-		d := map[string]any{}
-		require.NoError(t, json.Unmarshal(raw, &d))
-		out = append(out, d)
-	}
-	require.NoError(t, rows.Err())
-	return out
 }
 
 // GrantClusterWide gives user the verbs on resources in every namespace.

@@ -259,28 +259,11 @@ func (c *Client) CreateCluster(form url.Values) *http.Response {
 	return c.Post("/clusters/new", "/clusters", form)
 }
 
-// LiveGet fetches the node page's live panel as its poll does.
-func (c *Client) LiveGet(path string) (*http.Response, string) {
-	c.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, c.Base+path, nil)
-	require.NoError(c.t, err)
-	req.Header.Set("HX-Request", "true")
-	resp, err := c.HTTP.Do(req)
-	require.NoError(c.t, err)
-	defer resp.Body.Close()
-	return resp, ReadBody(c.t, resp)
-}
-
 // HTMXGet fetches a fragment as htmx does.
 func (c *Client) HTMXGet(path string) (int, string) {
 	c.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, c.Base+path, nil)
-	require.NoError(c.t, err)
-	req.Header.Set("HX-Request", "true")
-	resp, err := c.HTTP.Do(req)
-	require.NoError(c.t, err)
-	defer resp.Body.Close()
-	return resp.StatusCode, ReadBody(c.t, resp)
+	resp, body := c.HTMX(path)
+	return resp.StatusCode, body
 }
 
 // FetchURL requests an absolute URL, the platform's or a provider's, with c's
