@@ -85,6 +85,9 @@ func TestClusterMetricsInBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)),
+		// The endpoint panel loads after the page and pushes the buttons
+		// down: a click before it lands where the button was.
+		chromedp.WaitVisible(`[data-testid="cluster-endpoint-status"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="cluster-metrics"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="metrics-chart-nodes"][data-state="drawn"]`, chromedp.ByQuery),
 		chromedp.Evaluate(drawnCharts, &charts),

@@ -33,6 +33,9 @@ func TestJoinTokenInBrowser(t *testing.T) {
 	var command, copyLabel, copied string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)),
+		// The endpoint panel loads after the page and pushes the buttons
+		// down: a click before it lands where the button was.
+		chromedp.WaitVisible(`[data-testid="cluster-endpoint-status"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="cluster-join-tokens"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="join-token-form"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="join-tokens-empty"]`, chromedp.ByQuery),
