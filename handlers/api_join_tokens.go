@@ -122,10 +122,8 @@ func (h *Handlers) createAPIJoinToken(c echo.Context) error {
 	if err != nil {
 		return joinTokenAPIError(err)
 	}
-	t, err := h.JoinTokens.One(ctx, u.ID, id, created.Token.ID)
-	if err != nil {
-		return err
-	}
+	// New: active, with its value, and no machine joined yet.
+	t := jointokens.Listed{Token: created.Token, Status: jointokens.StatusActive, Value: created.Value}
 	c.Response().Header().Set(echo.HeaderLocation, fmt.Sprintf("/api/v1/clusters/%d/join-tokens/%d", id, t.Token.ID))
 	return c.JSON(http.StatusCreated, h.apiJoinTokenOf(t))
 }

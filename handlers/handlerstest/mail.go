@@ -9,8 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivertest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -78,23 +76,12 @@ func (b *Bundle) DeliverMail(t *testing.T, to string) {
 	if b.working {
 		return
 	}
-	ctx := context.Background()
-	rows, err := b.Pool.Query(ctx, `SELECT id FROM river_job
+	rows, err := b.Pool.Query(context.Background(), `SELECT id FROM river_job
 		WHERE kind = 'email' AND state = 'available' AND lower(args->>'to') = lower($1) ORDER BY id`, to)
 	require.NoError(t, err)
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	require.NoError(t, err)
-	w := rivertest.NewWorker(t, riverpgxv5.New(b.Pool), &river.Config{}, b.emailWorker)
-	for _, id := range ids {
-		job, err := b.River.JobGet(ctx, id)
-		require.NoError(t, err)
-		tx, err := b.Pool.Begin(ctx)
-		require.NoError(t, err)
-		res, err := w.WorkJob(ctx, t, tx, job)
-		require.NoError(t, err)
-		require.Equal(t, river.EventKindJobCompleted, res.EventKind, "email job %d", id)
-		require.NoError(t, tx.Commit(ctx))
-	}
+	workJobs(t, b, b.emailWorker, ids)
 }
 
 // WaitMessages sends the mail queued to addr (DeliverMail) and waits

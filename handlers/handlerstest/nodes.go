@@ -237,20 +237,27 @@ func (b *Bundle) QuotaCluster(t *testing.T, c *Client, name string) (queries.Clu
 // the worker of the clusters queue would, and returns how many there were.
 func (b *Bundle) workNodeQuotaSyncs(t *testing.T, clusterID int64) int {
 	t.Helper()
-	ctx := context.Background()
 	ids := b.queuedNodeQuotaSyncs(t, clusterID, false)
-	w := rivertest.NewWorker(t, riverpgxv5.New(b.Pool), &river.Config{}, b.nodeQuotaSyncWorker())
+	workJobs(t, b, b.nodeQuotaSyncWorker(), ids)
+	return len(ids)
+}
+
+// workJobs works the queued jobs ids with w, each in a transaction of its
+// own, as a River worker would, and requires each to complete.
+func workJobs[T river.JobArgs](t *testing.T, b *Bundle, w river.Worker[T], ids []int64) {
+	t.Helper()
+	ctx := context.Background()
+	tw := rivertest.NewWorker(t, riverpgxv5.New(b.Pool), &river.Config{}, w)
 	for _, id := range ids {
 		job, err := b.River.JobGet(ctx, id)
 		require.NoError(t, err)
 		tx, err := b.Pool.Begin(ctx)
 		require.NoError(t, err)
-		res, err := w.WorkJob(ctx, t, tx, job)
+		res, err := tw.WorkJob(ctx, t, tx, job)
 		require.NoError(t, err)
-		require.Equal(t, river.EventKindJobCompleted, res.EventKind)
+		require.Equal(t, river.EventKindJobCompleted, res.EventKind, "job %d", id)
 		require.NoError(t, tx.Commit(ctx))
 	}
-	return len(ids)
 }
 
 // queuedNodeQuotaSyncs are the ids of the cluster's node_quota_sync jobs
