@@ -537,7 +537,7 @@ func (h *Handlers) adminSubscriptionView(ctx context.Context, u queries.User, f 
 	if err != nil {
 		return views.AdminSubscription{}, err
 	}
-	orders, err := h.Billing.OrdersOf(ctx, u.ID, userOrdersShown)
+	orders, err := h.Billing.OrdersOf(ctx, u.ID, 0, userOrdersShown)
 	if err != nil {
 		return views.AdminSubscription{}, err
 	}

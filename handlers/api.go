@@ -37,15 +37,38 @@ func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		if !readOnly(c.Request().Method) && !caller.CanWrite() {
-			// RFC 6750: the key works, but may not do this.
-			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer error="insufficient_scope", scope="write"`)
-			return c.JSON(http.StatusForbidden, apiError{Error: apiErrorBody{
-				Code: "insufficient_scope", Message: locale.T(c.Request().Context(), apikeys.ErrInsufficientScope.Error()),
-			}})
+			return insufficientScope(c, apikeys.ScopeWrite)
 		}
 		c.Set(ctxUser, caller.User)
+		c.Set(ctxAPIScope, caller.Scope)
 		return h.idempotent(c, caller.User.ID, next)
 	}
+}
+
+// ctxAPIScope is the Echo context key of the request's API key scope, as
+// it holds now (apikeys.Caller).
+const ctxAPIScope = "api_scope"
+
+// requireAdminKey, after requireAPIKey, lets only admin keys through: the
+// admin API (/api/v1/admin). Any other key is 403 insufficient_scope.
+// An admin key of a user who is no longer an admin is a write key
+// (apikeys.Authenticate), so this is the role's check too.
+func requireAdminKey(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if scope, _ := c.Get(ctxAPIScope).(string); scope != apikeys.ScopeAdmin {
+			return insufficientScope(c, apikeys.ScopeAdmin)
+		}
+		return next(c)
+	}
+}
+
+// insufficientScope answers a key that works but may not do this (RFC
+// 6750): 403, naming the scope it would need.
+func insufficientScope(c echo.Context, scope string) error {
+	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer error="insufficient_scope", scope="`+scope+`"`)
+	return c.JSON(http.StatusForbidden, apiError{Error: apiErrorBody{
+		Code: "insufficient_scope", Message: locale.T(c.Request().Context(), apikeys.ErrInsufficientScope.Error()),
+	}})
 }
 
 // readOnly: a request of this method changes nothing, and a read key

@@ -178,11 +178,10 @@ func apiClusterOf(c queries.ClusterListByOwnerRow) apiCluster {
 	return out
 }
 
-// apiClusterList is one page of clusters, newest first; next_before is the
-// cursor of the next page (?before=), absent on the last.
+// apiClusterList is one page of clusters, newest first (api_page.go).
 type apiClusterList struct {
-	Clusters   []apiCluster `json:"clusters"`
-	NextBefore int64        `json:"next_before,omitempty"`
+	Clusters []apiCluster `json:"clusters"`
+	Next     string       `json:"next,omitempty"`
 }
 
 // apiClusterBody is the body of POST and PATCH; PATCH changes only the
@@ -219,11 +218,19 @@ type apiInvalidBody struct {
 
 func (h *Handlers) listAPIClusters(c echo.Context) error {
 	u, _ := currentUser(c)
-	page, err := h.Clusters.List(c.Request().Context(), u.ID, queryID(c, "before"), clusters.PageSize)
+	p, err := apiPageOf(c)
 	if err != nil {
 		return err
 	}
-	out := apiClusterList{Clusters: make([]apiCluster, len(page.Clusters)), NextBefore: page.NextBefore}
+	before, err := p.beforeID()
+	if err != nil {
+		return err
+	}
+	page, err := h.Clusters.List(c.Request().Context(), u.ID, before, p.Limit)
+	if err != nil {
+		return err
+	}
+	out := apiClusterList{Clusters: make([]apiCluster, len(page.Clusters)), Next: idCursor(page.NextBefore)}
 	for i, cl := range page.Clusters {
 		out.Clusters[i] = apiClusterOf(cl)
 	}

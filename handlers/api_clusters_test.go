@@ -100,17 +100,30 @@ func TestAPIClusters(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status)
 	require.Equal(t, created, handlerstest.DecodeAs[apiClusterJSON](t, r))
 
+	type clusterPage struct {
+		Clusters []apiClusterJSON `json:"clusters"`
+		Next     string           `json:"next"`
+	}
 	r = b.APICall(t, http.MethodGet, "/api/v1/clusters", key, "")
-	list := handlerstest.DecodeAs[struct {
-		Clusters   []apiClusterJSON `json:"clusters"`
-		NextBefore int64            `json:"next_before"`
-	}](t, r)
+	list := handlerstest.DecodeAs[clusterPage](t, r)
 	require.Len(t, list.Clusters, 2)
 	require.Equal(t, minimal.ID, list.Clusters[0].ID, "newest first")
-	require.Zero(t, list.NextBefore)
-	r = b.APICall(t, http.MethodGet, fmt.Sprintf("/api/v1/clusters?before=%d", minimal.ID), key, "")
-	require.Contains(t, r.Body, `"name":"api-made"`)
-	require.NotContains(t, r.Body, `"name":"minimal"`)
+	require.Empty(t, list.Next, "one page")
+	// A page at a time: the cursor of the first page of one reads the rest.
+	r = b.APICall(t, http.MethodGet, "/api/v1/clusters?limit=1", key, "")
+	list = handlerstest.DecodeAs[clusterPage](t, r)
+	require.Len(t, list.Clusters, 1)
+	require.Equal(t, minimal.ID, list.Clusters[0].ID)
+	require.NotEmpty(t, list.Next)
+	r = b.APICall(t, http.MethodGet, "/api/v1/clusters?limit=1&cursor="+list.Next, key, "")
+	list = handlerstest.DecodeAs[clusterPage](t, r)
+	require.Len(t, list.Clusters, 1)
+	require.Equal(t, "api-made", list.Clusters[0].Name)
+	require.Empty(t, list.Next, "the last page")
+	for _, query := range []string{"limit=0", "limit=101", "limit=x", "cursor=x", "cursor=-3"} {
+		r = b.APICall(t, http.MethodGet, "/api/v1/clusters?"+query, key, "")
+		require.Equal(t, http.StatusBadRequest, r.Status, query)
+	}
 
 	// PATCH changes only what it names.
 	clusterPath := fmt.Sprintf("/api/v1/clusters/%d", created.ID)

@@ -46,7 +46,7 @@ func TestAPIDescriptionNamesEveryRoute(t *testing.T) {
 
 	var routed []string
 	for _, r := range b.Echo.Routes() {
-		if !strings.HasPrefix(r.Path, handlerstest.APIPrefix) || r.Method == "echo_route_any" {
+		if !strings.HasPrefix(r.Path, handlerstest.APIPrefix) || strings.HasPrefix(r.Method, "echo_route_") {
 			continue
 		}
 		routed = append(routed, r.Method+" "+echoParam.ReplaceAllString(r.Path, "{$1}"))

@@ -16,8 +16,8 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// ordersShown is how many of a user's orders the plan page and the API
-// list, newest first.
+// ordersShown is how many of a user's orders the plan page lists, newest
+// first.
 const ordersShown = 50
 
 // showBillingPage is GET /billing: the user's plan and their usage
@@ -70,7 +70,7 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 			Current: pl.ID == p.ID,
 		})
 	}
-	orders, err := h.Billing.OrdersOf(ctx, u.ID, ordersShown)
+	orders, err := h.Billing.OrdersOf(ctx, u.ID, 0, ordersShown)
 	if err != nil {
 		return err
 	}
@@ -362,14 +362,29 @@ type apiOrder struct {
 	PeriodEnd   *time.Time `json:"period_end"`
 }
 
+// apiOrderList is one page of orders, newest first (api_page.go).
+type apiOrderList struct {
+	Orders []apiOrder `json:"orders"`
+	Next   string     `json:"next,omitempty"`
+}
+
 // listAPIOrders is GET /api/v1/orders: the key owner's orders, newest
-// first.
+// first, a page at a time.
 func (h *Handlers) listAPIOrders(c echo.Context) error {
 	u, _ := currentUser(c)
-	rows, err := h.Billing.OrdersOf(c.Request().Context(), u.ID, ordersShown)
+	p, err := apiPageOf(c)
 	if err != nil {
 		return err
 	}
+	before, err := p.beforeID()
+	if err != nil {
+		return err
+	}
+	rows, err := h.Billing.OrdersOf(c.Request().Context(), u.ID, before, int32(p.Limit)+1)
+	if err != nil {
+		return err
+	}
+	rows, next := pageOf(rows, p.Limit, func(r queries.OrderListForUserRow) string { return idCursor(r.Order.ID) })
 	optional := func(t time.Time, ok bool) *time.Time {
 		if !ok {
 			return nil
@@ -387,5 +402,5 @@ func (h *Handlers) listAPIOrders(c echo.Context) error {
 			PeriodStart: optional(o.PeriodStart.Time, o.PeriodStart.Valid), PeriodEnd: optional(o.PeriodEnd.Time, o.PeriodEnd.Valid),
 		})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"orders": out})
+	return c.JSON(http.StatusOK, apiOrderList{Orders: out, Next: next})
 }

@@ -152,6 +152,10 @@ var userScopedRoutes = []struct {
 	{http.MethodDelete, func(v victim) string {
 		return fmt.Sprintf("/api/v1/clusters/%d/join-tokens/%d", v.cluster.ID, v.joinToken)
 	}, nil},
+	// API: the caller's account (notifications, API keys, profile).
+
+	// API: clusters and billing.
+
 }
 
 func TestTenantIsolation(t *testing.T) {

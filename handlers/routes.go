@@ -195,6 +195,16 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/api/v1/clusters/:id/nodes/:name/drain", h.drainAPINode, h.requireAPIKey, validNodeName)
 	e.DELETE("/api/v1/clusters/:id/nodes/:name", h.deleteAPINode, h.requireAPIKey, validNodeName)
 	e.GET("/api/v1/clusters/:id/nodes/:name/operations/:op", h.showAPINodeOperation, h.requireAPIKey, validNodeName)
+	// API: the caller's account (notifications, API keys, profile).
+
+	// API: clusters and billing, beyond the above.
+
+	// The admin API: admin keys only (requireAdminKey).
+	adminAPI := e.Group("/api/v1/admin", h.requireAPIKey, requireAdminKey)
+	_ = adminAPI
+	// Admin API: users, subscriptions, plans, orders, activity.
+
+	// Admin API: clusters, jobs, settings, invitations, edge, notifications.
 
 	// What `kubebyon edge` calls, with an edge token (edge_api.go).
 	e.GET("/api/v1/edge/config", h.showEdgeConfig, h.requireEdgeToken)

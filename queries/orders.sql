@@ -57,8 +57,10 @@ WHERE id IN (SELECT o.id FROM orders o WHERE o.status = 'pending' AND o.expires_
 RETURNING *;
 
 -- name: OrderListForUser :many
+-- A user's orders, newest first, paged by id (keyset: ids below
+-- @before_id, 0 for the first page).
 SELECT sqlc.embed(orders), plans.name AS plan_name FROM orders JOIN plans ON plans.id = orders.plan_id
-WHERE orders.user_id = @user_id
+WHERE orders.user_id = @user_id AND (@before_id::bigint = 0 OR orders.id < @before_id)
 ORDER BY orders.id DESC
 LIMIT @max_rows;
 

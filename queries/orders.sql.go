@@ -462,14 +462,15 @@ func (q *Queries) OrderListAdmin(ctx context.Context, arg OrderListAdminParams) 
 
 const orderListForUser = `-- name: OrderListForUser :many
 SELECT orders.id, orders.number, orders.user_id, orders.plan_id, orders.period, orders.kind, orders.currency, orders.amount, orders.credit, orders.tax, orders.tax_label, orders.total, orders.status, orders.method, orders.reference, orders.stripe_session_id, orders.period_start, orders.period_end, orders.refunded_amount, orders.created_at, orders.expires_at, orders.paid_at, orders.closed_at, plans.name AS plan_name FROM orders JOIN plans ON plans.id = orders.plan_id
-WHERE orders.user_id = $1
+WHERE orders.user_id = $1 AND ($2::bigint = 0 OR orders.id < $2)
 ORDER BY orders.id DESC
-LIMIT $2
+LIMIT $3
 `
 
 type OrderListForUserParams struct {
-	UserID  int64
-	MaxRows int32
+	UserID   int64
+	BeforeID int64
+	MaxRows  int32
 }
 
 type OrderListForUserRow struct {
@@ -477,8 +478,10 @@ type OrderListForUserRow struct {
 	PlanName string
 }
 
+// A user's orders, newest first, paged by id (keyset: ids below
+// @before_id, 0 for the first page).
 func (q *Queries) OrderListForUser(ctx context.Context, arg OrderListForUserParams) ([]OrderListForUserRow, error) {
-	rows, err := q.db.Query(ctx, orderListForUser, arg.UserID, arg.MaxRows)
+	rows, err := q.db.Query(ctx, orderListForUser, arg.UserID, arg.BeforeID, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}

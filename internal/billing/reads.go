@@ -43,10 +43,10 @@ func (s *Service) OrderOf(ctx context.Context, userID, id int64) (queries.Order,
 	return o, nil
 }
 
-// OrdersOf are the user's newest orders, up to n, each with its plan's
-// name.
-func (s *Service) OrdersOf(ctx context.Context, userID int64, n int32) ([]queries.OrderListForUserRow, error) {
-	rows, err := queries.New(s.Pool).OrderListForUser(ctx, queries.OrderListForUserParams{UserID: userID, MaxRows: n})
+// OrdersOf are the user's newest orders with an id below before (0: from
+// the newest), up to n, each with its plan's name.
+func (s *Service) OrdersOf(ctx context.Context, userID, before int64, n int32) ([]queries.OrderListForUserRow, error) {
+	rows, err := queries.New(s.Pool).OrderListForUser(ctx, queries.OrderListForUserParams{UserID: userID, BeforeID: before, MaxRows: n})
 	if err != nil {
 		return nil, fmt.Errorf("list orders of user %d: %w", userID, err)
 	}

@@ -43,11 +43,11 @@ func TestOrderReads(t *testing.T) {
 			require.NoError(t, err, tt.name)
 			require.Equal(t, paid.ID, o.ID, tt.name)
 		}
-		rows, err := s.svc.OrdersOf(ctx, buyer, 10)
+		rows, err := s.svc.OrdersOf(ctx, buyer, 0, 10)
 		require.NoError(t, err)
 		require.Len(t, rows, 1)
 		require.Equal(t, "Team", rows[0].PlanName)
-		rows, err = s.svc.OrdersOf(ctx, other, 10)
+		rows, err = s.svc.OrdersOf(ctx, other, 0, 10)
 		require.NoError(t, err)
 		require.Empty(t, rows)
 	})

@@ -322,17 +322,17 @@ func (c *Client) Clusters(ctx context.Context) ([]Cluster, error) {
 	path := "/api/v1/clusters"
 	for {
 		var page struct {
-			Clusters   []Cluster `json:"clusters"`
-			NextBefore *int64    `json:"next_before"`
+			Clusters []Cluster `json:"clusters"`
+			Next     string    `json:"next"`
 		}
 		if _, err := c.call(ctx, http.MethodGet, path, nil, &page); err != nil {
 			return nil, err
 		}
 		all = append(all, page.Clusters...)
-		if page.NextBefore == nil || len(page.Clusters) == 0 {
+		if page.Next == "" || len(page.Clusters) == 0 {
 			return all, nil
 		}
-		path = "/api/v1/clusters?before=" + url.QueryEscape(fmt.Sprint(*page.NextBefore))
+		path = "/api/v1/clusters?cursor=" + url.QueryEscape(page.Next)
 	}
 }
 
