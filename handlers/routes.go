@@ -204,7 +204,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	_ = adminAPI
 	// Admin API: users, subscriptions, plans, orders, activity.
 
-	// Admin API: clusters, jobs, settings, invitations, edge, notifications.
+	// Admin API: clusters, jobs, edge, DNS, ingress.
+
+	// Admin API: settings, sign-up and invitations, sign-in, branding, mail, notification channels, billing and metrics settings.
 
 	// What `kubebyon edge` calls, with an edge token (edge_api.go).
 	e.GET("/api/v1/edge/config", h.showEdgeConfig, h.requireEdgeToken)
