@@ -81,6 +81,7 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 			m.Pending = &v
 		}
 	}
+	h.viewAsAPICall(c, "getBilling", nil)
 	return render(c, status, views.BillingPage(m))
 }
 

@@ -3,6 +3,8 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -34,6 +36,7 @@ func (h *Handlers) showClusterMetricsPage(c echo.Context) error {
 	}
 	m := clusterMetricsView(cl, s, "")
 	c.Response().Header().Set("Cache-Control", "no-store")
+	h.viewAsAPICall(c, "getClusterMetrics", url.Values{"range": {string(s.Range)}}, strconv.FormatInt(cl.ID, 10))
 	return renderPageOrFragment(c, views.ClusterMetricsPage(m), views.ClusterMetricsBody(m))
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -34,6 +35,7 @@ func (h *Handlers) showClustersPage(c echo.Context) error {
 	if before != 0 {
 		l.FirstURL = "/clusters"
 	}
+	h.viewAsAPICall(c, "listClusters", nil)
 	return render(c, http.StatusOK, views.ClustersPage(l))
 }
 
@@ -62,6 +64,7 @@ func (h *Handlers) showClusterPage(c echo.Context) error {
 	if cl.Status == clusters.StatusReady {
 		d.UnreachableSince, d.UnreachableError = fresh.UnreachableSince, fresh.LastError
 	}
+	h.viewAsAPICall(c, "getCluster", nil, strconv.FormatInt(cl.ID, 10))
 	return render(c, http.StatusOK, views.ClusterDetailPage(d))
 }
 

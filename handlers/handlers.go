@@ -137,8 +137,10 @@ type Handlers struct {
 	// joinLimiter counts the join endpoints' hits before PostgreSQL.
 	limits      *ratelimit.Store
 	joinLimiter *ratelimit.Limiter
-	// apiSpec is the API description as /api/v1/openapi.json serves it.
+	// apiSpec is the API description as /api/v1/openapi.json serves it;
+	// apiOps its operations, for the pages' "view as API call".
 	apiSpec []byte
+	apiOps  map[string]apispec.Operation
 	// idempotency keeps the answers to API POSTs with an Idempotency-Key.
 	idempotency *idempotency.Store
 }
@@ -161,8 +163,12 @@ func New(d Deps) *echo.Echo {
 		// is broken.
 		panic(err)
 	}
+	ops, err := apispec.Operations()
+	if err != nil {
+		panic(err)
+	}
 	h := &Handlers{
-		Deps: d, limits: limits, joinLimiter: limits.Limiter(joinSubjectsKept), apiSpec: spec,
+		Deps: d, limits: limits, joinLimiter: limits.Limiter(joinSubjectsKept), apiSpec: spec, apiOps: ops,
 		idempotency: &idempotency.Store{Pool: d.Pool},
 	}
 	h.sessions = h.newSessionManager()

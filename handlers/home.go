@@ -33,6 +33,7 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	for i, cl := range list {
 		d.Clusters[i] = clusterSummaryView(cl)
 	}
+	h.viewAsAPICall(c, "listClusters", nil)
 	return render(c, http.StatusOK, views.Dashboard(u.Name, d))
 }
 

@@ -40,6 +40,7 @@ func (h *Handlers) renderJoinTokens(c echo.Context, status int, f views.Form) er
 	for _, t := range tokens {
 		d.Tokens = append(d.Tokens, h.joinTokenView(t))
 	}
+	h.viewAsAPICall(c, "listJoinTokens", nil, strconv.FormatInt(cl.ID, 10))
 	return render(c, status, views.JoinTokensPage(d))
 }
 

@@ -102,6 +102,7 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 		l.Nodes = append(l.Nodes, v)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
+	h.viewAsAPICall(c, "listNodes", nil, strconv.FormatInt(cl.ID, 10))
 	return renderPageOrFragment(c, views.NodesPage(l), views.NodeRows(l))
 }
 
@@ -124,6 +125,7 @@ func (h *Handlers) showNodePage(c echo.Context) error {
 		v := h.nodeOperationView(op)
 		m.Operation = &v
 	}
+	h.viewAsAPICall(c, "getNode", nil, strconv.FormatInt(cl.ID, 10), d.Name)
 	return render(c, http.StatusOK, views.NodePage(m))
 }
 

@@ -88,6 +88,7 @@ func (h *Handlers) showProfilePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	h.viewAsAPICall(c, "getMe", nil)
 	return render(c, http.StatusOK, views.SettingsProfilePage(p))
 }
 

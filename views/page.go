@@ -18,6 +18,18 @@ type Page struct {
 	// Version is the platform's version, for the admin area's footer;
 	// empty on the other pages.
 	Version string
+	// APICall is the API call that reads what the page shows, for its
+	// "view as API call" disclosure; nil on pages without one.
+	APICall *APICall
+}
+
+// APICall is an API operation as a page shows it: the curl command that
+// calls it, and its place in the API reference.
+type APICall struct {
+	// Method and URL of the call, the URL absolute.
+	Method, URL string
+	// Reference is the operation's link in the API reference page.
+	Reference string
 }
 
 // PageUser is the signed-in user as the pages show them.

@@ -7,7 +7,9 @@ package apispec
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -24,4 +26,44 @@ func JSON() ([]byte, error) {
 		return nil, fmt.Errorf("the API description: %w", err)
 	}
 	return b, nil
+}
+
+// Operation is one operation of the description: its method and path
+// template (/api/v1/clusters/{id}), by its operationId.
+type Operation struct {
+	Method string
+	Path   string
+	// Tag is its first tag, which the reference groups it under.
+	Tag string
+}
+
+// Operations are the description's operations by operationId.
+func Operations() (map[string]Operation, error) {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := yaml.Unmarshal(YAML, &doc); err != nil {
+		return nil, fmt.Errorf("the API description: %w", err)
+	}
+	ops := map[string]Operation{}
+	for path, item := range doc.Paths {
+		for method, raw := range item {
+			if method == "parameters" {
+				continue
+			}
+			var op struct {
+				OperationID string   `json:"operationId"`
+				Tags        []string `json:"tags"`
+			}
+			if err := json.Unmarshal(raw, &op); err != nil {
+				return nil, fmt.Errorf("the API description's %s %s: %w", method, path, err)
+			}
+			o := Operation{Method: strings.ToUpper(method), Path: path}
+			if len(op.Tags) > 0 {
+				o.Tag = op.Tags[0]
+			}
+			ops[op.OperationID] = o
+		}
+	}
+	return ops, nil
 }
