@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -86,6 +87,16 @@ func TestCLI(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, `(?m)^NAME\s+STATUS`, out)
 	require.Regexp(t, `(?m)^from-cli\s+pending\s`, out)
+	// Every page: the list follows the API's next cursor.
+	for i := range 100 {
+		b.InsertCluster(t, b.UserID(t, email), fmt.Sprintf("bulk-%03d", i), fmt.Sprintf("bulk-%03d-x1y2z3", i), "v1.34.0", "nodeport", "ready")
+	}
+	code, out, errOut = run("clusters", "list", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	list = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &list), out)
+	require.Len(t, list, 102, "two pages of clusters")
+	require.Equal(t, "bulk-000", list[len(list)-3]["name"], "newest first, across pages")
 
 	code, out, errOut = run("clusters", "wait", "ready-one", "--for", "ready", "--timeout", "30s")
 	require.Equal(t, 0, code, errOut)

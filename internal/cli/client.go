@@ -319,7 +319,8 @@ func (c *Client) Me(ctx context.Context) (User, error) {
 // Clusters lists all the owner's clusters, newest first, every page.
 func (c *Client) Clusters(ctx context.Context) ([]Cluster, error) {
 	var all []Cluster
-	path := "/api/v1/clusters"
+	const query = "/api/v1/clusters?limit=100"
+	path := query
 	for {
 		var page struct {
 			Clusters []Cluster `json:"clusters"`
@@ -332,7 +333,7 @@ func (c *Client) Clusters(ctx context.Context) ([]Cluster, error) {
 		if page.Next == "" || len(page.Clusters) == 0 {
 			return all, nil
 		}
-		path = "/api/v1/clusters?cursor=" + url.QueryEscape(page.Next)
+		path = query + "&cursor=" + url.QueryEscape(page.Next)
 	}
 }
 
