@@ -130,14 +130,24 @@ $(call NODE_BIN,$(1)):
 endef
 $(foreach t,$(NODE_TOOLS),$(eval $(call node_tool_rule,$(t))))
 
-node-tools: $(NODE_BINS)
+# kubectl, what a user runs on a machine in the real-node tests, from
+# tools/kubectl (a module of its own), cached the same way.
+KUBECTL_KEY := $(shell (cat tools/kubectl/go.mod tools/kubectl/go.sum tools/kubectl/main.go; echo '$(KAS_VERSION_LDFLAGS)') | sha256sum | cut -c1-16)
+KUBECTL     := $(KAS_CACHE)/kubectl-$(KUBECTL_KEY)
+$(KUBECTL):
+	mkdir -p $(KAS_CACHE)
+	$(GO) -C tools/kubectl build -trimpath -ldflags '-s -w $(KAS_VERSION_LDFLAGS)' -o $@.tmp .
+	mv $@.tmp $@
+
+node-tools: $(NODE_BINS) $(KUBECTL)
 
 # The directory the tests find the node tools in (NODE_TOOLS_DIR): links
 # named plainly, since kubeadm looks for kubelet on PATH.
 NODE_TOOLS_DIR := $(CURDIR)/bin/kubenode
-node-tools-dir: $(NODE_BINS)
+node-tools-dir: $(NODE_BINS) $(KUBECTL)
 	mkdir -p $(NODE_TOOLS_DIR)
 	$(foreach t,$(NODE_TOOLS),ln -sf $(call NODE_BIN,$(t)) $(NODE_TOOLS_DIR)/$(t);)
+	ln -sf $(KUBECTL) $(NODE_TOOLS_DIR)/kubectl
 
 print-node-tools-dir:
 	@echo $(NODE_TOOLS_DIR)

@@ -55,18 +55,18 @@ import (
 // facts these follow (why each setting is there).
 
 // nodeTools are the binaries NODE_TOOLS_DIR holds.
-var nodeTools = []string{"kubelet", "kubeadm", "kube-controller-manager", "kube-scheduler"}
+var nodeTools = []string{"kubelet", "kubeadm", "kube-controller-manager", "kube-scheduler", "kubectl"}
 
 // NodeToolsDir is $NODE_TOOLS_DIR: the directory of kubelet, kubeadm,
-// kube-controller-manager and kube-scheduler, which 'make node-tools-dir'
-// builds and links there. It fails t when it is unset or lacks one.
+// kube-controller-manager, kube-scheduler and kubectl, which 'make
+// node-tools-dir' builds and links there. It fails t when it is unset or lacks one.
 func NodeToolsDir(t testing.TB) string {
 	t.Helper()
 	skipInShort(t, "the Kubernetes node binaries")
 	dir := os.Getenv("NODE_TOOLS_DIR")
 	if dir == "" {
 		t.Fatal("testenv: NODE_TOOLS_DIR is not set: run 'make node-tools-dir' (it builds kubelet, kubeadm, " +
-			"kube-controller-manager and kube-scheduler) and set NODE_TOOLS_DIR=$(make -s print-node-tools-dir)")
+			"kube-controller-manager, kube-scheduler and kubectl) and set NODE_TOOLS_DIR=$(make -s print-node-tools-dir)")
 	}
 	for _, name := range nodeTools {
 		info, err := os.Stat(filepath.Join(dir, name))
