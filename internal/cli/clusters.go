@@ -349,7 +349,9 @@ func (a *App) waitDeleted(ctx context.Context, c *Client, cl Cluster, timeout ti
 		if isStatus(err, http.StatusNotFound) {
 			return true, nil
 		}
-		last = got
+		if err == nil {
+			last = got
+		}
 		return false, err
 	})
 	if errors.Is(err, context.DeadlineExceeded) {
