@@ -65,9 +65,14 @@ func requireAdminKey(next echo.HandlerFunc) echo.HandlerFunc {
 // insufficientScope answers a key that works but may not do this (RFC
 // 6750): 403, naming the scope it would need.
 func insufficientScope(c echo.Context, scope string) error {
+	return refuseScope(c, scope, apikeys.ErrInsufficientScope.Error())
+}
+
+// refuseScope is insufficientScope saying why with the message msgID.
+func refuseScope(c echo.Context, scope, msgID string) error {
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer error="insufficient_scope", scope="`+scope+`"`)
 	return c.JSON(http.StatusForbidden, apiError{Error: apiErrorBody{
-		Code: "insufficient_scope", Message: locale.T(c.Request().Context(), apikeys.ErrInsufficientScope.Error()),
+		Code: "insufficient_scope", Message: locale.T(c.Request().Context(), msgID),
 	}})
 }
 

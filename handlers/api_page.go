@@ -51,6 +51,17 @@ func (p apiPage) beforeID() (int64, error) {
 	return id, nil
 }
 
+// apiPageBefore reads the request's page of a list ordered by id, newest
+// first: the page, and the id it starts below (beforeID).
+func apiPageBefore(c echo.Context) (apiPage, int64, error) {
+	p, err := apiPageOf(c)
+	if err != nil {
+		return p, 0, err
+	}
+	before, err := p.beforeID()
+	return p, before, err
+}
+
 // idCursor is the cursor of the page after one that ended at id: "" when
 // there is none (id 0).
 func idCursor(id int64) string {

@@ -35,10 +35,11 @@ const avatarCacheControl = "private, max-age=3600"
 // ever crafted.
 const avatarCSP = "default-src 'none'; frame-ancestors 'none'; sandbox"
 
-// isAvatarUpload reports whether the request is the avatar upload, whose
-// body limit is avatarBodyLimit instead of bodyLimit.
+// isAvatarUpload reports whether the request is the avatar upload, the
+// console's or the API's, whose body limit is avatarBodyLimit instead of
+// bodyLimit.
 func isAvatarUpload(c echo.Context) bool {
-	return c.Path() == "/settings"+avatarUploadRoute
+	return c.Path() == "/settings"+avatarUploadRoute || (c.Path() == apiAvatarPath && c.Request().Method == http.MethodPut)
 }
 
 func (h *Handlers) uploadAvatar(c echo.Context) error {

@@ -386,21 +386,14 @@ func (h *Handlers) listAPIOrders(c echo.Context) error {
 		return err
 	}
 	rows, next := pageOf(rows, p.Limit, func(r queries.OrderListForUserRow) string { return idCursor(r.Order.ID) })
-	optional := func(t time.Time, ok bool) *time.Time {
-		if !ok {
-			return nil
-		}
-		t = t.UTC()
-		return &t
-	}
 	out := make([]apiOrder, 0, len(rows))
 	for _, r := range rows {
 		o := r.Order
 		out = append(out, apiOrder{
 			ID: o.ID, Number: o.Number, Plan: r.PlanName, Period: o.Period, Kind: o.Kind, Status: o.Status, Method: o.Method,
 			Currency: o.Currency, Amount: o.Amount, Credit: o.Credit, Tax: o.Tax, Total: o.Total, Refunded: o.RefundedAmount,
-			CreatedAt: o.CreatedAt.Time.UTC(), ExpiresAt: o.ExpiresAt.Time.UTC(), PaidAt: optional(o.PaidAt.Time, o.PaidAt.Valid),
-			PeriodStart: optional(o.PeriodStart.Time, o.PeriodStart.Valid), PeriodEnd: optional(o.PeriodEnd.Time, o.PeriodEnd.Valid),
+			CreatedAt: o.CreatedAt.Time.UTC(), ExpiresAt: o.ExpiresAt.Time.UTC(), PaidAt: optionalTime(o.PaidAt.Time, o.PaidAt.Valid),
+			PeriodStart: optionalTime(o.PeriodStart.Time, o.PeriodStart.Valid), PeriodEnd: optionalTime(o.PeriodEnd.Time, o.PeriodEnd.Valid),
 		})
 	}
 	return c.JSON(http.StatusOK, apiOrderList{Orders: out, Next: next})

@@ -29,6 +29,9 @@ type victim struct {
 	joinToken int64
 	// order is a pending order of user.
 	order int64
+	// webhook is a webhook channel of user; identity an account at a
+	// sign-in provider linked to user.
+	webhook, identity int64
 }
 
 // userScopedRoutes lists every route that takes the id of something a user
@@ -153,6 +156,12 @@ var userScopedRoutes = []struct {
 		return fmt.Sprintf("/api/v1/clusters/%d/join-tokens/%d", v.cluster.ID, v.joinToken)
 	}, nil},
 	// API: the caller's account (notifications, API keys, profile).
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/api-keys/%d", v.apiKey.Key.ID) }, nil},
+	{http.MethodDelete, func(v victim) string { return fmt.Sprintf("/api/v1/api-keys/%d", v.apiKey.Key.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/webhooks/%d", v.webhook) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/webhooks/%d/test", v.webhook) }, nil},
+	{http.MethodDelete, func(v victim) string { return fmt.Sprintf("/api/v1/webhooks/%d", v.webhook) }, nil},
+	{http.MethodDelete, func(v victim) string { return fmt.Sprintf("/api/v1/me/identities/%d", v.identity) }, nil},
 
 	// API: clusters and billing.
 
@@ -195,7 +204,15 @@ func TestTenantIsolation(t *testing.T) {
 		ExpiresAt: pgtype.Timestamptz{Time: time.Now().Add(time.Hour), Valid: true},
 	})
 	require.NoError(t, err)
-	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op, joinToken: jt.ID, order: order.ID}
+	hook, err := q.WebhookChannelCreate(ctx, queries.WebhookChannelCreateParams{
+		UserID: pgtype.Int8{Int64: u.ID, Valid: true}, Kind: "generic", Name: "victim's hook",
+		UrlSealed: b.Box.Seal([]byte("https://hooks.example.com/victim")), UrlHost: "hooks.example.com", Lang: "en",
+	})
+	require.NoError(t, err)
+	require.NoError(t, q.OAuthIdentityCreate(ctx, queries.OAuthIdentityCreateParams{UserID: u.ID, Provider: "github", Subject: "victim", Email: victimEmail}))
+	identities, err := q.OAuthIdentityListByUser(ctx, u.ID)
+	require.NoError(t, err)
+	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op, joinToken: jt.ID, order: order.ID, webhook: hook.ID, identity: identities[0].ID}
 	attackerKey := attacker.CreateKey("attacker's key")
 
 	for _, r := range userScopedRoutes {
@@ -236,6 +253,13 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, jtAfter, 1)
 	require.False(t, jtAfter[0].RevokedAt.Valid)
+	hooksAfter, err := q.WebhookChannelListByUser(ctx, pgtype.Int8{Int64: u.ID, Valid: true})
+	require.NoError(t, err)
+	require.Len(t, hooksAfter, 1, "the victim's webhook stays")
+	require.Zero(t, countRows(t, b, "SELECT count(*) FROM webhook_attempts"), "and was sent nothing")
+	identitiesAfter, err := q.OAuthIdentityListByUser(ctx, u.ID)
+	require.NoError(t, err)
+	require.Len(t, identitiesAfter, 1, "the victim's identity stays linked")
 	orderAfter, err := q.OrderGet(ctx, order.ID)
 	require.NoError(t, err)
 	require.Equal(t, "pending", orderAfter.Status, "the victim's order was not cancelled")

@@ -16,7 +16,7 @@ const inboxSize = 50
 func (h *Handlers) showNotificationsInbox(c echo.Context) error {
 	u, _ := currentUser(c)
 	ctx := c.Request().Context()
-	rows, err := h.Accounts.Notifications(ctx, u.ID, inboxSize)
+	rows, err := h.Accounts.Notifications(ctx, u.ID, 0, inboxSize)
 	if err != nil {
 		return err
 	}

@@ -196,6 +196,35 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.DELETE("/api/v1/clusters/:id/nodes/:name", h.deleteAPINode, h.requireAPIKey, validNodeName)
 	e.GET("/api/v1/clusters/:id/nodes/:name/operations/:op", h.showAPINodeOperation, h.requireAPIKey, validNodeName)
 	// API: the caller's account (notifications, API keys, profile).
+	// The inbox, what goes where, and the webhook channels
+	// (api_account_notifications.go).
+	e.GET("/api/v1/notifications", h.listAPINotifications, h.requireAPIKey)
+	e.POST("/api/v1/notifications/read", h.markAPINotificationsRead, h.requireAPIKey)
+	e.GET("/api/v1/notification-settings", h.showAPINotificationSettings, h.requireAPIKey)
+	e.PATCH("/api/v1/notification-settings", h.updateAPINotificationSettings, h.requireAPIKey)
+	e.GET("/api/v1/webhooks", h.listAPIWebhooks, h.requireAPIKey)
+	e.POST("/api/v1/webhooks", h.createAPIWebhook, h.requireAPIKey)
+	e.GET("/api/v1/webhooks/:id", h.showAPIWebhook, h.requireAPIKey)
+	e.POST("/api/v1/webhooks/:id/test", h.testAPIWebhook, h.requireAPIKey)
+	e.DELETE("/api/v1/webhooks/:id", h.deleteAPIWebhook, h.requireAPIKey)
+	// The caller's API keys (api_account_keys.go).
+	e.GET("/api/v1/api-keys", h.listAPIKeys, h.requireAPIKey)
+	e.POST("/api/v1/api-keys", h.createAPIKeyByAPI, h.requireAPIKey)
+	e.GET("/api/v1/api-keys/:apiKey", h.showAPIKey, h.requireAPIKey)
+	e.DELETE("/api/v1/api-keys/:apiKey", h.revokeAPIKeyByAPI, h.requireAPIKey)
+	// Profile, password, email address, avatar and sign-in methods
+	// (api_account.go).
+	e.PATCH("/api/v1/me", h.updateAPIMe, h.requireAPIKey)
+	e.PUT("/api/v1/me/password", h.changeAPIPassword, h.requireAPIKey)
+	e.GET(apiEmailChangePath, h.showAPIEmailChange, h.requireAPIKey)
+	e.POST(apiEmailChangePath, h.requestAPIEmailChange, h.requireAPIKey)
+	e.DELETE(apiEmailChangePath, h.cancelAPIEmailChange, h.requireAPIKey)
+	e.POST(apiEmailChangePath+"/confirm", h.confirmAPIEmailChange, h.requireAPIKey)
+	e.POST(apiEmailChangePath+"/resend", h.resendAPIEmailChangeCode, h.requireAPIKey)
+	e.PUT(apiAvatarPath, h.uploadAPIAvatar, h.requireAPIKey)
+	e.DELETE(apiAvatarPath, h.removeAPIAvatar, h.requireAPIKey)
+	e.GET("/api/v1/me/identities", h.listAPIIdentities, h.requireAPIKey)
+	e.DELETE("/api/v1/me/identities/:id", h.unlinkAPIIdentity, h.requireAPIKey)
 
 	// API: clusters and billing, beyond the above.
 

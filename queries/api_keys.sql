@@ -9,6 +9,13 @@ RETURNING *;
 -- name: ApiKeyListByUser :many
 SELECT * FROM api_keys WHERE user_id = @user_id ORDER BY id DESC;
 
+-- name: ApiKeyPageByUser :many
+-- A user's keys, newest first, paged by id (keyset: ids below @before_id,
+-- 0 for the first page).
+SELECT * FROM api_keys
+WHERE user_id = @user_id AND (@before_id::bigint = 0 OR id < @before_id)
+ORDER BY id DESC LIMIT @max_rows;
+
 -- name: ApiKeyGetByUser :one
 SELECT * FROM api_keys WHERE id = @id AND user_id = @user_id;
 

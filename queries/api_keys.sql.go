@@ -164,6 +164,52 @@ func (q *Queries) ApiKeyListByUser(ctx context.Context, userID int64) ([]ApiKey,
 	return items, nil
 }
 
+const apiKeyPageByUser = `-- name: ApiKeyPageByUser :many
+SELECT id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip FROM api_keys
+WHERE user_id = $1 AND ($2::bigint = 0 OR id < $2)
+ORDER BY id DESC LIMIT $3
+`
+
+type ApiKeyPageByUserParams struct {
+	UserID   int64
+	BeforeID int64
+	MaxRows  int32
+}
+
+// A user's keys, newest first, paged by id (keyset: ids below @before_id,
+// 0 for the first page).
+func (q *Queries) ApiKeyPageByUser(ctx context.Context, arg ApiKeyPageByUserParams) ([]ApiKey, error) {
+	rows, err := q.db.Query(ctx, apiKeyPageByUser, arg.UserID, arg.BeforeID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ApiKey{}
+	for rows.Next() {
+		var i ApiKey
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserID,
+			&i.Name,
+			&i.Prefix,
+			&i.SecretHash,
+			&i.ExpiresAt,
+			&i.LastUsedAt,
+			&i.CreatedAt,
+			&i.RevokedAt,
+			&i.Scope,
+			&i.LastUsedIp,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const apiKeyRevoke = `-- name: ApiKeyRevoke :one
 UPDATE api_keys SET revoked_at = $1
 WHERE id = $2 AND user_id = $3 AND revoked_at IS NULL

@@ -7,10 +7,19 @@ VALUES (@user_id, @kind, @message, @params)
 RETURNING *;
 
 -- name: NotificationListByUser :many
-SELECT * FROM notifications WHERE user_id = @user_id ORDER BY id DESC LIMIT @row_limit;
+-- The user's notifications, newest first, paged by id (keyset: ids below
+-- @before_id, 0 for the first page).
+SELECT * FROM notifications
+WHERE user_id = @user_id AND (@before_id::bigint = 0 OR id < @before_id)
+ORDER BY id DESC LIMIT @row_limit;
 
 -- name: NotificationCountUnread :one
 SELECT count(*) FROM notifications WHERE user_id = @user_id AND read_at IS NULL;
 
 -- name: NotificationMarkAllRead :execrows
 UPDATE notifications SET read_at = now() WHERE user_id = @user_id AND read_at IS NULL;
+
+-- name: NotificationMarkReadByIDs :execrows
+-- Those of @ids that are the user's and unread; others change nothing.
+UPDATE notifications SET read_at = now()
+WHERE user_id = @user_id AND id = ANY(@ids::bigint[]) AND read_at IS NULL;

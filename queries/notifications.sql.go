@@ -56,16 +56,21 @@ func (q *Queries) NotificationCreate(ctx context.Context, arg NotificationCreate
 }
 
 const notificationListByUser = `-- name: NotificationListByUser :many
-SELECT id, user_id, kind, title, body, created_at, read_at, message, params FROM notifications WHERE user_id = $1 ORDER BY id DESC LIMIT $2
+SELECT id, user_id, kind, title, body, created_at, read_at, message, params FROM notifications
+WHERE user_id = $1 AND ($2::bigint = 0 OR id < $2)
+ORDER BY id DESC LIMIT $3
 `
 
 type NotificationListByUserParams struct {
 	UserID   int64
+	BeforeID int64
 	RowLimit int32
 }
 
+// The user's notifications, newest first, paged by id (keyset: ids below
+// @before_id, 0 for the first page).
 func (q *Queries) NotificationListByUser(ctx context.Context, arg NotificationListByUserParams) ([]Notification, error) {
-	rows, err := q.db.Query(ctx, notificationListByUser, arg.UserID, arg.RowLimit)
+	rows, err := q.db.Query(ctx, notificationListByUser, arg.UserID, arg.BeforeID, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -118,4 +123,23 @@ type NotificationMarkReadParams struct {
 func (q *Queries) NotificationMarkRead(ctx context.Context, arg NotificationMarkReadParams) error {
 	_, err := q.db.Exec(ctx, notificationMarkRead, arg.ID, arg.UserID)
 	return err
+}
+
+const notificationMarkReadByIDs = `-- name: NotificationMarkReadByIDs :execrows
+UPDATE notifications SET read_at = now()
+WHERE user_id = $1 AND id = ANY($2::bigint[]) AND read_at IS NULL
+`
+
+type NotificationMarkReadByIDsParams struct {
+	UserID int64
+	Ids    []int64
+}
+
+// Those of @ids that are the user's and unread; others change nothing.
+func (q *Queries) NotificationMarkReadByIDs(ctx context.Context, arg NotificationMarkReadByIDsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, notificationMarkReadByIDs, arg.UserID, arg.Ids)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -12,30 +12,60 @@ import (
 )
 
 // Notifications are the user's newest notifications in the platform's
-// inbox, up to n.
-func (s *Service) Notifications(ctx context.Context, userID int64, n int32) ([]queries.Notification, error) {
-	rows, err := queries.New(s.Pool).NotificationListByUser(ctx, queries.NotificationListByUserParams{UserID: userID, RowLimit: n})
+// inbox with an id below before (0: from the newest), up to n.
+func (s *Service) Notifications(ctx context.Context, userID, before int64, n int32) ([]queries.Notification, error) {
+	rows, err := queries.New(s.Pool).NotificationListByUser(ctx, queries.NotificationListByUserParams{UserID: userID, BeforeID: before, RowLimit: n})
 	if err != nil {
 		return nil, fmt.Errorf("list notifications: %w", err)
 	}
 	return rows, nil
 }
 
+// UnreadNotifications counts the user's unread notifications.
+func (s *Service) UnreadNotifications(ctx context.Context, userID int64) (int64, error) {
+	n, err := queries.New(s.Pool).NotificationCountUnread(ctx, userID)
+	if err != nil {
+		return 0, fmt.Errorf("count unread notifications: %w", err)
+	}
+	return n, nil
+}
+
 // MarkNotificationsRead marks every unread notification of the user read
 // and returns how many were; marking some is audited
 // (notification.read_all), in the same transaction.
 func (s *Service) MarkNotificationsRead(ctx context.Context, userID int64, actor audit.Actor) (int64, error) {
+	return s.markRead(ctx, userID, actor, "notification.read_all", nil, func(q *queries.Queries) (int64, error) {
+		return q.NotificationMarkAllRead(ctx, userID)
+	})
+}
+
+// MarkSomeNotificationsRead marks those of ids that are the user's and
+// unread read, and returns how many were: another user's ids change
+// nothing. Marking some is audited (notification.read).
+func (s *Service) MarkSomeNotificationsRead(ctx context.Context, userID int64, ids []int64, actor audit.Actor) (int64, error) {
+	return s.markRead(ctx, userID, actor, "notification.read", map[string]any{"ids": ids}, func(q *queries.Queries) (int64, error) {
+		return q.NotificationMarkReadByIDs(ctx, queries.NotificationMarkReadByIDsParams{UserID: userID, Ids: ids})
+	})
+}
+
+// markRead marks notifications read with mark and, when it marked some,
+// records action with details and their count, in one transaction.
+func (s *Service) markRead(ctx context.Context, userID int64, actor audit.Actor, action string, details map[string]any, mark func(*queries.Queries) (int64, error)) (int64, error) {
 	var n int64
 	err := s.inTx(ctx, func(_ pgx.Tx, q *queries.Queries) error {
 		var err error
-		if n, err = q.NotificationMarkAllRead(ctx, userID); err != nil {
+		if n, err = mark(q); err != nil {
 			return fmt.Errorf("mark notifications read: %w", err)
 		}
 		if n == 0 {
 			return nil
 		}
+		if details == nil {
+			details = map[string]any{}
+		}
+		details["count"] = n
 		return audit.Record(ctx, q, actor, audit.Event{
-			Action: "notification.read_all", TargetType: "user", TargetID: fmt.Sprint(userID), Details: map[string]any{"count": n},
+			Action: action, TargetType: "user", TargetID: fmt.Sprint(userID), Details: details,
 		})
 	})
 	if err != nil {

@@ -342,10 +342,9 @@ func (s *Service) RemoveAvatar(ctx context.Context, userID int64, actor audit.Ac
 // Preferences are a user's choices: for each kind, the channels it goes to.
 type Preferences map[notify.Kind]map[notify.Channel]bool
 
-// SetNotificationPreferences saves a choice for every kind in prefs and
-// every channel; channels missing from a kind are saved as off, kinds
-// missing from prefs (those the user's page does not show) are left as
-// they are.
+// SetNotificationPreferences saves the choices in prefs: kinds missing
+// from prefs (those the user's page does not show), and channels missing
+// from a kind (those an API call leaves out), are left as they are.
 func (s *Service) SetNotificationPreferences(ctx context.Context, userID int64, prefs Preferences, actor audit.Actor) error {
 	return s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
 		before, err := notify.Matrix(ctx, q, userID)
@@ -358,7 +357,10 @@ func (s *Service) SetNotificationPreferences(ctx context.Context, userID int64, 
 				continue
 			}
 			for _, c := range notify.Channels {
-				on := prefs[k][c]
+				on, ok := prefs[k][c]
+				if !ok {
+					continue
+				}
 				if err := q.NotificationPreferenceSet(ctx, queries.NotificationPreferenceSetParams{
 					UserID: userID, Kind: string(k), Channel: string(c), Enabled: on,
 				}); err != nil {

@@ -56,7 +56,7 @@ func TestNotificationsRead(t *testing.T) {
 		require.Equal(t, tt.marked, n, tt.name)
 		require.Equal(t, tt.audited, audited(), tt.name)
 	}
-	rows, err := s.Notifications(ctx, ann, 1)
+	rows, err := s.Notifications(ctx, ann, 0, 1)
 	require.NoError(t, err)
 	require.Len(t, rows, 1, "up to n")
 	require.Equal(t, ann, rows[0].UserID)

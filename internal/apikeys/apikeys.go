@@ -105,6 +105,17 @@ func validScope(scope string) bool {
 	return scope == ScopeRead || scope == ScopeWrite || scope == ScopeAdmin
 }
 
+// scopeRank orders the scopes: each may do all the ones below it may.
+var scopeRank = map[string]int{ScopeRead: 1, ScopeWrite: 2, ScopeAdmin: 3}
+
+// Within says whether a key of scope may do no more than one of max: a key
+// made with a key may not do more than that key (an unknown scope is not
+// within anything).
+func Within(scope, max string) bool {
+	r, ok := scopeRank[scope]
+	return ok && r <= scopeRank[max]
+}
+
 // Caller is who a key acts for and what it may do.
 type Caller struct {
 	User queries.User
@@ -211,6 +222,16 @@ func insertKey(ctx context.Context, q *queries.Queries, userID int64, name, scop
 // List returns a user's keys, newest first, revoked and expired included.
 func (s *Service) List(ctx context.Context, userID int64) ([]queries.ApiKey, error) {
 	keys, err := queries.New(s.Pool).ApiKeyListByUser(ctx, userID)
+	if err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	return keys, nil
+}
+
+// Page returns a user's keys with an id below before (0: from the
+// newest), newest first, up to n, revoked and expired included.
+func (s *Service) Page(ctx context.Context, userID, before int64, n int32) ([]queries.ApiKey, error) {
+	keys, err := queries.New(s.Pool).ApiKeyPageByUser(ctx, queries.ApiKeyPageByUserParams{UserID: userID, BeforeID: before, MaxRows: n})
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}
