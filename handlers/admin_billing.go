@@ -111,14 +111,15 @@ func (h *Handlers) showAdminOrdersPage(c echo.Context) error {
 	}
 	if len(rows) > ordersPerPage {
 		rows = rows[:ordersPerPage]
-		m.OlderURL = adminOrdersURL("/admin/orders", f, rows[len(rows)-1].ID)
+		m.OlderURL = adminOrdersURL("/admin/orders", f, rows[len(rows)-1].Order.ID)
 	}
 	if before != 0 {
 		m.NewestURL = adminOrdersURL("/admin/orders", f, 0)
 	}
-	for _, o := range rows {
+	for _, r := range rows {
+		o := r.Order
 		m.Orders = append(m.Orders, views.AdminOrderRow{
-			ID: o.ID, Number: o.Number, UserID: o.UserID, UserEmail: o.UserEmail, Plan: o.PlanName, Period: o.Period,
+			ID: o.ID, Number: o.Number, UserID: o.UserID, UserEmail: r.UserEmail, Plan: r.PlanName, Period: o.Period,
 			Total: billing.Money{Minor: o.Total, Currency: o.Currency}.String(), Method: o.Method, Status: o.Status,
 			Created: timeOf(o.CreatedAt),
 		})
@@ -145,10 +146,11 @@ func (h *Handlers) exportAdminOrders(c echo.Context) error {
 		"number", "created_at", "user_email", "plan", "period", "kind", "currency", "amount", "credit", "tax", "tax_label",
 		"total", "refunded", "method", "status", "reference", "paid_at", "period_start", "period_end",
 	})
-	for _, o := range rows {
+	for _, r := range rows {
+		o := r.Order
 		money := func(minor int64) string { return billing.Money{Minor: minor, Currency: o.Currency}.Decimal() }
 		_ = w.Write([]string{
-			o.Number, csvTime(o.CreatedAt), csvText(o.UserEmail), csvText(o.PlanName), o.Period, o.Kind, o.Currency,
+			o.Number, csvTime(o.CreatedAt), csvText(r.UserEmail), csvText(r.PlanName), o.Period, o.Kind, o.Currency,
 			money(o.Amount), money(o.Credit), money(o.Tax), csvText(o.TaxLabel), money(o.Total), money(o.RefundedAmount),
 			o.Method, o.Status, csvText(o.Reference), csvTime(o.PaidAt), csvTime(o.PeriodStart), csvTime(o.PeriodEnd),
 		})
@@ -181,13 +183,7 @@ func csvText(s string) string {
 
 // orderIDParam is the :id of the path's order; a malformed one is not
 // found.
-func orderIDParam(c echo.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
-		return 0, echo.ErrNotFound
-	}
-	return id, nil
-}
+func orderIDParam(c echo.Context) (int64, error) { return pathID(c, "id", echo.ErrNotFound) }
 
 // showAdminOrderPage is GET /admin/orders/:id.
 func (h *Handlers) showAdminOrderPage(c echo.Context) error {

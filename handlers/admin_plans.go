@@ -53,15 +53,15 @@ func planForm(p queries.Plan) views.Form {
 	return f
 }
 
-// newPlanForm is the form of a new plan: the free plan's limits, public.
-func newPlanForm() views.Form {
-	f := views.NewForm()
-	f.Values = map[string]string{
-		"max_clusters": "3", "max_nodes_per_cluster": "10", "max_hostnames_per_cluster": "10",
-		"ingress_allowed": "on", "currency": "USD", "public": "on", "sort_order": "0",
-	}
-	return f
+// newPlan is a new plan until the admin says otherwise: the free plan's
+// limits, public. The back office's form shows it; the admin API's POST
+// starts from it.
+var newPlan = queries.Plan{
+	MaxClusters: 3, MaxNodesPerCluster: 10, MaxHostnamesPerCluster: 10, IngressAllowed: true, Currency: "USD", Public: true,
 }
+
+// newPlanForm is the form of a new plan.
+func newPlanForm() views.Form { return planForm(newPlan) }
 
 // planInput reads a submitted plan form. A limit that is not a whole
 // number reads as -1, which the service refuses with the limit's message.

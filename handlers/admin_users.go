@@ -17,7 +17,7 @@ import (
 
 func (h *Handlers) showAdminUsersPage(c echo.Context) error {
 	search, after := strings.TrimSpace(c.QueryParam("q")), queryID(c, "after")
-	page, err := h.AdminUsers.List(c.Request().Context(), search, after)
+	page, err := h.AdminUsers.List(c.Request().Context(), search, after, adminusers.PageSize)
 	if err != nil {
 		return err
 	}

@@ -5,10 +5,12 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
@@ -37,12 +39,22 @@ func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		if !readOnly(c.Request().Method) && !caller.CanWrite() {
-			return insufficientScope(c, apikeys.ScopeWrite)
+			return insufficientScope(c, writeScope(c))
 		}
 		c.Set(ctxUser, caller.User)
 		c.Set(ctxAPIScope, caller.Scope)
 		return h.idempotent(c, caller.User.ID, next)
 	}
+}
+
+// writeScope is the scope a key needs to change something by the route
+// of c: admin under the admin API, where any other key is refused
+// (requireAdminKey), write elsewhere.
+func writeScope(c echo.Context) string {
+	if strings.HasPrefix(c.Path(), "/api/v1/admin/") {
+		return apikeys.ScopeAdmin
+	}
+	return apikeys.ScopeWrite
 }
 
 // ctxAPIScope is the Echo context key of the request's API key scope, as
@@ -52,12 +64,16 @@ const ctxAPIScope = "api_scope"
 // requireAdminKey, after requireAPIKey, lets only admin keys through: the
 // admin API (/api/v1/admin). Any other key is 403 insufficient_scope.
 // An admin key of a user who is no longer an admin is a write key
-// (apikeys.Authenticate), so this is the role's check too.
+// (apikeys.Authenticate), so this is the role's check too. The key stands
+// in for the password the back office asks to confirm dangerous actions
+// with (adminauth.WithAdminKey).
 func requireAdminKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if scope, _ := c.Get(ctxAPIScope).(string); scope != apikeys.ScopeAdmin {
 			return insufficientScope(c, apikeys.ScopeAdmin)
 		}
+		u, _ := currentUser(c)
+		c.SetRequest(c.Request().WithContext(adminauth.WithAdminKey(c.Request().Context(), u.ID)))
 		return next(c)
 	}
 }

@@ -43,8 +43,8 @@ type apiAPIKeyList struct {
 func apiAPIKeyOf(k queries.ApiKey, now time.Time) apiAPIKey {
 	return apiAPIKey{
 		ID: k.ID, Name: k.Name, Prefix: k.Prefix, Scope: k.Scope, Status: apikeys.Status(k, now),
-		CreatedAt: k.CreatedAt.Time.UTC(), ExpiresAt: optionalTime(k.ExpiresAt.Time, k.ExpiresAt.Valid),
-		RevokedAt: optionalTime(k.RevokedAt.Time, k.RevokedAt.Valid), LastUsedAt: optionalTime(k.LastUsedAt.Time, k.LastUsedAt.Valid),
+		CreatedAt: k.CreatedAt.Time.UTC(), ExpiresAt: optionalTime(k.ExpiresAt),
+		RevokedAt: optionalTime(k.RevokedAt), LastUsedAt: optionalTime(k.LastUsedAt),
 		LastUsedIP: k.LastUsedIp,
 	}
 }
@@ -53,7 +53,7 @@ func apiAPIKeyOf(k queries.ApiKey, now time.Time) apiAPIKey {
 // revoked and expired ones included.
 func (h *Handlers) listAPIKeys(c echo.Context) error {
 	u, _ := currentUser(c)
-	p, before, err := apiPageBefore(c)
+	p, before, err := apiIDPageOf(c)
 	if err != nil {
 		return err
 	}

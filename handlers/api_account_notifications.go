@@ -44,7 +44,7 @@ type apiNotificationList struct {
 func (h *Handlers) listAPINotifications(c echo.Context) error {
 	u, _ := currentUser(c)
 	ctx := c.Request().Context()
-	p, before, err := apiPageBefore(c)
+	p, before, err := apiIDPageOf(c)
 	if err != nil {
 		return err
 	}
@@ -61,19 +61,10 @@ func (h *Handlers) listAPINotifications(c echo.Context) error {
 		title, body := notify.Word(locale.From(ctx), n)
 		out.Notifications[i] = apiNotification{
 			ID: n.ID, Kind: n.Kind, Title: title, Body: body, CreatedAt: n.CreatedAt.Time.UTC(),
-			Read: n.ReadAt.Valid, ReadAt: optionalTime(n.ReadAt.Time, n.ReadAt.Valid),
+			Read: n.ReadAt.Valid, ReadAt: optionalTime(n.ReadAt),
 		}
 	}
 	return c.JSON(http.StatusOK, out)
-}
-
-// optionalTime is t in UTC when it is set (ok), else nil: the API's null.
-func optionalTime(t time.Time, ok bool) *time.Time {
-	if !ok {
-		return nil
-	}
-	t = t.UTC()
-	return &t
 }
 
 // markAPINotificationsRead is POST /api/v1/notifications/read: with

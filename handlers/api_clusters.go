@@ -341,7 +341,7 @@ func (h *Handlers) downloadAPIKubeconfig(c echo.Context) error {
 }
 
 // valueOr is *p, or def when the field was absent.
-func valueOr(p *string, def string) string {
+func valueOr[T any](p *T, def T) T {
 	if p == nil {
 		return def
 	}

@@ -312,24 +312,28 @@ func (h *Handlers) showAPIBilling(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sub := use.Subscription
-	p := use.Plan
-	out := apiBilling{
-		Plan: apiPlan{
-			ID: p.ID, Name: p.Name, Default: p.IsDefault, MaxClusters: p.MaxClusters, MaxNodesPerCluster: p.MaxNodesPerCluster,
-			MaxHostnamesPerCluster: p.MaxHostnamesPerCluster, ManagedIngress: p.IngressAllowed,
-			Currency: p.Currency, Free: p.Free, PriceMonthly: price(p.PriceMonthly), PriceYearly: price(p.PriceYearly),
-		},
-		Usage: apiUsage{Clusters: use.Clusters, MostNodesInACluster: use.MostNodes, MostHostnamesInACluster: use.MostHostnames},
-		Subscription: apiSubscription{
-			Status: sub.Status, Period: sub.Period.String, CancelAtPeriodEnd: sub.CancelAtPeriodEnd, ScheduledPlan: sub.ScheduledPlan,
-		},
+	return c.JSON(http.StatusOK, apiBilling{
+		Plan:         apiPlanOf(use.Plan),
+		Usage:        apiUsage{Clusters: use.Clusters, MostNodesInACluster: use.MostNodes, MostHostnamesInACluster: use.MostHostnames},
+		Subscription: apiSubscriptionOf(use.Subscription),
+	})
+}
+
+// apiPlanOf is a plan as the API shows it to its users.
+func apiPlanOf(p queries.Plan) apiPlan {
+	return apiPlan{
+		ID: p.ID, Name: p.Name, Default: p.IsDefault, MaxClusters: p.MaxClusters, MaxNodesPerCluster: p.MaxNodesPerCluster,
+		MaxHostnamesPerCluster: p.MaxHostnamesPerCluster, ManagedIngress: p.IngressAllowed,
+		Currency: p.Currency, Free: p.Free, PriceMonthly: price(p.PriceMonthly), PriceYearly: price(p.PriceYearly),
 	}
-	if sub.CurrentPeriodEnd.Valid {
-		end := sub.CurrentPeriodEnd.Time.UTC()
-		out.Subscription.PeriodEnd = &end
+}
+
+// apiSubscriptionOf is a subscription as the API shows it to its user.
+func apiSubscriptionOf(sub billing.Subscription) apiSubscription {
+	return apiSubscription{
+		Status: sub.Status, Period: sub.Period.String, PeriodEnd: optionalTime(sub.CurrentPeriodEnd),
+		CancelAtPeriodEnd: sub.CancelAtPeriodEnd, ScheduledPlan: sub.ScheduledPlan,
 	}
-	return c.JSON(http.StatusOK, out)
 }
 
 // price is a plan's price for the API: null for a period not on sale.
@@ -388,13 +392,17 @@ func (h *Handlers) listAPIOrders(c echo.Context) error {
 	rows, next := pageOf(rows, p.Limit, func(r queries.OrderListForUserRow) string { return idCursor(r.Order.ID) })
 	out := make([]apiOrder, 0, len(rows))
 	for _, r := range rows {
-		o := r.Order
-		out = append(out, apiOrder{
-			ID: o.ID, Number: o.Number, Plan: r.PlanName, Period: o.Period, Kind: o.Kind, Status: o.Status, Method: o.Method,
-			Currency: o.Currency, Amount: o.Amount, Credit: o.Credit, Tax: o.Tax, Total: o.Total, Refunded: o.RefundedAmount,
-			CreatedAt: o.CreatedAt.Time.UTC(), ExpiresAt: o.ExpiresAt.Time.UTC(), PaidAt: optionalTime(o.PaidAt.Time, o.PaidAt.Valid),
-			PeriodStart: optionalTime(o.PeriodStart.Time, o.PeriodStart.Valid), PeriodEnd: optionalTime(o.PeriodEnd.Time, o.PeriodEnd.Valid),
-		})
+		out = append(out, apiOrderOf(r.Order, r.PlanName))
 	}
 	return c.JSON(http.StatusOK, apiOrderList{Orders: out, Next: next})
+}
+
+// apiOrderOf is an order of the plan called plan as the API shows it.
+func apiOrderOf(o queries.Order, plan string) apiOrder {
+	return apiOrder{
+		ID: o.ID, Number: o.Number, Plan: plan, Period: o.Period, Kind: o.Kind, Status: o.Status, Method: o.Method,
+		Currency: o.Currency, Amount: o.Amount, Credit: o.Credit, Tax: o.Tax, Total: o.Total, Refunded: o.RefundedAmount,
+		CreatedAt: o.CreatedAt.Time.UTC(), ExpiresAt: o.ExpiresAt.Time.UTC(), PaidAt: optionalTime(o.PaidAt),
+		PeriodStart: optionalTime(o.PeriodStart), PeriodEnd: optionalTime(o.PeriodEnd),
+	}
 }

@@ -100,10 +100,13 @@ func formFrom(c echo.Context, names ...string) views.Form {
 }
 
 // clusterIDParam is the :id of the path; a malformed one is not found.
-func clusterIDParam(c echo.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+func clusterIDParam(c echo.Context) (int64, error) { return pathID(c, "id", errClusterNotFound) }
+
+// pathID is the path's id parameter name; a malformed one is notFound.
+func pathID(c echo.Context, name string, notFound error) (int64, error) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
 	if err != nil {
-		return 0, errClusterNotFound
+		return 0, notFound
 	}
 	return id, nil
 }
@@ -114,4 +117,14 @@ func timeOf(t pgtype.Timestamptz) time.Time {
 		return time.Time{}
 	}
 	return t.Time
+}
+
+// optionalTime is a nullable time as the API shows it: in UTC, NULL is
+// null.
+func optionalTime(t pgtype.Timestamptz) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	u := t.Time.UTC()
+	return &u
 }

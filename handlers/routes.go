@@ -230,8 +230,38 @@ func (h *Handlers) routes(e *echo.Echo) {
 
 	// The admin API: admin keys only (requireAdminKey).
 	adminAPI := e.Group("/api/v1/admin", h.requireAPIKey, requireAdminKey)
-	_ = adminAPI
 	// Admin API: users, subscriptions, plans, orders, activity.
+	// The accounts and the actions on one (api_admin_users.go).
+	adminAPI.GET("/users", h.listAPIAdminUsers)
+	adminAPI.GET("/users/:id", h.showAPIAdminUser)
+	adminAPI.DELETE("/users/:id", h.deleteAPIAdminUser)
+	adminAPI.POST("/users/:id/disable", h.changeAPIAdminUser(adminusers.Disable))
+	adminAPI.POST("/users/:id/enable", h.changeAPIAdminUser(adminusers.Enable))
+	adminAPI.POST("/users/:id/promote", h.changeAPIAdminUser(adminusers.Promote))
+	adminAPI.POST("/users/:id/demote", h.changeAPIAdminUser(adminusers.Demote))
+	adminAPI.POST("/users/:id/revoke-sessions", h.changeAPIAdminUser(adminusers.RevokeSessions))
+	adminAPI.POST("/users/:id/password-reset", h.resetAPIAdminUserPassword)
+	adminAPI.DELETE("/users/:id/api-keys/:keyid", h.revokeAPIAdminUserKey)
+	// A user's subscription, orders (api_admin_billing.go) and plans
+	// (api_admin_plans.go).
+	adminAPI.GET("/users/:id/subscription", h.showAPIAdminSubscription)
+	adminAPI.POST("/users/:id/subscription/plan", h.setAPIAdminSubscriptionPlan)
+	adminAPI.POST("/users/:id/subscription/extend", h.extendAPIAdminSubscription)
+	adminAPI.POST("/users/:id/subscription/cancel", h.cancelAPIAdminSubscription)
+	adminAPI.GET("/orders", h.listAPIAdminOrders)
+	adminAPI.GET("/orders/:id", h.showAPIAdminOrder)
+	adminAPI.POST("/orders/:id/paid", h.markAPIAdminOrderPaid)
+	adminAPI.POST("/orders/:id/cancel", h.cancelAPIAdminOrder)
+	adminAPI.POST("/orders/:id/refund", h.refundAPIAdminOrder)
+	adminAPI.GET("/plans", h.listAPIAdminPlans)
+	adminAPI.POST("/plans", h.createAPIAdminPlan)
+	adminAPI.GET("/plans/:id", h.showAPIAdminPlan)
+	adminAPI.PATCH("/plans/:id", h.updateAPIAdminPlan)
+	adminAPI.POST("/plans/:id/archive", h.changeAPIAdminPlan(h.archiveAPIAdminPlan(true)))
+	adminAPI.POST("/plans/:id/unarchive", h.changeAPIAdminPlan(h.archiveAPIAdminPlan(false)))
+	adminAPI.POST("/plans/:id/default", h.changeAPIAdminPlan(h.defaultAPIAdminPlan))
+	// The audit stream (api_admin_users.go).
+	adminAPI.GET("/activity", h.listAPIAdminActivity)
 
 	// Admin API: clusters, jobs, edge, DNS, ingress.
 

@@ -67,7 +67,7 @@ LIMIT @max_rows;
 -- name: OrderListAdmin :many
 -- Orders for the back office, newest first, filtered (empty filters match
 -- all) and paged by id (keyset: ids below @before, 0 for the first page).
-SELECT orders.*, plans.name AS plan_name, users.email AS user_email
+SELECT sqlc.embed(orders), plans.name AS plan_name, users.email AS user_email
 FROM orders JOIN plans ON plans.id = orders.plan_id JOIN users ON users.id = orders.user_id
 WHERE (@status::text = '' OR orders.status = @status)
   AND (@method::text = '' OR orders.method = @method)

@@ -376,31 +376,9 @@ type OrderListAdminParams struct {
 }
 
 type OrderListAdminRow struct {
-	ID              int64
-	Number          string
-	UserID          int64
-	PlanID          int64
-	Period          string
-	Kind            string
-	Currency        string
-	Amount          int64
-	Credit          int64
-	Tax             int64
-	TaxLabel        string
-	Total           int64
-	Status          string
-	Method          string
-	Reference       string
-	StripeSessionID pgtype.Text
-	PeriodStart     pgtype.Timestamptz
-	PeriodEnd       pgtype.Timestamptz
-	RefundedAmount  int64
-	CreatedAt       pgtype.Timestamptz
-	ExpiresAt       pgtype.Timestamptz
-	PaidAt          pgtype.Timestamptz
-	ClosedAt        pgtype.Timestamptz
-	PlanName        string
-	UserEmail       string
+	Order     Order
+	PlanName  string
+	UserEmail string
 }
 
 // Orders for the back office, newest first, filtered (empty filters match
@@ -424,29 +402,29 @@ func (q *Queries) OrderListAdmin(ctx context.Context, arg OrderListAdminParams) 
 	for rows.Next() {
 		var i OrderListAdminRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.Number,
-			&i.UserID,
-			&i.PlanID,
-			&i.Period,
-			&i.Kind,
-			&i.Currency,
-			&i.Amount,
-			&i.Credit,
-			&i.Tax,
-			&i.TaxLabel,
-			&i.Total,
-			&i.Status,
-			&i.Method,
-			&i.Reference,
-			&i.StripeSessionID,
-			&i.PeriodStart,
-			&i.PeriodEnd,
-			&i.RefundedAmount,
-			&i.CreatedAt,
-			&i.ExpiresAt,
-			&i.PaidAt,
-			&i.ClosedAt,
+			&i.Order.ID,
+			&i.Order.Number,
+			&i.Order.UserID,
+			&i.Order.PlanID,
+			&i.Order.Period,
+			&i.Order.Kind,
+			&i.Order.Currency,
+			&i.Order.Amount,
+			&i.Order.Credit,
+			&i.Order.Tax,
+			&i.Order.TaxLabel,
+			&i.Order.Total,
+			&i.Order.Status,
+			&i.Order.Method,
+			&i.Order.Reference,
+			&i.Order.StripeSessionID,
+			&i.Order.PeriodStart,
+			&i.Order.PeriodEnd,
+			&i.Order.RefundedAmount,
+			&i.Order.CreatedAt,
+			&i.Order.ExpiresAt,
+			&i.Order.PaidAt,
+			&i.Order.ClosedAt,
 			&i.PlanName,
 			&i.UserEmail,
 		); err != nil {

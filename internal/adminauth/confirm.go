@@ -22,9 +22,14 @@ var ReauthPerAdmin = ratelimit.Rule{Name: "admin-reauth", Limit: 10, Window: 15 
 // ConfirmPassword checks the password of the admin adminID for a
 // dangerous action, at now, counting the attempt against ReauthPerAdmin.
 // An admin without a password (signed up with a provider) confirms with
-// a fresh sign-in instead (WithFreshSignIn). It returns ErrWrongPassword,
-// *LimitedError or ErrNotAdmin when the admin may not go on.
+// a fresh sign-in instead (WithFreshSignIn). An admin acting with an
+// admin API key has confirmed already (WithAdminKey): nothing is asked or
+// counted. It returns ErrWrongPassword, *LimitedError or ErrNotAdmin when
+// the admin may not go on.
 func ConfirmPassword(ctx context.Context, pool *pgxpool.Pool, adminID int64, password string, now time.Time) error {
+	if adminKeyOf(ctx, adminID) {
+		return nil
+	}
 	q := queries.New(pool)
 	subject := strconv.FormatInt(adminID, 10)
 	d, err := ratelimit.Hit(ctx, q, ReauthPerAdmin, subject, now)
@@ -86,12 +91,32 @@ func freshSignInOf(ctx context.Context, adminID int64, now time.Time) bool {
 	return ok && f.adminID == adminID && !f.at.After(now) && now.Sub(f.at) < FreshSignInTTL
 }
 
+// adminKey is the admin an admin API key authenticated.
+type adminKey struct{ adminID int64 }
+
+type adminKeyKey struct{}
+
+// WithAdminKey tells the confirmations of the request with ctx that the
+// admin adminID authenticated it with an admin API key (the admin API,
+// /api/v1/admin): the key is the proof that the back office asks the
+// password, or a fresh sign-in, for. A key is not guessed a try at a time
+// as a password is, so nothing counts against ReauthPerAdmin either.
+func WithAdminKey(ctx context.Context, adminID int64) context.Context {
+	return context.WithValue(ctx, adminKeyKey{}, adminKey{adminID: adminID})
+}
+
+// adminKeyOf reports whether ctx carries an admin key of adminID.
+func adminKeyOf(ctx context.Context, adminID int64) bool {
+	k, ok := ctx.Value(adminKeyKey{}).(adminKey)
+	return ok && k.adminID == adminID
+}
+
 // ConfirmationGiven reports whether the request brings something to
-// confirm a change with: a password, or a fresh sign-in with a provider
-// (WithFreshSignIn). It is asked before ConfirmPassword, so that a form
-// sent without either is told to give one.
+// confirm a change with: a password, a fresh sign-in with a provider
+// (WithFreshSignIn) or an admin key (WithAdminKey). It is asked before
+// ConfirmPassword, so that a form sent without either is told to give one.
 func ConfirmationGiven(ctx context.Context, password string) bool {
-	if password != "" {
+	if _, ok := ctx.Value(adminKeyKey{}).(adminKey); ok || password != "" {
 		return true
 	}
 	f, ok := ctx.Value(freshSignInKey{}).(freshSignIn)

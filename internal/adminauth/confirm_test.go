@@ -67,4 +67,29 @@ func TestConfirmationGiven(t *testing.T) {
 	require.True(t, adminauth.ConfirmationGiven(ctx, "p"))
 	require.True(t, adminauth.ConfirmationGiven(adminauth.WithFreshSignIn(ctx, 1, time.Now().Add(-time.Minute)), ""))
 	require.False(t, adminauth.ConfirmationGiven(adminauth.WithFreshSignIn(ctx, 1, time.Now().Add(-time.Hour)), ""))
+	require.True(t, adminauth.ConfirmationGiven(adminauth.WithAdminKey(ctx, 1), ""))
+}
+
+// TestConfirmWithAdminKey: a request made with an admin key of the acting
+// admin is confirmed without a password, past the limit of password
+// tries and without counting against it; another admin's key confirms
+// nothing.
+func TestConfirmWithAdminKey(t *testing.T) {
+	t.Parallel()
+	pool := testenv.DB(t)
+	now := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
+	admin := createUser(t, pool, "keyed@example.com", adminauth.RoleAdmin, "admin password 1")
+	other := createUser(t, pool, "other@example.com", adminauth.RoleAdmin, "admin password 2")
+	keyed := adminauth.WithAdminKey(context.Background(), admin.ID)
+
+	require.ErrorIs(t, adminauth.ConfirmPassword(keyed, pool, other.ID, "", now), adminauth.ErrWrongPassword)
+	for range adminauth.ReauthPerAdmin.Limit {
+		require.ErrorIs(t, adminauth.ConfirmPassword(context.Background(), pool, admin.ID, "guess", now), adminauth.ErrWrongPassword)
+	}
+	for range adminauth.ReauthPerAdmin.Limit + 1 {
+		require.NoError(t, adminauth.ConfirmPassword(keyed, pool, admin.ID, "", now))
+	}
+	var limited *adminauth.LimitedError
+	require.ErrorAs(t, adminauth.ConfirmPassword(context.Background(), pool, admin.ID, "admin password 1", now), &limited,
+		"the key neither reset nor used the count of password tries")
 }

@@ -90,20 +90,21 @@ type Page struct {
 }
 
 // List is a page of the user list: the users with an ID above after
-// whose email or name contains search (any case), PageSize at most, in ID
-// order. It checks nothing: its caller shows the page to admins alone.
-func (s *Service) List(ctx context.Context, search string, after int64) (Page, error) {
+// whose email or name contains search (any case), size at most (the
+// console's PageSize, the API's limit), in ID order. It checks nothing:
+// its caller shows the page to admins alone.
+func (s *Service) List(ctx context.Context, search string, after int64, size int) (Page, error) {
 	q := queries.New(s.Pool)
 	var rows []queries.AdminUserListRow
 	// One more row than shown tells whether there is a next page.
 	if search = strings.TrimSpace(search); search == "" {
 		var err error
-		if rows, err = q.AdminUserList(ctx, queries.AdminUserListParams{AfterID: after, RowLimit: PageSize + 1}); err != nil {
+		if rows, err = q.AdminUserList(ctx, queries.AdminUserListParams{AfterID: after, RowLimit: int32(size) + 1}); err != nil {
 			return Page{}, fmt.Errorf("list users: %w", err)
 		}
 	} else {
 		found, err := q.AdminUserSearch(ctx, queries.AdminUserSearchParams{
-			Pattern: "%" + likeEscaper.Replace(search) + "%", AfterID: after, RowLimit: PageSize + 1,
+			Pattern: "%" + likeEscaper.Replace(search) + "%", AfterID: after, RowLimit: int32(size) + 1,
 		})
 		if err != nil {
 			return Page{}, fmt.Errorf("search users: %w", err)
@@ -114,9 +115,9 @@ func (s *Service) List(ctx context.Context, search string, after int64) (Page, e
 		}
 	}
 	p := Page{Users: rows}
-	if len(rows) > PageSize {
-		p.Users = rows[:PageSize]
-		p.NextAfter = p.Users[PageSize-1].ID
+	if len(rows) > size {
+		p.Users = rows[:size]
+		p.NextAfter = p.Users[size-1].ID
 	}
 	return p, nil
 }

@@ -57,7 +57,7 @@ func TestStatusOf(t *testing.T) {
 // list reads a page of the user list on pool, as the admin user list does.
 func list(t *testing.T, pool *pgxpool.Pool, search string, after int64) (adminusers.Page, error) {
 	t.Helper()
-	return (&adminusers.Service{Pool: pool}).List(context.Background(), search, after)
+	return (&adminusers.Service{Pool: pool}).List(context.Background(), search, after, adminusers.PageSize)
 }
 
 func TestList(t *testing.T) {
@@ -90,6 +90,16 @@ func TestList(t *testing.T) {
 		after = p.NextAfter
 	}
 	require.Equal(t, []int{25, 25, 10}, sizes)
+	// Another page size (the API's limit) pages the same way.
+	s := &adminusers.Service{Pool: pool}
+	p, err := s.List(ctx, "bulk", 0, 59)
+	require.NoError(t, err)
+	require.Len(t, p.Users, 59)
+	require.Equal(t, seen[58], p.NextAfter)
+	p, err = s.List(ctx, "", p.NextAfter, 59)
+	require.NoError(t, err)
+	require.Len(t, p.Users, 3, "the last bulk user, grace and odd")
+	require.Zero(t, p.NextAfter)
 
 	tests := []struct {
 		search string
