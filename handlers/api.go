@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
@@ -52,12 +53,16 @@ const ctxAPIScope = "api_scope"
 // requireAdminKey, after requireAPIKey, lets only admin keys through: the
 // admin API (/api/v1/admin). Any other key is 403 insufficient_scope.
 // An admin key of a user who is no longer an admin is a write key
-// (apikeys.Authenticate), so this is the role's check too.
+// (apikeys.Authenticate), so this is the role's check too. The key stands
+// in for the password the back office confirms dangerous changes with
+// (adminauth.WithAdminKey).
 func requireAdminKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if scope, _ := c.Get(ctxAPIScope).(string); scope != apikeys.ScopeAdmin {
 			return insufficientScope(c, apikeys.ScopeAdmin)
 		}
+		u, _ := currentUser(c)
+		c.SetRequest(c.Request().WithContext(adminauth.WithAdminKey(c.Request().Context(), u.ID)))
 		return next(c)
 	}
 }

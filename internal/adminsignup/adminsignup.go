@@ -126,7 +126,13 @@ type Invitation struct {
 
 // List is the newest ListLimit invitations.
 func (s *Service) List(ctx context.Context) ([]Invitation, error) {
-	rows, err := queries.New(s.Pool).InvitationList(ctx, ListLimit)
+	return s.Page(ctx, 0, ListLimit)
+}
+
+// Page is up to limit invitations, newest first, from the one below
+// beforeID (0: the newest).
+func (s *Service) Page(ctx context.Context, beforeID int64, limit int32) ([]Invitation, error) {
+	rows, err := queries.New(s.Pool).InvitationList(ctx, queries.InvitationListParams{BeforeID: beforeID, MaxRows: limit})
 	if err != nil {
 		return nil, fmt.Errorf("list invitations: %w", err)
 	}

@@ -237,6 +237,28 @@ func TestInvitationExpiresAndResend(t *testing.T) {
 	require.Len(t, b.audits(t, adminsignup.ActionResend), 1)
 }
 
+// TestInvitationPages: the list reads a page at a time, newest first.
+func TestInvitationPages(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	for _, email := range []string{"one@example.net", "two@example.net", "three@example.net"} {
+		b.invite(t, email)
+	}
+	page, err := b.svc.Page(ctx, 0, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"three@example.net", "two@example.net"}, []string{page[0].Email, page[1].Email})
+	require.Equal(t, b.admin.Email, page[0].InvitedBy)
+	page, err = b.svc.Page(ctx, page[1].ID, 2)
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, "one@example.net", page[0].Email)
+	require.Equal(t, signup.StatePending, page[0].State)
+	all, err := b.svc.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 3)
+}
+
 // TestInvitationRevoked: a revoked link does not work, and is not resent.
 func TestInvitationRevoked(t *testing.T) {
 	t.Parallel()

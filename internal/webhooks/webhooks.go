@@ -387,6 +387,33 @@ func (s *Service) List(ctx context.Context, userID int64) ([]Channel, error) {
 	return out, nil
 }
 
+// Page is up to limit of the user's channels (userID > 0) or of the
+// platform's (0), newest first, from the one below beforeID (0: the
+// newest).
+func (s *Service) Page(ctx context.Context, userID, beforeID int64, limit int32) ([]Channel, error) {
+	rows, err := queries.New(s.Pool).WebhookChannelPage(ctx, queries.WebhookChannelPageParams{
+		UserID: pgtype.Int8{Int64: userID, Valid: userID > 0}, BeforeID: beforeID, RowLimit: limit,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list webhook channels: %w", err)
+	}
+	out := make([]Channel, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, channelOf(r))
+	}
+	return out, nil
+}
+
+// Get is the user's channel id (userID > 0) or a platform channel (0).
+// Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, userID, id int64) (Channel, error) {
+	c, err := owned(ctx, queries.New(s.Pool), id, userID)
+	if err != nil {
+		return Channel{}, err
+	}
+	return channelOf(c), nil
+}
+
 // Attempt is one line of a delivery log.
 type Attempt struct {
 	ChannelID    int64
