@@ -152,6 +152,19 @@ func (s *Service) Page(ctx context.Context, beforeID int64, limit int32) ([]Invi
 	return out, nil
 }
 
+// Get is the invitation id as the list shows it. Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, id int64) (Invitation, error) {
+	// The page below id+1 starts at id, when it exists.
+	page, err := s.Page(ctx, id+1, 1)
+	if err != nil {
+		return Invitation{}, err
+	}
+	if len(page) == 0 || page[0].ID != id {
+		return Invitation{}, ErrNotFound
+	}
+	return page[0], nil
+}
+
 // Invite invites email on behalf of the admin actor.UserID and mails the
 // link, in lang. An address with an account, or with an open invitation
 // (resend that one), is refused at the field: input.Errors. Also

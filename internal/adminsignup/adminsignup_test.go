@@ -257,6 +257,12 @@ func TestInvitationPages(t *testing.T) {
 	all, err := b.svc.List(ctx)
 	require.NoError(t, err)
 	require.Len(t, all, 3)
+
+	got, err := b.svc.Get(ctx, all[1].ID)
+	require.NoError(t, err)
+	require.Equal(t, all[1], got)
+	_, err = b.svc.Get(ctx, all[0].ID+1)
+	require.ErrorIs(t, err, adminsignup.ErrNotFound)
 }
 
 // TestInvitationRevoked: a revoked link does not work, and is not resent.
