@@ -77,24 +77,14 @@ func channelIDParam(c echo.Context) (int64, error) {
 // listAPIChannels is GET /api/v1/admin/notification-channels: the
 // platform's channels, newest first, a page at a time.
 func (h *Handlers) listAPIChannels(c echo.Context) error {
-	p, err := apiPageOf(c)
+	ctx := c.Request().Context()
+	items, next, err := idPage(c, func(before int64, limit int32) ([]webhooks.Channel, error) {
+		return h.Webhooks.Page(ctx, 0, before, limit)
+	}, func(ch webhooks.Channel) int64 { return ch.ID }, apiChannelOf)
 	if err != nil {
 		return err
 	}
-	before, err := p.beforeID()
-	if err != nil {
-		return err
-	}
-	rows, err := h.Webhooks.Page(c.Request().Context(), 0, before, int32(p.Limit)+1)
-	if err != nil {
-		return err
-	}
-	rows, next := pageOf(rows, p.Limit, func(ch webhooks.Channel) string { return idCursor(ch.ID) })
-	out := apiChannelList{Channels: make([]apiChannel, 0, len(rows)), Next: next}
-	for _, ch := range rows {
-		out.Channels = append(out.Channels, apiChannelOf(ch))
-	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, apiChannelList{Channels: items, Next: next})
 }
 
 // createAPIChannel is POST /api/v1/admin/notification-channels. Its

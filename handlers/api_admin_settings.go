@@ -164,12 +164,7 @@ const nodePortRange = "nodePortRange"
 
 // showAPIAdminSettings is GET /api/v1/admin/settings.
 func (h *Handlers) showAPIAdminSettings(c echo.Context) error {
-	ctx := c.Request().Context()
-	rt, unreadable, err := h.AdminSettings.Load(ctx)
-	if err != nil {
-		return err
-	}
-	host, err := h.AdminSettings.Host(ctx, rt)
+	rt, unreadable, host, err := h.storedSettings(c.Request().Context())
 	if err != nil {
 		return err
 	}

@@ -52,8 +52,8 @@ type apiOIDCPatch struct {
 }
 
 // apiSignInPatch changes the providers it names; the others stay as they
-// are. A provider given with neither client ID nor secret (both "") and
-// nothing else is switched off.
+// are. A provider given with every field empty is switched off, its
+// secret removed (signinproviders.ProviderChange).
 type apiSignInPatch struct {
 	GitHub *apiOAuthPatch `json:"github"`
 	Google *apiOAuthPatch `json:"google"`
@@ -89,20 +89,11 @@ func (h *Handlers) showAPISignIn(c echo.Context) error {
 	provider := func(name string) apiSignInProvider {
 		p := l.Settings[name]
 		out := apiSignInProvider{
-			Source: sourceOff, CallbackURL: h.BaseURL + "/auth/" + name + "/callback",
-			ClientID: p.ClientID, ClientSecretSet: p.ClientSecret != "", ClientSecretUnreadable: slices.Contains(l.Unreadable, name),
+			CallbackURL: h.BaseURL + "/auth/" + name + "/callback",
+			ClientID:    p.ClientID, ClientSecretSet: p.ClientSecret != "", ClientSecretUnreadable: slices.Contains(l.Unreadable, name),
 			Label: p.Label, Issuer: p.Issuer, Scopes: p.Scopes,
 		}
-		for _, e := range effective {
-			if e.Name == name {
-				out.Source = e.Source
-			}
-		}
-		for _, e := range h.OAuth {
-			if e.Name == name {
-				out.EnvSet = true
-			}
-		}
+		out.Source, out.EnvSet = h.signInSource(name, effective)
 		return out
 	}
 	return c.JSON(http.StatusOK, apiSignIn{

@@ -98,24 +98,14 @@ func apiInvitationOf(i adminsignup.Invitation) apiInvitation {
 // listAPIInvitations is GET /api/v1/admin/invitations: newest first, a
 // page at a time.
 func (h *Handlers) listAPIInvitations(c echo.Context) error {
-	p, err := apiPageOf(c)
+	ctx := c.Request().Context()
+	items, next, err := idPage(c, func(before int64, limit int32) ([]adminsignup.Invitation, error) {
+		return h.AdminSignUp.Page(ctx, before, limit)
+	}, func(i adminsignup.Invitation) int64 { return i.ID }, apiInvitationOf)
 	if err != nil {
 		return err
 	}
-	before, err := p.beforeID()
-	if err != nil {
-		return err
-	}
-	rows, err := h.AdminSignUp.Page(c.Request().Context(), before, int32(p.Limit)+1)
-	if err != nil {
-		return err
-	}
-	rows, next := pageOf(rows, p.Limit, func(i adminsignup.Invitation) string { return idCursor(i.ID) })
-	out := apiInvitationList{Invitations: make([]apiInvitation, 0, len(rows)), Next: next}
-	for _, i := range rows {
-		out.Invitations = append(out.Invitations, apiInvitationOf(i))
-	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, apiInvitationList{Invitations: items, Next: next})
 }
 
 // createAPIInvitation is POST /api/v1/admin/invitations: invite an

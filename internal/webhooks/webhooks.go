@@ -377,6 +377,11 @@ func (s *Service) List(ctx context.Context, userID int64) ([]Channel, error) {
 	} else {
 		rows, err = q.WebhookChannelListPlatform(ctx)
 	}
+	return channelsOf(rows, err)
+}
+
+// channelsOf shows the channels rows, which were read with err.
+func channelsOf(rows []queries.WebhookChannel, err error) ([]Channel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list webhook channels: %w", err)
 	}
@@ -391,17 +396,9 @@ func (s *Service) List(ctx context.Context, userID int64) ([]Channel, error) {
 // platform's (0), newest first, from the one below beforeID (0: the
 // newest).
 func (s *Service) Page(ctx context.Context, userID, beforeID int64, limit int32) ([]Channel, error) {
-	rows, err := queries.New(s.Pool).WebhookChannelPage(ctx, queries.WebhookChannelPageParams{
+	return channelsOf(queries.New(s.Pool).WebhookChannelPage(ctx, queries.WebhookChannelPageParams{
 		UserID: pgtype.Int8{Int64: userID, Valid: userID > 0}, BeforeID: beforeID, RowLimit: limit,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list webhook channels: %w", err)
-	}
-	out := make([]Channel, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, channelOf(r))
-	}
-	return out, nil
+	}))
 }
 
 // Get is the user's channel id (userID > 0) or a platform channel (0).
