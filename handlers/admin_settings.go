@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -42,12 +43,7 @@ func (h *Handlers) showAdminSettingsPage(c echo.Context) error {
 // submitted (nil: the stored settings), and test, a connection test's
 // outcome (nil: none ran).
 func (h *Handlers) renderAdminSettings(c echo.Context, status int, f *views.Form, test *views.AdminHostTest) error {
-	ctx := c.Request().Context()
-	rt, unreadable, err := h.AdminSettings.Load(ctx)
-	if err != nil {
-		return err
-	}
-	host, err := h.AdminSettings.Host(ctx, rt)
+	rt, unreadable, host, err := h.storedSettings(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -71,6 +67,18 @@ func (h *Handlers) renderAdminSettings(c echo.Context, status int, f *views.Form
 		Unreadable:      len(unreadable) > 0,
 		Kamaji:          h.kamajiNotice(c, rt),
 	}))
+}
+
+// storedSettings are the stored settings, the secrets among them the
+// platform key cannot open, and where the host cluster's credentials
+// come from.
+func (h *Handlers) storedSettings(ctx context.Context) (settings.Runtime, []string, adminsettings.Host, error) {
+	rt, unreadable, err := h.AdminSettings.Load(ctx)
+	if err != nil {
+		return rt, nil, adminsettings.Host{}, err
+	}
+	host, err := h.AdminSettings.Host(ctx, rt)
+	return rt, unreadable, host, err
 }
 
 // kamajiNotice says, when the default backend is Kamaji, whether the host

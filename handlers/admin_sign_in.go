@@ -57,7 +57,7 @@ func (h *Handlers) renderAdminSignIn(c echo.Context, status int, f *views.Form, 
 	m := views.AdminSignIn{Form: *f, Test: test}
 	for _, name := range signinproviders.Names {
 		p := views.AdminSignInProvider{
-			Name: name, Source: sourceOff, CallbackURL: h.BaseURL + "/auth/" + name + "/callback",
+			Name: name, CallbackURL: h.BaseURL + "/auth/" + name + "/callback",
 			SecretStored: l.Settings[name].ClientSecret != "", Unreadable: slices.Contains(l.Unreadable, name),
 		}
 		switch name {
@@ -68,16 +68,7 @@ func (h *Handlers) renderAdminSignIn(c echo.Context, status int, f *views.Form, 
 		default:
 			p.Label = "OpenID Connect"
 		}
-		for _, e := range effective {
-			if e.Name == name {
-				p.Source = e.Source
-			}
-		}
-		for _, e := range h.OAuth {
-			if e.Name == name {
-				p.EnvSet = true
-			}
-		}
+		p.Source, p.EnvSet = h.signInSource(name, effective)
 		m.Providers = append(m.Providers, p)
 	}
 	u, _ := currentUser(c)
@@ -85,6 +76,24 @@ func (h *Handlers) renderAdminSignIn(c echo.Context, status int, f *views.Form, 
 		return err
 	}
 	return render(c, status, views.AdminSignInPage(m))
+}
+
+// signInSource is where the provider name in effect comes from
+// (sourceSettings, sourceEnv or sourceOff), of effective
+// (signInProviders), and whether the environment sets it too.
+func (h *Handlers) signInSource(name string, effective []effectiveProvider) (source string, envSet bool) {
+	source = sourceOff
+	for _, e := range effective {
+		if e.Name == name {
+			source = e.Source
+		}
+	}
+	for _, e := range h.OAuth {
+		if e.Name == name {
+			envSet = true
+		}
+	}
+	return source, envSet
 }
 
 // signInChangeFrom reads the form.

@@ -81,3 +81,28 @@ func pageOf[T any](rows []T, limit int, key func(T) string) ([]T, string) {
 	rows = rows[:limit]
 	return rows, key(rows[limit-1])
 }
+
+// idPage reads the page the list request asks for, of a list ordered by
+// id, newest first: read gets up to limit rows below an id (0: from the
+// newest), id gives a row's id and view shows a row. It answers the
+// page's items and the cursor after them ("" on the last page).
+func idPage[T, V any](c echo.Context, read func(beforeID int64, limit int32) ([]T, error), id func(T) int64, view func(T) V) ([]V, string, error) {
+	p, err := apiPageOf(c)
+	if err != nil {
+		return nil, "", err
+	}
+	before, err := p.beforeID()
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := read(before, int32(p.Limit)+1)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, next := pageOf(rows, p.Limit, func(r T) string { return idCursor(id(r)) })
+	out := make([]V, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, view(r))
+	}
+	return out, next, nil
+}

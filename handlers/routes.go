@@ -266,6 +266,39 @@ func (h *Handlers) routes(e *echo.Echo) {
 	// Admin API: clusters, jobs, edge, DNS, ingress.
 
 	// Admin API: settings, sign-up and invitations, sign-in, branding, mail, notification channels, billing and metrics settings.
+	// Each settings group is read with GET and changed with PATCH
+	// (api_admin_settings.go and the api_admin_*.go beside it).
+	adminAPI.GET("/settings", h.showAPIAdminSettings)
+	adminAPI.PATCH("/settings", h.updateAPIAdminSettings)
+	adminAPI.POST("/settings/test", h.testAPIAdminSettings)
+	adminAPI.GET("/settings/sign-up", h.showAPISignUp)
+	adminAPI.PATCH("/settings/sign-up", h.updateAPISignUp)
+	adminAPI.GET("/invitations", h.listAPIInvitations)
+	adminAPI.POST("/invitations", h.createAPIInvitation)
+	adminAPI.GET("/invitations/:id", h.showAPIInvitation)
+	adminAPI.POST("/invitations/:id/resend", h.resendAPIInvitation)
+	adminAPI.DELETE("/invitations/:id", h.revokeAPIInvitation)
+	adminAPI.GET("/settings/sign-in", h.showAPISignIn)
+	adminAPI.PATCH("/settings/sign-in", h.updateAPISignIn)
+	adminAPI.POST("/settings/sign-in/test", h.testAPISignIn)
+	adminAPI.GET("/settings/branding", h.showAPIBranding)
+	adminAPI.PATCH("/settings/branding", h.updateAPIBranding)
+	adminAPI.PUT("/settings/branding/logo", h.putAPIBrandingLogo)
+	adminAPI.DELETE("/settings/branding/logo", h.deleteAPIBrandingLogo)
+	adminAPI.GET("/settings/mail", h.showAPIMail)
+	adminAPI.PATCH("/settings/mail", h.updateAPIMail)
+	adminAPI.POST("/settings/mail/test", h.testAPIMail)
+	adminAPI.GET("/notification-channels", h.listAPIChannels)
+	adminAPI.POST("/notification-channels", h.createAPIChannel)
+	adminAPI.GET("/notification-channels/:id", h.showAPIChannel)
+	adminAPI.DELETE("/notification-channels/:id", h.deleteAPIChannel)
+	adminAPI.POST("/notification-channels/:id/test", h.testAPIChannel)
+	adminAPI.GET("/settings/webhook-network", h.showAPIWebhookNetwork)
+	adminAPI.PATCH("/settings/webhook-network", h.updateAPIWebhookNetwork)
+	adminAPI.GET("/settings/billing", h.showAPIBillingSettings)
+	adminAPI.PATCH("/settings/billing", h.updateAPIBillingSettings)
+	adminAPI.GET("/settings/metrics", h.showAPIMetricsSettings)
+	adminAPI.PATCH("/settings/metrics", h.updateAPIMetricsSettings)
 
 	// What `kubebyon edge` calls, with an edge token (edge_api.go).
 	e.GET("/api/v1/edge/config", h.showEdgeConfig, h.requireEdgeToken)

@@ -38,10 +38,12 @@ WHERE id = @id AND accepted_at IS NULL AND revoked_at IS NULL
 RETURNING *;
 
 -- name: InvitationList :many
--- The admins' list, newest first, with who sent each.
+-- The admins' list, newest first, with who sent each, paged by id
+-- (keyset: ids below @before_id, 0 for the first page).
 SELECT i.id, i.email, i.created_at, i.sent_at, i.expires_at, i.accepted_at, i.revoked_at,
        coalesce(inviter.email, '')::text AS invited_by_email
 FROM invitations i
 LEFT JOIN users inviter ON inviter.id = i.invited_by
+WHERE (@before_id::bigint = 0 OR i.id < @before_id)
 ORDER BY i.id DESC
 LIMIT @max_rows;

@@ -126,9 +126,15 @@ SELECT i.id, i.email, i.created_at, i.sent_at, i.expires_at, i.accepted_at, i.re
        coalesce(inviter.email, '')::text AS invited_by_email
 FROM invitations i
 LEFT JOIN users inviter ON inviter.id = i.invited_by
+WHERE ($1::bigint = 0 OR i.id < $1)
 ORDER BY i.id DESC
-LIMIT $1
+LIMIT $2
 `
+
+type InvitationListParams struct {
+	BeforeID int64
+	MaxRows  int32
+}
 
 type InvitationListRow struct {
 	ID             int64
@@ -141,9 +147,10 @@ type InvitationListRow struct {
 	InvitedByEmail string
 }
 
-// The admins' list, newest first, with who sent each.
-func (q *Queries) InvitationList(ctx context.Context, maxRows int32) ([]InvitationListRow, error) {
-	rows, err := q.db.Query(ctx, invitationList, maxRows)
+// The admins' list, newest first, with who sent each, paged by id
+// (keyset: ids below @before_id, 0 for the first page).
+func (q *Queries) InvitationList(ctx context.Context, arg InvitationListParams) ([]InvitationListRow, error) {
+	rows, err := q.db.Query(ctx, invitationList, arg.BeforeID, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}

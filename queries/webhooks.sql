@@ -12,6 +12,14 @@ SELECT * FROM webhook_channels WHERE user_id = @user_id ORDER BY id;
 -- name: WebhookChannelListPlatform :many
 SELECT * FROM webhook_channels WHERE user_id IS NULL ORDER BY id;
 
+-- name: WebhookChannelPage :many
+-- The channels of a user (or the platform's, @user_id NULL), newest
+-- first, paged by id (keyset: ids below @before_id, 0 for the first page).
+SELECT * FROM webhook_channels
+WHERE user_id IS NOT DISTINCT FROM sqlc.narg(user_id)::bigint AND (@before_id::bigint = 0 OR id < @before_id)
+ORDER BY id DESC
+LIMIT @row_limit;
+
 -- name: WebhookChannelCountByUser :one
 SELECT count(*) FROM webhook_channels WHERE user_id = @user_id;
 

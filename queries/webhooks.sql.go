@@ -311,3 +311,48 @@ func (q *Queries) WebhookChannelListPlatform(ctx context.Context) ([]WebhookChan
 	}
 	return items, nil
 }
+
+const webhookChannelPage = `-- name: WebhookChannelPage :many
+SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at FROM webhook_channels
+WHERE user_id IS NOT DISTINCT FROM $1::bigint AND ($2::bigint = 0 OR id < $2)
+ORDER BY id DESC
+LIMIT $3
+`
+
+type WebhookChannelPageParams struct {
+	UserID   pgtype.Int8
+	BeforeID int64
+	RowLimit int32
+}
+
+// The channels of a user (or the platform's, @user_id NULL), newest
+// first, paged by id (keyset: ids below @before_id, 0 for the first page).
+func (q *Queries) WebhookChannelPage(ctx context.Context, arg WebhookChannelPageParams) ([]WebhookChannel, error) {
+	rows, err := q.db.Query(ctx, webhookChannelPage, arg.UserID, arg.BeforeID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookChannel{}
+	for rows.Next() {
+		var i WebhookChannel
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserID,
+			&i.Kind,
+			&i.Name,
+			&i.UrlSealed,
+			&i.UrlHost,
+			&i.SecretSealed,
+			&i.Lang,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

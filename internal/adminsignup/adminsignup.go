@@ -126,7 +126,13 @@ type Invitation struct {
 
 // List is the newest ListLimit invitations.
 func (s *Service) List(ctx context.Context) ([]Invitation, error) {
-	rows, err := queries.New(s.Pool).InvitationList(ctx, ListLimit)
+	return s.Page(ctx, 0, ListLimit)
+}
+
+// Page is up to limit invitations, newest first, from the one below
+// beforeID (0: the newest).
+func (s *Service) Page(ctx context.Context, beforeID int64, limit int32) ([]Invitation, error) {
+	rows, err := queries.New(s.Pool).InvitationList(ctx, queries.InvitationListParams{BeforeID: beforeID, MaxRows: limit})
 	if err != nil {
 		return nil, fmt.Errorf("list invitations: %w", err)
 	}
@@ -144,6 +150,19 @@ func (s *Service) List(ctx context.Context) ([]Invitation, error) {
 		})
 	}
 	return out, nil
+}
+
+// Get is the invitation id as the list shows it. Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, id int64) (Invitation, error) {
+	// The page below id+1 starts at id, when it exists.
+	page, err := s.Page(ctx, id+1, 1)
+	if err != nil {
+		return Invitation{}, err
+	}
+	if len(page) == 0 || page[0].ID != id {
+		return Invitation{}, ErrNotFound
+	}
+	return page[0], nil
 }
 
 // Invite invites email on behalf of the admin actor.UserID and mails the

@@ -237,6 +237,34 @@ func TestInvitationExpiresAndResend(t *testing.T) {
 	require.Len(t, b.audits(t, adminsignup.ActionResend), 1)
 }
 
+// TestInvitationPages: the list reads a page at a time, newest first.
+func TestInvitationPages(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	for _, email := range []string{"one@example.net", "two@example.net", "three@example.net"} {
+		b.invite(t, email)
+	}
+	page, err := b.svc.Page(ctx, 0, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"three@example.net", "two@example.net"}, []string{page[0].Email, page[1].Email})
+	require.Equal(t, b.admin.Email, page[0].InvitedBy)
+	page, err = b.svc.Page(ctx, page[1].ID, 2)
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, "one@example.net", page[0].Email)
+	require.Equal(t, signup.StatePending, page[0].State)
+	all, err := b.svc.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 3)
+
+	got, err := b.svc.Get(ctx, all[1].ID)
+	require.NoError(t, err)
+	require.Equal(t, all[1], got)
+	_, err = b.svc.Get(ctx, all[0].ID+1)
+	require.ErrorIs(t, err, adminsignup.ErrNotFound)
+}
+
 // TestInvitationRevoked: a revoked link does not work, and is not resent.
 func TestInvitationRevoked(t *testing.T) {
 	t.Parallel()

@@ -276,6 +276,45 @@ func TestOwnership(t *testing.T) {
 	require.Equal(t, "ops", platform[0].Name)
 }
 
+// TestPageAndGet: the channels of a user, or the platform's, read a page
+// at a time, newest first, and one at a time; never another's.
+func TestPageAndGet(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	alice, aa := b.user(t, "alice@example.com", "user")
+	_, admin := b.user(t, "admin@example.com", "admin")
+	mine, err := b.svc.Create(ctx, alice.ID, "en", webhooks.Input{Name: "mine", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/A"}, aa)
+	require.NoError(t, err)
+	var platform []int64
+	for _, name := range []string{"ops-1", "ops-2", "ops-3"} {
+		c, err := b.svc.Create(ctx, 0, "en", webhooks.Input{Name: name, Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/" + name}, admin)
+		require.NoError(t, err)
+		platform = append(platform, c.Channel.ID)
+	}
+
+	page, err := b.svc.Page(ctx, 0, 0, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"ops-3", "ops-2"}, []string{page[0].Name, page[1].Name})
+	page, err = b.svc.Page(ctx, 0, page[1].ID, 2)
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, platform[0], page[0].ID)
+	page, err = b.svc.Page(ctx, alice.ID, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, "mine", page[0].Name)
+
+	got, err := b.svc.Get(ctx, 0, platform[1])
+	require.NoError(t, err)
+	require.Equal(t, "ops-2", got.Name)
+	require.Equal(t, "hooks.slack.com", got.Host)
+	_, err = b.svc.Get(ctx, 0, mine.Channel.ID)
+	require.ErrorIs(t, err, webhooks.ErrNotFound, "a user's channel is not the platform's")
+	_, err = b.svc.Get(ctx, alice.ID, platform[0])
+	require.ErrorIs(t, err, webhooks.ErrNotFound)
+}
+
 // TestTest: a test message goes out at once, is logged and audited.
 func TestTest(t *testing.T) {
 	t.Parallel()

@@ -377,6 +377,11 @@ func (s *Service) List(ctx context.Context, userID int64) ([]Channel, error) {
 	} else {
 		rows, err = q.WebhookChannelListPlatform(ctx)
 	}
+	return channelsOf(rows, err)
+}
+
+// channelsOf shows the channels rows, which were read with err.
+func channelsOf(rows []queries.WebhookChannel, err error) ([]Channel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list webhook channels: %w", err)
 	}
@@ -385,6 +390,25 @@ func (s *Service) List(ctx context.Context, userID int64) ([]Channel, error) {
 		out = append(out, channelOf(r))
 	}
 	return out, nil
+}
+
+// Page is up to limit of the user's channels (userID > 0) or of the
+// platform's (0), newest first, from the one below beforeID (0: the
+// newest).
+func (s *Service) Page(ctx context.Context, userID, beforeID int64, limit int32) ([]Channel, error) {
+	return channelsOf(queries.New(s.Pool).WebhookChannelPage(ctx, queries.WebhookChannelPageParams{
+		UserID: pgtype.Int8{Int64: userID, Valid: userID > 0}, BeforeID: beforeID, RowLimit: limit,
+	}))
+}
+
+// Get is the user's channel id (userID > 0) or a platform channel (0).
+// Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, userID, id int64) (Channel, error) {
+	c, err := owned(ctx, queries.New(s.Pool), id, userID)
+	if err != nil {
+		return Channel{}, err
+	}
+	return channelOf(c), nil
 }
 
 // Attempt is one line of a delivery log.

@@ -1,0 +1,228 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/webhooks"
+)
+
+// apiChannel is a platform notification channel (the operator alerts
+// go to): never its URL, where chat services put their token, nor its
+// secret; Host is the URL's host, Signed whether it has a secret.
+type apiChannel struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Kind      string    `json:"kind"`
+	Host      string    `json:"host"`
+	Signed    bool      `json:"signed"`
+	CreatedAt time.Time `json:"created_at"`
+	// Secret is a new generic webhook's signing secret, in the answer
+	// that creates it only.
+	Secret string `json:"secret,omitempty"`
+	// Log is the latest delivery attempts, newest first, in the answer
+	// about one channel only.
+	Log []apiChannelAttempt `json:"log,omitempty"`
+}
+
+// apiChannelAttempt is one delivery attempt: status delivered, retrying
+// or failed, with the HTTP status answered (0: none) and the error.
+type apiChannelAttempt struct {
+	EventID    string    `json:"event_id"`
+	EventKind  string    `json:"event_kind"`
+	Attempt    int32     `json:"attempt"`
+	Status     string    `json:"status"`
+	StatusCode int32     `json:"status_code"`
+	Error      string    `json:"error"`
+	At         time.Time `json:"at"`
+}
+
+type apiChannelList struct {
+	Channels []apiChannel `json:"channels"`
+	Next     string       `json:"next,omitempty"`
+}
+
+func apiChannelOf(ch webhooks.Channel) apiChannel {
+	return apiChannel{ID: ch.ID, Name: ch.Name, Kind: ch.Kind, Host: ch.Host, Signed: ch.Signed, CreatedAt: ch.CreatedAt.UTC()}
+}
+
+// errChannelNotFound answers for a platform channel that does not exist
+// (a user's channel is not one).
+var errChannelNotFound = echo.NewHTTPError(http.StatusNotFound, "ErrAPIChannelNotFound")
+
+// channelError answers a channel action's error.
+func channelError(err error) error {
+	if errors.Is(err, webhooks.ErrNotFound) {
+		return errChannelNotFound
+	}
+	return adminAPIError(err, nil)
+}
+
+func channelIDParam(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return 0, errChannelNotFound
+	}
+	return id, nil
+}
+
+// listAPIChannels is GET /api/v1/admin/notification-channels: the
+// platform's channels, newest first, a page at a time.
+func (h *Handlers) listAPIChannels(c echo.Context) error {
+	ctx := c.Request().Context()
+	items, next, err := idPage(c, func(before int64, limit int32) ([]webhooks.Channel, error) {
+		return h.Webhooks.Page(ctx, 0, before, limit)
+	}, func(ch webhooks.Channel) int64 { return ch.ID }, apiChannelOf)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiChannelList{Channels: items, Next: next})
+}
+
+// createAPIChannel is POST /api/v1/admin/notification-channels. Its
+// messages are worded in the admin's language. A generic webhook's
+// signing secret is made by the platform and answered this once; a
+// DingTalk or Feishu channel's is the one given.
+func (h *Handlers) createAPIChannel(c echo.Context) error {
+	var body struct {
+		Name   string `json:"name"`
+		Kind   string `json:"kind"`
+		URL    string `json:"url"`
+		Secret string `json:"secret"`
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	created, err := h.Webhooks.Create(ctx, 0, locale.From(ctx).Tag(), webhooks.Input{Name: body.Name, Kind: body.Kind, URL: body.URL, Secret: body.Secret}, actor(c))
+	if err != nil {
+		return adminAPIError(err, nil)
+	}
+	out := apiChannelOf(created.Channel)
+	out.Secret = created.Secret
+	c.Response().Header().Set(echo.HeaderLocation, fmt.Sprintf("/api/v1/admin/notification-channels/%d", out.ID))
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	return c.JSON(http.StatusCreated, out)
+}
+
+// showAPIChannel is GET /api/v1/admin/notification-channels/:id: the
+// channel with its latest delivery attempts.
+func (h *Handlers) showAPIChannel(c echo.Context) error {
+	id, err := channelIDParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	ch, err := h.Webhooks.Get(ctx, 0, id)
+	if err != nil {
+		return channelError(err)
+	}
+	log, err := h.Webhooks.Log(ctx, 0, id)
+	if err != nil {
+		return channelError(err)
+	}
+	out := apiChannelOf(ch)
+	out.Log = make([]apiChannelAttempt, 0, len(log))
+	for _, a := range log {
+		out.Log = append(out.Log, apiChannelAttempt{
+			EventID: a.EventID, EventKind: a.EventKind, Attempt: a.Attempt, Status: a.Status,
+			StatusCode: a.ResponseCode, Error: a.Error, At: a.At.UTC(),
+		})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// deleteAPIChannel is DELETE /api/v1/admin/notification-channels/:id,
+// with its log.
+func (h *Handlers) deleteAPIChannel(c echo.Context) error {
+	id, err := channelIDParam(c)
+	if err != nil {
+		return err
+	}
+	if err := h.Webhooks.Delete(c.Request().Context(), 0, id, actor(c)); err != nil {
+		return channelError(err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// apiChannelTest is what came of a test message: Delivered, or Error
+// says why not; StatusCode is what the receiver answered (0: nothing).
+type apiChannelTest struct {
+	Delivered  bool   `json:"delivered"`
+	StatusCode int    `json:"status_code"`
+	Error      string `json:"error,omitempty"`
+}
+
+// testAPIChannel is POST /api/v1/admin/notification-channels/:id/test: a
+// test message, sent now, logged with the channel's deliveries. Tests
+// count against the admin's budget of them, the console's too (429 with
+// Retry-After beyond it). A test that ran is 200 whatever came of it.
+func (h *Handlers) testAPIChannel(c echo.Context) error {
+	id, err := channelIDParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	d, err := h.limits.Hit(ctx, webhookTestPerUser, userKey(u), time.Now())
+	if err != nil {
+		return err
+	}
+	if !d.Allowed {
+		seconds := int(math.Ceil(d.RetryAfter.Seconds()))
+		c.Response().Header().Set("Retry-After", strconv.Itoa(seconds))
+		return c.JSON(http.StatusTooManyRequests, apiError{Error: apiErrorBody{
+			Code: "too_many_requests", Message: locale.T(ctx, "ErrWebhookTestRateLimited", map[string]any{"Seconds": seconds}),
+		}})
+	}
+	o, err := h.Webhooks.Test(ctx, 0, id, locale.From(ctx).Tag(), actor(c))
+	if err != nil {
+		return channelError(err)
+	}
+	out := apiChannelTest{Delivered: o.Err == nil, StatusCode: o.Code}
+	if o.Err != nil {
+		out.Error = o.Err.Error()
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// apiWebhookNetwork is the internal networks webhooks (every user's and
+// the platform's) may reach all the same, as CIDRs.
+type apiWebhookNetwork struct {
+	AllowedCIDRs []string `json:"allowed_cidrs"`
+}
+
+// showAPIWebhookNetwork is GET /api/v1/admin/settings/webhook-network.
+func (h *Handlers) showAPIWebhookNetwork(c echo.Context) error {
+	n, err := h.Webhooks.Network(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiWebhookNetwork{AllowedCIDRs: append([]string{}, n.AllowedCIDRs...)})
+}
+
+// updateAPIWebhookNetwork is PATCH /api/v1/admin/settings/webhook-network:
+// the list replaces the stored one (a bare address is its own network).
+func (h *Handlers) updateAPIWebhookNetwork(c echo.Context) error {
+	var body struct {
+		AllowedCIDRs *[]string `json:"allowed_cidrs"`
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.AllowedCIDRs != nil {
+		_, err := h.Webhooks.SaveNetwork(c.Request().Context(), strings.Join(*body.AllowedCIDRs, "\n"), actor(c))
+		if err != nil {
+			return adminAPIError(err, map[string]string{webhooks.FieldAllowed: "allowed_cidrs"})
+		}
+	}
+	return h.showAPIWebhookNetwork(c)
+}
