@@ -218,11 +218,7 @@ type apiInvalidBody struct {
 
 func (h *Handlers) listAPIClusters(c echo.Context) error {
 	u, _ := currentUser(c)
-	p, err := apiPageOf(c)
-	if err != nil {
-		return err
-	}
-	before, err := p.beforeID()
+	p, before, err := apiIDPageOf(c)
 	if err != nil {
 		return err
 	}

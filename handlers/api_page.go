@@ -87,11 +87,7 @@ func pageOf[T any](rows []T, limit int, key func(T) string) ([]T, string) {
 // newest), id gives a row's id and view shows a row. It answers the
 // page's items and the cursor after them ("" on the last page).
 func idPage[T, V any](c echo.Context, read func(beforeID int64, limit int32) ([]T, error), id func(T) int64, view func(T) V) ([]V, string, error) {
-	p, err := apiPageOf(c)
-	if err != nil {
-		return nil, "", err
-	}
-	before, err := p.beforeID()
+	p, before, err := apiIDPageOf(c)
 	if err != nil {
 		return nil, "", err
 	}

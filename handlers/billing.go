@@ -377,22 +377,12 @@ type apiOrderList struct {
 // first, a page at a time.
 func (h *Handlers) listAPIOrders(c echo.Context) error {
 	u, _ := currentUser(c)
-	p, err := apiPageOf(c)
+	out, next, err := idPage(c, func(before int64, limit int32) ([]queries.OrderListForUserRow, error) {
+		return h.Billing.OrdersOf(c.Request().Context(), u.ID, before, limit)
+	}, func(r queries.OrderListForUserRow) int64 { return r.Order.ID },
+		func(r queries.OrderListForUserRow) apiOrder { return apiOrderOf(r.Order, r.PlanName) })
 	if err != nil {
 		return err
-	}
-	before, err := p.beforeID()
-	if err != nil {
-		return err
-	}
-	rows, err := h.Billing.OrdersOf(c.Request().Context(), u.ID, before, int32(p.Limit)+1)
-	if err != nil {
-		return err
-	}
-	rows, next := pageOf(rows, p.Limit, func(r queries.OrderListForUserRow) string { return idCursor(r.Order.ID) })
-	out := make([]apiOrder, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, apiOrderOf(r.Order, r.PlanName))
 	}
 	return c.JSON(http.StatusOK, apiOrderList{Orders: out, Next: next})
 }
