@@ -5,10 +5,12 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
@@ -36,7 +38,9 @@ func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if !readOnly(c.Request().Method) && !caller.CanWrite() {
+		// The admin API asks every key for the admin scope, whatever
+		// the method (requireAdminKey).
+		if !readOnly(c.Request().Method) && !caller.CanWrite() && !strings.HasPrefix(c.Path(), adminAPIPrefix) {
 			return insufficientScope(c, apikeys.ScopeWrite)
 		}
 		c.Set(ctxUser, caller.User)
@@ -45,6 +49,9 @@ func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// adminAPIPrefix is where the admin API's routes are.
+const adminAPIPrefix = "/api/v1/admin/"
+
 // ctxAPIScope is the Echo context key of the request's API key scope, as
 // it holds now (apikeys.Caller).
 const ctxAPIScope = "api_scope"
@@ -52,12 +59,16 @@ const ctxAPIScope = "api_scope"
 // requireAdminKey, after requireAPIKey, lets only admin keys through: the
 // admin API (/api/v1/admin). Any other key is 403 insufficient_scope.
 // An admin key of a user who is no longer an admin is a write key
-// (apikeys.Authenticate), so this is the role's check too.
+// (apikeys.Authenticate), so this is the role's check too. The key stands
+// in for the password the back office confirms dangerous changes with
+// (adminauth.WithAdminKey).
 func requireAdminKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if scope, _ := c.Get(ctxAPIScope).(string); scope != apikeys.ScopeAdmin {
 			return insufficientScope(c, apikeys.ScopeAdmin)
 		}
+		u, _ := currentUser(c)
+		c.SetRequest(c.Request().WithContext(adminauth.WithAdminKey(c.Request().Context(), u.ID)))
 		return next(c)
 	}
 }

@@ -25,6 +25,10 @@ var ReauthPerAdmin = ratelimit.Rule{Name: "admin-reauth", Limit: 10, Window: 15 
 // a fresh sign-in instead (WithFreshSignIn). It returns ErrWrongPassword,
 // *LimitedError or ErrNotAdmin when the admin may not go on.
 func ConfirmPassword(ctx context.Context, pool *pgxpool.Pool, adminID int64, password string, now time.Time) error {
+	// An admin key confirms by itself, and tries no password.
+	if adminKeyOf(ctx, adminID) {
+		return nil
+	}
 	q := queries.New(pool)
 	subject := strconv.FormatInt(adminID, 10)
 	d, err := ratelimit.Hit(ctx, q, ReauthPerAdmin, subject, now)
@@ -88,10 +92,10 @@ func freshSignInOf(ctx context.Context, adminID int64, now time.Time) bool {
 
 // ConfirmationGiven reports whether the request brings something to
 // confirm a change with: a password, or a fresh sign-in with a provider
-// (WithFreshSignIn). It is asked before ConfirmPassword, so that a form
-// sent without either is told to give one.
+// (WithFreshSignIn), or an admin key (WithAdminKey). It is asked before
+// ConfirmPassword, so that a form sent without either is told to give one.
 func ConfirmationGiven(ctx context.Context, password string) bool {
-	if password != "" {
+	if password != "" || anyAdminKey(ctx) {
 		return true
 	}
 	f, ok := ctx.Value(freshSignInKey{}).(freshSignIn)
