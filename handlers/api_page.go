@@ -37,6 +37,17 @@ func apiPageOf(c echo.Context) (apiPage, error) {
 	return p, nil
 }
 
+// apiIDPageOf reads the page of a list keyed by id: the page and the id
+// its cursor names (beforeID), 0 for the first page.
+func apiIDPageOf(c echo.Context) (apiPage, int64, error) {
+	p, err := apiPageOf(c)
+	if err != nil {
+		return p, 0, err
+	}
+	id, err := p.beforeID()
+	return p, id, err
+}
+
 // beforeID is the cursor of a list ordered by id, newest first: the id
 // the page starts below, 0 for the first page; 400 for a cursor this list
 // did not give.
