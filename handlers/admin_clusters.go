@@ -23,13 +23,7 @@ import (
 // filtered, newest first, a page before (?before=) or after (?after=) a
 // cluster id.
 func (h *Handlers) showAdminClustersPage(c echo.Context) error {
-	f := clusters.AdminFilter{
-		Search:            strings.TrimSpace(c.QueryParam("q")),
-		Status:            c.QueryParam("status"),
-		OwnerEmail:        strings.TrimSpace(c.QueryParam("owner")),
-		KubernetesVersion: strings.TrimSpace(c.QueryParam("version")),
-		AccessMode:        c.QueryParam("access"),
-	}
+	f := adminClusterFilter(c)
 	page, err := h.Clusters.AdminList(c.Request().Context(), f, queryID(c, "before"), queryID(c, "after"))
 	if err != nil {
 		return err
@@ -48,6 +42,18 @@ func (h *Handlers) showAdminClustersPage(c echo.Context) error {
 		m.NewerURL = adminClustersURL(f, "after", page.Newer)
 	}
 	return render(c, http.StatusOK, views.AdminClustersPage(m))
+}
+
+// adminClusterFilter reads the cluster list's filters: ?q=, ?status=,
+// ?owner=, ?version= and ?access=, for the back office and the admin API.
+func adminClusterFilter(c echo.Context) clusters.AdminFilter {
+	return clusters.AdminFilter{
+		Search:            strings.TrimSpace(c.QueryParam("q")),
+		Status:            c.QueryParam("status"),
+		OwnerEmail:        strings.TrimSpace(c.QueryParam("owner")),
+		KubernetesVersion: strings.TrimSpace(c.QueryParam("version")),
+		AccessMode:        c.QueryParam("access"),
+	}
 }
 
 // adminClustersURL is a page of the cluster list under f: the clusters

@@ -43,27 +43,11 @@ func (h *Handlers) renderAdminEdge(c echo.Context, status int, forms adminEdgeFo
 	if forms.token != nil {
 		f = *forms.token
 	}
-	st, _, err := h.EdgeState.Current(ctx)
+	m, err := h.adminEdgeStatus(ctx)
 	if err != nil {
 		return err
 	}
-	insts, err := h.Edge.Instances(ctx)
-	if err != nil {
-		return err
-	}
-	m := views.AdminEdge{Version: st.Version, Routes: len(st.Routes), BaseURL: h.BaseURL, Form: f}
-	now := time.Now()
-	for _, in := range insts {
-		m.Instances = append(m.Instances, views.EdgeInstance{
-			Name: in.Name, Token: in.TokenName, Address: in.Address, HAProxyVersion: in.HaproxyVersion,
-			Applied: in.AppliedVersion, InStep: in.AppliedVersion == st.Version,
-			LastSeen: in.LastSeenAt.Time, Stale: now.Sub(in.LastSeenAt.Time) > views.EdgeStaleAfter,
-			Up: int(in.BackendsUp), Down: int(in.BackendsDown), LastError: in.LastError,
-		})
-	}
-	if err := h.adminRouteAgents(ctx, &m); err != nil {
-		return err
-	}
+	m.BaseURL, m.Form = h.BaseURL, f
 	if wantsFragment(c) {
 		return render(c, status, views.AdminEdgeInstances(m))
 	}
@@ -104,6 +88,31 @@ func (h *Handlers) renderAdminEdge(c echo.Context, status int, forms adminEdgeFo
 	return render(c, status, views.AdminEdgePage(m))
 }
 
+// adminEdgeStatus is how the edges and the route agents stand: the
+// desired state, the edges as they last reported and the route agents,
+// for the edge page and the admin API.
+func (h *Handlers) adminEdgeStatus(ctx context.Context) (views.AdminEdge, error) {
+	st, _, err := h.EdgeState.Current(ctx)
+	if err != nil {
+		return views.AdminEdge{}, err
+	}
+	insts, err := h.Edge.Instances(ctx)
+	if err != nil {
+		return views.AdminEdge{}, err
+	}
+	m := views.AdminEdge{Version: st.Version, Routes: len(st.Routes)}
+	now := time.Now()
+	for _, in := range insts {
+		m.Instances = append(m.Instances, views.EdgeInstance{
+			Name: in.Name, Token: in.TokenName, Address: in.Address, HAProxyVersion: in.HaproxyVersion,
+			Applied: in.AppliedVersion, InStep: in.AppliedVersion == st.Version,
+			LastSeen: in.LastSeenAt.Time, Stale: now.Sub(in.LastSeenAt.Time) > views.EdgeStaleAfter,
+			Up: int(in.BackendsUp), Down: int(in.BackendsDown), LastError: in.LastError,
+		})
+	}
+	return m, h.adminRouteAgents(ctx, &m)
+}
+
 func edgeTokenView(t queries.EdgeToken) views.EdgeToken {
 	return views.EdgeToken{
 		ID: t.ID, Name: t.Name, Prefix: t.Prefix, Created: t.CreatedAt.Time,
@@ -135,15 +144,18 @@ func (h *Handlers) createEdgeToken(c echo.Context) error {
 	return render(c, http.StatusOK, views.AdminEdgeTokenCreatedPage(created.Value, edgeTokenView(created.Token), h.BaseURL))
 }
 
+// errEdgeTokenNotFound answers an edge token that does not exist.
+var errEdgeTokenNotFound = echo.NewHTTPError(http.StatusNotFound, "ErrorEdgeTokenNotFound")
+
 // edgeToken is the token of the path's :id; an unknown one is not found.
 func (h *Handlers) edgeToken(c echo.Context) (queries.EdgeToken, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return queries.EdgeToken{}, echo.ErrNotFound
+		return queries.EdgeToken{}, errEdgeTokenNotFound
 	}
 	t, err := h.Edge.Token(c.Request().Context(), id)
 	if errors.Is(err, edge.ErrNotFound) {
-		return t, echo.ErrNotFound
+		return t, errEdgeTokenNotFound
 	}
 	return t, err
 }

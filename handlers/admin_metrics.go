@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -10,12 +11,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/views"
 )
 
 // showAdminClusterMetricsJSON is any cluster's series over ?range=, for
-// the admin page's charts.
+// the admin page's charts and the admin API; 404 for a cluster that does
+// not exist.
 func (h *Handlers) showAdminClusterMetricsJSON(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	id, err := clusterIDParam(c)
@@ -26,7 +29,10 @@ func (h *Handlers) showAdminClusterMetricsJSON(c echo.Context) error {
 	if err != nil {
 		return metricsRangeJSON(c)
 	}
-	s, err := h.ClusterMetrics.Series(c.Request().Context(), id, r, time.Now())
+	s, err := h.ClusterMetrics.AdminSeries(c.Request().Context(), id, r, time.Now())
+	if errors.Is(err, clusters.ErrNotFound) {
+		return errClusterNotFound
+	}
 	if err != nil {
 		return err
 	}

@@ -264,6 +264,29 @@ func (h *Handlers) routes(e *echo.Echo) {
 	adminAPI.GET("/activity", h.listAPIAdminActivity)
 
 	// Admin API: clusters, jobs, edge, DNS, ingress.
+	// Every user's clusters and the back office's actions on one
+	// (api_admin_clusters.go), River's jobs (api_admin_jobs.go), the
+	// edges, their tokens, DNS and managed ingress settings
+	// (api_admin_edge.go).
+	adminAPI.GET("/clusters", h.listAPIAdminClusters)
+	adminAPI.GET("/clusters/:id", h.showAPIAdminCluster)
+	adminAPI.GET("/clusters/:id/metrics", h.showAdminClusterMetricsJSON)
+	for _, a := range adminClusterActions {
+		adminAPI.POST("/clusters/:id/"+a.path, h.changeAPIAdminCluster(a))
+	}
+	adminAPI.GET("/jobs", h.listAPIAdminJobs)
+	adminAPI.POST("/jobs/:id/retry", h.changeAPIAdminJob((*adminjobs.Service).Retry))
+	adminAPI.POST("/jobs/:id/cancel", h.changeAPIAdminJob((*adminjobs.Service).Cancel))
+	adminAPI.GET("/edge", h.showAPIAdminEdge)
+	adminAPI.GET("/edge/tokens", h.listAPIEdgeTokens)
+	adminAPI.POST("/edge/tokens", h.createAPIEdgeToken)
+	adminAPI.GET("/edge/tokens/:id", h.showAPIEdgeToken)
+	adminAPI.DELETE("/edge/tokens/:id", h.revokeAPIEdgeToken)
+	adminAPI.GET("/edge/dns", h.showAPIDNS)
+	adminAPI.PUT("/edge/dns", h.saveAPIDNS)
+	adminAPI.POST("/edge/dns/check", h.checkAPIDNS)
+	adminAPI.GET("/edge/ingress", h.showAPIIngressSettings)
+	adminAPI.PUT("/edge/ingress", h.saveAPIIngressSettings)
 
 	// Admin API: settings, sign-up and invitations, sign-in, branding, mail, notification channels, billing and metrics settings.
 	// Each settings group is read with GET and changed with PATCH

@@ -46,6 +46,14 @@ RETURNING *;
 -- name: EdgeTokenList :many
 SELECT * FROM edge_tokens ORDER BY id DESC;
 
+-- name: EdgeTokenListPage :many
+-- The tokens below @before_id (0: the newest), newest first: a page of
+-- the admin API's list.
+SELECT * FROM edge_tokens
+WHERE @before_id::bigint = 0 OR id < @before_id::bigint
+ORDER BY id DESC
+LIMIT @row_limit;
+
 -- name: EdgeTokenRevoke :one
 UPDATE edge_tokens SET revoked_at = now()
 WHERE id = @id AND revoked_at IS NULL

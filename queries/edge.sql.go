@@ -386,6 +386,49 @@ func (q *Queries) EdgeTokenList(ctx context.Context) ([]EdgeToken, error) {
 	return items, nil
 }
 
+const edgeTokenListPage = `-- name: EdgeTokenListPage :many
+SELECT id, name, prefix, secret_hash, created_by, created_at, last_used_at, revoked_at FROM edge_tokens
+WHERE $1::bigint = 0 OR id < $1::bigint
+ORDER BY id DESC
+LIMIT $2
+`
+
+type EdgeTokenListPageParams struct {
+	BeforeID int64
+	RowLimit int32
+}
+
+// The tokens below @before_id (0: the newest), newest first: a page of
+// the admin API's list.
+func (q *Queries) EdgeTokenListPage(ctx context.Context, arg EdgeTokenListPageParams) ([]EdgeToken, error) {
+	rows, err := q.db.Query(ctx, edgeTokenListPage, arg.BeforeID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EdgeToken{}
+	for rows.Next() {
+		var i EdgeToken
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Prefix,
+			&i.SecretHash,
+			&i.CreatedBy,
+			&i.CreatedAt,
+			&i.LastUsedAt,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const edgeTokenRevoke = `-- name: EdgeTokenRevoke :one
 UPDATE edge_tokens SET revoked_at = now()
 WHERE id = $1 AND revoked_at IS NULL

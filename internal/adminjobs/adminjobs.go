@@ -135,7 +135,7 @@ func (s *Service) Overview(ctx context.Context, f Filter) (Overview, error) {
 		if o.Counts, err = counts(ctx, tx); err != nil {
 			return err
 		}
-		if o.Jobs, o.More, err = s.list(ctx, tx, f); err != nil {
+		if o.Jobs, o.More, err = s.list(ctx, tx, f, PageSize); err != nil {
 			return err
 		}
 		if o.Periodic, err = s.periodic(ctx, tx); err != nil {
@@ -174,9 +174,20 @@ func counts(ctx context.Context, tx pgx.Tx) ([]Count, error) {
 	return cs, nil
 }
 
-// list is a page of jobs, newest first.
-func (s *Service) list(ctx context.Context, tx pgx.Tx, f Filter) ([]*rivertype.JobRow, bool, error) {
-	p := river.NewJobListParams().OrderBy(river.JobListOrderByID, river.SortOrderDesc).First(PageSize + 1)
+// List is a page of at most limit jobs under f, newest first, and
+// whether more follow: the list of Overview, of any size (the admin API's
+// ?limit=), without the rest of the page's figures.
+func (s *Service) List(ctx context.Context, f Filter, limit int) (jobs []*rivertype.JobRow, more bool, err error) {
+	err = pgx.BeginTxFunc(ctx, s.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		jobs, more, err = s.list(ctx, tx, f, limit)
+		return err
+	})
+	return jobs, more, err
+}
+
+// list is a page of at most limit jobs, newest first.
+func (s *Service) list(ctx context.Context, tx pgx.Tx, f Filter, limit int) ([]*rivertype.JobRow, bool, error) {
+	p := river.NewJobListParams().OrderBy(river.JobListOrderByID, river.SortOrderDesc).First(limit + 1)
 	if f.State != "" {
 		p = p.States(f.State)
 	}
@@ -191,8 +202,8 @@ func (s *Service) list(ctx context.Context, tx pgx.Tx, f Filter) ([]*rivertype.J
 	if err != nil {
 		return nil, false, fmt.Errorf("list jobs: %w", err)
 	}
-	if len(res.Jobs) > PageSize {
-		return res.Jobs[:PageSize], true, nil
+	if len(res.Jobs) > limit {
+		return res.Jobs[:limit], true, nil
 	}
 	return res.Jobs, false, nil
 }

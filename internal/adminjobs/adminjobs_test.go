@@ -386,6 +386,39 @@ func TestOverviewPages(t *testing.T) {
 	}
 }
 
+// TestListPagesOfAnySize: List reads the Overview's list a limit at a
+// time, under its filter, newest first, saying whether more follow.
+func TestListPagesOfAnySize(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	_, err := b.river.InsertMany(ctx, []river.InsertManyParams{
+		{Args: alphaArgs{N: 1}}, {Args: betaArgs{N: 2}}, {Args: alphaArgs{N: 3}}, {Args: alphaArgs{N: 4}},
+	})
+	require.NoError(t, err)
+	var seen []int64
+	before := int64(0)
+	for {
+		jobs, more, err := b.svc.List(ctx, adminjobs.Filter{Kind: kindAlpha, Before: before}, 2)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(jobs), 2)
+		for _, j := range jobs {
+			require.Equal(t, kindAlpha, j.Kind)
+			seen = append(seen, j.ID)
+		}
+		if !more {
+			break
+		}
+		before = jobs[len(jobs)-1].ID
+	}
+	require.Len(t, seen, 3)
+	require.IsDecreasing(t, seen, "newest first, no repeats")
+	all, more, err := b.svc.List(ctx, adminjobs.Filter{}, 10)
+	require.NoError(t, err)
+	require.False(t, more)
+	require.Len(t, all, 4)
+}
+
 // TestOverviewFailingJobs: the failing jobs list with the errors of each
 // attempt, in order; a job that never failed has none.
 func TestOverviewFailingJobs(t *testing.T) {

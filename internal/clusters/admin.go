@@ -12,6 +12,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -32,6 +33,30 @@ type AdminFilter struct {
 	Search string
 }
 
+// Statuses are every status a cluster can be in, in the order the
+// admins' list offers them as filters.
+var Statuses = []string{
+	StatusPending, StatusProvisioning, StatusReady, StatusUpdating,
+	StatusFailed, StatusSuspended, StatusResuming, StatusDeleting, StatusDeleted,
+}
+
+// Validate refuses a status or an access mode no cluster has, for the
+// callers that must tell a mistyped filter from an empty list (the
+// admin API; the console's select offers only these).
+func (f AdminFilter) Validate() error {
+	errs := FieldErrors{}
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
+		errs["status"] = "ErrAdminClusterFilterStatus"
+	}
+	if f.AccessMode != "" && f.AccessMode != settings.AccessNodePort && f.AccessMode != settings.AccessLoadBalancer {
+		errs["access"] = "ErrClusterAccessMode"
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
 // AdminPage is one page of the admins' cluster list, newest first.
 type AdminPage struct {
 	Clusters []queries.AdminClusterListOlderRow
@@ -45,50 +70,60 @@ type AdminPage struct {
 // below the id before (0: the newest), or, when after is set, the page
 // above the id after. AdminPageSize at most, newest first.
 func (s *Service) AdminList(ctx context.Context, f AdminFilter, before, after int64) (AdminPage, error) {
-	q := queries.New(s.Pool)
-	pattern := ""
-	if search := strings.TrimSpace(f.Search); search != "" {
-		pattern = "%" + likeEscaper.Replace(search) + "%"
+	if after == 0 {
+		return s.AdminListOlder(ctx, f, before, AdminPageSize)
 	}
 	// One more row than shown tells whether there is a page beyond.
-	if after != 0 {
-		newer, err := q.AdminClusterListNewer(ctx, queries.AdminClusterListNewerParams{
-			Pattern: pattern, Status: f.Status, OwnerEmail: strings.TrimSpace(f.OwnerEmail),
-			KubernetesVersion: f.KubernetesVersion, AccessMode: f.AccessMode, AfterID: after, RowLimit: AdminPageSize + 1,
-		})
-		if err != nil {
-			return AdminPage{}, fmt.Errorf("list newer clusters: %w", err)
-		}
-		var p AdminPage
-		if len(newer) > AdminPageSize {
-			newer = newer[:AdminPageSize]
-			p.Newer = newer[AdminPageSize-1].ID
-		}
-		for _, r := range newer {
-			p.Clusters = append(p.Clusters, queries.AdminClusterListOlderRow(r))
-		}
-		if len(newer) > 0 {
-			p.Older = newer[0].ID
-		}
-		slices.Reverse(p.Clusters)
-		return p, nil
+	newer, err := queries.New(s.Pool).AdminClusterListNewer(ctx, queries.AdminClusterListNewerParams{
+		Pattern: searchPattern(f.Search), Status: f.Status, OwnerEmail: strings.TrimSpace(f.OwnerEmail),
+		KubernetesVersion: f.KubernetesVersion, AccessMode: f.AccessMode, AfterID: after, RowLimit: AdminPageSize + 1,
+	})
+	if err != nil {
+		return AdminPage{}, fmt.Errorf("list newer clusters: %w", err)
 	}
-	rows, err := q.AdminClusterListOlder(ctx, queries.AdminClusterListOlderParams{
-		Pattern: pattern, Status: f.Status, OwnerEmail: strings.TrimSpace(f.OwnerEmail),
-		KubernetesVersion: f.KubernetesVersion, AccessMode: f.AccessMode, BeforeID: before, RowLimit: AdminPageSize + 1,
+	var p AdminPage
+	if len(newer) > AdminPageSize {
+		newer = newer[:AdminPageSize]
+		p.Newer = newer[AdminPageSize-1].ID
+	}
+	for _, r := range newer {
+		p.Clusters = append(p.Clusters, queries.AdminClusterListOlderRow(r))
+	}
+	if len(newer) > 0 {
+		p.Older = newer[0].ID
+	}
+	slices.Reverse(p.Clusters)
+	return p, nil
+}
+
+// AdminListOlder returns at most limit clusters of every user that match
+// f, newest first, below the id before (0: the newest): AdminList's older
+// pages, of any size (the admin API's ?limit=).
+func (s *Service) AdminListOlder(ctx context.Context, f AdminFilter, before int64, limit int) (AdminPage, error) {
+	rows, err := queries.New(s.Pool).AdminClusterListOlder(ctx, queries.AdminClusterListOlderParams{
+		Pattern: searchPattern(f.Search), Status: f.Status, OwnerEmail: strings.TrimSpace(f.OwnerEmail),
+		KubernetesVersion: f.KubernetesVersion, AccessMode: f.AccessMode, BeforeID: before, RowLimit: int32(limit) + 1,
 	})
 	if err != nil {
 		return AdminPage{}, fmt.Errorf("list clusters: %w", err)
 	}
 	p := AdminPage{Clusters: rows}
-	if len(rows) > AdminPageSize {
-		p.Clusters = rows[:AdminPageSize]
-		p.Older = p.Clusters[AdminPageSize-1].ID
+	if len(rows) > limit {
+		p.Clusters = rows[:limit]
+		p.Older = p.Clusters[limit-1].ID
 	}
 	if before != 0 && len(p.Clusters) > 0 {
 		p.Newer = p.Clusters[0].ID
 	}
 	return p, nil
+}
+
+// searchPattern is the LIKE pattern of a search: "" for none.
+func searchPattern(search string) string {
+	if search = strings.TrimSpace(search); search != "" {
+		return "%" + likeEscaper.Replace(search) + "%"
+	}
+	return ""
 }
 
 // likeEscaper makes a search a literal in a LIKE pattern (whose escape

@@ -50,3 +50,39 @@ func TestAdminGetAndNodeNames(t *testing.T) {
 		require.ElementsMatch(t, tt.want, names, tt.name)
 	}
 }
+
+// TestAdminListOlderPages: the admins' list read a limit at a time,
+// newest first, under its filter; a filter no cluster can match is
+// refused by Validate.
+func TestAdminListOlderPages(t *testing.T) {
+	t.Parallel()
+	pool := testenv.DB(t)
+	ctx := context.Background()
+	var owner int64
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email, name) VALUES ('owner@example.com', 'Owner') RETURNING id`).Scan(&owner))
+	_, err := pool.Exec(ctx, `INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
+		SELECT $1, 'c-' || i, 'c-' || i || '-x', 'v1.34.0', 'nodeport', CASE WHEN i = 3 THEN 'failed' ELSE 'ready' END
+		FROM generate_series(1, 5) i`, owner)
+	require.NoError(t, err)
+	s := &clusters.Service{Pool: pool}
+
+	var names []string
+	before := int64(0)
+	for {
+		p, err := s.AdminListOlder(ctx, clusters.AdminFilter{Status: clusters.StatusReady}, before, 2)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(p.Clusters), 2)
+		for _, c := range p.Clusters {
+			names = append(names, c.Name)
+		}
+		if p.Older == 0 {
+			break
+		}
+		before = p.Older
+	}
+	require.Equal(t, []string{"c-5", "c-4", "c-2", "c-1"}, names)
+
+	require.NoError(t, clusters.AdminFilter{Status: clusters.StatusDeleted, AccessMode: "loadbalancer"}.Validate())
+	require.Equal(t, clusters.FieldErrors{"status": "ErrAdminClusterFilterStatus", "access": "ErrClusterAccessMode"},
+		clusters.AdminFilter{Status: "broken", AccessMode: "ingress"}.Validate())
+}

@@ -110,6 +110,17 @@ func (s *Service) Tokens(ctx context.Context) ([]queries.EdgeToken, error) {
 	return ts, nil
 }
 
+// TokensBefore lists at most rowLimit tokens below the id before (0: the
+// newest), newest first: a page of the admin API's list, read with one row
+// more than it shows.
+func (s *Service) TokensBefore(ctx context.Context, before int64, rowLimit int32) ([]queries.EdgeToken, error) {
+	ts, err := queries.New(s.Pool).EdgeTokenListPage(ctx, queries.EdgeTokenListPageParams{BeforeID: before, RowLimit: rowLimit})
+	if err != nil {
+		return nil, fmt.Errorf("list edge tokens: %w", err)
+	}
+	return ts, nil
+}
+
 // Token is one token; an unknown one is ErrNotFound.
 func (s *Service) Token(ctx context.Context, id int64) (queries.EdgeToken, error) {
 	t, err := queries.New(s.Pool).EdgeTokenGet(ctx, id)

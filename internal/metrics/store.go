@@ -219,6 +219,19 @@ func (s *Service) OwnSeries(ctx context.Context, ownerID, clusterID int64, r Ran
 	return s.Series(ctx, clusterID, r, now)
 }
 
+// AdminSeries is Series of any user's cluster, deleted ones included,
+// for admins; a cluster that does not exist is clusters.ErrNotFound.
+func (s *Service) AdminSeries(ctx context.Context, clusterID int64, r Range, now time.Time) (Series, error) {
+	_, err := queries.New(s.Pool).ClusterGetByID(ctx, clusterID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Series{}, clusters.ErrNotFound
+	}
+	if err != nil {
+		return Series{}, fmt.Errorf("load cluster %d: %w", clusterID, err)
+	}
+	return s.Series(ctx, clusterID, r, now)
+}
+
 // Series is any cluster's history over r up to now, for admins (users
 // read theirs through OwnSeries).
 func (s *Service) Series(ctx context.Context, clusterID int64, r Range, now time.Time) (Series, error) {

@@ -85,6 +85,18 @@ func TestSeriesReadsWhatWasRecorded(t *testing.T) {
 	other, _ := storeCluster(t, svc, "other-series@example.com")
 	_, err = svc.OwnSeries(ctx, other, cluster, Range1h, now)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
+
+	// An admin reads any cluster's, a deleted one's too; none of a
+	// cluster that does not exist.
+	_, err = svc.Pool.Exec(ctx, "UPDATE clusters SET status = 'deleted' WHERE id = $1", cluster)
+	require.NoError(t, err)
+	_, err = svc.OwnSeries(ctx, owner, cluster, Range1h, now)
+	require.ErrorIs(t, err, clusters.ErrNotFound)
+	admin, err := svc.AdminSeries(ctx, cluster, Range1h, now)
+	require.NoError(t, err)
+	require.Equal(t, s, admin)
+	_, err = svc.AdminSeries(ctx, cluster+1000, Range1h, now)
+	require.ErrorIs(t, err, clusters.ErrNotFound)
 }
 
 // TestMaintainRollsUpAndDropsPartitions moves a clock over the samples of
