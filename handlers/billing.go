@@ -55,14 +55,11 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 		m.PeriodEnd = sub.CurrentPeriodEnd.Time
 		m.GraceUntil = m.PeriodEnd.Add(st.Grace())
 	}
-	plans, err := h.Billing.Plans(ctx)
+	plans, err := h.Billing.PlansFor(ctx, u.ID, 0, 0)
 	if err != nil {
 		return err
 	}
 	for _, pl := range plans {
-		if (pl.ArchivedAt.Valid || !pl.Public) && pl.ID != p.ID {
-			continue
-		}
 		n, d := planText(pl, zh)
 		m.Plans = append(m.Plans, views.BillingPlanCard{
 			ID: pl.ID, Name: n, Description: d, Clusters: pl.MaxClusters, Nodes: pl.MaxNodesPerCluster,
@@ -360,6 +357,9 @@ type apiOrder struct {
 	PaidAt      *time.Time `json:"paid_at"`
 	PeriodStart *time.Time `json:"period_start"`
 	PeriodEnd   *time.Time `json:"period_end"`
+	// Instructions are how to pay a pending order paid by hand, in the
+	// answers about one order.
+	Instructions string `json:"instructions,omitempty"`
 }
 
 // apiOrderList is one page of orders, newest first (api_page.go).
@@ -385,22 +385,19 @@ func (h *Handlers) listAPIOrders(c echo.Context) error {
 		return err
 	}
 	rows, next := pageOf(rows, p.Limit, func(r queries.OrderListForUserRow) string { return idCursor(r.Order.ID) })
-	optional := func(t time.Time, ok bool) *time.Time {
-		if !ok {
-			return nil
-		}
-		t = t.UTC()
-		return &t
-	}
 	out := make([]apiOrder, 0, len(rows))
 	for _, r := range rows {
-		o := r.Order
-		out = append(out, apiOrder{
-			ID: o.ID, Number: o.Number, Plan: r.PlanName, Period: o.Period, Kind: o.Kind, Status: o.Status, Method: o.Method,
-			Currency: o.Currency, Amount: o.Amount, Credit: o.Credit, Tax: o.Tax, Total: o.Total, Refunded: o.RefundedAmount,
-			CreatedAt: o.CreatedAt.Time.UTC(), ExpiresAt: o.ExpiresAt.Time.UTC(), PaidAt: optional(o.PaidAt.Time, o.PaidAt.Valid),
-			PeriodStart: optional(o.PeriodStart.Time, o.PeriodStart.Valid), PeriodEnd: optional(o.PeriodEnd.Time, o.PeriodEnd.Valid),
-		})
+		out = append(out, apiOrderOf(r.Order, r.PlanName))
 	}
 	return c.JSON(http.StatusOK, apiOrderList{Orders: out, Next: next})
+}
+
+// apiOrderOf is an order as the API shows it, of the plan named plan.
+func apiOrderOf(o queries.Order, plan string) apiOrder {
+	return apiOrder{
+		ID: o.ID, Number: o.Number, Plan: plan, Period: o.Period, Kind: o.Kind, Status: o.Status, Method: o.Method,
+		Currency: o.Currency, Amount: o.Amount, Credit: o.Credit, Tax: o.Tax, Total: o.Total, Refunded: o.RefundedAmount,
+		CreatedAt: o.CreatedAt.Time.UTC(), ExpiresAt: o.ExpiresAt.Time.UTC(), PaidAt: optionalTime(o.PaidAt.Time, o.PaidAt.Valid),
+		PeriodStart: optionalTime(o.PeriodStart.Time, o.PeriodStart.Valid), PeriodEnd: optionalTime(o.PeriodEnd.Time, o.PeriodEnd.Valid),
+	}
 }
