@@ -22,16 +22,13 @@ import (
 // it: its name and description in the key owner's language, its limits,
 // and the periods on sale with their price.
 type apiPlanOffer struct {
-	ID                     int64  `json:"id"`
-	Name                   string `json:"name"`
-	Description            string `json:"description"`
-	Current                bool   `json:"current"`
-	Default                bool   `json:"default"`
-	MaxClusters            int32  `json:"max_clusters"`
-	MaxNodesPerCluster     int32  `json:"max_nodes_per_cluster"`
-	MaxHostnamesPerCluster int32  `json:"max_hostnames_per_cluster"`
-	ManagedIngress         bool   `json:"managed_ingress"`
-	Currency               string `json:"currency"`
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Current     bool   `json:"current"`
+	Default     bool   `json:"default"`
+	apiPlanLimits
+	Currency string `json:"currency"`
 	// Free: the plan costs nothing, and has no prices.
 	Free bool `json:"free"`
 	// Prices are the periods an order may be for, each with its price in
@@ -57,13 +54,10 @@ type apiPlanOfferList struct {
 func (h *Handlers) listAPIPlans(c echo.Context) error {
 	u, _ := currentUser(c)
 	ctx := c.Request().Context()
-	p, err := apiPageOf(c)
-	if err != nil {
-		return err
-	}
-	// The cursor is the id of the page's last plan, as beforeID reads
-	// one: the page after starts after that plan in the admin's order.
-	after, err := p.beforeID()
+	// The cursor is the id of the page's last plan, read as beforeID
+	// reads one: the page after starts after that plan in the admin's
+	// order.
+	p, after, err := idPageOf(c)
 	if err != nil {
 		return err
 	}
@@ -82,8 +76,7 @@ func (h *Handlers) listAPIPlans(c echo.Context) error {
 		name, desc := planText(pl, zh)
 		out.Plans[i] = apiPlanOffer{
 			ID: pl.ID, Name: name, Description: desc, Current: pl.ID == sub.PlanID, Default: pl.IsDefault,
-			MaxClusters: pl.MaxClusters, MaxNodesPerCluster: pl.MaxNodesPerCluster, MaxHostnamesPerCluster: pl.MaxHostnamesPerCluster,
-			ManagedIngress: pl.IngressAllowed, Currency: pl.Currency, Free: pl.Free, Prices: []apiPrice{},
+			apiPlanLimits: planLimitsOf(pl), Currency: pl.Currency, Free: pl.Free, Prices: []apiPrice{},
 		}
 		for _, period := range []billing.Period{billing.Monthly, billing.Yearly} {
 			if m, ok := billing.Price(pl, period); ok {

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -76,13 +75,7 @@ func (h *Handlers) retryAPIIngress(c echo.Context) error {
 // they stand (still error when they could not be written again); 409
 // when they had not failed.
 func (h *Handlers) retryAPIEdge(c echo.Context) error {
-	cl, err := h.ownChangeableCluster(c)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), edgeRetryTimeout)
-	defer cancel()
-	_, err = h.Ingress.RetryEdge(ctx, cl, actor(c))
+	cl, _, err := h.retryEdgeNow(c)
 	if errors.Is(err, ingress.ErrEdgeNotFailed) {
 		return echo.NewHTTPError(http.StatusConflict, err.Error())
 	}
@@ -101,13 +94,7 @@ func (h *Handlers) retryAPIEdge(c echo.Context) error {
 // routes), as the console's Check now; 204, and the list reads the
 // results.
 func (h *Handlers) checkAPIHostnames(c echo.Context) error {
-	cl, err := h.ownCluster(c)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), hostnameCheckTimeout)
-	defer cancel()
-	if err := h.Ingress.RunHostnamesCheck(ctx, cl.ID, nil); err != nil {
+	if _, err := h.checkHostnamesNow(c); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -127,11 +114,7 @@ func (h *Handlers) listAPIHostnames(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := apiPageOf(c)
-	if err != nil {
-		return err
-	}
-	after, err := p.afterName(validHostnameCursor)
+	p, after, err := namePageOf(c, validHostnameCursor)
 	if err != nil {
 		return err
 	}
@@ -151,16 +134,6 @@ func (h *Handlers) listAPIHostnames(c echo.Context) error {
 // name as every bound one is.
 func validHostnameCursor(s string) bool {
 	return len(validation.IsDNS1123Subdomain(s)) == 0
-}
-
-// afterName is the cursor of a list ordered by name: the name the page
-// starts after, "" for the first page; 400 for a cursor valid says no
-// name of the list can be.
-func (p apiPage) afterName(valid func(string) bool) (string, error) {
-	if p.Cursor != "" && !valid(p.Cursor) {
-		return "", echo.NewHTTPError(http.StatusBadRequest, "ErrAPIInvalidCursor")
-	}
-	return p.Cursor, nil
 }
 
 // apiClusterEvent is one event of a cluster's timeline, as its page shows
@@ -191,11 +164,7 @@ func (h *Handlers) listAPIClusterEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := apiPageOf(c)
-	if err != nil {
-		return err
-	}
-	before, err := p.beforeID()
+	p, before, err := idPageOf(c)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"testing"
 
@@ -35,10 +34,8 @@ type apiEventPage struct {
 func TestAPIClusterRetryAndEvents(t *testing.T) {
 	t.Parallel()
 	b := handlerstest.Setup(t)
-	c, email := b.SignedUpUser(t, "retrier")
-	key := c.CreateKey("pipeline")
-	id := b.InsertCluster(t, b.UserID(t, email), "flaky", "flaky-abc123", "v1.34.0", "nodeport", "failed")
-	base := fmt.Sprintf("/api/v1/clusters/%d", id)
+	o := newAPIOwner(t, b, "retrier", "failed")
+	email, key, id, base := o.email, o.key, o.id, o.path
 	b.Event(t, id, "info", "Created", "")
 	b.Event(t, id, "error", "Failed", "the chart would not install")
 	b.Event(t, id, "error", "Failed", "the chart would not install")
@@ -94,10 +91,8 @@ func TestAPIIngressRetries(t *testing.T) {
 	b := handlerstest.Setup(t)
 	ctx := context.Background()
 	q := queries.New(b.Pool)
-	c, email := b.SignedUpUser(t, "ingressretry")
-	key := c.CreateKey("pipeline")
-	id := b.InsertCluster(t, b.UserID(t, email), "shop", "shop-abc123", "v1.34.0", "nodeport", "ready")
-	base := fmt.Sprintf("/api/v1/clusters/%d", id)
+	o := newAPIOwner(t, b, "ingressretry", "ready")
+	key, id, base := o.key, o.id, o.path
 	b.SetIngressSettings(t)
 	st, err := ingress.LoadSettings(ctx, q)
 	require.NoError(t, err)
@@ -153,10 +148,8 @@ func TestAPIHostnameListAndCheck(t *testing.T) {
 	t.Parallel()
 	b := handlerstest.Setup(t)
 	ctx := context.Background()
-	c, email := b.SignedUpUser(t, "hostlist")
-	key := c.CreateKey("pipeline")
-	id := b.InsertCluster(t, b.UserID(t, email), "shop", "shop-abc123", "v1.34.0", "nodeport", "ready")
-	base := fmt.Sprintf("/api/v1/clusters/%d", id)
+	o := newAPIOwner(t, b, "hostlist", "ready")
+	key, id, base := o.key, o.id, o.path
 	b.SetIngressSettings(t)
 
 	r := b.APICall(t, http.MethodGet, base+"/hostnames", key, "")

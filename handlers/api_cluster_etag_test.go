@@ -31,6 +31,26 @@ func apiCallWith(t *testing.T, b *handlerstest.Bundle, method, path, key, body s
 	return handlerstest.APIResponse{Status: resp.StatusCode, Header: resp.Header, Body: handlerstest.ReadBody(t, resp)}
 }
 
+// apiOwner is where the API's cluster tests start: a user with a write
+// key, and a cluster of theirs (written as the reconcile worker would
+// have left it) with its API path.
+type apiOwner struct {
+	c     *handlerstest.Client
+	email string
+	key   string
+	id    int64
+	path  string
+}
+
+func newAPIOwner(t *testing.T, b *handlerstest.Bundle, name, status string) apiOwner {
+	t.Helper()
+	c, email := b.SignedUpUser(t, name)
+	o := apiOwner{c: c, email: email, key: c.CreateKey("pipeline")}
+	o.id = b.InsertCluster(t, b.UserID(t, email), name, name+"-abc123", "v1.34.0", "nodeport", status)
+	o.path = fmt.Sprintf("/api/v1/clusters/%d", o.id)
+	return o
+}
+
 // clusterSettingsJSON is what a PATCH changes of a cluster, as the API
 // answers it.
 type clusterSettingsJSON struct {
@@ -52,10 +72,8 @@ type clusterSettingsJSON struct {
 func TestAPIClusterETag(t *testing.T) {
 	t.Parallel()
 	b := handlerstest.Setup(t)
-	c, email := b.SignedUpUser(t, "etags")
-	key := c.CreateKey("pipeline")
-	id := b.InsertCluster(t, b.UserID(t, email), "tagged", "tagged-abc123", "v1.34.0", "nodeport", "pending")
-	path := fmt.Sprintf("/api/v1/clusters/%d", id)
+	o := newAPIOwner(t, b, "etags", "pending")
+	c, email, key, id, path := o.c, o.email, o.key, o.id, o.path
 	page := fmt.Sprintf("/clusters/%d", id)
 	read := func() (clusterSettingsJSON, string) {
 		t.Helper()
@@ -157,10 +175,8 @@ func TestAPIClusterETag(t *testing.T) {
 func TestAPIClusterPatchIsOneChange(t *testing.T) {
 	t.Parallel()
 	b := handlerstest.Setup(t)
-	c, email := b.SignedUpUser(t, "oneshot")
-	key := c.CreateKey("pipeline")
-	id := b.InsertCluster(t, b.UserID(t, email), "whole", "whole-abc123", "v1.34.0", "nodeport", "ready")
-	path := fmt.Sprintf("/api/v1/clusters/%d", id)
+	o := newAPIOwner(t, b, "oneshot", "ready")
+	c, email, key, id, path := o.c, o.email, o.key, o.id, o.path
 
 	r := b.APICall(t, http.MethodPatch, path, key, `{"stale_node_cleanup_hours":7,"kubernetes_version":"v0.0.1"}`)
 	require.Equal(t, http.StatusUnprocessableEntity, r.Status, r.Body)

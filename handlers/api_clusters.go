@@ -231,11 +231,7 @@ type apiInvalidBody struct {
 
 func (h *Handlers) listAPIClusters(c echo.Context) error {
 	u, _ := currentUser(c)
-	p, err := apiPageOf(c)
-	if err != nil {
-		return err
-	}
-	before, err := p.beforeID()
+	p, before, err := idPageOf(c)
 	if err != nil {
 		return err
 	}

@@ -20,9 +20,8 @@ func TestAPIJoinTokenPages(t *testing.T) {
 	b := handlerstest.Setup(t)
 	ctx := context.Background()
 	q := queries.New(b.Pool)
-	c, email := b.SignedUpUser(t, "tokenpages")
-	key := c.CreateKey("pipeline")
-	id := b.InsertCluster(t, b.UserID(t, email), "rack", "rack-abc123", "v1.34.0", "nodeport", "ready")
+	o := newAPIOwner(t, b, "tokenpages", "ready")
+	c, key, id := o.c, o.key, o.id
 	var ids []int64
 	for i, tokenID := range []string{"aaaaaa", "bbbbbb", "cccccc"} {
 		jt, err := q.JoinTokenCreate(ctx, queries.JoinTokenCreateParams{
@@ -50,7 +49,7 @@ func TestAPIJoinTokenPages(t *testing.T) {
 		} `json:"join_tokens"`
 		Next string `json:"next"`
 	}
-	base := fmt.Sprintf("/api/v1/clusters/%d/join-tokens", id)
+	base := o.path + "/join-tokens"
 	r := b.APICall(t, http.MethodGet, base+"?limit=2", key, "")
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	page := handlerstest.DecodeAs[tokenPage](t, r)

@@ -87,11 +87,7 @@ func (h *Handlers) listAPIJoinTokens(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := apiPageOf(c)
-	if err != nil {
-		return err
-	}
-	before, err := p.beforeID()
+	p, before, err := idPageOf(c)
 	if err != nil {
 		return err
 	}

@@ -64,14 +64,9 @@ type apiNodeIngress struct {
 // showAPINode is GET /api/v1/clusters/{id}/nodes/{name}: the node read
 // live or, while its control plane does not answer, as last recorded.
 func (h *Handlers) showAPINode(c echo.Context) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, d, op, err := h.ownNode(c)
 	if err != nil {
 		return err
-	}
-	ctx := c.Request().Context()
-	d, err := h.Nodes.Show(ctx, cl, c.Param("name"))
-	if err != nil {
-		return nodeError(err)
 	}
 	live := h.nodeLiveView(cl, d, time.Now())
 	out := apiNodeDetail{
@@ -93,12 +88,8 @@ func (h *Handlers) showAPINode(c echo.Context) error {
 	for i, p := range live.Pods {
 		out.Pods[i] = apiNodePod{Namespace: p.Namespace, Name: p.Name, Phase: p.Phase, Ready: p.Ready, Containers: p.Containers, Restarts: p.Restarts, CreatedAt: p.Created.UTC()}
 	}
-	op, ok, err := h.Nodes.LatestOperation(ctx, cl, d.Name)
-	if err != nil {
-		return err
-	}
-	if ok {
-		o := apiNodeOperationFrom(op)
+	if op != nil {
+		o := apiNodeOperationFrom(*op)
 		out.LatestOperation = &o
 	}
 	return c.JSON(http.StatusOK, out)

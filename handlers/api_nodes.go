@@ -92,11 +92,7 @@ func (h *Handlers) listAPINodes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := apiPageOf(c)
-	if err != nil {
-		return err
-	}
-	after, err := p.afterName(nodes.ValidName)
+	p, after, err := namePageOf(c, nodes.ValidName)
 	if err != nil {
 		return err
 	}

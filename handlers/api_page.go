@@ -70,3 +70,28 @@ func pageOf[T any](rows []T, limit int, key func(T) string) ([]T, string) {
 	rows = rows[:limit]
 	return rows, key(rows[limit-1])
 }
+
+// idPageOf reads the page of a list ordered by id, newest first: its
+// limit, and the id it starts below (beforeID).
+func idPageOf(c echo.Context) (apiPage, int64, error) {
+	p, err := apiPageOf(c)
+	if err != nil {
+		return p, 0, err
+	}
+	before, err := p.beforeID()
+	return p, before, err
+}
+
+// namePageOf reads the page of a list ordered by name: its limit, and the
+// name it starts after, "" for the first page; 400 for a cursor valid
+// says no name of the list can be.
+func namePageOf(c echo.Context, valid func(string) bool) (apiPage, string, error) {
+	p, err := apiPageOf(c)
+	if err != nil {
+		return p, "", err
+	}
+	if p.Cursor != "" && !valid(p.Cursor) {
+		return p, "", echo.NewHTTPError(http.StatusBadRequest, "ErrAPIInvalidCursor")
+	}
+	return p, p.Cursor, nil
+}

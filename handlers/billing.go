@@ -268,19 +268,31 @@ type apiBilling struct {
 }
 
 type apiPlan struct {
-	ID                     int64  `json:"id"`
-	Name                   string `json:"name"`
-	Default                bool   `json:"default"`
-	MaxClusters            int32  `json:"max_clusters"`
-	MaxNodesPerCluster     int32  `json:"max_nodes_per_cluster"`
-	MaxHostnamesPerCluster int32  `json:"max_hostnames_per_cluster"`
-	ManagedIngress         bool   `json:"managed_ingress"`
-	Currency               string `json:"currency"`
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Default bool   `json:"default"`
+	apiPlanLimits
+	Currency string `json:"currency"`
 	// Free: the plan costs nothing. Prices in the currency's minor units,
 	// null for a period not on sale.
 	Free         bool   `json:"free"`
 	PriceMonthly *int64 `json:"price_monthly"`
 	PriceYearly  *int64 `json:"price_yearly"`
+}
+
+// apiPlanLimits are a plan's limits as the API shows them.
+type apiPlanLimits struct {
+	MaxClusters            int32 `json:"max_clusters"`
+	MaxNodesPerCluster     int32 `json:"max_nodes_per_cluster"`
+	MaxHostnamesPerCluster int32 `json:"max_hostnames_per_cluster"`
+	ManagedIngress         bool  `json:"managed_ingress"`
+}
+
+func planLimitsOf(p queries.Plan) apiPlanLimits {
+	return apiPlanLimits{
+		MaxClusters: p.MaxClusters, MaxNodesPerCluster: p.MaxNodesPerCluster,
+		MaxHostnamesPerCluster: p.MaxHostnamesPerCluster, ManagedIngress: p.IngressAllowed,
+	}
 }
 
 type apiUsage struct {
@@ -312,8 +324,7 @@ func (h *Handlers) showAPIBilling(c echo.Context) error {
 	p := use.Plan
 	out := apiBilling{
 		Plan: apiPlan{
-			ID: p.ID, Name: p.Name, Default: p.IsDefault, MaxClusters: p.MaxClusters, MaxNodesPerCluster: p.MaxNodesPerCluster,
-			MaxHostnamesPerCluster: p.MaxHostnamesPerCluster, ManagedIngress: p.IngressAllowed,
+			ID: p.ID, Name: p.Name, Default: p.IsDefault, apiPlanLimits: planLimitsOf(p),
 			Currency: p.Currency, Free: p.Free, PriceMonthly: price(p.PriceMonthly), PriceYearly: price(p.PriceYearly),
 		},
 		Usage: apiUsage{Clusters: use.Clusters, MostNodesInACluster: use.MostNodes, MostHostnamesInACluster: use.MostHostnames},
@@ -372,11 +383,7 @@ type apiOrderList struct {
 // first, a page at a time.
 func (h *Handlers) listAPIOrders(c echo.Context) error {
 	u, _ := currentUser(c)
-	p, err := apiPageOf(c)
-	if err != nil {
-		return err
-	}
-	before, err := p.beforeID()
+	p, before, err := idPageOf(c)
 	if err != nil {
 		return err
 	}

@@ -53,13 +53,7 @@ func edgeOffer(ctx context.Context, q *queries.Queries, st Settings, c queries.C
 // transaction. The platform edge needs what edgeOffer checks; going back
 // to direct is always allowed. Choosing the mode it has changes nothing.
 func (s *Service) SetMode(ctx context.Context, c queries.Cluster, mode string, actor audit.Actor) (State, error) {
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		return s.SetModeTx(ctx, tx, c, mode, actor)
-	})
-	if err != nil {
-		return State{}, err
-	}
-	return s.Get(ctx, c)
+	return s.change(ctx, c, func(tx pgx.Tx) error { return s.SetModeTx(ctx, tx, c, mode, actor) })
 }
 
 // SetModeTx is SetMode in the caller's transaction (a clusters.Edit
@@ -69,10 +63,7 @@ func (s *Service) SetModeTx(ctx context.Context, tx pgx.Tx, c queries.Cluster, m
 		return ErrMode
 	}
 	q := queries.New(tx)
-	if err := lockForChange(ctx, q, c); err != nil {
-		return err
-	}
-	st, err := LoadSettings(ctx, q)
+	st, err := lockForChange(ctx, q, c)
 	if err != nil {
 		return err
 	}

@@ -158,10 +158,13 @@ func stateOf(row queries.ClusterIngress, st Settings, slug string) State {
 // cluster event, the audit event and the reconcile job, in one
 // transaction. Switching to where it points already changes nothing.
 func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor audit.Actor) (State, error) {
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		return s.SwitchTx(ctx, tx, c, on, actor)
-	})
-	if err != nil {
+	return s.change(ctx, c, func(tx pgx.Tx) error { return s.SwitchTx(ctx, tx, c, on, actor) })
+}
+
+// change runs fn in a transaction of its own, then reads the cluster's
+// managed ingress as it left it.
+func (s *Service) change(ctx context.Context, c queries.Cluster, fn func(pgx.Tx) error) (State, error) {
+	if err := pgx.BeginFunc(ctx, s.Pool, fn); err != nil {
 		return State{}, err
 	}
 	return s.Get(ctx, c)
@@ -171,10 +174,7 @@ func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor 
 // under the cluster's lock for a change (lockForChange).
 func (s *Service) SwitchTx(ctx context.Context, tx pgx.Tx, c queries.Cluster, on bool, actor audit.Actor) error {
 	q := queries.New(tx)
-	if err := lockForChange(ctx, q, c); err != nil {
-		return err
-	}
-	st, err := LoadSettings(ctx, q)
+	st, err := lockForChange(ctx, q, c)
 	if err != nil {
 		return err
 	}
@@ -226,19 +226,19 @@ func (s *Service) SwitchTx(ctx context.Context, tx pgx.Tx, c queries.Cluster, on
 }
 
 // lockForChange takes the cluster's lock for a change of what its entity
-// tag is made of (clusters.Edit): a switch or a mode queues behind the
-// API's conditional change, and the other way round. The cluster first,
-// then the managed ingress's row, as Edit takes them. A deleted cluster
-// is ErrDeleting.
-func lockForChange(ctx context.Context, q *queries.Queries, c queries.Cluster) error {
+// tag is made of (clusters.Edit), and reads the settings under it: a
+// switch or a mode queues behind the API's conditional change, and the
+// other way round. The cluster first, then the managed ingress's row, as
+// Edit takes them. A deleted cluster is ErrDeleting.
+func lockForChange(ctx context.Context, q *queries.Queries, c queries.Cluster) (Settings, error) {
 	_, err := q.ClusterLockForChange(ctx, queries.ClusterLockForChangeParams{ID: c.ID, OwnerID: c.OwnerID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return clusters.ErrDeleting
+		return Settings{}, clusters.ErrDeleting
 	}
 	if err != nil {
-		return fmt.Errorf("lock cluster %d: %w", c.ID, err)
+		return Settings{}, fmt.Errorf("lock cluster %d: %w", c.ID, err)
 	}
-	return nil
+	return LoadSettings(ctx, q)
 }
 
 // Retry starts the install or removal that failed again.
