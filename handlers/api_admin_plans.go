@@ -70,21 +70,21 @@ type apiPlanBody struct {
 	ManagedIngress         *bool     `json:"managed_ingress"`
 	Currency               *string   `json:"currency"`
 	Free                   *bool     `json:"free"`
-	PriceMonthly           apiPrice  `json:"price_monthly"`
-	PriceYearly            apiPrice  `json:"price_yearly"`
+	PriceMonthly           apiPriceInput  `json:"price_monthly"`
+	PriceYearly            apiPriceInput  `json:"price_yearly"`
 	Public                 *bool     `json:"public"`
 	SortOrder              *int32    `json:"sort_order"`
 	Backends               *[]string `json:"backends"`
 }
 
-// apiPrice is a price of a body: Set when the field is there, Minor nil
+// apiPriceInput is a price of a body: Set when the field is there, Minor nil
 // when it is null.
-type apiPrice struct {
+type apiPriceInput struct {
 	Set   bool
 	Minor *int64
 }
 
-func (p *apiPrice) UnmarshalJSON(b []byte) error {
+func (p *apiPriceInput) UnmarshalJSON(b []byte) error {
 	p.Set = true
 	if string(b) == "null" {
 		return nil
@@ -96,7 +96,7 @@ func (p *apiPrice) UnmarshalJSON(b []byte) error {
 // decimal is the price as billing.PlanInput takes it, in the currency's
 // major units ("" for none): the body's when it has the field, else the
 // stored one.
-func (p apiPrice) decimal(stored pgtype.Int8, currency string) string {
+func (p apiPriceInput) decimal(stored pgtype.Int8, currency string) string {
 	if p.Set {
 		stored = pgtype.Int8{}
 		if p.Minor != nil {

@@ -45,7 +45,9 @@ func TestAdminAPINeedsAdminKey(t *testing.T) {
 				require.Contains(t, resp.Body, `"code":"insufficient_scope"`, who)
 				require.Equal(t, `Bearer error="insufficient_scope", scope="admin"`, resp.Header.Get("WWW-Authenticate"), who)
 			}
-			require.Equal(t, http.StatusUnauthorized, b.APICall(t, r.Method, path, "", body).Status)
+			// Without a key: 401, or 429 once this address has failed
+			// too often (the routes are many; requireAPIKey counts).
+			require.Contains(t, []int{http.StatusUnauthorized, http.StatusTooManyRequests}, b.APICall(t, r.Method, path, "", body).Status)
 		})
 	}
 }

@@ -1,17 +1,22 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -43,6 +48,10 @@ type apiCluster struct {
 	// ManagedIngress is where the cluster's managed ingress stands, in
 	// the answers about one cluster (not in lists).
 	ManagedIngress *apiIngress `json:"managed_ingress,omitempty"`
+	// StaleNodeCleanupHours is how long a node may stay NotReady before
+	// the platform deletes it, 0 when it never does; in the answers about
+	// one cluster (not in lists).
+	StaleNodeCleanupHours *int32 `json:"stale_node_cleanup_hours,omitempty"`
 }
 
 // apiIngress is a cluster's managed ingress as the API shows it.
@@ -102,6 +111,7 @@ type apiRouteAgent struct {
 // withIngress is the cluster with its managed ingress.
 func (h *Handlers) withIngress(c echo.Context, cl queries.Cluster) (apiCluster, error) {
 	out := apiClusterFrom(cl)
+	out.StaleNodeCleanupHours = &cl.StaleNodeCleanupHours.Int32
 	st, err := h.Ingress.Get(c.Request().Context(), cl)
 	if err != nil {
 		return out, err
@@ -202,6 +212,9 @@ type apiClusterBody struct {
 	// ManagedIngressMode chooses how it is reached: direct or edge (PATCH
 	// only).
 	ManagedIngressMode *string `json:"managed_ingress_mode"`
+	// StaleNodeCleanupHours turns the stale-node clean-up on (1 to
+	// nodes.MaxStaleCleanupHours) or off (0) (PATCH only).
+	StaleNodeCleanupHours *int `json:"stale_node_cleanup_hours"`
 }
 
 // apiInvalid is the 422 answer: what is wrong with the request, and with
@@ -253,18 +266,35 @@ func (h *Handlers) createAPICluster(c echo.Context) error {
 	return c.JSON(http.StatusCreated, apiClusterFrom(cl))
 }
 
+// showAPICluster is GET /api/v1/clusters/{id}, with the ETag of what a
+// PATCH changes (clusters.Edit), for If-Match.
 func (h *Handlers) showAPICluster(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	u, _ := currentUser(c)
+	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
+	cl, tag, err := h.Clusters.Tagged(c.Request().Context(), u.ID, id)
+	if err != nil {
+		return h.apiClusterError(c, err)
+	}
+	return h.answerCluster(c, http.StatusOK, cl, tag)
+}
+
+// answerCluster answers with the cluster and its managed ingress, and its
+// entity tag.
+func (h *Handlers) answerCluster(c echo.Context, status int, cl queries.Cluster, tag string) error {
 	out, err := h.withIngress(c, cl)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, out)
+	c.Response().Header().Set("ETag", tag)
+	return c.JSON(status, out)
 }
 
+// updateAPICluster is PATCH /api/v1/clusters/{id}: the fields present
+// change, all of them or none, in one clusters.Edit; with If-Match, only
+// if the cluster still has that ETag (else 412, nothing changed).
 func (h *Handlers) updateAPICluster(c echo.Context) error {
 	cl, err := h.ownChangeableCluster(c)
 	if err != nil {
@@ -280,36 +310,61 @@ func (h *Handlers) updateAPICluster(c echo.Context) error {
 	if body.NodeQuotaEnabled != nil && !*body.NodeQuotaEnabled {
 		return h.apiClusterError(c, clusters.FieldErrors{"node_quota_enabled": "ErrNodeQuotaByPlan"})
 	}
+	a := actor(c)
+	var steps []clusters.Step
 	if body.ManagedIngressMode != nil {
-		_, err := h.Ingress.SetMode(c.Request().Context(), cl, *body.ManagedIngressMode, actor(c))
-		if errors.Is(err, ingress.ErrPodCIDRShared) {
-			return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{
-				Code: "pod_network_shared", Message: locale.T(c.Request().Context(), err.Error(), map[string]any{"CIDR": cl.PodCidr.String()}),
-			}})
-		}
-		if err != nil {
-			return h.apiClusterError(c, err)
-		}
+		steps = append(steps, func(ctx context.Context, tx pgx.Tx, cur queries.Cluster) error {
+			return h.Ingress.SetModeTx(ctx, tx, cur, *body.ManagedIngressMode, a)
+		})
 	}
 	if body.ManagedIngress != nil {
-		if _, err := h.Ingress.Switch(c.Request().Context(), cl, *body.ManagedIngress, actor(c)); err != nil {
-			return h.apiClusterError(c, err)
-		}
+		steps = append(steps, func(ctx context.Context, tx pgx.Tx, cur queries.Cluster) error {
+			return h.Ingress.SwitchTx(ctx, tx, cur, *body.ManagedIngress, a)
+		})
 	}
+	if body.StaleNodeCleanupHours != nil {
+		steps = append(steps, func(ctx context.Context, tx pgx.Tx, cur queries.Cluster) error {
+			return h.Nodes.SetStaleCleanupTx(ctx, tx, cur, *body.StaleNodeCleanupHours, a)
+		})
+	}
+	// Last, as Edit asks: it locks the cluster's row for an update.
 	if body.Description != nil || body.KubernetesVersion != nil || body.PublicAccessMode != nil {
-		u, _ := currentUser(c)
-		cl, err = h.Clusters.Apply(c.Request().Context(), u.ID, cl.ID, clusters.Patch{
-			Description: body.Description, KubernetesVersion: body.KubernetesVersion, PublicAccessMode: body.PublicAccessMode,
-		}, actor(c))
-		if err != nil {
-			return h.apiClusterError(c, err)
+		p := clusters.Patch{Description: body.Description, KubernetesVersion: body.KubernetesVersion, PublicAccessMode: body.PublicAccessMode}
+		steps = append(steps, func(ctx context.Context, tx pgx.Tx, cur queries.Cluster) error {
+			_, err := h.Clusters.Apply(ctx, tx, cur, p, a)
+			return err
+		})
+	}
+	u, _ := currentUser(c)
+	edited, tag, err := h.Clusters.Edit(c.Request().Context(), u.ID, cl.ID, ifMatch(c), steps...)
+	if errors.Is(err, ingress.ErrPodCIDRShared) {
+		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{
+			Code: "pod_network_shared", Message: locale.T(c.Request().Context(), err.Error(), map[string]any{"CIDR": cl.PodCidr.String()}),
+		}})
+	}
+	if err != nil {
+		return h.apiClusterError(c, err)
+	}
+	return h.answerCluster(c, http.StatusOK, edited, tag)
+}
+
+// ifMatch is the request's If-Match as a test of an entity tag: nil (any
+// tag) without one; "*" matches any, and a tag only itself, compared
+// strongly (RFC 9110): a weak tag matches none.
+func ifMatch(c echo.Context) func(string) bool {
+	values := c.Request().Header.Values("If-Match")
+	if len(values) == 0 {
+		return nil
+	}
+	var tags []string
+	for _, v := range values {
+		for t := range strings.SplitSeq(v, ",") {
+			tags = append(tags, strings.TrimSpace(t))
 		}
 	}
-	out, err := h.withIngress(c, cl)
-	if err != nil {
-		return err
+	return func(etag string) bool {
+		return slices.Contains(tags, "*") || slices.Contains(tags, etag)
 	}
-	return c.JSON(http.StatusOK, out)
 }
 
 // deleteAPICluster asks for the cluster's deletion; the API key stands in
@@ -368,6 +423,10 @@ func (h *Handlers) apiClusterError(c echo.Context, err error) error {
 		return echo.NewHTTPError(http.StatusConflict, clusters.ErrDeleting.Error())
 	case errors.Is(err, clusters.ErrSuspended):
 		return errClusterSuspended
+	case errors.Is(err, clusters.ErrPreconditionFailed):
+		return echo.NewHTTPError(http.StatusPreconditionFailed, err.Error())
+	case errors.Is(err, nodes.ErrStaleCleanupHours):
+		return h.apiClusterError(c, clusters.FieldErrors{"stale_node_cleanup_hours": "ErrAPIStaleCleanupHours"})
 	case errors.Is(err, ingress.ErrNoAppsDomain), errors.Is(err, ingress.ErrEdgeNotConfigured):
 		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{Code: "not_configured", Message: locale.T(ctx, err.Error())}})
 	case errors.Is(err, ingress.ErrMode):

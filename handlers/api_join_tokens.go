@@ -73,26 +73,37 @@ func (h *Handlers) apiJoinTokenOf(t jointokens.Listed) apiJoinToken {
 	return out
 }
 
+// apiJoinTokenList is one page of a cluster's join tokens, newest first.
+type apiJoinTokenList struct {
+	JoinTokens []apiJoinToken `json:"join_tokens"`
+	Next       string         `json:"next,omitempty"`
+}
+
 // listAPIJoinTokens is GET /api/v1/clusters/{id}/join-tokens: the
-// cluster's tokens, newest first.
+// cluster's tokens, newest first, a page at a time.
 func (h *Handlers) listAPIJoinTokens(c echo.Context) error {
 	u, _ := currentUser(c)
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
-	_, list, err := h.JoinTokens.List(c.Request().Context(), u.ID, id)
+	p, before, err := apiIDPageOf(c)
+	if err != nil {
+		return err
+	}
+	list, err := h.JoinTokens.Page(c.Request().Context(), u.ID, id, before, int32(p.Limit)+1)
 	if errors.Is(err, jointokens.ErrNotFound) {
 		return errClusterNotFound
 	}
 	if err != nil {
 		return err
 	}
-	out := make([]apiJoinToken, len(list))
+	list, next := pageOf(list, p.Limit, func(t jointokens.Listed) string { return idCursor(t.Token.ID) })
+	out := apiJoinTokenList{JoinTokens: make([]apiJoinToken, len(list)), Next: next}
 	for i, t := range list {
-		out[i] = h.apiJoinTokenOf(t)
+		out.JoinTokens[i] = h.apiJoinTokenOf(t)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"join_tokens": out})
+	return c.JSON(http.StatusOK, out)
 }
 
 // createAPIJoinToken is POST /api/v1/clusters/{id}/join-tokens: 201 with

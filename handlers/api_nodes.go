@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -27,8 +28,10 @@ type apiNode struct {
 	CreatedAt      time.Time `json:"created_at"`
 }
 
+// apiNodeList is one page of a cluster's nodes, by name.
 type apiNodeList struct {
 	Nodes []apiNode `json:"nodes"`
+	Next  string    `json:"next,omitempty"`
 }
 
 // apiDrainBody is the body of drain, and optionally of DELETE (with
@@ -77,8 +80,19 @@ func apiNodeOperationFrom(op queries.NodeOperation) apiNodeOperation {
 	return apiNodeOperation{ID: op.ID, Node: op.NodeName, Kind: op.Kind, Status: op.Status, Message: op.Message, Progress: op.Progress}
 }
 
+// listAPINodes is GET /api/v1/clusters/{id}/nodes: the cluster's nodes,
+// live, by name, a page at a time. The cursor is the last name of the
+// page before, not the apiserver's continue token: a cluster has as many
+// nodes as its plan allows, which one list reads whole (as the console's
+// does), and a name stays a valid cursor where a continue token expires
+// with the store's compaction (410) and is not kept by every backend's
+// datastore alike.
 func (h *Handlers) listAPINodes(c echo.Context) error {
 	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	p, after, err := namePageOf(c, nodes.ValidName)
 	if err != nil {
 		return err
 	}
@@ -88,19 +102,26 @@ func (h *Handlers) listAPINodes(c echo.Context) error {
 	if err != nil {
 		return nodeError(err)
 	}
-	out := apiNodeList{Nodes: make([]apiNode, len(list))}
+	// By name: the page starts after the cursor's.
+	list = list[sort.Search(len(list), func(i int) bool { return list[i].Name > after }):]
+	list, next := pageOf(list, p.Limit, func(n nodes.Summary) string { return n.Name })
+	out := apiNodeList{Nodes: make([]apiNode, len(list)), Next: next}
 	for i, n := range list {
-		roles := n.Roles
-		if roles == nil {
-			roles = []string{}
-		}
-		out.Nodes[i] = apiNode{
-			Name: n.Name, Status: n.Status, Unschedulable: n.Unschedulable, Roles: roles,
-			KubeletVersion: n.KubeletVersion, OS: n.OS, Arch: n.Arch,
-			InternalIP: n.InternalIP, ExternalIP: n.ExternalIP, CreatedAt: n.Created.UTC(),
-		}
+		out.Nodes[i] = apiNodeOf(n)
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+func apiNodeOf(n nodes.Summary) apiNode {
+	roles := n.Roles
+	if roles == nil {
+		roles = []string{}
+	}
+	return apiNode{
+		Name: n.Name, Status: n.Status, Unschedulable: n.Unschedulable, Roles: roles,
+		KubeletVersion: n.KubeletVersion, OS: n.OS, Arch: n.Arch,
+		InternalIP: n.InternalIP, ExternalIP: n.ExternalIP, CreatedAt: n.Created.UTC(),
+	}
 }
 
 func (h *Handlers) cordonAPINode(c echo.Context) error   { return h.setAPICordon(c, true) }

@@ -102,3 +102,17 @@ func idPage[T, V any](c echo.Context, read func(beforeID int64, limit int32) ([]
 	}
 	return out, next, nil
 }
+
+// namePageOf reads the page of a list ordered by name: its limit, and the
+// name it starts after, "" for the first page; 400 for a cursor valid
+// says no name of the list can be.
+func namePageOf(c echo.Context, valid func(string) bool) (apiPage, string, error) {
+	p, err := apiPageOf(c)
+	if err != nil {
+		return p, "", err
+	}
+	if p.Cursor != "" && !valid(p.Cursor) {
+		return p, "", echo.NewHTTPError(http.StatusBadRequest, "ErrAPIInvalidCursor")
+	}
+	return p, p.Cursor, nil
+}

@@ -55,14 +55,11 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 		m.PeriodEnd = sub.CurrentPeriodEnd.Time
 		m.GraceUntil = m.PeriodEnd.Add(st.Grace())
 	}
-	plans, err := h.Billing.Plans(ctx)
+	plans, err := h.Billing.PlansFor(ctx, u.ID, 0, 0)
 	if err != nil {
 		return err
 	}
 	for _, pl := range plans {
-		if (pl.ArchivedAt.Valid || !pl.Public) && pl.ID != p.ID {
-			continue
-		}
 		n, d := planText(pl, zh)
 		m.Plans = append(m.Plans, views.BillingPlanCard{
 			ID: pl.ID, Name: n, Description: d, Clusters: pl.MaxClusters, Nodes: pl.MaxNodesPerCluster,
@@ -272,19 +269,31 @@ type apiBilling struct {
 }
 
 type apiPlan struct {
-	ID                     int64  `json:"id"`
-	Name                   string `json:"name"`
-	Default                bool   `json:"default"`
-	MaxClusters            int32  `json:"max_clusters"`
-	MaxNodesPerCluster     int32  `json:"max_nodes_per_cluster"`
-	MaxHostnamesPerCluster int32  `json:"max_hostnames_per_cluster"`
-	ManagedIngress         bool   `json:"managed_ingress"`
-	Currency               string `json:"currency"`
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Default bool   `json:"default"`
+	apiPlanLimits
+	Currency string `json:"currency"`
 	// Free: the plan costs nothing. Prices in the currency's minor units,
 	// null for a period not on sale.
 	Free         bool   `json:"free"`
 	PriceMonthly *int64 `json:"price_monthly"`
 	PriceYearly  *int64 `json:"price_yearly"`
+}
+
+// apiPlanLimits are a plan's limits as the API shows them.
+type apiPlanLimits struct {
+	MaxClusters            int32 `json:"max_clusters"`
+	MaxNodesPerCluster     int32 `json:"max_nodes_per_cluster"`
+	MaxHostnamesPerCluster int32 `json:"max_hostnames_per_cluster"`
+	ManagedIngress         bool  `json:"managed_ingress"`
+}
+
+func planLimitsOf(p queries.Plan) apiPlanLimits {
+	return apiPlanLimits{
+		MaxClusters: p.MaxClusters, MaxNodesPerCluster: p.MaxNodesPerCluster,
+		MaxHostnamesPerCluster: p.MaxHostnamesPerCluster, ManagedIngress: p.IngressAllowed,
+	}
 }
 
 type apiUsage struct {
@@ -322,8 +331,7 @@ func (h *Handlers) showAPIBilling(c echo.Context) error {
 // apiPlanOf is a plan as the API shows it to its users.
 func apiPlanOf(p queries.Plan) apiPlan {
 	return apiPlan{
-		ID: p.ID, Name: p.Name, Default: p.IsDefault, MaxClusters: p.MaxClusters, MaxNodesPerCluster: p.MaxNodesPerCluster,
-		MaxHostnamesPerCluster: p.MaxHostnamesPerCluster, ManagedIngress: p.IngressAllowed,
+		ID: p.ID, Name: p.Name, Default: p.IsDefault, apiPlanLimits: planLimitsOf(p),
 		Currency: p.Currency, Free: p.Free, PriceMonthly: price(p.PriceMonthly), PriceYearly: price(p.PriceYearly),
 	}
 }
@@ -365,6 +373,9 @@ type apiOrder struct {
 	PaidAt      *time.Time `json:"paid_at"`
 	PeriodStart *time.Time `json:"period_start"`
 	PeriodEnd   *time.Time `json:"period_end"`
+	// Instructions are how to pay a pending order paid by hand, in the
+	// answers about one order.
+	Instructions string `json:"instructions,omitempty"`
 }
 
 // apiOrderList is one page of orders, newest first (api_page.go).

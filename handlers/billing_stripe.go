@@ -32,7 +32,7 @@ func (h *Handlers) checkoutBillingOrder(c echo.Context) error {
 func (h *Handlers) checkout(c echo.Context, orderID int64) error {
 	u, _ := currentUser(c)
 	ctx := c.Request().Context()
-	page := fmt.Sprintf("/billing/orders/%d", orderID)
+	page := orderPagePath(orderID)
 	to, err := h.Billing.Checkout(ctx, u.ID, orderID, u.Email, h.BaseURL+page)
 	switch {
 	case errors.Is(err, billing.ErrStripe):

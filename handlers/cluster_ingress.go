@@ -182,13 +182,7 @@ func (h *Handlers) retryClusterIngress(c echo.Context) error {
 // through the platform edge that could not be written are tried again
 // now.
 func (h *Handlers) retryClusterEdge(c echo.Context) error {
-	cl, err := h.ownChangeableCluster(c)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), edgeRetryTimeout)
-	defer cancel()
-	written, err := h.Ingress.RetryEdge(ctx, cl, actor(c))
+	cl, written, err := h.retryEdgeNow(c)
 	switch {
 	case errors.Is(err, ingress.ErrEdgeNotFailed):
 		h.flashError(c, err.Error())
@@ -200,6 +194,20 @@ func (h *Handlers) retryClusterEdge(c echo.Context) error {
 		h.flashError(c, "FlashIngressEdgeRetryFailed")
 	}
 	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
+}
+
+// retryEdgeNow tries the routes through the platform edge of the user's
+// cluster in the path again now, for the console's Retry now and the
+// API's, within edgeRetryTimeout; written says whether they are written
+// now.
+func (h *Handlers) retryEdgeNow(c echo.Context) (cl queries.Cluster, written bool, err error) {
+	if cl, err = h.ownChangeableCluster(c); err != nil {
+		return cl, false, err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), edgeRetryTimeout)
+	defer cancel()
+	written, err = h.Ingress.RetryEdge(ctx, cl, actor(c))
+	return cl, written, err
 }
 
 // edgeRetryTimeout bounds Retry now: a few calls to the host and the
@@ -253,17 +261,25 @@ func (h *Handlers) removeClusterHostname(c echo.Context) error {
 // checkClusterHostnames is POST /clusters/:id/ingress/hostnames/check:
 // Check now.
 func (h *Handlers) checkClusterHostnames(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.checkHostnamesNow(c)
 	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), hostnameCheckTimeout)
-	defer cancel()
-	if err := h.Ingress.RunHostnamesCheck(ctx, cl.ID, nil); err != nil {
 		return err
 	}
 	h.flash(c, "FlashHostnamesChecked")
 	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
+}
+
+// checkHostnamesNow checks the host names of the user's cluster in the
+// path now, for the console's Check now and the API's, within
+// hostnameCheckTimeout.
+func (h *Handlers) checkHostnamesNow(c echo.Context) (queries.Cluster, error) {
+	cl, err := h.ownCluster(c)
+	if err != nil {
+		return cl, err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), hostnameCheckTimeout)
+	defer cancel()
+	return cl, h.Ingress.RunHostnamesCheck(ctx, cl.ID, nil)
 }
 
 // hostnameCheckTimeout bounds Check now.

@@ -164,7 +164,18 @@ var userScopedRoutes = []struct {
 	{http.MethodDelete, func(v victim) string { return fmt.Sprintf("/api/v1/me/identities/%d", v.identity) }, nil},
 
 	// API: clusters and billing.
-
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/retry", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/events", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/ingress/retry", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/ingress/edge/retry", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/hostnames", v.cluster.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/hostnames/check", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/nodes/worker-1", v.cluster.ID) }, nil},
+	{http.MethodPut, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d/nodes/worker-1/ingress", v.cluster.ID) }, url.Values{"json": {`{"enabled":true}`}}},
+	{http.MethodPatch, func(v victim) string { return fmt.Sprintf("/api/v1/clusters/%d", v.cluster.ID) }, url.Values{"json": {`{"stale_node_cleanup_hours":1}`}}},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/orders/%d", v.order) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/orders/%d/cancel", v.order) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/orders/%d/checkout", v.order) }, nil},
 }
 
 func TestTenantIsolation(t *testing.T) {
@@ -242,6 +253,7 @@ func TestTenantIsolation(t *testing.T) {
 	require.Equal(t, "ready", clAfter.Status)
 	require.Empty(t, clAfter.Description)
 	require.Equal(t, cl.Generation, clAfter.Generation)
+	require.False(t, clAfter.StaleNodeCleanupHours.Valid, "the stale-node clean-up was not switched on")
 	require.False(t, clAfter.DeleteRequestedAt.Valid)
 	ingressRow, err := q.IngressGet(ctx, cl.ID)
 	require.NoError(t, err)

@@ -107,26 +107,37 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 }
 
 func (h *Handlers) showNodePage(c echo.Context) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, d, op, err := h.ownNode(c)
 	if err != nil {
 		return err
-	}
-	ctx := c.Request().Context()
-	d, err := h.Nodes.Show(ctx, cl, c.Param("name"))
-	if err != nil {
-		return nodeError(err)
 	}
 	m := views.NodeDetail{Cluster: clusterView(cl), Live: h.nodeLiveView(cl, d, time.Now()), Ingress: nodeIngressForm(d)}
-	op, ok, err := h.Nodes.LatestOperation(ctx, cl, d.Name)
-	if err != nil {
-		return err
-	}
-	if ok {
-		v := h.nodeOperationView(op)
+	if op != nil {
+		v := h.nodeOperationView(*op)
 		m.Operation = &v
 	}
 	h.viewAsAPICall(c, "getNode", nil, strconv.FormatInt(cl.ID, 10), d.Name)
 	return render(c, http.StatusOK, views.NodePage(m))
+}
+
+// ownNode is the node the path names of the user's ready cluster, as
+// Show reads it, with its latest operation (nil when it had none): for
+// its page and the API.
+func (h *Handlers) ownNode(c echo.Context) (queries.Cluster, nodes.Detail, *queries.NodeOperation, error) {
+	cl, err := h.ownReadyCluster(c)
+	if err != nil {
+		return cl, nodes.Detail{}, nil, err
+	}
+	ctx := c.Request().Context()
+	d, err := h.Nodes.Show(ctx, cl, c.Param("name"))
+	if err != nil {
+		return cl, d, nil, nodeError(err)
+	}
+	op, ok, err := h.Nodes.LatestOperation(ctx, cl, d.Name)
+	if err != nil || !ok {
+		return cl, d, nil, err
+	}
+	return cl, d, &op, nil
 }
 
 // showNodeOperation is an operation's page, or for htmx its panel; 286

@@ -227,6 +227,21 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.DELETE("/api/v1/me/identities/:id", h.unlinkAPIIdentity, h.requireAPIKey)
 
 	// API: clusters and billing, beyond the above.
+	e.POST("/api/v1/clusters/:id/retry", h.retryAPICluster, h.requireAPIKey)
+	e.GET("/api/v1/clusters/:id/events", h.listAPIClusterEvents, h.requireAPIKey)
+	e.POST("/api/v1/clusters/:id/ingress/retry", h.retryAPIIngress, h.requireAPIKey)
+	e.POST("/api/v1/clusters/:id/ingress/edge/retry", h.retryAPIEdge, h.requireAPIKey)
+	e.GET("/api/v1/clusters/:id/hostnames", h.listAPIHostnames, h.requireAPIKey)
+	e.POST("/api/v1/clusters/:id/hostnames/check", h.checkAPIHostnames, h.requireAPIKey)
+	e.GET("/api/v1/clusters/:id/nodes/:name", h.showAPINode, h.requireAPIKey, validNodeName)
+	e.PUT("/api/v1/clusters/:id/nodes/:name/ingress", h.setAPINodeIngress, h.requireAPIKey, validNodeName)
+	e.GET("/api/v1/plans", h.listAPIPlans, h.requireAPIKey)
+	e.POST("/api/v1/orders", h.createAPIOrder, h.requireAPIKey)
+	e.GET("/api/v1/orders/:id", h.showAPIOrder, h.requireAPIKey)
+	e.POST("/api/v1/orders/:id/cancel", h.cancelAPIOrder, h.requireAPIKey)
+	e.POST("/api/v1/orders/:id/checkout", h.checkoutAPIOrder, h.requireAPIKey)
+	e.POST("/api/v1/billing/cancel", h.setAPIBillingCancel(true), h.requireAPIKey)
+	e.POST("/api/v1/billing/resume", h.setAPIBillingCancel(false), h.requireAPIKey)
 
 	// The admin API: admin keys only (requireAdminKey).
 	adminAPI := e.Group("/api/v1/admin", h.requireAPIKey, requireAdminKey)

@@ -32,3 +32,13 @@ SELECT * FROM cluster_events
 WHERE cluster_id = @cluster_id
 ORDER BY id DESC
 LIMIT @row_limit;
+
+-- name: ClusterEventPageByOwner :many
+-- A page of the events of a cluster of owner_id, newest first, below
+-- before_id (0: from the newest).
+SELECT e.* FROM cluster_events e
+JOIN clusters c ON c.id = e.cluster_id
+WHERE e.cluster_id = @cluster_id AND c.owner_id = @owner_id AND c.status <> 'deleted'
+  AND (@before_id::bigint = 0 OR e.id < @before_id::bigint)
+ORDER BY e.id DESC
+LIMIT @row_limit;

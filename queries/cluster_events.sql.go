@@ -193,6 +193,58 @@ func (q *Queries) ClusterEventListLatest(ctx context.Context, arg ClusterEventLi
 	return items, nil
 }
 
+const clusterEventPageByOwner = `-- name: ClusterEventPageByOwner :many
+SELECT e.id, e.cluster_id, e.level, e.reason, e.message, e.created_at, e.count, e.last_seen_at FROM cluster_events e
+JOIN clusters c ON c.id = e.cluster_id
+WHERE e.cluster_id = $1 AND c.owner_id = $2 AND c.status <> 'deleted'
+  AND ($3::bigint = 0 OR e.id < $3::bigint)
+ORDER BY e.id DESC
+LIMIT $4
+`
+
+type ClusterEventPageByOwnerParams struct {
+	ClusterID int64
+	OwnerID   int64
+	BeforeID  int64
+	RowLimit  int32
+}
+
+// A page of the events of a cluster of owner_id, newest first, below
+// before_id (0: from the newest).
+func (q *Queries) ClusterEventPageByOwner(ctx context.Context, arg ClusterEventPageByOwnerParams) ([]ClusterEvent, error) {
+	rows, err := q.db.Query(ctx, clusterEventPageByOwner,
+		arg.ClusterID,
+		arg.OwnerID,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClusterEvent{}
+	for rows.Next() {
+		var i ClusterEvent
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClusterID,
+			&i.Level,
+			&i.Reason,
+			&i.Message,
+			&i.CreatedAt,
+			&i.Count,
+			&i.LastSeenAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const clusterEventRepeat = `-- name: ClusterEventRepeat :exec
 UPDATE cluster_events SET count = count + 1, last_seen_at = now() WHERE id = $1
 `

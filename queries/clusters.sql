@@ -275,3 +275,21 @@ RETURNING *;
 -- once: a second scale-down (which reads 0) leaves it.
 UPDATE clusters SET suspended_replicas = @replicas
 WHERE id = @id AND status = 'suspended' AND suspended_replicas IS NULL;
+
+-- name: ClusterLockForChange :one
+-- Takes the lock of a user's cluster for a change of what its entity tag
+-- is made of (ClusterGetTagged): the API's conditional changes and the
+-- console's edits of its managed ingress take it first, and queue behind
+-- each other. FOR NO KEY UPDATE: rows that refer to the cluster (its
+-- events, jobs' writes) are not held up by it.
+SELECT id FROM clusters WHERE id = @id AND owner_id = @owner_id AND status <> 'deleted' FOR NO KEY UPDATE;
+
+-- name: ClusterGetTagged :one
+-- A user's cluster with what its entity tag is made of besides its own
+-- columns: its managed ingress switch and mode (false and '' without a
+-- row), read in one statement so that the tag is the row's.
+SELECT sqlc.embed(clusters), coalesce(ci.enabled, false)::boolean AS ingress_enabled,
+       coalesce(ci.mode, '')::text AS ingress_mode
+FROM clusters
+LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
+WHERE clusters.id = @id AND clusters.owner_id = @owner_id AND clusters.status <> 'deleted';

@@ -521,6 +521,72 @@ func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg Cluster
 	return i, err
 }
 
+const clusterGetTagged = `-- name: ClusterGetTagged :one
+SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, coalesce(ci.enabled, false)::boolean AS ingress_enabled,
+       coalesce(ci.mode, '')::text AS ingress_mode
+FROM clusters
+LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
+WHERE clusters.id = $1 AND clusters.owner_id = $2 AND clusters.status <> 'deleted'
+`
+
+type ClusterGetTaggedParams struct {
+	ID      int64
+	OwnerID int64
+}
+
+type ClusterGetTaggedRow struct {
+	Cluster        Cluster
+	IngressEnabled bool
+	IngressMode    string
+}
+
+// A user's cluster with what its entity tag is made of besides its own
+// columns: its managed ingress switch and mode (false and ” without a
+// row), read in one statement so that the tag is the row's.
+func (q *Queries) ClusterGetTagged(ctx context.Context, arg ClusterGetTaggedParams) (ClusterGetTaggedRow, error) {
+	row := q.db.QueryRow(ctx, clusterGetTagged, arg.ID, arg.OwnerID)
+	var i ClusterGetTaggedRow
+	err := row.Scan(
+		&i.Cluster.ID,
+		&i.Cluster.OwnerID,
+		&i.Cluster.Name,
+		&i.Cluster.Slug,
+		&i.Cluster.Description,
+		&i.Cluster.KubernetesVersion,
+		&i.Cluster.PublicAccessMode,
+		&i.Cluster.NodePort,
+		&i.Cluster.Generation,
+		&i.Cluster.ObservedGeneration,
+		&i.Cluster.Status,
+		&i.Cluster.StatusMessage,
+		&i.Cluster.Endpoint,
+		&i.Cluster.DeleteRequestedAt,
+		&i.Cluster.ReconcileStartedAt,
+		&i.Cluster.ReadyAt,
+		&i.Cluster.DeletedAt,
+		&i.Cluster.CreatedAt,
+		&i.Cluster.UpdatedAt,
+		&i.Cluster.KonnectivityNodePort,
+		&i.Cluster.ReconcileLeaseJob,
+		&i.Cluster.ReconcileLeaseUntil,
+		&i.Cluster.NodeQuotaEnabled,
+		&i.Cluster.NodeQuotaSecret,
+		&i.Cluster.StaleNodeCleanupHours,
+		&i.Cluster.CaCert,
+		&i.Cluster.FailureNotified,
+		&i.Cluster.LbAddress,
+		&i.Cluster.PodCidr,
+		&i.Cluster.PodCidrPooled,
+		&i.Cluster.SuspendedAt,
+		&i.Cluster.SuspendedBy,
+		&i.Cluster.SuspendedReplicas,
+		&i.Cluster.Backend,
+		&i.IngressEnabled,
+		&i.IngressMode,
+	)
+	return i, err
+}
+
 const clusterListByOwner = `-- name: ClusterListByOwner :many
 SELECT id, name, slug, description, kubernetes_version, public_access_mode, status, status_message,
        endpoint, generation, observed_generation, created_at, ready_at, node_quota_enabled,
@@ -786,6 +852,27 @@ func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
 		&i.Backend,
 	)
 	return i, err
+}
+
+const clusterLockForChange = `-- name: ClusterLockForChange :one
+SELECT id FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR NO KEY UPDATE
+`
+
+type ClusterLockForChangeParams struct {
+	ID      int64
+	OwnerID int64
+}
+
+// Takes the lock of a user's cluster for a change of what its entity tag
+// is made of (ClusterGetTagged): the API's conditional changes and the
+// console's edits of its managed ingress take it first, and queue behind
+// each other. FOR NO KEY UPDATE: rows that refer to the cluster (its
+// events, jobs' writes) are not held up by it.
+func (q *Queries) ClusterLockForChange(ctx context.Context, arg ClusterLockForChangeParams) (int64, error) {
+	row := q.db.QueryRow(ctx, clusterLockForChange, arg.ID, arg.OwnerID)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
 }
 
 const clusterLockForOwner = `-- name: ClusterLockForOwner :one

@@ -6,6 +6,14 @@ RETURNING *;
 -- The cluster's bound host names, by name.
 SELECT * FROM cluster_hostnames WHERE cluster_id = @cluster_id AND deleted_at IS NULL ORDER BY name;
 
+-- name: HostnamePageByCluster :many
+-- A page of the cluster's bound host names, by name, after the name
+-- after ('' from the first).
+SELECT * FROM cluster_hostnames
+WHERE cluster_id = @cluster_id AND deleted_at IS NULL AND name > @after::text
+ORDER BY name
+LIMIT @row_limit;
+
 -- name: HostnameListForCheck :many
 -- Every row of the cluster's host names, removed ones included, for its
 -- check.

@@ -239,6 +239,58 @@ func (q *Queries) HostnameMarkDeleted(ctx context.Context, arg HostnameMarkDelet
 	return i, err
 }
 
+const hostnamePageByCluster = `-- name: HostnamePageByCluster :many
+SELECT id, cluster_id, name, managed, state, resolved, error, checked_at, verified_at, created_at, deleted_at, cert_state, cert_not_after, cert_error, cert_warned_at, edge_status FROM cluster_hostnames
+WHERE cluster_id = $1 AND deleted_at IS NULL AND name > $2::text
+ORDER BY name
+LIMIT $3
+`
+
+type HostnamePageByClusterParams struct {
+	ClusterID int64
+	After     string
+	RowLimit  int32
+}
+
+// A page of the cluster's bound host names, by name, after the name
+// after (” from the first).
+func (q *Queries) HostnamePageByCluster(ctx context.Context, arg HostnamePageByClusterParams) ([]ClusterHostname, error) {
+	rows, err := q.db.Query(ctx, hostnamePageByCluster, arg.ClusterID, arg.After, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClusterHostname{}
+	for rows.Next() {
+		var i ClusterHostname
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClusterID,
+			&i.Name,
+			&i.Managed,
+			&i.State,
+			&i.Resolved,
+			&i.Error,
+			&i.CheckedAt,
+			&i.VerifiedAt,
+			&i.CreatedAt,
+			&i.DeletedAt,
+			&i.CertState,
+			&i.CertNotAfter,
+			&i.CertError,
+			&i.CertWarnedAt,
+			&i.EdgeStatus,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const hostnamePurge = `-- name: HostnamePurge :exec
 DELETE FROM cluster_hostnames WHERE id = $1
 `

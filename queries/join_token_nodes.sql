@@ -39,6 +39,10 @@ ORDER BY join_token_nodes.first_seen, join_token_nodes.node_name;
 -- name: JoinTokenNodeListByToken :many
 SELECT * FROM join_token_nodes WHERE token_id = @token_id ORDER BY first_seen, node_name;
 
+-- name: JoinTokenNodeListByTokens :many
+-- The machines that joined with any of the tokens, for a page of them.
+SELECT * FROM join_token_nodes WHERE token_id = ANY(@token_ids::bigint[]) ORDER BY first_seen, node_name;
+
 -- name: JoinTokenNodeClaimNotices :many
 -- The joins of a cluster its owner has not been told of yet, claimed: a
 -- node has joined once it registered its Node, not when its CSR is filed.

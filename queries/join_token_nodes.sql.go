@@ -128,6 +128,38 @@ func (q *Queries) JoinTokenNodeListByToken(ctx context.Context, tokenID int64) (
 	return items, nil
 }
 
+const joinTokenNodeListByTokens = `-- name: JoinTokenNodeListByTokens :many
+SELECT token_id, node_name, csr_name, first_seen, registered_at, notified_at FROM join_token_nodes WHERE token_id = ANY($1::bigint[]) ORDER BY first_seen, node_name
+`
+
+// The machines that joined with any of the tokens, for a page of them.
+func (q *Queries) JoinTokenNodeListByTokens(ctx context.Context, tokenIds []int64) ([]JoinTokenNode, error) {
+	rows, err := q.db.Query(ctx, joinTokenNodeListByTokens, tokenIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []JoinTokenNode{}
+	for rows.Next() {
+		var i JoinTokenNode
+		if err := rows.Scan(
+			&i.TokenID,
+			&i.NodeName,
+			&i.CsrName,
+			&i.FirstSeen,
+			&i.RegisteredAt,
+			&i.NotifiedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const joinTokenNodeMarkRegistered = `-- name: JoinTokenNodeMarkRegistered :execrows
 UPDATE join_token_nodes SET registered_at = now()
 FROM join_tokens

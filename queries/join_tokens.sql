@@ -7,6 +7,14 @@ RETURNING *;
 -- Newest first; the caller has checked that the cluster is the user's.
 SELECT * FROM join_tokens WHERE cluster_id = @cluster_id ORDER BY id DESC;
 
+-- name: JoinTokenPageByCluster :many
+-- A page of a cluster's tokens, newest first, below before_id (0: from
+-- the newest); the caller has checked that the cluster is the user's.
+SELECT * FROM join_tokens
+WHERE cluster_id = @cluster_id AND (@before_id::bigint = 0 OR id < @before_id::bigint)
+ORDER BY id DESC
+LIMIT @row_limit;
+
 -- name: JoinTokenGetForOwner :one
 SELECT sqlc.embed(join_tokens), sqlc.embed(clusters)
 FROM join_tokens

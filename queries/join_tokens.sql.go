@@ -395,6 +395,54 @@ func (q *Queries) JoinTokenMarkUsedUp(ctx context.Context, id int64) error {
 	return err
 }
 
+const joinTokenPageByCluster = `-- name: JoinTokenPageByCluster :many
+SELECT id, cluster_id, token_id, token_hash, sealed_token, description, expires_at, max_uses, uses, revoked_at, used_up_at, created_at FROM join_tokens
+WHERE cluster_id = $1 AND ($2::bigint = 0 OR id < $2::bigint)
+ORDER BY id DESC
+LIMIT $3
+`
+
+type JoinTokenPageByClusterParams struct {
+	ClusterID int64
+	BeforeID  int64
+	RowLimit  int32
+}
+
+// A page of a cluster's tokens, newest first, below before_id (0: from
+// the newest); the caller has checked that the cluster is the user's.
+func (q *Queries) JoinTokenPageByCluster(ctx context.Context, arg JoinTokenPageByClusterParams) ([]JoinToken, error) {
+	rows, err := q.db.Query(ctx, joinTokenPageByCluster, arg.ClusterID, arg.BeforeID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []JoinToken{}
+	for rows.Next() {
+		var i JoinToken
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClusterID,
+			&i.TokenID,
+			&i.TokenHash,
+			&i.SealedToken,
+			&i.Description,
+			&i.ExpiresAt,
+			&i.MaxUses,
+			&i.Uses,
+			&i.RevokedAt,
+			&i.UsedUpAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const joinTokenRevoke = `-- name: JoinTokenRevoke :one
 UPDATE join_tokens SET revoked_at = now()
 WHERE id = $1 AND revoked_at IS NULL

@@ -7,6 +7,19 @@ WHERE s.user_id = @user_id;
 -- Every plan, archived ones last, in the admin's order.
 SELECT * FROM plans ORDER BY archived_at IS NOT NULL, sort_order, id;
 
+-- name: PlanListForUser :many
+-- The plans a user may choose, in the admin's order (archived ones
+-- last): the public plans on sale, and the user's own, whatever it is
+-- (archived and hidden plans are for their subscribers alone, who renew
+-- them). A page at a time after the plan after_id (0: from the first);
+-- all of them without row_limit.
+SELECT p.* FROM plans p
+WHERE ((p.public AND p.archived_at IS NULL) OR p.id = (SELECT s.plan_id FROM subscriptions s WHERE s.user_id = @user_id))
+  AND (@after_id::bigint = 0 OR (p.archived_at IS NOT NULL, p.sort_order, p.id) >
+       (SELECT a.archived_at IS NOT NULL, a.sort_order, a.id FROM plans a WHERE a.id = @after_id::bigint))
+ORDER BY p.archived_at IS NOT NULL, p.sort_order, p.id
+LIMIT sqlc.narg('row_limit');
+
 -- name: PlanGet :one
 SELECT * FROM plans WHERE id = @id;
 

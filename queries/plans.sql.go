@@ -262,6 +262,67 @@ func (q *Queries) PlanList(ctx context.Context) ([]Plan, error) {
 	return items, nil
 }
 
+const planListForUser = `-- name: PlanListForUser :many
+SELECT p.id, p.name, p.max_clusters, p.max_nodes_per_cluster, p.is_default, p.created_at, p.name_zh, p.description_en, p.description_zh, p.max_hostnames_per_cluster, p.ingress_allowed, p.currency, p.price_monthly, p.price_yearly, p.public, p.sort_order, p.archived_at, p.updated_at, p.free, p.backends FROM plans p
+WHERE ((p.public AND p.archived_at IS NULL) OR p.id = (SELECT s.plan_id FROM subscriptions s WHERE s.user_id = $1))
+  AND ($2::bigint = 0 OR (p.archived_at IS NOT NULL, p.sort_order, p.id) >
+       (SELECT a.archived_at IS NOT NULL, a.sort_order, a.id FROM plans a WHERE a.id = $2::bigint))
+ORDER BY p.archived_at IS NOT NULL, p.sort_order, p.id
+LIMIT $3
+`
+
+type PlanListForUserParams struct {
+	UserID   int64
+	AfterID  int64
+	RowLimit pgtype.Int4
+}
+
+// The plans a user may choose, in the admin's order (archived ones
+// last): the public plans on sale, and the user's own, whatever it is
+// (archived and hidden plans are for their subscribers alone, who renew
+// them). A page at a time after the plan after_id (0: from the first);
+// all of them without row_limit.
+func (q *Queries) PlanListForUser(ctx context.Context, arg PlanListForUserParams) ([]Plan, error) {
+	rows, err := q.db.Query(ctx, planListForUser, arg.UserID, arg.AfterID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Plan{}
+	for rows.Next() {
+		var i Plan
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.MaxClusters,
+			&i.MaxNodesPerCluster,
+			&i.IsDefault,
+			&i.CreatedAt,
+			&i.NameZh,
+			&i.DescriptionEn,
+			&i.DescriptionZh,
+			&i.MaxHostnamesPerCluster,
+			&i.IngressAllowed,
+			&i.Currency,
+			&i.PriceMonthly,
+			&i.PriceYearly,
+			&i.Public,
+			&i.SortOrder,
+			&i.ArchivedAt,
+			&i.UpdatedAt,
+			&i.Free,
+			&i.Backends,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const planLock = `-- name: PlanLock :one
 SELECT id, name, max_clusters, max_nodes_per_cluster, is_default, created_at, name_zh, description_en, description_zh, max_hostnames_per_cluster, ingress_allowed, currency, price_monthly, price_yearly, public, sort_order, archived_at, updated_at, free, backends FROM plans WHERE id = $1 FOR UPDATE
 `

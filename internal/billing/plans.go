@@ -177,6 +177,19 @@ func (s *Service) Plans(ctx context.Context) ([]queries.Plan, error) {
 	return plans, nil
 }
 
+// PlansFor is up to n (all when n is 0) of the plans the user may
+// choose, in the admin's order, after the plan after (0: from the
+// first): the public plans on sale, and the user's own.
+func (s *Service) PlansFor(ctx context.Context, userID, after int64, n int32) ([]queries.Plan, error) {
+	plans, err := queries.New(s.Pool).PlanListForUser(ctx, queries.PlanListForUserParams{
+		UserID: userID, AfterID: after, RowLimit: pgtype.Int4{Int32: n, Valid: n > 0},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list plans of user %d: %w", userID, err)
+	}
+	return plans, nil
+}
+
 // Plan is one plan.
 func (s *Service) Plan(ctx context.Context, id int64) (queries.Plan, error) {
 	p, err := queries.New(s.Pool).PlanGet(ctx, id)

@@ -318,22 +318,35 @@ func (c *Client) Me(ctx context.Context) (User, error) {
 
 // Clusters lists all the owner's clusters, newest first, every page.
 func (c *Client) Clusters(ctx context.Context) ([]Cluster, error) {
-	var all []Cluster
-	const query = "/api/v1/clusters?limit=100"
-	path := query
+	return allPages[Cluster](ctx, c, "/api/v1/clusters", "clusters")
+}
+
+// allPages reads every page of the list at path, its items under name,
+// following each page's next, 100 items a page.
+func allPages[T any](ctx context.Context, c *Client, path, name string) ([]T, error) {
+	var all []T
+	path += "?limit=100"
+	at := path
 	for {
-		var page struct {
-			Clusters []Cluster `json:"clusters"`
-			Next     string    `json:"next"`
-		}
-		if _, err := c.call(ctx, http.MethodGet, path, nil, &page); err != nil {
+		var page map[string]json.RawMessage
+		if _, err := c.call(ctx, http.MethodGet, at, nil, &page); err != nil {
 			return nil, err
 		}
-		all = append(all, page.Clusters...)
-		if page.Next == "" || len(page.Clusters) == 0 {
+		var items []T
+		var next string
+		if err := json.Unmarshal(page[name], &items); err != nil {
+			return nil, fmt.Errorf("GET %s: decode the %s: %w", at, name, err)
+		}
+		if raw, ok := page["next"]; ok {
+			if err := json.Unmarshal(raw, &next); err != nil {
+				return nil, fmt.Errorf("GET %s: decode next: %w", at, err)
+			}
+		}
+		all = append(all, items...)
+		if next == "" || len(items) == 0 {
 			return all, nil
 		}
-		path = query + "&cursor=" + url.QueryEscape(page.Next)
+		at = path + "&cursor=" + url.QueryEscape(next)
 	}
 }
 
@@ -391,13 +404,10 @@ func (c *Client) CreateJoinToken(ctx context.Context, clusterID int64, in JoinTo
 	return t, err
 }
 
-// Nodes lists a cluster's nodes, read live from its control plane.
+// Nodes lists a cluster's nodes, read live from its control plane, every
+// page.
 func (c *Client) Nodes(ctx context.Context, clusterID int64) ([]Node, error) {
-	var out struct {
-		Nodes []Node `json:"nodes"`
-	}
-	_, err := c.call(ctx, http.MethodGet, clusterPath(clusterID)+"/nodes", nil, &out)
-	return out.Nodes, err
+	return allPages[Node](ctx, c, clusterPath(clusterID)+"/nodes", "nodes")
 }
 
 // DrainNode starts a node's drain; the path returned (the answer's

@@ -248,41 +248,49 @@ func (s *Service) Update(ctx context.Context, ownerID, id int64, in Input, actor
 		if err != nil {
 			return fmt.Errorf("load cluster: %w", err)
 		}
-		if cur.DeleteRequestedAt.Valid {
-			return ErrDeleting
-		}
-		if Suspended(cur) {
-			return ErrSuspended
-		}
-		in.Name = cur.Name
-		if in.KubernetesVersion == cur.KubernetesVersion && !rt.VersionAllowed(cur.KubernetesVersion) {
-			// Keeping a version the admin has since withdrawn is fine.
-			rt.AllowedVersions = append(rt.AllowedVersions, cur.KubernetesVersion)
-		}
-		if err := in.validate(rt, false); err != nil {
-			return err
-		}
-		if in.KubernetesVersion == cur.KubernetesVersion && in.PublicAccessMode == cur.PublicAccessMode {
-			if c, err = q.ClusterUpdateDescription(ctx, queries.ClusterUpdateDescriptionParams{ID: id, Description: in.Description}); err != nil {
-				return fmt.Errorf("update cluster: %w", err)
-			}
-			return audit.Record(ctx, q, actor, audit.Event{Action: "cluster.update", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
-				Details: map[string]any{"description": true}})
-		}
-		ports, err := s.nodePorts(ctx, q, rt, in.PublicAccessMode, nodePorts{https: cur.NodePort, konnectivity: cur.KonnectivityNodePort})
-		if err != nil {
-			return err
-		}
-		c, err = q.ClusterUpdateSpec(ctx, queries.ClusterUpdateSpecParams{
-			ID: id, Description: in.Description, KubernetesVersion: in.KubernetesVersion,
-			PublicAccessMode: in.PublicAccessMode, NodePort: ports.https, KonnectivityNodePort: ports.konnectivity,
-		})
-		if err != nil {
-			return fmt.Errorf("update cluster: %w", err)
-		}
-		return s.record(ctx, tx, q, c, actor, "cluster.update", "Updated")
+		c, err = s.update(ctx, tx, rt, cur, in, actor)
+		return err
 	})
 	return c, err
+}
+
+// update is Update of the cluster cur, locked by the caller in tx.
+func (s *Service) update(ctx context.Context, tx pgx.Tx, rt settings.Runtime, cur queries.Cluster, in Input, actor audit.Actor) (queries.Cluster, error) {
+	q := queries.New(tx)
+	if cur.DeleteRequestedAt.Valid {
+		return cur, ErrDeleting
+	}
+	if Suspended(cur) {
+		return cur, ErrSuspended
+	}
+	in.Name = cur.Name
+	if in.KubernetesVersion == cur.KubernetesVersion && !rt.VersionAllowed(cur.KubernetesVersion) {
+		// Keeping a version the admin has since withdrawn is fine.
+		rt.AllowedVersions = append(rt.AllowedVersions, cur.KubernetesVersion)
+	}
+	if err := in.validate(rt, false); err != nil {
+		return cur, err
+	}
+	if in.KubernetesVersion == cur.KubernetesVersion && in.PublicAccessMode == cur.PublicAccessMode {
+		c, err := q.ClusterUpdateDescription(ctx, queries.ClusterUpdateDescriptionParams{ID: cur.ID, Description: in.Description})
+		if err != nil {
+			return cur, fmt.Errorf("update cluster: %w", err)
+		}
+		return c, audit.Record(ctx, q, actor, audit.Event{Action: "cluster.update", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
+			Details: map[string]any{"description": true}})
+	}
+	ports, err := s.nodePorts(ctx, q, rt, in.PublicAccessMode, nodePorts{https: cur.NodePort, konnectivity: cur.KonnectivityNodePort})
+	if err != nil {
+		return cur, err
+	}
+	c, err := q.ClusterUpdateSpec(ctx, queries.ClusterUpdateSpecParams{
+		ID: cur.ID, Description: in.Description, KubernetesVersion: in.KubernetesVersion,
+		PublicAccessMode: in.PublicAccessMode, NodePort: ports.https, KonnectivityNodePort: ports.konnectivity,
+	})
+	if err != nil {
+		return cur, fmt.Errorf("update cluster: %w", err)
+	}
+	return c, s.record(ctx, tx, q, c, actor, "cluster.update", "Updated")
 }
 
 // Delete asks for a cluster to be removed; confirm must repeat its name.

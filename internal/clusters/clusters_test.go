@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -351,7 +352,12 @@ func TestTimelineKeepsAskingWhileEventsRemain(t *testing.T) {
 	require.Equal(t, up.Events[5].ID, events[len(events)-1].ID)
 }
 
-func TestApply(t *testing.T) {
+// TestEdit: an Edit's steps change the cluster in one transaction, under
+// its lock: with a test of its entity tag, a change made over another
+// state is ErrPreconditionFailed and changes nothing; a step refused
+// takes back the steps before it; another owner's cluster is not found.
+// Apply patches the fields given over the cluster's current ones.
+func TestEdit(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
 	ctx := context.Background()
@@ -363,23 +369,50 @@ func TestApply(t *testing.T) {
 	require.NoError(t, settings.Save(ctx, queries.New(b.pool), b.box, rt))
 	c, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "patched", Description: "keep me", PublicAccessMode: settings.AccessLoadBalancer}, a)
 	require.NoError(t, err)
+	apply := func(p clusters.Patch) clusters.Step {
+		return func(ctx context.Context, tx pgx.Tx, cur queries.Cluster) error {
+			_, err := b.svc.Apply(ctx, tx, cur, p, a)
+			return err
+		}
+	}
+	is := func(tag string) func(string) bool { return func(etag string) bool { return etag == tag } }
+	_, tag, err := b.svc.Tagged(ctx, u.ID, c.ID)
+	require.NoError(t, err)
 
 	version := "v1.33.4"
-	got, err := b.svc.Apply(ctx, u.ID, c.ID, clusters.Patch{KubernetesVersion: &version}, a)
+	got, changed, err := b.svc.Edit(ctx, u.ID, c.ID, is(tag), apply(clusters.Patch{KubernetesVersion: &version}))
 	require.NoError(t, err)
 	require.Equal(t, "v1.33.4", got.KubernetesVersion)
 	require.Equal(t, "keep me", got.Description)
 	require.Equal(t, settings.AccessLoadBalancer, got.PublicAccessMode)
 	require.Equal(t, c.Generation+1, got.Generation)
+	require.NotEqual(t, tag, changed)
+	_, read, err := b.svc.Tagged(ctx, u.ID, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, changed, read, "Edit answers the tag Tagged reads")
 
+	lost := "lost"
+	_, _, err = b.svc.Edit(ctx, u.ID, c.ID, is(tag), apply(clusters.Patch{Description: &lost}))
+	require.ErrorIs(t, err, clusters.ErrPreconditionFailed)
 	bad := "ingress"
-	_, err = b.svc.Apply(ctx, u.ID, c.ID, clusters.Patch{PublicAccessMode: &bad}, a)
+	_, _, err = b.svc.Edit(ctx, u.ID, c.ID, nil, apply(clusters.Patch{Description: &lost}), apply(clusters.Patch{PublicAccessMode: &bad}))
 	var fe clusters.FieldErrors
 	require.ErrorAs(t, err, &fe)
 	require.Equal(t, "ErrClusterAccessMode", fe["public_access_mode"])
+	cur, err := b.svc.Get(ctx, u.ID, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, "keep me", cur.Description, "neither the refused edit nor the rolled-back step changed it")
+	_, unchanged, err := b.svc.Tagged(ctx, u.ID, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, changed, unchanged)
 
 	o, oa := b.user(t, "intruder@example.com")
-	_, err = b.svc.Apply(ctx, o.ID, c.ID, clusters.Patch{KubernetesVersion: &version}, oa)
+	_, _, err = b.svc.Edit(ctx, o.ID, c.ID, nil, func(ctx context.Context, tx pgx.Tx, cur queries.Cluster) error {
+		_, err := b.svc.Apply(ctx, tx, cur, clusters.Patch{KubernetesVersion: &version}, oa)
+		return err
+	})
+	require.ErrorIs(t, err, clusters.ErrNotFound)
+	_, _, err = b.svc.Tagged(ctx, o.ID, c.ID)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
 }
 

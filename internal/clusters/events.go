@@ -134,3 +134,16 @@ func (s *Service) UpdatesAfter(ctx context.Context, ownerID, id, after int64) (U
 	}
 	return Updates{Cluster: c, Events: events, Done: Settled(c) && len(events) < TimelineLength}, nil
 }
+
+// EventPage is up to n of the events of the user's cluster id (as Get:
+// none of another user's, nor of a deleted one), newest first, below the
+// event before (0: from the newest).
+func (s *Service) EventPage(ctx context.Context, ownerID, id, before int64, n int32) ([]queries.ClusterEvent, error) {
+	events, err := queries.New(s.Pool).ClusterEventPageByOwner(ctx, queries.ClusterEventPageByOwnerParams{
+		ClusterID: id, OwnerID: ownerID, BeforeID: before, RowLimit: n,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list cluster events: %w", err)
+	}
+	return events, nil
+}

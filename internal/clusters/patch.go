@@ -2,8 +2,13 @@ package clusters
 
 import (
 	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -14,20 +19,29 @@ type Patch struct {
 	PublicAccessMode  *string
 }
 
-// Apply is Update with the fields of p set over the cluster's current ones.
-// Two patches at once may both read the same current values; the later
-// one then also writes back what it read for the fields it left out.
-func (s *Service) Apply(ctx context.Context, ownerID, id int64, p Patch, actor audit.Actor) (queries.Cluster, error) {
-	cur, err := s.Get(ctx, ownerID, id)
+// Apply is Update with the fields of p set over the cluster's current
+// ones, in the caller's transaction (an Edit step): the cluster is read
+// again under its lock, so that two patches at once each keep what the
+// other changed of the fields it left out.
+func (s *Service) Apply(ctx context.Context, tx pgx.Tx, c queries.Cluster, p Patch, actor audit.Actor) (queries.Cluster, error) {
+	q := queries.New(tx)
+	rt, err := settings.Load(ctx, q, s.Box)
 	if err != nil {
-		return cur, err
+		return c, err
+	}
+	cur, err := q.ClusterLockForOwner(ctx, queries.ClusterLockForOwnerParams{ID: c.ID, OwnerID: c.OwnerID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, ErrNotFound
+	}
+	if err != nil {
+		return c, fmt.Errorf("load cluster: %w", err)
 	}
 	in := Input{
 		Description:       valueOr(p.Description, cur.Description),
 		KubernetesVersion: valueOr(p.KubernetesVersion, cur.KubernetesVersion),
 		PublicAccessMode:  valueOr(p.PublicAccessMode, cur.PublicAccessMode),
 	}
-	return s.Update(ctx, ownerID, id, in, actor)
+	return s.update(ctx, tx, rt, cur, in, actor)
 }
 
 // valueOr is *p, or cur when the patch leaves the field out.

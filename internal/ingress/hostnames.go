@@ -105,11 +105,25 @@ func (s *Service) Hostnames(ctx context.Context, clusterID int64) ([]Hostname, e
 	if err != nil {
 		return nil, fmt.Errorf("list host names: %w", err)
 	}
+	return hostnamesOf(rows), nil
+}
+
+func hostnamesOf(rows []queries.ClusterHostname) []Hostname {
 	out := make([]Hostname, len(rows))
 	for i, r := range rows {
 		out[i] = hostnameOf(r)
 	}
-	return out, nil
+	return out
+}
+
+// HostnamePage is up to n of the cluster's bound host names, by name,
+// after the name after ("" from the first).
+func (s *Service) HostnamePage(ctx context.Context, clusterID int64, after string, n int32) ([]Hostname, error) {
+	rows, err := queries.New(s.Pool).HostnamePageByCluster(ctx, queries.HostnamePageByClusterParams{ClusterID: clusterID, After: after, RowLimit: n})
+	if err != nil {
+		return nil, fmt.Errorf("list host names: %w", err)
+	}
+	return hostnamesOf(rows), nil
 }
 
 // NormalHostname is name as it is stored: trimmed, lower-case, without

@@ -53,51 +53,50 @@ func edgeOffer(ctx context.Context, q *queries.Queries, st Settings, c queries.C
 // transaction. The platform edge needs what edgeOffer checks; going back
 // to direct is always allowed. Choosing the mode it has changes nothing.
 func (s *Service) SetMode(ctx context.Context, c queries.Cluster, mode string, actor audit.Actor) (State, error) {
+	return s.change(ctx, c, func(tx pgx.Tx) error { return s.SetModeTx(ctx, tx, c, mode, actor) })
+}
+
+// SetModeTx is SetMode in the caller's transaction (a clusters.Edit
+// step), under the cluster's lock for a change (lockForChange).
+func (s *Service) SetModeTx(ctx context.Context, tx pgx.Tx, c queries.Cluster, mode string, actor audit.Actor) error {
 	if mode != ModeDirect && mode != ModeEdge {
-		return State{}, ErrMode
+		return ErrMode
 	}
-	q := queries.New(s.Pool)
-	st, err := LoadSettings(ctx, q)
+	q := queries.New(tx)
+	st, err := lockForChange(ctx, q, c)
 	if err != nil {
-		return State{}, err
+		return err
 	}
 	if mode == ModeEdge {
 		why, err := edgeOffer(ctx, q, st, c)
 		if err != nil {
-			return State{}, err
+			return err
 		}
 		if why != nil {
-			return State{}, why
+			return why
 		}
 	}
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		_, err := q.IngressSetMode(ctx, queries.IngressSetModeParams{ClusterID: c.ID, Mode: mode})
-		if errors.Is(err, pgx.ErrNoRows) {
-			cur, err := q.IngressGet(ctx, c.ID)
-			if err == nil && cur.Mode == mode {
-				return nil
-			}
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("load managed ingress: %w", err)
-			}
-			return clusters.ErrDeleting
+	_, err = q.IngressSetMode(ctx, queries.IngressSetModeParams{ClusterID: c.ID, Mode: mode})
+	if errors.Is(err, pgx.ErrNoRows) {
+		cur, err := q.IngressGet(ctx, c.ID)
+		if err == nil && cur.Mode == mode {
+			return nil
 		}
-		if err != nil {
-			return fmt.Errorf("set managed ingress mode: %w", err)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("load managed ingress: %w", err)
 		}
-		// Its routes through the edge come or go, and the CNAME target
-		// moves between the nodes' addresses and the Gateway's.
-		if err := ScheduleEdge(ctx, q, c.ID); err != nil {
-			return err
-		}
-		if err := checks.Schedule(ctx, q, c.ID, checks.IngressDNS, time.Now()); err != nil {
-			return err
-		}
-		return s.recordAndQueue(ctx, tx, c, actor, "IngressMode", mode, "cluster.managed_ingress_mode", map[string]any{"mode": mode})
-	})
+		return clusters.ErrDeleting
+	}
 	if err != nil {
-		return State{}, err
+		return fmt.Errorf("set managed ingress mode: %w", err)
 	}
-	return s.Get(ctx, c)
+	// Its routes through the edge come or go, and the CNAME target
+	// moves between the nodes' addresses and the Gateway's.
+	if err := ScheduleEdge(ctx, q, c.ID); err != nil {
+		return err
+	}
+	if err := checks.Schedule(ctx, q, c.ID, checks.IngressDNS, time.Now()); err != nil {
+		return err
+	}
+	return s.recordAndQueue(ctx, tx, c, actor, "IngressMode", mode, "cluster.managed_ingress_mode", map[string]any{"mode": mode})
 }

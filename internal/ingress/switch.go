@@ -158,72 +158,87 @@ func stateOf(row queries.ClusterIngress, st Settings, slug string) State {
 // cluster event, the audit event and the reconcile job, in one
 // transaction. Switching to where it points already changes nothing.
 func (s *Service) Switch(ctx context.Context, c queries.Cluster, on bool, actor audit.Actor) (State, error) {
-	st, err := LoadSettings(ctx, queries.New(s.Pool))
-	if err != nil {
+	return s.change(ctx, c, func(tx pgx.Tx) error { return s.SwitchTx(ctx, tx, c, on, actor) })
+}
+
+// change runs fn in a transaction of its own, then reads the cluster's
+// managed ingress as it left it.
+func (s *Service) change(ctx context.Context, c queries.Cluster, fn func(pgx.Tx) error) (State, error) {
+	if err := pgx.BeginFunc(ctx, s.Pool, fn); err != nil {
 		return State{}, err
 	}
+	return s.Get(ctx, c)
+}
+
+// SwitchTx is Switch in the caller's transaction (a clusters.Edit step),
+// under the cluster's lock for a change (lockForChange).
+func (s *Service) SwitchTx(ctx context.Context, tx pgx.Tx, c queries.Cluster, on bool, actor audit.Actor) error {
+	q := queries.New(tx)
+	st, err := lockForChange(ctx, q, c)
+	if err != nil {
+		return err
+	}
 	if on && st.AppsBaseDomain == "" {
-		return State{}, ErrNoAppsDomain
+		return ErrNoAppsDomain
 	}
+	cur, err := q.IngressGet(ctx, c.ID)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("load managed ingress: %w", err)
+	}
+	never := errors.Is(err, pgx.ErrNoRows)
 	if on {
-		ent, err := entitlements.For(ctx, queries.New(s.Pool), c.OwnerID)
+		ent, err := entitlements.For(ctx, q, c.OwnerID)
 		if err != nil {
-			return State{}, err
+			return err
 		}
-		if err := ent.Ingress(); err != nil {
-			// Switching on what is on already stays allowed: the plan
-			// refuses new things, and takes nothing away.
-			cur, gerr := queries.New(s.Pool).IngressGet(ctx, c.ID)
-			if gerr != nil || !cur.Enabled {
-				return State{}, err
-			}
+		// Switching on what is on already stays allowed: the plan
+		// refuses new things, and takes nothing away.
+		if err := ent.Ingress(); err != nil && (never || !cur.Enabled) {
+			return err
 		}
 	}
-	if !on {
+	if !on && never {
 		// Off, never on: nothing to write.
-		_, err := queries.New(s.Pool).IngressGet(ctx, c.ID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return State{Status: StatusOff, CNAMETarget: st.CNAMETarget(c.Slug)}, nil
-		}
-		if err != nil {
-			return State{}, fmt.Errorf("load managed ingress: %w", err)
-		}
+		return nil
 	}
-	var out State
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		row, err := q.IngressSwitch(ctx, queries.IngressSwitchParams{ClusterID: c.ID, Enabled: on})
-		if errors.Is(err, pgx.ErrNoRows) {
-			// Pointing that way already, or the cluster is going away.
-			cur, err := q.IngressGet(ctx, c.ID)
-			if err == nil && cur.Enabled == on {
-				out = stateOf(cur, st, c.Slug)
-				return nil
-			}
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("load managed ingress: %w", err)
-			}
-			return clusters.ErrDeleting
+	if _, err := q.IngressSwitch(ctx, queries.IngressSwitchParams{ClusterID: c.ID, Enabled: on}); errors.Is(err, pgx.ErrNoRows) {
+		// Pointing that way already, or the cluster is going away.
+		if !never && cur.Enabled == on {
+			return nil
 		}
-		if err != nil {
-			return fmt.Errorf("switch managed ingress: %w", err)
-		}
-		out = stateOf(row, st, c.Slug)
-		reason := "IngressEnabled"
-		if !on {
-			reason = "IngressDisabled"
-		}
-		if err := s.recordAndQueue(ctx, tx, c, actor, reason, "", "cluster.managed_ingress", map[string]any{"enabled": on}); err != nil {
-			return err
-		}
-		// Its CNAME target is published, or removed; so are its routes
-		// through the edge.
-		if err := ScheduleEdge(ctx, q, c.ID); err != nil {
-			return err
-		}
-		return checks.Schedule(ctx, q, c.ID, checks.IngressDNS, time.Now())
-	})
-	return out, err
+		return clusters.ErrDeleting
+	} else if err != nil {
+		return fmt.Errorf("switch managed ingress: %w", err)
+	}
+	reason := "IngressEnabled"
+	if !on {
+		reason = "IngressDisabled"
+	}
+	if err := s.recordAndQueue(ctx, tx, c, actor, reason, "", "cluster.managed_ingress", map[string]any{"enabled": on}); err != nil {
+		return err
+	}
+	// Its CNAME target is published, or removed; so are its routes
+	// through the edge.
+	if err := ScheduleEdge(ctx, q, c.ID); err != nil {
+		return err
+	}
+	return checks.Schedule(ctx, q, c.ID, checks.IngressDNS, time.Now())
+}
+
+// lockForChange takes the cluster's lock for a change of what its entity
+// tag is made of (clusters.Edit), and reads the settings under it: a
+// switch or a mode queues behind the API's conditional change, and the
+// other way round. The cluster first, then the managed ingress's row, as
+// Edit takes them. A deleted cluster is ErrDeleting.
+func lockForChange(ctx context.Context, q *queries.Queries, c queries.Cluster) (Settings, error) {
+	_, err := q.ClusterLockForChange(ctx, queries.ClusterLockForChangeParams{ID: c.ID, OwnerID: c.OwnerID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Settings{}, clusters.ErrDeleting
+	}
+	if err != nil {
+		return Settings{}, fmt.Errorf("lock cluster %d: %w", c.ID, err)
+	}
+	return LoadSettings(ctx, q)
 }
 
 // Retry starts the install or removal that failed again.

@@ -58,6 +58,40 @@ func (s *Service) List(ctx context.Context, ownerID, clusterID int64) (queries.C
 	return c, out, nil
 }
 
+// Page is up to n of the tokens of a user's cluster, newest first, below
+// the token before (0: from the newest), as the API lists them: each
+// with the machines that joined with it, without the join events.
+func (s *Service) Page(ctx context.Context, ownerID, clusterID, before int64, n int32) ([]Listed, error) {
+	c, err := s.cluster(ctx, ownerID, clusterID)
+	if err != nil {
+		return nil, err
+	}
+	q := queries.New(s.Pool)
+	tokens, err := q.JoinTokenPageByCluster(ctx, queries.JoinTokenPageByClusterParams{ClusterID: c.ID, BeforeID: before, RowLimit: n})
+	if err != nil {
+		return nil, fmt.Errorf("list join tokens: %w", err)
+	}
+	ids := make([]int64, len(tokens))
+	for i, t := range tokens {
+		ids[i] = t.ID
+	}
+	nodes, err := q.JoinTokenNodeListByTokens(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("list joined nodes: %w", err)
+	}
+	nodesOf := map[int64][]queries.JoinTokenNode{}
+	for _, n := range nodes {
+		nodesOf[n.TokenID] = append(nodesOf[n.TokenID], n)
+	}
+	out := make([]Listed, len(tokens))
+	for i, t := range tokens {
+		if out[i], err = s.listed(t, nodesOf[t.ID], nil); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // One returns a user's token of one of their clusters as List does, for
 // its live view and its revocation.
 func (s *Service) One(ctx context.Context, ownerID, clusterID, id int64) (Listed, error) {

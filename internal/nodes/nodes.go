@@ -582,19 +582,25 @@ var ErrStaleCleanupHours = errors.New("ErrStaleCleanupHours")
 // nodes NotReady for longer than hours (1 to MaxStaleCleanupHours), or off
 // (hours 0), with its audit event in the same transaction.
 func (s *Service) SetStaleCleanup(ctx context.Context, c queries.Cluster, hours int, actor audit.Actor) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		return s.SetStaleCleanupTx(ctx, tx, c, hours, actor)
+	})
+}
+
+// SetStaleCleanupTx is SetStaleCleanup in the caller's transaction (a
+// clusters.Edit step).
+func (s *Service) SetStaleCleanupTx(ctx context.Context, tx pgx.Tx, c queries.Cluster, hours int, actor audit.Actor) error {
 	if hours < 0 || hours > MaxStaleCleanupHours {
 		return ErrStaleCleanupHours
 	}
 	period := pgtype.Int4{Int32: int32(hours), Valid: hours > 0}
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		if err := q.ClusterSetStaleNodeCleanup(ctx, queries.ClusterSetStaleNodeCleanupParams{ID: c.ID, Hours: period}); err != nil {
-			return fmt.Errorf("set stale node clean-up: %w", err)
-		}
-		details := map[string]any{"enabled": period.Valid}
-		if period.Valid {
-			details["hours"] = period.Int32
-		}
-		return audit.Record(ctx, q, actor, audit.Event{Action: "cluster.stale_node_cleanup", TargetType: "cluster", TargetID: fmt.Sprint(c.ID), Details: details})
-	})
+	q := queries.New(tx)
+	if err := q.ClusterSetStaleNodeCleanup(ctx, queries.ClusterSetStaleNodeCleanupParams{ID: c.ID, Hours: period}); err != nil {
+		return fmt.Errorf("set stale node clean-up: %w", err)
+	}
+	details := map[string]any{"enabled": period.Valid}
+	if period.Valid {
+		details["hours"] = period.Int32
+	}
+	return audit.Record(ctx, q, actor, audit.Event{Action: "cluster.stale_node_cleanup", TargetType: "cluster", TargetID: fmt.Sprint(c.ID), Details: details})
 }
