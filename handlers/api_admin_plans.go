@@ -60,21 +60,21 @@ type apiAdminPlanList struct {
 // fields present; POST starts from newPlan's. A price is in the plan's
 // currency's minor units, null for a period not on sale.
 type apiPlanBody struct {
-	Name                   *string   `json:"name"`
-	NameZh                 *string   `json:"name_zh"`
-	DescriptionEn          *string   `json:"description_en"`
-	DescriptionZh          *string   `json:"description_zh"`
-	MaxClusters            *int32    `json:"max_clusters"`
-	MaxNodesPerCluster     *int32    `json:"max_nodes_per_cluster"`
-	MaxHostnamesPerCluster *int32    `json:"max_hostnames_per_cluster"`
-	ManagedIngress         *bool     `json:"managed_ingress"`
-	Currency               *string   `json:"currency"`
-	Free                   *bool     `json:"free"`
-	PriceMonthly           apiPriceInput  `json:"price_monthly"`
-	PriceYearly            apiPriceInput  `json:"price_yearly"`
-	Public                 *bool     `json:"public"`
-	SortOrder              *int32    `json:"sort_order"`
-	Backends               *[]string `json:"backends"`
+	Name                   *string       `json:"name"`
+	NameZh                 *string       `json:"name_zh"`
+	DescriptionEn          *string       `json:"description_en"`
+	DescriptionZh          *string       `json:"description_zh"`
+	MaxClusters            *int32        `json:"max_clusters"`
+	MaxNodesPerCluster     *int32        `json:"max_nodes_per_cluster"`
+	MaxHostnamesPerCluster *int32        `json:"max_hostnames_per_cluster"`
+	ManagedIngress         *bool         `json:"managed_ingress"`
+	Currency               *string       `json:"currency"`
+	Free                   *bool         `json:"free"`
+	PriceMonthly           apiPriceInput `json:"price_monthly"`
+	PriceYearly            apiPriceInput `json:"price_yearly"`
+	Public                 *bool         `json:"public"`
+	SortOrder              *int32        `json:"sort_order"`
+	Backends               *[]string     `json:"backends"`
 }
 
 // apiPriceInput is a price of a body: Set when the field is there, Minor nil

@@ -183,4 +183,3 @@ func (h *Handlers) listAPIClusterEvents(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, out)
 }
-
