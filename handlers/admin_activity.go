@@ -35,6 +35,7 @@ func (h *Handlers) showAdminActivityPage(c echo.Context) error {
 	for _, e := range page.Events {
 		m.Events = append(m.Events, adminEventView(e))
 	}
+	h.viewAsAPICall(c, "adminListActivity", nil)
 	return renderPageOrFragment(c, views.AdminActivityPage(m), views.AdminActivityRows(m))
 }
 

@@ -124,6 +124,7 @@ func (h *Handlers) showAdminOrdersPage(c echo.Context) error {
 			Created: timeOf(o.CreatedAt),
 		})
 	}
+	h.viewAsAPICall(c, "adminListOrders", nil)
 	return render(c, http.StatusOK, views.AdminOrdersPage(m))
 }
 
@@ -191,6 +192,7 @@ func (h *Handlers) showAdminOrderPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	h.viewAsAPICall(c, "adminGetOrder", nil, c.Param("id"))
 	return h.renderAdminOrder(c, http.StatusOK, id, views.NewForm(), "")
 }
 
@@ -342,6 +344,7 @@ func (h *Handlers) showAdminBillingPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	h.viewAsAPICall(c, "adminGetBillingSettings", nil)
 	return h.renderAdminBilling(c, http.StatusOK, billingSettingsForm(st), st)
 }
 

@@ -52,6 +52,7 @@ func brandView(st branding.Settings) *views.Brand {
 }
 
 func (h *Handlers) showAdminBrandingPage(c echo.Context) error {
+	h.viewAsAPICall(c, "adminGetBranding", nil)
 	return h.renderAdminBranding(c, http.StatusOK, nil)
 }
 

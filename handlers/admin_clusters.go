@@ -41,6 +41,7 @@ func (h *Handlers) showAdminClustersPage(c echo.Context) error {
 	if page.Newer != 0 {
 		m.NewerURL = adminClustersURL(f, "after", page.Newer)
 	}
+	h.viewAsAPICall(c, "adminListClusters", nil)
 	return render(c, http.StatusOK, views.AdminClustersPage(m))
 }
 
@@ -80,6 +81,7 @@ func (h *Handlers) showAdminClusterPage(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
+	h.viewAsAPICall(c, "adminGetCluster", nil, c.Param("id"))
 	return renderPageOrFragment(c, views.AdminClusterPage(m), views.ClusterMetricsBody(m.Metrics))
 }
 

@@ -24,6 +24,7 @@ const sessionEdgeTokenForm = "edge_token_form"
 // showAdminEdgePage is GET /admin/edge; htmx asks it for the edges alone
 // every five seconds.
 func (h *Handlers) showAdminEdgePage(c echo.Context) error {
+	h.viewAsAPICall(c, "adminGetEdge", nil)
 	return h.renderAdminEdge(c, http.StatusOK, adminEdgeForms{})
 }
 

@@ -91,6 +91,7 @@ func (h *Handlers) showAdminJobsPage(c echo.Context) error {
 		m.Queues = append(m.Queues, v)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
+	h.viewAsAPICall(c, "adminListJobs", nil)
 	return render(c, http.StatusOK, views.AdminJobsPage(m))
 }
 

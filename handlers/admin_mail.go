@@ -24,6 +24,7 @@ var mailFields = []string{
 }
 
 func (h *Handlers) showAdminMailPage(c echo.Context) error {
+	h.viewAsAPICall(c, "adminGetMail", nil)
 	return h.renderAdminMail(c, http.StatusOK, nil, nil)
 }
 

@@ -57,6 +57,7 @@ func (h *Handlers) showAdminMetricsPage(c echo.Context) error {
 		metrics.FieldFiveMinRetention: strconv.Itoa(st.FiveMinuteRetentionDays), metrics.FieldHourlyRetention: strconv.Itoa(st.HourlyRetentionDays),
 		metrics.FieldAlertErrorRate: strconv.FormatFloat(st.AlertErrorRate, 'f', -1, 64), metrics.FieldAlertLatency: strconv.Itoa(st.AlertLatencyP99Ms),
 	}
+	h.viewAsAPICall(c, "adminGetMetricsSettings", nil)
 	return h.renderAdminMetrics(c, http.StatusOK, f)
 }
 

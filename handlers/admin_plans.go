@@ -96,6 +96,7 @@ func planInput(c echo.Context) (views.Form, billing.PlanInput) {
 
 // showAdminPlansPage is GET /admin/plans.
 func (h *Handlers) showAdminPlansPage(c echo.Context) error {
+	h.viewAsAPICall(c, "adminListPlans", nil)
 	return h.renderAdminPlans(c, http.StatusOK, newPlanForm())
 }
 
@@ -149,6 +150,7 @@ func (h *Handlers) showAdminPlanPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	h.viewAsAPICall(c, "adminGetPlan", nil, c.Param("id"))
 	return h.renderAdminPlan(c, http.StatusOK, p, planForm(p))
 }
 

@@ -36,6 +36,7 @@ var settingsFields = []string{
 }
 
 func (h *Handlers) showAdminSettingsPage(c echo.Context) error {
+	h.viewAsAPICall(c, "adminGetSettings", nil)
 	return h.renderAdminSettings(c, http.StatusOK, nil, nil)
 }
 

@@ -28,6 +28,7 @@ func signInFields(name string) []string {
 }
 
 func (h *Handlers) showAdminSignInPage(c echo.Context) error {
+	h.viewAsAPICall(c, "adminGetSignIn", nil)
 	return h.renderAdminSignIn(c, http.StatusOK, nil, nil)
 }
 

@@ -20,6 +20,7 @@ import (
 const adminSignUpPath = "/admin/settings/sign-up"
 
 func (h *Handlers) showAdminSignUpPage(c echo.Context) error {
+	h.viewAsAPICall(c, "adminGetSignUp", nil)
 	return h.renderAdminSignUp(c, http.StatusOK, nil, nil)
 }
 

@@ -31,6 +31,7 @@ func (h *Handlers) showAdminUsersPage(c echo.Context) error {
 	if after != 0 {
 		m.FirstURL = adminUsersURL(search, 0)
 	}
+	h.viewAsAPICall(c, "adminListUsers", nil)
 	return renderPageOrFragment(c, views.AdminUsersPage(m), views.AdminUsersResults(m))
 }
 
@@ -54,6 +55,7 @@ func (h *Handlers) showAdminUserPage(c echo.Context) error {
 	if err != nil {
 		return echo.ErrNotFound
 	}
+	h.viewAsAPICall(c, "adminGetUser", nil, c.Param("id"))
 	return h.renderAdminUser(c, http.StatusOK, id, views.NewForm(), "")
 }
 

@@ -21,6 +21,7 @@ const adminWebhooksPath = "/admin/notifications/channels"
 const adminWebhookLogLength = 100
 
 func (h *Handlers) showAdminWebhooksPage(c echo.Context) error {
+	h.viewAsAPICall(c, "adminListNotificationChannels", nil)
 	return h.renderAdminWebhooks(c, http.StatusOK, views.NewForm(), nil, nil, nil)
 }
 

@@ -38,6 +38,8 @@ func TestPagesViewAsAPICall(t *testing.T) {
 		{fmt.Sprintf("/clusters/%d/metrics", id), fmt.Sprintf("/api/v1/clusters/%d/metrics?range=1h", id), "#/clusters/getClusterMetrics", ""},
 		{"/billing", "/api/v1/billing", "#/billing/getBilling", ""},
 		{"/settings/profile", "/api/v1/me", "#/account/getMe", email},
+		{"/settings/api-keys", "/api/v1/api-keys", "#/api-keys/listAPIKeys", "read"},
+		{"/notifications", "/api/v1/notifications", "#/notifications/listNotifications", ""},
 	} {
 		code, body := ada.Get(tt.page)
 		require.Equal(t, http.StatusOK, code, tt.page)
@@ -50,8 +52,31 @@ func TestPagesViewAsAPICall(t *testing.T) {
 		require.True(t, strings.Contains(body, tt.shows) && strings.Contains(r.Body, tt.shows), "%s and %s both show %q", tt.page, tt.call, tt.shows)
 	}
 
-	// Forms and pages without data of their own have none.
-	for _, page := range []string{"/clusters/new", "/settings/api-keys"} {
+	// The admin area's pages show the admin API's calls, for an admin key.
+	admin, _ := b.SignedUpAdmin(t, "root")
+	adminKey := admin.CreateScopedKey("ops", "admin")
+	for _, tt := range []struct{ page, call string }{
+		{"/admin/users", "/api/v1/admin/users"},
+		{"/admin/clusters", "/api/v1/admin/clusters"},
+		{fmt.Sprintf("/admin/clusters/%d", id), fmt.Sprintf("/api/v1/admin/clusters/%d", id)},
+		{"/admin/orders", "/api/v1/admin/orders"},
+		{"/admin/plans", "/api/v1/admin/plans"},
+		{"/admin/activity", "/api/v1/admin/activity"},
+		{"/admin/jobs", "/api/v1/admin/jobs"},
+		{"/admin/settings", "/api/v1/admin/settings"},
+		{"/admin/mail", "/api/v1/admin/settings/mail"},
+	} {
+		code, body := admin.Get(tt.page)
+		require.Equal(t, http.StatusOK, code, tt.page)
+		m := apiCallCommand.FindStringSubmatch(body)
+		require.NotNil(t, m, "%s shows its API call", tt.page)
+		require.Equal(t, b.Server.URL+tt.call, html.UnescapeString(m[2]), tt.page)
+		r := b.APICall(t, http.MethodGet, tt.call, adminKey, "")
+		require.Equal(t, http.StatusOK, r.Status, "%s: %s", tt.call, r.Body)
+	}
+
+	// Forms and error pages have none.
+	for _, page := range []string{"/clusters/new", "/clusters/999999"} {
 		_, body := ada.Get(page)
 		require.NotContains(t, body, `data-testid="api-call"`, page)
 	}

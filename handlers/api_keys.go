@@ -24,6 +24,7 @@ func (h *Handlers) showAPIKeysPage(c echo.Context) error {
 	f := views.NewForm()
 	f.Values["expiry"] = apikeys.Expiry90Days
 	f.Values["scope"] = apikeys.ScopeRead
+	h.viewAsAPICall(c, "listAPIKeys", nil)
 	return h.renderAPIKeysPage(c, http.StatusOK, f)
 }
 

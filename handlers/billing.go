@@ -202,6 +202,7 @@ func (h *Handlers) showBillingOrder(c echo.Context) error {
 		return err
 	}
 	v.Returned = c.QueryParam("checkout") == "done"
+	h.viewAsAPICall(c, "getOrder", nil, c.Param("id"))
 	return render(c, http.StatusOK, views.BillingOrderPage(v))
 }
 

@@ -437,6 +437,8 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 		if code < 500 {
 			reqID = ""
 		}
+		// An error page has no data of its own, so no API call either.
+		views.PageOf(c.Request().Context()).APICall = nil
 		werr = render(c, code, views.ErrorPage(code, msg, reqID))
 	}
 	if werr != nil {

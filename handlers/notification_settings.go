@@ -51,6 +51,7 @@ func notificationSettings(m map[notify.Kind]map[notify.Channel]bool, kinds []not
 }
 
 func (h *Handlers) showNotificationsPage(c echo.Context) error {
+	h.viewAsAPICall(c, "getNotificationSettings", nil)
 	return h.renderNotificationsPage(c, http.StatusOK, views.NewForm(), nil, nil)
 }
 

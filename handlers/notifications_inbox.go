@@ -25,6 +25,7 @@ func (h *Handlers) showNotificationsInbox(c echo.Context) error {
 		title, body := notify.Word(locale.From(ctx), n)
 		items[i] = views.Notification{Title: title, Body: body, Created: n.CreatedAt.Time, Unread: !n.ReadAt.Valid}
 	}
+	h.viewAsAPICall(c, "listNotifications", nil)
 	return render(c, http.StatusOK, views.NotificationsPage(items))
 }
 
