@@ -3,8 +3,10 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -259,14 +261,21 @@ func (h *Handlers) showAPIWebhook(c echo.Context) error {
 		return webhookAPIError(webhooks.ErrNotFound) // deleted meanwhile
 	}
 	out := apiWebhookOf(chans[i])
-	out.Deliveries = make([]apiWebhookDelivery, len(log))
+	out.Deliveries = apiWebhookDeliveries(log)
+	return c.JSON(http.StatusOK, out)
+}
+
+// apiWebhookDeliveries are a channel's delivery attempts as the API shows
+// them.
+func apiWebhookDeliveries(log []webhooks.Attempt) []apiWebhookDelivery {
+	out := make([]apiWebhookDelivery, len(log))
 	for i, a := range log {
-		out.Deliveries[i] = apiWebhookDelivery{
+		out[i] = apiWebhookDelivery{
 			EventID: a.EventID, EventKind: a.EventKind, Attempt: a.Attempt, Status: a.Status,
 			ResponseCode: a.ResponseCode, Error: a.Error, At: a.At.UTC(),
 		}
 	}
-	return c.JSON(http.StatusOK, out)
+	return out
 }
 
 // apiWebhookTest is what came of a test message.
@@ -284,13 +293,30 @@ func (h *Handlers) testAPIWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.apiLimit(c, webhookTestPerUser, userKey(u)); err != nil {
+	return h.sendAPIWebhookTest(c, u.ID, id, webhookAPIError)
+}
+
+// sendAPIWebhookTest sends a test message to the channel id of owner (0:
+// the platform's) now, counted against the caller's budget of tests (the
+// console's too: 429 with Retry-After beyond it), and answers what came
+// of it, 200 whatever it was; notFound answers the service's errors.
+func (h *Handlers) sendAPIWebhookTest(c echo.Context, owner, id int64, notFound func(error) error) error {
+	u, _ := currentUser(c)
+	ctx := c.Request().Context()
+	d, err := h.limits.Hit(ctx, webhookTestPerUser, userKey(u), time.Now())
+	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	o, err := h.Webhooks.Test(ctx, u.ID, id, locale.From(ctx).Tag(), actor(c))
+	if !d.Allowed {
+		seconds := int(math.Ceil(d.RetryAfter.Seconds()))
+		c.Response().Header().Set("Retry-After", strconv.Itoa(seconds))
+		return c.JSON(http.StatusTooManyRequests, apiError{Error: apiErrorBody{
+			Code: "too_many_requests", Message: locale.T(ctx, "ErrWebhookTestRateLimited", map[string]any{"Seconds": seconds}),
+		}})
+	}
+	o, err := h.Webhooks.Test(ctx, owner, id, locale.From(ctx).Tag(), actor(c))
 	if err != nil {
-		return webhookAPIError(err)
+		return notFound(err)
 	}
 	out := apiWebhookTest{Delivered: o.Err == nil, ResponseCode: o.Code}
 	if o.Err != nil {

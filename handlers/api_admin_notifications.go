@@ -3,11 +3,9 @@ package handlers
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,43 +13,11 @@ import (
 	"github.com/kubebyon/kubebyon/internal/webhooks"
 )
 
-// apiChannel is a platform notification channel (the operator alerts
-// go to): never its URL, where chat services put their token, nor its
-// secret; Host is the URL's host, Signed whether it has a secret.
-type apiChannel struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	Kind      string    `json:"kind"`
-	Host      string    `json:"host"`
-	Signed    bool      `json:"signed"`
-	CreatedAt time.Time `json:"created_at"`
-	// Secret is a new generic webhook's signing secret, in the answer
-	// that creates it only.
-	Secret string `json:"secret,omitempty"`
-	// Log is the latest delivery attempts, newest first, in the answer
-	// about one channel only.
-	Log []apiChannelAttempt `json:"log,omitempty"`
-}
-
-// apiChannelAttempt is one delivery attempt: status delivered, retrying
-// or failed, with the HTTP status answered (0: none) and the error.
-type apiChannelAttempt struct {
-	EventID    string    `json:"event_id"`
-	EventKind  string    `json:"event_kind"`
-	Attempt    int32     `json:"attempt"`
-	Status     string    `json:"status"`
-	StatusCode int32     `json:"status_code"`
-	Error      string    `json:"error"`
-	At         time.Time `json:"at"`
-}
-
+// apiChannelList is one page of the platform's channels, which the API
+// shows as it shows a user's webhooks (apiWebhook).
 type apiChannelList struct {
-	Channels []apiChannel `json:"channels"`
+	Channels []apiWebhook `json:"channels"`
 	Next     string       `json:"next,omitempty"`
-}
-
-func apiChannelOf(ch webhooks.Channel) apiChannel {
-	return apiChannel{ID: ch.ID, Name: ch.Name, Kind: ch.Kind, Host: ch.Host, Signed: ch.Signed, CreatedAt: ch.CreatedAt.UTC()}
 }
 
 // errChannelNotFound answers for a platform channel that does not exist
@@ -80,7 +46,7 @@ func (h *Handlers) listAPIChannels(c echo.Context) error {
 	ctx := c.Request().Context()
 	items, next, err := idPage(c, func(before int64, limit int32) ([]webhooks.Channel, error) {
 		return h.Webhooks.Page(ctx, 0, before, limit)
-	}, func(ch webhooks.Channel) int64 { return ch.ID }, apiChannelOf)
+	}, func(ch webhooks.Channel) int64 { return ch.ID }, apiWebhookOf)
 	if err != nil {
 		return err
 	}
@@ -106,7 +72,7 @@ func (h *Handlers) createAPIChannel(c echo.Context) error {
 	if err != nil {
 		return adminAPIError(err, nil)
 	}
-	out := apiChannelOf(created.Channel)
+	out := apiWebhookOf(created.Channel)
 	out.Secret = created.Secret
 	c.Response().Header().Set(echo.HeaderLocation, fmt.Sprintf("/api/v1/admin/notification-channels/%d", out.ID))
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
@@ -129,14 +95,8 @@ func (h *Handlers) showAPIChannel(c echo.Context) error {
 	if err != nil {
 		return channelError(err)
 	}
-	out := apiChannelOf(ch)
-	out.Log = make([]apiChannelAttempt, 0, len(log))
-	for _, a := range log {
-		out.Log = append(out.Log, apiChannelAttempt{
-			EventID: a.EventID, EventKind: a.EventKind, Attempt: a.Attempt, Status: a.Status,
-			StatusCode: a.ResponseCode, Error: a.Error, At: a.At.UTC(),
-		})
-	}
+	out := apiWebhookOf(ch)
+	out.Deliveries = apiWebhookDeliveries(log)
 	return c.JSON(http.StatusOK, out)
 }
 
@@ -153,14 +113,6 @@ func (h *Handlers) deleteAPIChannel(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// apiChannelTest is what came of a test message: Delivered, or Error
-// says why not; StatusCode is what the receiver answered (0: nothing).
-type apiChannelTest struct {
-	Delivered  bool   `json:"delivered"`
-	StatusCode int    `json:"status_code"`
-	Error      string `json:"error,omitempty"`
-}
-
 // testAPIChannel is POST /api/v1/admin/notification-channels/:id/test: a
 // test message, sent now, logged with the channel's deliveries. Tests
 // count against the admin's budget of them, the console's too (429 with
@@ -170,28 +122,7 @@ func (h *Handlers) testAPIChannel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	u, _ := currentUser(c)
-	d, err := h.limits.Hit(ctx, webhookTestPerUser, userKey(u), time.Now())
-	if err != nil {
-		return err
-	}
-	if !d.Allowed {
-		seconds := int(math.Ceil(d.RetryAfter.Seconds()))
-		c.Response().Header().Set("Retry-After", strconv.Itoa(seconds))
-		return c.JSON(http.StatusTooManyRequests, apiError{Error: apiErrorBody{
-			Code: "too_many_requests", Message: locale.T(ctx, "ErrWebhookTestRateLimited", map[string]any{"Seconds": seconds}),
-		}})
-	}
-	o, err := h.Webhooks.Test(ctx, 0, id, locale.From(ctx).Tag(), actor(c))
-	if err != nil {
-		return channelError(err)
-	}
-	out := apiChannelTest{Delivered: o.Err == nil, StatusCode: o.Code}
-	if o.Err != nil {
-		out.Error = o.Err.Error()
-	}
-	return c.JSON(http.StatusOK, out)
+	return h.sendAPIWebhookTest(c, 0, id, channelError)
 }
 
 // apiWebhookNetwork is the internal networks webhooks (every user's and

@@ -114,13 +114,13 @@ type apiChannelJSON struct {
 	Name   string `json:"name"`
 	Kind   string `json:"kind"`
 	Host   string `json:"host"`
-	Signed bool   `json:"signed"`
+	Signed bool   `json:"secret_set"`
 	Secret string `json:"secret"`
 	Log    []struct {
 		Status     string `json:"status"`
-		StatusCode int    `json:"status_code"`
+		StatusCode int    `json:"response_code"`
 		EventKind  string `json:"event_kind"`
-	} `json:"log"`
+	} `json:"deliveries"`
 }
 
 // TestAPIAdminNotificationChannels: the platform's channels are added,
@@ -175,7 +175,7 @@ func TestAPIAdminNotificationChannels(t *testing.T) {
 
 	// A test, delivered and logged.
 	test := a.call(t, http.MethodPost, fmt.Sprintf("/notification-channels/%d/test", ch.ID), "", http.StatusOK)
-	require.JSONEq(t, `{"delivered": true, "status_code": 200}`, test.Body)
+	require.JSONEq(t, `{"delivered": true, "response_code": 200}`, test.Body)
 	var payload map[string]any
 	require.NoError(t, json.Unmarshal((<-got).Body, &payload))
 	require.Equal(t, "text", payload["msgtype"])
