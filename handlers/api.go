@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -139,9 +140,15 @@ type apiUser struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// showAPIMe is GET /api/v1/me: the user the key acts for.
+// showAPIMe is GET /api/v1/me: the user the key acts for, with the ETag
+// of what PATCH changes (accounts.ProfileTag).
 func (h *Handlers) showAPIMe(c echo.Context) error {
 	u, _ := currentUser(c)
+	tag, err := accounts.ProfileTag(u)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("ETag", tag)
 	return c.JSON(http.StatusOK, apiUser{
 		ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, Language: u.Language,
 		CreatedAt: u.CreatedAt.Time.UTC(),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -104,13 +105,19 @@ func (h *Handlers) markAPINotificationsRead(c echo.Context) error {
 // the caller may be told of, each channel on or off.
 type apiPreferences map[notify.Kind]map[notify.Channel]bool
 
-// showAPINotificationSettings is GET /api/v1/notification-settings.
+// showAPINotificationSettings is GET /api/v1/notification-settings, with
+// the ETag of every kind's choices (accounts.PreferencesTag).
 func (h *Handlers) showAPINotificationSettings(c echo.Context) error {
 	u, _ := currentUser(c)
 	m, err := h.Accounts.NotificationPreferences(c.Request().Context(), u.ID)
 	if err != nil {
 		return err
 	}
+	tag, err := accounts.PreferencesTag(m)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("ETag", tag)
 	out := apiPreferences{}
 	for _, k := range notify.KindsFor(u.Role == adminauth.RoleAdmin) {
 		out[k] = m[k]

@@ -50,6 +50,9 @@ type apiBillingPatch struct {
 
 // showAPIBillingSettings is GET /api/v1/admin/settings/billing.
 func (h *Handlers) showAPIBillingSettings(c echo.Context) error {
+	if err := setETag(c, h.Billing.SettingsTag); err != nil {
+		return err
+	}
 	st, err := h.Billing.Settings(c.Request().Context())
 	if err != nil {
 		return err
@@ -137,6 +140,9 @@ type apiMetricsPatch struct {
 
 // showAPIMetricsSettings is GET /api/v1/admin/settings/metrics.
 func (h *Handlers) showAPIMetricsSettings(c echo.Context) error {
+	if err := setETag(c, h.ClusterMetrics.SettingsTag); err != nil {
+		return err
+	}
 	st, err := h.ClusterMetrics.Settings(c.Request().Context())
 	if err != nil {
 		return err

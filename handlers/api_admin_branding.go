@@ -51,6 +51,9 @@ var logoTypes = []string{branding.TypePNG, branding.TypeWebP, branding.TypeSVG}
 // showAPIBranding is GET /api/v1/admin/settings/branding: as stored, not
 // this process's copy in memory.
 func (h *Handlers) showAPIBranding(c echo.Context) error {
+	if err := setETag(c, h.Branding.Tag); err != nil {
+		return err
+	}
 	st, err := h.Branding.Load(c.Request().Context())
 	if err != nil {
 		return err

@@ -44,6 +44,9 @@ var mailAPIFields = map[string]string{mailsettings.FieldPassword: "smtp_password
 
 // showAPIMail is GET /api/v1/admin/settings/mail.
 func (h *Handlers) showAPIMail(c echo.Context) error {
+	if err := setETag(c, h.Mail.Tag); err != nil {
+		return err
+	}
 	st, unreadable, err := h.Mail.Load(c.Request().Context())
 	if err != nil {
 		return err

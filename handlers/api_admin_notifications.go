@@ -133,6 +133,9 @@ type apiWebhookNetwork struct {
 
 // showAPIWebhookNetwork is GET /api/v1/admin/settings/webhook-network.
 func (h *Handlers) showAPIWebhookNetwork(c echo.Context) error {
+	if err := setETag(c, h.Webhooks.NetworkTag); err != nil {
+		return err
+	}
 	n, err := h.Webhooks.Network(c.Request().Context())
 	if err != nil {
 		return err

@@ -187,7 +187,7 @@ func (h *Handlers) showAPIAdminPlan(c echo.Context) error {
 }
 
 // answerAPIAdminPlan answers with p and how many of its users are over
-// its limits.
+// its limits, and p's entity tag (billing.PlanTag) for a PATCH's If-Match.
 func (h *Handlers) answerAPIAdminPlan(c echo.Context, status int, p queries.Plan) error {
 	over, err := h.Billing.UsersOverLimits(c.Request().Context(), p.ID)
 	if err != nil {
@@ -195,6 +195,11 @@ func (h *Handlers) answerAPIAdminPlan(c echo.Context, status int, p queries.Plan
 	}
 	out := apiAdminPlanOf(p)
 	out.UsersOverLimits = &over
+	tag, err := billing.PlanTag(p)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("ETag", tag)
 	return c.JSON(status, out)
 }
 

@@ -164,6 +164,9 @@ const nodePortRange = "nodePortRange"
 
 // showAPIAdminSettings is GET /api/v1/admin/settings.
 func (h *Handlers) showAPIAdminSettings(c echo.Context) error {
+	if err := setETag(c, h.AdminSettings.Tag); err != nil {
+		return err
+	}
 	rt, unreadable, host, err := h.storedSettings(c.Request().Context())
 	if err != nil {
 		return err

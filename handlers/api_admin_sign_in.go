@@ -77,6 +77,9 @@ var signInAPIFields = func() map[string]string {
 
 // showAPISignIn is GET /api/v1/admin/settings/sign-in.
 func (h *Handlers) showAPISignIn(c echo.Context) error {
+	if err := setETag(c, h.SignIn.Tag); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	l, err := h.SignIn.Load(ctx)
 	if err != nil {

@@ -31,6 +31,9 @@ var signUpAPIFields = map[string]string{signup.FieldPolicy: "policy", signup.Fie
 
 // showAPISignUp is GET /api/v1/admin/settings/sign-up.
 func (h *Handlers) showAPISignUp(c echo.Context) error {
+	if err := setETag(c, h.AdminSignUp.Tag); err != nil {
+		return err
+	}
 	st, err := h.AdminSignUp.Load(c.Request().Context())
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/entitlements"
+	"github.com/kubebyon/kubebyon/internal/etag"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/nodes"
@@ -365,6 +366,31 @@ func ifMatch(c echo.Context) func(string) bool {
 	return func(etag string) bool {
 		return slices.Contains(tags, "*") || slices.Contains(tags, etag)
 	}
+}
+
+// conditional is the middleware of the PATCH routes other than the
+// cluster's (which passes ifMatch to clusters.Edit): it carries the
+// request's If-Match to the service that makes the change
+// (etag.WithMatch), which checks it under the change's lock; a change
+// over a state that changed since is 412 and changes nothing.
+func conditional(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.SetRequest(c.Request().WithContext(etag.WithMatch(c.Request().Context(), etag.Match(ifMatch(c)))))
+		return next(c)
+	}
+}
+
+// setETag sets the answer's ETag to the tag of what a PATCH of the same
+// path changes. Read before the representation the answer carries: when
+// a change slips between the two reads, the tag is the older one, and a
+// change sent with it is refused rather than made over the newer state.
+func setETag(c echo.Context, tag func(context.Context) (string, error)) error {
+	t, err := tag(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("ETag", t)
+	return nil
 }
 
 // deleteAPICluster asks for the cluster's deletion; the API key stands in

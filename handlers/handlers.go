@@ -34,6 +34,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/dnsrecords"
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/etag"
 	"github.com/kubebyon/kubebyon/internal/idempotency"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
@@ -380,6 +381,10 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 		// body): 422 naming the fields.
 		code = http.StatusUnprocessableEntity
 	} else if errors.As(err, &he) {
+		code = he.Code
+	} else if errors.Is(err, etag.ErrPreconditionFailed) {
+		// A change over a state that changed since (If-Match).
+		he = echo.NewHTTPError(http.StatusPreconditionFailed, err.Error())
 		code = he.Code
 	} else if errors.Is(err, context.DeadlineExceeded) {
 		code = http.StatusServiceUnavailable

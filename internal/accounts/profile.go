@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/avatars"
+	"github.com/kubebyon/kubebyon/internal/etag"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/passwords"
@@ -56,21 +57,39 @@ func (in *ProfileInput) Validate() error {
 	return nil
 }
 
-// UpdateProfile saves the user's name and language.
+// ProfileTag is the entity tag of what UpdateProfile changes: the
+// user's name and language.
+func ProfileTag(u queries.User) (string, error) {
+	return etag.Of([]string{u.Name, u.Language})
+}
+
+// UpdateProfile saves the user's name and language. With an If-Match in
+// ctx (etag.WithMatch), only while the profile has that tag (ProfileTag),
+// checked under the user's row lock: else etag.ErrPreconditionFailed.
 func (s *Service) UpdateProfile(ctx context.Context, u queries.User, in ProfileInput, actor audit.Actor) (queries.User, error) {
 	if err := in.Validate(); err != nil {
 		return u, err
 	}
-	changed := []string{}
-	if in.Name != u.Name {
-		changed = append(changed, "name")
-	}
-	if in.Language != u.Language {
-		changed = append(changed, "language")
-	}
 	var out queries.User
 	err := s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
-		var err error
+		cur, err := q.UserLockByID(ctx, u.ID)
+		if err != nil {
+			return fmt.Errorf("lock user %d: %w", u.ID, err)
+		}
+		tag, err := ProfileTag(cur)
+		if err != nil {
+			return err
+		}
+		if err := etag.Check(ctx, tag); err != nil {
+			return err
+		}
+		changed := []string{}
+		if in.Name != cur.Name {
+			changed = append(changed, "name")
+		}
+		if in.Language != cur.Language {
+			changed = append(changed, "language")
+		}
 		out, err = q.UserUpdateProfile(ctx, queries.UserUpdateProfileParams{ID: u.ID, Name: in.Name, Language: in.Language})
 		if err != nil {
 			return fmt.Errorf("update profile: %w", err)
@@ -342,13 +361,35 @@ func (s *Service) RemoveAvatar(ctx context.Context, userID int64, actor audit.Ac
 // Preferences are a user's choices: for each kind, the channels it goes to.
 type Preferences map[notify.Kind]map[notify.Channel]bool
 
+// PreferencesTag is the entity tag of a user's choices, every kind's
+// (NotificationPreferences): of what SetNotificationPreferences changes.
+func PreferencesTag(p Preferences) (string, error) {
+	// encoding/json writes a map's keys sorted: the same choices give the
+	// same tag.
+	return etag.Of(p)
+}
+
 // SetNotificationPreferences saves the choices in prefs: kinds missing
 // from prefs (those the user's page does not show), and channels missing
 // from a kind (those an API call leaves out), are left as they are.
+// With an If-Match in ctx (etag.WithMatch), only while the choices have
+// that tag (PreferencesTag), checked under the user's row lock, which
+// runs the user's changes one after the other: else
+// etag.ErrPreconditionFailed.
 func (s *Service) SetNotificationPreferences(ctx context.Context, userID int64, prefs Preferences, actor audit.Actor) error {
 	return s.inTx(ctx, func(tx pgx.Tx, q *queries.Queries) error {
+		if _, err := q.UserLockByID(ctx, userID); err != nil {
+			return fmt.Errorf("lock user %d: %w", userID, err)
+		}
 		before, err := notify.Matrix(ctx, q, userID)
 		if err != nil {
+			return err
+		}
+		tag, err := PreferencesTag(before)
+		if err != nil {
+			return err
+		}
+		if err := etag.Check(ctx, tag); err != nil {
 			return err
 		}
 		changed := []string{}

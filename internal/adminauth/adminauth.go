@@ -8,6 +8,7 @@ package adminauth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kubebyon/kubebyon/internal/etag"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -78,7 +80,11 @@ type Confirm struct {
 // and the settings are locked against other admins' saves. save reads
 // what it changes again under the lock (another admin may have saved
 // since the request read it) and records its audit event.
-func SaveSettings(ctx context.Context, pool *pgxpool.Pool, adminID int64, confirm Confirm, save func(q *queries.Queries) error) error {
+//
+// key is the settings row the change writes: when ctx carries an
+// If-Match (etag.WithMatch), the row's tag (SettingsTag) is checked under
+// the lock, and a row that changed since is etag.ErrPreconditionFailed.
+func SaveSettings(ctx context.Context, pool *pgxpool.Pool, adminID int64, key string, confirm Confirm, save func(q *queries.Queries) error) error {
 	if confirm.Needed {
 		if !ConfirmationGiven(ctx, confirm.Password) {
 			if confirm.Required == nil {
@@ -98,6 +104,29 @@ func SaveSettings(ctx context.Context, pool *pgxpool.Pool, adminID int64, confir
 		if err := q.AdminSettingsLock(ctx); err != nil {
 			return fmt.Errorf("lock settings: %w", err)
 		}
+		tag, err := SettingsTag(ctx, q, key)
+		if err != nil {
+			return err
+		}
+		if err := etag.Check(ctx, tag); err != nil {
+			return err
+		}
 		return save(q)
 	})
+}
+
+// SettingsTag is the entity tag of the settings stored under key (one
+// group of the admin API's settings): of the row as stored, secrets
+// sealed, so that it changes with every save that writes the row and
+// tells nothing of a secret. A group never saved has a tag too.
+func SettingsTag(ctx context.Context, q *queries.Queries, key string) (string, error) {
+	var stored json.RawMessage
+	row, err := q.SettingGet(ctx, key)
+	switch {
+	case err == nil:
+		stored = row.Value
+	case !errors.Is(err, pgx.ErrNoRows):
+		return "", fmt.Errorf("read settings %s: %w", key, err)
+	}
+	return etag.Of(stored)
 }

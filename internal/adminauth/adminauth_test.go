@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/adminauth"
+	"github.com/kubebyon/kubebyon/internal/etag"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -133,7 +134,7 @@ func TestSaveSettings(t *testing.T) {
 		{"not an admin, confirmed", ctx, user.ID, adminauth.Confirm{Needed: true, Password: "user password 1", Required: errRequired}, adminauth.ErrNotAdmin},
 		{"another admin's fresh sign-in", fresh, admin.ID, adminauth.Confirm{Needed: true, Required: errRequired}, adminauth.ErrWrongPassword},
 	} {
-		require.ErrorIs(t, adminauth.SaveSettings(tt.ctx, pool, tt.adminID, tt.confirm, save), tt.want, tt.name)
+		require.ErrorIs(t, adminauth.SaveSettings(tt.ctx, pool, tt.adminID, "adminauth-test", tt.confirm, save), tt.want, tt.name)
 		require.Zero(t, saves, tt.name)
 		require.False(t, stored(), tt.name)
 	}
@@ -149,7 +150,7 @@ func TestSaveSettings(t *testing.T) {
 		{"fresh sign-in", fresh, passwordless.ID, adminauth.Confirm{Needed: true, Required: errRequired}},
 	} {
 		saves = 0
-		require.NoError(t, adminauth.SaveSettings(tt.ctx, pool, tt.adminID, tt.confirm, save), tt.name)
+		require.NoError(t, adminauth.SaveSettings(tt.ctx, pool, tt.adminID, "adminauth-test", tt.confirm, save), tt.name)
 		require.Equal(t, 1, saves, tt.name)
 	}
 	require.True(t, stored())
@@ -157,10 +158,56 @@ func TestSaveSettings(t *testing.T) {
 	errSave := errors.New("save failed")
 	_, err = pool.Exec(ctx, "DELETE FROM settings WHERE key = 'adminauth-test'")
 	require.NoError(t, err)
-	err = adminauth.SaveSettings(ctx, pool, admin.ID, adminauth.Confirm{}, func(q *queries.Queries) error {
+	err = adminauth.SaveSettings(ctx, pool, admin.ID, "adminauth-test", adminauth.Confirm{}, func(q *queries.Queries) error {
 		require.NoError(t, save(q))
 		return errSave
 	})
 	require.ErrorIs(t, err, errSave)
 	require.False(t, stored(), "a failed save writes nothing")
+}
+
+// TestSaveSettingsIfMatch: a save whose If-Match names the group's tag as
+// it is under the lock runs; one read before another save is refused
+// (etag.ErrPreconditionFailed) and writes nothing. The tag changes with
+// the stored row, and a group never saved has one.
+func TestSaveSettingsIfMatch(t *testing.T) {
+	t.Parallel()
+	pool := testenv.DB(t)
+	ctx := context.Background()
+	admin := createUser(t, pool, "admin@example.com", adminauth.RoleAdmin, "admin password 1")
+	const key = "adminauth-etag-test"
+	tag := func() string {
+		t.Helper()
+		s, err := adminauth.SettingsTag(ctx, queries.New(pool), key)
+		require.NoError(t, err)
+		return s
+	}
+	write := func(v string) func(q *queries.Queries) error {
+		return func(q *queries.Queries) error {
+			return q.SettingUpsert(ctx, queries.SettingUpsertParams{Key: key, Value: []byte(v)})
+		}
+	}
+	ifMatch := func(want string) context.Context {
+		return etag.WithMatch(ctx, func(got string) bool { return got == want })
+	}
+
+	never := tag()
+	require.NotEmpty(t, never)
+	require.NoError(t, adminauth.SaveSettings(ifMatch(never), pool, admin.ID, key, adminauth.Confirm{}, write(`{"v": 1}`)))
+	first := tag()
+	require.NotEqual(t, never, first)
+
+	// Read at first; another admin saves; the save made over the first
+	// state is refused.
+	require.NoError(t, adminauth.SaveSettings(ctx, pool, admin.ID, key, adminauth.Confirm{}, write(`{"v": 2}`)))
+	second := tag()
+	require.NotEqual(t, first, second)
+	err := adminauth.SaveSettings(ifMatch(first), pool, admin.ID, key, adminauth.Confirm{}, write(`{"v": 3}`))
+	require.ErrorIs(t, err, etag.ErrPreconditionFailed)
+	require.Equal(t, second, tag(), "a refused save writes nothing")
+
+	require.NoError(t, adminauth.SaveSettings(ifMatch(second), pool, admin.ID, key, adminauth.Confirm{}, write(`{"v": 3}`)))
+	row, err := queries.New(pool).SettingGet(ctx, key)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"v": 3}`, string(row.Value))
 }

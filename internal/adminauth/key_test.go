@@ -25,11 +25,11 @@ func TestSaveSettingsWithAdminKey(t *testing.T) {
 	saves := 0
 	save := func(*queries.Queries) error { saves++; return nil }
 	confirm := adminauth.Confirm{Needed: true}
-	require.NoError(t, adminauth.SaveSettings(keyed, pool, admin.ID, confirm, save))
+	require.NoError(t, adminauth.SaveSettings(keyed, pool, admin.ID, "adminauth-test", confirm, save))
 	require.Equal(t, 1, saves)
-	require.ErrorIs(t, adminauth.SaveSettings(keyed, pool, other.ID, confirm, save), adminauth.ErrWrongPassword)
+	require.ErrorIs(t, adminauth.SaveSettings(keyed, pool, other.ID, "adminauth-test", confirm, save), adminauth.ErrWrongPassword)
 
 	require.NoError(t, queries.New(pool).AdminUserSetRole(ctx, queries.AdminUserSetRoleParams{ID: admin.ID, Role: adminauth.RoleUser}))
-	require.ErrorIs(t, adminauth.SaveSettings(keyed, pool, admin.ID, confirm, save), adminauth.ErrNotAdmin)
+	require.ErrorIs(t, adminauth.SaveSettings(keyed, pool, admin.ID, "adminauth-test", confirm, save), adminauth.ErrNotAdmin)
 	require.Equal(t, 1, saves)
 }

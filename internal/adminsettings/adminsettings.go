@@ -128,7 +128,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		return nil, err
 	}
 	confirm := adminauth.Confirm{Needed: changesSecret(changed), Password: c.Password, Required: ErrPasswordRequired}
-	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, confirm, func(q *queries.Queries) error {
+	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, settings.RuntimeKey, confirm, func(q *queries.Queries) error {
 		// Compared again under the lock: another admin may have saved
 		// since the settings were read.
 		current, unreadable, err := load(ctx, q, s.Box)
@@ -369,4 +369,9 @@ func (s *Service) testConfig(ctx context.Context, upload string, clearStored boo
 		return nil, host.Source, &ConfigError{Err: err}
 	}
 	return cfg, host.Source, nil
+}
+
+// Tag is the entity tag of the stored settings (adminauth.SettingsTag).
+func (s *Service) Tag(ctx context.Context) (string, error) {
+	return adminauth.SettingsTag(ctx, queries.New(s.Pool), settings.RuntimeKey)
 }

@@ -81,7 +81,7 @@ func (s *Service) Apply(ctx context.Context, next signup.Settings, actor audit.A
 		return nil, err
 	}
 	var changed []string
-	err := adminauth.SaveSettings(ctx, s.Pool, actor.UserID, adminauth.Confirm{}, func(q *queries.Queries) error {
+	err := adminauth.SaveSettings(ctx, s.Pool, actor.UserID, signup.SettingsKey, adminauth.Confirm{}, func(q *queries.Queries) error {
 		cur, err := signup.Load(ctx, q)
 		if err != nil {
 			return err
@@ -307,3 +307,8 @@ func (s *Service) mail(ctx context.Context, tx pgx.Tx, inv queries.Invitation, t
 }
 
 func pgTime(t time.Time) pgtype.Timestamptz { return pgtype.Timestamptz{Time: t, Valid: true} }
+
+// Tag is the entity tag of the stored sign-up settings (adminauth.SettingsTag).
+func (s *Service) Tag(ctx context.Context) (string, error) {
+	return adminauth.SettingsTag(ctx, queries.New(s.Pool), signup.SettingsKey)
+}

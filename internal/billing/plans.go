@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/etag"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
@@ -224,7 +225,9 @@ func (s *Service) CreatePlan(ctx context.Context, in PlanInput, actor audit.Acto
 // UpdatePlan changes a plan, for an active admin (audited
 // admin.plan_update with the fields changed). Lowering a limit below what
 // subscribers use is allowed: over is how many of its users it puts, or
-// leaves, over a limit.
+// leaves, over a limit. With an If-Match in ctx (etag.WithMatch), only
+// while the plan has that tag (PlanTag), checked under the plan's row
+// lock: else etag.ErrPreconditionFailed.
 func (s *Service) UpdatePlan(ctx context.Context, id int64, in PlanInput, actor audit.Actor) (_ queries.Plan, over int64, _ error) {
 	params, err := in.params()
 	if err != nil {
@@ -234,6 +237,13 @@ func (s *Service) UpdatePlan(ctx context.Context, id int64, in PlanInput, actor 
 	err = s.asAdmin(ctx, actor, func(q *queries.Queries) error {
 		before, err := lockPlan(ctx, q, id)
 		if err != nil {
+			return err
+		}
+		tag, err := PlanTag(before)
+		if err != nil {
+			return err
+		}
+		if err := etag.Check(ctx, tag); err != nil {
 			return err
 		}
 		changed, err := audit.Changed(editable(before), params)
@@ -268,6 +278,11 @@ func (s *Service) UpdatePlan(ctx context.Context, id int64, in PlanInput, actor 
 
 // editable are a plan's fields an admin edits, as PlanInput.params
 // gives them.
+// PlanTag is the entity tag of what UpdatePlan changes of plan p.
+func PlanTag(p queries.Plan) (string, error) {
+	return etag.Of(editable(p))
+}
+
 func editable(p queries.Plan) queries.PlanCreateParams {
 	return queries.PlanCreateParams{
 		Name: p.Name, NameZh: p.NameZh, DescriptionEn: p.DescriptionEn, DescriptionZh: p.DescriptionZh,

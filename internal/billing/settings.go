@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
@@ -203,9 +204,10 @@ func LoadSettings(ctx context.Context, q *queries.Queries, box *secrets.Box) (Se
 }
 
 // SaveSettings checks and stores the settings, audited, in one
-// transaction by an active admin. Empty Stripe keys keep the stored ones.
+// transaction by an active admin, after other admins' saves
+// (adminauth.SaveSettings). Empty Stripe keys keep the stored ones.
 func (s *Service) SaveSettings(ctx context.Context, next Settings, actor audit.Actor) error {
-	return s.asAdmin(ctx, actor, func(q *queries.Queries) error {
+	return adminauth.SaveSettings(ctx, s.Pool, actor.UserID, settingsKey, adminauth.Confirm{}, func(q *queries.Queries) error {
 		cur, err := LoadSettings(ctx, q, s.Box)
 		if err != nil {
 			return err
@@ -242,4 +244,10 @@ func (s *Service) SaveSettings(ctx context.Context, next Settings, actor audit.A
 				"taxRateBasisPoints": next.TaxRateBasisPoints, "stripeKeyChanged": next.StripeSecretKey != cur.StripeSecretKey},
 		})
 	})
+}
+
+// SettingsTag is the entity tag of the stored settings
+// (adminauth.SettingsTag).
+func (s *Service) SettingsTag(ctx context.Context) (string, error) {
+	return adminauth.SettingsTag(ctx, queries.New(s.Pool), settingsKey)
 }

@@ -171,7 +171,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		changed []string
 		next    Settings
 	)
-	err := adminauth.SaveSettings(ctx, s.Pool, actor.UserID, adminauth.Confirm{}, func(q *queries.Queries) error {
+	err := adminauth.SaveSettings(ctx, s.Pool, actor.UserID, settingsKey, adminauth.Confirm{}, func(q *queries.Queries) error {
 		cur, err := Load(ctx, q)
 		if err != nil {
 			return err
@@ -222,4 +222,9 @@ func logoMessage(err error) string {
 		}
 	}
 	return ErrLogoCorrupt.Error()
+}
+
+// Tag is the entity tag of the stored branding (adminauth.SettingsTag).
+func (s *Service) Tag(ctx context.Context) (string, error) {
+	return adminauth.SettingsTag(ctx, queries.New(s.Pool), settingsKey)
 }

@@ -116,7 +116,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		return nil, nil
 	}
 	confirm := adminauth.Confirm{Needed: slices.Contains(changed, "keySecret"), Password: c.Password, Required: ErrPasswordRequired}
-	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, confirm, func(q *queries.Queries) error {
+	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, settingsKey, confirm, func(q *queries.Queries) error {
 		if err := save(ctx, q, s.Box, next); err != nil {
 			return err
 		}

@@ -198,7 +198,7 @@ func (s *Service) UpdateSettings(ctx context.Context, next Settings, actor audit
 		return nil, err
 	}
 	var changed []string
-	err := adminauth.SaveSettings(ctx, s.Pool, actor.UserID, adminauth.Confirm{}, func(q *queries.Queries) error {
+	err := adminauth.SaveSettings(ctx, s.Pool, actor.UserID, settingsKey, adminauth.Confirm{}, func(q *queries.Queries) error {
 		current, err := LoadSettings(ctx, q)
 		if err != nil {
 			return err

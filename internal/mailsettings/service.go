@@ -187,7 +187,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		return nil, err
 	}
 	confirm := adminauth.Confirm{Needed: true, Password: c.Confirm, Required: ErrConfirmRequired}
-	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, confirm, func(q *queries.Queries) error {
+	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, settingsKey, confirm, func(q *queries.Queries) error {
 		// Compared again under the lock: another admin may have saved
 		// since the settings were read.
 		cur, err := Load(ctx, q, s.Box)
@@ -231,4 +231,9 @@ func changes(cur, next Settings, unreadable bool) ([]string, error) {
 		slices.Sort(changed)
 	}
 	return changed, nil
+}
+
+// Tag is the entity tag of the stored mail settings (adminauth.SettingsTag).
+func (s *Service) Tag(ctx context.Context) (string, error) {
+	return adminauth.SettingsTag(ctx, queries.New(s.Pool), settingsKey)
 }

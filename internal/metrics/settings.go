@@ -134,16 +134,13 @@ func (s *Service) Settings(ctx context.Context) (Settings, error) {
 }
 
 // SaveSettings checks and stores the settings, audited, in one
-// transaction by an active admin.
+// transaction by an active admin, after other admins' saves
+// (adminauth.SaveSettings).
 func (s *Service) SaveSettings(ctx context.Context, next Settings, actor audit.Actor) error {
 	if err := next.Validate(); err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
-			return err
-		}
+	return adminauth.SaveSettings(ctx, s.Pool, actor.UserID, settingsKey, adminauth.Confirm{}, func(q *queries.Queries) error {
 		b, err := json.Marshal(next)
 		if err != nil {
 			return fmt.Errorf("encode metrics settings: %w", err)
@@ -160,4 +157,10 @@ func (s *Service) SaveSettings(ctx context.Context, next Settings, actor audit.A
 			},
 		})
 	})
+}
+
+// SettingsTag is the entity tag of the stored settings
+// (adminauth.SettingsTag).
+func (s *Service) SettingsTag(ctx context.Context) (string, error) {
+	return adminauth.SettingsTag(ctx, queries.New(s.Pool), settingsKey)
 }

@@ -151,11 +151,12 @@ type stored struct {
 	PlatformAccessKeySealed string `json:"platformAccessKeySealed,omitempty"`
 }
 
-const runtimeKey = "runtime"
+// RuntimeKey is the settings row of the Runtime settings.
+const RuntimeKey = "runtime"
 
 // Load reads the runtime settings, filling defaults for what was never set.
 func Load(ctx context.Context, q *queries.Queries, box *secrets.Box) (Runtime, error) {
-	row, err := q.SettingGet(ctx, runtimeKey)
+	row, err := q.SettingGet(ctx, RuntimeKey)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Defaults(), nil
 	}
@@ -218,7 +219,7 @@ func Save(ctx context.Context, q *queries.Queries, box *secrets.Box, r Runtime) 
 	if err != nil {
 		return fmt.Errorf("encode runtime settings: %w", err)
 	}
-	if err := q.SettingUpsert(ctx, queries.SettingUpsertParams{Key: runtimeKey, Value: b, Secret: true}); err != nil {
+	if err := q.SettingUpsert(ctx, queries.SettingUpsertParams{Key: RuntimeKey, Value: b, Secret: true}); err != nil {
 		return fmt.Errorf("store runtime settings: %w", err)
 	}
 	return nil
@@ -421,7 +422,7 @@ func DomainsOverlap(a, b string) bool {
 // StoredAPIBaseDomain is the API base domain as stored, read without
 // opening the secrets stored beside it.
 func StoredAPIBaseDomain(ctx context.Context, q *queries.Queries) (string, error) {
-	row, err := q.SettingGet(ctx, runtimeKey)
+	row, err := q.SettingGet(ctx, RuntimeKey)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}

@@ -140,7 +140,7 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		return nil, err
 	}
 	confirm := adminauth.Confirm{Needed: true, Password: c.Confirm, Required: ErrConfirmRequired}
-	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, confirm, func(q *queries.Queries) error {
+	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, settingsKey, confirm, func(q *queries.Queries) error {
 		// Planned again under the lock: another admin may have saved
 		// since the settings were read.
 		cur, err := load(ctx, q, s.Box)
@@ -171,4 +171,9 @@ func (s *Service) Apply(ctx context.Context, c Change, actor audit.Actor) ([]str
 		return nil, err
 	}
 	return changed, nil
+}
+
+// Tag is the entity tag of the stored sign-in settings (adminauth.SettingsTag).
+func (s *Service) Tag(ctx context.Context) (string, error) {
+	return adminauth.SettingsTag(ctx, queries.New(s.Pool), settingsKey)
 }

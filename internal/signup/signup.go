@@ -158,11 +158,12 @@ func (s Settings) Check(email string) error {
 	return nil
 }
 
-const settingsKey = "signup"
+// SettingsKey is the settings row of the sign-up settings.
+const SettingsKey = "signup"
 
 // Load reads the settings with q; Default when never saved.
 func Load(ctx context.Context, q *queries.Queries) (Settings, error) {
-	row, err := q.SettingGet(ctx, settingsKey)
+	row, err := q.SettingGet(ctx, SettingsKey)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Default(), nil
 	}
@@ -185,7 +186,7 @@ func Save(ctx context.Context, q *queries.Queries, s Settings) error {
 	if err != nil {
 		return fmt.Errorf("encode sign-up settings: %w", err)
 	}
-	if err := q.SettingUpsert(ctx, queries.SettingUpsertParams{Key: settingsKey, Value: b}); err != nil {
+	if err := q.SettingUpsert(ctx, queries.SettingUpsertParams{Key: SettingsKey, Value: b}); err != nil {
 		return fmt.Errorf("store sign-up settings: %w", err)
 	}
 	return nil

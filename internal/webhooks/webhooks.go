@@ -164,7 +164,7 @@ func (s *Service) SaveNetwork(ctx context.Context, allowed string, actor audit.A
 		return Network{}, input.Errors{FieldAllowed: "ErrWebhookAllowedCIDRs"}
 	}
 	n := Network{AllowedCIDRs: cidrs}
-	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, adminauth.Confirm{}, func(q *queries.Queries) error {
+	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, networkKey, adminauth.Confirm{}, func(q *queries.Queries) error {
 		before, err := LoadNetwork(ctx, q)
 		if err != nil {
 			return err
@@ -641,4 +641,9 @@ func (s *Service) Test(ctx context.Context, userID, id int64, lang string, actor
 		})
 	})
 	return o, err
+}
+
+// NetworkTag is the entity tag of the stored webhook network (adminauth.SettingsTag).
+func (s *Service) NetworkTag(ctx context.Context) (string, error) {
+	return adminauth.SettingsTag(ctx, queries.New(s.Pool), networkKey)
 }
