@@ -448,6 +448,23 @@ type OrderEvent struct {
 	CreatedAt     pgtype.Timestamptz
 }
 
+type Organization struct {
+	ID               int64
+	Name             string
+	PersonalOf       pgtype.Int8
+	ViewerKubeconfig bool
+	CreatedBy        pgtype.Int8
+	CreatedAt        pgtype.Timestamptz
+	UpdatedAt        pgtype.Timestamptz
+}
+
+type OrganizationMember struct {
+	OrgID     int64
+	UserID    int64
+	Role      string
+	CreatedAt pgtype.Timestamptz
+}
+
 type Plan struct {
 	ID                     int64
 	Name                   string

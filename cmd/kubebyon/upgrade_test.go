@@ -109,6 +109,18 @@ func TestUpgradeFromRelease(t *testing.T) {
 				require.NoError(t, err)
 				tokenValues = append(tokenValues, string(v))
 			}
+			// Every user of the release has a personal organization, of
+			// which they are the only member, as its owner.
+			var users, personal int
+			require.NoError(t, pool.QueryRow(ctx, `SELECT
+				(SELECT count(*) FROM users),
+				(SELECT count(*) FROM users u
+				   JOIN organizations o ON o.personal_of = u.id
+				   JOIN organization_members m ON m.org_id = o.id AND m.user_id = u.id AND m.role = 'owner'
+				  WHERE (SELECT count(*) FROM organization_members x WHERE x.org_id = o.id) = 1)`).Scan(&users, &personal))
+			require.Positive(t, users)
+			require.Equal(t, users, personal, "every user of %s has a personal organization", rel.tag)
+
 			var webID int64
 			require.NoError(t, pool.QueryRow(ctx, "SELECT id FROM clusters WHERE name = 'web'").Scan(&webID))
 
