@@ -1,8 +1,10 @@
 -- name: ApiKeyCreate :one
 -- A prefix already taken (the id part is random) inserts nothing, and the
 -- caller tries another.
-INSERT INTO api_keys (user_id, name, prefix, secret_hash, expires_at, scope)
-VALUES (@user_id, @name, @prefix, @secret_hash, @expires_at, @scope)
+-- The key acts in the user's personal organization.
+INSERT INTO api_keys (user_id, org_id, name, prefix, secret_hash, expires_at, scope)
+SELECT @user_id, o.id, @name, @prefix, @secret_hash, @expires_at, @scope
+FROM organizations o WHERE o.personal_of = @user_id
 ON CONFLICT (prefix) DO NOTHING
 RETURNING *;
 
@@ -25,11 +27,13 @@ WHERE id = @id AND user_id = @user_id AND revoked_at IS NULL
 RETURNING *;
 
 -- name: ApiKeyAuthenticate :one
--- The key with this prefix and its owner; the caller checks the hash,
--- revocation, expiry and the account's state.
-SELECT sqlc.embed(api_keys), sqlc.embed(users)
+-- The key with this prefix, its owner, and the owner's role in the key's
+-- organization ("" when they are no longer a member); the caller checks
+-- the hash, revocation, expiry, the membership and the account's state.
+SELECT sqlc.embed(api_keys), sqlc.embed(users), coalesce(m.role, '')::text AS org_role
 FROM api_keys
 JOIN users ON users.id = api_keys.user_id
+LEFT JOIN organization_members m ON m.org_id = api_keys.org_id AND m.user_id = api_keys.user_id
 WHERE api_keys.prefix = @prefix;
 
 -- name: ApiKeyTouch :exec
@@ -40,3 +44,9 @@ UPDATE api_keys SET last_used_at = @now, last_used_ip = @ip WHERE id = @id;
 -- bring them back.
 UPDATE api_keys SET revoked_at = now()
 WHERE user_id = @user_id AND revoked_at IS NULL;
+
+-- name: ApiKeyRevokeForMember :execrows
+-- A member who leaves an organization (or is removed) loses their keys
+-- in it for good: joining again must not bring them back.
+UPDATE api_keys SET revoked_at = now()
+WHERE org_id = @org_id AND user_id = @user_id AND revoked_at IS NULL;

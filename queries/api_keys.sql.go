@@ -12,19 +12,22 @@ import (
 )
 
 const apiKeyAuthenticate = `-- name: ApiKeyAuthenticate :one
-SELECT api_keys.id, api_keys.user_id, api_keys.name, api_keys.prefix, api_keys.secret_hash, api_keys.expires_at, api_keys.last_used_at, api_keys.created_at, api_keys.revoked_at, api_keys.scope, api_keys.last_used_ip, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.password_change_required
+SELECT api_keys.id, api_keys.user_id, api_keys.name, api_keys.prefix, api_keys.secret_hash, api_keys.expires_at, api_keys.last_used_at, api_keys.created_at, api_keys.revoked_at, api_keys.scope, api_keys.last_used_ip, api_keys.org_id, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.password_change_required, coalesce(m.role, '')::text AS org_role
 FROM api_keys
 JOIN users ON users.id = api_keys.user_id
+LEFT JOIN organization_members m ON m.org_id = api_keys.org_id AND m.user_id = api_keys.user_id
 WHERE api_keys.prefix = $1
 `
 
 type ApiKeyAuthenticateRow struct {
-	ApiKey ApiKey
-	User   User
+	ApiKey  ApiKey
+	User    User
+	OrgRole string
 }
 
-// The key with this prefix and its owner; the caller checks the hash,
-// revocation, expiry and the account's state.
+// The key with this prefix, its owner, and the owner's role in the key's
+// organization ("" when they are no longer a member); the caller checks
+// the hash, revocation, expiry, the membership and the account's state.
 func (q *Queries) ApiKeyAuthenticate(ctx context.Context, prefix string) (ApiKeyAuthenticateRow, error) {
 	row := q.db.QueryRow(ctx, apiKeyAuthenticate, prefix)
 	var i ApiKeyAuthenticateRow
@@ -40,6 +43,7 @@ func (q *Queries) ApiKeyAuthenticate(ctx context.Context, prefix string) (ApiKey
 		&i.ApiKey.RevokedAt,
 		&i.ApiKey.Scope,
 		&i.ApiKey.LastUsedIp,
+		&i.ApiKey.OrgID,
 		&i.User.ID,
 		&i.User.Email,
 		&i.User.Name,
@@ -52,15 +56,17 @@ func (q *Queries) ApiKeyAuthenticate(ctx context.Context, prefix string) (ApiKey
 		&i.User.Language,
 		&i.User.LastSignInAt,
 		&i.User.PasswordChangeRequired,
+		&i.OrgRole,
 	)
 	return i, err
 }
 
 const apiKeyCreate = `-- name: ApiKeyCreate :one
-INSERT INTO api_keys (user_id, name, prefix, secret_hash, expires_at, scope)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO api_keys (user_id, org_id, name, prefix, secret_hash, expires_at, scope)
+SELECT $1, o.id, $2, $3, $4, $5, $6
+FROM organizations o WHERE o.personal_of = $1
 ON CONFLICT (prefix) DO NOTHING
-RETURNING id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip
+RETURNING id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip, org_id
 `
 
 type ApiKeyCreateParams struct {
@@ -74,6 +80,7 @@ type ApiKeyCreateParams struct {
 
 // A prefix already taken (the id part is random) inserts nothing, and the
 // caller tries another.
+// The key acts in the user's personal organization.
 func (q *Queries) ApiKeyCreate(ctx context.Context, arg ApiKeyCreateParams) (ApiKey, error) {
 	row := q.db.QueryRow(ctx, apiKeyCreate,
 		arg.UserID,
@@ -96,12 +103,13 @@ func (q *Queries) ApiKeyCreate(ctx context.Context, arg ApiKeyCreateParams) (Api
 		&i.RevokedAt,
 		&i.Scope,
 		&i.LastUsedIp,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const apiKeyGetByUser = `-- name: ApiKeyGetByUser :one
-SELECT id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip FROM api_keys WHERE id = $1 AND user_id = $2
+SELECT id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip, org_id FROM api_keys WHERE id = $1 AND user_id = $2
 `
 
 type ApiKeyGetByUserParams struct {
@@ -124,12 +132,13 @@ func (q *Queries) ApiKeyGetByUser(ctx context.Context, arg ApiKeyGetByUserParams
 		&i.RevokedAt,
 		&i.Scope,
 		&i.LastUsedIp,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const apiKeyListByUser = `-- name: ApiKeyListByUser :many
-SELECT id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip FROM api_keys WHERE user_id = $1 ORDER BY id DESC
+SELECT id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip, org_id FROM api_keys WHERE user_id = $1 ORDER BY id DESC
 `
 
 func (q *Queries) ApiKeyListByUser(ctx context.Context, userID int64) ([]ApiKey, error) {
@@ -153,6 +162,7 @@ func (q *Queries) ApiKeyListByUser(ctx context.Context, userID int64) ([]ApiKey,
 			&i.RevokedAt,
 			&i.Scope,
 			&i.LastUsedIp,
+			&i.OrgID,
 		); err != nil {
 			return nil, err
 		}
@@ -165,7 +175,7 @@ func (q *Queries) ApiKeyListByUser(ctx context.Context, userID int64) ([]ApiKey,
 }
 
 const apiKeyPageByUser = `-- name: ApiKeyPageByUser :many
-SELECT id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip FROM api_keys
+SELECT id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip, org_id FROM api_keys
 WHERE user_id = $1 AND ($2::bigint = 0 OR id < $2)
 ORDER BY id DESC LIMIT $3
 `
@@ -199,6 +209,7 @@ func (q *Queries) ApiKeyPageByUser(ctx context.Context, arg ApiKeyPageByUserPara
 			&i.RevokedAt,
 			&i.Scope,
 			&i.LastUsedIp,
+			&i.OrgID,
 		); err != nil {
 			return nil, err
 		}
@@ -213,7 +224,7 @@ func (q *Queries) ApiKeyPageByUser(ctx context.Context, arg ApiKeyPageByUserPara
 const apiKeyRevoke = `-- name: ApiKeyRevoke :one
 UPDATE api_keys SET revoked_at = $1
 WHERE id = $2 AND user_id = $3 AND revoked_at IS NULL
-RETURNING id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip
+RETURNING id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip, org_id
 `
 
 type ApiKeyRevokeParams struct {
@@ -237,6 +248,7 @@ func (q *Queries) ApiKeyRevoke(ctx context.Context, arg ApiKeyRevokeParams) (Api
 		&i.RevokedAt,
 		&i.Scope,
 		&i.LastUsedIp,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -250,6 +262,26 @@ WHERE user_id = $1 AND revoked_at IS NULL
 // bring them back.
 func (q *Queries) ApiKeyRevokeAllForUser(ctx context.Context, userID int64) (int64, error) {
 	result, err := q.db.Exec(ctx, apiKeyRevokeAllForUser, userID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const apiKeyRevokeForMember = `-- name: ApiKeyRevokeForMember :execrows
+UPDATE api_keys SET revoked_at = now()
+WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL
+`
+
+type ApiKeyRevokeForMemberParams struct {
+	OrgID  int64
+	UserID int64
+}
+
+// A member who leaves an organization (or is removed) loses their keys
+// in it for good: joining again must not bring them back.
+func (q *Queries) ApiKeyRevokeForMember(ctx context.Context, arg ApiKeyRevokeForMemberParams) (int64, error) {
+	result, err := q.db.Exec(ctx, apiKeyRevokeForMember, arg.OrgID, arg.UserID)
 	if err != nil {
 		return 0, err
 	}

@@ -33,6 +33,7 @@ type ApiKey struct {
 	RevokedAt  pgtype.Timestamptz
 	Scope      string
 	LastUsedIp string
+	OrgID      int64
 }
 
 type AuditEvent struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/bearer"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -122,6 +123,10 @@ type Caller struct {
 	// Scope is the key's scope as it holds now: an admin key of a user
 	// who is no longer an admin is a write key.
 	Scope string
+	// OrgID is the organization the key acts in, and OrgRole the key
+	// owner's role in it; a read key acts as a viewer whatever the role.
+	OrgID   int64
+	OrgRole orgs.Role
 }
 
 // CanWrite says whether the caller may change things.
@@ -295,6 +300,8 @@ func (s *Service) Authenticate(ctx context.Context, key, ip string) (Caller, err
 	switch {
 	case !secrets.Equal(k.SecretHash, bearer.Hash(key)),
 		k.RevokedAt.Valid,
+		// No longer a member of the key's organization.
+		row.OrgRole == "",
 		k.ExpiresAt.Valid && !now.Before(k.ExpiresAt.Time),
 		u.DisabledAt.Valid,
 		!u.EmailVerifiedAt.Valid:
@@ -310,7 +317,11 @@ func (s *Service) Authenticate(ctx context.Context, key, ip string) (Caller, err
 	if scope == ScopeAdmin && u.Role != adminauth.RoleAdmin {
 		scope = ScopeWrite
 	}
-	return Caller{User: u, Scope: scope}, nil
+	role := orgs.Role(row.OrgRole)
+	if scope == ScopeRead {
+		role = orgs.Viewer
+	}
+	return Caller{User: u, Scope: scope, OrgID: k.OrgID, OrgRole: role}, nil
 }
 
 // Status is a key's state at now: "active", "expired" or "revoked".

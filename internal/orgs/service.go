@@ -175,7 +175,8 @@ func (s *Service) SetRole(ctx context.Context, id, userID int64, role Role, acto
 
 // Remove takes member userID out of organization id, for the acting
 // member: anyone may leave (userID is the actor's own), owners may remove
-// anyone, admins members and viewers (ErrForbidden otherwise). The last
+// anyone, admins members and viewers (ErrForbidden otherwise). The
+// member's API keys in the organization are revoked with it. The last
 // owner cannot leave (ErrLastOwner), nor the owner of a personal
 // organization (ErrPersonalOwner).
 func (s *Service) Remove(ctx context.Context, id, userID int64, actor audit.Actor) error {
@@ -189,9 +190,13 @@ func (s *Service) Remove(ctx context.Context, id, userID int64, actor audit.Acto
 		if err := q.OrgMemberRemove(ctx, queries.OrgMemberRemoveParams{OrgID: id, UserID: userID}); err != nil {
 			return fmt.Errorf("remove user %d from organization %d: %w", userID, id, err)
 		}
+		keys, err := q.ApiKeyRevokeForMember(ctx, queries.ApiKeyRevokeForMemberParams{OrgID: id, UserID: userID})
+		if err != nil {
+			return fmt.Errorf("revoke the keys of user %d in organization %d: %w", userID, id, err)
+		}
 		return audit.Record(ctx, q, actor, audit.Event{
 			Action: "org.member_remove", TargetType: "organization", TargetID: fmt.Sprint(id),
-			Details: map[string]any{"user_id": userID, "role": m.current},
+			Details: map[string]any{"user_id": userID, "role": m.current, "api_keys_revoked": keys},
 		})
 	})
 }
