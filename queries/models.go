@@ -449,6 +449,20 @@ type OrderEvent struct {
 	CreatedAt     pgtype.Timestamptz
 }
 
+type OrgInvitation struct {
+	ID             int64
+	OrgID          int64
+	Email          string
+	Role           string
+	TokenHash      string
+	InvitedBy      pgtype.Int8
+	CreatedAt      pgtype.Timestamptz
+	ExpiresAt      pgtype.Timestamptz
+	AcceptedAt     pgtype.Timestamptz
+	AcceptedUserID pgtype.Int8
+	RevokedAt      pgtype.Timestamptz
+}
+
 type Organization struct {
 	ID               int64
 	Name             string

@@ -58,3 +58,55 @@ DELETE FROM organization_members WHERE org_id = @org_id AND user_id = @user_id;
 
 -- name: OrgOwnerCount :one
 SELECT count(*) FROM organization_members WHERE org_id = @org_id AND role = 'owner';
+
+-- name: OrgInvitationCreate :one
+INSERT INTO org_invitations (org_id, email, role, token_hash, invited_by, expires_at)
+VALUES (@org_id, @email, @role, @token_hash, @invited_by, @expires_at)
+RETURNING *;
+
+-- name: OrgInvitationRevokePending :execrows
+-- Revokes the pending invitations of an address to an organization.
+UPDATE org_invitations SET revoked_at = @now
+WHERE org_id = @org_id AND lower(email) = lower(@email)
+  AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > @now;
+
+-- name: OrgInvitationRevoke :one
+UPDATE org_invitations SET revoked_at = @now
+WHERE id = @id AND org_id = @org_id AND accepted_at IS NULL AND revoked_at IS NULL
+RETURNING *;
+
+-- name: OrgInvitationList :many
+-- An organization's invitations, newest first, for a member (@member_id)
+-- of it.
+SELECT i.*, coalesce(u.email, '')::text AS invited_by_email
+FROM org_invitations i
+LEFT JOIN users u ON u.id = i.invited_by
+WHERE i.org_id = @org_id
+  AND EXISTS (SELECT 1 FROM organization_members me WHERE me.org_id = @org_id AND me.user_id = @member_id)
+ORDER BY i.id DESC
+LIMIT 100;
+
+-- name: OrgInvitationByHash :one
+-- The invitation a link names, with its organization's name.
+SELECT sqlc.embed(i), o.name AS org_name, coalesce(u.email, '')::text AS invited_by_email
+FROM org_invitations i
+JOIN organizations o ON o.id = i.org_id
+LEFT JOIN users u ON u.id = i.invited_by
+WHERE i.token_hash = @token_hash;
+
+-- name: OrgInvitationLockByHash :one
+SELECT * FROM org_invitations WHERE token_hash = @token_hash FOR UPDATE;
+
+-- name: OrgInvitationAccept :exec
+UPDATE org_invitations SET accepted_at = @now, accepted_user_id = @user_id WHERE id = @id;
+
+-- name: OrgMemberAddIfAbsent :execrows
+-- Adds a member; nothing when they are one already.
+INSERT INTO organization_members (org_id, user_id, role)
+VALUES (@org_id, @user_id, @role)
+ON CONFLICT (org_id, user_id) DO NOTHING;
+
+-- name: OrgMemberByEmail :one
+-- Whether an address is a member's of an organization (its user id).
+SELECT m.user_id FROM organization_members m JOIN users u ON u.id = m.user_id
+WHERE m.org_id = @org_id AND lower(u.email) = lower(@email);

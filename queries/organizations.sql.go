@@ -72,6 +72,238 @@ func (q *Queries) OrgGetForMember(ctx context.Context, arg OrgGetForMemberParams
 	return i, err
 }
 
+const orgInvitationAccept = `-- name: OrgInvitationAccept :exec
+UPDATE org_invitations SET accepted_at = $1, accepted_user_id = $2 WHERE id = $3
+`
+
+type OrgInvitationAcceptParams struct {
+	Now    pgtype.Timestamptz
+	UserID pgtype.Int8
+	ID     int64
+}
+
+func (q *Queries) OrgInvitationAccept(ctx context.Context, arg OrgInvitationAcceptParams) error {
+	_, err := q.db.Exec(ctx, orgInvitationAccept, arg.Now, arg.UserID, arg.ID)
+	return err
+}
+
+const orgInvitationByHash = `-- name: OrgInvitationByHash :one
+SELECT i.id, i.org_id, i.email, i.role, i.token_hash, i.invited_by, i.created_at, i.expires_at, i.accepted_at, i.accepted_user_id, i.revoked_at, o.name AS org_name, coalesce(u.email, '')::text AS invited_by_email
+FROM org_invitations i
+JOIN organizations o ON o.id = i.org_id
+LEFT JOIN users u ON u.id = i.invited_by
+WHERE i.token_hash = $1
+`
+
+type OrgInvitationByHashRow struct {
+	OrgInvitation  OrgInvitation
+	OrgName        string
+	InvitedByEmail string
+}
+
+// The invitation a link names, with its organization's name.
+func (q *Queries) OrgInvitationByHash(ctx context.Context, tokenHash string) (OrgInvitationByHashRow, error) {
+	row := q.db.QueryRow(ctx, orgInvitationByHash, tokenHash)
+	var i OrgInvitationByHashRow
+	err := row.Scan(
+		&i.OrgInvitation.ID,
+		&i.OrgInvitation.OrgID,
+		&i.OrgInvitation.Email,
+		&i.OrgInvitation.Role,
+		&i.OrgInvitation.TokenHash,
+		&i.OrgInvitation.InvitedBy,
+		&i.OrgInvitation.CreatedAt,
+		&i.OrgInvitation.ExpiresAt,
+		&i.OrgInvitation.AcceptedAt,
+		&i.OrgInvitation.AcceptedUserID,
+		&i.OrgInvitation.RevokedAt,
+		&i.OrgName,
+		&i.InvitedByEmail,
+	)
+	return i, err
+}
+
+const orgInvitationCreate = `-- name: OrgInvitationCreate :one
+INSERT INTO org_invitations (org_id, email, role, token_hash, invited_by, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id, org_id, email, role, token_hash, invited_by, created_at, expires_at, accepted_at, accepted_user_id, revoked_at
+`
+
+type OrgInvitationCreateParams struct {
+	OrgID     int64
+	Email     string
+	Role      string
+	TokenHash string
+	InvitedBy pgtype.Int8
+	ExpiresAt pgtype.Timestamptz
+}
+
+func (q *Queries) OrgInvitationCreate(ctx context.Context, arg OrgInvitationCreateParams) (OrgInvitation, error) {
+	row := q.db.QueryRow(ctx, orgInvitationCreate,
+		arg.OrgID,
+		arg.Email,
+		arg.Role,
+		arg.TokenHash,
+		arg.InvitedBy,
+		arg.ExpiresAt,
+	)
+	var i OrgInvitation
+	err := row.Scan(
+		&i.ID,
+		&i.OrgID,
+		&i.Email,
+		&i.Role,
+		&i.TokenHash,
+		&i.InvitedBy,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.AcceptedAt,
+		&i.AcceptedUserID,
+		&i.RevokedAt,
+	)
+	return i, err
+}
+
+const orgInvitationList = `-- name: OrgInvitationList :many
+SELECT i.id, i.org_id, i.email, i.role, i.token_hash, i.invited_by, i.created_at, i.expires_at, i.accepted_at, i.accepted_user_id, i.revoked_at, coalesce(u.email, '')::text AS invited_by_email
+FROM org_invitations i
+LEFT JOIN users u ON u.id = i.invited_by
+WHERE i.org_id = $1
+  AND EXISTS (SELECT 1 FROM organization_members me WHERE me.org_id = $1 AND me.user_id = $2)
+ORDER BY i.id DESC
+LIMIT 100
+`
+
+type OrgInvitationListParams struct {
+	OrgID    int64
+	MemberID int64
+}
+
+type OrgInvitationListRow struct {
+	ID             int64
+	OrgID          int64
+	Email          string
+	Role           string
+	TokenHash      string
+	InvitedBy      pgtype.Int8
+	CreatedAt      pgtype.Timestamptz
+	ExpiresAt      pgtype.Timestamptz
+	AcceptedAt     pgtype.Timestamptz
+	AcceptedUserID pgtype.Int8
+	RevokedAt      pgtype.Timestamptz
+	InvitedByEmail string
+}
+
+// An organization's invitations, newest first, for a member (@member_id)
+// of it.
+func (q *Queries) OrgInvitationList(ctx context.Context, arg OrgInvitationListParams) ([]OrgInvitationListRow, error) {
+	rows, err := q.db.Query(ctx, orgInvitationList, arg.OrgID, arg.MemberID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OrgInvitationListRow{}
+	for rows.Next() {
+		var i OrgInvitationListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrgID,
+			&i.Email,
+			&i.Role,
+			&i.TokenHash,
+			&i.InvitedBy,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.AcceptedAt,
+			&i.AcceptedUserID,
+			&i.RevokedAt,
+			&i.InvitedByEmail,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const orgInvitationLockByHash = `-- name: OrgInvitationLockByHash :one
+SELECT id, org_id, email, role, token_hash, invited_by, created_at, expires_at, accepted_at, accepted_user_id, revoked_at FROM org_invitations WHERE token_hash = $1 FOR UPDATE
+`
+
+func (q *Queries) OrgInvitationLockByHash(ctx context.Context, tokenHash string) (OrgInvitation, error) {
+	row := q.db.QueryRow(ctx, orgInvitationLockByHash, tokenHash)
+	var i OrgInvitation
+	err := row.Scan(
+		&i.ID,
+		&i.OrgID,
+		&i.Email,
+		&i.Role,
+		&i.TokenHash,
+		&i.InvitedBy,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.AcceptedAt,
+		&i.AcceptedUserID,
+		&i.RevokedAt,
+	)
+	return i, err
+}
+
+const orgInvitationRevoke = `-- name: OrgInvitationRevoke :one
+UPDATE org_invitations SET revoked_at = $1
+WHERE id = $2 AND org_id = $3 AND accepted_at IS NULL AND revoked_at IS NULL
+RETURNING id, org_id, email, role, token_hash, invited_by, created_at, expires_at, accepted_at, accepted_user_id, revoked_at
+`
+
+type OrgInvitationRevokeParams struct {
+	Now   pgtype.Timestamptz
+	ID    int64
+	OrgID int64
+}
+
+func (q *Queries) OrgInvitationRevoke(ctx context.Context, arg OrgInvitationRevokeParams) (OrgInvitation, error) {
+	row := q.db.QueryRow(ctx, orgInvitationRevoke, arg.Now, arg.ID, arg.OrgID)
+	var i OrgInvitation
+	err := row.Scan(
+		&i.ID,
+		&i.OrgID,
+		&i.Email,
+		&i.Role,
+		&i.TokenHash,
+		&i.InvitedBy,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.AcceptedAt,
+		&i.AcceptedUserID,
+		&i.RevokedAt,
+	)
+	return i, err
+}
+
+const orgInvitationRevokePending = `-- name: OrgInvitationRevokePending :execrows
+UPDATE org_invitations SET revoked_at = $1
+WHERE org_id = $2 AND lower(email) = lower($3)
+  AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $1
+`
+
+type OrgInvitationRevokePendingParams struct {
+	Now   pgtype.Timestamptz
+	OrgID int64
+	Email string
+}
+
+// Revokes the pending invitations of an address to an organization.
+func (q *Queries) OrgInvitationRevokePending(ctx context.Context, arg OrgInvitationRevokePendingParams) (int64, error) {
+	result, err := q.db.Exec(ctx, orgInvitationRevokePending, arg.Now, arg.OrgID, arg.Email)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const orgListForUser = `-- name: OrgListForUser :many
 SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at, m.role
 FROM organizations o
@@ -153,6 +385,45 @@ type OrgMemberAddParams struct {
 func (q *Queries) OrgMemberAdd(ctx context.Context, arg OrgMemberAddParams) error {
 	_, err := q.db.Exec(ctx, orgMemberAdd, arg.OrgID, arg.UserID, arg.Role)
 	return err
+}
+
+const orgMemberAddIfAbsent = `-- name: OrgMemberAddIfAbsent :execrows
+INSERT INTO organization_members (org_id, user_id, role)
+VALUES ($1, $2, $3)
+ON CONFLICT (org_id, user_id) DO NOTHING
+`
+
+type OrgMemberAddIfAbsentParams struct {
+	OrgID  int64
+	UserID int64
+	Role   string
+}
+
+// Adds a member; nothing when they are one already.
+func (q *Queries) OrgMemberAddIfAbsent(ctx context.Context, arg OrgMemberAddIfAbsentParams) (int64, error) {
+	result, err := q.db.Exec(ctx, orgMemberAddIfAbsent, arg.OrgID, arg.UserID, arg.Role)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const orgMemberByEmail = `-- name: OrgMemberByEmail :one
+SELECT m.user_id FROM organization_members m JOIN users u ON u.id = m.user_id
+WHERE m.org_id = $1 AND lower(u.email) = lower($2)
+`
+
+type OrgMemberByEmailParams struct {
+	OrgID int64
+	Email string
+}
+
+// Whether an address is a member's of an organization (its user id).
+func (q *Queries) OrgMemberByEmail(ctx context.Context, arg OrgMemberByEmailParams) (int64, error) {
+	row := q.db.QueryRow(ctx, orgMemberByEmail, arg.OrgID, arg.Email)
+	var user_id int64
+	err := row.Scan(&user_id)
+	return user_id, err
 }
 
 const orgMemberRemove = `-- name: OrgMemberRemove :exec

@@ -47,6 +47,9 @@ const (
 	EmailPasswordChanged = "PasswordChanged"
 	// EmailInvitation carries an admin's invitation link (adminsignup).
 	EmailInvitation = "Invitation"
+	// EmailOrgInvitation carries an invitation to join an organization
+	// (orgs).
+	EmailOrgInvitation = "OrgInvitation"
 	// The cluster lifecycle.
 	EmailClusterReady  = "ClusterReady"
 	EmailClusterFailed = "ClusterFailed"

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -39,6 +42,19 @@ const maxName = 100
 // Service is the organizations and their members.
 type Service struct {
 	Pool *pgxpool.Pool
+	// Box makes the invitations' token hashes and seals their emails;
+	// River queues the emails. Both only for invitations.
+	Box   *secrets.Box
+	River *river.Client[pgx.Tx]
+	// Now is the clock of invitations' expiry; nil: time.Now.
+	Now func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // Membership is an organization as one of its members sees it.
