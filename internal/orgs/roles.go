@@ -72,13 +72,14 @@ func Allows(r Role, p Permission) bool {
 }
 
 // KubernetesAccess is the access a member's own kubeconfig gives in the
-// organization's virtual clusters: "admin" (cluster-admin) for owners,
-// admins and members, "view" for viewers when the organization lets
-// viewers download one (viewerKubeconfig), else "" (none).
+// organization's virtual clusters, as the ClusterRole it is bound to
+// (clusteraccess.Level): "cluster-admin" for owners, admins and members,
+// "view" for viewers when the organization lets viewers download one
+// (viewerKubeconfig), else "" (none).
 func KubernetesAccess(r Role, viewerKubeconfig bool) string {
 	switch {
 	case Allows(r, Operate):
-		return "admin"
+		return "cluster-admin"
 	case r == Viewer && viewerKubeconfig:
 		return "view"
 	}

@@ -29,7 +29,7 @@ func TestAllows(t *testing.T) {
 		viewer bool
 		want   string
 	}{
-		{orgs.Owner, false, "admin"}, {orgs.Admin, false, "admin"}, {orgs.Member, false, "admin"},
+		{orgs.Owner, false, "cluster-admin"}, {orgs.Admin, false, "cluster-admin"}, {orgs.Member, false, "cluster-admin"},
 		{orgs.Viewer, false, ""}, {orgs.Viewer, true, "view"}, {"root", true, ""},
 	} {
 		require.Equal(t, tt.want, orgs.KubernetesAccess(tt.role, tt.viewer), "%s %t", tt.role, tt.viewer)
