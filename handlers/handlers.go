@@ -44,6 +44,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/signinproviders"
@@ -126,6 +127,8 @@ type Deps struct {
 	// Branding: the branding and session settings, kept in memory (New
 	// makes one on Pool when nil).
 	Branding *branding.Service
+	// Orgs: the organizations and their members.
+	Orgs *orgs.Service
 }
 
 // Handlers carries the dependencies of every route.

@@ -32,6 +32,8 @@ type victim struct {
 	// webhook is a webhook channel of user; identity an account at a
 	// sign-in provider linked to user.
 	webhook, identity int64
+	// org is user's personal organization.
+	org int64
 }
 
 // userScopedRoutes lists every route that takes the id of something a user
@@ -176,6 +178,14 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/api/v1/orders/%d", v.order) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/orders/%d/cancel", v.order) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/api/v1/orders/%d/checkout", v.order) }, nil},
+	// Organizations: the victim's, to anyone not a member.
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/orgs/%d", v.org) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/orgs/%d/switch", v.org) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/orgs/%d/leave", v.org) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/orgs/%d/leave", v.org) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/orgs/%d/members/%d/role", v.org, v.user.ID) }, url.Values{"role": {"viewer"}}},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/orgs/%d/members/%d/remove", v.org, v.user.ID) }, nil},
+	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/orgs/%d/members/%d/remove", v.org, v.user.ID) }, nil},
 }
 
 func TestTenantIsolation(t *testing.T) {
@@ -223,7 +233,9 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, q.OAuthIdentityCreate(ctx, queries.OAuthIdentityCreateParams{UserID: u.ID, Provider: "github", Subject: "victim", Email: victimEmail}))
 	identities, err := q.OAuthIdentityListByUser(ctx, u.ID)
 	require.NoError(t, err)
-	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op, joinToken: jt.ID, order: order.ID, webhook: hook.ID, identity: identities[0].ID}
+	org, err := q.OrgPersonal(ctx, pgtype.Int8{Int64: u.ID, Valid: true})
+	require.NoError(t, err)
+	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op, joinToken: jt.ID, order: order.ID, webhook: hook.ID, identity: identities[0].ID, org: org.ID}
 	attackerKey := attacker.CreateKey("attacker's key")
 
 	for _, r := range userScopedRoutes {
@@ -272,6 +284,10 @@ func TestTenantIsolation(t *testing.T) {
 	identitiesAfter, err := q.OAuthIdentityListByUser(ctx, u.ID)
 	require.NoError(t, err)
 	require.Len(t, identitiesAfter, 1, "the victim's identity stays linked")
+	members, err := q.OrgMembers(ctx, queries.OrgMembersParams{OrgID: org.ID, MemberID: u.ID})
+	require.NoError(t, err)
+	require.Len(t, members, 1, "the victim's organization is the victim's alone")
+	require.Equal(t, "owner", members[0].Role)
 	orderAfter, err := q.OrderGet(ctx, order.ID)
 	require.NoError(t, err)
 	require.Equal(t, "pending", orderAfter.Status, "the victim's order was not cancelled")

@@ -93,6 +93,20 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/settings/api-keys/:id/revoke", h.showRevokeAPIKeyPage, h.requireUser)
 	e.POST("/settings/api-keys/:id/revoke", h.revokeAPIKey, h.requireUser)
 
+	// The user's organizations, their members, and the organization the
+	// console works in (orgs.go). Each handler reads the organization for
+	// its member only (404 for anyone else); the orgs service decides what
+	// their role allows.
+	e.GET("/orgs", h.showOrgsPage, h.requireUser)
+	e.POST("/orgs", h.createOrg, h.requireUser)
+	e.GET("/orgs/:id", h.showOrgPage, h.requireUser)
+	e.POST("/orgs/:id/switch", h.switchOrg, h.requireUser)
+	e.GET("/orgs/:id/leave", h.showLeaveOrgPage, h.requireUser)
+	e.POST("/orgs/:id/leave", h.leaveOrg, h.requireUser)
+	e.POST("/orgs/:id/members/:user/role", h.setOrgMemberRole, h.requireUser)
+	e.GET("/orgs/:id/members/:user/remove", h.showRemoveOrgMemberPage, h.requireUser)
+	e.POST("/orgs/:id/members/:user/remove", h.removeOrgMember, h.requireUser)
+
 	// The notification inbox (notifications_inbox.go).
 	e.GET("/notifications", h.showNotificationsInbox, h.requireUser)
 	e.POST("/notifications/read", h.markNotificationsRead, h.requireUser)

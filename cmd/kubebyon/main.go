@@ -425,6 +425,7 @@ func (c *cli) serve(args []string) error {
 		ClusterMetrics: svc.Metrics,
 		Mail:           svc.Mail,
 		Branding:       svc.Branding,
+		Orgs:           svc.Orgs,
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
 	tlsAddr := ""

@@ -210,6 +210,7 @@ func Deps(set *services.Set, base handlers.Deps) handlers.Deps {
 	base.ClusterMetrics = set.Metrics
 	base.Mail = set.Mail
 	base.Branding = set.Branding
+	base.Orgs = set.Orgs
 	return base
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/signinproviders"
@@ -92,6 +93,8 @@ type Set struct {
 	// admin mail settings, else SMTPURL, else the log, chosen at each send.
 	Mail     *mailsettings.Service
 	Branding *branding.Service
+	// Orgs: the organizations and their members.
+	Orgs *orgs.Service
 }
 
 // New builds the services. The services that enqueue jobs get their River
@@ -128,6 +131,7 @@ func New(c Config) *Set {
 		Webhooks: &webhooks.Service{Pool: pool, Box: box, Catalog: c.Catalog, BaseURL: c.BaseURL},
 		Mail:     &mailsettings.Service{Pool: pool, Box: box, EnvURL: c.SMTPURL, From: c.MailFrom, Logger: c.Logger},
 		Branding: &branding.Service{Pool: pool, Logger: c.Logger},
+		Orgs:     &orgs.Service{Pool: pool},
 	}
 }
 

@@ -46,6 +46,7 @@ func TestNew(t *testing.T) {
 		"adminsettings": s.AdminSettings.Pool, "adminsignup": s.AdminSignUp.Pool, "signin": s.SignIn.Pool,
 		"edge": s.Edge.Pool, "dns": s.DNS.Pool, "ingress": s.Ingress.Pool, "billing": s.Billing.Pool,
 		"metrics": s.Metrics.Pool, "webhooks": s.Webhooks.Pool, "mail": s.Mail.Pool, "branding": s.Branding.Pool,
+		"orgs": s.Orgs.Pool,
 	}
 	for name, p := range pools {
 		require.Same(t, pool, p, name)

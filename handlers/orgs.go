@@ -1,0 +1,280 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/orgs"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// sessionOrg is the session key of the id of the organization the console
+// works in (currentOrg).
+const sessionOrg = "org"
+
+// currentOrg is the organization the signed-in user works in: the one the
+// session names while they are a member of it (the membership is read in
+// the same query), else their personal organization.
+func (h *Handlers) currentOrg(c echo.Context) (orgs.Membership, error) {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	if id := h.sessions.GetInt64(ctx, sessionOrg); id != 0 {
+		m, err := h.Orgs.Get(ctx, u.ID, id)
+		if !errors.Is(err, orgs.ErrNotFound) {
+			return m, err
+		}
+		// Removed from it, or it was another account's in this browser.
+		h.sessions.Remove(ctx, sessionOrg)
+	}
+	return h.Orgs.Personal(ctx, u.ID)
+}
+
+func (h *Handlers) showOrgsPage(c echo.Context) error {
+	return h.renderOrgsPage(c, http.StatusOK, views.NewForm())
+}
+
+// renderOrgsPage shows the signed-in user's organizations above the
+// create form f.
+func (h *Handlers) renderOrgsPage(c echo.Context, status int, f views.Form) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	current, err := h.currentOrg(c)
+	if err != nil {
+		return err
+	}
+	list, err := h.Orgs.List(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	rows := make([]views.Org, len(list))
+	for i, m := range list {
+		rows[i] = orgView(m)
+		rows[i].Current = m.Org.ID == current.Org.ID
+	}
+	return render(c, status, views.OrgsPage(f, rows))
+}
+
+// createOrg makes an organization of which the user is the owner, and
+// works in it from now on.
+func (h *Handlers) createOrg(c echo.Context) error {
+	f := formFrom(c, "name")
+	o, err := h.Orgs.Create(c.Request().Context(), f.Value("name"), actor(c))
+	var fe input.Errors
+	if errors.As(err, &fe) {
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+		return h.renderOrgsPage(c, http.StatusUnprocessableEntity, f)
+	}
+	if err != nil {
+		return err
+	}
+	h.sessions.Put(c.Request().Context(), sessionOrg, o.ID)
+	h.flash(c, "FlashOrgCreated")
+	return redirect(c, orgPath(o.ID))
+}
+
+// switchOrg makes organization :id, of which the user is a member, the
+// one the console works in.
+func (h *Handlers) switchOrg(c echo.Context) error {
+	m, err := h.memberOrg(c)
+	if err != nil {
+		return err
+	}
+	h.sessions.Put(c.Request().Context(), sessionOrg, m.Org.ID)
+	h.flash(c, "FlashOrgSwitched")
+	return redirect(c, orgsPath)
+}
+
+func (h *Handlers) showOrgPage(c echo.Context) error {
+	u, _ := currentUser(c)
+	m, err := h.memberOrg(c)
+	if err != nil {
+		return err
+	}
+	people, err := h.Orgs.Members(c.Request().Context(), u.ID, m.Org.ID)
+	if err != nil {
+		return orgRefusal(err)
+	}
+	p := views.OrgPage{Org: orgView(m), Members: make([]views.OrgMember, len(people))}
+	for i, person := range people {
+		p.Members[i] = orgMemberView(m, person, u.ID)
+	}
+	for _, r := range orgs.Roles {
+		if r != orgs.Owner || orgs.Allows(m.Role, orgs.ManageOwners) {
+			p.Roles = append(p.Roles, string(r))
+		}
+	}
+	return render(c, http.StatusOK, views.OrgDetailPage(p))
+}
+
+// setOrgMemberRole gives member :user of organization :id the posted
+// role; the service decides whether the user may.
+func (h *Handlers) setOrgMemberRole(c echo.Context) error {
+	id, userID, err := orgMemberParams(c)
+	if err != nil {
+		return err
+	}
+	err = h.Orgs.SetRole(c.Request().Context(), id, userID, orgs.Role(c.FormValue("role")), actor(c))
+	if done, err := h.orgKept(c, id, err); done {
+		return err
+	}
+	h.flash(c, "FlashOrgRoleChanged")
+	return redirect(c, orgPath(id))
+}
+
+// showRemoveOrgMemberPage asks before removing member :user, to those who
+// may remove them.
+func (h *Handlers) showRemoveOrgMemberPage(c echo.Context) error {
+	u, _ := currentUser(c)
+	m, err := h.memberOrg(c)
+	if err != nil {
+		return err
+	}
+	userID, err := pathID(c, "user", echo.ErrNotFound)
+	if err != nil {
+		return err
+	}
+	// The member's row, through the list a member may read.
+	people, err := h.Orgs.Members(c.Request().Context(), u.ID, m.Org.ID)
+	if err != nil {
+		return orgRefusal(err)
+	}
+	for _, person := range people {
+		if person.UserID != userID {
+			continue
+		}
+		v := orgMemberView(m, person, u.ID)
+		if !v.Removable {
+			return orgRefusal(orgs.ErrForbidden)
+		}
+		return render(c, http.StatusOK, views.OrgRemoveMemberPage(orgView(m), v))
+	}
+	return echo.ErrNotFound
+}
+
+func (h *Handlers) removeOrgMember(c echo.Context) error {
+	id, userID, err := orgMemberParams(c)
+	if err != nil {
+		return err
+	}
+	err = h.Orgs.Remove(c.Request().Context(), id, userID, actor(c))
+	if done, err := h.orgKept(c, id, err); done {
+		return err
+	}
+	h.flash(c, "FlashOrgMemberRemoved")
+	return redirect(c, orgPath(id))
+}
+
+// showLeaveOrgPage asks before the user leaves organization :id.
+func (h *Handlers) showLeaveOrgPage(c echo.Context) error {
+	m, err := h.memberOrg(c)
+	if err != nil {
+		return err
+	}
+	if m.Personal() {
+		// Nobody leaves their personal organization; the page offers no
+		// way to.
+		return echo.ErrNotFound
+	}
+	return render(c, http.StatusOK, views.OrgLeavePage(orgView(m)))
+}
+
+// leaveOrg takes the user out of organization :id; the console then works
+// in their personal organization, if it worked in that one.
+func (h *Handlers) leaveOrg(c echo.Context) error {
+	u, _ := currentUser(c)
+	id, err := pathID(c, "id", echo.ErrNotFound)
+	if err != nil {
+		return err
+	}
+	err = h.Orgs.Remove(c.Request().Context(), id, u.ID, actor(c))
+	if done, err := h.orgKept(c, id, err); done {
+		return err
+	}
+	ctx := c.Request().Context()
+	if h.sessions.GetInt64(ctx, sessionOrg) == id {
+		h.sessions.Remove(ctx, sessionOrg)
+	}
+	h.flash(c, "FlashOrgLeft")
+	return redirect(c, orgsPath)
+}
+
+// memberOrg is organization :id as the signed-in user, a member of it,
+// sees it; not found for anyone else.
+func (h *Handlers) memberOrg(c echo.Context) (orgs.Membership, error) {
+	u, _ := currentUser(c)
+	id, err := pathID(c, "id", echo.ErrNotFound)
+	if err != nil {
+		return orgs.Membership{}, err
+	}
+	m, err := h.Orgs.Get(c.Request().Context(), u.ID, id)
+	if err != nil {
+		return m, orgRefusal(err)
+	}
+	return m, nil
+}
+
+// orgKept answers a change of organization id's members that the service
+// refused (done is then true, and err the answer): what keeps the
+// organization an owner is said on its page; the rest is orgRefusal's.
+func (h *Handlers) orgKept(c echo.Context, id int64, err error) (done bool, _ error) {
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, orgs.ErrLastOwner):
+		h.flashError(c, orgs.ErrLastOwner.Error())
+	case errors.Is(err, orgs.ErrPersonalOwner):
+		h.flashError(c, orgs.ErrPersonalOwner.Error())
+	default:
+		return true, orgRefusal(err)
+	}
+	return true, redirect(c, orgPath(id))
+}
+
+// orgRefusal is the answer to an organization service's refusal: 404 for
+// an organization or member the user cannot see, 403 with the reason for
+// what their role does not allow. Other errors pass unchanged.
+func orgRefusal(err error) error {
+	switch {
+	case errors.Is(err, orgs.ErrNotFound):
+		return echo.ErrNotFound
+	case errors.Is(err, orgs.ErrForbidden):
+		return echo.NewHTTPError(http.StatusForbidden, orgs.ErrForbidden.Error())
+	}
+	return err
+}
+
+// orgMemberParams are the path's organization (:id) and member (:user).
+func orgMemberParams(c echo.Context) (id, userID int64, err error) {
+	if id, err = pathID(c, "id", echo.ErrNotFound); err != nil {
+		return 0, 0, err
+	}
+	userID, err = pathID(c, "user", echo.ErrNotFound)
+	return id, userID, err
+}
+
+const orgsPath = "/orgs"
+
+func orgPath(id int64) string { return orgsPath + "/" + strconv.FormatInt(id, 10) }
+
+func orgView(m orgs.Membership) views.Org {
+	return views.Org{ID: m.Org.ID, Name: m.Org.Name, Personal: m.Personal(), Role: string(m.Role)}
+}
+
+// orgMemberView is person as member m of the organization sees them: the
+// roles in Allows say which controls m's page shows (the service checks
+// again on each change). Nobody changes the personal organization's owner.
+func orgMemberView(m orgs.Membership, person orgs.Person, self int64) views.OrgMember {
+	manages := orgs.Allows(m.Role, orgs.ManageMembers) &&
+		(person.Role != orgs.Owner || orgs.Allows(m.Role, orgs.ManageOwners)) &&
+		(!m.Org.PersonalOf.Valid || m.Org.PersonalOf.Int64 != person.UserID)
+	return views.OrgMember{
+		UserID: person.UserID, Email: person.Email, Name: person.Name, Role: string(person.Role),
+		Self: person.UserID == self, Changeable: manages, Removable: manages && person.UserID != self,
+	}
+}
