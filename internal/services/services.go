@@ -131,14 +131,14 @@ func New(c Config) *Set {
 		Webhooks: &webhooks.Service{Pool: pool, Box: box, Catalog: c.Catalog, BaseURL: c.BaseURL},
 		Mail:     &mailsettings.Service{Pool: pool, Box: box, EnvURL: c.SMTPURL, From: c.MailFrom, Logger: c.Logger},
 		Branding: &branding.Service{Pool: pool, Logger: c.Logger},
-		Orgs:     &orgs.Service{Pool: pool},
+		Orgs:     &orgs.Service{Pool: pool, Box: box},
 	}
 }
 
 // SetRiver hands the River client to the services that enqueue jobs.
 func (s *Set) SetRiver(rc *river.Client[pgx.Tx]) {
 	s.Accounts.River, s.Clusters.River, s.Nodes.River, s.Ingress.River = rc, rc, rc, rc
-	s.Billing.River, s.AdminSignUp.River = rc, rc
+	s.Billing.River, s.AdminSignUp.River, s.Orgs.River = rc, rc, rc
 }
 
 // urlHost is the host of the platform's base URL ("" when it has none:
