@@ -65,21 +65,29 @@ func (h *Handlers) recoverPanics() echo.MiddlewareFunc {
 	}
 }
 
-// redactPath hides the secret in paths that carry one: a join token is a
-// credential for the virtual cluster and must not reach the logs, nor the
-// key of a node quota webhook (its last segment).
+// secretPrefixes are the paths whose next segment is a secret: a join
+// token is a credential for the virtual cluster, an organization
+// invitation's token makes its holder a member.
+var secretPrefixes = []string{"/join/", "/orgs/invitations/"}
+
+// redactPath hides the secret in paths that carry one (secretPrefixes,
+// and the key of a node quota webhook, its last segment), so that it does
+// not reach the logs.
 func redactPath(p string) string {
 	if rest, ok := strings.CutPrefix(p, nodequota.WebhookPath); ok {
 		id, _, _ := strings.Cut(rest, "/")
 		return nodequota.WebhookPath + id + "/[redacted]"
 	}
-	rest, ok := strings.CutPrefix(p, "/join/")
-	if !ok {
-		return p
+	for _, prefix := range secretPrefixes {
+		rest, ok := strings.CutPrefix(p, prefix)
+		if !ok {
+			continue
+		}
+		_, tail, _ := strings.Cut(rest, "/")
+		if tail == "" {
+			return prefix + "[redacted]"
+		}
+		return prefix + "[redacted]/" + tail
 	}
-	_, tail, _ := strings.Cut(rest, "/")
-	if tail == "" {
-		return "/join/[redacted]"
-	}
-	return "/join/[redacted]/" + tail
+	return p
 }

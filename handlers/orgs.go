@@ -4,10 +4,12 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -91,16 +93,36 @@ func (h *Handlers) switchOrg(c echo.Context) error {
 }
 
 func (h *Handlers) showOrgPage(c echo.Context) error {
-	u, _ := currentUser(c)
 	m, err := h.memberOrg(c)
 	if err != nil {
 		return err
 	}
-	people, err := h.Orgs.Members(c.Request().Context(), u.ID, m.Org.ID)
+	return h.renderOrgPage(c, http.StatusOK, m, views.NewForm())
+}
+
+// renderOrgPage shows organization m's members and invitations to its
+// member, with the invitation form f to those who may invite.
+func (h *Handlers) renderOrgPage(c echo.Context, status int, m orgs.Membership, f views.Form) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	people, err := h.Orgs.Members(ctx, u.ID, m.Org.ID)
 	if err != nil {
 		return orgRefusal(err)
 	}
-	p := views.OrgPage{Org: orgView(m), Members: make([]views.OrgMember, len(people))}
+	invitations, err := h.Orgs.Invitations(ctx, u.ID, m.Org.ID)
+	if err != nil {
+		return orgRefusal(err)
+	}
+	p := views.OrgPage{
+		Org: orgView(m), Members: make([]views.OrgMember, len(people)),
+		CanInvite: orgs.Allows(m.Role, orgs.ManageMembers), Invite: f,
+	}
+	for _, inv := range invitations {
+		p.Invitations = append(p.Invitations, views.OrgInvitation{
+			ID: inv.ID, Email: inv.Email, Role: inv.Role, State: inv.State, InvitedBy: inv.InvitedBy,
+			ExpiresAt: inv.ExpiresAt.Time, Revocable: p.CanInvite && inv.State == orgs.InvitationPending,
+		})
+	}
 	for i, person := range people {
 		p.Members[i] = orgMemberView(m, person, u.ID)
 	}
@@ -109,7 +131,98 @@ func (h *Handlers) showOrgPage(c echo.Context) error {
 			p.Roles = append(p.Roles, string(r))
 		}
 	}
-	return render(c, http.StatusOK, views.OrgDetailPage(p))
+	return render(c, status, views.OrgDetailPage(p))
+}
+
+// inviteToOrg invites the posted address to organization :id in the
+// posted role, mailed in the inviter's language; the service decides
+// whether the user may.
+func (h *Handlers) inviteToOrg(c echo.Context) error {
+	ctx := c.Request().Context()
+	m, err := h.memberOrg(c)
+	if err != nil {
+		return err
+	}
+	f := formFrom(c, orgs.FieldEmail, "role")
+	_, err = h.Orgs.Invite(ctx, m.Org.ID, f.Value(orgs.FieldEmail), orgs.Role(f.Value("role")), locale.Lang(ctx), actor(c))
+	var fe input.Errors
+	if errors.As(err, &fe) {
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+		return h.renderOrgPage(c, http.StatusUnprocessableEntity, m, f)
+	}
+	if err != nil {
+		return orgRefusal(err)
+	}
+	h.flash(c, "FlashOrgInvited")
+	return redirect(c, orgPath(m.Org.ID))
+}
+
+// revokeOrgInvitation stops invitation :inv of organization :id working.
+func (h *Handlers) revokeOrgInvitation(c echo.Context) error {
+	id, err := pathID(c, "id", echo.ErrNotFound)
+	if err != nil {
+		return err
+	}
+	invID, err := pathID(c, "inv", echo.ErrNotFound)
+	if err != nil {
+		return err
+	}
+	err = h.Orgs.RevokeInvitation(c.Request().Context(), id, invID, actor(c))
+	switch {
+	case errors.Is(err, orgs.ErrInvitationNotPending):
+		h.flashError(c, orgs.ErrInvitationNotPending.Error())
+	case err != nil:
+		return orgRefusal(err)
+	default:
+		h.flash(c, "FlashOrgInvitationRevoked")
+	}
+	return redirect(c, orgPath(id))
+}
+
+// showOrgInvitationPage shows the invitation an emailed link names to
+// the signed-in user (requireUser sends others to sign in or sign up
+// first, and back here), with the button that accepts it when it is
+// theirs and pending.
+func (h *Handlers) showOrgInvitationPage(c echo.Context) error {
+	u, _ := currentUser(c)
+	inv, err := h.Orgs.Lookup(c.Request().Context(), c.Param("token"))
+	if errors.Is(err, orgs.ErrInvitationUnknown) {
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	p := views.OrgInvitationPage{
+		Token: c.Param("token"), Organization: inv.Organization, Role: inv.Invitation.Role,
+		InvitedBy: inv.InvitedBy, Email: inv.Invitation.Email, State: inv.State,
+	}
+	switch {
+	case inv.State != orgs.InvitationPending:
+		p.Problem = orgs.ErrInvitationNotPending.Error()
+	case !strings.EqualFold(inv.Invitation.Email, u.Email):
+		p.Problem = orgs.ErrInvitationOtherEmail.Error()
+	}
+	return render(c, http.StatusOK, views.OrgInvitationAcceptPage(p))
+}
+
+// acceptOrgInvitation makes the signed-in user a member as the link's
+// invitation says, and works in that organization from now on.
+func (h *Handlers) acceptOrgInvitation(c echo.Context) error {
+	u, _ := currentUser(c)
+	id, err := h.Orgs.Accept(c.Request().Context(), c.Param("token"), u, actor(c))
+	switch {
+	case errors.Is(err, orgs.ErrInvitationUnknown):
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	case errors.Is(err, orgs.ErrInvitationNotPending), errors.Is(err, orgs.ErrInvitationOtherEmail):
+		return echo.NewHTTPError(http.StatusConflict, err.Error())
+	case err != nil:
+		return err
+	}
+	h.sessions.Put(c.Request().Context(), sessionOrg, id)
+	h.flash(c, "FlashOrgInvitationAccepted")
+	return redirect(c, orgPath(id))
 }
 
 // setOrgMemberRole gives member :user of organization :id the posted

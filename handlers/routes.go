@@ -106,6 +106,12 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/orgs/:id/members/:user/role", h.setOrgMemberRole, h.requireUser)
 	e.GET("/orgs/:id/members/:user/remove", h.showRemoveOrgMemberPage, h.requireUser)
 	e.POST("/orgs/:id/members/:user/remove", h.removeOrgMember, h.requireUser)
+	e.POST("/orgs/:id/invitations", h.inviteToOrg, h.requireUser)
+	e.POST("/orgs/:id/invitations/:inv/revoke", h.revokeOrgInvitation, h.requireUser)
+	// An invitation's emailed link: requireUser sends a visitor to sign in
+	// (or sign up) and back.
+	e.GET("/orgs/invitations/:token", h.showOrgInvitationPage, h.requireUser)
+	e.POST("/orgs/invitations/:token/accept", h.acceptOrgInvitation, h.requireUser)
 
 	// The notification inbox (notifications_inbox.go).
 	e.GET("/notifications", h.showNotificationsInbox, h.requireUser)
