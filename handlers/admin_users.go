@@ -88,6 +88,9 @@ func (h *Handlers) renderAdminUserPage(c echo.Context, status int, id int64, f v
 	if m.Confirm, err = h.adminConfirm(c, me, fmt.Sprintf("/admin/users/%d", id)); err != nil {
 		return err
 	}
+	if m.More.Orgs, err = h.AdminOrgs.ForUser(c.Request().Context(), id); err != nil {
+		return err
+	}
 	for _, s := range d.Sessions {
 		m.Sessions = append(m.Sessions, views.AdminSession{
 			Created: timeOf(s.CreatedAt), LastSeen: timeOf(s.LastSeenAt), IP: s.Ip, UserAgent: s.UserAgent,

@@ -67,6 +67,8 @@ type apiAdminUserDetail struct {
 	APIKeys    []apiAdminUserKey     `json:"api_keys"`
 	Identities []apiAdminIdentity    `json:"identities"`
 	Clusters   []apiAdminUserCluster `json:"clusters"`
+	// Organizations are those it is a member of (api_admin_orgs.go).
+	Organizations []apiAdminUserOrg `json:"organizations"`
 }
 
 type apiAdminSession struct {
@@ -177,11 +179,18 @@ func (h *Handlers) showAPIAdminUser(c echo.Context) error {
 
 // answerAPIAdminUser answers with the account id as it is now.
 func (h *Handlers) answerAPIAdminUser(c echo.Context, id int64) error {
-	d, err := h.AdminUsers.Get(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	d, err := h.AdminUsers.Get(ctx, id)
 	if err != nil {
 		return apiAdminUserError(err)
 	}
-	return c.JSON(http.StatusOK, apiAdminUserDetailOf(d))
+	out := apiAdminUserDetailOf(d)
+	orgs, err := h.AdminOrgs.ForUser(ctx, id)
+	if err != nil {
+		return err
+	}
+	out.Organizations = apiAdminUserOrgsOf(orgs)
+	return c.JSON(http.StatusOK, out)
 }
 
 // changeAPIAdminUser is POST /api/v1/admin/users/:id/<action> (disable,

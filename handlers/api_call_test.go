@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -55,8 +56,13 @@ func TestPagesViewAsAPICall(t *testing.T) {
 	// The admin area's pages show the admin API's calls, for an admin key.
 	admin, _ := b.SignedUpAdmin(t, "root")
 	adminKey := admin.CreateScopedKey("ops", "admin")
+	// ada's personal organization, as admins see it.
+	var adaOrg int64
+	require.NoError(t, b.Pool.QueryRow(context.Background(), "SELECT id FROM organizations WHERE personal_of = $1", b.UserID(t, email)).Scan(&adaOrg))
 	for _, tt := range []struct{ page, call string }{
 		{"/admin/users", "/api/v1/admin/users"},
+		{"/admin/organizations", "/api/v1/admin/organizations"},
+		{fmt.Sprintf("/admin/organizations/%d", adaOrg), fmt.Sprintf("/api/v1/admin/organizations/%d", adaOrg)},
 		{"/admin/clusters", "/api/v1/admin/clusters"},
 		{fmt.Sprintf("/admin/clusters/%d", id), fmt.Sprintf("/api/v1/admin/clusters/%d", id)},
 		{"/admin/orders", "/api/v1/admin/orders"},

@@ -24,6 +24,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
+	"github.com/kubebyon/kubebyon/internal/adminorgs"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/adminsignup"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
@@ -108,8 +109,9 @@ type Deps struct {
 	EdgeRoutes *edge.RoutesWatcher
 	// DNS: the DNS settings, their check, and each cluster's record.
 	DNS *dnsrecords.Service
-	// AdminUsers and AdminSettings: the admin area.
+	// AdminUsers, AdminOrgs and AdminSettings: the admin area.
 	AdminUsers    *adminusers.Service
+	AdminOrgs     *adminorgs.Service
 	AdminSettings *adminsettings.Service
 	// Mail: the mail server settings; also the platform's mail sender.
 	Mail *mailsettings.Service

@@ -277,6 +277,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	adminAPI.POST("/users/:id/revoke-sessions", h.changeAPIAdminUser(adminusers.RevokeSessions))
 	adminAPI.POST("/users/:id/password-reset", h.resetAPIAdminUserPassword)
 	adminAPI.DELETE("/users/:id/api-keys/:keyid", h.revokeAPIAdminUserKey)
+	// The organizations (api_admin_orgs.go).
+	adminAPI.GET("/organizations", h.listAPIAdminOrgs)
+	adminAPI.GET("/organizations/:id", h.showAPIAdminOrg)
 	// A user's subscription, orders (api_admin_billing.go) and plans
 	// (api_admin_plans.go).
 	adminAPI.GET("/users/:id/subscription", h.showAPIAdminSubscription)
@@ -380,6 +383,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	admin.POST("/users/:id/api-keys/:keyid/revoke", h.revokeAdminUserAPIKey)
 	admin.POST("/users/:id/password-reset", h.resetAdminUserPassword)
 	admin.POST("/users/:id/delete", h.deleteAdminUser)
+	// The organizations (admin_orgs.go).
+	admin.GET("/organizations", h.showAdminOrgsPage)
+	admin.GET("/organizations/:id", h.showAdminOrgPage)
 	// The audit log (admin_activity.go) and the platform's settings
 	// (admin_settings.go).
 	admin.GET("/activity", h.showAdminActivityPage)

@@ -1,3 +1,79 @@
+-- name: AdminOrgList :many
+-- Every organization, newest first, keyset-paginated by id (below
+-- @before_id; 0: from the newest), with what the admins' list shows: the
+-- address of the user whose personal organization it is (empty for a team's)
+-- and the number of members.
+SELECT o.id, o.name, o.personal_of, o.created_at,
+       coalesce(p.email, '')::text AS personal_email,
+       (SELECT count(*) FROM organization_members m WHERE m.org_id = o.id) AS member_count
+FROM organizations o
+LEFT JOIN users p ON p.id = o.personal_of
+WHERE @before_id::bigint = 0 OR o.id < @before_id::bigint
+ORDER BY o.id DESC
+LIMIT @row_limit;
+
+-- name: AdminOrgSearch :many
+-- AdminOrgList of the organizations whose name, or one of whose members'
+-- email, holds the search, in any case. @pattern is the search with \, %
+-- and _ escaped, between two %. The matches are found first, through the
+-- trigram indexes on lower(organizations.name) and lower(users.email);
+-- only they are sorted.
+WITH matches AS MATERIALIZED (
+    SELECT organizations.id FROM organizations WHERE lower(organizations.name) LIKE lower(@pattern::text)
+    UNION
+    SELECT mm.org_id FROM users mu JOIN organization_members mm ON mm.user_id = mu.id
+    WHERE lower(mu.email) LIKE lower(@pattern::text)
+)
+SELECT o.id, o.name, o.personal_of, o.created_at,
+       coalesce(p.email, '')::text AS personal_email,
+       (SELECT count(*) FROM organization_members m WHERE m.org_id = o.id) AS member_count
+FROM organizations o
+LEFT JOIN users p ON p.id = o.personal_of
+WHERE o.id IN (SELECT matches.id FROM matches) AND (@before_id::bigint = 0 OR o.id < @before_id::bigint)
+ORDER BY o.id DESC
+LIMIT @row_limit;
+
+-- name: AdminOrgGet :one
+-- One organization as the admins see it, with the addresses of the user
+-- whose personal organization it is and of who made it (empty for none or
+-- an account deleted since), and its number of members.
+SELECT sqlc.embed(o),
+       coalesce(p.email, '')::text AS personal_email,
+       coalesce(c.email, '')::text AS created_by_email,
+       (SELECT count(*) FROM organization_members m WHERE m.org_id = o.id) AS member_count
+FROM organizations o
+LEFT JOIN users p ON p.id = o.personal_of
+LEFT JOIN users c ON c.id = o.created_by
+WHERE o.id = @id;
+
+-- name: AdminOrgMembers :many
+-- The members of an organization, owners first, then by address.
+SELECT m.user_id, m.role, m.created_at, u.email, u.name
+FROM organization_members m
+JOIN users u ON u.id = m.user_id
+WHERE m.org_id = @org_id
+ORDER BY array_position(ARRAY['owner', 'admin', 'member', 'viewer'], m.role), lower(u.email);
+
+-- name: AdminOrgInvitations :many
+-- An organization's invitations, newest first, with the inviter's address
+-- (empty for an account deleted since).
+SELECT sqlc.embed(i), coalesce(u.email, '')::text AS invited_by_email
+FROM org_invitations i
+LEFT JOIN users u ON u.id = i.invited_by
+WHERE i.org_id = @org_id
+ORDER BY i.id DESC
+LIMIT @row_limit;
+
+-- name: AdminOrgListForUser :many
+-- The organizations a user is a member of, with their role and the
+-- number of members: the personal one first, then by name.
+SELECT o.id, o.name, o.personal_of, m.role, m.created_at AS joined_at,
+       (SELECT count(*) FROM organization_members om WHERE om.org_id = o.id) AS member_count
+FROM organizations o
+JOIN organization_members m ON m.org_id = o.id
+WHERE m.user_id = @user_id
+ORDER BY o.personal_of IS NULL, lower(o.name), o.id;
+
 -- name: OrgCreate :one
 INSERT INTO organizations (name, created_by)
 VALUES (@name, @created_by)

@@ -11,6 +11,309 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const adminOrgGet = `-- name: AdminOrgGet :one
+SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at,
+       coalesce(p.email, '')::text AS personal_email,
+       coalesce(c.email, '')::text AS created_by_email,
+       (SELECT count(*) FROM organization_members m WHERE m.org_id = o.id) AS member_count
+FROM organizations o
+LEFT JOIN users p ON p.id = o.personal_of
+LEFT JOIN users c ON c.id = o.created_by
+WHERE o.id = $1
+`
+
+type AdminOrgGetRow struct {
+	Organization   Organization
+	PersonalEmail  string
+	CreatedByEmail string
+	MemberCount    int64
+}
+
+// One organization as the admins see it, with the addresses of the user
+// whose personal organization it is and of who made it (empty for none or
+// an account deleted since), and its number of members.
+func (q *Queries) AdminOrgGet(ctx context.Context, id int64) (AdminOrgGetRow, error) {
+	row := q.db.QueryRow(ctx, adminOrgGet, id)
+	var i AdminOrgGetRow
+	err := row.Scan(
+		&i.Organization.ID,
+		&i.Organization.Name,
+		&i.Organization.PersonalOf,
+		&i.Organization.ViewerKubeconfig,
+		&i.Organization.CreatedBy,
+		&i.Organization.CreatedAt,
+		&i.Organization.UpdatedAt,
+		&i.PersonalEmail,
+		&i.CreatedByEmail,
+		&i.MemberCount,
+	)
+	return i, err
+}
+
+const adminOrgInvitations = `-- name: AdminOrgInvitations :many
+SELECT i.id, i.org_id, i.email, i.role, i.token_hash, i.invited_by, i.created_at, i.expires_at, i.accepted_at, i.accepted_user_id, i.revoked_at, coalesce(u.email, '')::text AS invited_by_email
+FROM org_invitations i
+LEFT JOIN users u ON u.id = i.invited_by
+WHERE i.org_id = $1
+ORDER BY i.id DESC
+LIMIT $2
+`
+
+type AdminOrgInvitationsParams struct {
+	OrgID    int64
+	RowLimit int32
+}
+
+type AdminOrgInvitationsRow struct {
+	OrgInvitation  OrgInvitation
+	InvitedByEmail string
+}
+
+// An organization's invitations, newest first, with the inviter's address
+// (empty for an account deleted since).
+func (q *Queries) AdminOrgInvitations(ctx context.Context, arg AdminOrgInvitationsParams) ([]AdminOrgInvitationsRow, error) {
+	rows, err := q.db.Query(ctx, adminOrgInvitations, arg.OrgID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminOrgInvitationsRow{}
+	for rows.Next() {
+		var i AdminOrgInvitationsRow
+		if err := rows.Scan(
+			&i.OrgInvitation.ID,
+			&i.OrgInvitation.OrgID,
+			&i.OrgInvitation.Email,
+			&i.OrgInvitation.Role,
+			&i.OrgInvitation.TokenHash,
+			&i.OrgInvitation.InvitedBy,
+			&i.OrgInvitation.CreatedAt,
+			&i.OrgInvitation.ExpiresAt,
+			&i.OrgInvitation.AcceptedAt,
+			&i.OrgInvitation.AcceptedUserID,
+			&i.OrgInvitation.RevokedAt,
+			&i.InvitedByEmail,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adminOrgList = `-- name: AdminOrgList :many
+SELECT o.id, o.name, o.personal_of, o.created_at,
+       coalesce(p.email, '')::text AS personal_email,
+       (SELECT count(*) FROM organization_members m WHERE m.org_id = o.id) AS member_count
+FROM organizations o
+LEFT JOIN users p ON p.id = o.personal_of
+WHERE $1::bigint = 0 OR o.id < $1::bigint
+ORDER BY o.id DESC
+LIMIT $2
+`
+
+type AdminOrgListParams struct {
+	BeforeID int64
+	RowLimit int32
+}
+
+type AdminOrgListRow struct {
+	ID            int64
+	Name          string
+	PersonalOf    pgtype.Int8
+	CreatedAt     pgtype.Timestamptz
+	PersonalEmail string
+	MemberCount   int64
+}
+
+// Every organization, newest first, keyset-paginated by id (below
+// @before_id; 0: from the newest), with what the admins' list shows: the
+// address of the user whose personal organization it is (empty for a team's)
+// and the number of members.
+func (q *Queries) AdminOrgList(ctx context.Context, arg AdminOrgListParams) ([]AdminOrgListRow, error) {
+	rows, err := q.db.Query(ctx, adminOrgList, arg.BeforeID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminOrgListRow{}
+	for rows.Next() {
+		var i AdminOrgListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.PersonalOf,
+			&i.CreatedAt,
+			&i.PersonalEmail,
+			&i.MemberCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adminOrgListForUser = `-- name: AdminOrgListForUser :many
+SELECT o.id, o.name, o.personal_of, m.role, m.created_at AS joined_at,
+       (SELECT count(*) FROM organization_members om WHERE om.org_id = o.id) AS member_count
+FROM organizations o
+JOIN organization_members m ON m.org_id = o.id
+WHERE m.user_id = $1
+ORDER BY o.personal_of IS NULL, lower(o.name), o.id
+`
+
+type AdminOrgListForUserRow struct {
+	ID          int64
+	Name        string
+	PersonalOf  pgtype.Int8
+	Role        string
+	JoinedAt    pgtype.Timestamptz
+	MemberCount int64
+}
+
+// The organizations a user is a member of, with their role and the
+// number of members: the personal one first, then by name.
+func (q *Queries) AdminOrgListForUser(ctx context.Context, userID int64) ([]AdminOrgListForUserRow, error) {
+	rows, err := q.db.Query(ctx, adminOrgListForUser, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminOrgListForUserRow{}
+	for rows.Next() {
+		var i AdminOrgListForUserRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.PersonalOf,
+			&i.Role,
+			&i.JoinedAt,
+			&i.MemberCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adminOrgMembers = `-- name: AdminOrgMembers :many
+SELECT m.user_id, m.role, m.created_at, u.email, u.name
+FROM organization_members m
+JOIN users u ON u.id = m.user_id
+WHERE m.org_id = $1
+ORDER BY array_position(ARRAY['owner', 'admin', 'member', 'viewer'], m.role), lower(u.email)
+`
+
+type AdminOrgMembersRow struct {
+	UserID    int64
+	Role      string
+	CreatedAt pgtype.Timestamptz
+	Email     string
+	Name      string
+}
+
+// The members of an organization, owners first, then by address.
+func (q *Queries) AdminOrgMembers(ctx context.Context, orgID int64) ([]AdminOrgMembersRow, error) {
+	rows, err := q.db.Query(ctx, adminOrgMembers, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminOrgMembersRow{}
+	for rows.Next() {
+		var i AdminOrgMembersRow
+		if err := rows.Scan(
+			&i.UserID,
+			&i.Role,
+			&i.CreatedAt,
+			&i.Email,
+			&i.Name,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adminOrgSearch = `-- name: AdminOrgSearch :many
+WITH matches AS MATERIALIZED (
+    SELECT organizations.id FROM organizations WHERE lower(organizations.name) LIKE lower($3::text)
+    UNION
+    SELECT mm.org_id FROM users mu JOIN organization_members mm ON mm.user_id = mu.id
+    WHERE lower(mu.email) LIKE lower($3::text)
+)
+SELECT o.id, o.name, o.personal_of, o.created_at,
+       coalesce(p.email, '')::text AS personal_email,
+       (SELECT count(*) FROM organization_members m WHERE m.org_id = o.id) AS member_count
+FROM organizations o
+LEFT JOIN users p ON p.id = o.personal_of
+WHERE o.id IN (SELECT matches.id FROM matches) AND ($1::bigint = 0 OR o.id < $1::bigint)
+ORDER BY o.id DESC
+LIMIT $2
+`
+
+type AdminOrgSearchParams struct {
+	BeforeID int64
+	RowLimit int32
+	Pattern  string
+}
+
+type AdminOrgSearchRow struct {
+	ID            int64
+	Name          string
+	PersonalOf    pgtype.Int8
+	CreatedAt     pgtype.Timestamptz
+	PersonalEmail string
+	MemberCount   int64
+}
+
+// AdminOrgList of the organizations whose name, or one of whose members'
+// email, holds the search, in any case. @pattern is the search with \, %
+// and _ escaped, between two %. The matches are found first, through the
+// trigram indexes on lower(organizations.name) and lower(users.email);
+// only they are sorted.
+func (q *Queries) AdminOrgSearch(ctx context.Context, arg AdminOrgSearchParams) ([]AdminOrgSearchRow, error) {
+	rows, err := q.db.Query(ctx, adminOrgSearch, arg.BeforeID, arg.RowLimit, arg.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminOrgSearchRow{}
+	for rows.Next() {
+		var i AdminOrgSearchRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.PersonalOf,
+			&i.CreatedAt,
+			&i.PersonalEmail,
+			&i.MemberCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const orgCreate = `-- name: OrgCreate :one
 INSERT INTO organizations (name, created_by)
 VALUES ($1, $2)

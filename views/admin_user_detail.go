@@ -1,10 +1,16 @@
 package views
 
-import "time"
+import (
+	"time"
+
+	"github.com/kubebyon/kubebyon/internal/adminorgs"
+)
 
 // AdminUserMore is what an account's admin page shows beside its profile:
-// its clusters, API keys (never their secrets) and ways to sign in.
+// its organizations, clusters, API keys (never their secrets) and ways to
+// sign in.
 type AdminUserMore struct {
+	Orgs        []adminorgs.Membership
 	Clusters    []AdminUserCluster
 	APIKeys     []AdminUserAPIKey
 	HasPassword bool

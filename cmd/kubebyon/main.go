@@ -414,6 +414,7 @@ func (c *cli) serve(args []string) error {
 		NodeQuota:      svc.NodeQuota,
 		APIKeys:        svc.APIKeys,
 		AdminUsers:     svc.AdminUsers,
+		AdminOrgs:      svc.AdminOrgs,
 		AdminSettings:  svc.AdminSettings,
 		AdminSignUp:    svc.AdminSignUp,
 		SignIn:         svc.SignIn,

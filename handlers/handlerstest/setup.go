@@ -199,6 +199,7 @@ func Deps(set *services.Set, base handlers.Deps) handlers.Deps {
 	base.NodeQuota = set.NodeQuota
 	base.APIKeys = set.APIKeys
 	base.AdminUsers = set.AdminUsers
+	base.AdminOrgs = set.AdminOrgs
 	base.AdminSettings = set.AdminSettings
 	base.AdminSignUp = set.AdminSignUp
 	base.SignIn = set.SignIn

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/adminorgs"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/adminsignup"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
@@ -80,6 +81,7 @@ type Set struct {
 	NodeQuota     *nodequota.Service
 	APIKeys       *apikeys.Service
 	AdminUsers    *adminusers.Service
+	AdminOrgs     *adminorgs.Service
 	AdminSettings *adminsettings.Service
 	AdminSignUp   *adminsignup.Service
 	SignIn        *signinproviders.Service
@@ -117,6 +119,7 @@ func New(c Config) *Set {
 		NodeQuota:     &nodequota.Service{Pool: pool, Box: box, Clients: nodequota.NewClients(virtual, nodequota.ClientsKept)},
 		APIKeys:       &apikeys.Service{Pool: pool},
 		AdminUsers:    &adminusers.Service{Pool: pool},
+		AdminOrgs:     &adminorgs.Service{Pool: pool},
 		AdminSettings: &adminsettings.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
 		AdminSignUp:   &adminsignup.Service{Pool: pool, Box: box},
 		SignIn:        &signinproviders.Service{Pool: pool, Box: box},
