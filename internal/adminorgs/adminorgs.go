@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -101,7 +102,7 @@ func (s *Service) List(ctx context.Context, search string, before int64, size in
 		}
 	} else {
 		found, err := q.AdminOrgSearch(ctx, queries.AdminOrgSearchParams{
-			Pattern: "%" + likeEscaper.Replace(search) + "%", BeforeID: before, RowLimit: int32(size) + 1,
+			Pattern: input.Contains(search), BeforeID: before, RowLimit: int32(size) + 1,
 		})
 		if err != nil {
 			return Page{}, fmt.Errorf("search organizations: %w", err)
@@ -125,10 +126,6 @@ func (s *Service) List(ctx context.Context, search string, before int64, size in
 	}
 	return p, nil
 }
-
-// likeEscaper makes a search a literal in a LIKE pattern (whose escape
-// character is the backslash).
-var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 
 // Detail is one organization with its members and invitations.
 type Detail struct {

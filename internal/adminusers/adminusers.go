@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -104,7 +105,7 @@ func (s *Service) List(ctx context.Context, search string, after int64, size int
 		}
 	} else {
 		found, err := q.AdminUserSearch(ctx, queries.AdminUserSearchParams{
-			Pattern: "%" + likeEscaper.Replace(search) + "%", AfterID: after, RowLimit: int32(size) + 1,
+			Pattern: input.Contains(search), AfterID: after, RowLimit: int32(size) + 1,
 		})
 		if err != nil {
 			return Page{}, fmt.Errorf("search users: %w", err)
@@ -121,10 +122,6 @@ func (s *Service) List(ctx context.Context, search string, after int64, size int
 	}
 	return p, nil
 }
-
-// likeEscaper makes a search a literal in a LIKE pattern (whose escape
-// character is the backslash).
-var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 
 // Detail is one account with its signed-in browsers and what it did lately.
 type Detail struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
@@ -121,14 +122,10 @@ func (s *Service) AdminListOlder(ctx context.Context, f AdminFilter, before int6
 // searchPattern is the LIKE pattern of a search: "" for none.
 func searchPattern(search string) string {
 	if search = strings.TrimSpace(search); search != "" {
-		return "%" + likeEscaper.Replace(search) + "%"
+		return input.Contains(search)
 	}
 	return ""
 }
-
-// likeEscaper makes a search a literal in a LIKE pattern (whose escape
-// character is the backslash).
-var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 
 // AdminRetry is Retry by an admin, on any user's cluster: the owner is
 // told, and the audit event names the admin's action.

@@ -107,3 +107,12 @@ func (sc SecretChange) Apply(stored string) string {
 // Contradicts reports whether the change both replaces and clears the
 // secret.
 func (sc SecretChange) Contradicts() bool { return sc.Value != "" && sc.Clear }
+
+// likeEscaper escapes what LIKE reads as wildcards, and its escape.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+
+// Contains is the LIKE pattern of the texts that contain s as it is: its
+// %, _ and \ match themselves.
+func Contains(s string) string {
+	return "%" + likeEscaper.Replace(s) + "%"
+}
