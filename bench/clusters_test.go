@@ -92,7 +92,7 @@ func BenchmarkClusterCreateToInstalled(b *testing.B) {
 		start := time.Now()
 		created := make(map[int64]time.Time, n)
 		for j := 0; j < n; j++ {
-			c, err := svc.Create(ctx, u.ID, clusters.Input{Name: fmt.Sprintf("%s-c%d", round, j)}, audit.Actor{UserID: u.ID})
+			c, err := svc.Create(ctx, actingAs(b, svc.Pool, u.ID), clusters.Input{Name: fmt.Sprintf("%s-c%d", round, j)}, audit.Actor{UserID: u.ID})
 			require.NoError(b, err)
 			created[c.ID] = time.Now()
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -44,6 +45,7 @@ func (h *Handlers) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Set(ctxUser, caller.User)
 		c.Set(ctxAPIScope, caller.Scope)
+		c.Set(ctxActing, orgs.Acting{OrgID: caller.OrgID, UserID: caller.User.ID, Cap: caller.OrgRole})
 		return h.idempotent(c, caller.User.ID, next)
 	}
 }

@@ -83,7 +83,10 @@ type apiAPIKeyBody struct {
 // createAPIKeyByAPI is POST /api/v1/api-keys: 201 with the key, whose
 // value is in this answer only.
 func (h *Handlers) createAPIKeyByAPI(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	var body apiAPIKeyBody
 	if err := decodeJSON(c, &body); err != nil {
 		return err
@@ -98,7 +101,7 @@ func (h *Handlers) createAPIKeyByAPI(c echo.Context) error {
 	if caller, _ := c.Get(ctxAPIScope).(string); apikeys.Within(scope, apikeys.ScopeAdmin) && !apikeys.Within(scope, caller) {
 		return refuseScope(c, scope, "ErrAPIKeyScopeAboveOwn")
 	}
-	created, err := h.APIKeys.Create(c.Request().Context(), u.ID, body.Name, scope, expiry, actor(c))
+	created, err := h.APIKeys.Create(c.Request().Context(), who, body.Name, scope, expiry, actor(c))
 	if err != nil {
 		return err
 	}

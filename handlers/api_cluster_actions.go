@@ -24,12 +24,15 @@ import (
 // work starts again; 202 with the cluster, whose Location is polled until
 // its status is ready or failed; 409 when it has not failed.
 func (h *Handlers) retryAPICluster(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
-	cl, err := h.Clusters.Retry(c.Request().Context(), u.ID, id, actor(c))
+	cl, err := h.Clusters.Retry(c.Request().Context(), who, id, actor(c))
 	if errors.Is(err, clusters.ErrNotFailed) {
 		return echo.NewHTTPError(http.StatusConflict, err.Error())
 	}
@@ -110,7 +113,7 @@ type apiHostnameList struct {
 // bound to the cluster, by name, a page at a time (the cursor is the last
 // name of the page before).
 func (h *Handlers) listAPIHostnames(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}
@@ -160,7 +163,11 @@ type apiClusterEventList struct {
 // listAPIClusterEvents is GET /api/v1/clusters/{id}/events: the cluster's
 // timeline, newest first, a page at a time.
 func (h *Handlers) listAPIClusterEvents(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}
@@ -169,7 +176,7 @@ func (h *Handlers) listAPIClusterEvents(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	events, err := h.Clusters.EventPage(ctx, cl.OwnerID, cl.ID, before, int32(p.Limit)+1)
+	events, err := h.Clusters.EventPage(ctx, who, cl.ID, before, int32(p.Limit)+1)
 	if err != nil {
 		return err
 	}

@@ -152,7 +152,7 @@ func (h *Handlers) withIngress(c echo.Context, cl queries.Cluster) (apiCluster, 
 }
 
 func apiClusterFrom(c queries.Cluster) apiCluster {
-	return apiClusterOf(queries.ClusterListByOwnerRow{
+	return apiClusterOf(queries.ClusterListForMemberRow{
 		ID: c.ID, Name: c.Name, Slug: c.Slug, Description: c.Description,
 		KubernetesVersion: c.KubernetesVersion, PublicAccessMode: c.PublicAccessMode,
 		Status: c.Status, StatusMessage: c.StatusMessage, Endpoint: c.Endpoint,
@@ -165,7 +165,7 @@ func apiClusterFrom(c queries.Cluster) apiCluster {
 
 // apiClusterOf is a cluster as the API shows it, from the columns the
 // API's list reads.
-func apiClusterOf(c queries.ClusterListByOwnerRow) apiCluster {
+func apiClusterOf(c queries.ClusterListForMemberRow) apiCluster {
 	out := apiCluster{
 		ID: c.ID, Name: c.Name, Slug: c.Slug, Description: c.Description,
 		KubernetesVersion: c.KubernetesVersion, PublicAccessMode: c.PublicAccessMode,
@@ -231,12 +231,15 @@ type apiInvalidBody struct {
 }
 
 func (h *Handlers) listAPIClusters(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	p, before, err := apiIDPageOf(c)
 	if err != nil {
 		return err
 	}
-	page, err := h.Clusters.List(c.Request().Context(), u.ID, before, p.Limit)
+	page, err := h.Clusters.List(c.Request().Context(), who, before, p.Limit)
 	if err != nil {
 		return err
 	}
@@ -248,7 +251,10 @@ func (h *Handlers) listAPIClusters(c echo.Context) error {
 }
 
 func (h *Handlers) createAPICluster(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	var body apiClusterBody
 	if err := decodeJSON(c, &body); err != nil {
 		return err
@@ -259,7 +265,7 @@ func (h *Handlers) createAPICluster(c echo.Context) error {
 		KubernetesVersion: valueOr(body.KubernetesVersion, ""), PublicAccessMode: valueOr(body.PublicAccessMode, ""),
 		Backend: valueOr(body.Backend, ""),
 	}
-	cl, err := h.Clusters.Create(c.Request().Context(), u.ID, in, actor(c))
+	cl, err := h.Clusters.Create(c.Request().Context(), who, in, actor(c))
 	if err != nil {
 		return h.apiClusterError(c, err)
 	}
@@ -270,12 +276,15 @@ func (h *Handlers) createAPICluster(c echo.Context) error {
 // showAPICluster is GET /api/v1/clusters/{id}, with the ETag of what a
 // PATCH changes (clusters.Edit), for If-Match.
 func (h *Handlers) showAPICluster(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
-	cl, tag, err := h.Clusters.Tagged(c.Request().Context(), u.ID, id)
+	cl, tag, err := h.Clusters.Tagged(c.Request().Context(), who, id)
 	if err != nil {
 		return h.apiClusterError(c, err)
 	}
@@ -336,8 +345,11 @@ func (h *Handlers) updateAPICluster(c echo.Context) error {
 			return err
 		})
 	}
-	u, _ := currentUser(c)
-	edited, tag, err := h.Clusters.Edit(c.Request().Context(), u.ID, cl.ID, ifMatch(c), steps...)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	edited, tag, err := h.Clusters.Edit(c.Request().Context(), who, cl.ID, ifMatch(c), steps...)
 	if errors.Is(err, ingress.ErrPodCIDRShared) {
 		return c.JSON(http.StatusUnprocessableEntity, apiInvalid{Error: apiInvalidBody{
 			Code: "pod_network_shared", Message: locale.T(c.Request().Context(), err.Error(), map[string]any{"CIDR": cl.PodCidr.String()}),
@@ -396,12 +408,15 @@ func setETag(c echo.Context, tag func(context.Context) (string, error)) error {
 // deleteAPICluster asks for the cluster's deletion; the API key stands in
 // for the name the console asks to type.
 func (h *Handlers) deleteAPICluster(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}
-	u, _ := currentUser(c)
-	deleted, err := h.Clusters.Delete(c.Request().Context(), u.ID, cl.ID, cl.Name, actor(c))
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	deleted, err := h.Clusters.Delete(c.Request().Context(), who, cl.ID, cl.Name, actor(c))
 	if err != nil {
 		return h.apiClusterError(c, err)
 	}
@@ -409,12 +424,11 @@ func (h *Handlers) deleteAPICluster(c echo.Context) error {
 }
 
 func (h *Handlers) downloadAPIKubeconfig(c echo.Context) error {
-	u, _ := currentUser(c)
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
-	return h.sendKubeconfig(c, u.ID, id)
+	return h.sendKubeconfig(c, id)
 }
 
 // valueOr is *p, or def when the field was absent.

@@ -82,7 +82,10 @@ type apiJoinTokenList struct {
 // listAPIJoinTokens is GET /api/v1/clusters/{id}/join-tokens: the
 // cluster's tokens, newest first, a page at a time.
 func (h *Handlers) listAPIJoinTokens(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
@@ -91,7 +94,7 @@ func (h *Handlers) listAPIJoinTokens(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.JoinTokens.Page(c.Request().Context(), u.ID, id, before, int32(p.Limit)+1)
+	list, err := h.JoinTokens.Page(c.Request().Context(), who, id, before, int32(p.Limit)+1)
 	if errors.Is(err, jointokens.ErrNotFound) {
 		return errClusterNotFound
 	}
@@ -109,7 +112,10 @@ func (h *Handlers) listAPIJoinTokens(c echo.Context) error {
 // createAPIJoinToken is POST /api/v1/clusters/{id}/join-tokens: 201 with
 // the token and its join command.
 func (h *Handlers) createAPIJoinToken(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
@@ -126,7 +132,7 @@ func (h *Handlers) createAPIJoinToken(c echo.Context) error {
 		}
 	}
 	ctx := c.Request().Context()
-	created, err := h.JoinTokens.Create(ctx, u.ID, id, in, actor(c))
+	created, err := h.JoinTokens.Create(ctx, who, id, in, actor(c))
 	if errors.Is(err, jointokens.ErrNotFound) {
 		return errClusterNotFound
 	}
@@ -145,8 +151,11 @@ func (h *Handlers) showAPIJoinToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, _ := currentUser(c)
-	t, err := h.JoinTokens.One(c.Request().Context(), u.ID, clusterID, tokenID)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	t, err := h.JoinTokens.One(c.Request().Context(), who, clusterID, tokenID)
 	if err != nil {
 		return joinTokenAPIError(err)
 	}
@@ -161,12 +170,15 @@ func (h *Handlers) revokeAPIJoinToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
-	if _, err := h.JoinTokens.Revoke(ctx, u.ID, clusterID, tokenID, actor(c)); err != nil {
+	if _, err := h.JoinTokens.Revoke(ctx, who, clusterID, tokenID, actor(c)); err != nil {
 		return joinTokenAPIError(err)
 	}
-	t, err := h.JoinTokens.One(ctx, u.ID, clusterID, tokenID)
+	t, err := h.JoinTokens.One(ctx, who, clusterID, tokenID)
 	if err != nil {
 		return err
 	}

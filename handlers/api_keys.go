@@ -50,7 +50,10 @@ func (h *Handlers) renderAPIKeysPage(c echo.Context, status int, f views.Form) e
 // redirecting: the value is not stored anywhere it could be shown from
 // again, the session included.
 func (h *Handlers) createAPIKey(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	formID := h.sessions.PopString(c.Request().Context(), sessionAPIKeyForm)
 	if formID == "" || c.FormValue("form_id") != formID {
 		h.flashError(c, "FlashAPIKeyFormUsed")
@@ -58,7 +61,7 @@ func (h *Handlers) createAPIKey(c echo.Context) error {
 	}
 	f := formFrom(c, "name", "scope", "expiry", "expires_on")
 	expiry := apikeys.Expiry{Choice: f.Value("expiry"), Date: f.Value("expires_on")}
-	created, err := h.APIKeys.Create(c.Request().Context(), u.ID, f.Value("name"), f.Value("scope"), expiry, actor(c))
+	created, err := h.APIKeys.Create(c.Request().Context(), who, f.Value("name"), f.Value("scope"), expiry, actor(c))
 	var fe apikeys.FieldErrors
 	if errors.As(err, &fe) {
 		for k, v := range fe {

@@ -107,7 +107,7 @@ type apiNodeIngressBody struct {
 // with the public address its host names' records get; 200 with the
 // setting as the node now has it, 422 for an address that is not one.
 func (h *Handlers) setAPINodeIngress(c echo.Context) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.memberReadyCluster(c)
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func apiNodeOperationFrom(op queries.NodeOperation) apiNodeOperation {
 // with the store's compaction (410) and is not kept by every backend's
 // datastore alike.
 func (h *Handlers) listAPINodes(c echo.Context) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.memberReadyCluster(c)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (h *Handlers) cordonAPINode(c echo.Context) error   { return h.setAPICordon
 func (h *Handlers) uncordonAPINode(c echo.Context) error { return h.setAPICordon(c, false) }
 
 func (h *Handlers) setAPICordon(c echo.Context, desired bool) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.memberReadyCluster(c)
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func readDrainBody(c echo.Context) (apiDrainBody, error) {
 }
 
 func (h *Handlers) drainAPINode(c echo.Context) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.memberReadyCluster(c)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (h *Handlers) drainAPINode(c echo.Context) error {
 }
 
 func (h *Handlers) deleteAPINode(c echo.Context) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.memberReadyCluster(c)
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func acceptedOperation(c echo.Context, clusterID int64, op queries.NodeOperation
 // or deletion as it stands, read from the platform (the cluster may be
 // unreachable meanwhile).
 func (h *Handlers) showAPINodeOperation(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}

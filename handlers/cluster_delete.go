@@ -13,7 +13,7 @@ import (
 )
 
 func (h *Handlers) showDeleteClusterPage(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}
@@ -27,7 +27,11 @@ func (h *Handlers) showDeleteClusterPage(c echo.Context) error {
 // renderDeletePage asks for the cluster's name, and says which machines
 // joined it: deleting the cluster leaves them as they are.
 func (h *Handlers) renderDeletePage(c echo.Context, status int, cl queries.Cluster, f views.Form) error {
-	nodes, err := h.Clusters.NodeNames(c.Request().Context(), cl.OwnerID, cl.ID)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	nodes, err := h.Clusters.NodeNames(c.Request().Context(), who, cl.ID)
 	if err != nil {
 		return err
 	}
@@ -35,13 +39,16 @@ func (h *Handlers) renderDeletePage(c echo.Context, status int, cl queries.Clust
 }
 
 func (h *Handlers) deleteCluster(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	f := formFrom(c, "confirm")
-	_, err = h.Clusters.Delete(c.Request().Context(), u.ID, cl.ID, f.Value("confirm"), actor(c))
+	_, err = h.Clusters.Delete(c.Request().Context(), who, cl.ID, f.Value("confirm"), actor(c))
 	var fe clusters.FieldErrors
 	switch {
 	case errors.Is(err, clusters.ErrNotFound):

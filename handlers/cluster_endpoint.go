@@ -15,13 +15,16 @@ import (
 // host name, its DNS record, and whether the edges reach the cluster.
 // Apart from the page, so that the page costs no more to serve.
 func (h *Handlers) showClusterEndpoint(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	cl, err := h.Clusters.Get(ctx, u.ID, id)
+	cl, err := h.Clusters.Get(ctx, who, id)
 	if errors.Is(err, clusters.ErrNotFound) {
 		return echo.ErrNotFound
 	}

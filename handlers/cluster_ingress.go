@@ -22,7 +22,7 @@ import (
 // managed ingress panel, which htmx loads after the page (so that the page
 // costs no more to serve) and while a job works on it.
 func (h *Handlers) showClusterIngress(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (h *Handlers) setClusterIngressMode(c echo.Context) error {
 
 // showDisableIngressPage confirms switching managed ingress off.
 func (h *Handlers) showDisableIngressPage(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (h *Handlers) checkClusterHostnames(c echo.Context) error {
 // path now, for the console's Check now and the API's, within
 // hostnameCheckTimeout.
 func (h *Handlers) checkHostnamesNow(c echo.Context) (queries.Cluster, error) {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return cl, err
 	}

@@ -12,18 +12,22 @@ import (
 
 // downloadKubeconfig hands the owner of a ready cluster its kubeconfig.
 func (h *Handlers) downloadKubeconfig(c echo.Context) error {
-	u, _ := currentUser(c)
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
-	return h.sendKubeconfig(c, u.ID, id)
+	return h.sendKubeconfig(c, id)
 }
 
 // sendKubeconfig answers with a cluster's kubeconfig as a file download:
-// 404 for another user's cluster, 409 for one that is not ready.
-func (h *Handlers) sendKubeconfig(c echo.Context, ownerID, id int64) error {
-	cl, kubeconfig, err := h.Clusters.Kubeconfig(c.Request().Context(), ownerID, id, actor(c))
+// 404 for another organization's cluster (or for a member who may not
+// have it), 409 for one that is not ready.
+func (h *Handlers) sendKubeconfig(c echo.Context, id int64) error {
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	cl, kubeconfig, err := h.Clusters.Kubeconfig(c.Request().Context(), who, id, actor(c))
 	switch {
 	case errors.Is(err, clusters.ErrNotFound):
 		return errClusterNotFound

@@ -26,7 +26,7 @@ var errMetricsRange = echo.NewHTTPError(http.StatusUnprocessableEntity, "ErrMetr
 // showClusterMetricsPage is a cluster's metrics over ?range= (an hour
 // when absent): the page, or for htmx (a range switch) its body.
 func (h *Handlers) showClusterMetricsPage(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,10 @@ func (h *Handlers) showClusterMetricsJSON(c echo.Context) error {
 // ownSeries is the signed-in user's cluster's history over the range the
 // query names (metrics.Range1h when it names none).
 func (h *Handlers) ownSeries(c echo.Context) (metrics.Series, error) {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return metrics.Series{}, err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return metrics.Series{}, err
@@ -67,7 +70,7 @@ func (h *Handlers) ownSeries(c echo.Context) (metrics.Series, error) {
 	if err != nil {
 		return metrics.Series{}, err
 	}
-	s, err := h.ClusterMetrics.OwnSeries(c.Request().Context(), u.ID, id, r, time.Now())
+	s, err := h.ClusterMetrics.OwnSeries(c.Request().Context(), who, id, r, time.Now())
 	if errors.Is(err, clusters.ErrNotFound) {
 		return s, errClusterNotFound
 	}

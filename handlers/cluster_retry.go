@@ -11,12 +11,15 @@ import (
 
 // retryCluster starts a failed cluster's work again.
 func (h *Handlers) retryCluster(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
-	_, err = h.Clusters.Retry(c.Request().Context(), u.ID, id, actor(c))
+	_, err = h.Clusters.Retry(c.Request().Context(), who, id, actor(c))
 	switch {
 	case errors.Is(err, clusters.ErrNotFound):
 		return echo.ErrNotFound

@@ -33,9 +33,12 @@ func (h *Handlers) showNewClusterPage(c echo.Context) error {
 
 func (h *Handlers) createCluster(c echo.Context) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	f := formFrom(c, clusterFormFields...)
-	cl, err := h.Clusters.Create(ctx, u.ID, clusterInput(f), actor(c))
+	cl, err := h.Clusters.Create(ctx, who, clusterInput(f), actor(c))
 	if err != nil {
 		return h.renderClusterFormError(c, f, nil, err)
 	}
@@ -44,7 +47,7 @@ func (h *Handlers) createCluster(c echo.Context) error {
 }
 
 func (h *Handlers) showEditClusterPage(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}
@@ -64,13 +67,16 @@ func (h *Handlers) showEditClusterPage(c echo.Context) error {
 }
 
 func (h *Handlers) updateCluster(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	f := formFrom(c, clusterFormFields...)
-	updated, err := h.Clusters.Update(c.Request().Context(), u.ID, cl.ID, clusterInput(f), actor(c))
+	updated, err := h.Clusters.Update(c.Request().Context(), who, cl.ID, clusterInput(f), actor(c))
 	if errors.Is(err, clusters.ErrNotFound) {
 		return echo.ErrNotFound
 	}
@@ -144,8 +150,11 @@ func (h *Handlers) renderClusterForm(c echo.Context, status int, f views.Form, c
 	m := views.ClusterForm{Form: f, Versions: rt.AllowedVersions}
 	backends := []string{}
 	if cl == nil {
-		u, _ := currentUser(c)
-		if backends, err = h.Clusters.Backends(c.Request().Context(), u.ID); err != nil {
+		who, err := h.acting(c)
+		if err != nil {
+			return err
+		}
+		if backends, err = h.Clusters.Backends(c.Request().Context(), who); err != nil {
 			return err
 		}
 		if len(backends) > 1 {

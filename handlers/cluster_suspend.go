@@ -13,11 +13,11 @@ import (
 // suspended (admin_clusters.go); deleting it is still allowed.
 var errClusterSuspended = echo.NewHTTPError(http.StatusConflict, clusters.ErrSuspended.Error())
 
-// ownChangeableCluster is ownCluster for the routes that change the
+// ownChangeableCluster is memberCluster for the routes that change the
 // cluster (its managed ingress, host names, node clean-up): a suspended
 // one is refused with errClusterSuspended.
 func (h *Handlers) ownChangeableCluster(c echo.Context) (queries.Cluster, error) {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err == nil && clusters.Suspended(cl) {
 		return cl, errClusterSuspended
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -19,9 +20,12 @@ import (
 const statusStopPolling = 286
 
 func (h *Handlers) showClustersPage(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	before := queryID(c, "before")
-	page, err := h.Clusters.ListSummaries(c.Request().Context(), u.ID, before, clusters.PageSize)
+	page, err := h.Clusters.ListSummaries(c.Request().Context(), who, before, clusters.PageSize)
 	if err != nil {
 		return err
 	}
@@ -40,20 +44,23 @@ func (h *Handlers) showClustersPage(c echo.Context) error {
 }
 
 func (h *Handlers) showClusterPage(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	cl, fresh, err := h.Nodes.ClusterPage(ctx, u.ID, id)
+	cl, fresh, err := h.Nodes.ClusterPage(ctx, who, id)
 	if errors.Is(err, clusters.ErrNotFound) {
 		return echo.ErrNotFound
 	}
 	if err != nil {
 		return err
 	}
-	events, err := h.Clusters.LatestEvents(ctx, u.ID, id)
+	events, err := h.Clusters.LatestEvents(ctx, who, id)
 	if err != nil {
 		return err
 	}
@@ -71,13 +78,16 @@ func (h *Handlers) showClusterPage(c echo.Context) error {
 // showClusterUpdates is the live detail page's fragment: the events after
 // ?after= and the cluster's state; 286 once the cluster is settled.
 func (h *Handlers) showClusterUpdates(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
 	after := queryID(c, "after")
-	up, err := h.Clusters.UpdatesAfter(c.Request().Context(), u.ID, id, after)
+	up, err := h.Clusters.UpdatesAfter(c.Request().Context(), who, id, after)
 	if errors.Is(err, clusters.ErrNotFound) {
 		return echo.ErrNotFound
 	}
@@ -114,15 +124,25 @@ func watchIngress(cl queries.Cluster, ingressStatus string) bool {
 	return cl.Status == clusters.StatusReady && ingress.Busy(ingressStatus)
 }
 
-// ownCluster is the signed-in user's cluster named in the path; anyone
+// memberCluster is the signed-in user's cluster named in the path; anyone
 // else's, or a deleted one, is not found.
-func (h *Handlers) ownCluster(c echo.Context) (queries.Cluster, error) {
-	u, _ := currentUser(c)
+func (h *Handlers) memberCluster(c echo.Context) (queries.Cluster, error) {
+	who, err := h.acting(c)
+	if err != nil {
+		return queries.Cluster{}, err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return queries.Cluster{}, err
 	}
-	cl, err := h.Clusters.Get(c.Request().Context(), u.ID, id)
+	// What reads (GET) any member may; what changes, those who operate
+	// the organization's clusters. The actions that take the cluster found
+	// here act on it as the member's role allowed.
+	p := orgs.Operate
+	if readOnly(c.Request().Method) {
+		p = orgs.Read
+	}
+	cl, err := h.Clusters.GetFor(c.Request().Context(), who, p, id)
 	if errors.Is(err, clusters.ErrNotFound) {
 		return cl, errClusterNotFound
 	}
@@ -167,7 +187,7 @@ func (h *Handlers) planEndpoint(ctx context.Context, v *views.Cluster, cl querie
 
 // clusterSummaryView is a cluster as the list and the dashboard show it:
 // they show no action, and read no more columns than they show.
-func clusterSummaryView(c queries.ClusterListSummaryByOwnerRow) views.Cluster {
+func clusterSummaryView(c queries.ClusterListSummaryForMemberRow) views.Cluster {
 	return views.Cluster{
 		ID: c.ID, Name: c.Name, Status: c.Status,
 		KubernetesVersion: c.KubernetesVersion, AccessMode: c.PublicAccessMode,

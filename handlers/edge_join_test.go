@@ -59,7 +59,7 @@ func TestJoinScriptThroughEdge(t *testing.T) {
 	require.NoError(t, err)
 	hostCfg := testenv.HostKube(t).Config
 	tokens := &jointokens.Service{Pool: b.Pool, Box: b.Box, Virtual: func(context.Context, queries.Cluster) (*rest.Config, error) { return hostCfg, nil }}
-	created, err := tokens.Create(ctx, u.ID, cl.ID, jointokens.Input{Lifetime: jointokens.Lifetime1Hour, Uses: jointokens.UsesOne}, audit.Actor{UserID: u.ID})
+	created, err := tokens.Create(ctx, actingAs(t, tokens.Pool, u.ID), cl.ID, jointokens.Input{Lifetime: jointokens.Lifetime1Hour, Uses: jointokens.UsesOne}, audit.Actor{UserID: u.ID})
 	require.NoError(t, err)
 
 	tok := b.EdgeToken(t, "join")

@@ -387,6 +387,10 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 		code = http.StatusUnprocessableEntity
 	} else if errors.As(err, &he) {
 		code = he.Code
+	} else if errors.Is(err, orgs.ErrForbidden) {
+		// A member whose role in the organization does not allow it.
+		he = echo.NewHTTPError(http.StatusForbidden, orgs.ErrForbidden.Error())
+		code = he.Code
 	} else if errors.Is(err, etag.ErrPreconditionFailed) {
 		// A change over a state that changed since (If-Match).
 		he = echo.NewHTTPError(http.StatusPreconditionFailed, err.Error())

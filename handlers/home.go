@@ -22,10 +22,14 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 		return h.toPasswordForm(c)
 	}
 	ctx := c.Request().Context()
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	if u.Role == adminauth.RoleAdmin {
 		views.PageOf(ctx).LoopbackBaseURL = h.loopbackBaseURL()
 	}
-	list, total, err := h.Clusters.Dashboard(ctx, u.ID, dashboardClusters)
+	list, total, err := h.Clusters.Dashboard(ctx, who, dashboardClusters)
 	if err != nil {
 		return err
 	}

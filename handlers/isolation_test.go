@@ -198,7 +198,7 @@ func TestTenantIsolation(t *testing.T) {
 	attacker, _ := b.SignedUpUser(t, "attacker")
 	u, err := q.UserGetByEmail(ctx, victimEmail)
 	require.NoError(t, err)
-	key, err := (&apikeys.Service{Pool: b.Pool}).Create(ctx, u.ID, "victim's key", apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.ExpiryNever}, audit.Actor{UserID: u.ID, Email: u.Email})
+	key, err := (&apikeys.Service{Pool: b.Pool}).Create(ctx, actingAs(t, b.Pool, u.ID), "victim's key", apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.ExpiryNever}, audit.Actor{UserID: u.ID, Email: u.Email})
 	require.NoError(t, err)
 	// A ready cluster, so that only ownership stands in the way.
 	cl, err := q.ClusterCreate(ctx, queries.ClusterCreateParams{

@@ -21,13 +21,16 @@ func (h *Handlers) showJoinTokensPage(c echo.Context) error {
 
 // renderJoinTokens renders the tokens page with the given form.
 func (h *Handlers) renderJoinTokens(c echo.Context, status int, f views.Form) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
 	svc := h.JoinTokens
-	cl, tokens, err := svc.List(c.Request().Context(), u.ID, id)
+	cl, tokens, err := svc.List(c.Request().Context(), who, id)
 	if errors.Is(err, jointokens.ErrNotFound) {
 		return echo.ErrNotFound
 	}
@@ -45,13 +48,16 @@ func (h *Handlers) renderJoinTokens(c echo.Context, status int, f views.Form) er
 }
 
 func (h *Handlers) createJoinToken(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
 	f := formFrom(c, "description", "lifetime", "uses", "max_uses")
-	_, err = h.JoinTokens.Create(c.Request().Context(), u.ID, id, jointokens.Input{
+	_, err = h.JoinTokens.Create(c.Request().Context(), who, id, jointokens.Input{
 		Description: f.Value("description"), Lifetime: f.Value("lifetime"), Uses: f.Value("uses"), MaxUses: f.Value("max_uses"),
 	}, actor(c))
 	var fe jointokens.FieldErrors
@@ -97,8 +103,11 @@ func (h *Handlers) revokeJoinToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, _ := currentUser(c)
-	_, err = h.JoinTokens.Revoke(c.Request().Context(), u.ID, clusterID, t.ID, actor(c))
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	_, err = h.JoinTokens.Revoke(c.Request().Context(), who, clusterID, t.ID, actor(c))
 	if errors.Is(err, clusters.ErrSuspended) {
 		h.flashError(c, err.Error())
 		return redirect(c, fmt.Sprintf("/clusters/%d/tokens", clusterID))
@@ -113,7 +122,10 @@ func (h *Handlers) revokeJoinToken(c echo.Context) error {
 // ownJoinToken is the signed-in user's token named in the path, with the
 // nodes that joined with it; anyone else's is not found.
 func (h *Handlers) ownJoinToken(c echo.Context) (int64, views.JoinToken, error) {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return 0, views.JoinToken{}, err
+	}
 	clusterID, err := clusterIDParam(c)
 	if err != nil {
 		return 0, views.JoinToken{}, err
@@ -122,7 +134,7 @@ func (h *Handlers) ownJoinToken(c echo.Context) (int64, views.JoinToken, error) 
 	if err != nil {
 		return 0, views.JoinToken{}, echo.ErrNotFound
 	}
-	t, err := h.JoinTokens.One(c.Request().Context(), u.ID, clusterID, id)
+	t, err := h.JoinTokens.One(c.Request().Context(), who, clusterID, id)
 	if errors.Is(err, jointokens.ErrNotFound) {
 		return 0, views.JoinToken{}, echo.ErrNotFound
 	}

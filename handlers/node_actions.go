@@ -20,7 +20,7 @@ func (h *Handlers) cordonNode(c echo.Context) error   { return h.setCordon(c, tr
 func (h *Handlers) uncordonNode(c echo.Context) error { return h.setCordon(c, false) }
 
 func (h *Handlers) setCordon(c echo.Context, desired bool) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.memberReadyCluster(c)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func nodeIngressForm(d nodes.Detail) views.Form {
 // an ingress node of the cluster's managed ingress (ingress=on) or not,
 // with the public address its host names' records get.
 func (h *Handlers) setNodeIngress(c echo.Context) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.memberReadyCluster(c)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (h *Handlers) showDrainNodePage(c echo.Context) error  { return h.showNodeA
 func (h *Handlers) showDeleteNodePage(c echo.Context) error { return h.showNodeAction(c, true) }
 
 func (h *Handlers) showNodeAction(c echo.Context, withDelete bool) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.memberReadyCluster(c)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (h *Handlers) deleteNode(c echo.Context) error { return h.startNodeOperatio
 // box is checked), and shows its progress: on the node page for a drain,
 // on the operation's own page for a deletion, as the node will be gone.
 func (h *Handlers) startNodeOperation(c echo.Context, withDelete bool) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.memberReadyCluster(c)
 	if err != nil {
 		return err
 	}

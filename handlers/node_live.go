@@ -17,7 +17,7 @@ import (
 // state cannot be read the panel says why and asks again, as the cluster
 // may come back. Outside htmx it is the node's page.
 func (h *Handlers) showNodeLive(c echo.Context) error {
-	cl, err := h.ownCluster(c)
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return err
 	}

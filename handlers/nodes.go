@@ -29,10 +29,10 @@ func validNodeName(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// ownReadyCluster is the signed-in user's cluster named in the path, which
+// memberReadyCluster is the signed-in user's cluster named in the path, which
 // must be ready for its nodes to be reached.
-func (h *Handlers) ownReadyCluster(c echo.Context) (queries.Cluster, error) {
-	cl, err := h.ownCluster(c)
+func (h *Handlers) memberReadyCluster(c echo.Context) (queries.Cluster, error) {
+	cl, err := h.memberCluster(c)
 	if err != nil {
 		return cl, err
 	}
@@ -59,12 +59,15 @@ func nodeError(err error) error {
 }
 
 func (h *Handlers) showNodesPage(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := clusterIDParam(c)
 	if err != nil {
 		return err
 	}
-	page, err := h.Nodes.Page(c.Request().Context(), u.ID, id)
+	page, err := h.Nodes.Page(c.Request().Context(), who, id)
 	cl := page.Cluster
 	if errors.Is(err, clusters.ErrNotFound) || cl.Status == clusters.StatusDeleted {
 		return errClusterNotFound
@@ -124,7 +127,7 @@ func (h *Handlers) showNodePage(c echo.Context) error {
 // Show reads it, with its latest operation (nil when it had none): for
 // its page and the API.
 func (h *Handlers) ownNode(c echo.Context) (queries.Cluster, nodes.Detail, *queries.NodeOperation, error) {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.memberReadyCluster(c)
 	if err != nil {
 		return cl, nodes.Detail{}, nil, err
 	}
@@ -160,7 +163,7 @@ func (h *Handlers) nodeOperationParam(c echo.Context, cl queries.Cluster) (queri
 }
 
 func (h *Handlers) showNodeOperation(c echo.Context) error {
-	cl, err := h.ownReadyCluster(c)
+	cl, err := h.memberReadyCluster(c)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,33 @@ func (h *Handlers) currentOrg(c echo.Context) (orgs.Membership, error) {
 		// Removed from it, or it was another account's in this browser.
 		h.sessions.Remove(ctx, sessionOrg)
 	}
-	return h.Orgs.Personal(ctx, u.ID)
+	m, err := h.Orgs.Personal(ctx, u.ID)
+	if err != nil {
+		return m, err
+	}
+	// Remembered: the next request reads it by id, as a chosen one.
+	h.sessions.Put(ctx, sessionOrg, m.Org.ID)
+	return m, nil
+}
+
+// ctxActing is the Echo context key of who acts in which organization,
+// when the request's API key said so (requireAPIKey).
+const ctxActing = "acting"
+
+// acting is who acts in which organization: for the API, the key's
+// organization with at most its role; in the console, the current
+// organization (currentOrg) with the member's role. The services check
+// the membership and the role again in their queries.
+func (h *Handlers) acting(c echo.Context) (orgs.Acting, error) {
+	if a, ok := c.Get(ctxActing).(orgs.Acting); ok {
+		return a, nil
+	}
+	m, err := h.currentOrg(c)
+	if err != nil {
+		return orgs.Acting{}, err
+	}
+	u, _ := currentUser(c)
+	return orgs.Acting{OrgID: m.Org.ID, UserID: u.ID, Cap: m.Role}, nil
 }
 
 func (h *Handlers) showOrgsPage(c echo.Context) error {

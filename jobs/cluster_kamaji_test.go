@@ -68,7 +68,7 @@ func TestKamajiLifecycle(t *testing.T) {
 	require.NoError(t, settings.Save(ctx, q, b.box, rt))
 
 	w := b.worker(t, time.Minute)
-	c, err := b.svc.Create(ctx, b.owner.ID, clusters.Input{Name: "kam"}, audit.Actor{UserID: b.owner.ID})
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, b.owner.ID), clusters.Input{Name: "kam"}, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
 	require.Equal(t, settings.BackendKamaji, c.Backend, "the platform's default backend, the plan naming none")
 
@@ -79,7 +79,7 @@ func TestKamajiLifecycle(t *testing.T) {
 	require.Equal(t, clusters.StatusFailed, b.cluster(t, c.ID).Status)
 	require.NoError(t, q.HostNodeUpsert(ctx, queries.HostNodeUpsertParams{Name: "host-1", InternalIp: "192.0.2.7", Ready: true}))
 
-	c, err = b.svc.Retry(ctx, b.owner.ID, c.ID, audit.Actor{UserID: b.owner.ID})
+	c, err = b.svc.Retry(ctx, actingAs(t, b.svc.Pool, b.owner.ID), c.ID, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
 	res, err := b.work(t, ctx, w, c.ID)
 	require.NoError(t, err)
@@ -145,7 +145,7 @@ func TestKamajiLifecycle(t *testing.T) {
 
 	// The kubeconfig users download is Kamaji's admin.conf, through the
 	// public endpoint.
-	_, kc, err := b.svc.Kubeconfig(ctx, b.owner.ID, c.ID, audit.Actor{UserID: b.owner.ID})
+	_, kc, err := b.svc.Kubeconfig(ctx, actingAs(t, b.svc.Pool, b.owner.ID), c.ID, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
 	dl, err := clientcmd.Load(kc)
 	require.NoError(t, err)
@@ -178,7 +178,7 @@ func TestKamajiLifecycle(t *testing.T) {
 	require.Equal(t, clusters.StatusReady, b.cluster(t, c.ID).Status)
 
 	// Deleted with the cluster: the TenantControlPlane, then the namespace.
-	_, err = b.svc.Delete(ctx, b.owner.ID, c.ID, "kam", audit.Actor{UserID: b.owner.ID})
+	_, err = b.svc.Delete(ctx, actingAs(t, b.svc.Pool, b.owner.ID), c.ID, "kam", audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
 	_, err = b.work(t, ctx, w, c.ID)
 	require.NoError(t, err)

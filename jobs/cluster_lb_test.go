@@ -25,7 +25,7 @@ func TestLoadBalancerAddress(t *testing.T) {
 	b := setupReconcile(t)
 	ctx := context.Background()
 	w := b.worker(t, time.Minute)
-	c, err := b.svc.Create(ctx, b.owner.ID, clusters.Input{Name: "lb", PublicAccessMode: "loadbalancer"}, audit.Actor{UserID: b.owner.ID})
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, b.owner.ID), clusters.Input{Name: "lb", PublicAccessMode: "loadbalancer"}, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
 	res, err := b.work(t, ctx, w, c.ID)
 	require.NoError(t, err)

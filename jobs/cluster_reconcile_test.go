@@ -182,7 +182,7 @@ func (b *reconcileBundle) roomyPlan(t *testing.T) {
 
 func (b *reconcileBundle) create(t *testing.T, name string) queries.Cluster {
 	t.Helper()
-	c, err := b.svc.Create(context.Background(), b.owner.ID, clusters.Input{Name: name}, audit.Actor{UserID: b.owner.ID})
+	c, err := b.svc.Create(context.Background(), actingAs(t, b.svc.Pool, b.owner.ID), clusters.Input{Name: name}, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
 	return c
 }
@@ -237,7 +237,7 @@ func TestLifecycle(t *testing.T) {
 	require.NoError(t, err)
 
 	// Upgrade: a new generation, a Helm upgrade to the new Kubernetes image.
-	c, err = b.svc.Update(ctx, b.owner.ID, c.ID, clusters.Input{KubernetesVersion: "v1.33.4", PublicAccessMode: "nodeport"}, audit.Actor{UserID: b.owner.ID})
+	c, err = b.svc.Update(ctx, actingAs(t, b.svc.Pool, b.owner.ID), c.ID, clusters.Input{KubernetesVersion: "v1.33.4", PublicAccessMode: "nodeport"}, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
 	require.Equal(t, "updating", c.Status)
 	res, err = b.work(t, ctx, w, c.ID)
@@ -254,7 +254,7 @@ func TestLifecycle(t *testing.T) {
 	require.Len(t, ready, 2, "ready again after the upgrade")
 
 	// Delete: uninstall, namespace asked to go, then gone.
-	_, err = b.svc.Delete(ctx, b.owner.ID, c.ID, "life", audit.Actor{UserID: b.owner.ID})
+	_, err = b.svc.Delete(ctx, actingAs(t, b.svc.Pool, b.owner.ID), c.ID, "life", audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
 	res, err = b.work(t, ctx, w, c.ID)
 	require.NoError(t, err)
@@ -425,10 +425,10 @@ func TestReadyTimeout(t *testing.T) {
 	require.Contains(t, c.StatusMessage, "did not become ready within 1m0s")
 	require.Contains(t, c.StatusMessage, "control plane 0/1 ready")
 
-	_, err = b.svc.Retry(ctx, b.owner.ID, c.ID, audit.Actor{UserID: b.owner.ID})
+	_, err = b.svc.Retry(ctx, actingAs(t, b.svc.Pool, b.owner.ID), c.ID, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
 	require.Equal(t, "pending", b.cluster(t, c.ID).Status)
-	_, err = b.svc.Retry(ctx, b.owner.ID, c.ID, audit.Actor{UserID: b.owner.ID})
+	_, err = b.svc.Retry(ctx, actingAs(t, b.svc.Pool, b.owner.ID), c.ID, audit.Actor{UserID: b.owner.ID})
 	require.ErrorIs(t, err, clusters.ErrNotFailed)
 	res, err = b.work(t, ctx, w, c.ID)
 	require.NoError(t, err)
@@ -463,7 +463,7 @@ func TestCrashSafetyDelete(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "ready", b.cluster(t, c.ID).Status)
 
-		_, err = b.svc.Delete(ctx, b.owner.ID, c.ID, name, audit.Actor{UserID: b.owner.ID})
+		_, err = b.svc.Delete(ctx, actingAs(t, b.svc.Pool, b.owner.ID), c.ID, name, audit.Actor{UserID: b.owner.ID})
 		require.NoError(t, err)
 		cutCtx, cancel := context.WithTimeout(ctx, cut)
 		_, _ = b.work(t, cutCtx, w, c.ID)
@@ -575,7 +575,7 @@ func TestOneReadyNotice(t *testing.T) {
 
 	// The host is back and the owner retries: one job is left to run.
 	require.NoError(t, os.WriteFile(b.kubecfg, b.host.Kubeconfig(t), 0o600))
-	_, err = b.svc.Retry(ctx, b.owner.ID, c.ID, audit.Actor{UserID: b.owner.ID})
+	_, err = b.svc.Retry(ctx, actingAs(t, b.svc.Pool, b.owner.ID), c.ID, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
 	waiting := b.waitingReconciles(t, c.ID)
 	require.Len(t, waiting, 1, "the retry supersedes River's")

@@ -157,9 +157,9 @@ func TestSuspendedClusterDeleted(t *testing.T) {
 	_, err = b.work(t, ctx, w, c.ID)
 	require.NoError(t, err)
 
-	_, err = b.svc.Update(ctx, b.owner.ID, c.ID, clusters.Input{Description: "changed", KubernetesVersion: c.KubernetesVersion, PublicAccessMode: c.PublicAccessMode}, audit.Actor{UserID: b.owner.ID})
+	_, err = b.svc.Update(ctx, actingAs(t, b.svc.Pool, b.owner.ID), c.ID, clusters.Input{Description: "changed", KubernetesVersion: c.KubernetesVersion, PublicAccessMode: c.PublicAccessMode}, audit.Actor{UserID: b.owner.ID})
 	require.ErrorIs(t, err, clusters.ErrSuspended, "the owner cannot change it")
-	_, err = b.svc.Delete(ctx, b.owner.ID, c.ID, "gone", audit.Actor{UserID: b.owner.ID})
+	_, err = b.svc.Delete(ctx, actingAs(t, b.svc.Pool, b.owner.ID), c.ID, "gone", audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err, "but can delete it")
 	res, err := b.work(t, ctx, w, c.ID)
 	require.NoError(t, err)

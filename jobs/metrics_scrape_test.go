@@ -63,7 +63,7 @@ func TestMetricsScrapeWorker(t *testing.T) {
 	}
 
 	run()
-	s, err := svc.OwnSeries(ctx, cl.OwnerID, cl.ID, metrics.Range1h, time.Now())
+	s, err := svc.OwnSeries(ctx, actingAs(t, svc.Pool, cl.OwnerID), cl.ID, metrics.Range1h, time.Now())
 	require.NoError(t, err)
 	require.Len(t, s.Time, 1)
 	require.Nil(t, s.ReadRate[0], "no rate from a first scrape")
@@ -73,7 +73,7 @@ func TestMetricsScrapeWorker(t *testing.T) {
 	require.False(t, checked.UnreachableSince.Valid)
 	require.WithinDuration(t, time.Now().Add(time.Minute), checked.DueAt.Time, 5*time.Second, "scraped again in an interval")
 
-	g, err := svc.OwnSeries(ctx, gone.OwnerID, gone.ID, metrics.Range1h, time.Now())
+	g, err := svc.OwnSeries(ctx, actingAs(t, svc.Pool, gone.OwnerID), gone.ID, metrics.Range1h, time.Now())
 	require.NoError(t, err)
 	require.Len(t, g.Time, 1, "the unreachable cluster records a gap")
 	require.Nil(t, g.Objects[0])
@@ -94,7 +94,7 @@ func TestMetricsScrapeWorker(t *testing.T) {
 	healthNode(t, kc, "scraped-2", corev1.ConditionFalse, time.Now())
 	time.Sleep(time.Second)
 	run()
-	s, err = svc.OwnSeries(ctx, cl.OwnerID, cl.ID, metrics.Range1h, time.Now())
+	s, err = svc.OwnSeries(ctx, actingAs(t, svc.Pool, cl.OwnerID), cl.ID, metrics.Range1h, time.Now())
 	require.NoError(t, err)
 	require.Len(t, s.Time, 2)
 	elapsed := float64(s.Time[1] - s.Time[0])

@@ -99,7 +99,7 @@ func TestNodeQuotaSyncOnReady(t *testing.T) {
 
 	// Ready again after an update: nothing to switch, the same key.
 	key := b.cluster(t, fresh.ID).NodeQuotaSecret
-	_, err = b.svc.Update(ctx, b.owner.ID, fresh.ID, clusters.Input{KubernetesVersion: "v1.33.4", PublicAccessMode: "nodeport"}, audit.Actor{UserID: b.owner.ID})
+	_, err = b.svc.Update(ctx, actingAs(t, b.svc.Pool, b.owner.ID), fresh.ID, clusters.Input{KubernetesVersion: "v1.33.4", PublicAccessMode: "nodeport"}, audit.Actor{UserID: b.owner.ID})
 	require.NoError(t, err)
 	res, err := b.work(t, ctx, w, fresh.ID)
 	require.NoError(t, err)

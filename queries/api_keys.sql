@@ -1,10 +1,10 @@
 -- name: ApiKeyCreate :one
 -- A prefix already taken (the id part is random) inserts nothing, and the
 -- caller tries another.
--- The key acts in the user's personal organization.
+-- The key acts in the organization org_id, of which the user is a member
+-- (apikeys.Create checks it first).
 INSERT INTO api_keys (user_id, org_id, name, prefix, secret_hash, expires_at, scope)
-SELECT @user_id, o.id, @name, @prefix, @secret_hash, @expires_at, @scope
-FROM organizations o WHERE o.personal_of = @user_id
+VALUES (@user_id, @org_id, @name, @prefix, @secret_hash, @expires_at, @scope)
 ON CONFLICT (prefix) DO NOTHING
 RETURNING *;
 

@@ -63,14 +63,14 @@ func (q *Queries) ApiKeyAuthenticate(ctx context.Context, prefix string) (ApiKey
 
 const apiKeyCreate = `-- name: ApiKeyCreate :one
 INSERT INTO api_keys (user_id, org_id, name, prefix, secret_hash, expires_at, scope)
-SELECT $1, o.id, $2, $3, $4, $5, $6
-FROM organizations o WHERE o.personal_of = $1
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (prefix) DO NOTHING
 RETURNING id, user_id, name, prefix, secret_hash, expires_at, last_used_at, created_at, revoked_at, scope, last_used_ip, org_id
 `
 
 type ApiKeyCreateParams struct {
 	UserID     int64
+	OrgID      int64
 	Name       string
 	Prefix     string
 	SecretHash string
@@ -80,10 +80,12 @@ type ApiKeyCreateParams struct {
 
 // A prefix already taken (the id part is random) inserts nothing, and the
 // caller tries another.
-// The key acts in the user's personal organization.
+// The key acts in the organization org_id, of which the user is a member
+// (apikeys.Create checks it first).
 func (q *Queries) ApiKeyCreate(ctx context.Context, arg ApiKeyCreateParams) (ApiKey, error) {
 	row := q.db.QueryRow(ctx, apiKeyCreate,
 		arg.UserID,
+		arg.OrgID,
 		arg.Name,
 		arg.Prefix,
 		arg.SecretHash,

@@ -65,7 +65,7 @@ SELECT * FROM cluster_checks WHERE cluster_id = @cluster_id AND kind = @kind;
 UPDATE cluster_checks SET due_at = now() WHERE kind = @kind AND due_at IS NOT NULL;
 
 -- name: ClusterGetWithCheck :one
--- A cluster of owner_id, deleted ones included, with its check of the
+-- A cluster of the organization, for a member in one of roles, deleted ones included, with its check of the
 -- kind given (NULL times and no error without one): the cluster page
 -- reads both in one query. ingress_status is where its managed ingress
 -- stands ('off' when never on): the page watches it while a job works on
@@ -76,4 +76,4 @@ SELECT sqlc.embed(clusters), cc.checked_at, cc.unreachable_since,
 FROM clusters
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = @kind
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
-WHERE clusters.id = @id AND clusters.owner_id = @owner_id;
+WHERE clusters.id = @id AND clusters.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]);

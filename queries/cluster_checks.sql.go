@@ -211,19 +211,21 @@ func (q *Queries) ClusterCheckSucceeded(ctx context.Context, arg ClusterCheckSuc
 }
 
 const clusterGetWithCheck = `-- name: ClusterGetWithCheck :one
-SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, cc.checked_at, cc.unreachable_since,
+SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, clusters.org_id, cc.checked_at, cc.unreachable_since,
        coalesce(cc.last_error, '')::text AS last_error,
        coalesce(ci.status, 'off')::text AS ingress_status
 FROM clusters
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
-WHERE clusters.id = $2 AND clusters.owner_id = $3
+WHERE clusters.id = $2 AND clusters.org_id = $3 AND org_member_in($3, $4, $5::text[])
 `
 
 type ClusterGetWithCheckParams struct {
-	Kind    string
-	ID      int64
-	OwnerID int64
+	Kind   string
+	ID     int64
+	OrgID  int64
+	UserID int64
+	Roles  []string
 }
 
 type ClusterGetWithCheckRow struct {
@@ -234,13 +236,19 @@ type ClusterGetWithCheckRow struct {
 	IngressStatus    string
 }
 
-// A cluster of owner_id, deleted ones included, with its check of the
+// A cluster of the organization, for a member in one of roles, deleted ones included, with its check of the
 // kind given (NULL times and no error without one): the cluster page
 // reads both in one query. ingress_status is where its managed ingress
 // stands ('off' when never on): the page watches it while a job works on
 // it.
 func (q *Queries) ClusterGetWithCheck(ctx context.Context, arg ClusterGetWithCheckParams) (ClusterGetWithCheckRow, error) {
-	row := q.db.QueryRow(ctx, clusterGetWithCheck, arg.Kind, arg.ID, arg.OwnerID)
+	row := q.db.QueryRow(ctx, clusterGetWithCheck,
+		arg.Kind,
+		arg.ID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
 	var i ClusterGetWithCheckRow
 	err := row.Scan(
 		&i.Cluster.ID,
@@ -277,6 +285,7 @@ func (q *Queries) ClusterGetWithCheck(ctx context.Context, arg ClusterGetWithChe
 		&i.Cluster.SuspendedBy,
 		&i.Cluster.SuspendedReplicas,
 		&i.Cluster.Backend,
+		&i.Cluster.OrgID,
 		&i.CheckedAt,
 		&i.UnreachableSince,
 		&i.LastError,

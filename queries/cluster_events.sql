@@ -18,10 +18,10 @@ UPDATE cluster_events SET count = count + 1, last_seen_at = now() WHERE id = @id
 SELECT * FROM cluster_events WHERE cluster_id = @cluster_id ORDER BY id DESC LIMIT 1;
 
 -- name: ClusterEventListLatest :many
--- The newest events of a cluster of owner_id, newest first.
+-- The newest events of an organization's cluster, newest first.
 SELECT e.* FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = @cluster_id AND c.owner_id = @owner_id
+WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
 ORDER BY e.id DESC
 LIMIT @row_limit;
 
@@ -33,12 +33,12 @@ WHERE cluster_id = @cluster_id
 ORDER BY id DESC
 LIMIT @row_limit;
 
--- name: ClusterEventPageByOwner :many
--- A page of the events of a cluster of owner_id, newest first, below
+-- name: ClusterEventPageForMember :many
+-- A page of the events of an organization's cluster, newest first, below
 -- before_id (0: from the newest).
 SELECT e.* FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = @cluster_id AND c.owner_id = @owner_id AND c.status <> 'deleted'
+WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND c.status <> 'deleted'
   AND (@before_id::bigint = 0 OR e.id < @before_id::bigint)
 ORDER BY e.id DESC
 LIMIT @row_limit;

@@ -152,20 +152,28 @@ func (q *Queries) ClusterEventListByCluster(ctx context.Context, arg ClusterEven
 const clusterEventListLatest = `-- name: ClusterEventListLatest :many
 SELECT e.id, e.cluster_id, e.level, e.reason, e.message, e.created_at, e.count, e.last_seen_at FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = $1 AND c.owner_id = $2
+WHERE e.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[])
 ORDER BY e.id DESC
-LIMIT $3
+LIMIT $5
 `
 
 type ClusterEventListLatestParams struct {
 	ClusterID int64
-	OwnerID   int64
+	OrgID     int64
+	UserID    int64
+	Roles     []string
 	RowLimit  int32
 }
 
-// The newest events of a cluster of owner_id, newest first.
+// The newest events of an organization's cluster, newest first.
 func (q *Queries) ClusterEventListLatest(ctx context.Context, arg ClusterEventListLatestParams) ([]ClusterEvent, error) {
-	rows, err := q.db.Query(ctx, clusterEventListLatest, arg.ClusterID, arg.OwnerID, arg.RowLimit)
+	rows, err := q.db.Query(ctx, clusterEventListLatest,
+		arg.ClusterID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -193,28 +201,32 @@ func (q *Queries) ClusterEventListLatest(ctx context.Context, arg ClusterEventLi
 	return items, nil
 }
 
-const clusterEventPageByOwner = `-- name: ClusterEventPageByOwner :many
+const clusterEventPageForMember = `-- name: ClusterEventPageForMember :many
 SELECT e.id, e.cluster_id, e.level, e.reason, e.message, e.created_at, e.count, e.last_seen_at FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = $1 AND c.owner_id = $2 AND c.status <> 'deleted'
-  AND ($3::bigint = 0 OR e.id < $3::bigint)
+WHERE e.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[]) AND c.status <> 'deleted'
+  AND ($5::bigint = 0 OR e.id < $5::bigint)
 ORDER BY e.id DESC
-LIMIT $4
+LIMIT $6
 `
 
-type ClusterEventPageByOwnerParams struct {
+type ClusterEventPageForMemberParams struct {
 	ClusterID int64
-	OwnerID   int64
+	OrgID     int64
+	UserID    int64
+	Roles     []string
 	BeforeID  int64
 	RowLimit  int32
 }
 
-// A page of the events of a cluster of owner_id, newest first, below
+// A page of the events of an organization's cluster, newest first, below
 // before_id (0: from the newest).
-func (q *Queries) ClusterEventPageByOwner(ctx context.Context, arg ClusterEventPageByOwnerParams) ([]ClusterEvent, error) {
-	rows, err := q.db.Query(ctx, clusterEventPageByOwner,
+func (q *Queries) ClusterEventPageForMember(ctx context.Context, arg ClusterEventPageForMemberParams) ([]ClusterEvent, error) {
+	rows, err := q.db.Query(ctx, clusterEventPageForMember,
 		arg.ClusterID,
-		arg.OwnerID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
 		arg.BeforeID,
 		arg.RowLimit,
 	)

@@ -101,9 +101,9 @@ GROUP BY r.cluster_id, date_bin('1 hour', r.at, 'epoch')
 ON CONFLICT (cluster_id, at) DO NOTHING;
 
 -- name: ClusterMetricsOwnedStatus :one
--- The status of a user's cluster, whose metrics they may read; no row for
--- another user's.
-SELECT status FROM clusters WHERE id = @id AND owner_id = @owner_id;
+-- The status of an organization's cluster, whose metrics its members may
+-- read; no row for another's.
+SELECT status FROM clusters WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]);
 
 -- name: ClusterMetricWindow :many
 -- A cluster's successful scrapes in [since, until], oldest first, with the

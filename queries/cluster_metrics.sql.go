@@ -467,18 +467,25 @@ func (q *Queries) ClusterMetrics5m(ctx context.Context, arg ClusterMetrics5mPara
 }
 
 const clusterMetricsOwnedStatus = `-- name: ClusterMetricsOwnedStatus :one
-SELECT status FROM clusters WHERE id = $1 AND owner_id = $2
+SELECT status FROM clusters WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[])
 `
 
 type ClusterMetricsOwnedStatusParams struct {
-	ID      int64
-	OwnerID int64
+	ID     int64
+	OrgID  int64
+	UserID int64
+	Roles  []string
 }
 
-// The status of a user's cluster, whose metrics they may read; no row for
-// another user's.
+// The status of an organization's cluster, whose metrics its members may
+// read; no row for another's.
 func (q *Queries) ClusterMetricsOwnedStatus(ctx context.Context, arg ClusterMetricsOwnedStatusParams) (string, error) {
-	row := q.db.QueryRow(ctx, clusterMetricsOwnedStatus, arg.ID, arg.OwnerID)
+	row := q.db.QueryRow(ctx, clusterMetricsOwnedStatus,
+		arg.ID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
 	var status string
 	err := row.Scan(&status)
 	return status, err

@@ -1,57 +1,59 @@
 -- name: ClusterCreate :one
-INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port, backend)
-VALUES (@owner_id, @name, @slug, @description, @kubernetes_version, @public_access_mode, sqlc.narg('node_port'), sqlc.narg('konnectivity_node_port'),
+-- Without org_id, the maker's personal organization (clusters_default_org).
+INSERT INTO clusters (org_id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port, backend)
+VALUES (sqlc.narg('org_id'), @owner_id, @name, @slug, @description, @kubernetes_version, @public_access_mode, sqlc.narg('node_port'), sqlc.narg('konnectivity_node_port'),
     coalesce(sqlc.narg('backend'), 'vcluster'))
 RETURNING *;
 
 -- name: ClusterGetByID :one
 SELECT * FROM clusters WHERE id = @id;
 
--- name: ClusterGetForOwner :one
--- A user's cluster; another user's id finds nothing.
-SELECT * FROM clusters WHERE id = @id AND owner_id = @owner_id AND status <> 'deleted';
+-- name: ClusterGetForMember :one
+-- A cluster of the organization, for a member in one of roles; another
+-- organization's id, or a user who is not such a member, finds nothing.
+SELECT * FROM clusters WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted';
 
--- name: ClusterLockForOwner :one
-SELECT * FROM clusters WHERE id = @id AND owner_id = @owner_id AND status <> 'deleted' FOR UPDATE;
+-- name: ClusterLockForMember :one
+SELECT * FROM clusters WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted' FOR UPDATE;
 
 -- name: ClusterLock :one
 SELECT * FROM clusters WHERE id = @id FOR UPDATE;
 
--- name: ClusterListByOwner :many
--- What the API's cluster list shows of a user's clusters, keyset-
+-- name: ClusterListForMember :many
+-- What the API's cluster list shows of an organization's clusters, keyset-
 -- paginated, newest first (not the CA certificate nor the secrets).
 SELECT id, name, slug, description, kubernetes_version, public_access_mode, status, status_message,
        endpoint, generation, observed_generation, created_at, ready_at, node_quota_enabled,
        node_port, konnectivity_node_port, lb_address, backend
 FROM clusters
-WHERE owner_id = @owner_id AND status <> 'deleted'
+WHERE org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted'
   AND (@before_id::bigint = 0 OR id < @before_id::bigint)
 ORDER BY id DESC
 LIMIT @row_limit;
 
--- name: ClusterListSummaryByOwner :many
--- What the cluster list and the dashboard show of a user's clusters, keyset-
+-- name: ClusterListSummaryForMember :many
+-- What the cluster list and the dashboard show of an organization's clusters, keyset-
 -- paginated, newest first: not the whole row, whose CA certificate alone is
 -- over a kilobyte.
 SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at FROM clusters
-WHERE owner_id = @owner_id AND status <> 'deleted'
+WHERE org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted'
   AND (@before_id::bigint = 0 OR id < @before_id::bigint)
 ORDER BY id DESC
 LIMIT @row_limit;
 
--- name: ClusterDashboardByOwner :many
--- The newest of a user's clusters as the dashboard shows them, each row
--- with how many clusters the user has in all (deleted ones aside): the
+-- name: ClusterDashboardForMember :many
+-- The newest of an organization's clusters as the dashboard shows them, each row
+-- with how many clusters it has in all (deleted ones aside): the
 -- count comes with the list, not in a query of its own.
 SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at,
        count(*) OVER ()::bigint AS total
 FROM clusters
-WHERE owner_id = @owner_id AND status <> 'deleted'
+WHERE org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted'
 ORDER BY id DESC
 LIMIT @row_limit;
 
--- name: ClusterCountActiveByOwner :one
-SELECT count(*) FROM clusters WHERE owner_id = @owner_id AND status <> 'deleted';
+-- name: ClusterCountActiveByOrg :one
+SELECT count(*) FROM clusters WHERE org_id = @org_id AND status <> 'deleted';
 
 -- name: ClusterNodePortsInUse :many
 SELECT node_port::int AS port FROM clusters WHERE node_port IS NOT NULL
@@ -126,9 +128,9 @@ SET status = 'deleted', deleted_at = now(), node_port = NULL, konnectivity_node_
     endpoint = '', status_message = '', updated_at = now()
 WHERE id = @id;
 
--- name: ClusterLockOwner :exec
--- Serialises cluster creation per owner, so the plan cap holds.
-SELECT pg_advisory_xact_lock(hashtextextended('cluster-owner', @owner_id::bigint));
+-- name: ClusterLockOrg :exec
+-- Serialises cluster creation per organization, so the plan cap holds.
+SELECT pg_advisory_xact_lock(hashtextextended('cluster-org', @org_id::bigint));
 
 -- name: ClusterTakeReconcileLease :execrows
 -- One reconcile job at a time per cluster: a job takes the lease when it is
@@ -142,10 +144,10 @@ WHERE id = @cluster_id
 UPDATE clusters SET reconcile_lease_job = NULL, reconcile_lease_until = NULL
 WHERE id = @cluster_id AND reconcile_lease_job = @job_id::bigint;
 
--- name: ClusterGetForOwnerWithDeleted :one
--- A user's cluster, deleted ones included: a page that watched a cluster
+-- name: ClusterGetForMemberWithDeleted :one
+-- An organization's cluster, deleted ones included: a page that watched a cluster
 -- go away still finds it, to show the end.
-SELECT * FROM clusters WHERE id = @id AND owner_id = @owner_id;
+SELECT * FROM clusters WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]);
 
 -- name: ClusterSetNodeQuota :one
 -- Switches the node quota; a new sealed secret replaces the old one only
@@ -282,7 +284,7 @@ WHERE id = @id AND status = 'suspended' AND suspended_replicas IS NULL;
 -- console's edits of its managed ingress take it first, and queue behind
 -- each other. FOR NO KEY UPDATE: rows that refer to the cluster (its
 -- events, jobs' writes) are not held up by it.
-SELECT id FROM clusters WHERE id = @id AND owner_id = @owner_id AND status <> 'deleted' FOR NO KEY UPDATE;
+SELECT id FROM clusters WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted' FOR NO KEY UPDATE;
 
 -- name: ClusterGetTagged :one
 -- A user's cluster with what its entity tag is made of besides its own
@@ -292,4 +294,14 @@ SELECT sqlc.embed(clusters), coalesce(ci.enabled, false)::boolean AS ingress_ena
        coalesce(ci.mode, '')::text AS ingress_mode
 FROM clusters
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
-WHERE clusters.id = @id AND clusters.owner_id = @owner_id AND clusters.status <> 'deleted';
+WHERE clusters.id = @id AND clusters.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
+  AND clusters.status <> 'deleted';
+
+-- name: ClusterLockLiveForChange :one
+-- ClusterLockForChange of a cluster already found for the member who
+-- acts (the managed ingress's changes, called with the cluster).
+SELECT id FROM clusters WHERE id = @id AND status <> 'deleted' FOR NO KEY UPDATE;
+
+-- name: ClusterCountActiveMadeBy :one
+-- The live clusters a user made, in any organization.
+SELECT count(*) FROM clusters WHERE owner_id = @owner_id AND status <> 'deleted';

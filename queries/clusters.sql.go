@@ -231,25 +231,38 @@ func (q *Queries) ClusterClaimFailureNotice(ctx context.Context, id int64) (int6
 	return result.RowsAffected(), nil
 }
 
-const clusterCountActiveByOwner = `-- name: ClusterCountActiveByOwner :one
+const clusterCountActiveByOrg = `-- name: ClusterCountActiveByOrg :one
+SELECT count(*) FROM clusters WHERE org_id = $1 AND status <> 'deleted'
+`
+
+func (q *Queries) ClusterCountActiveByOrg(ctx context.Context, orgID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, clusterCountActiveByOrg, orgID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const clusterCountActiveMadeBy = `-- name: ClusterCountActiveMadeBy :one
 SELECT count(*) FROM clusters WHERE owner_id = $1 AND status <> 'deleted'
 `
 
-func (q *Queries) ClusterCountActiveByOwner(ctx context.Context, ownerID int64) (int64, error) {
-	row := q.db.QueryRow(ctx, clusterCountActiveByOwner, ownerID)
+// The live clusters a user made, in any organization.
+func (q *Queries) ClusterCountActiveMadeBy(ctx context.Context, ownerID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, clusterCountActiveMadeBy, ownerID)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
 }
 
 const clusterCreate = `-- name: ClusterCreate :one
-INSERT INTO clusters (owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port, backend)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-    coalesce($9, 'vcluster'))
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
+INSERT INTO clusters (org_id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, konnectivity_node_port, backend)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
+    coalesce($10, 'vcluster'))
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id
 `
 
 type ClusterCreateParams struct {
+	OrgID                pgtype.Int8
 	OwnerID              int64
 	Name                 string
 	Slug                 string
@@ -261,8 +274,10 @@ type ClusterCreateParams struct {
 	Backend              interface{}
 }
 
+// Without org_id, the maker's personal organization (clusters_default_org).
 func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (Cluster, error) {
 	row := q.db.QueryRow(ctx, clusterCreate,
+		arg.OrgID,
 		arg.OwnerID,
 		arg.Name,
 		arg.Slug,
@@ -309,25 +324,28 @@ func (q *Queries) ClusterCreate(ctx context.Context, arg ClusterCreateParams) (C
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
 
-const clusterDashboardByOwner = `-- name: ClusterDashboardByOwner :many
+const clusterDashboardForMember = `-- name: ClusterDashboardForMember :many
 SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at,
        count(*) OVER ()::bigint AS total
 FROM clusters
-WHERE owner_id = $1 AND status <> 'deleted'
+WHERE org_id = $1 AND org_member_in($1, $2, $3::text[]) AND status <> 'deleted'
 ORDER BY id DESC
-LIMIT $2
+LIMIT $4
 `
 
-type ClusterDashboardByOwnerParams struct {
-	OwnerID  int64
+type ClusterDashboardForMemberParams struct {
+	OrgID    int64
+	UserID   int64
+	Roles    []string
 	RowLimit int32
 }
 
-type ClusterDashboardByOwnerRow struct {
+type ClusterDashboardForMemberRow struct {
 	ID                int64
 	Name              string
 	Status            string
@@ -338,18 +356,23 @@ type ClusterDashboardByOwnerRow struct {
 	Total             int64
 }
 
-// The newest of a user's clusters as the dashboard shows them, each row
-// with how many clusters the user has in all (deleted ones aside): the
+// The newest of an organization's clusters as the dashboard shows them, each row
+// with how many clusters it has in all (deleted ones aside): the
 // count comes with the list, not in a query of its own.
-func (q *Queries) ClusterDashboardByOwner(ctx context.Context, arg ClusterDashboardByOwnerParams) ([]ClusterDashboardByOwnerRow, error) {
-	rows, err := q.db.Query(ctx, clusterDashboardByOwner, arg.OwnerID, arg.RowLimit)
+func (q *Queries) ClusterDashboardForMember(ctx context.Context, arg ClusterDashboardForMemberParams) ([]ClusterDashboardForMemberRow, error) {
+	rows, err := q.db.Query(ctx, clusterDashboardForMember,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ClusterDashboardByOwnerRow{}
+	items := []ClusterDashboardForMemberRow{}
 	for rows.Next() {
-		var i ClusterDashboardByOwnerRow
+		var i ClusterDashboardForMemberRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Name,
@@ -371,7 +394,7 @@ func (q *Queries) ClusterDashboardByOwner(ctx context.Context, arg ClusterDashbo
 }
 
 const clusterGetByID = `-- name: ClusterGetByID :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE id = $1
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1
 `
 
 func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error) {
@@ -412,22 +435,31 @@ func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error)
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
 
-const clusterGetForOwner = `-- name: ClusterGetForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted'
+const clusterGetForMember = `-- name: ClusterGetForMember :one
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[]) AND status <> 'deleted'
 `
 
-type ClusterGetForOwnerParams struct {
-	ID      int64
-	OwnerID int64
+type ClusterGetForMemberParams struct {
+	ID     int64
+	OrgID  int64
+	UserID int64
+	Roles  []string
 }
 
-// A user's cluster; another user's id finds nothing.
-func (q *Queries) ClusterGetForOwner(ctx context.Context, arg ClusterGetForOwnerParams) (Cluster, error) {
-	row := q.db.QueryRow(ctx, clusterGetForOwner, arg.ID, arg.OwnerID)
+// A cluster of the organization, for a member in one of roles; another
+// organization's id, or a user who is not such a member, finds nothing.
+func (q *Queries) ClusterGetForMember(ctx context.Context, arg ClusterGetForMemberParams) (Cluster, error) {
+	row := q.db.QueryRow(ctx, clusterGetForMember,
+		arg.ID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
 	var i Cluster
 	err := row.Scan(
 		&i.ID,
@@ -464,23 +496,31 @@ func (q *Queries) ClusterGetForOwner(ctx context.Context, arg ClusterGetForOwner
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
 
-const clusterGetForOwnerWithDeleted = `-- name: ClusterGetForOwnerWithDeleted :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE id = $1 AND owner_id = $2
+const clusterGetForMemberWithDeleted = `-- name: ClusterGetForMemberWithDeleted :one
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[])
 `
 
-type ClusterGetForOwnerWithDeletedParams struct {
-	ID      int64
-	OwnerID int64
+type ClusterGetForMemberWithDeletedParams struct {
+	ID     int64
+	OrgID  int64
+	UserID int64
+	Roles  []string
 }
 
-// A user's cluster, deleted ones included: a page that watched a cluster
+// An organization's cluster, deleted ones included: a page that watched a cluster
 // go away still finds it, to show the end.
-func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg ClusterGetForOwnerWithDeletedParams) (Cluster, error) {
-	row := q.db.QueryRow(ctx, clusterGetForOwnerWithDeleted, arg.ID, arg.OwnerID)
+func (q *Queries) ClusterGetForMemberWithDeleted(ctx context.Context, arg ClusterGetForMemberWithDeletedParams) (Cluster, error) {
+	row := q.db.QueryRow(ctx, clusterGetForMemberWithDeleted,
+		arg.ID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
 	var i Cluster
 	err := row.Scan(
 		&i.ID,
@@ -517,21 +557,25 @@ func (q *Queries) ClusterGetForOwnerWithDeleted(ctx context.Context, arg Cluster
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const clusterGetTagged = `-- name: ClusterGetTagged :one
-SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, coalesce(ci.enabled, false)::boolean AS ingress_enabled,
+SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, clusters.org_id, coalesce(ci.enabled, false)::boolean AS ingress_enabled,
        coalesce(ci.mode, '')::text AS ingress_mode
 FROM clusters
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
-WHERE clusters.id = $1 AND clusters.owner_id = $2 AND clusters.status <> 'deleted'
+WHERE clusters.id = $1 AND clusters.org_id = $2 AND org_member_in($2, $3, $4::text[])
+  AND clusters.status <> 'deleted'
 `
 
 type ClusterGetTaggedParams struct {
-	ID      int64
-	OwnerID int64
+	ID     int64
+	OrgID  int64
+	UserID int64
+	Roles  []string
 }
 
 type ClusterGetTaggedRow struct {
@@ -544,7 +588,12 @@ type ClusterGetTaggedRow struct {
 // columns: its managed ingress switch and mode (false and ” without a
 // row), read in one statement so that the tag is the row's.
 func (q *Queries) ClusterGetTagged(ctx context.Context, arg ClusterGetTaggedParams) (ClusterGetTaggedRow, error) {
-	row := q.db.QueryRow(ctx, clusterGetTagged, arg.ID, arg.OwnerID)
+	row := q.db.QueryRow(ctx, clusterGetTagged,
+		arg.ID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
 	var i ClusterGetTaggedRow
 	err := row.Scan(
 		&i.Cluster.ID,
@@ -581,30 +630,33 @@ func (q *Queries) ClusterGetTagged(ctx context.Context, arg ClusterGetTaggedPara
 		&i.Cluster.SuspendedBy,
 		&i.Cluster.SuspendedReplicas,
 		&i.Cluster.Backend,
+		&i.Cluster.OrgID,
 		&i.IngressEnabled,
 		&i.IngressMode,
 	)
 	return i, err
 }
 
-const clusterListByOwner = `-- name: ClusterListByOwner :many
+const clusterListForMember = `-- name: ClusterListForMember :many
 SELECT id, name, slug, description, kubernetes_version, public_access_mode, status, status_message,
        endpoint, generation, observed_generation, created_at, ready_at, node_quota_enabled,
        node_port, konnectivity_node_port, lb_address, backend
 FROM clusters
-WHERE owner_id = $1 AND status <> 'deleted'
-  AND ($2::bigint = 0 OR id < $2::bigint)
+WHERE org_id = $1 AND org_member_in($1, $2, $3::text[]) AND status <> 'deleted'
+  AND ($4::bigint = 0 OR id < $4::bigint)
 ORDER BY id DESC
-LIMIT $3
+LIMIT $5
 `
 
-type ClusterListByOwnerParams struct {
-	OwnerID  int64
+type ClusterListForMemberParams struct {
+	OrgID    int64
+	UserID   int64
+	Roles    []string
 	BeforeID int64
 	RowLimit int32
 }
 
-type ClusterListByOwnerRow struct {
+type ClusterListForMemberRow struct {
 	ID                   int64
 	Name                 string
 	Slug                 string
@@ -625,17 +677,23 @@ type ClusterListByOwnerRow struct {
 	Backend              string
 }
 
-// What the API's cluster list shows of a user's clusters, keyset-
+// What the API's cluster list shows of an organization's clusters, keyset-
 // paginated, newest first (not the CA certificate nor the secrets).
-func (q *Queries) ClusterListByOwner(ctx context.Context, arg ClusterListByOwnerParams) ([]ClusterListByOwnerRow, error) {
-	rows, err := q.db.Query(ctx, clusterListByOwner, arg.OwnerID, arg.BeforeID, arg.RowLimit)
+func (q *Queries) ClusterListForMember(ctx context.Context, arg ClusterListForMemberParams) ([]ClusterListForMemberRow, error) {
+	rows, err := q.db.Query(ctx, clusterListForMember,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ClusterListByOwnerRow{}
+	items := []ClusterListForMemberRow{}
 	for rows.Next() {
-		var i ClusterListByOwnerRow
+		var i ClusterListForMemberRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Name,
@@ -695,7 +753,7 @@ func (q *Queries) ClusterListNodeQuotaEnabled(ctx context.Context) ([]int64, err
 }
 
 const clusterListReady = `-- name: ClusterListReady :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE status = 'ready' ORDER BY id
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE status = 'ready' ORDER BY id
 `
 
 func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
@@ -742,6 +800,7 @@ func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
 			&i.SuspendedBy,
 			&i.SuspendedReplicas,
 			&i.Backend,
+			&i.OrgID,
 		); err != nil {
 			return nil, err
 		}
@@ -753,21 +812,23 @@ func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
 	return items, nil
 }
 
-const clusterListSummaryByOwner = `-- name: ClusterListSummaryByOwner :many
+const clusterListSummaryForMember = `-- name: ClusterListSummaryForMember :many
 SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at FROM clusters
-WHERE owner_id = $1 AND status <> 'deleted'
-  AND ($2::bigint = 0 OR id < $2::bigint)
+WHERE org_id = $1 AND org_member_in($1, $2, $3::text[]) AND status <> 'deleted'
+  AND ($4::bigint = 0 OR id < $4::bigint)
 ORDER BY id DESC
-LIMIT $3
+LIMIT $5
 `
 
-type ClusterListSummaryByOwnerParams struct {
-	OwnerID  int64
+type ClusterListSummaryForMemberParams struct {
+	OrgID    int64
+	UserID   int64
+	Roles    []string
 	BeforeID int64
 	RowLimit int32
 }
 
-type ClusterListSummaryByOwnerRow struct {
+type ClusterListSummaryForMemberRow struct {
 	ID                int64
 	Name              string
 	Status            string
@@ -777,18 +838,24 @@ type ClusterListSummaryByOwnerRow struct {
 	CreatedAt         pgtype.Timestamptz
 }
 
-// What the cluster list and the dashboard show of a user's clusters, keyset-
+// What the cluster list and the dashboard show of an organization's clusters, keyset-
 // paginated, newest first: not the whole row, whose CA certificate alone is
 // over a kilobyte.
-func (q *Queries) ClusterListSummaryByOwner(ctx context.Context, arg ClusterListSummaryByOwnerParams) ([]ClusterListSummaryByOwnerRow, error) {
-	rows, err := q.db.Query(ctx, clusterListSummaryByOwner, arg.OwnerID, arg.BeforeID, arg.RowLimit)
+func (q *Queries) ClusterListSummaryForMember(ctx context.Context, arg ClusterListSummaryForMemberParams) ([]ClusterListSummaryForMemberRow, error) {
+	rows, err := q.db.Query(ctx, clusterListSummaryForMember,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ClusterListSummaryByOwnerRow{}
+	items := []ClusterListSummaryForMemberRow{}
 	for rows.Next() {
-		var i ClusterListSummaryByOwnerRow
+		var i ClusterListSummaryForMemberRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Name,
@@ -809,7 +876,7 @@ func (q *Queries) ClusterListSummaryByOwner(ctx context.Context, arg ClusterList
 }
 
 const clusterLock = `-- name: ClusterLock :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE id = $1 FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
@@ -850,17 +917,20 @@ func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const clusterLockForChange = `-- name: ClusterLockForChange :one
-SELECT id FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR NO KEY UPDATE
+SELECT id FROM clusters WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[]) AND status <> 'deleted' FOR NO KEY UPDATE
 `
 
 type ClusterLockForChangeParams struct {
-	ID      int64
-	OwnerID int64
+	ID     int64
+	OrgID  int64
+	UserID int64
+	Roles  []string
 }
 
 // Takes the lock of a user's cluster for a change of what its entity tag
@@ -869,23 +939,35 @@ type ClusterLockForChangeParams struct {
 // each other. FOR NO KEY UPDATE: rows that refer to the cluster (its
 // events, jobs' writes) are not held up by it.
 func (q *Queries) ClusterLockForChange(ctx context.Context, arg ClusterLockForChangeParams) (int64, error) {
-	row := q.db.QueryRow(ctx, clusterLockForChange, arg.ID, arg.OwnerID)
+	row := q.db.QueryRow(ctx, clusterLockForChange,
+		arg.ID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
 }
 
-const clusterLockForOwner = `-- name: ClusterLockForOwner :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters WHERE id = $1 AND owner_id = $2 AND status <> 'deleted' FOR UPDATE
+const clusterLockForMember = `-- name: ClusterLockForMember :one
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[]) AND status <> 'deleted' FOR UPDATE
 `
 
-type ClusterLockForOwnerParams struct {
-	ID      int64
-	OwnerID int64
+type ClusterLockForMemberParams struct {
+	ID     int64
+	OrgID  int64
+	UserID int64
+	Roles  []string
 }
 
-func (q *Queries) ClusterLockForOwner(ctx context.Context, arg ClusterLockForOwnerParams) (Cluster, error) {
-	row := q.db.QueryRow(ctx, clusterLockForOwner, arg.ID, arg.OwnerID)
+func (q *Queries) ClusterLockForMember(ctx context.Context, arg ClusterLockForMemberParams) (Cluster, error) {
+	row := q.db.QueryRow(ctx, clusterLockForMember,
+		arg.ID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
 	var i Cluster
 	err := row.Scan(
 		&i.ID,
@@ -922,17 +1004,31 @@ func (q *Queries) ClusterLockForOwner(ctx context.Context, arg ClusterLockForOwn
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
 
-const clusterLockOwner = `-- name: ClusterLockOwner :exec
-SELECT pg_advisory_xact_lock(hashtextextended('cluster-owner', $1::bigint))
+const clusterLockLiveForChange = `-- name: ClusterLockLiveForChange :one
+SELECT id FROM clusters WHERE id = $1 AND status <> 'deleted' FOR NO KEY UPDATE
 `
 
-// Serialises cluster creation per owner, so the plan cap holds.
-func (q *Queries) ClusterLockOwner(ctx context.Context, ownerID int64) error {
-	_, err := q.db.Exec(ctx, clusterLockOwner, ownerID)
+// ClusterLockForChange of a cluster already found for the member who
+// acts (the managed ingress's changes, called with the cluster).
+func (q *Queries) ClusterLockLiveForChange(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, clusterLockLiveForChange, id)
+	var id_2 int64
+	err := row.Scan(&id_2)
+	return id_2, err
+}
+
+const clusterLockOrg = `-- name: ClusterLockOrg :exec
+SELECT pg_advisory_xact_lock(hashtextextended('cluster-org', $1::bigint))
+`
+
+// Serialises cluster creation per organization, so the plan cap holds.
+func (q *Queries) ClusterLockOrg(ctx context.Context, orgID int64) error {
+	_, err := q.db.Exec(ctx, clusterLockOrg, orgID)
 	return err
 }
 
@@ -1059,7 +1155,7 @@ UPDATE clusters
 SET delete_requested_at = coalesce(delete_requested_at, now()), status = 'deleting',
     generation = generation + 1, status_message = '', updated_at = now(), failure_notified = false
 WHERE id = $1
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id
 `
 
 func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, error) {
@@ -1100,6 +1196,7 @@ func (q *Queries) ClusterRequestDelete(ctx context.Context, id int64) (Cluster, 
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -1108,7 +1205,7 @@ const clusterResume = `-- name: ClusterResume :one
 UPDATE clusters
 SET status = 'resuming', suspended_at = NULL, suspended_by = NULL, reconcile_started_at = now(), updated_at = now()
 WHERE id = $1 AND status = 'suspended' AND delete_requested_at IS NULL
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id
 `
 
 // An admin resumes a suspended cluster: the reconcile job scales its
@@ -1152,6 +1249,7 @@ func (q *Queries) ClusterResume(ctx context.Context, id int64) (Cluster, error) 
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -1161,7 +1259,7 @@ UPDATE clusters
 SET status = CASE WHEN delete_requested_at IS NULL THEN 'pending' ELSE 'deleting' END,
     status_message = '', reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $1 AND status = 'failed'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id
 `
 
 // A failed cluster gets a fresh attempt at its current generation.
@@ -1203,6 +1301,7 @@ func (q *Queries) ClusterRetry(ctx context.Context, id int64) (Cluster, error) {
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -1230,7 +1329,7 @@ UPDATE clusters SET node_quota_enabled = $1,
     node_quota_secret = CASE WHEN $2::text <> '' THEN $2::text ELSE node_quota_secret END,
     updated_at = now()
 WHERE id = $3 AND delete_requested_at IS NULL AND status <> 'deleted'
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id
 `
 
 type ClusterSetNodeQuotaParams struct {
@@ -1279,6 +1378,7 @@ func (q *Queries) ClusterSetNodeQuota(ctx context.Context, arg ClusterSetNodeQuo
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -1365,7 +1465,7 @@ const clusterSuspend = `-- name: ClusterSuspend :one
 UPDATE clusters
 SET status = 'suspended', suspended_at = now(), suspended_by = $1, suspended_replicas = NULL, updated_at = now()
 WHERE id = $2 AND status = 'ready' AND delete_requested_at IS NULL
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id
 `
 
 type ClusterSuspendParams struct {
@@ -1413,6 +1513,7 @@ func (q *Queries) ClusterSuspend(ctx context.Context, arg ClusterSuspendParams) 
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -1441,7 +1542,7 @@ func (q *Queries) ClusterTakeReconcileLease(ctx context.Context, arg ClusterTake
 }
 
 const clusterUpdateDescription = `-- name: ClusterUpdateDescription :one
-UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
+UPDATE clusters SET description = $1, updated_at = now() WHERE id = $2 RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id
 `
 
 type ClusterUpdateDescriptionParams struct {
@@ -1488,6 +1589,7 @@ func (q *Queries) ClusterUpdateDescription(ctx context.Context, arg ClusterUpdat
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -1502,7 +1604,7 @@ SET description = $1, kubernetes_version = $2,
     status_message = CASE WHEN status = 'failed' THEN '' ELSE status_message END,
     reconcile_started_at = NULL, updated_at = now(), failure_notified = false
 WHERE id = $6
-RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend
+RETURNING id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id
 `
 
 type ClusterUpdateSpecParams struct {
@@ -1560,6 +1662,7 @@ func (q *Queries) ClusterUpdateSpec(ctx context.Context, arg ClusterUpdateSpecPa
 		&i.SuspendedBy,
 		&i.SuspendedReplicas,
 		&i.Backend,
+		&i.OrgID,
 	)
 	return i, err
 }

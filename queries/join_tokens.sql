@@ -15,17 +15,17 @@ WHERE cluster_id = @cluster_id AND (@before_id::bigint = 0 OR id < @before_id::b
 ORDER BY id DESC
 LIMIT @row_limit;
 
--- name: JoinTokenGetForOwner :one
+-- name: JoinTokenGetForMember :one
 SELECT sqlc.embed(join_tokens), sqlc.embed(clusters)
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.id = @id AND join_tokens.cluster_id = @cluster_id
-  AND clusters.owner_id = @owner_id AND clusters.status <> 'deleted';
+  AND clusters.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND clusters.status <> 'deleted';
 
 -- name: JoinTokenGetByHash :one
 -- A token by its hash with what the join endpoint needs of it and of its
 -- cluster: every join reads it, and neither whole row. cluster_nodes are
--- the cluster's recorded nodes, plan_max_nodes what its owner's plan
+-- the cluster's recorded nodes, plan_max_nodes what its organization's plan
 -- allows per cluster.
 SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.expires_at, join_tokens.max_uses,
        join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at,
@@ -33,8 +33,8 @@ SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.expires_at, join_toke
        clusters.ca_cert AS cluster_ca_cert, clusters.backend AS cluster_backend,
        clusters.kubernetes_version AS cluster_kubernetes_version,
        (SELECT count(*) FROM nodes WHERE nodes.cluster_id = clusters.id)::bigint AS cluster_nodes,
-       (SELECT plans.max_nodes_per_cluster FROM subscriptions s JOIN plans ON plans.id = s.plan_id
-        WHERE s.user_id = clusters.owner_id)::int AS plan_max_nodes
+       (SELECT plans.max_nodes_per_cluster FROM org_plans op JOIN plans ON plans.id = op.plan_id
+        WHERE op.org_id = clusters.org_id)::int AS plan_max_nodes
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.token_hash = @token_hash;

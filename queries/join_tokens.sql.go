@@ -126,8 +126,8 @@ SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.expires_at, join_toke
        clusters.ca_cert AS cluster_ca_cert, clusters.backend AS cluster_backend,
        clusters.kubernetes_version AS cluster_kubernetes_version,
        (SELECT count(*) FROM nodes WHERE nodes.cluster_id = clusters.id)::bigint AS cluster_nodes,
-       (SELECT plans.max_nodes_per_cluster FROM subscriptions s JOIN plans ON plans.id = s.plan_id
-        WHERE s.user_id = clusters.owner_id)::int AS plan_max_nodes
+       (SELECT plans.max_nodes_per_cluster FROM org_plans op JOIN plans ON plans.id = op.plan_id
+        WHERE op.org_id = clusters.org_id)::int AS plan_max_nodes
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.token_hash = $1
@@ -152,7 +152,7 @@ type JoinTokenGetByHashRow struct {
 
 // A token by its hash with what the join endpoint needs of it and of its
 // cluster: every join reads it, and neither whole row. cluster_nodes are
-// the cluster's recorded nodes, plan_max_nodes what its owner's plan
+// the cluster's recorded nodes, plan_max_nodes what its organization's plan
 // allows per cluster.
 func (q *Queries) JoinTokenGetByHash(ctx context.Context, tokenHash string) (JoinTokenGetByHashRow, error) {
 	row := q.db.QueryRow(ctx, joinTokenGetByHash, tokenHash)
@@ -176,28 +176,36 @@ func (q *Queries) JoinTokenGetByHash(ctx context.Context, tokenHash string) (Joi
 	return i, err
 }
 
-const joinTokenGetForOwner = `-- name: JoinTokenGetForOwner :one
-SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens.token_hash, join_tokens.sealed_token, join_tokens.description, join_tokens.expires_at, join_tokens.max_uses, join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at, join_tokens.created_at, clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend
+const joinTokenGetForMember = `-- name: JoinTokenGetForMember :one
+SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens.token_hash, join_tokens.sealed_token, join_tokens.description, join_tokens.expires_at, join_tokens.max_uses, join_tokens.uses, join_tokens.revoked_at, join_tokens.used_up_at, join_tokens.created_at, clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, clusters.org_id
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.id = $1 AND join_tokens.cluster_id = $2
-  AND clusters.owner_id = $3 AND clusters.status <> 'deleted'
+  AND clusters.org_id = $3 AND org_member_in($3, $4, $5::text[]) AND clusters.status <> 'deleted'
 `
 
-type JoinTokenGetForOwnerParams struct {
+type JoinTokenGetForMemberParams struct {
 	ID        int64
 	ClusterID int64
-	OwnerID   int64
+	OrgID     int64
+	UserID    int64
+	Roles     []string
 }
 
-type JoinTokenGetForOwnerRow struct {
+type JoinTokenGetForMemberRow struct {
 	JoinToken JoinToken
 	Cluster   Cluster
 }
 
-func (q *Queries) JoinTokenGetForOwner(ctx context.Context, arg JoinTokenGetForOwnerParams) (JoinTokenGetForOwnerRow, error) {
-	row := q.db.QueryRow(ctx, joinTokenGetForOwner, arg.ID, arg.ClusterID, arg.OwnerID)
-	var i JoinTokenGetForOwnerRow
+func (q *Queries) JoinTokenGetForMember(ctx context.Context, arg JoinTokenGetForMemberParams) (JoinTokenGetForMemberRow, error) {
+	row := q.db.QueryRow(ctx, joinTokenGetForMember,
+		arg.ID,
+		arg.ClusterID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
+	var i JoinTokenGetForMemberRow
 	err := row.Scan(
 		&i.JoinToken.ID,
 		&i.JoinToken.ClusterID,
@@ -245,6 +253,7 @@ func (q *Queries) JoinTokenGetForOwner(ctx context.Context, arg JoinTokenGetForO
 		&i.Cluster.SuspendedBy,
 		&i.Cluster.SuspendedReplicas,
 		&i.Cluster.Backend,
+		&i.Cluster.OrgID,
 	)
 	return i, err
 }

@@ -92,6 +92,7 @@ type Cluster struct {
 	SuspendedBy           pgtype.Int8
 	SuspendedReplicas     pgtype.Int4
 	Backend               string
+	OrgID                 int64
 }
 
 type ClusterCheck struct {
@@ -461,6 +462,11 @@ type OrgInvitation struct {
 	AcceptedAt     pgtype.Timestamptz
 	AcceptedUserID pgtype.Int8
 	RevokedAt      pgtype.Timestamptz
+}
+
+type OrgPlan struct {
+	OrgID  int64
+	PlanID int64
 }
 
 type Organization struct {

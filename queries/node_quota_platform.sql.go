@@ -10,7 +10,7 @@ import (
 )
 
 const clusterListNodeQuotaMissing = `-- name: ClusterListNodeQuotaMissing :many
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend FROM clusters
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters
 WHERE status = 'ready' AND NOT node_quota_enabled AND delete_requested_at IS NULL
   AND id > $1::bigint
 ORDER BY id
@@ -72,6 +72,7 @@ func (q *Queries) ClusterListNodeQuotaMissing(ctx context.Context, arg ClusterLi
 			&i.SuspendedBy,
 			&i.SuspendedReplicas,
 			&i.Backend,
+			&i.OrgID,
 		); err != nil {
 			return nil, err
 		}

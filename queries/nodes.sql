@@ -62,21 +62,22 @@ WHERE nodes.cluster_id = old.cluster_id AND nodes.name = old.name
 RETURNING nodes.name, old.alert_notification_id;
 
 -- name: NodePage :one
--- A cluster of owner_id (deleted ones included) with its check of the
--- kind given (NULL times and no error without one) and the owner's plan
+-- A cluster of the organization (deleted ones included), for a member in
+-- one of roles, with its check of the kind given (NULL times and no error
+-- without one) and the organization's plan
 -- (for the node quota panel): the nodes page's header; NodePageNodes are
 -- its rows.
 SELECT sqlc.embed(clusters),
        cc.checked_at, cc.unreachable_since, coalesce(cc.last_error, '')::text AS last_error,
        plans.name AS plan_name, plans.name_zh AS plan_name_zh, plans.max_nodes_per_cluster AS plan_max_nodes
 FROM clusters
-JOIN subscriptions ON subscriptions.user_id = clusters.owner_id
-JOIN plans ON plans.id = subscriptions.plan_id
+JOIN org_plans op ON op.org_id = clusters.org_id
+JOIN plans ON plans.id = op.plan_id
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = @kind
-WHERE clusters.id = @id AND clusters.owner_id = @owner_id;
+WHERE clusters.id = @id AND clusters.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]);
 
 -- name: NodePageNodes :many
--- The recorded nodes of a cluster of owner_id by name, with the columns
+-- The recorded nodes of an organization's cluster by name, with the columns
 -- the nodes page shows, each with the join token it joined with (kept on
 -- the node's row: the latest, if it joined twice; empty if none).
 SELECT n.name, n.status, n.unschedulable, n.roles, n.kubelet_version, n.os, n.arch,
@@ -85,13 +86,13 @@ SELECT n.name, n.status, n.unschedulable, n.roles, n.kubelet_version, n.os, n.ar
 FROM nodes n
 JOIN clusters c ON c.id = n.cluster_id
 LEFT JOIN join_tokens jt ON jt.id = n.join_token_id
-WHERE n.cluster_id = @cluster_id AND c.owner_id = @owner_id
+WHERE n.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
 ORDER BY n.name;
 
 -- name: NodeNamesOfOwnedCluster :many
--- The nodes recorded for a cluster of owner_id, as its delete page lists
+-- The nodes recorded for an organization's cluster, as its delete page lists
 -- them.
 SELECT n.name FROM nodes n
 JOIN clusters c ON c.id = n.cluster_id
-WHERE n.cluster_id = @cluster_id AND c.owner_id = @owner_id
+WHERE n.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
 ORDER BY n.name;

@@ -224,19 +224,26 @@ func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Nod
 const nodeNamesOfOwnedCluster = `-- name: NodeNamesOfOwnedCluster :many
 SELECT n.name FROM nodes n
 JOIN clusters c ON c.id = n.cluster_id
-WHERE n.cluster_id = $1 AND c.owner_id = $2
+WHERE n.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[])
 ORDER BY n.name
 `
 
 type NodeNamesOfOwnedClusterParams struct {
 	ClusterID int64
-	OwnerID   int64
+	OrgID     int64
+	UserID    int64
+	Roles     []string
 }
 
-// The nodes recorded for a cluster of owner_id, as its delete page lists
+// The nodes recorded for an organization's cluster, as its delete page lists
 // them.
 func (q *Queries) NodeNamesOfOwnedCluster(ctx context.Context, arg NodeNamesOfOwnedClusterParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, nodeNamesOfOwnedCluster, arg.ClusterID, arg.OwnerID)
+	rows, err := q.db.Query(ctx, nodeNamesOfOwnedCluster,
+		arg.ClusterID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -256,20 +263,22 @@ func (q *Queries) NodeNamesOfOwnedCluster(ctx context.Context, arg NodeNamesOfOw
 }
 
 const nodePage = `-- name: NodePage :one
-SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend,
+SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, clusters.org_id,
        cc.checked_at, cc.unreachable_since, coalesce(cc.last_error, '')::text AS last_error,
        plans.name AS plan_name, plans.name_zh AS plan_name_zh, plans.max_nodes_per_cluster AS plan_max_nodes
 FROM clusters
-JOIN subscriptions ON subscriptions.user_id = clusters.owner_id
-JOIN plans ON plans.id = subscriptions.plan_id
+JOIN org_plans op ON op.org_id = clusters.org_id
+JOIN plans ON plans.id = op.plan_id
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
-WHERE clusters.id = $2 AND clusters.owner_id = $3
+WHERE clusters.id = $2 AND clusters.org_id = $3 AND org_member_in($3, $4, $5::text[])
 `
 
 type NodePageParams struct {
-	Kind    string
-	ID      int64
-	OwnerID int64
+	Kind   string
+	ID     int64
+	OrgID  int64
+	UserID int64
+	Roles  []string
 }
 
 type NodePageRow struct {
@@ -282,12 +291,19 @@ type NodePageRow struct {
 	PlanMaxNodes     int32
 }
 
-// A cluster of owner_id (deleted ones included) with its check of the
-// kind given (NULL times and no error without one) and the owner's plan
+// A cluster of the organization (deleted ones included), for a member in
+// one of roles, with its check of the kind given (NULL times and no error
+// without one) and the organization's plan
 // (for the node quota panel): the nodes page's header; NodePageNodes are
 // its rows.
 func (q *Queries) NodePage(ctx context.Context, arg NodePageParams) (NodePageRow, error) {
-	row := q.db.QueryRow(ctx, nodePage, arg.Kind, arg.ID, arg.OwnerID)
+	row := q.db.QueryRow(ctx, nodePage,
+		arg.Kind,
+		arg.ID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
 	var i NodePageRow
 	err := row.Scan(
 		&i.Cluster.ID,
@@ -324,6 +340,7 @@ func (q *Queries) NodePage(ctx context.Context, arg NodePageParams) (NodePageRow
 		&i.Cluster.SuspendedBy,
 		&i.Cluster.SuspendedReplicas,
 		&i.Cluster.Backend,
+		&i.Cluster.OrgID,
 		&i.CheckedAt,
 		&i.UnreachableSince,
 		&i.LastError,
@@ -341,13 +358,15 @@ SELECT n.name, n.status, n.unschedulable, n.roles, n.kubelet_version, n.os, n.ar
 FROM nodes n
 JOIN clusters c ON c.id = n.cluster_id
 LEFT JOIN join_tokens jt ON jt.id = n.join_token_id
-WHERE n.cluster_id = $1 AND c.owner_id = $2
+WHERE n.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[])
 ORDER BY n.name
 `
 
 type NodePageNodesParams struct {
 	ClusterID int64
-	OwnerID   int64
+	OrgID     int64
+	UserID    int64
+	Roles     []string
 }
 
 type NodePageNodesRow struct {
@@ -366,11 +385,16 @@ type NodePageNodesRow struct {
 	TokenDescription string
 }
 
-// The recorded nodes of a cluster of owner_id by name, with the columns
+// The recorded nodes of an organization's cluster by name, with the columns
 // the nodes page shows, each with the join token it joined with (kept on
 // the node's row: the latest, if it joined twice; empty if none).
 func (q *Queries) NodePageNodes(ctx context.Context, arg NodePageNodesParams) ([]NodePageNodesRow, error) {
-	rows, err := q.db.Query(ctx, nodePageNodes, arg.ClusterID, arg.OwnerID)
+	rows, err := q.db.Query(ctx, nodePageNodes,
+		arg.ClusterID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -186,3 +186,7 @@ ON CONFLICT (org_id, user_id) DO NOTHING;
 -- Whether an address is a member's of an organization (its user id).
 SELECT m.user_id FROM organization_members m JOIN users u ON u.id = m.user_id
 WHERE m.org_id = @org_id AND lower(u.email) = lower(@email);
+
+-- name: OrgMemberIn :one
+-- Whether the user is a member of the organization in one of roles.
+SELECT org_member_in(@org_id, @user_id, @roles::text[])::boolean;

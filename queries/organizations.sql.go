@@ -729,6 +729,24 @@ func (q *Queries) OrgMemberByEmail(ctx context.Context, arg OrgMemberByEmailPara
 	return user_id, err
 }
 
+const orgMemberIn = `-- name: OrgMemberIn :one
+SELECT org_member_in($1, $2, $3::text[])::boolean
+`
+
+type OrgMemberInParams struct {
+	OrgID  int64
+	UserID int64
+	Roles  []string
+}
+
+// Whether the user is a member of the organization in one of roles.
+func (q *Queries) OrgMemberIn(ctx context.Context, arg OrgMemberInParams) (bool, error) {
+	row := q.db.QueryRow(ctx, orgMemberIn, arg.OrgID, arg.UserID, arg.Roles)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const orgMemberRemove = `-- name: OrgMemberRemove :exec
 DELETE FROM organization_members WHERE org_id = $1 AND user_id = $2
 `

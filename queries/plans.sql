@@ -3,6 +3,11 @@
 SELECT plans.* FROM plans JOIN subscriptions s ON s.plan_id = plans.id
 WHERE s.user_id = @user_id;
 
+-- name: PlanForOrg :one
+-- The plan of the organization (org_plans, migration 058).
+SELECT plans.* FROM plans JOIN org_plans op ON op.plan_id = plans.id
+WHERE op.org_id = @org_id;
+
 -- name: PlanList :many
 -- Every plan, archived ones last, in the admin's order.
 SELECT * FROM plans ORDER BY archived_at IS NOT NULL, sort_order, id;

@@ -150,6 +150,40 @@ func (q *Queries) PlanDefault(ctx context.Context) (Plan, error) {
 	return i, err
 }
 
+const planForOrg = `-- name: PlanForOrg :one
+SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at, plans.free, plans.backends FROM plans JOIN org_plans op ON op.plan_id = plans.id
+WHERE op.org_id = $1
+`
+
+// The plan of the organization (org_plans, migration 058).
+func (q *Queries) PlanForOrg(ctx context.Context, orgID int64) (Plan, error) {
+	row := q.db.QueryRow(ctx, planForOrg, orgID)
+	var i Plan
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.MaxClusters,
+		&i.MaxNodesPerCluster,
+		&i.IsDefault,
+		&i.CreatedAt,
+		&i.NameZh,
+		&i.DescriptionEn,
+		&i.DescriptionZh,
+		&i.MaxHostnamesPerCluster,
+		&i.IngressAllowed,
+		&i.Currency,
+		&i.PriceMonthly,
+		&i.PriceYearly,
+		&i.Public,
+		&i.SortOrder,
+		&i.ArchivedAt,
+		&i.UpdatedAt,
+		&i.Free,
+		&i.Backends,
+	)
+	return i, err
+}
+
 const planForUser = `-- name: PlanForUser :one
 SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at, plans.free, plans.backends FROM plans JOIN subscriptions s ON s.plan_id = plans.id
 WHERE s.user_id = $1

@@ -39,6 +39,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/nodequota"
 	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 	"github.com/kubebyon/kubebyon/queries"
@@ -141,7 +142,9 @@ func ScriptToken(t *testing.T, b *Bundle, cp *httptest.Server) (string, int64) {
 	SetClusterCA(t, b, cl.ID, cp)
 	host := testenv.HostKube(t).Config
 	svc := &jointokens.Service{Pool: b.Pool, Box: b.Box, Virtual: func(context.Context, queries.Cluster) (*rest.Config, error) { return host, nil }}
-	created, err := svc.Create(ctx, u.ID, cl.ID, jointokens.Input{Lifetime: jointokens.Lifetime1Hour, Uses: jointokens.UsesOne}, audit.Actor{UserID: u.ID})
+	who, err := orgs.PersonalActing(ctx, b.Pool, u.ID)
+	require.NoError(t, err)
+	created, err := svc.Create(ctx, who, cl.ID, jointokens.Input{Lifetime: jointokens.Lifetime1Hour, Uses: jointokens.UsesOne}, audit.Actor{UserID: u.ID})
 	require.NoError(t, err)
 	return created.Value, cl.ID
 }

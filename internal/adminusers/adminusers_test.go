@@ -147,9 +147,9 @@ func TestApply(t *testing.T) {
 	actor := audit.Actor{UserID: admin.ID, Email: admin.Email, IP: "192.0.2.1"}
 	// One key in use and one its owner revoked before.
 	keys := &apikeys.Service{Pool: pool}
-	active, err := keys.Create(ctx, target.ID, "active", apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.ExpiryNever}, actor)
+	active, err := keys.Create(ctx, actingAs(t, pool, target.ID), "active", apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.ExpiryNever}, actor)
 	require.NoError(t, err)
-	revoked, err := keys.Create(ctx, target.ID, "revoked", apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.ExpiryNever}, actor)
+	revoked, err := keys.Create(ctx, actingAs(t, pool, target.ID), "revoked", apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.ExpiryNever}, actor)
 	require.NoError(t, err)
 	require.NoError(t, keys.Revoke(ctx, target.ID, revoked.Key.ID, actor))
 	revokedBefore, err := keys.Get(ctx, target.ID, revoked.Key.ID)

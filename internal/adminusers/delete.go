@@ -59,7 +59,7 @@ func (s *Service) Delete(ctx context.Context, userID int64, email, password stri
 		// active above under the lock, is not the target and remains.
 		// A cluster's insert takes a key-share lock on its owner's row,
 		// which the lock above excludes: none can be created meanwhile.
-		n, err := q.ClusterCountActiveByOwner(ctx, userID)
+		n, err := q.ClusterCountActiveMadeBy(ctx, userID)
 		if err != nil {
 			return fmt.Errorf("count clusters of user %d: %w", userID, err)
 		}

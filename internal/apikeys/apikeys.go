@@ -151,8 +151,11 @@ type Created struct {
 	Value string
 }
 
-// Create makes a key for a user. Bad input is returned as FieldErrors.
-func (s *Service) Create(ctx context.Context, userID int64, name, scope string, expiry Expiry, actor audit.Actor) (Created, error) {
+// Create makes a key for a member (who) that acts in their organization,
+// with at most their role there (Authenticate). Bad input is returned as
+// FieldErrors; a user who is not a member is ErrNotFound.
+func (s *Service) Create(ctx context.Context, who orgs.Acting, name, scope string, expiry Expiry, actor audit.Actor) (Created, error) {
+	userID := who.UserID
 	name = strings.TrimSpace(name)
 	errs := FieldErrors{}
 	switch {
@@ -175,6 +178,13 @@ func (s *Service) Create(ctx context.Context, userID int64, name, scope string, 
 	var c Created
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
+		member, err := q.OrgMemberIn(ctx, queries.OrgMemberInParams{OrgID: who.OrgID, UserID: userID, Roles: who.Roles(orgs.Read)})
+		if err != nil {
+			return fmt.Errorf("check membership: %w", err)
+		}
+		if !member {
+			return ErrNotFound
+		}
 		if scope == ScopeAdmin {
 			u, err := q.UserGetByID(ctx, userID)
 			if err != nil {
@@ -184,8 +194,7 @@ func (s *Service) Create(ctx context.Context, userID int64, name, scope string, 
 				return FieldErrors{"scope": "ErrAPIKeyScopeAdminOnly"}
 			}
 		}
-		var err error
-		c, err = insertKey(ctx, q, userID, name, scope, expiresAt)
+		c, err = insertKey(ctx, q, who.OrgID, userID, name, scope, expiresAt)
 		if err != nil {
 			return err
 		}
@@ -202,11 +211,12 @@ func (s *Service) Create(ctx context.Context, userID int64, name, scope string, 
 
 // insertKey stores a new key, drawing another id in the unlikely case
 // that one is taken.
-func insertKey(ctx context.Context, q *queries.Queries, userID int64, name, scope string, expiresAt time.Time) (Created, error) {
+func insertKey(ctx context.Context, q *queries.Queries, orgID, userID int64, name, scope string, expiresAt time.Time) (Created, error) {
 	for range 3 {
 		value, prefix := keys.New()
 		k, err := q.ApiKeyCreate(ctx, queries.ApiKeyCreateParams{
 			UserID:     userID,
+			OrgID:      orgID,
 			Name:       name,
 			Prefix:     prefix,
 			SecretHash: bearer.Hash(value),

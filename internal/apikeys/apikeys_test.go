@@ -47,7 +47,7 @@ func (b *testBundle) user(t *testing.T, email string, verified bool) queries.Use
 
 func (b *testBundle) create(t *testing.T, u queries.User, expiry apikeys.Expiry) apikeys.Created {
 	t.Helper()
-	c, err := b.svc.Create(context.Background(), u.ID, "deploys", apikeys.ScopeWrite, expiry, audit.Actor{UserID: u.ID, Email: u.Email})
+	c, err := b.svc.Create(context.Background(), actingAs(t, b.svc.Pool, u.ID), "deploys", apikeys.ScopeWrite, expiry, audit.Actor{UserID: u.ID, Email: u.Email})
 	require.NoError(t, err)
 	return c
 }
@@ -236,7 +236,7 @@ func TestCreateValidation(t *testing.T) {
 		{"today", "ci", apikeys.Expiry{Choice: apikeys.ExpiryOnDate, Date: today}, apikeys.FieldErrors{"expires_on": "ErrAPIKeyDatePast"}},
 	}
 	for _, tt := range tests {
-		_, err := b.svc.Create(ctx, u.ID, tt.key, apikeys.ScopeWrite, tt.expiry, audit.Actor{})
+		_, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), tt.key, apikeys.ScopeWrite, tt.expiry, audit.Actor{})
 		var fe apikeys.FieldErrors
 		require.ErrorAs(t, err, &fe, tt.name)
 		require.Equal(t, tt.want, fe, tt.name)
@@ -245,10 +245,10 @@ func TestCreateValidation(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, keys, "nothing is written for bad input")
 
-	c, err := b.svc.Create(ctx, u.ID, strings.Repeat("é", 100), apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.ExpiryOnDate, Date: tomorrow}, audit.Actor{})
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), strings.Repeat("é", 100), apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.ExpiryOnDate, Date: tomorrow}, audit.Actor{})
 	require.NoError(t, err)
 	require.Equal(t, tomorrow+"T00:00:00Z", c.Key.ExpiresAt.Time.UTC().Format(time.RFC3339))
-	c, err = b.svc.Create(ctx, u.ID, " ci ", apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.Expiry1Year, Date: "ignored"}, audit.Actor{})
+	c, err = b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), " ci ", apikeys.ScopeWrite, apikeys.Expiry{Choice: apikeys.Expiry1Year, Date: "ignored"}, audit.Actor{})
 	require.NoError(t, err)
 	require.Equal(t, "ci", c.Key.Name)
 	require.True(t, c.Key.ExpiresAt.Time.Equal(b.now.AddDate(1, 0, 0)))
@@ -282,7 +282,7 @@ func TestScopes(t *testing.T) {
 		{"unknown", u, "root", "", apikeys.FieldErrors{"scope": "ErrAPIKeyScopeInvalid"}},
 	}
 	for _, tt := range tests {
-		c, err := b.svc.Create(ctx, tt.user.ID, tt.name, tt.scope, never, audit.Actor{})
+		c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, tt.user.ID), tt.name, tt.scope, never, audit.Actor{})
 		if tt.refused != nil {
 			var fe apikeys.FieldErrors
 			require.ErrorAs(t, err, &fe, tt.name)
@@ -301,7 +301,7 @@ func TestScopes(t *testing.T) {
 	require.Equal(t, 2, n, "refused scopes wrote nothing")
 
 	// No longer an admin: the admin key acts as a write key.
-	c, err := b.svc.Create(ctx, admin.ID, "ops", apikeys.ScopeAdmin, never, audit.Actor{})
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, admin.ID), "ops", apikeys.ScopeAdmin, never, audit.Actor{})
 	require.NoError(t, err)
 	_, err = b.pool.Exec(ctx, "UPDATE users SET role = 'user' WHERE id = $1", admin.ID)
 	require.NoError(t, err)

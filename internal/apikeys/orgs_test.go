@@ -9,6 +9,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/orgs"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // TestKeyActsInItsOrganization: a key acts in its organization with its
@@ -35,16 +36,19 @@ func TestKeyActsInItsOrganization(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.pool.Exec(ctx, "INSERT INTO organization_members (org_id, user_id, role) VALUES ($1, $2, 'member')", team.ID, bob.ID)
 	require.NoError(t, err)
-	// Keys in the team: until keys are made in the current organization,
-	// moved there by hand.
-	write := b.create(t, bob, apikeys.Expiry{Choice: apikeys.ExpiryNever})
-	read, err := b.svc.Create(ctx, bob.ID, "reads", apikeys.ScopeRead, apikeys.Expiry{Choice: apikeys.ExpiryNever}, bobActor)
+	// Keys made in the team.
+	never := apikeys.Expiry{Choice: apikeys.ExpiryNever}
+	inTeam := func(u queries.User) orgs.Acting { return orgs.Acting{OrgID: team.ID, UserID: u.ID} }
+	write, err := b.svc.Create(ctx, inTeam(bob), "writes", apikeys.ScopeWrite, never, bobActor)
 	require.NoError(t, err)
-	annKey := b.create(t, ann, apikeys.Expiry{Choice: apikeys.ExpiryNever})
-	for _, id := range []int64{write.Key.ID, read.Key.ID, annKey.Key.ID} {
-		_, err = b.pool.Exec(ctx, "UPDATE api_keys SET org_id = $1 WHERE id = $2", team.ID, id)
-		require.NoError(t, err)
-	}
+	read, err := b.svc.Create(ctx, inTeam(bob), "reads", apikeys.ScopeRead, never, bobActor)
+	require.NoError(t, err)
+	annKey, err := b.svc.Create(ctx, inTeam(ann), "ann's", apikeys.ScopeWrite, never, annActor)
+	require.NoError(t, err)
+	// Not in an organization one is not a member of.
+	outsider := b.user(t, "outsider@example.com", true)
+	_, err = b.svc.Create(ctx, inTeam(outsider), "in", apikeys.ScopeWrite, never, annActor)
+	require.ErrorIs(t, err, apikeys.ErrNotFound)
 	for _, tt := range []struct {
 		key  string
 		role orgs.Role

@@ -45,7 +45,7 @@ func TestAdminGetAndNodeNames(t *testing.T) {
 		{"another user's", other, nil},
 	}
 	for _, tt := range tests {
-		names, err := s.NodeNames(ctx, tt.owner, id)
+		names, err := s.NodeNames(ctx, actingAs(t, s.Pool, tt.owner), id)
 		require.NoError(t, err, tt.name)
 		require.ElementsMatch(t, tt.want, names, tt.name)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/entitlements"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
@@ -131,23 +132,30 @@ func (s *Service) ready(rt settings.Runtime) error {
 	return nil
 }
 
-// Backends are the control-plane backends the owner's plan lets a new
+// Backends are the control-plane backends the organization's plan lets a new
 // cluster run on, the default first; the create form offers a choice
 // when there are several.
-func (s *Service) Backends(ctx context.Context, ownerID int64) ([]string, error) {
+func (s *Service) Backends(ctx context.Context, who orgs.Acting) ([]string, error) {
 	rt, err := s.Runtime(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ent, err := entitlements.For(ctx, queries.New(s.Pool), ownerID)
+	ent, err := entitlements.For(ctx, queries.New(s.Pool), who.OrgID)
 	if err != nil {
 		return nil, err
 	}
 	return ent.Backends(rt.Backend), nil
 }
 
-// Create asks for a new cluster.
-func (s *Service) Create(ctx context.Context, ownerID int64, in Input, actor audit.Actor) (queries.Cluster, error) {
+// Create asks for a new cluster in the organization who acts in, made by
+// who, a member who may operate its clusters.
+func (s *Service) Create(ctx context.Context, who orgs.Acting, in Input, actor audit.Actor) (queries.Cluster, error) {
+	q := queries.New(s.Pool)
+	if ok, err := q.OrgMemberIn(ctx, queries.OrgMemberInParams{OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Operate)}); err != nil {
+		return queries.Cluster{}, fmt.Errorf("check membership: %w", err)
+	} else if !ok {
+		return queries.Cluster{}, s.orgRefusal(ctx, q, who)
+	}
 	rt, err := s.Runtime(ctx)
 	if err != nil {
 		return queries.Cluster{}, err
@@ -163,7 +171,7 @@ func (s *Service) Create(ctx context.Context, ownerID int64, in Input, actor aud
 	// creation refused by it, or rolled back as a deadlock while checking
 	// it, tries again.
 	for attempt := 1; ; attempt++ {
-		c, err := s.create(ctx, ownerID, in, rt, actor)
+		c, err := s.create(ctx, who, in, rt, actor)
 		if attempt < maxPodCIDRAttempts && (isExclusionViolation(err, podCIDRExclusion) || isDeadlock(err)) {
 			continue
 		}
@@ -178,18 +186,18 @@ const maxPodCIDRAttempts = 10
 // podCIDRExclusion keeps pooled Pod networks from overlapping.
 const podCIDRExclusion = "clusters_pod_cidr_pooled_excl"
 
-func (s *Service) create(ctx context.Context, ownerID int64, in Input, rt settings.Runtime, actor audit.Actor) (queries.Cluster, error) {
+func (s *Service) create(ctx context.Context, who orgs.Acting, in Input, rt settings.Runtime, actor audit.Actor) (queries.Cluster, error) {
 	var c queries.Cluster
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if err := q.ClusterLockOwner(ctx, ownerID); err != nil {
-			return fmt.Errorf("lock owner: %w", err)
+		if err := q.ClusterLockOrg(ctx, who.OrgID); err != nil {
+			return fmt.Errorf("lock organization: %w", err)
 		}
-		ent, err := entitlements.For(ctx, q, ownerID)
+		ent, err := entitlements.For(ctx, q, who.OrgID)
 		if err != nil {
 			return err
 		}
-		n, err := q.ClusterCountActiveByOwner(ctx, ownerID)
+		n, err := q.ClusterCountActiveByOrg(ctx, who.OrgID)
 		if err != nil {
 			return fmt.Errorf("count clusters: %w", err)
 		}
@@ -208,12 +216,12 @@ func (s *Service) create(ctx context.Context, ownerID int64, in Input, rt settin
 			return err
 		}
 		c, err = q.ClusterCreate(ctx, queries.ClusterCreateParams{
-			OwnerID: ownerID, Name: in.Name, Slug: in.Name + "-" + suffix(),
+			OrgID: pgtype.Int8{Int64: who.OrgID, Valid: true}, OwnerID: who.UserID, Name: in.Name, Slug: in.Name + "-" + suffix(),
 			Description: in.Description, KubernetesVersion: in.KubernetesVersion,
 			PublicAccessMode: in.PublicAccessMode, NodePort: ports.https, KonnectivityNodePort: ports.konnectivity,
 			Backend: &in.Backend,
 		})
-		if isUniqueViolation(err, "clusters_owner_name_key") {
+		if isUniqueViolation(err, "clusters_org_name_key") {
 			return FieldErrors{"name": "ErrClusterNameTaken"}
 		}
 		if err != nil {
@@ -233,7 +241,7 @@ func (s *Service) create(ctx context.Context, ownerID int64, in Input, rt settin
 
 // Update changes what may change: Kubernetes version, access mode,
 // description. A description alone does not touch the host cluster.
-func (s *Service) Update(ctx context.Context, ownerID, id int64, in Input, actor audit.Actor) (queries.Cluster, error) {
+func (s *Service) Update(ctx context.Context, who orgs.Acting, id int64, in Input, actor audit.Actor) (queries.Cluster, error) {
 	rt, err := s.Runtime(ctx)
 	if err != nil {
 		return queries.Cluster{}, err
@@ -241,9 +249,9 @@ func (s *Service) Update(ctx context.Context, ownerID, id int64, in Input, actor
 	var c queries.Cluster
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		cur, err := q.ClusterLockForOwner(ctx, queries.ClusterLockForOwnerParams{ID: id, OwnerID: ownerID})
+		cur, err := q.ClusterLockForMember(ctx, queries.ClusterLockForMemberParams{ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Operate)})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
+			return Refusal(ctx, q, who, orgs.Operate, id)
 		}
 		if err != nil {
 			return fmt.Errorf("load cluster: %w", err)
@@ -294,13 +302,13 @@ func (s *Service) update(ctx context.Context, tx pgx.Tx, rt settings.Runtime, cu
 }
 
 // Delete asks for a cluster to be removed; confirm must repeat its name.
-func (s *Service) Delete(ctx context.Context, ownerID, id int64, confirm string, actor audit.Actor) (queries.Cluster, error) {
+func (s *Service) Delete(ctx context.Context, who orgs.Acting, id int64, confirm string, actor audit.Actor) (queries.Cluster, error) {
 	var c queries.Cluster
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		cur, err := q.ClusterLockForOwner(ctx, queries.ClusterLockForOwnerParams{ID: id, OwnerID: ownerID})
+		cur, err := q.ClusterLockForMember(ctx, queries.ClusterLockForMemberParams{ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Operate)})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
+			return Refusal(ctx, q, who, orgs.Operate, id)
 		}
 		if err != nil {
 			return fmt.Errorf("load cluster: %w", err)
@@ -321,12 +329,12 @@ func (s *Service) Delete(ctx context.Context, ownerID, id int64, confirm string,
 }
 
 // Retry starts a failed cluster's work again.
-func (s *Service) Retry(ctx context.Context, ownerID, id int64, actor audit.Actor) (queries.Cluster, error) {
+func (s *Service) Retry(ctx context.Context, who orgs.Acting, id int64, actor audit.Actor) (queries.Cluster, error) {
 	var c queries.Cluster
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if _, err := q.ClusterLockForOwner(ctx, queries.ClusterLockForOwnerParams{ID: id, OwnerID: ownerID}); errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
+		if _, err := q.ClusterLockForMember(ctx, queries.ClusterLockForMemberParams{ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Operate)}); errors.Is(err, pgx.ErrNoRows) {
+			return Refusal(ctx, q, who, orgs.Operate, id)
 		} else if err != nil {
 			return fmt.Errorf("load cluster: %w", err)
 		}
@@ -367,11 +375,18 @@ func (s *Service) supersedeReconciles(ctx context.Context, tx pgx.Tx, id int64) 
 	return nil
 }
 
-// Get returns a user's cluster.
-func (s *Service) Get(ctx context.Context, ownerID, id int64) (queries.Cluster, error) {
-	c, err := queries.New(s.Pool).ClusterGetForOwner(ctx, queries.ClusterGetForOwnerParams{ID: id, OwnerID: ownerID})
+// Get returns a cluster of the organization who acts in, for any member.
+func (s *Service) Get(ctx context.Context, who orgs.Acting, id int64) (queries.Cluster, error) {
+	return s.GetFor(ctx, who, orgs.Read, id)
+}
+
+// GetFor returns a cluster of the organization who acts in, for a member
+// whose role allows p: ErrNotFound for another's, orgs.ErrForbidden for
+// one a member may see but their role (or their key) does not allow p on.
+func (s *Service) GetFor(ctx context.Context, who orgs.Acting, p orgs.Permission, id int64) (queries.Cluster, error) {
+	c, err := queries.New(s.Pool).ClusterGetForMember(ctx, queries.ClusterGetForMemberParams{ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(p)})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return c, ErrNotFound
+		return c, s.refusal(ctx, who, p, id)
 	}
 	return c, err
 }
@@ -496,4 +511,41 @@ func isDeadlock(err error) bool {
 func isUniqueViolation(err error, constraint string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == constraint
+}
+
+// refusal is why who may not do p on cluster id, which a query for a
+// member whose role allows p did not find: orgs.ErrForbidden when who may
+// read it (a viewer, a read key), else ErrNotFound, as for a cluster of
+// another organization.
+func (s *Service) refusal(ctx context.Context, who orgs.Acting, p orgs.Permission, id int64) error {
+	return Refusal(ctx, queries.New(s.Pool), who, p, id)
+}
+
+// Refusal is refusal for the services that find a cluster of their own
+// (join tokens).
+func Refusal(ctx context.Context, q *queries.Queries, who orgs.Acting, p orgs.Permission, id int64) error {
+	if p == orgs.Read {
+		return ErrNotFound
+	}
+	_, err := q.ClusterGetForMember(ctx, queries.ClusterGetForMemberParams{ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return ErrNotFound
+	case err != nil:
+		return fmt.Errorf("load cluster: %w", err)
+	}
+	return orgs.ErrForbidden
+}
+
+// orgRefusal is why who may not make a cluster in their organization:
+// orgs.ErrForbidden for a member who may only read, else ErrNotFound.
+func (s *Service) orgRefusal(ctx context.Context, q *queries.Queries, who orgs.Acting) error {
+	ok, err := q.OrgMemberIn(ctx, queries.OrgMemberInParams{OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
+	switch {
+	case err != nil:
+		return fmt.Errorf("check membership: %w", err)
+	case ok:
+		return orgs.ErrForbidden
+	}
+	return ErrNotFound
 }

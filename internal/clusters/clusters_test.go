@@ -24,6 +24,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/entitlements"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -92,7 +93,7 @@ func TestCreate(t *testing.T) {
 	ctx := context.Background()
 	u, a := b.user(t, "creator@example.com")
 
-	c, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: " web ", Description: "front end"}, a)
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: " web ", Description: "front end"}, a)
 	require.NoError(t, err)
 	require.Equal(t, "web", c.Name)
 	require.True(t, strings.HasPrefix(c.Slug, "web-"), c.Slug)
@@ -103,7 +104,7 @@ func TestCreate(t *testing.T) {
 
 	job := rivertest.RequireInserted(ctx, t, riverpgxv5.New(b.pool), clusters.ReconcileArgs{}, &rivertest.RequireInsertedOpts{Queue: clusters.Queue})
 	require.Equal(t, c.ID, job.Args.ClusterID)
-	_, events, err := b.svc.Timeline(ctx, u.ID, c.ID)
+	_, events, err := b.svc.Timeline(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID)
 	require.NoError(t, err)
 	require.Len(t, events, 1)
 	require.Equal(t, "Created", events[0].Reason)
@@ -115,7 +116,7 @@ func TestCreateRejects(t *testing.T) {
 	b := setupService(t)
 	ctx := context.Background()
 	u, a := b.user(t, "picky@example.com")
-	_, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "taken"}, a)
+	_, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "taken"}, a)
 	require.NoError(t, err)
 
 	tests := []struct {
@@ -135,7 +136,7 @@ func TestCreateRejects(t *testing.T) {
 		{"long description", clusters.Input{Name: "d", Description: strings.Repeat("é", clusters.MaxDescriptionLength+1)}, "description", "ErrClusterDescriptionInvalid"},
 	}
 	for _, tt := range tests {
-		_, err := b.svc.Create(ctx, u.ID, tt.in, a)
+		_, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), tt.in, a)
 		var fe clusters.FieldErrors
 		require.ErrorAs(t, err, &fe, tt.name)
 		require.Equal(t, tt.msg, fe[tt.field], tt.name)
@@ -144,11 +145,11 @@ func TestCreateRejects(t *testing.T) {
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'cluster_reconcile'"))
 
 	// The longest name fits.
-	_, err = b.svc.Create(ctx, u.ID, clusters.Input{Name: strings.Repeat("a", clusters.MaxNameLength)}, a)
+	_, err = b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: strings.Repeat("a", clusters.MaxNameLength)}, a)
 	require.NoError(t, err)
 	// Another user may use the same name.
 	other, oa := b.user(t, "other@example.com")
-	_, err = b.svc.Create(ctx, other.ID, clusters.Input{Name: "taken"}, oa)
+	_, err = b.svc.Create(ctx, actingAs(t, b.svc.Pool, other.ID), clusters.Input{Name: "taken"}, oa)
 	require.NoError(t, err)
 }
 
@@ -158,10 +159,10 @@ func TestCreatePlanLimit(t *testing.T) {
 	ctx := context.Background()
 	u, a := b.user(t, "greedy@example.com")
 	for _, name := range []string{"one", "two", "three"} {
-		_, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: name}, a)
+		_, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: name}, a)
 		require.NoError(t, err)
 	}
-	_, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "four"}, a)
+	_, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "four"}, a)
 	require.ErrorIs(t, err, entitlements.ErrLimit)
 	require.Equal(t, 3, b.count(t, "SELECT count(*) FROM clusters WHERE owner_id = $1", u.ID))
 
@@ -169,7 +170,7 @@ func TestCreatePlanLimit(t *testing.T) {
 	var first int64
 	require.NoError(t, b.pool.QueryRow(ctx, "SELECT id FROM clusters WHERE owner_id = $1 AND name = 'one'", u.ID).Scan(&first))
 	require.NoError(t, queries.New(b.pool).ClusterMarkDeleted(ctx, first))
-	_, err = b.svc.Create(ctx, u.ID, clusters.Input{Name: "four"}, a)
+	_, err = b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "four"}, a)
 	require.NoError(t, err)
 }
 
@@ -183,13 +184,13 @@ func TestCreateNeedsHostCluster(t *testing.T) {
 	u, a := b.user(t, "early@example.com")
 
 	// No KUBEBYON_KUBECONFIG, no settings, not in a cluster.
-	_, err = b.svc.Create(ctx, u.ID, clusters.Input{Name: "first"}, a)
+	_, err = b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "first"}, a)
 	require.ErrorIs(t, err, clusters.ErrNoHostCluster)
 	require.Equal(t, "ErrClusterNoHost", err.Error())
 
 	// A kubeconfig file that is not there names no usable host either.
 	b.svc.KubeconfigPath = filepath.Join(t.TempDir(), "missing")
-	_, err = b.svc.Create(ctx, u.ID, clusters.Input{Name: "first"}, a)
+	_, err = b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "first"}, a)
 	require.ErrorIs(t, err, clusters.ErrNoHostCluster)
 
 	// A host but no API base domain.
@@ -198,7 +199,7 @@ func TestCreateNeedsHostCluster(t *testing.T) {
 	rt.NodePortMin, rt.NodePortMax = testenv.NodePorts()
 	rt.HostKubeconfig = string(testenv.HostKube(t).Kubeconfig(t))
 	require.NoError(t, settings.Save(ctx, queries.New(pool), box, rt))
-	_, err = b.svc.Create(ctx, u.ID, clusters.Input{Name: "first"}, a)
+	_, err = b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "first"}, a)
 	require.ErrorIs(t, err, clusters.ErrNoBaseDomain)
 	require.Zero(t, b.count(t, "SELECT count(*) FROM clusters"))
 	require.Zero(t, b.count(t, "SELECT count(*) FROM river_job"))
@@ -222,13 +223,13 @@ func TestList(t *testing.T) {
 	var before int64
 	for pages := 0; ; pages++ {
 		require.Less(t, pages, 3)
-		p, err := b.svc.List(ctx, u.ID, before, 2)
+		p, err := b.svc.List(ctx, actingAs(t, b.svc.Pool, u.ID), before, 2)
 		require.NoError(t, err)
 		for _, c := range p.Clusters {
 			got = append(got, c.ID)
 		}
 		// The pages' own list, of fewer columns, pages the same way.
-		s, err := b.svc.ListSummaries(ctx, u.ID, before, 2)
+		s, err := b.svc.ListSummaries(ctx, actingAs(t, b.svc.Pool, u.ID), before, 2)
 		require.NoError(t, err)
 		require.Equal(t, p.NextBefore, s.NextBefore)
 		require.Len(t, s.Clusters, len(p.Clusters))
@@ -245,7 +246,7 @@ func TestList(t *testing.T) {
 	require.Equal(t, want, got, "newest first, each once, the user's own, deleted ones left out")
 	// The dashboard's newest few come with the count of all.
 	for _, limit := range []int{2, 10} {
-		newest, n, err := b.svc.Dashboard(ctx, u.ID, limit)
+		newest, n, err := b.svc.Dashboard(ctx, actingAs(t, b.svc.Pool, u.ID), limit)
 		require.NoError(t, err)
 		require.EqualValues(t, 5, n)
 		require.Len(t, newest, min(limit, 5))
@@ -253,7 +254,7 @@ func TestList(t *testing.T) {
 			require.Equal(t, want[i], c.ID)
 		}
 	}
-	_, n, err := b.svc.Dashboard(ctx, -1, 10)
+	_, n, err := b.svc.Dashboard(ctx, orgs.Acting{OrgID: -1, UserID: -1}, 10)
 	require.NoError(t, err)
 	require.Zero(t, n, "a user without clusters has none")
 }
@@ -265,15 +266,15 @@ func TestTimeline(t *testing.T) {
 	q := queries.New(b.pool)
 	u, a := b.user(t, "watcher@example.com")
 	o, _ := b.user(t, "snoop@example.com")
-	c, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "watched"}, a)
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "watched"}, a)
 	require.NoError(t, err)
 
-	_, events, err := b.svc.Timeline(ctx, u.ID, c.ID)
+	_, events, err := b.svc.Timeline(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID)
 	require.NoError(t, err)
 	require.Len(t, events, 1)
 	seen := events[0].ID
 
-	up, err := b.svc.UpdatesAfter(ctx, u.ID, c.ID, seen)
+	up, err := b.svc.UpdatesAfter(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, seen)
 	require.NoError(t, err)
 	require.Empty(t, up.Events)
 	require.False(t, up.Done, "a pending cluster is not settled")
@@ -283,7 +284,7 @@ func TestTimeline(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, q.ClusterSetStatus(ctx, queries.ClusterSetStatusParams{ID: c.ID, Status: clusters.StatusProvisioning}))
-	up, err = b.svc.UpdatesAfter(ctx, u.ID, c.ID, seen)
+	up, err = b.svc.UpdatesAfter(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, seen)
 	require.NoError(t, err)
 	require.Equal(t, []string{"Provisioning", "Installing"}, reasons(up.Events))
 	require.Equal(t, clusters.StatusProvisioning, up.Cluster.Status)
@@ -293,24 +294,24 @@ func TestTimeline(t *testing.T) {
 	require.NoError(t, err)
 	_, markErr := q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: c.ID, Endpoint: c.Slug + ".clusters.test", Generation: c.Generation})
 	require.NoError(t, markErr)
-	up, err = b.svc.UpdatesAfter(ctx, u.ID, c.ID, up.Events[1].ID)
+	up, err = b.svc.UpdatesAfter(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, up.Events[1].ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"Ready"}, reasons(up.Events))
 	require.True(t, up.Done, "ready is settled")
 
 	// A deleted cluster is still found by its page, to show the end.
 	require.NoError(t, q.ClusterMarkDeleted(ctx, c.ID))
-	_, err = b.svc.Get(ctx, u.ID, c.ID)
+	_, err = b.svc.Get(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
-	up, err = b.svc.UpdatesAfter(ctx, u.ID, c.ID, 0)
+	up, err = b.svc.UpdatesAfter(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, 0)
 	require.NoError(t, err)
 	require.True(t, up.Done)
 	require.Len(t, up.Events, 4)
 
 	// Nobody else's.
-	_, _, err = b.svc.Timeline(ctx, o.ID, c.ID)
+	_, _, err = b.svc.Timeline(ctx, actingAs(t, b.svc.Pool, o.ID), c.ID)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
-	_, err = b.svc.UpdatesAfter(ctx, o.ID, c.ID, 0)
+	_, err = b.svc.UpdatesAfter(ctx, actingAs(t, b.svc.Pool, o.ID), c.ID, 0)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
 }
 
@@ -328,7 +329,7 @@ func TestTimelineKeepsAskingWhileEventsRemain(t *testing.T) {
 	ctx := context.Background()
 	q := queries.New(b.pool)
 	u, a := b.user(t, "chatty@example.com")
-	c, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "chatty"}, a)
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "chatty"}, a)
 	require.NoError(t, err)
 	for range clusters.TimelineLength + 5 {
 		_, err := q.ClusterEventCreate(ctx, queries.ClusterEventCreateParams{ClusterID: c.ID, Level: "warning", Reason: "HostUnreachable", Message: "dial tcp: timeout"})
@@ -336,16 +337,16 @@ func TestTimelineKeepsAskingWhileEventsRemain(t *testing.T) {
 	}
 	require.NoError(t, q.ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: c.ID, StatusMessage: "gave up"}))
 
-	up, err := b.svc.UpdatesAfter(ctx, u.ID, c.ID, 0)
+	up, err := b.svc.UpdatesAfter(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, 0)
 	require.NoError(t, err)
 	require.Len(t, up.Events, clusters.TimelineLength)
 	require.False(t, up.Done, "failed, but more events are to come")
-	up, err = b.svc.UpdatesAfter(ctx, u.ID, c.ID, up.Events[len(up.Events)-1].ID)
+	up, err = b.svc.UpdatesAfter(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, up.Events[len(up.Events)-1].ID)
 	require.NoError(t, err)
 	require.Len(t, up.Events, 6)
 	require.True(t, up.Done)
 
-	_, events, err := b.svc.Timeline(ctx, u.ID, c.ID)
+	_, events, err := b.svc.Timeline(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID)
 	require.NoError(t, err)
 	require.Len(t, events, clusters.TimelineLength, "the page shows the newest events")
 	require.Less(t, events[0].ID, events[1].ID, "oldest first")
@@ -367,7 +368,7 @@ func TestEdit(t *testing.T) {
 	rt.APIBaseDomain = "clusters.test"
 	rt.AllowedVersions = []string{"v1.34.0", "v1.33.4"}
 	require.NoError(t, settings.Save(ctx, queries.New(b.pool), b.box, rt))
-	c, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "patched", Description: "keep me", PublicAccessMode: settings.AccessLoadBalancer}, a)
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "patched", Description: "keep me", PublicAccessMode: settings.AccessLoadBalancer}, a)
 	require.NoError(t, err)
 	apply := func(p clusters.Patch) clusters.Step {
 		return func(ctx context.Context, tx pgx.Tx, cur queries.Cluster) error {
@@ -376,43 +377,43 @@ func TestEdit(t *testing.T) {
 		}
 	}
 	is := func(tag string) func(string) bool { return func(etag string) bool { return etag == tag } }
-	_, tag, err := b.svc.Tagged(ctx, u.ID, c.ID)
+	_, tag, err := b.svc.Tagged(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID)
 	require.NoError(t, err)
 
 	version := "v1.33.4"
-	got, changed, err := b.svc.Edit(ctx, u.ID, c.ID, is(tag), apply(clusters.Patch{KubernetesVersion: &version}))
+	got, changed, err := b.svc.Edit(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, is(tag), apply(clusters.Patch{KubernetesVersion: &version}))
 	require.NoError(t, err)
 	require.Equal(t, "v1.33.4", got.KubernetesVersion)
 	require.Equal(t, "keep me", got.Description)
 	require.Equal(t, settings.AccessLoadBalancer, got.PublicAccessMode)
 	require.Equal(t, c.Generation+1, got.Generation)
 	require.NotEqual(t, tag, changed)
-	_, read, err := b.svc.Tagged(ctx, u.ID, c.ID)
+	_, read, err := b.svc.Tagged(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID)
 	require.NoError(t, err)
 	require.Equal(t, changed, read, "Edit answers the tag Tagged reads")
 
 	lost := "lost"
-	_, _, err = b.svc.Edit(ctx, u.ID, c.ID, is(tag), apply(clusters.Patch{Description: &lost}))
+	_, _, err = b.svc.Edit(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, is(tag), apply(clusters.Patch{Description: &lost}))
 	require.ErrorIs(t, err, clusters.ErrPreconditionFailed)
 	bad := "ingress"
-	_, _, err = b.svc.Edit(ctx, u.ID, c.ID, nil, apply(clusters.Patch{Description: &lost}), apply(clusters.Patch{PublicAccessMode: &bad}))
+	_, _, err = b.svc.Edit(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, nil, apply(clusters.Patch{Description: &lost}), apply(clusters.Patch{PublicAccessMode: &bad}))
 	var fe clusters.FieldErrors
 	require.ErrorAs(t, err, &fe)
 	require.Equal(t, "ErrClusterAccessMode", fe["public_access_mode"])
-	cur, err := b.svc.Get(ctx, u.ID, c.ID)
+	cur, err := b.svc.Get(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID)
 	require.NoError(t, err)
 	require.Equal(t, "keep me", cur.Description, "neither the refused edit nor the rolled-back step changed it")
-	_, unchanged, err := b.svc.Tagged(ctx, u.ID, c.ID)
+	_, unchanged, err := b.svc.Tagged(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID)
 	require.NoError(t, err)
 	require.Equal(t, changed, unchanged)
 
 	o, oa := b.user(t, "intruder@example.com")
-	_, _, err = b.svc.Edit(ctx, o.ID, c.ID, nil, func(ctx context.Context, tx pgx.Tx, cur queries.Cluster) error {
+	_, _, err = b.svc.Edit(ctx, actingAs(t, b.svc.Pool, o.ID), c.ID, nil, func(ctx context.Context, tx pgx.Tx, cur queries.Cluster) error {
 		_, err := b.svc.Apply(ctx, tx, cur, clusters.Patch{KubernetesVersion: &version}, oa)
 		return err
 	})
 	require.ErrorIs(t, err, clusters.ErrNotFound)
-	_, _, err = b.svc.Tagged(ctx, o.ID, c.ID)
+	_, _, err = b.svc.Tagged(ctx, actingAs(t, b.svc.Pool, o.ID), c.ID)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
 }
 
@@ -453,23 +454,23 @@ func TestKubeconfig(t *testing.T) {
 	ctx := context.Background()
 	q := queries.New(b.pool)
 	u, a := b.user(t, "kubectl@example.com")
-	c, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "kc"}, a)
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "kc"}, a)
 	require.NoError(t, err)
 	downloads := func() int {
 		return b.count(t, "SELECT count(*) FROM audit_events WHERE action = 'cluster.kubeconfig_download' AND target_id = $1", fmt.Sprint(c.ID))
 	}
 
-	_, _, err = b.svc.Kubeconfig(ctx, u.ID, c.ID, a)
+	_, _, err = b.svc.Kubeconfig(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, a)
 	require.ErrorIs(t, err, clusters.ErrNotReady)
 
 	endpoint := c.Slug + ".clusters.test"
 	_, markErr := q.ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: c.ID, Endpoint: endpoint, Generation: c.Generation})
 	require.NoError(t, markErr)
-	_, _, err = b.svc.Kubeconfig(ctx, u.ID, c.ID, a)
+	_, _, err = b.svc.Kubeconfig(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, a)
 	require.ErrorIs(t, err, clusters.ErrKubeconfigMissing, "ready, but the Secret is not there")
 
 	putKubeconfigSecret(t, c, vclusterKubeconfig(t))
-	got, raw, err := b.svc.Kubeconfig(ctx, u.ID, c.ID, a)
+	got, raw, err := b.svc.Kubeconfig(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, a)
 	require.NoError(t, err)
 	require.Equal(t, c.ID, got.ID)
 	cfg, err := clientcmd.Load(raw)
@@ -482,7 +483,7 @@ func TestKubeconfig(t *testing.T) {
 	require.Equal(t, 1, downloads())
 
 	o, oa := b.user(t, "thief@example.com")
-	_, _, err = b.svc.Kubeconfig(ctx, o.ID, c.ID, oa)
+	_, _, err = b.svc.Kubeconfig(ctx, actingAs(t, b.svc.Pool, o.ID), c.ID, oa)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
 	require.Equal(t, 1, downloads(), "only handing it out is recorded")
 }
@@ -494,11 +495,11 @@ func TestVirtualConfigSelfContained(t *testing.T) {
 	b := setupService(t)
 	ctx := context.Background()
 	u, a := b.user(t, "exec@example.com")
-	c, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "execs"}, a)
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "execs"}, a)
 	require.NoError(t, err)
 	_, err = queries.New(b.pool).ClusterMarkReady(ctx, queries.ClusterMarkReadyParams{ID: c.ID, Endpoint: c.Slug + ".clusters.test", Generation: c.Generation})
 	require.NoError(t, err)
-	c, err = b.svc.Get(ctx, u.ID, c.ID)
+	c, err = b.svc.Get(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID)
 	require.NoError(t, err)
 	pwned := filepath.Join(t.TempDir(), "pwned")
 	putKubeconfigSecret(t, c, []byte(fmt.Sprintf(`apiVersion: v1
@@ -512,7 +513,7 @@ users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, com
 	cfg, err := b.svc.VirtualConfig(ctx, c)
 	require.ErrorIs(t, err, clusters.ErrKubeconfigMissing)
 	require.Nil(t, cfg)
-	_, _, err = b.svc.Kubeconfig(ctx, u.ID, c.ID, a)
+	_, _, err = b.svc.Kubeconfig(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID, a)
 	require.ErrorIs(t, err, clusters.ErrKubeconfigMissing)
 	require.NoFileExists(t, pwned)
 }
@@ -525,7 +526,7 @@ func TestCreateRefusals(t *testing.T) {
 	owner, a := b.user(t, "owner@example.com")
 	create := func(name string) {
 		t.Helper()
-		_, err := b.svc.Create(ctx, owner.ID, clusters.Input{Name: name}, a)
+		_, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, owner.ID), clusters.Input{Name: name}, a)
 		require.NoError(t, err)
 	}
 	tests := []struct {
@@ -541,25 +542,25 @@ func TestCreateRefusals(t *testing.T) {
 		{"bad access mode", clusters.Input{Name: "ok", PublicAccessMode: "hostport"}, "ErrClusterAccessMode"},
 	}
 	for _, tt := range tests {
-		_, err := b.svc.Create(ctx, owner.ID, tt.in, a)
+		_, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, owner.ID), tt.in, a)
 		var fe clusters.FieldErrors
 		require.True(t, errors.As(err, &fe), tt.name)
 		require.Contains(t, []string{fe["name"], fe["kubernetes_version"], fe["public_access_mode"]}, tt.want, tt.name)
 	}
 
 	create("one")
-	_, err := b.svc.Create(ctx, owner.ID, clusters.Input{Name: "one"}, a)
+	_, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, owner.ID), clusters.Input{Name: "one"}, a)
 	var fe clusters.FieldErrors
 	require.True(t, errors.As(err, &fe))
 	require.Equal(t, "ErrClusterNameTaken", fe["name"])
 
 	create("two")
 	create("three")
-	_, err = b.svc.Create(ctx, owner.ID, clusters.Input{Name: "four"}, a)
+	_, err = b.svc.Create(ctx, actingAs(t, b.svc.Pool, owner.ID), clusters.Input{Name: "four"}, a)
 	require.ErrorIs(t, err, entitlements.ErrLimit, "the default plan allows 3")
 
 	noHost := &clusters.Service{Pool: b.pool, River: b.svc.River, Box: b.box}
-	_, err = noHost.Create(ctx, owner.ID, clusters.Input{Name: "nohost"}, a)
+	_, err = noHost.Create(ctx, actingAs(t, b.pool, owner.ID), clusters.Input{Name: "nohost"}, a)
 	require.ErrorIs(t, err, clusters.ErrNoHostCluster)
 
 	var n int

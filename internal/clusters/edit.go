@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -36,14 +37,14 @@ func etag(r queries.ClusterGetTaggedRow) string {
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
-// Tagged is a user's cluster, read with its entity tag (as Get: another
-// user's, or a deleted one, is ErrNotFound).
-func (s *Service) Tagged(ctx context.Context, ownerID, id int64) (queries.Cluster, string, error) {
-	return tagged(ctx, queries.New(s.Pool), ownerID, id)
+// Tagged is an organization's cluster, read with its entity tag (as Get:
+// another's, or a deleted one, is ErrNotFound).
+func (s *Service) Tagged(ctx context.Context, who orgs.Acting, id int64) (queries.Cluster, string, error) {
+	return tagged(ctx, queries.New(s.Pool), who, orgs.Read, id)
 }
 
-func tagged(ctx context.Context, q *queries.Queries, ownerID, id int64) (queries.Cluster, string, error) {
-	r, err := q.ClusterGetTagged(ctx, queries.ClusterGetTaggedParams{ID: id, OwnerID: ownerID})
+func tagged(ctx context.Context, q *queries.Queries, who orgs.Acting, p orgs.Permission, id int64) (queries.Cluster, string, error) {
+	r, err := q.ClusterGetTagged(ctx, queries.ClusterGetTaggedParams{ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(p)})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queries.Cluster{}, "", ErrNotFound
 	}
@@ -58,7 +59,7 @@ func tagged(ctx context.Context, q *queries.Queries, ownerID, id int64) (queries
 // ingress's, the stale-node clean-up's).
 type Step func(ctx context.Context, tx pgx.Tx, c queries.Cluster) error
 
-// Edit makes one change of the user's cluster id, its steps in one
+// Edit makes one change of the organization's cluster id, for a member who may operate it, its steps in one
 // transaction that holds the cluster's lock (ClusterLockForChange) from
 // before its entity tag is read until the change commits: when match
 // refuses the tag, it is ErrPreconditionFailed and nothing changes (nil
@@ -71,19 +72,19 @@ type Step func(ctx context.Context, tx pgx.Tx, c queries.Cluster) error
 // locks the cluster row FOR UPDATE, which holds up the jobs that write
 // that row and then a cluster event; taking the ingress row after it
 // could deadlock with them.
-func (s *Service) Edit(ctx context.Context, ownerID, id int64, match func(etag string) bool, steps ...Step) (queries.Cluster, string, error) {
+func (s *Service) Edit(ctx context.Context, who orgs.Acting, id int64, match func(etag string) bool, steps ...Step) (queries.Cluster, string, error) {
 	var (
 		c   queries.Cluster
 		tag string
 	)
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if _, err := q.ClusterLockForChange(ctx, queries.ClusterLockForChangeParams{ID: id, OwnerID: ownerID}); errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
+		if _, err := q.ClusterLockForChange(ctx, queries.ClusterLockForChangeParams{ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Operate)}); errors.Is(err, pgx.ErrNoRows) {
+			return Refusal(ctx, q, who, orgs.Operate, id)
 		} else if err != nil {
 			return fmt.Errorf("lock cluster %d: %w", id, err)
 		}
-		cur, curTag, err := tagged(ctx, q, ownerID, id)
+		cur, curTag, err := tagged(ctx, q, who, orgs.Operate, id)
 		if err != nil {
 			return err
 		}
@@ -101,7 +102,7 @@ func (s *Service) Edit(ctx context.Context, ownerID, id int64, match func(etag s
 				return err
 			}
 		}
-		c, tag, err = tagged(ctx, q, ownerID, id)
+		c, tag, err = tagged(ctx, q, who, orgs.Operate, id)
 		return err
 	})
 	return c, tag, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -63,10 +64,10 @@ func Settled(c queries.Cluster) bool {
 	return false
 }
 
-// Find returns a user's cluster like Get, deleted ones included: a page
+// Find returns an organization's cluster like Get, deleted ones included: a page
 // watching a cluster go away must still find it to show the end.
-func (s *Service) Find(ctx context.Context, ownerID, id int64) (queries.Cluster, error) {
-	c, err := queries.New(s.Pool).ClusterGetForOwnerWithDeleted(ctx, queries.ClusterGetForOwnerWithDeletedParams{ID: id, OwnerID: ownerID})
+func (s *Service) Find(ctx context.Context, who orgs.Acting, id int64) (queries.Cluster, error) {
+	c, err := queries.New(s.Pool).ClusterGetForMemberWithDeleted(ctx, queries.ClusterGetForMemberWithDeletedParams{ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, ErrNotFound
 	}
@@ -76,20 +77,20 @@ func (s *Service) Find(ctx context.Context, ownerID, id int64) (queries.Cluster,
 	return c, nil
 }
 
-// Timeline returns a user's cluster with its newest events, oldest first.
-func (s *Service) Timeline(ctx context.Context, ownerID, id int64) (queries.Cluster, []queries.ClusterEvent, error) {
-	c, err := s.Find(ctx, ownerID, id)
+// Timeline returns an organization's cluster with its newest events, oldest first.
+func (s *Service) Timeline(ctx context.Context, who orgs.Acting, id int64) (queries.Cluster, []queries.ClusterEvent, error) {
+	c, err := s.Find(ctx, who, id)
 	if err != nil {
 		return c, nil, err
 	}
-	events, err := s.LatestEvents(ctx, ownerID, id)
+	events, err := s.LatestEvents(ctx, who, id)
 	return c, events, err
 }
 
-// LatestEvents is the newest TimelineLength events of the user's cluster
-// id, oldest first: none for another user's.
-func (s *Service) LatestEvents(ctx context.Context, ownerID, id int64) ([]queries.ClusterEvent, error) {
-	events, err := queries.New(s.Pool).ClusterEventListLatest(ctx, queries.ClusterEventListLatestParams{ClusterID: id, OwnerID: ownerID, RowLimit: TimelineLength})
+// LatestEvents is the newest TimelineLength events of the organization's
+// cluster id, oldest first: none for another's.
+func (s *Service) LatestEvents(ctx context.Context, who orgs.Acting, id int64) ([]queries.ClusterEvent, error) {
+	events, err := queries.New(s.Pool).ClusterEventListLatest(ctx, queries.ClusterEventListLatestParams{ClusterID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read), RowLimit: TimelineLength})
 	if err != nil {
 		return nil, fmt.Errorf("list cluster events: %w", err)
 	}
@@ -118,11 +119,11 @@ type Updates struct {
 	Done bool
 }
 
-// UpdatesAfter returns a user's cluster and its events after the event
+// UpdatesAfter returns an organization's cluster and its events after the event
 // with id after. The cluster is read first: the events that led to a
 // settled status committed before it, so the last answer has them all.
-func (s *Service) UpdatesAfter(ctx context.Context, ownerID, id, after int64) (Updates, error) {
-	c, err := s.Find(ctx, ownerID, id)
+func (s *Service) UpdatesAfter(ctx context.Context, who orgs.Acting, id, after int64) (Updates, error) {
+	c, err := s.Find(ctx, who, id)
 	if err != nil {
 		return Updates{}, err
 	}
@@ -135,12 +136,12 @@ func (s *Service) UpdatesAfter(ctx context.Context, ownerID, id, after int64) (U
 	return Updates{Cluster: c, Events: events, Done: Settled(c) && len(events) < TimelineLength}, nil
 }
 
-// EventPage is up to n of the events of the user's cluster id (as Get:
-// none of another user's, nor of a deleted one), newest first, below the
+// EventPage is up to n of the events of the organization's cluster id (as Get:
+// none of another's, nor of a deleted one), newest first, below the
 // event before (0: from the newest).
-func (s *Service) EventPage(ctx context.Context, ownerID, id, before int64, n int32) ([]queries.ClusterEvent, error) {
-	events, err := queries.New(s.Pool).ClusterEventPageByOwner(ctx, queries.ClusterEventPageByOwnerParams{
-		ClusterID: id, OwnerID: ownerID, BeforeID: before, RowLimit: n,
+func (s *Service) EventPage(ctx context.Context, who orgs.Acting, id, before int64, n int32) ([]queries.ClusterEvent, error) {
+	events, err := queries.New(s.Pool).ClusterEventPageForMember(ctx, queries.ClusterEventPageForMemberParams{
+		ClusterID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read), BeforeID: before, RowLimit: n,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list cluster events: %w", err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -26,12 +27,13 @@ var (
 // hostTimeout bounds the host cluster calls of one request.
 const hostTimeout = 15 * time.Second
 
-// Kubeconfig returns the admin kubeconfig of a user's ready cluster, and
+// Kubeconfig returns the admin kubeconfig of an organization's ready cluster,
+// for a member who may operate it, and
 // records that it was handed out. vcluster writes it for use inside the
 // host cluster; every server in it is replaced by the cluster's public
 // endpoint, which is what users reach.
-func (s *Service) Kubeconfig(ctx context.Context, ownerID, id int64, actor audit.Actor) (queries.Cluster, []byte, error) {
-	c, err := s.Get(ctx, ownerID, id)
+func (s *Service) Kubeconfig(ctx context.Context, who orgs.Acting, id int64, actor audit.Actor) (queries.Cluster, []byte, error) {
+	c, err := s.GetFor(ctx, who, orgs.Operate, id)
 	if err != nil {
 		return c, nil, err
 	}

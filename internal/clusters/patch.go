@@ -29,7 +29,8 @@ func (s *Service) Apply(ctx context.Context, tx pgx.Tx, c queries.Cluster, p Pat
 	if err != nil {
 		return c, err
 	}
-	cur, err := q.ClusterLockForOwner(ctx, queries.ClusterLockForOwnerParams{ID: c.ID, OwnerID: c.OwnerID})
+	// Edit found the cluster for the member, and holds its lock.
+	cur, err := q.ClusterLock(ctx, c.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, ErrNotFound
 	}

@@ -39,7 +39,7 @@ func TestPodCIDRPool(t *testing.T) {
 	for i := range n {
 		u, a := b.user(t, fmt.Sprintf("racer%d@example.com", i))
 		wg.Go(func() {
-			got[i], errs[i] = b.svc.Create(ctx, u.ID, clusters.Input{Name: "web", PublicAccessMode: settings.AccessLoadBalancer}, a)
+			got[i], errs[i] = b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "web", PublicAccessMode: settings.AccessLoadBalancer}, a)
 		})
 	}
 	wg.Wait()
@@ -64,13 +64,13 @@ func TestPodCIDRPool(t *testing.T) {
 
 	// Full: a clear error, and nothing written.
 	u, a := b.user(t, "late@example.com")
-	_, err = b.svc.Create(ctx, u.ID, clusters.Input{Name: "late", PublicAccessMode: settings.AccessLoadBalancer}, a)
+	_, err = b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "late", PublicAccessMode: settings.AccessLoadBalancer}, a)
 	require.ErrorIs(t, err, clusters.ErrPodPoolFull)
 	require.Zero(t, b.count(t, `SELECT count(*) FROM clusters WHERE owner_id = $1`, u.ID))
 
 	// A deleted cluster's block is free again.
 	require.NoError(t, q.ClusterMarkDeleted(ctx, got[3].ID))
-	c, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "late", PublicAccessMode: settings.AccessLoadBalancer}, a)
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "late", PublicAccessMode: settings.AccessLoadBalancer}, a)
 	require.NoError(t, err)
 	require.Equal(t, got[3].PodCidr, c.PodCidr)
 
@@ -94,14 +94,14 @@ func TestPodCIDRWithoutPool(t *testing.T) {
 	rt.PodCIDRPool, rt.PodCIDR = "", "10.250.0.0/16"
 	require.NoError(t, settings.Save(ctx, q, b.box, rt))
 	u, a := b.user(t, "plain@example.com")
-	one, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "one", PublicAccessMode: settings.AccessLoadBalancer}, a)
+	one, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "one", PublicAccessMode: settings.AccessLoadBalancer}, a)
 	require.NoError(t, err)
 	require.Equal(t, netip.MustParsePrefix("10.250.0.0/16"), one.PodCidr)
 	require.False(t, one.PodCidrPooled)
 	unique, err := q.ClusterPodCIDRUnique(ctx, one.ID)
 	require.NoError(t, err)
 	require.True(t, unique, "alone, it is unique")
-	two, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "two", PublicAccessMode: settings.AccessLoadBalancer}, a)
+	two, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "two", PublicAccessMode: settings.AccessLoadBalancer}, a)
 	require.NoError(t, err)
 	require.Equal(t, one.PodCidr, two.PodCidr)
 	for _, c := range []queries.Cluster{one, two} {
@@ -113,7 +113,7 @@ func TestPodCIDRWithoutPool(t *testing.T) {
 	// A pool that holds the shared network allocates around it.
 	rt.PodCIDRPool, rt.PodCIDRBlock = "10.250.0.0/15", 16
 	require.NoError(t, settings.Save(ctx, q, b.box, rt))
-	three, err := b.svc.Create(ctx, u.ID, clusters.Input{Name: "three", PublicAccessMode: settings.AccessLoadBalancer}, a)
+	three, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "three", PublicAccessMode: settings.AccessLoadBalancer}, a)
 	require.NoError(t, err)
 	require.Equal(t, netip.MustParsePrefix("10.251.0.0/16"), three.PodCidr)
 }

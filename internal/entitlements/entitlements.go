@@ -58,17 +58,17 @@ func (e *LimitError) Data() map[string]any {
 	return map[string]any{"Plan": e.Plan, "Max": e.Max, "Path": "/billing"}
 }
 
-// Entitlements is what the plan in effect for a user allows.
+// Entitlements is what the plan in effect for an organization allows.
 type Entitlements struct {
 	Plan queries.Plan
 }
 
-// For reads the plan of the user's subscription (q may be the caller's
+// For reads the plan of the organization (q may be the caller's
 // transaction, after it locked what it counts).
-func For(ctx context.Context, q *queries.Queries, userID int64) (Entitlements, error) {
-	p, err := q.PlanForUser(ctx, userID)
+func For(ctx context.Context, q *queries.Queries, orgID int64) (Entitlements, error) {
+	p, err := q.PlanForOrg(ctx, orgID)
 	if err != nil {
-		return Entitlements{}, fmt.Errorf("plan of user %d: %w", userID, err)
+		return Entitlements{}, fmt.Errorf("plan of organization %d: %w", orgID, err)
 	}
 	return Entitlements{Plan: p}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/entitlements"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -115,19 +116,19 @@ func TestForReadsTheSubscriptionsPlan(t *testing.T) {
 
 	def, err := b.q.PlanDefault(ctx)
 	require.NoError(t, err)
-	ent, err := entitlements.For(ctx, b.q, u.ID)
+	ent, err := entitlements.For(ctx, b.q, personalOrg(t, b.pool, u.ID))
 	require.NoError(t, err)
 	require.Equal(t, def.ID, ent.Plan.ID)
 
 	pro := b.plan(t, "Pro", limits{clusters: 10, nodes: 20, hostnames: 5, ingress: true})
 	b.subscribe(t, u, pro)
-	ent, err = entitlements.For(ctx, b.q, u.ID)
+	ent, err = entitlements.For(ctx, b.q, personalOrg(t, b.pool, u.ID))
 	require.NoError(t, err)
 	require.Equal(t, pro.ID, ent.Plan.ID)
 	require.Equal(t, int32(10), ent.Plan.MaxClusters)
 
 	// Another user's plan is theirs.
-	ent, err = entitlements.For(ctx, b.q, other.ID)
+	ent, err = entitlements.For(ctx, b.q, personalOrg(t, b.pool, other.ID))
 	require.NoError(t, err)
 	require.Equal(t, def.ID, ent.Plan.ID)
 
@@ -138,23 +139,23 @@ func TestForReadsTheSubscriptionsPlan(t *testing.T) {
 	tq := queries.New(tx)
 	_, err = tq.SubscriptionSetPlan(ctx, queries.SubscriptionSetPlanParams{PlanID: def.ID, Status: "cancelled", UserID: u.ID})
 	require.NoError(t, err)
-	ent, err = entitlements.For(ctx, tq, u.ID)
+	ent, err = entitlements.For(ctx, tq, personalOrg(t, b.pool, u.ID))
 	require.NoError(t, err)
 	require.Equal(t, def.ID, ent.Plan.ID)
 	require.NoError(t, tx.Rollback(ctx))
-	ent, err = entitlements.For(ctx, b.q, u.ID)
+	ent, err = entitlements.For(ctx, b.q, personalOrg(t, b.pool, u.ID))
 	require.NoError(t, err)
 	require.Equal(t, pro.ID, ent.Plan.ID)
 }
 
-// TestForUnknownUser: a user without a subscription (none such) is an
-// error naming the user, not a plan allowing nothing.
-func TestForUnknownUser(t *testing.T) {
+// TestForUnknownOrganization: an organization that does not exist is an
+// error naming it, not a plan allowing nothing.
+func TestForUnknownOrganization(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	_, err := entitlements.For(context.Background(), b.q, 424242)
 	require.ErrorIs(t, err, pgx.ErrNoRows)
-	require.ErrorContains(t, err, "plan of user 424242")
+	require.ErrorContains(t, err, "plan of organization 424242")
 	require.NotErrorIs(t, err, entitlements.ErrLimit)
 }
 
@@ -167,7 +168,7 @@ func TestCountedLimits(t *testing.T) {
 	u := b.user(t, "ada@example.com")
 	p := b.plan(t, "Small", limits{clusters: 2, nodes: 3, hostnames: 1})
 	b.subscribe(t, u, p)
-	ent, err := entitlements.For(ctx, b.q, u.ID)
+	ent, err := entitlements.For(ctx, b.q, personalOrg(t, b.pool, u.ID))
 	require.NoError(t, err)
 
 	tests := []struct {
@@ -204,7 +205,7 @@ func TestZeroLimits(t *testing.T) {
 	u := b.user(t, "ada@example.com")
 	p := b.plan(t, "Nothing", limits{})
 	b.subscribe(t, u, p)
-	ent, err := entitlements.For(ctx, b.q, u.ID)
+	ent, err := entitlements.For(ctx, b.q, personalOrg(t, b.pool, u.ID))
 	require.NoError(t, err)
 
 	requireLimit(t, ent.Cluster(0), entitlements.Clusters, p.Name, "ErrLimitClusters", 0)
@@ -230,7 +231,7 @@ func TestIngress(t *testing.T) {
 		u := b.user(t, tt.name+"@example.com")
 		p := b.plan(t, tt.name, limits{clusters: 5, nodes: 5, hostnames: 5, ingress: tt.allowed})
 		b.subscribe(t, u, p)
-		ent, err := entitlements.For(ctx, b.q, u.ID)
+		ent, err := entitlements.For(ctx, b.q, personalOrg(t, b.pool, u.ID))
 		require.NoError(t, err)
 		if tt.allowed {
 			require.NoError(t, ent.Ingress(), tt.name)
@@ -258,7 +259,7 @@ func TestBackends(t *testing.T) {
 	for _, tt := range tests {
 		u := b.user(t, tt.name+"@example.com")
 		b.subscribe(t, u, b.plan(t, tt.name, limits{clusters: 1, backends: tt.backends}))
-		ent, err := entitlements.For(ctx, b.q, u.ID)
+		ent, err := entitlements.For(ctx, b.q, personalOrg(t, b.pool, u.ID))
 		require.NoError(t, err)
 		require.Equal(t, tt.want, ent.Backends("vcluster"), tt.name)
 	}
@@ -283,7 +284,7 @@ func TestPlanBelowUsage(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, queries.BillingUsageRow{Clusters: 3, MostNodes: 4, MostHostnames: 3}, usage)
 
-	ent, err := entitlements.For(ctx, b.q, u.ID)
+	ent, err := entitlements.For(ctx, b.q, personalOrg(t, b.pool, u.ID))
 	require.NoError(t, err)
 	require.NoError(t, ent.Cluster(usage.Clusters))
 	require.NoError(t, ent.Node(usage.MostNodes))
@@ -310,12 +311,12 @@ func TestPlanBelowUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		tt.change(t)
-		ent, err := entitlements.For(ctx, b.q, u.ID)
+		ent, err := entitlements.For(ctx, b.q, personalOrg(t, b.pool, u.ID))
 		require.NoError(t, err, tt.name)
 		require.Equal(t, tt.plan, ent.Plan.Name, tt.name)
 
 		// Counted the way the paths count.
-		live, err := b.q.ClusterCountActiveByOwner(ctx, u.ID)
+		live, err := b.q.ClusterCountActiveByOrg(ctx, personalOrg(t, b.pool, u.ID))
 		require.NoError(t, err)
 		bound, err := b.q.HostnameCountByCluster(ctx, busy.ID)
 		require.NoError(t, err)
@@ -334,4 +335,12 @@ func TestPlanBelowUsage(t *testing.T) {
 		require.NoError(t, ent.Node(1), tt.name)
 		require.NoError(t, ent.Hostname(0), tt.name)
 	}
+}
+
+// personalOrg is the id of the user's personal organization.
+func personalOrg(t *testing.T, db queries.DBTX, userID int64) int64 {
+	t.Helper()
+	a, err := orgs.PersonalActing(context.Background(), db, userID)
+	require.NoError(t, err)
+	return a.OrgID
 }

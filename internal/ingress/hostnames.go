@@ -185,7 +185,7 @@ func (s *Service) AddHostname(ctx context.Context, c queries.Cluster, name strin
 		if n >= MaxHostnames {
 			return ErrHostnameTooMany
 		}
-		ent, err := entitlements.For(ctx, q, c.OwnerID)
+		ent, err := entitlements.For(ctx, q, c.OrgID)
 		if err != nil {
 			return err
 		}

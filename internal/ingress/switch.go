@@ -187,7 +187,7 @@ func (s *Service) SwitchTx(ctx context.Context, tx pgx.Tx, c queries.Cluster, on
 	}
 	never := errors.Is(err, pgx.ErrNoRows)
 	if on {
-		ent, err := entitlements.For(ctx, q, c.OwnerID)
+		ent, err := entitlements.For(ctx, q, c.OrgID)
 		if err != nil {
 			return err
 		}
@@ -231,7 +231,7 @@ func (s *Service) SwitchTx(ctx context.Context, tx pgx.Tx, c queries.Cluster, on
 // other way round. The cluster first, then the managed ingress's row, as
 // Edit takes them. A deleted cluster is ErrDeleting.
 func lockForChange(ctx context.Context, q *queries.Queries, c queries.Cluster) (Settings, error) {
-	_, err := q.ClusterLockForChange(ctx, queries.ClusterLockForChangeParams{ID: c.ID, OwnerID: c.OwnerID})
+	_, err := q.ClusterLockLiveForChange(ctx, c.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Settings{}, clusters.ErrDeleting
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -153,11 +154,12 @@ type Created struct {
 	Value string
 }
 
-// Create makes a join token for a user's ready cluster: the bootstrap
+// Create makes a join token for an organization's ready cluster, for a
+// member who may operate it: the bootstrap
 // Secret first, then the row with its audit event; if the row cannot be
 // written the Secret is deleted again.
-func (s *Service) Create(ctx context.Context, ownerID, clusterID int64, in Input, actor audit.Actor) (Created, error) {
-	c, err := s.cluster(ctx, ownerID, clusterID)
+func (s *Service) Create(ctx context.Context, who orgs.Acting, clusterID int64, in Input, actor audit.Actor) (Created, error) {
+	c, err := s.cluster(ctx, who, orgs.Operate, clusterID)
 	if err != nil {
 		return Created{}, err
 	}
@@ -246,8 +248,8 @@ func deleteSecret(ctx context.Context, client corev1client.SecretsGetter, id str
 
 // Revoke deletes a token's bootstrap Secret, then marks the row. Nodes
 // that joined with it stay.
-func (s *Service) Revoke(ctx context.Context, ownerID, clusterID, id int64, actor audit.Actor) (queries.JoinToken, error) {
-	row, err := s.Get(ctx, ownerID, clusterID, id)
+func (s *Service) Revoke(ctx context.Context, who orgs.Acting, clusterID, id int64, actor audit.Actor) (queries.JoinToken, error) {
+	row, err := s.get(ctx, who, orgs.Operate, clusterID, id)
 	if err != nil {
 		return queries.JoinToken{}, err
 	}
@@ -281,10 +283,21 @@ func (s *Service) Revoke(ctx context.Context, ownerID, clusterID, id int64, acto
 	return t, err
 }
 
-// Get returns a user's token of one of their clusters.
-func (s *Service) Get(ctx context.Context, ownerID, clusterID, id int64) (queries.JoinTokenGetForOwnerRow, error) {
-	row, err := queries.New(s.Pool).JoinTokenGetForOwner(ctx, queries.JoinTokenGetForOwnerParams{ID: id, ClusterID: clusterID, OwnerID: ownerID})
+// Get returns a token of one of the organization's clusters, for any
+// member.
+func (s *Service) Get(ctx context.Context, who orgs.Acting, clusterID, id int64) (queries.JoinTokenGetForMemberRow, error) {
+	return s.get(ctx, who, orgs.Read, clusterID, id)
+}
+
+// get is Get for a member whose role allows p.
+func (s *Service) get(ctx context.Context, who orgs.Acting, p orgs.Permission, clusterID, id int64) (queries.JoinTokenGetForMemberRow, error) {
+	row, err := queries.New(s.Pool).JoinTokenGetForMember(ctx, queries.JoinTokenGetForMemberParams{
+		ID: id, ClusterID: clusterID, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(p),
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
+		if err := clusters.Refusal(ctx, queries.New(s.Pool), who, p, clusterID); !errors.Is(err, clusters.ErrNotFound) {
+			return row, err
+		}
 		return row, ErrNotFound
 	}
 	if err != nil {
@@ -318,10 +331,16 @@ func (s *Service) Value(t queries.JoinToken) (string, error) {
 // hash is how a token is found from its value.
 func (s *Service) hash(value string) string { return s.Box.MAC("join-token", []byte(value)) }
 
-// cluster is a user's cluster that is not deleted.
-func (s *Service) cluster(ctx context.Context, ownerID, id int64) (queries.Cluster, error) {
-	c, err := queries.New(s.Pool).ClusterGetForOwner(ctx, queries.ClusterGetForOwnerParams{ID: id, OwnerID: ownerID})
+// cluster is an organization's cluster that is not deleted, for a member
+// whose role allows p.
+func (s *Service) cluster(ctx context.Context, who orgs.Acting, p orgs.Permission, id int64) (queries.Cluster, error) {
+	c, err := queries.New(s.Pool).ClusterGetForMember(ctx, queries.ClusterGetForMemberParams{
+		ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(p),
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
+		if err := clusters.Refusal(ctx, queries.New(s.Pool), who, p, id); !errors.Is(err, clusters.ErrNotFound) {
+			return c, err
+		}
 		return c, ErrNotFound
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -23,8 +24,8 @@ type Listed struct {
 }
 
 // List returns a user's cluster and its tokens, newest first.
-func (s *Service) List(ctx context.Context, ownerID, clusterID int64) (queries.Cluster, []Listed, error) {
-	c, err := s.cluster(ctx, ownerID, clusterID)
+func (s *Service) List(ctx context.Context, who orgs.Acting, clusterID int64) (queries.Cluster, []Listed, error) {
+	c, err := s.cluster(ctx, who, orgs.Read, clusterID)
 	if err != nil {
 		return c, nil, err
 	}
@@ -61,8 +62,8 @@ func (s *Service) List(ctx context.Context, ownerID, clusterID int64) (queries.C
 // Page is up to n of the tokens of a user's cluster, newest first, below
 // the token before (0: from the newest), as the API lists them: each
 // with the machines that joined with it, without the join events.
-func (s *Service) Page(ctx context.Context, ownerID, clusterID, before int64, n int32) ([]Listed, error) {
-	c, err := s.cluster(ctx, ownerID, clusterID)
+func (s *Service) Page(ctx context.Context, who orgs.Acting, clusterID, before int64, n int32) ([]Listed, error) {
+	c, err := s.cluster(ctx, who, orgs.Read, clusterID)
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +95,8 @@ func (s *Service) Page(ctx context.Context, ownerID, clusterID, before int64, n 
 
 // One returns a user's token of one of their clusters as List does, for
 // its live view and its revocation.
-func (s *Service) One(ctx context.Context, ownerID, clusterID, id int64) (Listed, error) {
-	row, err := s.Get(ctx, ownerID, clusterID, id)
+func (s *Service) One(ctx context.Context, who orgs.Acting, clusterID, id int64) (Listed, error) {
+	row, err := s.Get(ctx, who, clusterID, id)
 	if err != nil {
 		return Listed{}, err
 	}

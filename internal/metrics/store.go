@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -203,13 +204,13 @@ func (s *Service) KeepCounters(ctx context.Context, clusterID int64, counters []
 	return nil
 }
 
-// OwnSeries is a user's cluster's history over r up to now: the raw
-// samples for an hour, the 5-minute rollups for a day, the hourly ones
-// beyond. Another user's cluster, or a deleted one, is
+// OwnSeries is an organization's cluster's history over r up to now, for
+// any member: the raw samples for an hour, the 5-minute rollups for a day,
+// the hourly ones beyond. Another organization's cluster, or a deleted one, is
 // clusters.ErrNotFound.
-func (s *Service) OwnSeries(ctx context.Context, ownerID, clusterID int64, r Range, now time.Time) (Series, error) {
+func (s *Service) OwnSeries(ctx context.Context, who orgs.Acting, clusterID int64, r Range, now time.Time) (Series, error) {
 	q := queries.New(s.Pool)
-	status, err := q.ClusterMetricsOwnedStatus(ctx, queries.ClusterMetricsOwnedStatusParams{ID: clusterID, OwnerID: ownerID})
+	status, err := q.ClusterMetricsOwnedStatus(ctx, queries.ClusterMetricsOwnedStatusParams{ID: clusterID, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
 	if errors.Is(err, pgx.ErrNoRows) || status == clusters.StatusDeleted {
 		return Series{}, clusters.ErrNotFound
 	}

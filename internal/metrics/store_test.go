@@ -10,17 +10,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
 // storeCluster makes a user with a ready cluster and returns both ids.
 func storeCluster(t *testing.T, svc *Service, email string) (ownerID, clusterID int64) {
 	t.Helper()
-	require.NoError(t, svc.Pool.QueryRow(context.Background(), `
-		WITH u AS (INSERT INTO users (email, name) VALUES ($1, 'Metrics') RETURNING id)
+	// Two statements: the user's personal organization, where the
+	// cluster lands, is made at the end of the user's.
+	ctx := context.Background()
+	require.NoError(t, svc.Pool.QueryRow(ctx, `INSERT INTO users (email, name) VALUES ($1, 'Metrics') RETURNING id`, email).Scan(&ownerID))
+	require.NoError(t, svc.Pool.QueryRow(ctx, `
 		INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
-		SELECT id, 'm', $1, 'v1.34.0', 'nodeport', 'ready' FROM u RETURNING owner_id, id`,
-		email).Scan(&ownerID, &clusterID))
+		VALUES ($1, 'm', $2, 'v1.34.0', 'nodeport', 'ready') RETURNING id`,
+		ownerID, email).Scan(&clusterID))
 	return ownerID, clusterID
 }
 
@@ -62,7 +66,7 @@ func TestSeriesReadsWhatWasRecorded(t *testing.T) {
 		}
 		recorded++
 	}
-	s, err := svc.OwnSeries(ctx, owner, cluster, Range1h, now)
+	s, err := svc.OwnSeries(ctx, actingAs(t, svc.Pool, owner), cluster, Range1h, now)
 	require.NoError(t, err)
 	require.Equal(t, int64(60), s.Step)
 	// Every recorded row, and one null where the platform stopped.
@@ -80,17 +84,17 @@ func TestSeriesReadsWhatWasRecorded(t *testing.T) {
 	require.Nil(t, s.ReadRate[gap])
 	require.Equal(t, int64(130), *s.Objects[gap+1])
 
-	_, err = svc.OwnSeries(ctx, owner+1000, cluster, Range1h, now)
+	_, err = svc.OwnSeries(ctx, orgs.Acting{OrgID: actingAs(t, svc.Pool, owner).OrgID, UserID: owner + 1000}, cluster, Range1h, now)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
 	other, _ := storeCluster(t, svc, "other-series@example.com")
-	_, err = svc.OwnSeries(ctx, other, cluster, Range1h, now)
+	_, err = svc.OwnSeries(ctx, actingAs(t, svc.Pool, other), cluster, Range1h, now)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
 
 	// An admin reads any cluster's, a deleted one's too; none of a
 	// cluster that does not exist.
 	_, err = svc.Pool.Exec(ctx, "UPDATE clusters SET status = 'deleted' WHERE id = $1", cluster)
 	require.NoError(t, err)
-	_, err = svc.OwnSeries(ctx, owner, cluster, Range1h, now)
+	_, err = svc.OwnSeries(ctx, actingAs(t, svc.Pool, owner), cluster, Range1h, now)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
 	admin, err := svc.AdminSeries(ctx, cluster, Range1h, now)
 	require.NoError(t, err)
@@ -148,11 +152,11 @@ func TestMaintainRollsUpAndDropsPartitions(t *testing.T) {
 	require.Equal(t, 60, hourSamples)
 
 	// Read back through the ranges: ten days ago is in the 30-day range.
-	s, err := svc.OwnSeries(ctx, owner, cluster, Range30d, t0.Add(3*time.Hour))
+	s, err := svc.OwnSeries(ctx, actingAs(t, svc.Pool, owner), cluster, Range30d, t0.Add(3*time.Hour))
 	require.NoError(t, err)
 	require.Len(t, s.Time, 2)
 	require.Equal(t, int64(3600), s.Step)
-	s, err = svc.OwnSeries(ctx, owner, cluster, Range24h, t0.Add(3*time.Hour))
+	s, err = svc.OwnSeries(ctx, actingAs(t, svc.Pool, owner), cluster, Range24h, t0.Add(3*time.Hour))
 	require.NoError(t, err)
 	require.Len(t, s.Time, 24)
 

@@ -107,7 +107,7 @@ func (s *Service) Review(ctx context.Context, clusterID int64, key string, req *
 	if req.Operation != admissionv1.Create || req.Kind.Group != "" || req.Kind.Kind != "Node" {
 		return Decision{Allowed: true}, nil
 	}
-	ent, err := entitlements.For(ctx, queries.New(s.Pool), c.OwnerID)
+	ent, err := entitlements.For(ctx, queries.New(s.Pool), c.OrgID)
 	if err != nil {
 		return Decision{}, err
 	}

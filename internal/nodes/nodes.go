@@ -32,6 +32,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -148,20 +149,21 @@ type Page struct {
 	Plan queries.Plan
 }
 
-// Page is the nodes page of the user's cluster id (deleted ones
-// included), read from the database alone: it never asks the cluster, so
-// the page loads and refreshes without it. Another user's cluster is
+// Page is the nodes page of the organization's cluster id (deleted ones
+// included), for any member, read from the database alone: it never asks
+// the cluster, so the page loads and refreshes without it. Another
+// organization's cluster is
 // clusters.ErrNotFound.
-func (s *Service) Page(ctx context.Context, ownerID, id int64) (Page, error) {
+func (s *Service) Page(ctx context.Context, who orgs.Acting, id int64) (Page, error) {
 	q := queries.New(s.Pool)
-	r, err := q.NodePage(ctx, queries.NodePageParams{Kind: string(checks.NodeHealth), ID: id, OwnerID: ownerID})
+	r, err := q.NodePage(ctx, queries.NodePageParams{Kind: string(checks.NodeHealth), ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Page{}, clusters.ErrNotFound
 	}
 	if err != nil {
 		return Page{}, fmt.Errorf("load cluster %d: %w", id, err)
 	}
-	rows, err := q.NodePageNodes(ctx, queries.NodePageNodesParams{ClusterID: id, OwnerID: ownerID})
+	rows, err := q.NodePageNodes(ctx, queries.NodePageNodesParams{ClusterID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
 	if err != nil {
 		return Page{}, fmt.Errorf("load nodes of cluster %d: %w", id, err)
 	}
@@ -228,12 +230,12 @@ type ClusterPage struct {
 	IngressStatus string
 }
 
-// ClusterPage is the user's cluster id, deleted or not, with how current
+// ClusterPage is the organization's cluster id, deleted or not, for any member, with how current
 // its recorded nodes are as its health check says (Freshness) and where
-// its managed ingress stands: another user's cluster is
+// its managed ingress stands: another organization's cluster is
 // clusters.ErrNotFound.
-func (s *Service) ClusterPage(ctx context.Context, ownerID, id int64) (queries.Cluster, ClusterPage, error) {
-	row, err := queries.New(s.Pool).ClusterGetWithCheck(ctx, queries.ClusterGetWithCheckParams{Kind: string(checks.NodeHealth), ID: id, OwnerID: ownerID})
+func (s *Service) ClusterPage(ctx context.Context, who orgs.Acting, id int64) (queries.Cluster, ClusterPage, error) {
+	row, err := queries.New(s.Pool).ClusterGetWithCheck(ctx, queries.ClusterGetWithCheckParams{Kind: string(checks.NodeHealth), ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queries.Cluster{}, ClusterPage{}, clusters.ErrNotFound
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -26,12 +27,15 @@ func TestListReadsWhatTheRowsSay(t *testing.T) {
 	pool := testenv.DB(t)
 	q := queries.New(pool)
 	var clusterID, ownerID int64
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email, name) VALUES ('list@example.com', 'List') RETURNING id`).Scan(&ownerID))
 	require.NoError(t, pool.QueryRow(ctx, `
-		WITH u AS (INSERT INTO users (email, name) VALUES ('list@example.com', 'List') RETURNING id)
 		INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
-		SELECT id, 'list', 'list-nodes', 'v1.34.0', 'nodeport', 'ready' FROM u RETURNING id, owner_id`).Scan(&clusterID, &ownerID))
+		VALUES ($1, 'list', 'list-nodes', 'v1.34.0', 'nodeport', 'ready') RETURNING id`, ownerID).Scan(&clusterID))
 	svc := &Service{Pool: pool}
-	ownPage := func(ownerID int64) (Page, error) { return svc.Page(ctx, ownerID, clusterID) }
+	owner := actingAs(t, svc.Pool, ownerID)
+	ownPage := func(userID int64) (Page, error) {
+		return svc.Page(ctx, orgs.Acting{OrgID: owner.OrgID, UserID: userID}, clusterID)
+	}
 	// Before any node: the cluster, without nodes.
 	page, err := ownPage(ownerID)
 	require.NoError(t, err)
@@ -119,10 +123,11 @@ func TestRowsKeepTheNewestRead(t *testing.T) {
 	pool := testenv.DB(t)
 	q := queries.New(pool)
 	var clusterID int64
+	var ownerID int64
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email, name) VALUES ('race@example.com', 'Race') RETURNING id`).Scan(&ownerID))
 	require.NoError(t, pool.QueryRow(ctx, `
-		WITH u AS (INSERT INTO users (email, name) VALUES ('race@example.com', 'Race') RETURNING id)
 		INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
-		SELECT id, 'race', 'race-nodes', 'v1.34.0', 'nodeport', 'ready' FROM u RETURNING id`).Scan(&clusterID))
+		VALUES ($1, 'race', 'race-nodes', 'v1.34.0', 'nodeport', 'ready') RETURNING id`, ownerID).Scan(&clusterID))
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker"}}
 	listed := time.Now()                  // the health check lists the nodes
 	cordonedAt := listed.Add(time.Second) // the console cordons one and records it

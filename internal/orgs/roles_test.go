@@ -35,3 +35,26 @@ func TestAllows(t *testing.T) {
 		require.Equal(t, tt.want, orgs.KubernetesAccess(tt.role, tt.viewer), "%s %t", tt.role, tt.viewer)
 	}
 }
+
+// TestActingRoles: the roles a query matches for a permission are those
+// that allow it, and none when the cap (a read key's Viewer) does not.
+func TestActingRoles(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		cap  orgs.Role
+		p    orgs.Permission
+		want []string
+	}{
+		{"", orgs.Read, []string{"owner", "admin", "member", "viewer"}},
+		{"", orgs.Operate, []string{"owner", "admin", "member"}},
+		{orgs.Owner, orgs.Billing, []string{"owner"}},
+		{orgs.Admin, orgs.ManageMembers, []string{"owner", "admin"}},
+		{orgs.Viewer, orgs.Read, []string{"owner", "admin", "member", "viewer"}},
+		{orgs.Viewer, orgs.Operate, []string{}},
+		{orgs.Member, orgs.Billing, []string{}},
+	} {
+		a := orgs.Acting{OrgID: 1, UserID: 2, Cap: tt.cap}
+		require.Equal(t, tt.want, a.Roles(tt.p), "%q %s", tt.cap, tt.p)
+		require.Equal(t, len(tt.want) > 0, a.May(tt.p), "%q %s", tt.cap, tt.p)
+	}
+}
