@@ -28,6 +28,7 @@ type orgTeam struct {
 	// the team and the keys made in it.
 	clients map[string]*handlerstest.Client
 	keys    map[string]string
+	emails  map[string]string
 }
 
 var teamRoles = []string{"owner", "admin", "member", "viewer", "other"}
@@ -39,13 +40,13 @@ func newOrgTeam(t *testing.T, b *handlerstest.Bundle, name string) orgTeam {
 	t.Helper()
 	ctx := context.Background()
 	q := queries.New(b.Pool)
-	tm := orgTeam{clients: map[string]*handlerstest.Client{}, keys: map[string]string{}}
+	tm := orgTeam{clients: map[string]*handlerstest.Client{}, keys: map[string]string{}, emails: map[string]string{}}
 	users := map[string]queries.User{}
 	for _, role := range teamRoles {
 		c, email := b.SignedUpUser(t, name+"-"+role)
 		u, err := q.UserGetByEmail(ctx, email)
 		require.NoError(t, err)
-		tm.clients[role], users[role] = c, u
+		tm.clients[role], users[role], tm.emails[role] = c, u, email
 	}
 	resp := tm.clients["owner"].Post("/orgs", "/orgs", url.Values{"name": {name}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)

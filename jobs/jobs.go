@@ -180,6 +180,7 @@ func Workers(d Deps, opts Options) *river.Workers {
 		Pool: d.Pool, Logger: d.Logger.With("component", "ingress_reconcile"), VirtualConfig: virtual,
 		Charts: &helm.Charts{}, Box: d.Box, PollInterval: opts.ClusterPollInterval, RolloutTimeout: opts.IngressRolloutTimeout,
 	})
+	river.AddWorker(w, &ClusterAccessRevokeWorker{Pool: d.Pool, VirtualConfig: virtual})
 	river.AddWorker(w, &NodeOperationWorker{Pool: d.Pool, Logger: d.Logger.With("component", "node_drain"), VirtualConfig: virtual})
 	// One per process: it bounds the lines about clusters going
 	// unreachable and back.

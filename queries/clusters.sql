@@ -305,3 +305,19 @@ SELECT id FROM clusters WHERE id = @id AND status <> 'deleted' FOR NO KEY UPDATE
 -- name: ClusterCountActiveMadeBy :one
 -- The live clusters a user made, in any organization.
 SELECT count(*) FROM clusters WHERE owner_id = @owner_id AND status <> 'deleted';
+
+-- name: ClusterIDsOfOrg :many
+-- The organization's clusters that are not deleted.
+SELECT id FROM clusters WHERE org_id = @org_id AND status <> 'deleted' ORDER BY id;
+
+-- name: ClusterForKubeconfig :one
+-- A cluster of the organization with what the member's kubeconfig is
+-- made from: the member's role, their email, whether viewers may have
+-- one, and whether the organization is the member's personal one.
+SELECT sqlc.embed(clusters), m.role AS member_role, u.email AS member_email,
+       o.viewer_kubeconfig, (o.personal_of IS NOT DISTINCT FROM m.user_id)::boolean AS personal_owner
+FROM clusters
+JOIN organizations o ON o.id = clusters.org_id
+JOIN organization_members m ON m.org_id = clusters.org_id AND m.user_id = @user_id
+JOIN users u ON u.id = m.user_id
+WHERE clusters.id = @id AND clusters.org_id = @org_id AND clusters.status <> 'deleted';

@@ -393,6 +393,80 @@ func (q *Queries) ClusterDashboardForMember(ctx context.Context, arg ClusterDash
 	return items, nil
 }
 
+const clusterForKubeconfig = `-- name: ClusterForKubeconfig :one
+SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, clusters.org_id, m.role AS member_role, u.email AS member_email,
+       o.viewer_kubeconfig, (o.personal_of IS NOT DISTINCT FROM m.user_id)::boolean AS personal_owner
+FROM clusters
+JOIN organizations o ON o.id = clusters.org_id
+JOIN organization_members m ON m.org_id = clusters.org_id AND m.user_id = $1
+JOIN users u ON u.id = m.user_id
+WHERE clusters.id = $2 AND clusters.org_id = $3 AND clusters.status <> 'deleted'
+`
+
+type ClusterForKubeconfigParams struct {
+	UserID int64
+	ID     int64
+	OrgID  int64
+}
+
+type ClusterForKubeconfigRow struct {
+	Cluster          Cluster
+	MemberRole       string
+	MemberEmail      string
+	ViewerKubeconfig bool
+	PersonalOwner    bool
+}
+
+// A cluster of the organization with what the member's kubeconfig is
+// made from: the member's role, their email, whether viewers may have
+// one, and whether the organization is the member's personal one.
+func (q *Queries) ClusterForKubeconfig(ctx context.Context, arg ClusterForKubeconfigParams) (ClusterForKubeconfigRow, error) {
+	row := q.db.QueryRow(ctx, clusterForKubeconfig, arg.UserID, arg.ID, arg.OrgID)
+	var i ClusterForKubeconfigRow
+	err := row.Scan(
+		&i.Cluster.ID,
+		&i.Cluster.OwnerID,
+		&i.Cluster.Name,
+		&i.Cluster.Slug,
+		&i.Cluster.Description,
+		&i.Cluster.KubernetesVersion,
+		&i.Cluster.PublicAccessMode,
+		&i.Cluster.NodePort,
+		&i.Cluster.Generation,
+		&i.Cluster.ObservedGeneration,
+		&i.Cluster.Status,
+		&i.Cluster.StatusMessage,
+		&i.Cluster.Endpoint,
+		&i.Cluster.DeleteRequestedAt,
+		&i.Cluster.ReconcileStartedAt,
+		&i.Cluster.ReadyAt,
+		&i.Cluster.DeletedAt,
+		&i.Cluster.CreatedAt,
+		&i.Cluster.UpdatedAt,
+		&i.Cluster.KonnectivityNodePort,
+		&i.Cluster.ReconcileLeaseJob,
+		&i.Cluster.ReconcileLeaseUntil,
+		&i.Cluster.NodeQuotaEnabled,
+		&i.Cluster.NodeQuotaSecret,
+		&i.Cluster.StaleNodeCleanupHours,
+		&i.Cluster.CaCert,
+		&i.Cluster.FailureNotified,
+		&i.Cluster.LbAddress,
+		&i.Cluster.PodCidr,
+		&i.Cluster.PodCidrPooled,
+		&i.Cluster.SuspendedAt,
+		&i.Cluster.SuspendedBy,
+		&i.Cluster.SuspendedReplicas,
+		&i.Cluster.Backend,
+		&i.Cluster.OrgID,
+		&i.MemberRole,
+		&i.MemberEmail,
+		&i.ViewerKubeconfig,
+		&i.PersonalOwner,
+	)
+	return i, err
+}
+
 const clusterGetByID = `-- name: ClusterGetByID :one
 SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1
 `
@@ -635,6 +709,31 @@ func (q *Queries) ClusterGetTagged(ctx context.Context, arg ClusterGetTaggedPara
 		&i.IngressMode,
 	)
 	return i, err
+}
+
+const clusterIDsOfOrg = `-- name: ClusterIDsOfOrg :many
+SELECT id FROM clusters WHERE org_id = $1 AND status <> 'deleted' ORDER BY id
+`
+
+// The organization's clusters that are not deleted.
+func (q *Queries) ClusterIDsOfOrg(ctx context.Context, orgID int64) ([]int64, error) {
+	rows, err := q.db.Query(ctx, clusterIDsOfOrg, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const clusterListForMember = `-- name: ClusterListForMember :many

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/clusteraccess"
 	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
@@ -27,15 +29,35 @@ var (
 // hostTimeout bounds the host cluster calls of one request.
 const hostTimeout = 15 * time.Second
 
-// Kubeconfig returns the admin kubeconfig of an organization's ready cluster,
-// for a member who may operate it, and
-// records that it was handed out. vcluster writes it for use inside the
-// host cluster; every server in it is replaced by the cluster's public
-// endpoint, which is what users reach.
+// MemberKubeconfigTTL is how long the token of a member's own kubeconfig
+// is valid. Removing the member, or changing their role, ends it sooner
+// (RevokeArgs); a member who needs longer downloads it again.
+const MemberKubeconfigTTL = 24 * time.Hour
+
+// Kubeconfig returns the kubeconfig of an organization's ready cluster
+// for the member who acts, and records who downloaded which. The owner of
+// a personal organization, who cannot be removed from it, gets the admin
+// kubeconfig the backend wrote. Everyone else gets their own: a token of
+// a ServiceAccount of theirs in the virtual cluster, bound to the
+// ClusterRole of their role (orgs.KubernetesAccess: cluster-admin for
+// owners, admins and members; view for viewers where the organization
+// allows it, else orgs.ErrForbidden), which removal from the organization
+// revokes in the cluster itself. A read key acts as a viewer.
 func (s *Service) Kubeconfig(ctx context.Context, who orgs.Acting, id int64, actor audit.Actor) (queries.Cluster, []byte, error) {
-	c, err := s.GetFor(ctx, who, orgs.Operate, id)
+	r, err := queries.New(s.Pool).ClusterForKubeconfig(ctx, queries.ClusterForKubeconfigParams{ID: id, OrgID: who.OrgID, UserID: who.UserID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return queries.Cluster{}, nil, ErrNotFound
+	}
 	if err != nil {
-		return c, nil, err
+		return queries.Cluster{}, nil, fmt.Errorf("load cluster %d: %w", id, err)
+	}
+	c, role := r.Cluster, orgs.Role(r.MemberRole)
+	if !who.May(orgs.Operate) && orgs.Allows(role, orgs.Operate) {
+		role = orgs.Viewer
+	}
+	level := orgs.KubernetesAccess(role, r.ViewerKubeconfig)
+	if level == "" {
+		return c, nil, orgs.ErrForbidden
 	}
 	if c.Status != StatusReady || c.Endpoint == "" {
 		return c, nil, ErrNotReady
@@ -44,28 +66,73 @@ func (s *Service) Kubeconfig(ctx context.Context, who orgs.Acting, id int64, act
 	if err != nil {
 		return c, nil, err
 	}
+	details := map[string]any{"name": c.Name, "level": level}
+	var out []byte
+	if r.PersonalOwner && orgs.Allows(role, orgs.Operate) {
+		out, err = publicKubeconfig(c, raw)
+		details["credential"] = "admin"
+	} else {
+		var expires time.Time
+		out, expires, err = s.memberKubeconfig(ctx, c, raw, clusteraccess.Member{UserID: who.UserID, Email: r.MemberEmail}, clusteraccess.Level(level))
+		details["credential"] = "member_token"
+		details["expires_at"] = expires.UTC().Format(time.RFC3339)
+	}
+	if err != nil {
+		return c, nil, err
+	}
+	// A single insert: it needs no transaction of its own.
+	if err := audit.Record(ctx, queries.New(s.Pool), actor, audit.Event{
+		Action: "cluster.kubeconfig_download", TargetType: "cluster", TargetID: fmt.Sprint(c.ID), Details: details,
+	}); err != nil {
+		return c, nil, err
+	}
+	return c, out, nil
+}
+
+// publicKubeconfig is the admin kubeconfig raw the backend wrote for use
+// inside the host cluster, with every server replaced by the cluster's
+// public endpoint, which is what users reach.
+func publicKubeconfig(c queries.Cluster, raw []byte) ([]byte, error) {
 	cfg, err := clientcmd.Load(raw)
 	if err != nil {
-		return c, nil, fmt.Errorf("%w: parse the kubeconfig of cluster %d: %v", ErrKubeconfigMissing, c.ID, err)
+		return nil, fmt.Errorf("%w: parse the kubeconfig of cluster %d: %v", ErrKubeconfigMissing, c.ID, err)
 	}
 	if len(cfg.Clusters) == 0 {
-		return c, nil, fmt.Errorf("%w: the kubeconfig of cluster %d names no cluster", ErrKubeconfigMissing, c.ID)
+		return nil, fmt.Errorf("%w: the kubeconfig of cluster %d names no cluster", ErrKubeconfigMissing, c.ID)
 	}
 	for _, entry := range cfg.Clusters {
 		entry.Server = "https://" + c.Endpoint
 	}
 	out, err := clientcmd.Write(*cfg)
 	if err != nil {
-		return c, nil, fmt.Errorf("write the kubeconfig of cluster %d: %w", c.ID, err)
+		return nil, fmt.Errorf("write the kubeconfig of cluster %d: %w", c.ID, err)
 	}
-	// A single insert: it needs no transaction of its own.
-	if err := audit.Record(ctx, queries.New(s.Pool), actor, audit.Event{
-		Action: "cluster.kubeconfig_download", TargetType: "cluster", TargetID: fmt.Sprint(c.ID),
-		Details: map[string]any{"name": c.Name},
-	}); err != nil {
-		return c, nil, err
+	return out, nil
+}
+
+// memberKubeconfig grants member level in cluster c (through its admin
+// kubeconfig raw, as the platform reaches the cluster) and returns their
+// own kubeconfig for the public endpoint, with the token's expiry.
+func (s *Service) memberKubeconfig(ctx context.Context, c queries.Cluster, raw []byte, member clusteraccess.Member, level clusteraccess.Level) ([]byte, time.Time, error) {
+	rc, err := clientcmd.RESTConfigFromKubeConfig(raw)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("%w: parse the kubeconfig of cluster %d: %v", ErrKubeconfigMissing, c.ID, err)
 	}
-	return c, out, nil
+	rc.Timeout = hostTimeout
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("client of cluster %d: %w", c.ID, err)
+	}
+	token, expires, err := clusteraccess.Grant(ctx, client, member, level, MemberKubeconfigTTL)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("grant %s access to cluster %d: %w", level, c.ID, err)
+	}
+	name := fmt.Sprintf("%s-%s", c.Name, clusteraccess.ServiceAccountName(member.UserID))
+	out, err := clusteraccess.Kubeconfig(raw, "https://"+c.Endpoint, c.Name, name, token)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("kubeconfig of cluster %d: %w", c.ID, err)
+	}
+	return out, expires, nil
 }
 
 // readKubeconfigSecret reads the admin kubeconfig the backend wrote to

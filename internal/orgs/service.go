@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/clusteraccess"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
@@ -182,6 +183,11 @@ func (s *Service) SetRole(ctx context.Context, id, userID int64, role Role, acto
 		if err := q.OrgMemberSetRole(ctx, queries.OrgMemberSetRoleParams{OrgID: id, UserID: userID, Role: string(role)}); err != nil {
 			return fmt.Errorf("set the role of user %d in organization %d: %w", userID, id, err)
 		}
+		// Their kubeconfigs carry the old role's rights: they end, and
+		// the next download has the new role's.
+		if err := s.revokeAccess(ctx, m.tx, q, id, userID); err != nil {
+			return err
+		}
 		return audit.Record(ctx, q, actor, audit.Event{
 			Action: "org.member_role", TargetType: "organization", TargetID: fmt.Sprint(id),
 			Details: map[string]any{"user_id": userID, "from": m.current, "to": role},
@@ -210,6 +216,9 @@ func (s *Service) Remove(ctx context.Context, id, userID int64, actor audit.Acto
 		if err != nil {
 			return fmt.Errorf("revoke the keys of user %d in organization %d: %w", userID, id, err)
 		}
+		if err := s.revokeAccess(ctx, m.tx, q, id, userID); err != nil {
+			return err
+		}
 		return audit.Record(ctx, q, actor, audit.Event{
 			Action: "org.member_remove", TargetType: "organization", TargetID: fmt.Sprint(id),
 			Details: map[string]any{"user_id": userID, "role": m.current, "api_keys_revoked": keys},
@@ -220,6 +229,7 @@ func (s *Service) Remove(ctx context.Context, id, userID int64, actor audit.Acto
 // memberChange is a change of one member's place in an organization, as
 // changeMember found it under the organization's lock.
 type memberChange struct {
+	tx        pgx.Tx
 	org       queries.Organization
 	userID    int64
 	actorRole Role
@@ -269,8 +279,32 @@ func (s *Service) changeMember(ctx context.Context, id, userID int64, actor audi
 		if userID != actor.UserID && !Allows(Role(actorRole), ManageMembers) {
 			return ErrForbidden
 		}
-		return change(q, memberChange{org: r.Organization, userID: userID, actorRole: Role(actorRole), current: Role(r.Role)})
+		return change(q, memberChange{tx: tx, org: r.Organization, userID: userID, actorRole: Role(actorRole), current: Role(r.Role)})
 	})
+}
+
+// revokeAccess queues the end of member userID's own access to each of
+// organization id's clusters (clusteraccess.RevokeArgs), in tx: one small
+// job per cluster, which tries again while a cluster cannot be reached.
+func (s *Service) revokeAccess(ctx context.Context, tx pgx.Tx, q *queries.Queries, id, userID int64) error {
+	ids, err := q.ClusterIDsOfOrg(ctx, id)
+	if err != nil {
+		return fmt.Errorf("list the clusters of organization %d: %w", id, err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if s.River == nil {
+		return fmt.Errorf("revoke the cluster access of user %d: no job queue", userID)
+	}
+	jobs := make([]river.InsertManyParams, len(ids))
+	for i, c := range ids {
+		jobs[i] = river.InsertManyParams{Args: clusteraccess.RevokeArgs{ClusterID: c, UserID: userID}}
+	}
+	if _, err := s.River.InsertManyTx(ctx, tx, jobs); err != nil {
+		return fmt.Errorf("queue the cluster access revocations of user %d: %w", userID, err)
+	}
+	return nil
 }
 
 func pgInt8(v int64) pgtype.Int8 { return pgtype.Int8{Int64: v, Valid: v != 0} }
