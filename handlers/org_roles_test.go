@@ -180,3 +180,41 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s[:min(len(s), 200)]
 }
+
+// TestOrgViewerSeesNoActions: the console offers a viewer none of the
+// actions it would refuse them, and a member all of them; the menu names
+// the organization each works in.
+func TestOrgViewerSeesNoActions(t *testing.T) {
+	t.Parallel()
+	b := handlerstest.Setup(t)
+	tm := newOrgTeam(t, b, "readers")
+	b.MarkReady(t, b.Cluster(t, tm.clusterID))
+	pages := map[string][]string{
+		"/clusters": {`data-testid="cluster-create-link"`},
+		"/":         {`data-testid="dashboard-create-cluster"`},
+		fmt.Sprintf("/clusters/%d", tm.clusterID): {
+			`data-testid="cluster-edit"`, `data-testid="cluster-delete"`, `data-testid="cluster-kubeconfig"`,
+		},
+		fmt.Sprintf("/clusters/%d/tokens", tm.clusterID): {`data-testid="join-token-form"`, `data-testid="join-token-revoke"`},
+	}
+	for path, actions := range pages {
+		for _, role := range []string{"member", "viewer"} {
+			code, body := tm.clients[role].Get(path)
+			require.Equal(t, http.StatusOK, code, path)
+			require.Contains(t, body, `data-testid="nav-orgs" title="Switch organization">readers</a>`, "%s %s", role, path)
+			for _, a := range actions {
+				if role == "viewer" {
+					require.NotContains(t, body, a, "%s %s", role, path)
+				} else {
+					require.Contains(t, body, a, "%s %s", role, path)
+				}
+			}
+		}
+	}
+	// The owner lets viewers have a (read-only) kubeconfig: the link shows.
+	_, err := b.Pool.Exec(context.Background(), "UPDATE organizations SET viewer_kubeconfig = TRUE WHERE id = $1", tm.orgID)
+	require.NoError(t, err)
+	_, body := tm.clients["viewer"].Get(fmt.Sprintf("/clusters/%d", tm.clusterID))
+	require.Contains(t, body, `data-testid="cluster-kubeconfig"`)
+	require.NotContains(t, body, `data-testid="cluster-edit"`)
+}

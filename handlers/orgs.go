@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -11,12 +12,16 @@ import (
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/orgs"
+	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
 // sessionOrg is the session key of the id of the organization the console
 // works in (currentOrg).
 const sessionOrg = "org"
+
+// sessionOrgName is the session key of its name, which the menu shows.
+const sessionOrgName = "org_name"
 
 // currentOrg is the organization the signed-in user works in: the one the
 // session names while they are a member of it (the membership is read in
@@ -26,18 +31,22 @@ func (h *Handlers) currentOrg(c echo.Context) (orgs.Membership, error) {
 	u, _ := currentUser(c)
 	if id := h.sessions.GetInt64(ctx, sessionOrg); id != 0 {
 		m, err := h.Orgs.Get(ctx, u.ID, id)
+		if err == nil {
+			h.rememberOrg(ctx, m.Org)
+		}
 		if !errors.Is(err, orgs.ErrNotFound) {
 			return m, err
 		}
 		// Removed from it, or it was another account's in this browser.
 		h.sessions.Remove(ctx, sessionOrg)
+		h.sessions.Remove(ctx, sessionOrgName)
 	}
 	m, err := h.Orgs.Personal(ctx, u.ID)
 	if err != nil {
 		return m, err
 	}
 	// Remembered: the next request reads it by id, as a chosen one.
-	h.sessions.Put(ctx, sessionOrg, m.Org.ID)
+	h.rememberOrg(ctx, m.Org)
 	return m, nil
 }
 
@@ -58,6 +67,8 @@ func (h *Handlers) acting(c echo.Context) (orgs.Acting, error) {
 		return orgs.Acting{}, err
 	}
 	u, _ := currentUser(c)
+	page := views.PageOf(c.Request().Context())
+	page.ReadOnly, page.ViewerKubeconfig = !orgs.Allows(m.Role, orgs.Operate), m.Org.ViewerKubeconfig
 	return orgs.Acting{OrgID: m.Org.ID, UserID: u.ID, Cap: m.Role}, nil
 }
 
@@ -101,7 +112,7 @@ func (h *Handlers) createOrg(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.sessions.Put(c.Request().Context(), sessionOrg, o.ID)
+	h.rememberOrg(c.Request().Context(), o)
 	h.flash(c, "FlashOrgCreated")
 	return redirect(c, orgPath(o.ID))
 }
@@ -113,7 +124,7 @@ func (h *Handlers) switchOrg(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.sessions.Put(c.Request().Context(), sessionOrg, m.Org.ID)
+	h.rememberOrg(c.Request().Context(), m.Org)
 	h.flash(c, "FlashOrgSwitched")
 	return redirect(c, orgsPath)
 }
@@ -247,6 +258,7 @@ func (h *Handlers) acceptOrgInvitation(c echo.Context) error {
 		return err
 	}
 	h.sessions.Put(c.Request().Context(), sessionOrg, id)
+	h.sessions.Remove(c.Request().Context(), sessionOrgName) // read again with it
 	h.flash(c, "FlashOrgInvitationAccepted")
 	return redirect(c, orgPath(id))
 }
@@ -338,6 +350,7 @@ func (h *Handlers) leaveOrg(c echo.Context) error {
 	ctx := c.Request().Context()
 	if h.sessions.GetInt64(ctx, sessionOrg) == id {
 		h.sessions.Remove(ctx, sessionOrg)
+		h.sessions.Remove(ctx, sessionOrgName)
 	}
 	h.flash(c, "FlashOrgLeft")
 	return redirect(c, orgsPath)
@@ -415,5 +428,16 @@ func orgMemberView(m orgs.Membership, person orgs.Person, self int64) views.OrgM
 	return views.OrgMember{
 		UserID: person.UserID, Email: person.Email, Name: person.Name, Role: string(person.Role),
 		Self: person.UserID == self, Changeable: manages, Removable: manages && person.UserID != self,
+	}
+}
+
+// rememberOrg makes o the organization the console works in, and keeps
+// its name for the menu (written only when it changed).
+func (h *Handlers) rememberOrg(ctx context.Context, o queries.Organization) {
+	if h.sessions.GetInt64(ctx, sessionOrg) != o.ID {
+		h.sessions.Put(ctx, sessionOrg, o.ID)
+	}
+	if h.sessions.GetString(ctx, sessionOrgName) != o.Name {
+		h.sessions.Put(ctx, sessionOrgName, o.Name)
 	}
 }

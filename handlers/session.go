@@ -60,6 +60,7 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 				c.Set(ctxSessionID, sid)
 				info.User = &views.PageUser{ID: u.ID, Name: u.Name, Email: u.Email, Admin: u.Role == adminauth.RoleAdmin}
 				info.Unread = row.Unread
+				info.Org = h.sessions.GetString(ctx, sessionOrgName)
 				if time.Since(row.SessionLastSeenAt.Time) > touchEvery {
 					if err := h.Accounts.TouchSession(ctx, sid); err != nil {
 						h.Logger.WarnContext(ctx, "touch session", "error", err)

@@ -21,6 +21,14 @@ type Page struct {
 	// APICall is the API call that reads what the page shows, for its
 	// "view as API call" disclosure; nil on pages without one.
 	APICall *APICall
+	// Org is the name of the organization the console works in, as the
+	// session last read it; empty before it has.
+	Org string
+	// ReadOnly says the signed-in member may only read in it (a viewer):
+	// the pages offer no action that would be refused.
+	ReadOnly bool
+	// ViewerKubeconfig says its viewers may download a kubeconfig.
+	ViewerKubeconfig bool
 }
 
 // APICall is an API operation as a page shows it: the curl command that
