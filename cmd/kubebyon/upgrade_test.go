@@ -123,6 +123,13 @@ func TestUpgradeFromRelease(t *testing.T) {
 
 			var webID int64
 			require.NoError(t, pool.QueryRow(ctx, "SELECT id FROM clusters WHERE name = 'web'").Scan(&webID))
+			// Every cluster is in its maker's personal organization.
+			var clusters, inPersonal int
+			require.NoError(t, pool.QueryRow(ctx, `SELECT count(*),
+				count(*) FILTER (WHERE org_id = (SELECT o.id FROM organizations o WHERE o.personal_of = c.owner_id))
+				FROM clusters c`).Scan(&clusters, &inPersonal))
+			require.Positive(t, clusters)
+			require.Equal(t, clusters, inPersonal, "every cluster of %s lands in its maker's personal organization", rel.tag)
 
 			s := startServe(t, []string{"DATABASE_URL=" + url, "KUBEBYON_DATA_DIR=" + t.TempDir(), "KUBEBYON_SECRET_KEY=" + upgradeSecretKey})
 			s.waitReady(t)
