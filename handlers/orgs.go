@@ -50,8 +50,8 @@ func (h *Handlers) currentOrg(c echo.Context) (orgs.Membership, error) {
 	return m, nil
 }
 
-// ctxActing is the Echo context key of who acts in which organization,
-// when the request's API key said so (requireAPIKey).
+// ctxActing is the Echo context key of who acts in which organization:
+// the request's API key's (requireAPIKey), or the console's once read.
 const ctxActing = "acting"
 
 // acting is who acts in which organization: for the API, the key's
@@ -69,7 +69,9 @@ func (h *Handlers) acting(c echo.Context) (orgs.Acting, error) {
 	u, _ := currentUser(c)
 	page := views.PageOf(c.Request().Context())
 	page.ReadOnly, page.ViewerKubeconfig = !orgs.Allows(m.Role, orgs.Operate), m.Org.ViewerKubeconfig
-	return orgs.Acting{OrgID: m.Org.ID, UserID: u.ID, Cap: m.Role}, nil
+	a := orgs.Acting{OrgID: m.Org.ID, UserID: u.ID, Cap: m.Role}
+	c.Set(ctxActing, a) // read once a request
+	return a, nil
 }
 
 func (h *Handlers) showOrgsPage(c echo.Context) error {
