@@ -97,7 +97,8 @@ func (h *Handlers) deleteAdminUser(c echo.Context) error {
 	case errors.Is(err, adminusers.ErrEmailMismatch):
 		f.Errors["email"] = err.Error()
 		return h.renderAdminUser(c, http.StatusUnprocessableEntity, id, f, a)
-	case errors.Is(err, adminusers.ErrSelfDelete), errors.Is(err, adminusers.ErrHasClusters), errors.Is(err, adminusers.ErrHasOrders):
+	case errors.Is(err, adminusers.ErrSelfDelete), errors.Is(err, adminusers.ErrHasClusters), errors.Is(err, adminusers.ErrHasOrders),
+		errors.Is(err, adminusers.ErrSoleOwner):
 		f.Error = err.Error()
 		return h.renderAdminUser(c, http.StatusUnprocessableEntity, id, f, a)
 	}

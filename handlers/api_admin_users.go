@@ -290,7 +290,7 @@ func apiAdminUserError(err error) error {
 		return errAdminUserNotFound
 	case errors.Is(err, adminusers.ErrSelfDisable), errors.Is(err, adminusers.ErrSelfDemote), errors.Is(err, adminusers.ErrSelfDelete):
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
-	case errors.Is(err, adminusers.ErrNoChange), errors.Is(err, adminusers.ErrHasClusters), errors.Is(err, adminusers.ErrHasOrders),
+	case errors.Is(err, adminusers.ErrNoChange), errors.Is(err, adminusers.ErrHasClusters), errors.Is(err, adminusers.ErrHasOrders), errors.Is(err, adminusers.ErrSoleOwner),
 		errors.Is(err, accounts.ErrResetInactive),
 		// Its email changed since it was read: another request's doing.
 		errors.Is(err, adminusers.ErrEmailMismatch):

@@ -122,9 +122,37 @@ SELECT * FROM users WHERE id = @id FOR UPDATE;
 SELECT count(*) FROM orders WHERE user_id = @user_id;
 
 -- name: AdminUserPurgeDeletedClusters :execrows
--- The rows left of an account's deleted clusters, which would block
--- deleting the account (clusters.owner_id has no ON DELETE).
-DELETE FROM clusters WHERE owner_id = @owner_id AND status = 'deleted';
+-- The rows left of the deleted clusters an account made, or that are in
+-- an organization that goes with it (AdminUserOrgsGoing), which would
+-- block deleting them (clusters.owner_id and org_id have no ON DELETE).
+DELETE FROM clusters
+WHERE status = 'deleted' AND (owner_id = @owner_id OR org_id = ANY(@org_ids::bigint[]));
+
+-- name: AdminUserOrgsGoing :many
+-- The organizations that go with an account: its personal one, and the
+-- teams of which it is the only member.
+SELECT o.id FROM organizations o
+WHERE o.personal_of = @user_id::bigint
+   OR (o.personal_of IS NULL
+       AND EXISTS (SELECT 1 FROM organization_members m WHERE m.org_id = o.id AND m.user_id = @user_id)
+       AND NOT EXISTS (SELECT 1 FROM organization_members m WHERE m.org_id = o.id AND m.user_id <> @user_id));
+
+-- name: AdminUserSoleOwnerships :one
+-- How many teams with other members the account is the only owner of:
+-- deleting it would leave them without one.
+SELECT count(*) FROM organizations o
+WHERE o.personal_of IS NULL
+  AND EXISTS (SELECT 1 FROM organization_members m WHERE m.org_id = o.id AND m.user_id = @user_id AND m.role = 'owner')
+  AND NOT EXISTS (SELECT 1 FROM organization_members m WHERE m.org_id = o.id AND m.user_id <> @user_id AND m.role = 'owner')
+  AND EXISTS (SELECT 1 FROM organization_members m WHERE m.org_id = o.id AND m.user_id <> @user_id);
+
+-- name: ClusterCountActiveInOrgs :one
+SELECT count(*) FROM clusters WHERE org_id = ANY(@org_ids::bigint[]) AND status <> 'deleted';
+
+-- name: AdminUserDeleteOrgs :exec
+-- The team organizations that go with an account (its personal one goes
+-- with its row).
+DELETE FROM organizations WHERE id = ANY(@org_ids::bigint[]) AND personal_of IS NULL;
 
 -- name: AdminUserDelete :execrows
 DELETE FROM users WHERE id = @id;

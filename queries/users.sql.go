@@ -87,6 +87,17 @@ func (q *Queries) AdminUserDelete(ctx context.Context, id int64) (int64, error) 
 	return result.RowsAffected(), nil
 }
 
+const adminUserDeleteOrgs = `-- name: AdminUserDeleteOrgs :exec
+DELETE FROM organizations WHERE id = ANY($1::bigint[]) AND personal_of IS NULL
+`
+
+// The team organizations that go with an account (its personal one goes
+// with its row).
+func (q *Queries) AdminUserDeleteOrgs(ctx context.Context, orgIds []int64) error {
+	_, err := q.db.Exec(ctx, adminUserDeleteOrgs, orgIds)
+	return err
+}
+
 const adminUserDisable = `-- name: AdminUserDisable :exec
 UPDATE users SET disabled_at = now(), updated_at = now()
 WHERE id = $1 AND disabled_at IS NULL
@@ -202,14 +213,51 @@ func (q *Queries) AdminUserLockForUpdate(ctx context.Context, ids []int64) ([]Us
 	return items, nil
 }
 
-const adminUserPurgeDeletedClusters = `-- name: AdminUserPurgeDeletedClusters :execrows
-DELETE FROM clusters WHERE owner_id = $1 AND status = 'deleted'
+const adminUserOrgsGoing = `-- name: AdminUserOrgsGoing :many
+SELECT o.id FROM organizations o
+WHERE o.personal_of = $1::bigint
+   OR (o.personal_of IS NULL
+       AND EXISTS (SELECT 1 FROM organization_members m WHERE m.org_id = o.id AND m.user_id = $1)
+       AND NOT EXISTS (SELECT 1 FROM organization_members m WHERE m.org_id = o.id AND m.user_id <> $1))
 `
 
-// The rows left of an account's deleted clusters, which would block
-// deleting the account (clusters.owner_id has no ON DELETE).
-func (q *Queries) AdminUserPurgeDeletedClusters(ctx context.Context, ownerID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, adminUserPurgeDeletedClusters, ownerID)
+// The organizations that go with an account: its personal one, and the
+// teams of which it is the only member.
+func (q *Queries) AdminUserOrgsGoing(ctx context.Context, userID int64) ([]int64, error) {
+	rows, err := q.db.Query(ctx, adminUserOrgsGoing, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adminUserPurgeDeletedClusters = `-- name: AdminUserPurgeDeletedClusters :execrows
+DELETE FROM clusters
+WHERE status = 'deleted' AND (owner_id = $1 OR org_id = ANY($2::bigint[]))
+`
+
+type AdminUserPurgeDeletedClustersParams struct {
+	OwnerID int64
+	OrgIds  []int64
+}
+
+// The rows left of the deleted clusters an account made, or that are in
+// an organization that goes with it (AdminUserOrgsGoing), which would
+// block deleting them (clusters.owner_id and org_id have no ON DELETE).
+func (q *Queries) AdminUserPurgeDeletedClusters(ctx context.Context, arg AdminUserPurgeDeletedClustersParams) (int64, error) {
+	result, err := q.db.Exec(ctx, adminUserPurgeDeletedClusters, arg.OwnerID, arg.OrgIds)
 	if err != nil {
 		return 0, err
 	}
@@ -291,6 +339,34 @@ type AdminUserSetRoleParams struct {
 func (q *Queries) AdminUserSetRole(ctx context.Context, arg AdminUserSetRoleParams) error {
 	_, err := q.db.Exec(ctx, adminUserSetRole, arg.Role, arg.ID)
 	return err
+}
+
+const adminUserSoleOwnerships = `-- name: AdminUserSoleOwnerships :one
+SELECT count(*) FROM organizations o
+WHERE o.personal_of IS NULL
+  AND EXISTS (SELECT 1 FROM organization_members m WHERE m.org_id = o.id AND m.user_id = $1 AND m.role = 'owner')
+  AND NOT EXISTS (SELECT 1 FROM organization_members m WHERE m.org_id = o.id AND m.user_id <> $1 AND m.role = 'owner')
+  AND EXISTS (SELECT 1 FROM organization_members m WHERE m.org_id = o.id AND m.user_id <> $1)
+`
+
+// How many teams with other members the account is the only owner of:
+// deleting it would leave them without one.
+func (q *Queries) AdminUserSoleOwnerships(ctx context.Context, userID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, adminUserSoleOwnerships, userID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const clusterCountActiveInOrgs = `-- name: ClusterCountActiveInOrgs :one
+SELECT count(*) FROM clusters WHERE org_id = ANY($1::bigint[]) AND status <> 'deleted'
+`
+
+func (q *Queries) ClusterCountActiveInOrgs(ctx context.Context, orgIds []int64) (int64, error) {
+	row := q.db.QueryRow(ctx, clusterCountActiveInOrgs, orgIds)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const userClaimUnverified = `-- name: UserClaimUnverified :one

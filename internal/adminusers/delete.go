@@ -20,6 +20,9 @@ var (
 	ErrEmailMismatch = errors.New("ErrAdminDeleteEmailMismatch")
 	ErrHasClusters   = errors.New("ErrAdminDeleteHasClusters")
 	ErrHasOrders     = errors.New("ErrAdminDeleteHasOrders")
+	// ErrSoleOwner: the account is the only owner of a team that has
+	// other members, which would be left without one.
+	ErrSoleOwner = errors.New("ErrAdminDeleteSoleOwner")
 )
 
 // Delete removes the account userID for good on behalf of the admin
@@ -63,8 +66,21 @@ func (s *Service) Delete(ctx context.Context, userID int64, email, password stri
 		if err != nil {
 			return fmt.Errorf("count clusters of user %d: %w", userID, err)
 		}
-		if n > 0 {
+		going, err := q.AdminUserOrgsGoing(ctx, userID)
+		if err != nil {
+			return fmt.Errorf("organizations of user %d: %w", userID, err)
+		}
+		inOrgs, err := q.ClusterCountActiveInOrgs(ctx, going)
+		if err != nil {
+			return fmt.Errorf("count clusters of the organizations of user %d: %w", userID, err)
+		}
+		if n+inOrgs > 0 {
 			return ErrHasClusters
+		}
+		if sole, err := q.AdminUserSoleOwnerships(ctx, userID); err != nil {
+			return fmt.Errorf("ownerships of user %d: %w", userID, err)
+		} else if sole > 0 {
+			return ErrSoleOwner
 		}
 		orders, err := q.AdminUserCountOrders(ctx, userID)
 		if err != nil {
@@ -73,9 +89,12 @@ func (s *Service) Delete(ctx context.Context, userID int64, email, password stri
 		if orders > 0 {
 			return ErrHasOrders
 		}
-		purged, err := q.AdminUserPurgeDeletedClusters(ctx, userID)
+		purged, err := q.AdminUserPurgeDeletedClusters(ctx, queries.AdminUserPurgeDeletedClustersParams{OwnerID: userID, OrgIds: going})
 		if err != nil {
 			return fmt.Errorf("remove deleted clusters of user %d: %w", userID, err)
+		}
+		if err := q.AdminUserDeleteOrgs(ctx, going); err != nil {
+			return fmt.Errorf("delete the organizations of user %d: %w", userID, err)
 		}
 		if _, err := q.AdminUserDelete(ctx, userID); err != nil {
 			return fmt.Errorf("delete user %d: %w", userID, err)
