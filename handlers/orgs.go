@@ -68,7 +68,7 @@ func (h *Handlers) acting(c echo.Context) (orgs.Acting, error) {
 	}
 	u, _ := currentUser(c)
 	page := views.PageOf(c.Request().Context())
-	page.ReadOnly, page.ViewerKubeconfig = !orgs.Allows(m.Role, orgs.Operate), m.Org.ViewerKubeconfig
+	page.Org, page.ReadOnly, page.ViewerKubeconfig = m.Org.Name, !orgs.Allows(m.Role, orgs.Operate), m.Org.ViewerKubeconfig
 	a := orgs.Acting{OrgID: m.Org.ID, UserID: u.ID, Cap: m.Role}
 	c.Set(ctxActing, a) // read once a request
 	return a, nil

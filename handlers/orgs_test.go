@@ -93,7 +93,7 @@ func TestOrgCreateAndSwitch(t *testing.T) {
 	personal := personalOrg(t, b, ada.id)
 
 	_, body := ada.c.Get("/")
-	require.Contains(t, body, `href="/orgs" data-testid="nav-orgs">Organizations<`, "the user menu links the organizations")
+	require.Regexp(t, `href="/orgs" data-testid="nav-orgs" title="Switch organization">[^<]+<`, body, "the user menu names the organization and leads to the switch")
 	_, body = ada.c.Get("/orgs")
 	row := tableRow(t, body, fmt.Sprintf("org-%d", personal))
 	require.Contains(t, row, `data-testid="org-personal"`)
