@@ -206,8 +206,8 @@ func joinTokenAPIError(err error) error {
 	switch {
 	case errors.Is(err, jointokens.ErrNotFound):
 		return echo.NewHTTPError(http.StatusNotFound, jointokens.ErrNotFound.Error())
-	case errors.Is(err, jointokens.ErrClusterNotReady):
-		return echo.NewHTTPError(http.StatusConflict, jointokens.ErrClusterNotReady.Error())
+	case errors.Is(err, jointokens.ErrClusterNotReady), errors.Is(err, jointokens.ErrRevokeNotReady):
+		return echo.NewHTTPError(http.StatusConflict, err.Error())
 	case errors.Is(err, clusters.ErrSuspended):
 		return errClusterSuspended
 	}

@@ -108,7 +108,7 @@ func (h *Handlers) revokeJoinToken(c echo.Context) error {
 		return err
 	}
 	_, err = h.JoinTokens.Revoke(c.Request().Context(), who, clusterID, t.ID, actor(c))
-	if errors.Is(err, clusters.ErrSuspended) {
+	if errors.Is(err, clusters.ErrSuspended) || errors.Is(err, jointokens.ErrRevokeNotReady) {
 		h.flashError(c, err.Error())
 		return redirect(c, fmt.Sprintf("/clusters/%d/tokens", clusterID))
 	}

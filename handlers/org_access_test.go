@@ -102,10 +102,12 @@ func TestOrgMemberKubeconfigs(t *testing.T) {
 
 	_, err = cfgs["member"].CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	require.True(t, apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err), "the removed member's kubeconfig is refused: %v", err)
+	t.Logf("removed member %s, GET /api/v1/namespaces with their kubeconfig: %v", tm.emails["member"], err)
 	_, err = admin.CoreV1().ServiceAccounts(clusteraccess.Namespace).Get(ctx, clusteraccess.ServiceAccountName(memberID), metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "their ServiceAccount is gone: %v", err)
-	_, err = cfgs["admin"].CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	list, err := cfgs["admin"].CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	require.NoError(t, err, "a remaining member's still works")
+	t.Logf("remaining admin %s, GET /api/v1/namespaces with their kubeconfig: 200, %d namespaces", tm.emails["admin"], len(list.Items))
 	require.Equal(t, http.StatusOK, b.APICall(t, http.MethodGet, "/api/v1/clusters", tm.keys["admin"], "").Status)
 }
 

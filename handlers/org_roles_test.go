@@ -98,6 +98,7 @@ func TestOrgRolesOnClusterRoutes(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, notFound.Status)
 
 	apiRoutes, consoleRoutes := 0, 0
+	var table []string
 	for _, r := range b.Echo.Routes() {
 		api := strings.HasPrefix(r.Path, "/api/v1/clusters/:id")
 		console := strings.HasPrefix(r.Path, "/clusters/:id")
@@ -113,6 +114,7 @@ func TestOrgRolesOnClusterRoutes(t *testing.T) {
 		path := tm.clusterRoute(r.Path)
 		read := r.Method == http.MethodGet
 		kubeconfig := strings.HasSuffix(r.Path, "/kubeconfig")
+		row := fmt.Sprintf("%-7s %-55s", r.Method, r.Path)
 		for _, role := range teamRoles {
 			var status int
 			var body string
@@ -135,6 +137,7 @@ func TestOrgRolesOnClusterRoutes(t *testing.T) {
 				}
 			}
 			where := fmt.Sprintf("%s %s as %s: %d %s", r.Method, path, role, status, firstLine(body))
+			row += fmt.Sprintf(" %6d", status)
 			switch {
 			case role == "other":
 				require.Equal(t, http.StatusNotFound, status, where)
@@ -146,6 +149,7 @@ func TestOrgRolesOnClusterRoutes(t *testing.T) {
 				require.Equal(t, http.StatusForbidden, status, where)
 			default:
 				require.NotEqual(t, http.StatusForbidden, status, where)
+				require.Less(t, status, 500, where)
 				if api && status == http.StatusNotFound {
 					require.NotEqual(t, notFound.Body, body, "the cluster is found: "+where)
 				}
@@ -154,8 +158,11 @@ func TestOrgRolesOnClusterRoutes(t *testing.T) {
 				}
 			}
 		}
+		table = append(table, row)
 	}
 	require.Greater(t, apiRoutes, 5*10)
+	t.Logf("the role table (%d API and %d console requests):\n%-63s  owner  admin member viewer  other\n%s",
+		apiRoutes, consoleRoutes, "route", strings.Join(table, "\n"))
 	require.Greater(t, consoleRoutes, 5*20)
 
 	// The cluster list and a new cluster.

@@ -74,6 +74,9 @@ const (
 var (
 	ErrNotFound        = errors.New("ErrJoinTokenNotFound")
 	ErrClusterNotReady = errors.New("ErrJoinTokenClusterNotReady")
+	// ErrRevokeNotReady: a token's bootstrap Secret is in the cluster,
+	// which must be ready for it to be deleted.
+	ErrRevokeNotReady = errors.New("ErrJoinTokenRevokeNotReady")
 )
 
 // FieldErrors maps form fields to catalog message IDs.
@@ -258,6 +261,9 @@ func (s *Service) Revoke(ctx context.Context, who orgs.Acting, clusterID, id int
 	}
 	if clusters.Suspended(row.Cluster) {
 		return queries.JoinToken{}, clusters.ErrSuspended
+	}
+	if row.Cluster.Status != clusters.StatusReady {
+		return queries.JoinToken{}, ErrRevokeNotReady
 	}
 	client, err := s.client(ctx, row.Cluster)
 	if err != nil {
