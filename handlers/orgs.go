@@ -376,11 +376,11 @@ func (h *Handlers) orgKept(c echo.Context, id int64, err error) (done bool, _ er
 }
 
 // orgRefusal is the answer to an organization service's refusal: 404 for
-// an organization or member the user cannot see, 403 with the reason for
-// what their role does not allow. Other errors pass unchanged.
+// an organization, member or invitation the user cannot see, 403 with the
+// reason for what their role does not allow. Other errors pass unchanged.
 func orgRefusal(err error) error {
 	switch {
-	case errors.Is(err, orgs.ErrNotFound):
+	case errors.Is(err, orgs.ErrNotFound), errors.Is(err, orgs.ErrMemberNotFound), errors.Is(err, orgs.ErrInvitationNotFound):
 		return echo.ErrNotFound
 	case errors.Is(err, orgs.ErrForbidden):
 		return echo.NewHTTPError(http.StatusForbidden, orgs.ErrForbidden.Error())
