@@ -83,6 +83,7 @@ func (h *Handlers) renderOrgsPage(c echo.Context, status int, f views.Form) erro
 		rows[i] = orgView(m)
 		rows[i].Current = m.Org.ID == current.Org.ID
 	}
+	h.viewAsAPICall(c, "listOrganizations", nil)
 	return render(c, status, views.OrgsPage(f, rows))
 }
 
@@ -157,6 +158,7 @@ func (h *Handlers) renderOrgPage(c echo.Context, status int, m orgs.Membership, 
 			p.Roles = append(p.Roles, string(r))
 		}
 	}
+	h.viewAsAPICall(c, "getOrganization", nil, strconv.FormatInt(m.Org.ID, 10))
 	return render(c, status, views.OrgDetailPage(p))
 }
 
