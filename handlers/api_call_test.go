@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -26,6 +25,7 @@ func TestPagesViewAsAPICall(t *testing.T) {
 	ada, email := b.SignedUpUser(t, "ada")
 	key := ada.CreateScopedKey("read", "read")
 	id := b.InsertCluster(t, b.UserID(t, email), "seen-both-ways", "seen-both-ways-x1y2z3", "v1.34.0", "nodeport", "ready")
+	adaOrg := personalOrg(t, b, b.UserID(t, email))
 
 	for _, tt := range []struct {
 		page, call, reference string
@@ -41,6 +41,8 @@ func TestPagesViewAsAPICall(t *testing.T) {
 		{"/settings/profile", "/api/v1/me", "#/account/getMe", email},
 		{"/settings/api-keys", "/api/v1/api-keys", "#/api-keys/listAPIKeys", "read"},
 		{"/notifications", "/api/v1/notifications", "#/notifications/listNotifications", ""},
+		{"/orgs", "/api/v1/organizations", "#/organizations/listOrganizations", ""},
+		{fmt.Sprintf("/orgs/%d", adaOrg), fmt.Sprintf("/api/v1/organizations/%d", adaOrg), "#/organizations/getOrganization", ""},
 	} {
 		code, body := ada.Get(tt.page)
 		require.Equal(t, http.StatusOK, code, tt.page)
@@ -57,8 +59,6 @@ func TestPagesViewAsAPICall(t *testing.T) {
 	admin, _ := b.SignedUpAdmin(t, "root")
 	adminKey := admin.CreateScopedKey("ops", "admin")
 	// ada's personal organization, as admins see it.
-	var adaOrg int64
-	require.NoError(t, b.Pool.QueryRow(context.Background(), "SELECT id FROM organizations WHERE personal_of = $1", b.UserID(t, email)).Scan(&adaOrg))
 	for _, tt := range []struct{ page, call string }{
 		{"/admin/users", "/api/v1/admin/users"},
 		{"/admin/organizations", "/api/v1/admin/organizations"},

@@ -27,6 +27,10 @@ func TestAPIPatchRoutesAreConditional(t *testing.T) {
 	clusterID := b.InsertCluster(t, b.UserID(t, email), "etags", "etags-abc123", "v1.34.0", "nodeport", "ready")
 	plans := adminPages[adminPlanJSON](t, b, adminKey, "/api/v1/admin/plans", "plans", nil)
 	require.NotEmpty(t, plans)
+	orgID := personalOrg(t, b, b.UserID(t, email))
+	_, mateEmail := b.SignedUpUser(t, "teammate")
+	mateID := b.UserID(t, mateEmail)
+	addOrgMember(t, b, orgID, mateID, "member")
 
 	// Each route with a path to it, a key, and two changes: the first is
 	// made, the second is sent over the state before the first.
@@ -39,6 +43,10 @@ func TestAPIPatchRoutesAreConditional(t *testing.T) {
 		"/api/v1/me": {"/api/v1/me", userKey, `{"name": "First Name"}`, `{"name": "Second Name"}`},
 		"/api/v1/notification-settings": {"/api/v1/notification-settings", userKey,
 			`{"cluster_failed": {"email": false}}`, `{"cluster_ready": {"in_app": false}}`},
+		"/api/v1/organizations/:id": {fmt.Sprintf("/api/v1/organizations/%d", orgID), userKey,
+			`{"name": "First team"}`, `{"viewer_kubeconfig": true}`},
+		"/api/v1/organizations/:id/members/:user_id": {fmt.Sprintf("/api/v1/organizations/%d/members/%d", orgID, mateID), userKey,
+			`{"role": "viewer"}`, `{"role": "admin"}`},
 		"/api/v1/admin/plans/:id": {fmt.Sprintf("/api/v1/admin/plans/%d", plans[0].ID), adminKey,
 			`{"description_en": "first"}`, `{"description_en": "second"}`},
 		"/api/v1/admin/settings": {"/api/v1/admin/settings", adminKey,

@@ -96,6 +96,7 @@ func (h *Handlers) renderOrgsPage(c echo.Context, status int, f views.Form) erro
 		rows[i] = orgView(m)
 		rows[i].Current = m.Org.ID == current.Org.ID
 	}
+	h.viewAsAPICall(c, "listOrganizations", nil)
 	return render(c, status, views.OrgsPage(f, rows))
 }
 
@@ -170,6 +171,7 @@ func (h *Handlers) renderOrgPage(c echo.Context, status int, m orgs.Membership, 
 			p.Roles = append(p.Roles, string(r))
 		}
 	}
+	h.viewAsAPICall(c, "getOrganization", nil, strconv.FormatInt(m.Org.ID, 10))
 	return render(c, status, views.OrgDetailPage(p))
 }
 
@@ -391,11 +393,11 @@ func (h *Handlers) orgKept(c echo.Context, id int64, err error) (done bool, _ er
 }
 
 // orgRefusal is the answer to an organization service's refusal: 404 for
-// an organization or member the user cannot see, 403 with the reason for
-// what their role does not allow. Other errors pass unchanged.
+// an organization, member or invitation the user cannot see, 403 with the
+// reason for what their role does not allow. Other errors pass unchanged.
 func orgRefusal(err error) error {
 	switch {
-	case errors.Is(err, orgs.ErrNotFound):
+	case errors.Is(err, orgs.ErrNotFound), errors.Is(err, orgs.ErrMemberNotFound), errors.Is(err, orgs.ErrInvitationNotFound):
 		return echo.ErrNotFound
 	case errors.Is(err, orgs.ErrForbidden):
 		return echo.NewHTTPError(http.StatusForbidden, orgs.ErrForbidden.Error())

@@ -246,6 +246,21 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/api/v1/me/identities", h.listAPIIdentities, h.requireAPIKey)
 	e.DELETE("/api/v1/me/identities/:id", h.unlinkAPIIdentity, h.requireAPIKey)
 
+	// API: the caller's organizations, their members and invitations
+	// (api_orgs.go).
+	e.GET("/api/v1/organizations", h.listAPIOrgs, h.requireAPIKey)
+	e.POST("/api/v1/organizations", h.createAPIOrg, h.requireAPIKey)
+	e.GET("/api/v1/organizations/:id", h.showAPIOrg, h.requireAPIKey)
+	e.PATCH("/api/v1/organizations/:id", h.updateAPIOrg, h.requireAPIKey, conditional)
+	e.GET("/api/v1/organizations/:id/members", h.listAPIOrgMembers, h.requireAPIKey)
+	e.GET("/api/v1/organizations/:id/members/:user_id", h.showAPIOrgMember, h.requireAPIKey)
+	e.PATCH("/api/v1/organizations/:id/members/:user_id", h.updateAPIOrgMember, h.requireAPIKey, conditional)
+	e.DELETE("/api/v1/organizations/:id/members/:user_id", h.removeAPIOrgMember, h.requireAPIKey)
+	e.GET("/api/v1/organizations/:id/invitations", h.listAPIOrgInvitations, h.requireAPIKey)
+	e.POST("/api/v1/organizations/:id/invitations", h.createAPIOrgInvitation, h.requireAPIKey)
+	e.GET("/api/v1/organizations/:id/invitations/:invitation_id", h.showAPIOrgInvitation, h.requireAPIKey)
+	e.DELETE("/api/v1/organizations/:id/invitations/:invitation_id", h.revokeAPIOrgInvitation, h.requireAPIKey)
+
 	// API: clusters and billing, beyond the above.
 	e.POST("/api/v1/clusters/:id/retry", h.retryAPICluster, h.requireAPIKey)
 	e.GET("/api/v1/clusters/:id/events", h.listAPIClusterEvents, h.requireAPIKey)

@@ -91,6 +91,28 @@ FROM organizations o
 JOIN organization_members m ON m.org_id = o.id
 WHERE o.id = @id AND m.user_id = @user_id;
 
+-- name: OrgDetailForMember :one
+-- OrgGetForMember with the organization's number of members.
+SELECT sqlc.embed(o), m.role,
+       (SELECT count(*) FROM organization_members om WHERE om.org_id = o.id) AS member_count
+FROM organizations o
+JOIN organization_members m ON m.org_id = o.id
+WHERE o.id = @id AND m.user_id = @user_id;
+
+-- name: OrgRename :one
+-- Renames an organization, for a member (@user_id) in one of @roles: no
+-- row for anyone else.
+UPDATE organizations SET name = @name, updated_at = now()
+WHERE id = @id AND org_member_in(id, @user_id, @roles::text[])
+RETURNING *;
+
+-- name: OrgSetViewerKubeconfig :one
+-- Lets an organization's viewers download a kubeconfig, or stops them,
+-- for a member (@user_id) in one of @roles: no row for anyone else.
+UPDATE organizations SET viewer_kubeconfig = @viewer_kubeconfig, updated_at = now()
+WHERE id = @id AND org_member_in(id, @user_id, @roles::text[])
+RETURNING *;
+
 -- name: OrgLockForMember :one
 -- The role of a member of the organization, with the organization's row
 -- locked until the transaction ends: membership changes of one
@@ -122,6 +144,14 @@ JOIN users u ON u.id = m.user_id
 WHERE m.org_id = @org_id
   AND EXISTS (SELECT 1 FROM organization_members me WHERE me.org_id = @org_id AND me.user_id = @member_id)
 ORDER BY array_position(ARRAY['owner', 'admin', 'member', 'viewer'], m.role), lower(u.email);
+
+-- name: OrgMemberGet :one
+-- One member of an organization, for a member (@member_id) of it.
+SELECT m.user_id, m.role, m.created_at, u.email, u.name
+FROM organization_members m
+JOIN users u ON u.id = m.user_id
+WHERE m.org_id = @org_id AND m.user_id = @user_id
+  AND EXISTS (SELECT 1 FROM organization_members me WHERE me.org_id = @org_id AND me.user_id = @member_id);
 
 -- name: OrgMemberRole :one
 SELECT role FROM organization_members WHERE org_id = @org_id AND user_id = @user_id;
@@ -161,6 +191,15 @@ WHERE i.org_id = @org_id
   AND EXISTS (SELECT 1 FROM organization_members me WHERE me.org_id = @org_id AND me.user_id = @member_id)
 ORDER BY i.id DESC
 LIMIT 100;
+
+-- name: OrgInvitationGet :one
+-- One invitation of an organization, with the inviter's address, for a
+-- member (@member_id) of it.
+SELECT sqlc.embed(i), coalesce(u.email, '')::text AS invited_by_email
+FROM org_invitations i
+LEFT JOIN users u ON u.id = i.invited_by
+WHERE i.id = @id AND i.org_id = @org_id
+  AND EXISTS (SELECT 1 FROM organization_members me WHERE me.org_id = @org_id AND me.user_id = @member_id);
 
 -- name: OrgInvitationByHash :one
 -- The invitation a link names, with its organization's name.

@@ -340,6 +340,43 @@ func (q *Queries) OrgCreate(ctx context.Context, arg OrgCreateParams) (Organizat
 	return i, err
 }
 
+const orgDetailForMember = `-- name: OrgDetailForMember :one
+SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at, m.role,
+       (SELECT count(*) FROM organization_members om WHERE om.org_id = o.id) AS member_count
+FROM organizations o
+JOIN organization_members m ON m.org_id = o.id
+WHERE o.id = $1 AND m.user_id = $2
+`
+
+type OrgDetailForMemberParams struct {
+	ID     int64
+	UserID int64
+}
+
+type OrgDetailForMemberRow struct {
+	Organization Organization
+	Role         string
+	MemberCount  int64
+}
+
+// OrgGetForMember with the organization's number of members.
+func (q *Queries) OrgDetailForMember(ctx context.Context, arg OrgDetailForMemberParams) (OrgDetailForMemberRow, error) {
+	row := q.db.QueryRow(ctx, orgDetailForMember, arg.ID, arg.UserID)
+	var i OrgDetailForMemberRow
+	err := row.Scan(
+		&i.Organization.ID,
+		&i.Organization.Name,
+		&i.Organization.PersonalOf,
+		&i.Organization.ViewerKubeconfig,
+		&i.Organization.CreatedBy,
+		&i.Organization.CreatedAt,
+		&i.Organization.UpdatedAt,
+		&i.Role,
+		&i.MemberCount,
+	)
+	return i, err
+}
+
 const orgGetForMember = `-- name: OrgGetForMember :one
 SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at, m.role
 FROM organizations o
@@ -463,6 +500,47 @@ func (q *Queries) OrgInvitationCreate(ctx context.Context, arg OrgInvitationCrea
 		&i.AcceptedAt,
 		&i.AcceptedUserID,
 		&i.RevokedAt,
+	)
+	return i, err
+}
+
+const orgInvitationGet = `-- name: OrgInvitationGet :one
+SELECT i.id, i.org_id, i.email, i.role, i.token_hash, i.invited_by, i.created_at, i.expires_at, i.accepted_at, i.accepted_user_id, i.revoked_at, coalesce(u.email, '')::text AS invited_by_email
+FROM org_invitations i
+LEFT JOIN users u ON u.id = i.invited_by
+WHERE i.id = $1 AND i.org_id = $2
+  AND EXISTS (SELECT 1 FROM organization_members me WHERE me.org_id = $2 AND me.user_id = $3)
+`
+
+type OrgInvitationGetParams struct {
+	ID       int64
+	OrgID    int64
+	MemberID int64
+}
+
+type OrgInvitationGetRow struct {
+	OrgInvitation  OrgInvitation
+	InvitedByEmail string
+}
+
+// One invitation of an organization, with the inviter's address, for a
+// member (@member_id) of it.
+func (q *Queries) OrgInvitationGet(ctx context.Context, arg OrgInvitationGetParams) (OrgInvitationGetRow, error) {
+	row := q.db.QueryRow(ctx, orgInvitationGet, arg.ID, arg.OrgID, arg.MemberID)
+	var i OrgInvitationGetRow
+	err := row.Scan(
+		&i.OrgInvitation.ID,
+		&i.OrgInvitation.OrgID,
+		&i.OrgInvitation.Email,
+		&i.OrgInvitation.Role,
+		&i.OrgInvitation.TokenHash,
+		&i.OrgInvitation.InvitedBy,
+		&i.OrgInvitation.CreatedAt,
+		&i.OrgInvitation.ExpiresAt,
+		&i.OrgInvitation.AcceptedAt,
+		&i.OrgInvitation.AcceptedUserID,
+		&i.OrgInvitation.RevokedAt,
+		&i.InvitedByEmail,
 	)
 	return i, err
 }
@@ -729,6 +807,42 @@ func (q *Queries) OrgMemberByEmail(ctx context.Context, arg OrgMemberByEmailPara
 	return user_id, err
 }
 
+const orgMemberGet = `-- name: OrgMemberGet :one
+SELECT m.user_id, m.role, m.created_at, u.email, u.name
+FROM organization_members m
+JOIN users u ON u.id = m.user_id
+WHERE m.org_id = $1 AND m.user_id = $2
+  AND EXISTS (SELECT 1 FROM organization_members me WHERE me.org_id = $1 AND me.user_id = $3)
+`
+
+type OrgMemberGetParams struct {
+	OrgID    int64
+	UserID   int64
+	MemberID int64
+}
+
+type OrgMemberGetRow struct {
+	UserID    int64
+	Role      string
+	CreatedAt pgtype.Timestamptz
+	Email     string
+	Name      string
+}
+
+// One member of an organization, for a member (@member_id) of it.
+func (q *Queries) OrgMemberGet(ctx context.Context, arg OrgMemberGetParams) (OrgMemberGetRow, error) {
+	row := q.db.QueryRow(ctx, orgMemberGet, arg.OrgID, arg.UserID, arg.MemberID)
+	var i OrgMemberGetRow
+	err := row.Scan(
+		&i.UserID,
+		&i.Role,
+		&i.CreatedAt,
+		&i.Email,
+		&i.Name,
+	)
+	return i, err
+}
+
 const orgMemberIn = `-- name: OrgMemberIn :one
 SELECT org_member_in($1, $2, $3::text[])::boolean
 `
@@ -859,6 +973,76 @@ SELECT id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated
 
 func (q *Queries) OrgPersonal(ctx context.Context, userID pgtype.Int8) (Organization, error) {
 	row := q.db.QueryRow(ctx, orgPersonal, userID)
+	var i Organization
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.PersonalOf,
+		&i.ViewerKubeconfig,
+		&i.CreatedBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const orgRename = `-- name: OrgRename :one
+UPDATE organizations SET name = $1, updated_at = now()
+WHERE id = $2 AND org_member_in(id, $3, $4::text[])
+RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at
+`
+
+type OrgRenameParams struct {
+	Name   string
+	ID     int64
+	UserID int64
+	Roles  []string
+}
+
+// Renames an organization, for a member (@user_id) in one of @roles: no
+// row for anyone else.
+func (q *Queries) OrgRename(ctx context.Context, arg OrgRenameParams) (Organization, error) {
+	row := q.db.QueryRow(ctx, orgRename,
+		arg.Name,
+		arg.ID,
+		arg.UserID,
+		arg.Roles,
+	)
+	var i Organization
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.PersonalOf,
+		&i.ViewerKubeconfig,
+		&i.CreatedBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const orgSetViewerKubeconfig = `-- name: OrgSetViewerKubeconfig :one
+UPDATE organizations SET viewer_kubeconfig = $1, updated_at = now()
+WHERE id = $2 AND org_member_in(id, $3, $4::text[])
+RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at
+`
+
+type OrgSetViewerKubeconfigParams struct {
+	ViewerKubeconfig bool
+	ID               int64
+	UserID           int64
+	Roles            []string
+}
+
+// Lets an organization's viewers download a kubeconfig, or stops them,
+// for a member (@user_id) in one of @roles: no row for anyone else.
+func (q *Queries) OrgSetViewerKubeconfig(ctx context.Context, arg OrgSetViewerKubeconfigParams) (Organization, error) {
+	row := q.db.QueryRow(ctx, orgSetViewerKubeconfig,
+		arg.ViewerKubeconfig,
+		arg.ID,
+		arg.UserID,
+		arg.Roles,
+	)
 	var i Organization
 	err := row.Scan(
 		&i.ID,

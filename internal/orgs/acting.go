@@ -28,13 +28,7 @@ func (a Acting) Roles(p Permission) []string {
 	if a.Cap != "" && !Allows(a.Cap, p) {
 		return []string{}
 	}
-	out := make([]string, 0, len(Roles))
-	for _, r := range Roles {
-		if Allows(r, p) {
-			out = append(out, string(r))
-		}
-	}
-	return out
+	return allowing(p)
 }
 
 // May reports whether a's cap allows p: a service that refuses what the

@@ -35,6 +35,9 @@ var (
 	ErrInvitationUnknown    = errors.New("ErrOrgInvitationUnknown")
 	ErrInvitationNotPending = errors.New("ErrOrgInvitationNotPending")
 	ErrInvitationOtherEmail = errors.New("ErrOrgInvitationOtherEmail")
+	// ErrInvitationNotFound is no invitation of the organization by that
+	// id.
+	ErrInvitationNotFound = errors.New("ErrOrgInvitationNotFound")
 )
 
 // FieldEmail is the invited address's field in errors.
@@ -155,9 +158,27 @@ func (s *Service) Invitations(ctx context.Context, userID, id int64) ([]Invitati
 	return out, nil
 }
 
+// Invitation is invitation invID of organization id, for a member
+// (userID) of it: ErrNotFound for anyone else, ErrInvitationNotFound for
+// an invitation the organization does not have.
+func (s *Service) Invitation(ctx context.Context, userID, id, invID int64) (Invitation, error) {
+	if _, err := s.Get(ctx, userID, id); err != nil {
+		return Invitation{}, err
+	}
+	r, err := queries.New(s.Pool).OrgInvitationGet(ctx, queries.OrgInvitationGetParams{ID: invID, OrgID: id, MemberID: userID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Invitation{}, ErrInvitationNotFound
+	}
+	if err != nil {
+		return Invitation{}, fmt.Errorf("read invitation %d of organization %d: %w", invID, id, err)
+	}
+	return Invitation{OrgInvitation: r.OrgInvitation, State: InvitationState(r.OrgInvitation, s.now()), InvitedBy: r.InvitedByEmail}, nil
+}
+
 // RevokeInvitation stops invitation invID of organization id working, for
-// a member who may manage members: ErrNotFound for an unknown invitation
-// or organization, ErrInvitationNotPending for one accepted or revoked.
+// a member who may manage members: ErrNotFound for an unknown
+// organization, ErrInvitationNotFound for an unknown invitation,
+// ErrInvitationNotPending for one accepted or revoked.
 func (s *Service) RevokeInvitation(ctx context.Context, id, invID int64, actor audit.Actor) error {
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
@@ -166,6 +187,11 @@ func (s *Service) RevokeInvitation(ctx context.Context, id, invID int64, actor a
 		}
 		inv, err := q.OrgInvitationRevoke(ctx, queries.OrgInvitationRevokeParams{ID: invID, OrgID: id, Now: ts(s.now())})
 		if errors.Is(err, pgx.ErrNoRows) {
+			if _, err := q.OrgInvitationGet(ctx, queries.OrgInvitationGetParams{ID: invID, OrgID: id, MemberID: actor.UserID}); errors.Is(err, pgx.ErrNoRows) {
+				return ErrInvitationNotFound
+			} else if err != nil {
+				return fmt.Errorf("read invitation %d: %w", invID, err)
+			}
 			return ErrInvitationNotPending
 		}
 		if err != nil {

@@ -145,6 +145,18 @@ func TestInvitations(t *testing.T) {
 	_, err = s.Invitations(ctx, tm.outsider.UserID, tm.id)
 	require.ErrorIs(t, err, orgs.ErrNotFound)
 
+	// One by its id, for members; an id the organization has none by is
+	// not found, for reading as for revoking.
+	one, err := s.Invitation(ctx, tm.viewer.UserID, tm.id, boss.ID)
+	require.NoError(t, err)
+	require.Equal(t, orgs.InvitationRevoked, one.State)
+	require.Equal(t, tm.owner.Email, one.InvitedBy)
+	_, err = s.Invitation(ctx, tm.outsider.UserID, tm.id, boss.ID)
+	require.ErrorIs(t, err, orgs.ErrNotFound)
+	_, err = s.Invitation(ctx, tm.viewer.UserID, tm.id, boss.ID+1000)
+	require.ErrorIs(t, err, orgs.ErrInvitationNotFound)
+	require.ErrorIs(t, s.RevokeInvitation(ctx, tm.id, boss.ID+1000, tm.admin), orgs.ErrInvitationNotFound)
+
 	// Expired: past InvitationTTL the link no longer works.
 	_, err = s.Invite(ctx, tm.id, "late@example.com", orgs.Member, "en", tm.owner)
 	require.NoError(t, err)

@@ -13,10 +13,11 @@ type Role string
 
 // The roles, from the most rights to the least.
 const (
-	// Owner: billing, members (owners too), deleting the organization,
-	// and all that Admin may.
+	// Owner: billing, members (owners too), whether viewers may download
+	// a kubeconfig, deleting the organization, and all that Admin may.
 	Owner Role = "owner"
-	// Admin: clusters, and members other than owners.
+	// Admin: clusters, members other than owners, the organization's
+	// name.
 	Admin Role = "admin"
 	// Member: clusters, join tokens, node operations.
 	Member Role = "member"
@@ -52,6 +53,11 @@ const (
 	ManageMembers Permission = "manage_members"
 	// ManageOwners: make, demote and remove owners.
 	ManageOwners Permission = "manage_owners"
+	// Rename: change the organization's name.
+	Rename Permission = "rename"
+	// ViewerKubeconfig: let viewers download a read-only kubeconfig, or
+	// stop them (organizations.viewer_kubeconfig).
+	ViewerKubeconfig Permission = "viewer_kubeconfig"
 	// Billing: the plan, orders and payment.
 	Billing Permission = "billing"
 	// DeleteOrganization: delete the organization (not a personal one).
@@ -60,8 +66,8 @@ const (
 
 // grants is the fixed table of what each role may do.
 var grants = map[Role][]Permission{
-	Owner:  {Read, Operate, ManageMembers, ManageOwners, Billing, DeleteOrganization},
-	Admin:  {Read, Operate, ManageMembers},
+	Owner:  {Read, Operate, ManageMembers, ManageOwners, Rename, ViewerKubeconfig, Billing, DeleteOrganization},
+	Admin:  {Read, Operate, ManageMembers, Rename},
 	Member: {Read, Operate},
 	Viewer: {Read},
 }
@@ -69,6 +75,18 @@ var grants = map[Role][]Permission{
 // Allows reports whether role r may do p.
 func Allows(r Role, p Permission) bool {
 	return slices.Contains(grants[r], p)
+}
+
+// allowing is the roles that may do p, as the queries match a member's
+// role against (org_member_in).
+func allowing(p Permission) []string {
+	out := make([]string, 0, len(Roles))
+	for _, r := range Roles {
+		if Allows(r, p) {
+			out = append(out, string(r))
+		}
+	}
+	return out
 }
 
 // KubernetesAccess is the access a member's own kubeconfig gives in the

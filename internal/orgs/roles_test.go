@@ -12,13 +12,18 @@ import (
 func TestAllows(t *testing.T) {
 	t.Parallel()
 	table := map[orgs.Role]map[orgs.Permission]bool{
-		orgs.Owner:  {orgs.Read: true, orgs.Operate: true, orgs.ManageMembers: true, orgs.ManageOwners: true, orgs.Billing: true, orgs.DeleteOrganization: true},
-		orgs.Admin:  {orgs.Read: true, orgs.Operate: true, orgs.ManageMembers: true},
+		orgs.Owner: {
+			orgs.Read: true, orgs.Operate: true, orgs.ManageMembers: true, orgs.ManageOwners: true, orgs.Rename: true,
+			orgs.ViewerKubeconfig: true, orgs.Billing: true, orgs.DeleteOrganization: true,
+		},
+		orgs.Admin:  {orgs.Read: true, orgs.Operate: true, orgs.ManageMembers: true, orgs.Rename: true},
 		orgs.Member: {orgs.Read: true, orgs.Operate: true},
 		orgs.Viewer: {orgs.Read: true},
 		"root":      {},
 	}
-	perms := []orgs.Permission{orgs.Read, orgs.Operate, orgs.ManageMembers, orgs.ManageOwners, orgs.Billing, orgs.DeleteOrganization}
+	perms := []orgs.Permission{
+		orgs.Read, orgs.Operate, orgs.ManageMembers, orgs.ManageOwners, orgs.Rename, orgs.ViewerKubeconfig, orgs.Billing, orgs.DeleteOrganization,
+	}
 	for role, want := range table {
 		for _, p := range perms {
 			require.Equal(t, want[p], orgs.Allows(role, p), "%s %s", role, p)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/clusteraccess"
+	"github.com/kubebyon/kubebyon/internal/etag"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
@@ -22,9 +23,12 @@ import (
 
 // Errors of the organization services (catalog message IDs).
 var (
-	// ErrNotFound is an organization the user is not a member of, or a
-	// member who is not one: as if it did not exist.
+	// ErrNotFound is an organization the user is not a member of: as if
+	// it did not exist.
 	ErrNotFound = errors.New("ErrOrgNotFound")
+	// ErrMemberNotFound is a user who is not a member of an organization
+	// its member asks about.
+	ErrMemberNotFound = errors.New("ErrOrgMemberNotFound")
 	// ErrForbidden is an action the member's role does not allow.
 	ErrForbidden = errors.New("ErrOrgForbidden")
 	// ErrLastOwner refuses to leave an organization without an owner.
@@ -70,15 +74,12 @@ func (m Membership) Personal() bool { return m.Org.PersonalOf.Valid }
 // Create makes an organization named name, of which the acting user is
 // the owner.
 func (s *Service) Create(ctx context.Context, name string, actor audit.Actor) (queries.Organization, error) {
-	name = strings.TrimSpace(name)
-	switch {
-	case name == "":
-		return queries.Organization{}, input.Errors{FieldName: "ErrOrgNameRequired"}
-	case utf8.RuneCountInString(name) > maxName || !input.Storable(name):
-		return queries.Organization{}, input.Errors{FieldName: "ErrOrgNameInvalid"}
+	name, err := validName(name)
+	if err != nil {
+		return queries.Organization{}, err
 	}
 	var o queries.Organization
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
 		var err error
 		o, err = q.OrgCreate(ctx, queries.OrgCreateParams{Name: name, CreatedBy: pgInt8(actor.UserID)})
@@ -93,6 +94,18 @@ func (s *Service) Create(ctx context.Context, name string, actor audit.Actor) (q
 		})
 	})
 	return o, err
+}
+
+// validName is name as an organization's, trimmed, or the field's error.
+func validName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return "", input.Errors{FieldName: "ErrOrgNameRequired"}
+	case utf8.RuneCountInString(name) > maxName || !input.Storable(name):
+		return "", input.Errors{FieldName: "ErrOrgNameInvalid"}
+	}
+	return name, nil
 }
 
 // List is the organizations userID is a member of, the personal one
@@ -122,6 +135,113 @@ func (s *Service) Get(ctx context.Context, userID, id int64) (Membership, error)
 	return Membership{Org: r.Organization, Role: Role(r.Role)}, nil
 }
 
+// Detail is an organization as one of its members sees it, with its
+// number of members.
+type Detail struct {
+	Membership
+	MemberCount int64
+}
+
+// Detail is organization id as its member userID sees it, with its
+// number of members: ErrNotFound for anyone else.
+func (s *Service) Detail(ctx context.Context, userID, id int64) (Detail, error) {
+	r, err := queries.New(s.Pool).OrgDetailForMember(ctx, queries.OrgDetailForMemberParams{ID: id, UserID: userID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Detail{}, ErrNotFound
+	}
+	if err != nil {
+		return Detail{}, fmt.Errorf("read organization %d: %w", id, err)
+	}
+	return Detail{Membership: Membership{Org: r.Organization, Role: Role(r.Role)}, MemberCount: r.MemberCount}, nil
+}
+
+// Change is what Update changes of an organization: the fields that are
+// not nil.
+type Change struct {
+	Name             *string
+	ViewerKubeconfig *bool
+}
+
+// Tag is the entity tag of what Update changes of organization o.
+func Tag(o queries.Organization) (string, error) {
+	return etag.Of([]any{o.Name, o.ViewerKubeconfig})
+}
+
+// Update makes change ch to organization id, all of it or nothing, for
+// the acting member: its name for those who may Rename, whether viewers
+// may download a kubeconfig for those who may ViewerKubeconfig (the
+// roles are matched in SQL; ErrForbidden for others, ErrNotFound for a
+// non-member). With an If-Match in ctx (etag.WithMatch), only while the
+// organization has that tag (Tag), checked under its lock: else
+// etag.ErrPreconditionFailed.
+func (s *Service) Update(ctx context.Context, id int64, ch Change, actor audit.Actor) error {
+	if ch.Name != nil {
+		name, err := validName(*ch.Name)
+		if err != nil {
+			return err
+		}
+		ch.Name = &name
+	}
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		if _, err := q.OrgLockForMember(ctx, queries.OrgLockForMemberParams{ID: id, UserID: actor.UserID}); errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("lock organization %d: %w", id, err)
+		}
+		r, err := q.OrgGetForMember(ctx, queries.OrgGetForMemberParams{ID: id, UserID: actor.UserID})
+		if err != nil {
+			return fmt.Errorf("read organization %d: %w", id, err)
+		}
+		before := r.Organization
+		tag, err := Tag(before)
+		if err != nil {
+			return err
+		}
+		if err := etag.Check(ctx, tag); err != nil {
+			return err
+		}
+		after := before
+		if ch.Name != nil {
+			after, err = q.OrgRename(ctx, queries.OrgRenameParams{ID: id, Name: *ch.Name, UserID: actor.UserID, Roles: allowing(Rename)})
+			if err != nil {
+				return refused(err, fmt.Sprintf("rename organization %d", id))
+			}
+		}
+		if ch.ViewerKubeconfig != nil {
+			after, err = q.OrgSetViewerKubeconfig(ctx, queries.OrgSetViewerKubeconfigParams{
+				ID: id, ViewerKubeconfig: *ch.ViewerKubeconfig, UserID: actor.UserID, Roles: allowing(ViewerKubeconfig),
+			})
+			if err != nil {
+				return refused(err, fmt.Sprintf("set the viewer kubeconfig of organization %d", id))
+			}
+		}
+		changed := []string{}
+		if after.Name != before.Name {
+			changed = append(changed, "name")
+		}
+		if after.ViewerKubeconfig != before.ViewerKubeconfig {
+			changed = append(changed, "viewer_kubeconfig")
+		}
+		if len(changed) == 0 {
+			return nil
+		}
+		return audit.Record(ctx, q, actor, audit.Event{
+			Action: "org.update", TargetType: "organization", TargetID: fmt.Sprint(id),
+			Details: map[string]any{"changed": changed, "name": after.Name, "viewer_kubeconfig": after.ViewerKubeconfig},
+		})
+	})
+}
+
+// refused is a change's error: no row is a member whose role the
+// query's did not match (ErrForbidden).
+func refused(err error, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrForbidden
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
 // Personal is userID's personal organization.
 func (s *Service) Personal(ctx context.Context, userID int64) (Membership, error) {
 	o, err := queries.New(s.Pool).OrgPersonal(ctx, pgInt8(userID))
@@ -137,6 +257,8 @@ type Person struct {
 	Email  string
 	Name   string
 	Role   Role
+	// Joined is when they became a member.
+	Joined time.Time
 }
 
 // Members is organization id's members, owners first, for a member
@@ -152,16 +274,41 @@ func (s *Service) Members(ctx context.Context, userID, id int64) ([]Person, erro
 	}
 	out := make([]Person, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, Person{UserID: r.UserID, Email: r.Email, Name: r.Name, Role: Role(r.Role)})
+		out = append(out, Person{UserID: r.UserID, Email: r.Email, Name: r.Name, Role: Role(r.Role), Joined: r.CreatedAt.Time})
 	}
 	return out, nil
+}
+
+// Member is member memberID of organization id, for a member (userID) of
+// it: ErrNotFound for anyone else, ErrMemberNotFound for a memberID who
+// is not a member.
+func (s *Service) Member(ctx context.Context, userID, id, memberID int64) (Person, error) {
+	if _, err := s.Get(ctx, userID, id); err != nil {
+		return Person{}, err
+	}
+	r, err := queries.New(s.Pool).OrgMemberGet(ctx, queries.OrgMemberGetParams{OrgID: id, UserID: memberID, MemberID: userID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Person{}, ErrMemberNotFound
+	}
+	if err != nil {
+		return Person{}, fmt.Errorf("read member %d of organization %d: %w", memberID, id, err)
+	}
+	return Person{UserID: r.UserID, Email: r.Email, Name: r.Name, Role: Role(r.Role), Joined: r.CreatedAt.Time}, nil
+}
+
+// MemberTag is the entity tag of what SetRole changes of member userID
+// in role: the role.
+func MemberTag(userID int64, role Role) (string, error) {
+	return etag.Of([]any{userID, role})
 }
 
 // SetRole gives member userID of organization id the role role, for the
 // acting member: owners may change any role, admins those of members and
 // viewers into member, viewer or admin; nobody else any (ErrForbidden).
 // The last owner stays one (ErrLastOwner), as does the owner of a
-// personal organization (ErrPersonalOwner).
+// personal organization (ErrPersonalOwner). With an If-Match in ctx
+// (etag.WithMatch), only while the member has that tag (MemberTag),
+// checked under the organization's lock: else etag.ErrPreconditionFailed.
 func (s *Service) SetRole(ctx context.Context, id, userID int64, role Role, actor audit.Actor) error {
 	if !role.Valid() {
 		return input.Errors{"role": "ErrOrgRoleInvalid"}
@@ -170,6 +317,13 @@ func (s *Service) SetRole(ctx context.Context, id, userID int64, role Role, acto
 		if !Allows(m.actorRole, ManageMembers) {
 			// Not even one's own: changeMember lets members leave.
 			return ErrForbidden
+		}
+		tag, err := MemberTag(userID, m.current)
+		if err != nil {
+			return err
+		}
+		if err := etag.Check(ctx, tag); err != nil {
+			return err
 		}
 		if m.current == role {
 			return nil
@@ -258,7 +412,7 @@ func (m memberChange) keepOwner(ctx context.Context, q *queries.Queries) error {
 // changeMember runs change in a transaction holding organization id's
 // lock, after checking that the actor is a member (else ErrNotFound), who
 // may manage members or is changing themselves, and that userID is a
-// member (ErrNotFound).
+// member (ErrMemberNotFound).
 func (s *Service) changeMember(ctx context.Context, id, userID int64, actor audit.Actor, change func(*queries.Queries, memberChange) error) error {
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
@@ -271,7 +425,7 @@ func (s *Service) changeMember(ctx context.Context, id, userID int64, actor audi
 		}
 		r, err := q.OrgGetForMember(ctx, queries.OrgGetForMemberParams{ID: id, UserID: userID})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
+			return ErrMemberNotFound
 		}
 		if err != nil {
 			return fmt.Errorf("read the member %d of organization %d: %w", userID, id, err)

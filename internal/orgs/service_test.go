@@ -146,7 +146,7 @@ func TestSetRole(t *testing.T) {
 		{"member makes a viewer member", pick("member"), pick("viewer"), orgs.Member, orgs.ErrForbidden},
 		{"viewer makes themselves member", pick("viewer"), pick("viewer"), orgs.Member, orgs.ErrForbidden},
 		{"outsider", pick("outsider"), pick("member"), orgs.Viewer, orgs.ErrNotFound},
-		{"not a member", pick("owner"), pick("outsider"), orgs.Viewer, orgs.ErrNotFound},
+		{"not a member", pick("owner"), pick("outsider"), orgs.Viewer, orgs.ErrMemberNotFound},
 	} {
 		tm := newTeam(t, pool, s, fmt.Sprintf("r%d", i))
 		target := tt.target(tm)
