@@ -71,7 +71,7 @@ func BenchmarkClusterCreateToInstalled(b *testing.B) {
 	u, err := q.UserCreateUnverified(ctx, queries.UserCreateUnverifiedParams{Email: "bench@example.com", Name: "Bench"})
 	require.NoError(b, err)
 	_, err = pool.Exec(ctx, `WITH p AS (INSERT INTO plans (name, max_clusters, max_nodes_per_cluster) VALUES ('bench', 100000, 10) RETURNING id)
-		UPDATE subscriptions SET plan_id = (SELECT id FROM p) WHERE user_id = $1`, u.ID)
+		UPDATE subscriptions SET plan_id = (SELECT id FROM p) WHERE org_id = (SELECT id FROM organizations WHERE personal_of = $1)`, u.ID)
 	require.NoError(b, err)
 
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))

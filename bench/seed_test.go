@@ -33,7 +33,8 @@ func seedFleet(tb testing.TB, pool *pgxpool.Pool, f Fleet) {
 		{`INSERT INTO users (email, name, role, email_verified_at)
 		  SELECT 'user' || i || '@fleet.test', 'User ' || i, 'user', now() FROM generate_series(1, $1::int) i`, []any{f.Users}},
 		{`WITH p AS (INSERT INTO plans (name, max_clusters, max_nodes_per_cluster) VALUES ('fleet', 1000000, 1000) RETURNING id)
-		  UPDATE subscriptions SET plan_id = (SELECT id FROM p) WHERE user_id IN (SELECT id FROM users WHERE email LIKE '%@fleet.test')`, nil},
+		  UPDATE subscriptions SET plan_id = (SELECT id FROM p)
+		  WHERE org_id IN (SELECT o.id FROM organizations o JOIN users u ON u.id = o.personal_of WHERE u.email LIKE '%@fleet.test')`, nil},
 		{`INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status, endpoint,
 		      generation, observed_generation, ready_at, ca_cert)
 		  SELECT u.id, 'c' || i, 'c' || i || '-fleet', 'v1.34.0', 'loadbalancer', 'ready', 'c' || i || '.fleet.test:443',

@@ -20,6 +20,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
 	"github.com/kubebyon/kubebyon/internal/billing"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -29,8 +30,8 @@ const (
 	ordersPerPage = 50
 	// ordersCSVMax caps an export: a filter narrows a bigger one.
 	ordersCSVMax = 10000
-	// userOrdersShown is how many of a user's orders their admin page
-	// lists.
+	// userOrdersShown is how many of the orders a user placed their admin
+	// page lists.
 	userOrdersShown = 10
 )
 
@@ -117,20 +118,28 @@ func (h *Handlers) showAdminOrdersPage(c echo.Context) error {
 		m.NewestURL = adminOrdersURL("/admin/orders", f, 0)
 	}
 	for _, r := range rows {
-		o := r.Order
-		m.Orders = append(m.Orders, views.AdminOrderRow{
-			ID: o.ID, Number: o.Number, UserID: o.UserID, UserEmail: r.UserEmail, Plan: r.PlanName, Period: o.Period,
-			Total: billing.Money{Minor: o.Total, Currency: o.Currency}.String(), Method: o.Method, Status: o.Status,
-			Created: timeOf(o.CreatedAt),
-		})
+		m.Orders = append(m.Orders, adminOrderRowOf(r))
 	}
 	h.viewAsAPICall(c, "adminListOrders", nil)
 	return render(c, http.StatusOK, views.AdminOrdersPage(m))
 }
 
+// adminOrderRowOf is an order of the back office's list: the
+// organization it is for, and who placed it.
+func adminOrderRowOf(r queries.OrderListAdminRow) views.AdminOrderRow {
+	o := r.Order
+	return views.AdminOrderRow{
+		ID: o.ID, Number: o.Number, OrgID: o.OrgID, OrgName: r.OrgName, UserID: o.UserID, UserEmail: r.UserEmail,
+		Plan: r.PlanName, Period: o.Period, Total: billing.Money{Minor: o.Total, Currency: o.Currency}.String(),
+		Method: o.Method, Status: o.Status, Created: timeOf(o.CreatedAt),
+	}
+}
+
 // exportAdminOrders is GET /admin/orders.csv: the orders of the list's
 // filter, newest first, up to ordersCSVMax. Columns are stable names and
-// amounts plain decimals, for spreadsheets and scripts.
+// amounts plain decimals, for spreadsheets and scripts; user_email is who
+// placed the order, organization (last, added with issue 38) what it is
+// for.
 func (h *Handlers) exportAdminOrders(c echo.Context) error {
 	f, p := orderFilter(c)
 	if len(f.Errors) > 0 {
@@ -145,7 +154,7 @@ func (h *Handlers) exportAdminOrders(c echo.Context) error {
 	w := csv.NewWriter(&buf)
 	_ = w.Write([]string{
 		"number", "created_at", "user_email", "plan", "period", "kind", "currency", "amount", "credit", "tax", "tax_label",
-		"total", "refunded", "method", "status", "reference", "paid_at", "period_start", "period_end",
+		"total", "refunded", "method", "status", "reference", "paid_at", "period_start", "period_end", "organization",
 	})
 	for _, r := range rows {
 		o := r.Order
@@ -154,6 +163,7 @@ func (h *Handlers) exportAdminOrders(c echo.Context) error {
 			o.Number, csvTime(o.CreatedAt), csvText(r.UserEmail), csvText(r.PlanName), o.Period, o.Kind, o.Currency,
 			money(o.Amount), money(o.Credit), money(o.Tax), csvText(o.TaxLabel), money(o.Total), money(o.RefundedAmount),
 			o.Method, o.Status, csvText(o.Reference), csvTime(o.PaidAt), csvTime(o.PeriodStart), csvTime(o.PeriodEnd),
+			csvText(r.OrgName),
 		})
 	}
 	w.Flush()
@@ -209,7 +219,7 @@ func (h *Handlers) renderAdminOrder(c echo.Context, status int, id int64, f view
 	o, u, plan := d.Order, d.User, d.Plan
 	money := func(minor int64) string { return billing.Money{Minor: minor, Currency: o.Currency}.String() }
 	m := views.AdminOrder{
-		ID: o.ID, Number: o.Number, UserID: u.ID, UserEmail: u.Email, Plan: plan.Name, Period: o.Period, Kind: o.Kind,
+		ID: o.ID, Number: o.Number, OrgID: d.Org.ID, OrgName: d.Org.Name, UserID: u.ID, UserEmail: u.Email, Plan: plan.Name, Period: o.Period, Kind: o.Kind,
 		Status: o.Status, Method: o.Method, Reference: o.Reference,
 		Amount: money(o.Amount), Credit: money(o.Credit), Tax: money(o.Tax), Total: money(o.Total), Refunded: money(o.RefundedAmount),
 		TaxLabel: o.TaxLabel, HasCredit: o.Credit > 0, HasRefund: o.RefundedAmount > 0,
@@ -318,7 +328,7 @@ func (h *Handlers) cancelAdminOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.Billing.CancelOrder(c.Request().Context(), 0, id, actor(c))
+	_, err = h.Billing.AdminCancelOrder(c.Request().Context(), id, actor(c))
 	switch {
 	case err == nil:
 		h.flash(c, "FlashAdminOrderCancelled")
@@ -528,15 +538,20 @@ func (h *Handlers) saveBillingSettings(c echo.Context) error {
 	return redirect(c, "/admin/billing")
 }
 
-// adminSubscriptionView is the subscription section of u's admin page;
-// f is the subscription form of action, when one was submitted and
-// failed.
+// adminSubscriptionView is the subscription section of u's admin page:
+// their personal organization's subscription, and the last orders they
+// placed (for any organization); f is the subscription form of action,
+// when one was submitted and failed.
 func (h *Handlers) adminSubscriptionView(ctx context.Context, u queries.User, f views.Form, action string) (views.AdminSubscription, error) {
-	sub, err := h.Billing.SubscriptionOf(ctx, u.ID)
+	personal, err := h.Orgs.Personal(ctx, u.ID)
 	if err != nil {
 		return views.AdminSubscription{}, err
 	}
-	orders, err := h.Billing.OrdersOf(ctx, u.ID, 0, userOrdersShown)
+	sub, err := h.Billing.SubscriptionOfOrg(ctx, personal.Org.ID)
+	if err != nil {
+		return views.AdminSubscription{}, err
+	}
+	orders, err := h.Billing.AdminOrders(ctx, queries.OrderListAdminParams{UserEmail: u.Email, MaxRows: userOrdersShown})
 	if err != nil {
 		return views.AdminSubscription{}, err
 	}
@@ -545,19 +560,15 @@ func (h *Handlers) adminSubscriptionView(ctx context.Context, u queries.User, f 
 		return views.AdminSubscription{}, err
 	}
 	m := views.AdminSubscription{
-		UserID: u.ID, PlanID: sub.PlanID, Plan: sub.Plan.Name, Status: sub.Status, Period: sub.Period.String,
+		UserID: u.ID, OrgID: sub.OrgID, OrgName: sub.OrgName,
+		PlanID: sub.PlanID, Plan: sub.Plan.Name, Status: sub.Status, Period: sub.Period.String,
 		PeriodEnd: timeOf(sub.CurrentPeriodEnd), CancelAtPeriodEnd: sub.CancelAtPeriodEnd,
 		Scheduled: sub.ScheduledPlan, ScheduledPeriod: sub.ScheduledPeriod.String,
 		OrdersURL: "/admin/orders?" + url.Values{"email": {u.Email}}.Encode(),
 		Form:      f, Action: action,
 	}
 	for _, r := range orders {
-		o := r.Order
-		m.Orders = append(m.Orders, views.AdminOrderRow{
-			ID: o.ID, Number: o.Number, UserID: o.UserID, UserEmail: u.Email, Plan: r.PlanName, Period: o.Period,
-			Total: billing.Money{Minor: o.Total, Currency: o.Currency}.String(), Method: o.Method, Status: o.Status,
-			Created: timeOf(o.CreatedAt),
-		})
+		m.Orders = append(m.Orders, adminOrderRowOf(r))
 	}
 	for _, p := range plans {
 		if !p.ArchivedAt.Valid {
@@ -567,59 +578,68 @@ func (h *Handlers) adminSubscriptionView(ctx context.Context, u queries.User, f 
 	return m, nil
 }
 
-// subscriptionUserParam is the :id of the user whose subscription an
-// admin changes; an unknown one is not found.
-func (h *Handlers) subscriptionUserParam(c echo.Context) (int64, error) {
+// subscriptionOrgParam is the :id of the user whose subscription an
+// admin changes, and the id of their personal organization, whose
+// subscription it is; an unknown user is not found.
+func (h *Handlers) subscriptionOrgParam(c echo.Context) (userID, orgID int64, err error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return 0, echo.ErrNotFound
+		return 0, 0, echo.ErrNotFound
 	}
-	_, err = h.AdminUsers.User(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	_, err = h.AdminUsers.User(ctx, id)
 	if errors.Is(err, adminusers.ErrNotFound) {
-		return 0, echo.ErrNotFound
+		return 0, 0, echo.ErrNotFound
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return id, nil
+	personal, err := h.Orgs.Personal(ctx, id)
+	if err != nil {
+		return 0, 0, err
+	}
+	return id, personal.Org.ID, nil
 }
 
 // setSubscriptionPlan is POST /admin/users/:id/subscription/plan: the
-// user is on the plan from now, with no period end, for a reason.
+// user's personal organization is on the plan from now, with no period
+// end, for a reason.
 func (h *Handlers) setSubscriptionPlan(c echo.Context) error {
-	id, err := h.subscriptionUserParam(c)
+	id, org, err := h.subscriptionOrgParam(c)
 	if err != nil {
 		return err
 	}
 	f := formFrom(c, "plan_id", "reason")
 	planID, _ := strconv.ParseInt(f.Value("plan_id"), 10, 64)
-	err = h.Billing.AdminSetPlan(c.Request().Context(), id, planID, f.Value("reason"), actor(c))
+	err = h.Billing.AdminSetPlan(c.Request().Context(), org, planID, f.Value("reason"), actor(c))
 	return h.subscriptionChanged(c, id, "plan", f, err, "FlashAdminSubPlan")
 }
 
 // extendSubscription is POST /admin/users/:id/subscription/extend: the
-// paid period ends days later, for a reason.
+// paid period of the user's personal organization ends days later, for a
+// reason.
 func (h *Handlers) extendSubscription(c echo.Context) error {
-	id, err := h.subscriptionUserParam(c)
+	id, org, err := h.subscriptionOrgParam(c)
 	if err != nil {
 		return err
 	}
 	f := formFrom(c, "days", "reason")
 	// Not a number: 0, which the service refuses with the days' message.
 	days, _ := strconv.Atoi(strings.TrimSpace(f.Value("days")))
-	err = h.Billing.AdminExtend(c.Request().Context(), id, days, f.Value("reason"), actor(c))
+	err = h.Billing.AdminExtend(c.Request().Context(), org, days, f.Value("reason"), actor(c))
 	return h.subscriptionChanged(c, id, "extend", f, err, "FlashAdminSubExtended")
 }
 
 // cancelSubscription is POST /admin/users/:id/subscription/cancel: the
-// user is on the default plan at once, for a reason.
+// user's personal organization is on the default plan at once, for a
+// reason.
 func (h *Handlers) cancelSubscription(c echo.Context) error {
-	id, err := h.subscriptionUserParam(c)
+	id, org, err := h.subscriptionOrgParam(c)
 	if err != nil {
 		return err
 	}
 	f := formFrom(c, "reason")
-	err = h.Billing.AdminCancel(c.Request().Context(), id, f.Value("reason"), actor(c))
+	err = h.Billing.AdminCancel(c.Request().Context(), org, f.Value("reason"), actor(c))
 	return h.subscriptionChanged(c, id, "cancel", f, err, "FlashAdminSubCancelled")
 }
 
@@ -631,7 +651,7 @@ func (h *Handlers) subscriptionChanged(c echo.Context, id int64, action string, 
 	case err == nil:
 		h.flash(c, flash)
 		return redirect(c, fmt.Sprintf("/admin/users/%d", id))
-	case errors.Is(err, adminauth.ErrNotAdmin):
+	case errors.Is(err, adminauth.ErrNotAdmin), errors.Is(err, orgs.ErrNotFound):
 		return echo.ErrNotFound
 	case errors.Is(err, billing.ErrReasonRequired):
 		f.Errors["reason"] = err.Error()

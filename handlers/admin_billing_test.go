@@ -28,9 +28,10 @@ func orderNumbers(body string) []string {
 }
 
 // TestAdminOrderMarkPaid: an admin sees a user's pending manual order,
-// marks it paid with its reference (none is a 422 at the field), and the
-// user is on its plan for a month; the order's history says who; a
-// second mark is refused and changes nothing; the overview counts it.
+// for their personal organization and placed by them, marks it paid with
+// its reference (none is a 422 at the field), and the user is on its plan
+// for a month; the order's history says who; a second mark is refused and
+// changes nothing; the overview counts it.
 func TestAdminOrderMarkPaid(t *testing.T) {
 	t.Parallel()
 	b := handlerstest.Setup(t)
@@ -44,6 +45,7 @@ func TestAdminOrderMarkPaid(t *testing.T) {
 	require.Contains(t, body, `data-testid="admin-nav-orders" aria-current="page"`)
 	require.Equal(t, []string{o.Number}, orderNumbers(body))
 	require.Contains(t, body, u.Email)
+	require.Contains(t, body, fmt.Sprintf(`href="/admin/organizations/%d" data-testid="order-row-org">%s<`, o.OrgID, u.Name))
 	require.Contains(t, body, "USD 10.00")
 	require.Contains(t, body, `data-order-status="pending"`)
 
@@ -57,6 +59,7 @@ func TestAdminOrderMarkPaid(t *testing.T) {
 	require.Contains(t, body, `data-testid="order-paid-form"`)
 	require.Contains(t, body, `data-testid="order-cancel-form"`)
 	require.Contains(t, body, fmt.Sprintf(`href="/admin/users/%d" data-testid="order-user"`, u.ID))
+	require.Contains(t, body, fmt.Sprintf(`href="/admin/organizations/%d" data-testid="order-org">%s<`, o.OrgID, u.Name))
 	require.Contains(t, body, `data-kind="created"`)
 
 	// No reference.
@@ -76,7 +79,7 @@ func TestAdminOrderMarkPaid(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	require.Equal(t, page, resp.Header.Get("Location"))
 	require.Equal(t, billing.OrderPaid, status())
-	sub, err := w.Billing.SubscriptionOf(ctx, u.ID)
+	sub, err := w.Billing.SubscriptionOf(ctx, actingAs(t, b.Pool, u.ID))
 	require.NoError(t, err)
 	require.Equal(t, w.Plan.ID, sub.PlanID)
 	require.Equal(t, billing.StatusActive, sub.Status)
@@ -106,7 +109,7 @@ func TestAdminOrderMarkPaid(t *testing.T) {
 	require.Equal(t, "WIRE-2025-001", reference)
 	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM order_events WHERE order_id = $1 AND kind = 'paid'`, o.ID).Scan(&paidEvents))
 	require.Equal(t, 1, paidEvents)
-	again, err := w.Billing.SubscriptionOf(ctx, u.ID)
+	again, err := w.Billing.SubscriptionOf(ctx, actingAs(t, b.Pool, u.ID))
 	require.NoError(t, err)
 	require.Equal(t, sub.CurrentPeriodEnd.Time, again.CurrentPeriodEnd.Time, "the period was applied once")
 
@@ -220,6 +223,7 @@ func TestAdminOrdersListFilterAndCSV(t *testing.T) {
 	}
 	require.Equal(t, paid.Number, row["number"])
 	require.Equal(t, paidUser.Email, row["user_email"])
+	require.Equal(t, paidUser.Name, row["organization"], "their personal organization")
 	require.Equal(t, "10.00", row["total"])
 	require.Equal(t, "USD", row["currency"])
 	require.Equal(t, "paid", row["status"])
@@ -227,8 +231,9 @@ func TestAdminOrdersListFilterAndCSV(t *testing.T) {
 	require.NotEmpty(t, row["paid_at"])
 
 	// 55 more, closed, orders of the pending user: 50 a page.
-	_, err = b.Pool.Exec(ctx, `INSERT INTO orders (user_id, plan_id, period, kind, currency, amount, total, method, status, expires_at, closed_at)
-		SELECT $1, $2, 'month', 'new', 'USD', 1000, 1000, 'manual', 'expired', now(), now() FROM generate_series(1, 55)`, pendingUser.ID, w.Plan.ID)
+	_, err = b.Pool.Exec(ctx, `INSERT INTO orders (org_id, user_id, plan_id, period, kind, currency, amount, total, method, status, expires_at, closed_at)
+		SELECT (SELECT id FROM organizations WHERE personal_of = $1), $1, $2, 'month', 'new', 'USD', 1000, 1000, 'manual', 'expired', now(), now()
+		FROM generate_series(1, 55)`, pendingUser.ID, w.Plan.ID)
 	require.NoError(t, err)
 	code, body = w.Admin.Get("/admin/orders")
 	require.Equal(t, http.StatusOK, code)
@@ -378,7 +383,7 @@ func TestAdminBillingUserSubscription(t *testing.T) {
 	page := fmt.Sprintf("/admin/users/%d", u.ID)
 	planOf := func() billing.Subscription {
 		t.Helper()
-		sub, err := w.Billing.SubscriptionOf(ctx, u.ID)
+		sub, err := w.Billing.SubscriptionOf(ctx, actingAs(t, b.Pool, u.ID))
 		require.NoError(t, err)
 		return sub
 	}
@@ -387,6 +392,7 @@ func TestAdminBillingUserSubscription(t *testing.T) {
 	code, body := w.Admin.Get(page)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="admin-user-subscription"`)
+	require.Contains(t, body, fmt.Sprintf(`href="/admin/organizations/%d" data-testid="sub-org">%s<`, o.OrgID, u.Name))
 	require.Contains(t, body, `data-testid="sub-plan">`+free.Name+`<`)
 	require.Contains(t, body, "No end (no paid period)")
 	require.Contains(t, body, fmt.Sprintf(`href="/admin/orders/%d" data-testid="order-link-%s"`, o.ID, o.Number))
@@ -419,7 +425,8 @@ func TestAdminBillingUserSubscription(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
 	require.Contains(t, handlerstest.ReadBody(t, resp), `data-testid="sub-error-extend">There is no paid period to change.`)
 	end := time.Now().Add(10 * 24 * time.Hour).UTC().Truncate(time.Second)
-	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET period = 'month', period_anchor = now(), current_period_end = $2 WHERE user_id = $1`, u.ID, end)
+	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET period = 'month', period_anchor = now(), current_period_end = $2
+		WHERE org_id = (SELECT id FROM organizations WHERE personal_of = $1)`, u.ID, end)
 	require.NoError(t, err)
 	resp = w.Admin.Post(page, page+"/subscription/extend", url.Values{"days": {"lots"}, "reason": {"Outage"}})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
@@ -470,7 +477,7 @@ func TestAdminOrderRefund(t *testing.T) {
 	require.NoError(t, err)
 	page := fmt.Sprintf("/admin/orders/%d", o.ID)
 	sub := func() queries.Subscription {
-		s, err := queries.New(b.Pool).SubscriptionGet(ctx, u.ID)
+		s, err := queries.New(b.Pool).SubscriptionGet(ctx, actingAs(t, b.Pool, u.ID).OrgID)
 		require.NoError(t, err)
 		return s
 	}

@@ -155,7 +155,7 @@ func (h *Handlers) showAdminPlanPage(c echo.Context) error {
 }
 
 func (h *Handlers) renderAdminPlan(c echo.Context, status int, p queries.Plan, f views.Form) error {
-	over, err := h.Billing.UsersOverLimits(c.Request().Context(), p.ID)
+	over, err := h.Billing.OrgsOverLimits(c.Request().Context(), p.ID)
 	if err != nil {
 		return err
 	}

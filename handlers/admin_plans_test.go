@@ -65,7 +65,7 @@ func TestAdminPlans(t *testing.T) {
 	// A user of the plan with two clusters; the limit lowered to one.
 	var uid int64
 	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT id FROM users WHERE email LIKE 'plans-user%'`).Scan(&uid))
-	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = $2`, id, uid)
+	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE org_id = (SELECT id FROM organizations WHERE personal_of = $2)`, id, uid)
 	require.NoError(t, err)
 	_, err = b.Pool.Exec(ctx, `INSERT INTO clusters (owner_id, name, slug, kubernetes_version, public_access_mode, status)
 		SELECT $1::bigint, 'c' || i, 'plans-' || $1::bigint || '-' || i, 'v1.34.0', 'nodeport', 'ready' FROM generate_series(1, 2) i`, uid)
@@ -75,9 +75,9 @@ func TestAdminPlans(t *testing.T) {
 	resp = admin.Post(page, page, lower)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	_, body = admin.Get(page)
-	require.Contains(t, body, "Some of its users are over its new limits")
+	require.Contains(t, body, "Some organizations on it are over its new limits")
 	require.Contains(t, body, `data-over="1"`)
-	require.Contains(t, body, "1 of this plan&#39;s users are over its limits")
+	require.Contains(t, body, "1 of the organizations on this plan are over its limits")
 
 	// Archived, back, default; the default cannot be archived.
 	resp = admin.Post(page, page+"/archive", nil)
@@ -148,7 +148,8 @@ func TestPlanBackends(t *testing.T) {
 	var backends []string
 	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT id, backends FROM plans WHERE name = 'Both'`).Scan(&planID, &backends))
 	require.Equal(t, []string{"vcluster", "kamaji"}, backends, "in the platform's order")
-	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = (SELECT id FROM users WHERE email = $2)`, planID, chooserEmail)
+	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1
+		WHERE org_id = (SELECT o.id FROM organizations o JOIN users u ON u.id = o.personal_of WHERE u.email = $2)`, planID, chooserEmail)
 	require.NoError(t, err)
 
 	// The plan's user chooses.

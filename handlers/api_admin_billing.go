@@ -14,17 +14,22 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
 // The admin API's orders (GET /api/v1/admin/orders...) and a user's
-// subscription (/api/v1/admin/users/:id/subscription...): what
-// admin_billing.go does in the back office, with the same services.
-// Amounts are in the currency's minor units, as in the user API.
+// subscription, their personal organization's
+// (/api/v1/admin/users/:id/subscription...): what admin_billing.go does
+// in the back office, with the same services. Amounts are in the
+// currency's minor units, as in the user API.
 
-// apiAdminOrder is any user's order as the admin API lists it.
+// apiAdminOrder is any order as the admin API lists it: the organization
+// it is for, and who placed it (the user).
 type apiAdminOrder struct {
 	apiOrder
+	OrgID     int64  `json:"org_id"`
+	OrgName   string `json:"org_name"`
 	UserID    int64  `json:"user_id"`
 	UserEmail string `json:"user_email"`
 	// Reference is the payment's: a bank transfer's or an invoice's
@@ -34,9 +39,9 @@ type apiAdminOrder struct {
 	ClosedAt  *time.Time `json:"closed_at"`
 }
 
-func apiAdminOrderOf(o queries.Order, plan, email string) apiAdminOrder {
+func apiAdminOrderOf(o queries.Order, plan, org, email string) apiAdminOrder {
 	return apiAdminOrder{
-		apiOrder: apiOrderOf(o, plan), UserID: o.UserID, UserEmail: email,
+		apiOrder: apiOrderOf(o, plan), OrgID: o.OrgID, OrgName: org, UserID: o.UserID, UserEmail: email,
 		Reference: o.Reference, TaxLabel: o.TaxLabel, ClosedAt: optionalTime(o.ClosedAt),
 	}
 }
@@ -64,7 +69,7 @@ type apiOrderEvent struct {
 	Detail     json.RawMessage `json:"detail"`
 }
 
-// listAPIAdminOrders is GET /api/v1/admin/orders: every user's orders,
+// listAPIAdminOrders is GET /api/v1/admin/orders: every organization's orders,
 // newest first, a page at a time, with the back office's filters (status,
 // method, email, number, from, to). A status or method that is none is
 // 422, where the back office shows every order.
@@ -93,7 +98,7 @@ func (h *Handlers) listAPIAdminOrders(c echo.Context) error {
 	rows, next := pageOf(rows, p.Limit, func(r queries.OrderListAdminRow) string { return idCursor(r.Order.ID) })
 	out := apiAdminOrderList{Orders: make([]apiAdminOrder, len(rows)), Next: next}
 	for i, r := range rows {
-		out.Orders[i] = apiAdminOrderOf(r.Order, r.PlanName, r.UserEmail)
+		out.Orders[i] = apiAdminOrderOf(r.Order, r.PlanName, r.OrgName, r.UserEmail)
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -119,7 +124,7 @@ func (h *Handlers) answerAPIAdminOrder(c echo.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	out := apiAdminOrderDetail{apiAdminOrder: apiAdminOrderOf(d.Order, d.Plan.Name, d.User.Email), Events: make([]apiOrderEvent, len(d.Events))}
+	out := apiAdminOrderDetail{apiAdminOrder: apiAdminOrderOf(d.Order, d.Plan.Name, d.Org.Name, d.User.Email), Events: make([]apiOrderEvent, len(d.Events))}
 	for i, e := range d.Events {
 		out.Events[i] = apiOrderEvent{Kind: e.Kind, CreatedAt: e.CreatedAt.Time.UTC(), ActorEmail: e.ActorEmail, Detail: jsonObject(e.Detail)}
 		if e.ActorID.Valid {
@@ -177,7 +182,7 @@ func (h *Handlers) markAPIAdminOrderPaid(c echo.Context) error {
 // order will not be paid.
 func (h *Handlers) cancelAPIAdminOrder(c echo.Context) error {
 	return h.changeAPIAdminOrder(c, nil, func(id int64) error {
-		_, err := h.Billing.CancelOrder(c.Request().Context(), 0, id, actor(c))
+		_, err := h.Billing.AdminCancelOrder(c.Request().Context(), id, actor(c))
 		return err
 	})
 }
@@ -199,65 +204,71 @@ func (h *Handlers) refundAPIAdminOrder(c echo.Context) error {
 	})
 }
 
-// apiAdminSubscription is a user's subscription as the admin API shows
-// it: the user API's, with the plan and the period that follow.
+// apiAdminSubscription is a user's subscription, their personal
+// organization's, as the admin API shows it: the user API's, with the
+// organization, and the plan and the period that follow.
 type apiAdminSubscription struct {
-	PlanID int64  `json:"plan_id"`
-	Plan   string `json:"plan"`
+	OrgID   int64  `json:"org_id"`
+	OrgName string `json:"org_name"`
+	PlanID  int64  `json:"plan_id"`
+	Plan    string `json:"plan"`
 	apiSubscription
 	ScheduledPeriod string `json:"scheduled_period"`
 }
 
 // showAPIAdminSubscription is GET /api/v1/admin/users/:id/subscription.
 func (h *Handlers) showAPIAdminSubscription(c echo.Context) error {
-	id, err := h.subscriptionUserAPIParam(c)
+	_, org, err := h.subscriptionOrgAPIParam(c)
 	if err != nil {
 		return err
 	}
-	return h.answerAPIAdminSubscription(c, id)
+	return h.answerAPIAdminSubscription(c, org)
 }
 
-func (h *Handlers) answerAPIAdminSubscription(c echo.Context, userID int64) error {
-	sub, err := h.Billing.SubscriptionOf(c.Request().Context(), userID)
+// answerAPIAdminSubscription answers with organization orgID's
+// subscription as it is now.
+func (h *Handlers) answerAPIAdminSubscription(c echo.Context, orgID int64) error {
+	sub, err := h.Billing.SubscriptionOfOrg(c.Request().Context(), orgID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, apiAdminSubscription{
-		PlanID: sub.PlanID, Plan: sub.Plan.Name, apiSubscription: apiSubscriptionOf(sub), ScheduledPeriod: sub.ScheduledPeriod.String,
+		OrgID: sub.OrgID, OrgName: sub.OrgName, PlanID: sub.PlanID, Plan: sub.Plan.Name,
+		apiSubscription: apiSubscriptionOf(sub), ScheduledPeriod: sub.ScheduledPeriod.String,
 	})
 }
 
-// changeAPIAdminSubscription runs a change of the path's user's
-// subscription, with the body read into body, and answers with the
-// subscription.
-func (h *Handlers) changeAPIAdminSubscription(c echo.Context, body any, run func(userID int64) error) error {
-	id, err := h.subscriptionUserAPIParam(c)
+// changeAPIAdminSubscription runs a change of the subscription of the
+// path's user (their personal organization's, whose id run is given),
+// with the body read into body, and answers with the subscription.
+func (h *Handlers) changeAPIAdminSubscription(c echo.Context, body any, run func(orgID int64) error) error {
+	_, org, err := h.subscriptionOrgAPIParam(c)
 	if err != nil {
 		return err
 	}
-	return h.changeAPIAdmin(c, id, body, run, h.answerAPIAdminSubscription)
+	return h.changeAPIAdmin(c, org, body, run, h.answerAPIAdminSubscription)
 }
 
-// subscriptionUserAPIParam is subscriptionUserParam, with the admin API's
+// subscriptionOrgAPIParam is subscriptionOrgParam, with the admin API's
 // message for a user not found.
-func (h *Handlers) subscriptionUserAPIParam(c echo.Context) (int64, error) {
-	id, err := h.subscriptionUserParam(c)
+func (h *Handlers) subscriptionOrgAPIParam(c echo.Context) (userID, orgID int64, err error) {
+	userID, orgID, err = h.subscriptionOrgParam(c)
 	if errors.Is(err, echo.ErrNotFound) {
-		return 0, errAdminUserNotFound
+		return 0, 0, errAdminUserNotFound
 	}
-	return id, err
+	return userID, orgID, err
 }
 
 // setAPIAdminSubscriptionPlan is POST
-// /api/v1/admin/users/:id/subscription/plan: the user is on the plan from
-// now, with no period end, for a reason.
+// /api/v1/admin/users/:id/subscription/plan: the user's personal
+// organization is on the plan from now, with no period end, for a reason.
 func (h *Handlers) setAPIAdminSubscriptionPlan(c echo.Context) error {
 	var body struct {
 		PlanID int64  `json:"plan_id"`
 		Reason string `json:"reason"`
 	}
-	return h.changeAPIAdminSubscription(c, &body, func(id int64) error {
-		return h.Billing.AdminSetPlan(c.Request().Context(), id, body.PlanID, body.Reason, actor(c))
+	return h.changeAPIAdminSubscription(c, &body, func(org int64) error {
+		return h.Billing.AdminSetPlan(c.Request().Context(), org, body.PlanID, body.Reason, actor(c))
 	})
 }
 
@@ -269,20 +280,20 @@ func (h *Handlers) extendAPIAdminSubscription(c echo.Context) error {
 		Days   int    `json:"days"`
 		Reason string `json:"reason"`
 	}
-	return h.changeAPIAdminSubscription(c, &body, func(id int64) error {
-		return h.Billing.AdminExtend(c.Request().Context(), id, body.Days, body.Reason, actor(c))
+	return h.changeAPIAdminSubscription(c, &body, func(org int64) error {
+		return h.Billing.AdminExtend(c.Request().Context(), org, body.Days, body.Reason, actor(c))
 	})
 }
 
 // cancelAPIAdminSubscription is POST
-// /api/v1/admin/users/:id/subscription/cancel: the user is on the default
-// plan at once, for a reason.
+// /api/v1/admin/users/:id/subscription/cancel: the user's personal
+// organization is on the default plan at once, for a reason.
 func (h *Handlers) cancelAPIAdminSubscription(c echo.Context) error {
 	var body struct {
 		Reason string `json:"reason"`
 	}
-	return h.changeAPIAdminSubscription(c, &body, func(id int64) error {
-		return h.Billing.AdminCancel(c.Request().Context(), id, body.Reason, actor(c))
+	return h.changeAPIAdminSubscription(c, &body, func(org int64) error {
+		return h.Billing.AdminCancel(c.Request().Context(), org, body.Reason, actor(c))
 	})
 }
 
@@ -310,7 +321,9 @@ func apiAdminBillingError(err error) error {
 	switch {
 	case errors.Is(err, billing.ErrOrderNotFound):
 		return errAdminOrderNotFound
-	case errors.Is(err, billing.ErrUserNotFound), errors.Is(err, adminauth.ErrNotAdmin):
+	case errors.Is(err, orgs.ErrNotFound), errors.Is(err, adminauth.ErrNotAdmin):
+		// The subscription routes are a user's: their personal
+		// organization went with them.
 		return errAdminUserNotFound
 	case errors.Is(err, billing.ErrAlreadyPaid), errors.Is(err, billing.ErrNotManual), errors.Is(err, billing.ErrOrderClosed),
 		errors.Is(err, billing.ErrNotPaid), errors.Is(err, billing.ErrNoPeriod):

@@ -21,6 +21,8 @@ type adminOrderJSON struct {
 	Status    string  `json:"status"`
 	Total     int64   `json:"total"`
 	Refunded  int64   `json:"refunded"`
+	OrgID     int64   `json:"org_id"`
+	OrgName   string  `json:"org_name"`
 	UserID    int64   `json:"user_id"`
 	UserEmail string  `json:"user_email"`
 	Reference string  `json:"reference"`
@@ -34,6 +36,8 @@ type adminOrderJSON struct {
 
 // adminSubscriptionJSON is a subscription as the admin API shows it.
 type adminSubscriptionJSON struct {
+	OrgID     int64      `json:"org_id"`
+	OrgName   string     `json:"org_name"`
 	PlanID    int64      `json:"plan_id"`
 	Plan      string     `json:"plan"`
 	Status    string     `json:"status"`
@@ -41,11 +45,12 @@ type adminSubscriptionJSON struct {
 	PeriodEnd *time.Time `json:"period_end"`
 }
 
-// TestAPIAdminOrders: an admin key lists every user's orders with the
-// back office's filters, a page at a time, reads one with its history,
-// marks one paid, cancels one and refunds part of one, no more than was
-// paid, with the back office's rules; each action audited with the admin
-// as the actor.
+// TestAPIAdminOrders: an admin key lists every organization's orders
+// with the back office's filters, a page at a time, reads one with the
+// organization it is for, who placed it and its history, marks one paid,
+// cancels one and refunds part of one, no more than was paid, with the
+// back office's rules; each action audited on the order's organization
+// with the admin as the actor.
 func TestAPIAdminOrders(t *testing.T) {
 	t.Parallel()
 	b := handlerstest.Setup(t)
@@ -77,11 +82,14 @@ func TestAPIAdminOrders(t *testing.T) {
 		requireAPIRefusal(t, r, http.StatusUnprocessableEntity, field, field)
 	}
 
-	// One order, with its buyer and history.
+	// One order, with its organization, buyer and history.
 	r := b.APICall(t, http.MethodGet, orderPath(o1.ID, ""), key, "")
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	got := handlerstest.DecodeAs[adminOrderJSON](t, r)
 	require.Equal(t, o1.Number, got.Number)
+	require.Equal(t, actingAs(t, b.Pool, buyer1.ID).OrgID, got.OrgID, "the buyer's personal organization")
+	require.Equal(t, buyer1.Name, got.OrgName)
+	require.Equal(t, buyer1.ID, got.UserID)
 	require.Equal(t, buyer1.Email, got.UserEmail)
 	require.Equal(t, "pending", got.Status)
 	require.NotEmpty(t, got.Events)
@@ -134,15 +142,17 @@ func TestAPIAdminOrders(t *testing.T) {
 	requireAPIRefusal(t, refund(unknown, 100, "nothing"), http.StatusNotFound, "", "an unknown order refunded")
 
 	events := activityOf(t, b, key, w.AdminEmail)
-	requireAudited(t, events, w.AdminActor.UserID, "billing.order_paid", "user", strconv.FormatInt(buyer1.ID, 10))
-	requireAudited(t, events, w.AdminActor.UserID, "billing.order_cancelled", "user", strconv.FormatInt(buyer2.ID, 10))
-	requireAudited(t, events, w.AdminActor.UserID, "billing.order_refund", "user", strconv.FormatInt(buyer1.ID, 10))
+	org1, org2 := strconv.FormatInt(o1.OrgID, 10), strconv.FormatInt(o2.OrgID, 10)
+	requireAudited(t, events, w.AdminActor.UserID, "billing.order_paid", "organization", org1)
+	requireAudited(t, events, w.AdminActor.UserID, "billing.order_cancelled", "organization", org2)
+	requireAudited(t, events, w.AdminActor.UserID, "billing.order_refund", "organization", org1)
 }
 
-// TestAPIAdminSubscriptions: an admin key reads a user's subscription,
-// extends its paid period, ends it and puts the user on a plan by hand,
-// each for a reason, with the back office's rules; each change audited
-// with the admin as the actor.
+// TestAPIAdminSubscriptions: an admin key reads a user's subscription
+// (their personal organization's), extends its paid period, ends it and
+// puts the user on a plan by hand, each for a reason, with the back
+// office's rules; each change audited on the organization with the admin
+// as the actor.
 func TestAPIAdminSubscriptions(t *testing.T) {
 	t.Parallel()
 	b := handlerstest.Setup(t)
@@ -164,6 +174,9 @@ func TestAPIAdminSubscriptions(t *testing.T) {
 	r := b.APICall(t, http.MethodGet, subPath(buyer.ID, ""), key, "")
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	sub := handlerstest.DecodeAs[adminSubscriptionJSON](t, r)
+	buyerOrg, freeOrg := actingAs(t, b.Pool, buyer.ID).OrgID, actingAs(t, b.Pool, freeID).OrgID
+	require.Equal(t, buyerOrg, sub.OrgID)
+	require.Equal(t, buyer.Name, sub.OrgName)
 	require.Equal(t, w.Plan.ID, sub.PlanID)
 	require.Equal(t, w.Plan.Name, sub.Plan)
 	require.Equal(t, "active", sub.Status)
@@ -203,9 +216,9 @@ func TestAPIAdminSubscriptions(t *testing.T) {
 	requireAPIRefusal(t, change(unknown, "plan", fmt.Sprintf(`{"plan_id":%d,"reason":"gift"}`, w.Plan.ID)), http.StatusNotFound, "", "an unknown user's")
 
 	events := activityOf(t, b, key, w.AdminEmail)
-	requireAudited(t, events, w.AdminActor.UserID, "billing.admin_extend", "user", strconv.FormatInt(buyer.ID, 10))
-	requireAudited(t, events, w.AdminActor.UserID, "billing.admin_cancel", "user", strconv.FormatInt(buyer.ID, 10))
-	e := requireAudited(t, events, w.AdminActor.UserID, "billing.admin_set_plan", "user", strconv.FormatInt(freeID, 10))
+	requireAudited(t, events, w.AdminActor.UserID, "billing.admin_extend", "organization", strconv.FormatInt(buyerOrg, 10))
+	requireAudited(t, events, w.AdminActor.UserID, "billing.admin_cancel", "organization", strconv.FormatInt(buyerOrg, 10))
+	e := requireAudited(t, events, w.AdminActor.UserID, "billing.admin_set_plan", "organization", strconv.FormatInt(freeOrg, 10))
 	require.Equal(t, "gift", e.Details["reason"])
 }
 

@@ -37,8 +37,9 @@ type apiAdminPlan struct {
 	ArchivedAt *time.Time `json:"archived_at"`
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
-	// UsersOverLimits counts its users who use more than it allows (in
-	// the answers about one plan, not in lists).
+	// UsersOverLimits counts its subscribers, organizations since issue
+	// 38 (the name is kept for the API's clients), that use more than it
+	// allows (in the answers about one plan, not in lists).
 	UsersOverLimits *int64 `json:"users_over_limits,omitempty"`
 }
 
@@ -189,7 +190,7 @@ func (h *Handlers) showAPIAdminPlan(c echo.Context) error {
 // answerAPIAdminPlan answers with p and how many of its users are over
 // its limits, and p's entity tag (billing.PlanTag) for a PATCH's If-Match.
 func (h *Handlers) answerAPIAdminPlan(c echo.Context, status int, p queries.Plan) error {
-	over, err := h.Billing.UsersOverLimits(c.Request().Context(), p.ID)
+	over, err := h.Billing.OrgsOverLimits(c.Request().Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -204,8 +205,8 @@ func (h *Handlers) answerAPIAdminPlan(c echo.Context, status int, p queries.Plan
 }
 
 // updateAPIAdminPlan is PATCH /api/v1/admin/plans/:id: the fields present
-// change. Lowering a limit below what users use is allowed, as in the
-// back office: users_over_limits says how many it leaves over.
+// change. Lowering a limit below what subscribers use is allowed, as in
+// the back office: users_over_limits says how many it leaves over.
 func (h *Handlers) updateAPIAdminPlan(c echo.Context) error {
 	p, err := h.apiAdminPlanParam(c)
 	if err != nil {

@@ -49,11 +49,15 @@ type apiPlanOfferList struct {
 	Next  string         `json:"next,omitempty"`
 }
 
-// listAPIPlans is GET /api/v1/plans: the plans the key owner may choose
-// (the public ones on sale, and their own), a page at a time.
+// listAPIPlans is GET /api/v1/plans: the plans the key's organization may
+// choose (the public ones on sale, and its own), a page at a time, for
+// any member.
 func (h *Handlers) listAPIPlans(c echo.Context) error {
-	u, _ := currentUser(c)
 	ctx := c.Request().Context()
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	// The cursor is the id of the page's last plan, read as beforeID
 	// reads one: the page after starts after that plan in the admin's
 	// order.
@@ -61,11 +65,11 @@ func (h *Handlers) listAPIPlans(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sub, err := h.Billing.SubscriptionOf(ctx, u.ID)
+	sub, err := h.Billing.SubscriptionOf(ctx, who)
 	if err != nil {
 		return err
 	}
-	plans, err := h.Billing.PlansFor(ctx, u.ID, after, int32(p.Limit)+1)
+	plans, err := h.Billing.PlansFor(ctx, who, after, int32(p.Limit)+1)
 	if err != nil {
 		return err
 	}
@@ -103,14 +107,18 @@ type apiChoice struct {
 	Order  *apiOrder `json:"order"`
 }
 
-// createAPIOrder is POST /api/v1/orders: the key owner chooses a plan, a
-// period and a payment method, under the plan page's rules
-// (billing.Choose): 201 with the order and its Location, or 200 when the
-// choice needs no order; 422 for a plan, period or method that cannot be
-// chosen, 409 for the plan the owner has or one in another currency
-// while a period runs.
+// createAPIOrder is POST /api/v1/orders: an owner of the key's
+// organization chooses a plan, a period and a payment method for it,
+// under the plan page's rules (billing.Choose): 201 with the order and
+// its Location, or 200 when the choice needs no order; 422 for a plan,
+// period or method that cannot be chosen, 409 for the plan the
+// organization has or one in another currency while a period runs; 403
+// for a member who is not an owner.
 func (h *Handlers) createAPIOrder(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	var body apiOrderBody
 	if err := decodeJSON(c, &body); err != nil {
 		return err
@@ -119,7 +127,7 @@ func (h *Handlers) createAPIOrder(c echo.Context) error {
 		return input.Errors{"plan_id": "ErrAPIFieldRequired"}
 	}
 	ctx := c.Request().Context()
-	ch, err := h.Billing.Choose(ctx, u.ID, *body.PlanID, billing.Period(body.Period), body.Method, actor(c))
+	ch, err := h.Billing.Choose(ctx, who, *body.PlanID, billing.Period(body.Period), body.Method, actor(c))
 	switch {
 	case errors.Is(err, billing.ErrPlanNotFound), errors.Is(err, billing.ErrPlanUnavailable):
 		return input.Errors{"plan_id": err.Error()}
@@ -163,13 +171,14 @@ func (h *Handlers) apiOrderWithPlan(c echo.Context, o queries.Order) (apiOrder, 
 	return out, nil
 }
 
-// showAPIOrder is GET /api/v1/orders/{id}: one of the key owner's orders.
+// showAPIOrder is GET /api/v1/orders/{id}: one of the orders of the key's
+// organization, for its owners.
 func (h *Handlers) showAPIOrder(c echo.Context) error {
 	o, err := h.ownOrder(c)
 	if err != nil {
 		return err
 	}
-	return h.answerOrder(c, o)
+	return h.answerOrder(c, o.Order)
 }
 
 func (h *Handlers) answerOrder(c echo.Context, o queries.Order) error {
@@ -187,19 +196,22 @@ func (h *Handlers) cancelAPIOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
-	_, err = h.Billing.CancelOrder(ctx, u.ID, o.ID, actor(c))
+	_, err = h.Billing.CancelOrder(ctx, who, o.Order.ID, actor(c))
 	if errors.Is(err, billing.ErrOrderClosed) || errors.Is(err, billing.ErrAlreadyPaid) {
 		return echo.NewHTTPError(http.StatusConflict, err.Error())
 	}
 	if err != nil {
 		return err
 	}
-	if o, err = h.Billing.OrderOf(ctx, u.ID, o.ID); err != nil {
+	if o, err = h.Billing.OrderOf(ctx, who, o.Order.ID); err != nil {
 		return err
 	}
-	return h.answerOrder(c, o)
+	return h.answerOrder(c, o.Order)
 }
 
 // apiCheckout is where to send the buyer of a Stripe order.
@@ -217,8 +229,12 @@ func (h *Handlers) checkoutAPIOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	u, _ := currentUser(c)
-	to, err := h.Billing.Checkout(c.Request().Context(), u.ID, o.ID, u.Email, h.BaseURL+orderPagePath(o.ID))
+	to, err := h.Billing.Checkout(c.Request().Context(), who, o.Order.ID, u.Email, h.BaseURL+orderPagePath(o.Order.ID))
 	switch {
 	case errors.Is(err, billing.ErrStripe):
 		return echo.NewHTTPError(http.StatusBadGateway, billing.ErrStripe.Error()).SetInternal(err)
@@ -237,13 +253,17 @@ func orderPagePath(id int64) string {
 }
 
 // setAPIBillingCancel is POST /api/v1/billing/cancel (cancel) and
-// /api/v1/billing/resume: the paid plan ends at the period's end, or
-// renews; 200 with the billing as GET /api/v1/billing answers it, 409
-// without a paid period.
+// /api/v1/billing/resume: the paid plan of the key's organization ends
+// at the period's end, or renews; 200 with the billing as GET
+// /api/v1/billing answers it, 409 without a paid period, 403 for a member
+// who is not an owner.
 func (h *Handlers) setAPIBillingCancel(cancel bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		u, _ := currentUser(c)
-		err := h.Billing.SetCancel(c.Request().Context(), u.ID, cancel, actor(c))
+		who, err := h.acting(c)
+		if err != nil {
+			return err
+		}
+		err = h.Billing.SetCancel(c.Request().Context(), who, cancel, actor(c))
 		if errors.Is(err, billing.ErrNoPeriod) {
 			return echo.NewHTTPError(http.StatusConflict, err.Error())
 		}

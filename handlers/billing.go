@@ -12,24 +12,31 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/billing"
 	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// ordersShown is how many of a user's orders the plan page lists, newest
-// first.
+// ordersShown is how many of an organization's orders the plan page
+// lists, newest first.
 const ordersShown = 50
 
-// showBillingPage is GET /billing: the user's plan and their usage
-// against its limits, the period, the plans to choose, their orders.
+// showBillingPage is GET /billing: the current organization's plan and
+// its usage against its limits, the period, the plans to choose, its
+// orders. Every member reads the plan and the usage; the owners alone
+// (orgs.Billing) are offered to order, pay and cancel, and see the orders:
+// the others read that only the owners may.
 func (h *Handlers) showBillingPage(c echo.Context) error {
 	return h.renderBilling(c, http.StatusOK, "")
 }
 
 func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) error {
-	u, _ := currentUser(c)
 	ctx := c.Request().Context()
-	use, err := h.Billing.UsageOf(ctx, u.ID)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	use, err := h.Billing.UsageOf(ctx, who)
 	if err != nil {
 		return err
 	}
@@ -49,13 +56,16 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 			{Key: "hostnames", LabelID: "BillingLimitHostnames", Used: use.MostHostnames, Max: int64(p.MaxHostnamesPerCluster)},
 		},
 		Status: sub.Status, Period: sub.Period.String, CancelAtEnd: sub.CancelAtPeriodEnd, Scheduled: sub.ScheduledPlan,
-		Methods: st.Methods, Error: errMsg,
+		Methods: st.Methods, Error: errMsg, Manage: who.May(orgs.Billing),
+	}
+	if !sub.Personal {
+		m.OrgName = sub.OrgName
 	}
 	if sub.CurrentPeriodEnd.Valid {
 		m.PeriodEnd = sub.CurrentPeriodEnd.Time
 		m.GraceUntil = m.PeriodEnd.Add(st.Grace())
 	}
-	plans, err := h.Billing.PlansFor(ctx, u.ID, 0, 0)
+	plans, err := h.Billing.PlansFor(ctx, who, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -67,15 +77,17 @@ func (h *Handlers) renderBilling(c echo.Context, status int, errMsg string) erro
 			Current: pl.ID == p.ID,
 		})
 	}
-	orders, err := h.Billing.OrdersOf(ctx, u.ID, 0, ordersShown)
-	if err != nil {
-		return err
-	}
-	for _, o := range orders {
-		v := orderView(o.Order, o.PlanName)
-		m.Orders = append(m.Orders, v)
-		if o.Order.Status == billing.OrderPending {
-			m.Pending = &v
+	if m.Manage {
+		orders, err := h.Billing.OrdersOf(ctx, who, 0, ordersShown)
+		if err != nil {
+			return err
+		}
+		for _, o := range orders {
+			v := orderView(o.Order, o.PlanName)
+			m.Orders = append(m.Orders, v)
+			if o.Order.Status == billing.OrderPending {
+				m.Pending = &v
+			}
 		}
 	}
 	h.viewAsAPICall(c, "getBilling", nil)
@@ -118,17 +130,21 @@ func orderView(o queries.Order, plan string) views.BillingOrder {
 	}
 }
 
-// chooseBillingPlan is POST /billing/orders: the user picks a plan and a
-// period (and a payment method): an order to pay, or a change at the
-// period's end or at once, said in a flash.
+// chooseBillingPlan is POST /billing/orders: an owner picks a plan and a
+// period (and a payment method) for the current organization: an order
+// to pay, or a change at the period's end or at once, said in a flash.
+// Another member is refused (403).
 func (h *Handlers) chooseBillingPlan(c echo.Context) error {
-	u, _ := currentUser(c)
 	ctx := c.Request().Context()
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	planID, err := strconv.ParseInt(c.FormValue("plan_id"), 10, 64)
 	if err != nil {
 		return h.renderBilling(c, http.StatusUnprocessableEntity, locale.T(ctx, billing.ErrPlanNotFound.Error()))
 	}
-	ch, err := h.Billing.Choose(ctx, u.ID, planID, billing.Period(c.FormValue("period")), c.FormValue("method"), actor(c))
+	ch, err := h.Billing.Choose(ctx, who, planID, billing.Period(c.FormValue("period")), c.FormValue("method"), actor(c))
 	switch {
 	case errors.Is(err, billing.ErrPlanNotFound), errors.Is(err, billing.ErrPlanUnavailable), errors.Is(err, billing.ErrMethod),
 		errors.Is(err, billing.ErrCurrencyChange), errors.Is(err, billing.ErrSamePlan), errors.Is(err, billing.ErrPeriod),
@@ -149,27 +165,32 @@ func (h *Handlers) chooseBillingPlan(c echo.Context) error {
 	return redirect(c, fmt.Sprintf("/billing/orders/%d", ch.Order.ID))
 }
 
-// ownOrder is the order in the path if it is the signed-in user's; any
-// other (another user's, none) is the same 404.
-func (h *Handlers) ownOrder(c echo.Context) (queries.Order, error) {
-	u, _ := currentUser(c)
+// ownOrder is the order in the path if it is the current organization's,
+// for its owners (billing.OrderOf); any other (another organization's,
+// none) is the same 404, and one of the organization's, for a member who
+// is not an owner, 403.
+func (h *Handlers) ownOrder(c echo.Context) (queries.OrderGetForMemberRow, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return queries.Order{}, echo.ErrNotFound
+		return queries.OrderGetForMemberRow{}, echo.ErrNotFound
 	}
-	o, err := h.Billing.OrderOf(c.Request().Context(), u.ID, id)
-	if errors.Is(err, billing.ErrOrderNotFound) {
-		return queries.Order{}, echo.ErrNotFound
-	}
+	who, err := h.acting(c)
 	if err != nil {
-		return queries.Order{}, err
+		return queries.OrderGetForMemberRow{}, err
 	}
-	return o, nil
+	o, err := h.Billing.OrderOf(c.Request().Context(), who, id)
+	if errors.Is(err, billing.ErrOrderNotFound) {
+		return o, echo.ErrNotFound
+	}
+	return o, err
 }
 
 // orderPageView is an order with its plan's name and, pending and
-// manual, the admin's instructions; on a receipt, seller and buyer.
-func (h *Handlers) orderPageView(c echo.Context, o queries.Order) (views.BillingOrder, error) {
+// manual, the admin's instructions; on a receipt, seller and buyer: who
+// placed it, and the organization it is for unless that is their
+// personal one.
+func (h *Handlers) orderPageView(c echo.Context, row queries.OrderGetForMemberRow) (views.BillingOrder, error) {
+	o := row.Order
 	ctx := c.Request().Context()
 	plan, err := h.Billing.Plan(ctx, o.PlanID)
 	if err != nil {
@@ -183,10 +204,12 @@ func (h *Handlers) orderPageView(c echo.Context, o queries.Order) (views.Billing
 	v := orderView(o, name)
 	v.Instructions = st.ManualInstructions
 	v.SellerName, v.SellerAddress, v.SellerTaxID = st.SellerName, st.SellerAddress, st.SellerTaxID
-	u, _ := currentUser(c)
-	v.Buyer = u.Email
-	if u.Name != "" && u.Name != u.Email {
-		v.Buyer = u.Name + " <" + u.Email + ">"
+	v.Buyer = row.PlacedByEmail
+	if row.PlacedByName != "" && row.PlacedByName != row.PlacedByEmail {
+		v.Buyer = row.PlacedByName + " <" + row.PlacedByEmail + ">"
+	}
+	if !row.OrgPersonal {
+		v.BuyerOrg = row.OrgName
 	}
 	return v, nil
 }
@@ -213,7 +236,7 @@ func (h *Handlers) showBillingReceipt(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !o.PaidAt.Valid {
+	if !o.Order.PaidAt.Valid {
 		return echo.ErrNotFound
 	}
 	v, err := h.orderPageView(c, o)
@@ -229,8 +252,11 @@ func (h *Handlers) cancelBillingOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, _ := currentUser(c)
-	_, err = h.Billing.CancelOrder(c.Request().Context(), u.ID, o.ID, actor(c))
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	_, err = h.Billing.CancelOrder(c.Request().Context(), who, o.Order.ID, actor(c))
 	switch {
 	case errors.Is(err, billing.ErrOrderClosed), errors.Is(err, billing.ErrAlreadyPaid):
 		h.flashError(c, err.Error())
@@ -243,11 +269,15 @@ func (h *Handlers) cancelBillingOrder(c echo.Context) error {
 }
 
 // setBillingCancel is POST /billing/cancel (cancel=true) and
-// /billing/resume: the paid plan ends at the period's end, or renews.
+// /billing/resume: the current organization's paid plan ends at the
+// period's end, or renews; for its owners.
 func (h *Handlers) setBillingCancel(cancel bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		u, _ := currentUser(c)
-		err := h.Billing.SetCancel(c.Request().Context(), u.ID, cancel, actor(c))
+		who, err := h.acting(c)
+		if err != nil {
+			return err
+		}
+		err = h.Billing.SetCancel(c.Request().Context(), who, cancel, actor(c))
 		switch {
 		case errors.Is(err, billing.ErrNoPeriod):
 			h.flashError(c, err.Error())
@@ -313,12 +343,16 @@ type apiSubscription struct {
 	ScheduledPlan     string     `json:"scheduled_plan"`
 }
 
-// showAPIBilling is GET /api/v1/billing: the key owner's plan, its limits,
-// their usage and their subscription.
+// showAPIBilling is GET /api/v1/billing: the plan of the key's
+// organization, its limits, its usage and its subscription, for any
+// member.
 func (h *Handlers) showAPIBilling(c echo.Context) error {
-	u, _ := currentUser(c)
 	ctx := c.Request().Context()
-	use, err := h.Billing.UsageOf(ctx, u.ID)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	use, err := h.Billing.UsageOf(ctx, who)
 	if err != nil {
 		return err
 	}
@@ -385,14 +419,18 @@ type apiOrderList struct {
 	Next   string     `json:"next,omitempty"`
 }
 
-// listAPIOrders is GET /api/v1/orders: the key owner's orders, newest
-// first, a page at a time.
+// listAPIOrders is GET /api/v1/orders: the orders of the key's
+// organization, newest first, a page at a time; for its owners (403 for
+// another member).
 func (h *Handlers) listAPIOrders(c echo.Context) error {
-	u, _ := currentUser(c)
-	out, next, err := idPage(c, func(before int64, limit int32) ([]queries.OrderListForUserRow, error) {
-		return h.Billing.OrdersOf(c.Request().Context(), u.ID, before, limit)
-	}, func(r queries.OrderListForUserRow) int64 { return r.Order.ID },
-		func(r queries.OrderListForUserRow) apiOrder { return apiOrderOf(r.Order, r.PlanName) })
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	out, next, err := idPage(c, func(before int64, limit int32) ([]queries.OrderListForMemberRow, error) {
+		return h.Billing.OrdersOf(c.Request().Context(), who, before, limit)
+	}, func(r queries.OrderListForMemberRow) int64 { return r.Order.ID },
+		func(r queries.OrderListForMemberRow) apiOrder { return apiOrderOf(r.Order, r.PlanName) })
 	if err != nil {
 		return err
 	}

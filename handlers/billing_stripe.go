@@ -18,7 +18,8 @@ import (
 const maxStripeEvent = 256 << 10
 
 // checkoutBillingOrder is POST /billing/orders/:id/checkout: a Stripe
-// Checkout Session for the user's pending Stripe order, and off to it.
+// Checkout Session for a pending Stripe order of the current
+// organization, for its owners, and off to it.
 // Stripe unreachable or refusing: said on the order page, which offers
 // to try again.
 func (h *Handlers) checkoutBillingOrder(c echo.Context) error {
@@ -26,14 +27,18 @@ func (h *Handlers) checkoutBillingOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.checkout(c, o.ID)
+	return h.checkout(c, o.Order.ID)
 }
 
 func (h *Handlers) checkout(c echo.Context, orderID int64) error {
 	u, _ := currentUser(c)
 	ctx := c.Request().Context()
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	page := orderPagePath(orderID)
-	to, err := h.Billing.Checkout(ctx, u.ID, orderID, u.Email, h.BaseURL+page)
+	to, err := h.Billing.Checkout(ctx, who, orderID, u.Email, h.BaseURL+page)
 	switch {
 	case errors.Is(err, billing.ErrStripe):
 		h.Logger.WarnContext(ctx, "stripe checkout", "order", orderID, "error", err)

@@ -34,7 +34,7 @@ func TestStripeWebhookRefusesForgedEvent(t *testing.T) {
 	require.NoError(t, svc.SaveSettings(ctx, st, admin))
 	_, email := b.SignedUpUser(t, "forged-victim")
 	victim := b.UserID(t, email)
-	ch, err := svc.Choose(ctx, victim, team, billing.Monthly, billing.MethodManual, audit.Actor{UserID: victim})
+	ch, err := svc.Choose(ctx, actingAs(t, b.Pool, victim), team, billing.Monthly, billing.MethodManual, audit.Actor{UserID: victim})
 	require.NoError(t, err)
 	require.Equal(t, int64(1000), ch.Order.Total)
 

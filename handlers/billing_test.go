@@ -235,7 +235,8 @@ func TestBillingUnpricedPeriod(t *testing.T) {
 	require.Contains(t, handlerstest.ReadBody(t, resp), "That plan is not sold for that period.")
 	var onPlan bool
 	var orders int
-	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT plan_id = $2, (SELECT count(*) FROM orders WHERE user_id = $1) FROM subscriptions WHERE user_id = $1`, uid, planID).Scan(&onPlan, &orders))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT plan_id = $2, (SELECT count(*) FROM orders WHERE user_id = $1) FROM subscriptions
+		WHERE org_id = (SELECT id FROM organizations WHERE personal_of = $1)`, uid, planID).Scan(&onPlan, &orders))
 	require.False(t, onPlan, "not switched to the paid plan")
 	require.Zero(t, orders)
 

@@ -26,7 +26,7 @@ func TestIngressPlanLimits(t *testing.T) {
 	var plan int64
 	require.NoError(t, b.Pool.QueryRow(ctx, `INSERT INTO plans (name, max_clusters, max_nodes_per_cluster, max_hostnames_per_cluster, ingress_allowed)
 		VALUES ('basic', 3, 3, 1, false) RETURNING id`).Scan(&plan))
-	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = $2`, plan, b.UserID(t, email))
+	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE org_id = (SELECT id FROM organizations WHERE personal_of = $2)`, plan, b.UserID(t, email))
 	require.NoError(t, err)
 	page := fmt.Sprintf("/clusters/%d", cl.ID)
 	key := c.CreateKey("limits")

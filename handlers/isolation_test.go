@@ -221,7 +221,7 @@ func TestTenantIsolation(t *testing.T) {
 	_, err = q.HostnameCreate(ctx, queries.HostnameCreateParams{ClusterID: cl.ID, Name: "victim.example.com"})
 	require.NoError(t, err)
 	order, err := q.OrderCreate(ctx, queries.OrderCreateParams{
-		UserID: u.ID, PlanID: 1, Period: "month", Kind: "new", Currency: "USD", Amount: 1000, Total: 1000, Method: "manual",
+		OrgID: actingAs(t, b.Pool, u.ID).OrgID, UserID: u.ID, PlanID: 1, Period: "month", Kind: "new", Currency: "USD", Amount: 1000, Total: 1000, Method: "manual",
 		ExpiresAt: pgtype.Timestamptz{Time: time.Now().Add(time.Hour), Valid: true},
 	})
 	require.NoError(t, err)

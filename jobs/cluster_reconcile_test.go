@@ -176,7 +176,7 @@ func (b *reconcileBundle) finalizeNamespace(t *testing.T, c queries.Cluster) {
 func (b *reconcileBundle) roomyPlan(t *testing.T) {
 	t.Helper()
 	_, err := b.pool.Exec(context.Background(), `WITH p AS (INSERT INTO plans (name, max_clusters, max_nodes_per_cluster) VALUES ('roomy', 1000, 100) RETURNING id)
-		UPDATE subscriptions SET plan_id = (SELECT id FROM p) WHERE user_id = $1`, b.owner.ID)
+		UPDATE subscriptions SET plan_id = (SELECT id FROM p) WHERE org_id = (SELECT id FROM organizations WHERE personal_of = $1)`, b.owner.ID)
 	require.NoError(t, err)
 }
 

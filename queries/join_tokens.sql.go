@@ -126,8 +126,8 @@ SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.expires_at, join_toke
        clusters.ca_cert AS cluster_ca_cert, clusters.backend AS cluster_backend,
        clusters.kubernetes_version AS cluster_kubernetes_version,
        (SELECT count(*) FROM nodes WHERE nodes.cluster_id = clusters.id)::bigint AS cluster_nodes,
-       (SELECT plans.max_nodes_per_cluster FROM org_plans op JOIN plans ON plans.id = op.plan_id
-        WHERE op.org_id = clusters.org_id)::int AS plan_max_nodes
+       (SELECT plans.max_nodes_per_cluster FROM subscriptions s JOIN plans ON plans.id = s.plan_id
+        WHERE s.org_id = clusters.org_id)::int AS plan_max_nodes
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.token_hash = $1

@@ -438,6 +438,7 @@ type Order struct {
 	ExpiresAt       pgtype.Timestamptz
 	PaidAt          pgtype.Timestamptz
 	ClosedAt        pgtype.Timestamptz
+	OrgID           int64
 }
 
 type OrderEvent struct {
@@ -462,11 +463,6 @@ type OrgInvitation struct {
 	AcceptedAt     pgtype.Timestamptz
 	AcceptedUserID pgtype.Int8
 	RevokedAt      pgtype.Timestamptz
-}
-
-type OrgPlan struct {
-	OrgID  int64
-	PlanID int64
 }
 
 type Organization struct {
@@ -548,7 +544,6 @@ type Setting struct {
 }
 
 type Subscription struct {
-	UserID             int64
 	PlanID             int64
 	Status             string
 	Period             pgtype.Text
@@ -562,6 +557,7 @@ type Subscription struct {
 	ScheduledPeriod    pgtype.Text
 	EndingNotifiedFor  pgtype.Timestamptz
 	UpdatedAt          pgtype.Timestamptz
+	OrgID              int64
 }
 
 type User struct {

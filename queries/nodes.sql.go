@@ -267,8 +267,8 @@ SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.de
        cc.checked_at, cc.unreachable_since, coalesce(cc.last_error, '')::text AS last_error,
        plans.name AS plan_name, plans.name_zh AS plan_name_zh, plans.max_nodes_per_cluster AS plan_max_nodes
 FROM clusters
-JOIN org_plans op ON op.org_id = clusters.org_id
-JOIN plans ON plans.id = op.plan_id
+JOIN subscriptions s ON s.org_id = clusters.org_id
+JOIN plans ON plans.id = s.plan_id
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
 WHERE clusters.id = $2 AND clusters.org_id = $3 AND org_member_in($3, $4, $5::text[])
 `

@@ -1,14 +1,27 @@
 -- name: OrderCreate :one
-INSERT INTO orders (user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, method, expires_at)
-VALUES (@user_id, @plan_id, @period, @kind, @currency, @amount, @credit, @tax, @tax_label, @total, @method, @expires_at)
+-- An order for the organization, placed by user_id.
+INSERT INTO orders (org_id, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, method, expires_at)
+VALUES (@org_id, @user_id, @plan_id, @period, @kind, @currency, @amount, @credit, @tax, @tax_label, @total, @method, @expires_at)
 RETURNING *;
 
 -- name: OrderGet :one
 SELECT * FROM orders WHERE id = @id;
 
--- name: OrderGetForUser :one
--- An order of one user; for another user, no row.
-SELECT * FROM orders WHERE id = @id AND user_id = @user_id;
+-- name: OrderGetForMember :one
+-- An order of the organization, for a member in one of roles, with the
+-- organization's name and who placed it; another organization's order,
+-- or a user who is not such a member, finds nothing.
+SELECT sqlc.embed(orders), o.name AS org_name, (o.personal_of IS NOT NULL)::boolean AS org_personal,
+       u.email AS placed_by_email, u.name AS placed_by_name
+FROM orders
+JOIN organizations o ON o.id = orders.org_id
+JOIN users u ON u.id = orders.user_id
+WHERE orders.id = @id AND orders.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]);
+
+-- name: OrderExistsInOrg :one
+-- Whether the organization has an order with id (to tell a member who may
+-- not read it from a stranger).
+SELECT EXISTS (SELECT 1 FROM orders WHERE id = @id AND org_id = @org_id)::boolean AS found;
 
 -- name: OrderByStripeSession :one
 -- The order a Checkout Session was opened for: the only way a session's
@@ -18,8 +31,13 @@ SELECT * FROM orders WHERE stripe_session_id = @stripe_session_id;
 -- name: OrderLock :one
 SELECT * FROM orders WHERE id = @id FOR UPDATE;
 
--- name: OrderPendingForUser :one
-SELECT * FROM orders WHERE user_id = @user_id AND status = 'pending';
+-- name: OrderLockForMember :one
+-- OrderLock of an order of the organization, for a member in one of
+-- roles; no row for anyone else.
+SELECT * FROM orders WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) FOR UPDATE;
+
+-- name: OrderPendingForOrg :one
+SELECT * FROM orders WHERE org_id = @org_id AND status = 'pending';
 
 -- name: OrderSetStripeSession :one
 -- A pending order's Checkout Session (NULL: none), replacing @previous
@@ -56,19 +74,23 @@ WHERE id IN (SELECT o.id FROM orders o WHERE o.status = 'pending' AND o.expires_
              ORDER BY o.expires_at LIMIT @max_rows FOR UPDATE SKIP LOCKED)
 RETURNING *;
 
--- name: OrderListForUser :many
--- A user's orders, newest first, paged by id (keyset: ids below
--- @before_id, 0 for the first page).
+-- name: OrderListForMember :many
+-- An organization's orders, for a member in one of roles (none for
+-- anyone else), newest first, paged by id (keyset: ids below @before_id,
+-- 0 for the first page).
 SELECT sqlc.embed(orders), plans.name AS plan_name FROM orders JOIN plans ON plans.id = orders.plan_id
-WHERE orders.user_id = @user_id AND (@before_id::bigint = 0 OR orders.id < @before_id)
+WHERE orders.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
+  AND (@before_id::bigint = 0 OR orders.id < @before_id)
 ORDER BY orders.id DESC
 LIMIT @max_rows;
 
 -- name: OrderListAdmin :many
 -- Orders for the back office, newest first, filtered (empty filters match
--- all) and paged by id (keyset: ids below @before, 0 for the first page).
-SELECT sqlc.embed(orders), plans.name AS plan_name, users.email AS user_email
+-- all; the email is who placed the order) and paged by id (keyset: ids
+-- below @before, 0 for the first page), with the organization each is for.
+SELECT sqlc.embed(orders), plans.name AS plan_name, users.email AS user_email, organizations.name AS org_name
 FROM orders JOIN plans ON plans.id = orders.plan_id JOIN users ON users.id = orders.user_id
+JOIN organizations ON organizations.id = orders.org_id
 WHERE (@status::text = '' OR orders.status = @status)
   AND (@method::text = '' OR orders.method = @method)
   AND (@user_email::text = '' OR lower(users.email) = lower(@user_email))

@@ -12,7 +12,7 @@ import (
 )
 
 const orderByReference = `-- name: OrderByReference :one
-SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at FROM orders WHERE reference = $1 AND method = 'stripe' ORDER BY id DESC LIMIT 1
+SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id FROM orders WHERE reference = $1 AND method = 'stripe' ORDER BY id DESC LIMIT 1
 `
 
 // The order a payment (a Stripe PaymentIntent) paid.
@@ -43,12 +43,13 @@ func (q *Queries) OrderByReference(ctx context.Context, reference string) (Order
 		&i.ExpiresAt,
 		&i.PaidAt,
 		&i.ClosedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const orderByStripeSession = `-- name: OrderByStripeSession :one
-SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at FROM orders WHERE stripe_session_id = $1
+SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id FROM orders WHERE stripe_session_id = $1
 `
 
 // The order a Checkout Session was opened for: the only way a session's
@@ -80,6 +81,7 @@ func (q *Queries) OrderByStripeSession(ctx context.Context, stripeSessionID pgty
 		&i.ExpiresAt,
 		&i.PaidAt,
 		&i.ClosedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -87,7 +89,7 @@ func (q *Queries) OrderByStripeSession(ctx context.Context, stripeSessionID pgty
 const orderClose = `-- name: OrderClose :one
 UPDATE orders SET status = $1, closed_at = now()
 WHERE id = $2 AND status = 'pending'
-RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at
+RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id
 `
 
 type OrderCloseParams struct {
@@ -123,17 +125,19 @@ func (q *Queries) OrderClose(ctx context.Context, arg OrderCloseParams) (Order, 
 		&i.ExpiresAt,
 		&i.PaidAt,
 		&i.ClosedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const orderCreate = `-- name: OrderCreate :one
-INSERT INTO orders (user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, method, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at
+INSERT INTO orders (org_id, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, method, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id
 `
 
 type OrderCreateParams struct {
+	OrgID     int64
 	UserID    int64
 	PlanID    int64
 	Period    string
@@ -148,8 +152,10 @@ type OrderCreateParams struct {
 	ExpiresAt pgtype.Timestamptz
 }
 
+// An order for the organization, placed by user_id.
 func (q *Queries) OrderCreate(ctx context.Context, arg OrderCreateParams) (Order, error) {
 	row := q.db.QueryRow(ctx, orderCreate,
+		arg.OrgID,
 		arg.UserID,
 		arg.PlanID,
 		arg.Period,
@@ -188,6 +194,7 @@ func (q *Queries) OrderCreate(ctx context.Context, arg OrderCreateParams) (Order
 		&i.ExpiresAt,
 		&i.PaidAt,
 		&i.ClosedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -274,8 +281,26 @@ func (q *Queries) OrderEvents(ctx context.Context, orderID int64) ([]OrderEvents
 	return items, nil
 }
 
+const orderExistsInOrg = `-- name: OrderExistsInOrg :one
+SELECT EXISTS (SELECT 1 FROM orders WHERE id = $1 AND org_id = $2)::boolean AS found
+`
+
+type OrderExistsInOrgParams struct {
+	ID    int64
+	OrgID int64
+}
+
+// Whether the organization has an order with id (to tell a member who may
+// not read it from a stranger).
+func (q *Queries) OrderExistsInOrg(ctx context.Context, arg OrderExistsInOrgParams) (bool, error) {
+	row := q.db.QueryRow(ctx, orderExistsInOrg, arg.ID, arg.OrgID)
+	var found bool
+	err := row.Scan(&found)
+	return found, err
+}
+
 const orderGet = `-- name: OrderGet :one
-SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at FROM orders WHERE id = $1
+SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id FROM orders WHERE id = $1
 `
 
 func (q *Queries) OrderGet(ctx context.Context, id int64) (Order, error) {
@@ -305,54 +330,83 @@ func (q *Queries) OrderGet(ctx context.Context, id int64) (Order, error) {
 		&i.ExpiresAt,
 		&i.PaidAt,
 		&i.ClosedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
-const orderGetForUser = `-- name: OrderGetForUser :one
-SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at FROM orders WHERE id = $1 AND user_id = $2
+const orderGetForMember = `-- name: OrderGetForMember :one
+SELECT orders.id, orders.number, orders.user_id, orders.plan_id, orders.period, orders.kind, orders.currency, orders.amount, orders.credit, orders.tax, orders.tax_label, orders.total, orders.status, orders.method, orders.reference, orders.stripe_session_id, orders.period_start, orders.period_end, orders.refunded_amount, orders.created_at, orders.expires_at, orders.paid_at, orders.closed_at, orders.org_id, o.name AS org_name, (o.personal_of IS NOT NULL)::boolean AS org_personal,
+       u.email AS placed_by_email, u.name AS placed_by_name
+FROM orders
+JOIN organizations o ON o.id = orders.org_id
+JOIN users u ON u.id = orders.user_id
+WHERE orders.id = $1 AND orders.org_id = $2 AND org_member_in($2, $3, $4::text[])
 `
 
-type OrderGetForUserParams struct {
+type OrderGetForMemberParams struct {
 	ID     int64
+	OrgID  int64
 	UserID int64
+	Roles  []string
 }
 
-// An order of one user; for another user, no row.
-func (q *Queries) OrderGetForUser(ctx context.Context, arg OrderGetForUserParams) (Order, error) {
-	row := q.db.QueryRow(ctx, orderGetForUser, arg.ID, arg.UserID)
-	var i Order
+type OrderGetForMemberRow struct {
+	Order         Order
+	OrgName       string
+	OrgPersonal   bool
+	PlacedByEmail string
+	PlacedByName  string
+}
+
+// An order of the organization, for a member in one of roles, with the
+// organization's name and who placed it; another organization's order,
+// or a user who is not such a member, finds nothing.
+func (q *Queries) OrderGetForMember(ctx context.Context, arg OrderGetForMemberParams) (OrderGetForMemberRow, error) {
+	row := q.db.QueryRow(ctx, orderGetForMember,
+		arg.ID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
+	var i OrderGetForMemberRow
 	err := row.Scan(
-		&i.ID,
-		&i.Number,
-		&i.UserID,
-		&i.PlanID,
-		&i.Period,
-		&i.Kind,
-		&i.Currency,
-		&i.Amount,
-		&i.Credit,
-		&i.Tax,
-		&i.TaxLabel,
-		&i.Total,
-		&i.Status,
-		&i.Method,
-		&i.Reference,
-		&i.StripeSessionID,
-		&i.PeriodStart,
-		&i.PeriodEnd,
-		&i.RefundedAmount,
-		&i.CreatedAt,
-		&i.ExpiresAt,
-		&i.PaidAt,
-		&i.ClosedAt,
+		&i.Order.ID,
+		&i.Order.Number,
+		&i.Order.UserID,
+		&i.Order.PlanID,
+		&i.Order.Period,
+		&i.Order.Kind,
+		&i.Order.Currency,
+		&i.Order.Amount,
+		&i.Order.Credit,
+		&i.Order.Tax,
+		&i.Order.TaxLabel,
+		&i.Order.Total,
+		&i.Order.Status,
+		&i.Order.Method,
+		&i.Order.Reference,
+		&i.Order.StripeSessionID,
+		&i.Order.PeriodStart,
+		&i.Order.PeriodEnd,
+		&i.Order.RefundedAmount,
+		&i.Order.CreatedAt,
+		&i.Order.ExpiresAt,
+		&i.Order.PaidAt,
+		&i.Order.ClosedAt,
+		&i.Order.OrgID,
+		&i.OrgName,
+		&i.OrgPersonal,
+		&i.PlacedByEmail,
+		&i.PlacedByName,
 	)
 	return i, err
 }
 
 const orderListAdmin = `-- name: OrderListAdmin :many
-SELECT orders.id, orders.number, orders.user_id, orders.plan_id, orders.period, orders.kind, orders.currency, orders.amount, orders.credit, orders.tax, orders.tax_label, orders.total, orders.status, orders.method, orders.reference, orders.stripe_session_id, orders.period_start, orders.period_end, orders.refunded_amount, orders.created_at, orders.expires_at, orders.paid_at, orders.closed_at, plans.name AS plan_name, users.email AS user_email
+SELECT orders.id, orders.number, orders.user_id, orders.plan_id, orders.period, orders.kind, orders.currency, orders.amount, orders.credit, orders.tax, orders.tax_label, orders.total, orders.status, orders.method, orders.reference, orders.stripe_session_id, orders.period_start, orders.period_end, orders.refunded_amount, orders.created_at, orders.expires_at, orders.paid_at, orders.closed_at, orders.org_id, plans.name AS plan_name, users.email AS user_email, organizations.name AS org_name
 FROM orders JOIN plans ON plans.id = orders.plan_id JOIN users ON users.id = orders.user_id
+JOIN organizations ON organizations.id = orders.org_id
 WHERE ($1::text = '' OR orders.status = $1)
   AND ($2::text = '' OR orders.method = $2)
   AND ($3::text = '' OR lower(users.email) = lower($3))
@@ -379,10 +433,12 @@ type OrderListAdminRow struct {
 	Order     Order
 	PlanName  string
 	UserEmail string
+	OrgName   string
 }
 
 // Orders for the back office, newest first, filtered (empty filters match
-// all) and paged by id (keyset: ids below @before, 0 for the first page).
+// all; the email is who placed the order) and paged by id (keyset: ids
+// below @before, 0 for the first page), with the organization each is for.
 func (q *Queries) OrderListAdmin(ctx context.Context, arg OrderListAdminParams) ([]OrderListAdminRow, error) {
 	rows, err := q.db.Query(ctx, orderListAdmin,
 		arg.Status,
@@ -425,8 +481,10 @@ func (q *Queries) OrderListAdmin(ctx context.Context, arg OrderListAdminParams) 
 			&i.Order.ExpiresAt,
 			&i.Order.PaidAt,
 			&i.Order.ClosedAt,
+			&i.Order.OrgID,
 			&i.PlanName,
 			&i.UserEmail,
+			&i.OrgName,
 		); err != nil {
 			return nil, err
 		}
@@ -438,35 +496,45 @@ func (q *Queries) OrderListAdmin(ctx context.Context, arg OrderListAdminParams) 
 	return items, nil
 }
 
-const orderListForUser = `-- name: OrderListForUser :many
-SELECT orders.id, orders.number, orders.user_id, orders.plan_id, orders.period, orders.kind, orders.currency, orders.amount, orders.credit, orders.tax, orders.tax_label, orders.total, orders.status, orders.method, orders.reference, orders.stripe_session_id, orders.period_start, orders.period_end, orders.refunded_amount, orders.created_at, orders.expires_at, orders.paid_at, orders.closed_at, plans.name AS plan_name FROM orders JOIN plans ON plans.id = orders.plan_id
-WHERE orders.user_id = $1 AND ($2::bigint = 0 OR orders.id < $2)
+const orderListForMember = `-- name: OrderListForMember :many
+SELECT orders.id, orders.number, orders.user_id, orders.plan_id, orders.period, orders.kind, orders.currency, orders.amount, orders.credit, orders.tax, orders.tax_label, orders.total, orders.status, orders.method, orders.reference, orders.stripe_session_id, orders.period_start, orders.period_end, orders.refunded_amount, orders.created_at, orders.expires_at, orders.paid_at, orders.closed_at, orders.org_id, plans.name AS plan_name FROM orders JOIN plans ON plans.id = orders.plan_id
+WHERE orders.org_id = $1 AND org_member_in($1, $2, $3::text[])
+  AND ($4::bigint = 0 OR orders.id < $4)
 ORDER BY orders.id DESC
-LIMIT $3
+LIMIT $5
 `
 
-type OrderListForUserParams struct {
+type OrderListForMemberParams struct {
+	OrgID    int64
 	UserID   int64
+	Roles    []string
 	BeforeID int64
 	MaxRows  int32
 }
 
-type OrderListForUserRow struct {
+type OrderListForMemberRow struct {
 	Order    Order
 	PlanName string
 }
 
-// A user's orders, newest first, paged by id (keyset: ids below
-// @before_id, 0 for the first page).
-func (q *Queries) OrderListForUser(ctx context.Context, arg OrderListForUserParams) ([]OrderListForUserRow, error) {
-	rows, err := q.db.Query(ctx, orderListForUser, arg.UserID, arg.BeforeID, arg.MaxRows)
+// An organization's orders, for a member in one of roles (none for
+// anyone else), newest first, paged by id (keyset: ids below @before_id,
+// 0 for the first page).
+func (q *Queries) OrderListForMember(ctx context.Context, arg OrderListForMemberParams) ([]OrderListForMemberRow, error) {
+	rows, err := q.db.Query(ctx, orderListForMember,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+		arg.BeforeID,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []OrderListForUserRow{}
+	items := []OrderListForMemberRow{}
 	for rows.Next() {
-		var i OrderListForUserRow
+		var i OrderListForMemberRow
 		if err := rows.Scan(
 			&i.Order.ID,
 			&i.Order.Number,
@@ -491,6 +559,7 @@ func (q *Queries) OrderListForUser(ctx context.Context, arg OrderListForUserPara
 			&i.Order.ExpiresAt,
 			&i.Order.PaidAt,
 			&i.Order.ClosedAt,
+			&i.Order.OrgID,
 			&i.PlanName,
 		); err != nil {
 			return nil, err
@@ -504,7 +573,7 @@ func (q *Queries) OrderListForUser(ctx context.Context, arg OrderListForUserPara
 }
 
 const orderLock = `-- name: OrderLock :one
-SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at FROM orders WHERE id = $1 FOR UPDATE
+SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id FROM orders WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) OrderLock(ctx context.Context, id int64) (Order, error) {
@@ -534,6 +603,57 @@ func (q *Queries) OrderLock(ctx context.Context, id int64) (Order, error) {
 		&i.ExpiresAt,
 		&i.PaidAt,
 		&i.ClosedAt,
+		&i.OrgID,
+	)
+	return i, err
+}
+
+const orderLockForMember = `-- name: OrderLockForMember :one
+SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id FROM orders WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[]) FOR UPDATE
+`
+
+type OrderLockForMemberParams struct {
+	ID     int64
+	OrgID  int64
+	UserID int64
+	Roles  []string
+}
+
+// OrderLock of an order of the organization, for a member in one of
+// roles; no row for anyone else.
+func (q *Queries) OrderLockForMember(ctx context.Context, arg OrderLockForMemberParams) (Order, error) {
+	row := q.db.QueryRow(ctx, orderLockForMember,
+		arg.ID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
+	var i Order
+	err := row.Scan(
+		&i.ID,
+		&i.Number,
+		&i.UserID,
+		&i.PlanID,
+		&i.Period,
+		&i.Kind,
+		&i.Currency,
+		&i.Amount,
+		&i.Credit,
+		&i.Tax,
+		&i.TaxLabel,
+		&i.Total,
+		&i.Status,
+		&i.Method,
+		&i.Reference,
+		&i.StripeSessionID,
+		&i.PeriodStart,
+		&i.PeriodEnd,
+		&i.RefundedAmount,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.PaidAt,
+		&i.ClosedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -542,7 +662,7 @@ const orderMarkPaid = `-- name: OrderMarkPaid :one
 UPDATE orders SET status = 'paid', paid_at = $1, reference = $2,
     period_start = $3, period_end = $4, closed_at = NULL
 WHERE id = $5 AND status IN ('pending', 'expired')
-RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at
+RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id
 `
 
 type OrderMarkPaidParams struct {
@@ -588,16 +708,17 @@ func (q *Queries) OrderMarkPaid(ctx context.Context, arg OrderMarkPaidParams) (O
 		&i.ExpiresAt,
 		&i.PaidAt,
 		&i.ClosedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
-const orderPendingForUser = `-- name: OrderPendingForUser :one
-SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at FROM orders WHERE user_id = $1 AND status = 'pending'
+const orderPendingForOrg = `-- name: OrderPendingForOrg :one
+SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id FROM orders WHERE org_id = $1 AND status = 'pending'
 `
 
-func (q *Queries) OrderPendingForUser(ctx context.Context, userID int64) (Order, error) {
-	row := q.db.QueryRow(ctx, orderPendingForUser, userID)
+func (q *Queries) OrderPendingForOrg(ctx context.Context, orgID int64) (Order, error) {
+	row := q.db.QueryRow(ctx, orderPendingForOrg, orgID)
 	var i Order
 	err := row.Scan(
 		&i.ID,
@@ -623,6 +744,7 @@ func (q *Queries) OrderPendingForUser(ctx context.Context, userID int64) (Order,
 		&i.ExpiresAt,
 		&i.PaidAt,
 		&i.ClosedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -631,7 +753,7 @@ const orderRefund = `-- name: OrderRefund :one
 UPDATE orders SET status = CASE WHEN $1::bigint >= total THEN 'refunded' ELSE status END,
     refunded_amount = $1, closed_at = now()
 WHERE id = $2 AND status IN ('paid', 'refunded')
-RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at
+RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id
 `
 
 type OrderRefundParams struct {
@@ -666,6 +788,7 @@ func (q *Queries) OrderRefund(ctx context.Context, arg OrderRefundParams) (Order
 		&i.ExpiresAt,
 		&i.PaidAt,
 		&i.ClosedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -673,7 +796,7 @@ func (q *Queries) OrderRefund(ctx context.Context, arg OrderRefundParams) (Order
 const orderSetStripeSession = `-- name: OrderSetStripeSession :one
 UPDATE orders SET stripe_session_id = $1
 WHERE id = $2 AND status = 'pending' AND stripe_session_id IS NOT DISTINCT FROM $3::text
-RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at
+RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id
 `
 
 type OrderSetStripeSessionParams struct {
@@ -712,6 +835,7 @@ func (q *Queries) OrderSetStripeSession(ctx context.Context, arg OrderSetStripeS
 		&i.ExpiresAt,
 		&i.PaidAt,
 		&i.ClosedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -731,7 +855,7 @@ const ordersExpire = `-- name: OrdersExpire :many
 UPDATE orders SET status = 'expired', closed_at = now()
 WHERE id IN (SELECT o.id FROM orders o WHERE o.status = 'pending' AND o.expires_at <= $1::timestamptz
              ORDER BY o.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at
+RETURNING id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id
 `
 
 type OrdersExpireParams struct {
@@ -773,6 +897,7 @@ func (q *Queries) OrdersExpire(ctx context.Context, arg OrdersExpireParams) ([]O
 			&i.ExpiresAt,
 			&i.PaidAt,
 			&i.ClosedAt,
+			&i.OrgID,
 		); err != nil {
 			return nil, err
 		}

@@ -132,6 +132,16 @@ JOIN organization_members m ON m.org_id = o.id
 WHERE m.user_id = @user_id
 ORDER BY o.personal_of IS NULL, lower(o.name), o.id;
 
+-- name: OrgGet :one
+SELECT * FROM organizations WHERE id = @id;
+
+-- name: OrgOwnerUsers :many
+-- The accounts of an organization's owners (who are told about its
+-- billing).
+SELECT users.* FROM users JOIN organization_members m ON m.user_id = users.id
+WHERE m.org_id = @org_id AND m.role = 'owner'
+ORDER BY users.id;
+
 -- name: OrgPersonal :one
 SELECT * FROM organizations WHERE personal_of = @user_id;
 

@@ -377,6 +377,25 @@ func (q *Queries) OrgDetailForMember(ctx context.Context, arg OrgDetailForMember
 	return i, err
 }
 
+const orgGet = `-- name: OrgGet :one
+SELECT id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at FROM organizations WHERE id = $1
+`
+
+func (q *Queries) OrgGet(ctx context.Context, id int64) (Organization, error) {
+	row := q.db.QueryRow(ctx, orgGet, id)
+	var i Organization
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.PersonalOf,
+		&i.ViewerKubeconfig,
+		&i.CreatedBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const orgGetForMember = `-- name: OrgGetForMember :one
 SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at, m.role
 FROM organizations o
@@ -965,6 +984,47 @@ func (q *Queries) OrgOwnerCount(ctx context.Context, orgID int64) (int64, error)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const orgOwnerUsers = `-- name: OrgOwnerUsers :many
+SELECT users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.password_change_required FROM users JOIN organization_members m ON m.user_id = users.id
+WHERE m.org_id = $1 AND m.role = 'owner'
+ORDER BY users.id
+`
+
+// The accounts of an organization's owners (who are told about its
+// billing).
+func (q *Queries) OrgOwnerUsers(ctx context.Context, orgID int64) ([]User, error) {
+	rows, err := q.db.Query(ctx, orgOwnerUsers, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []User{}
+	for rows.Next() {
+		var i User
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.Name,
+			&i.PasswordHash,
+			&i.Role,
+			&i.EmailVerifiedAt,
+			&i.DisabledAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Language,
+			&i.LastSignInAt,
+			&i.PasswordChangeRequired,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const orgPersonal = `-- name: OrgPersonal :one

@@ -13,13 +13,13 @@ import (
 
 const billingUsage = `-- name: BillingUsage :one
 SELECT
-    (SELECT count(*) FROM clusters c WHERE c.owner_id = $1 AND c.status <> 'deleted')::bigint AS clusters,
+    (SELECT count(*) FROM clusters c WHERE c.org_id = $1 AND c.status <> 'deleted')::bigint AS clusters,
     (SELECT coalesce(max(n.cnt), 0) FROM (
         SELECT count(*) AS cnt FROM nodes JOIN clusters c ON c.id = nodes.cluster_id
-        WHERE c.owner_id = $1 AND c.status <> 'deleted' GROUP BY nodes.cluster_id) n)::bigint AS most_nodes,
+        WHERE c.org_id = $1 AND c.status <> 'deleted' GROUP BY nodes.cluster_id) n)::bigint AS most_nodes,
     (SELECT coalesce(max(h.cnt), 0) FROM (
         SELECT count(*) AS cnt FROM cluster_hostnames JOIN clusters c ON c.id = cluster_hostnames.cluster_id
-        WHERE c.owner_id = $1 AND c.status <> 'deleted' AND cluster_hostnames.deleted_at IS NULL
+        WHERE c.org_id = $1 AND c.status <> 'deleted' AND cluster_hostnames.deleted_at IS NULL
         GROUP BY cluster_hostnames.cluster_id) h)::bigint AS most_hostnames
 `
 
@@ -29,10 +29,10 @@ type BillingUsageRow struct {
 	MostHostnames int64
 }
 
-// What a user uses of what plans limit: live clusters, and the most
-// recorded nodes and bound host names in any one of them.
-func (q *Queries) BillingUsage(ctx context.Context, userID int64) (BillingUsageRow, error) {
-	row := q.db.QueryRow(ctx, billingUsage, userID)
+// What an organization uses of what plans limit: live clusters, and the
+// most recorded nodes and bound host names in any one of them.
+func (q *Queries) BillingUsage(ctx context.Context, orgID int64) (BillingUsageRow, error) {
+	row := q.db.QueryRow(ctx, billingUsage, orgID)
 	var i BillingUsageRow
 	err := row.Scan(&i.Clusters, &i.MostNodes, &i.MostHostnames)
 	return i, err
@@ -151,47 +151,13 @@ func (q *Queries) PlanDefault(ctx context.Context) (Plan, error) {
 }
 
 const planForOrg = `-- name: PlanForOrg :one
-SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at, plans.free, plans.backends FROM plans JOIN org_plans op ON op.plan_id = plans.id
-WHERE op.org_id = $1
+SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at, plans.free, plans.backends FROM plans JOIN subscriptions s ON s.plan_id = plans.id
+WHERE s.org_id = $1
 `
 
-// The plan of the organization (org_plans, migration 058).
+// The plan of the organization's subscription.
 func (q *Queries) PlanForOrg(ctx context.Context, orgID int64) (Plan, error) {
 	row := q.db.QueryRow(ctx, planForOrg, orgID)
-	var i Plan
-	err := row.Scan(
-		&i.ID,
-		&i.Name,
-		&i.MaxClusters,
-		&i.MaxNodesPerCluster,
-		&i.IsDefault,
-		&i.CreatedAt,
-		&i.NameZh,
-		&i.DescriptionEn,
-		&i.DescriptionZh,
-		&i.MaxHostnamesPerCluster,
-		&i.IngressAllowed,
-		&i.Currency,
-		&i.PriceMonthly,
-		&i.PriceYearly,
-		&i.Public,
-		&i.SortOrder,
-		&i.ArchivedAt,
-		&i.UpdatedAt,
-		&i.Free,
-		&i.Backends,
-	)
-	return i, err
-}
-
-const planForUser = `-- name: PlanForUser :one
-SELECT plans.id, plans.name, plans.max_clusters, plans.max_nodes_per_cluster, plans.is_default, plans.created_at, plans.name_zh, plans.description_en, plans.description_zh, plans.max_hostnames_per_cluster, plans.ingress_allowed, plans.currency, plans.price_monthly, plans.price_yearly, plans.public, plans.sort_order, plans.archived_at, plans.updated_at, plans.free, plans.backends FROM plans JOIN subscriptions s ON s.plan_id = plans.id
-WHERE s.user_id = $1
-`
-
-// The plan of the user's subscription.
-func (q *Queries) PlanForUser(ctx context.Context, userID int64) (Plan, error) {
-	row := q.db.QueryRow(ctx, planForUser, userID)
 	var i Plan
 	err := row.Scan(
 		&i.ID,
@@ -296,28 +262,38 @@ func (q *Queries) PlanList(ctx context.Context) ([]Plan, error) {
 	return items, nil
 }
 
-const planListForUser = `-- name: PlanListForUser :many
+const planListForMember = `-- name: PlanListForMember :many
 SELECT p.id, p.name, p.max_clusters, p.max_nodes_per_cluster, p.is_default, p.created_at, p.name_zh, p.description_en, p.description_zh, p.max_hostnames_per_cluster, p.ingress_allowed, p.currency, p.price_monthly, p.price_yearly, p.public, p.sort_order, p.archived_at, p.updated_at, p.free, p.backends FROM plans p
-WHERE ((p.public AND p.archived_at IS NULL) OR p.id = (SELECT s.plan_id FROM subscriptions s WHERE s.user_id = $1))
-  AND ($2::bigint = 0 OR (p.archived_at IS NOT NULL, p.sort_order, p.id) >
-       (SELECT a.archived_at IS NOT NULL, a.sort_order, a.id FROM plans a WHERE a.id = $2::bigint))
+WHERE org_member_in($1, $2, $3::text[])
+  AND ((p.public AND p.archived_at IS NULL) OR p.id = (SELECT s.plan_id FROM subscriptions s WHERE s.org_id = $1))
+  AND ($4::bigint = 0 OR (p.archived_at IS NOT NULL, p.sort_order, p.id) >
+       (SELECT a.archived_at IS NOT NULL, a.sort_order, a.id FROM plans a WHERE a.id = $4::bigint))
 ORDER BY p.archived_at IS NOT NULL, p.sort_order, p.id
-LIMIT $3
+LIMIT $5
 `
 
-type PlanListForUserParams struct {
+type PlanListForMemberParams struct {
+	OrgID    int64
 	UserID   int64
+	Roles    []string
 	AfterID  int64
 	RowLimit pgtype.Int4
 }
 
-// The plans a user may choose, in the admin's order (archived ones
-// last): the public plans on sale, and the user's own, whatever it is
+// The plans an organization may choose, in the admin's order (archived
+// ones last): the public plans on sale, and its own, whatever it is
 // (archived and hidden plans are for their subscribers alone, who renew
-// them). A page at a time after the plan after_id (0: from the first);
-// all of them without row_limit.
-func (q *Queries) PlanListForUser(ctx context.Context, arg PlanListForUserParams) ([]Plan, error) {
-	rows, err := q.db.Query(ctx, planListForUser, arg.UserID, arg.AfterID, arg.RowLimit)
+// them); for a member in one of roles, none for anyone else. A page at a
+// time after the plan after_id (0: from the first); all of them without
+// row_limit.
+func (q *Queries) PlanListForMember(ctx context.Context, arg PlanListForMemberParams) ([]Plan, error) {
+	rows, err := q.db.Query(ctx, planListForMember,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+		arg.AfterID,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -419,6 +395,31 @@ func (q *Queries) PlanMakeDefault(ctx context.Context, id int64) (Plan, error) {
 		&i.Backends,
 	)
 	return i, err
+}
+
+const planOrgsOverLimits = `-- name: PlanOrgsOverLimits :one
+WITH subscribers AS (
+    SELECT s.org_id AS id FROM subscriptions s WHERE s.plan_id = $1
+), usage AS (
+    SELECT m.id,
+           (SELECT count(*) FROM clusters c WHERE c.org_id = m.id AND c.status <> 'deleted') AS clusters,
+           (SELECT coalesce(max(n.cnt), 0) FROM (
+                SELECT count(*) AS cnt FROM nodes JOIN clusters c ON c.id = nodes.cluster_id
+                WHERE c.org_id = m.id AND c.status <> 'deleted' GROUP BY nodes.cluster_id) n) AS nodes
+    FROM subscribers m
+)
+SELECT count(*) FILTER (WHERE usage.clusters > p.max_clusters OR usage.nodes > p.max_nodes_per_cluster)::bigint AS over
+FROM usage, plans p WHERE p.id = $1
+`
+
+// How many of the plan's subscribers (organizations) use more than its
+// limits: more live clusters than it allows, or a cluster with more
+// recorded nodes than it allows.
+func (q *Queries) PlanOrgsOverLimits(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, planOrgsOverLimits, id)
+	var over int64
+	err := row.Scan(&over)
+	return over, err
 }
 
 const planSetArchived = `-- name: PlanSetArchived :one
@@ -535,28 +536,4 @@ func (q *Queries) PlanUpdate(ctx context.Context, arg PlanUpdateParams) (Plan, e
 		&i.Backends,
 	)
 	return i, err
-}
-
-const planUsersOverLimits = `-- name: PlanUsersOverLimits :one
-WITH members AS (
-    SELECT s.user_id AS id FROM subscriptions s WHERE s.plan_id = $1
-), usage AS (
-    SELECT m.id,
-           (SELECT count(*) FROM clusters c WHERE c.owner_id = m.id AND c.status <> 'deleted') AS clusters,
-           (SELECT coalesce(max(n.cnt), 0) FROM (
-                SELECT count(*) AS cnt FROM nodes JOIN clusters c ON c.id = nodes.cluster_id
-                WHERE c.owner_id = m.id AND c.status <> 'deleted' GROUP BY nodes.cluster_id) n) AS nodes
-    FROM members m
-)
-SELECT count(*) FILTER (WHERE usage.clusters > p.max_clusters OR usage.nodes > p.max_nodes_per_cluster)::bigint AS over
-FROM usage, plans p WHERE p.id = $1
-`
-
-// How many of the plan's subscribers use more than its limits: more live clusters than it
-// allows, or a cluster with more recorded nodes than it allows.
-func (q *Queries) PlanUsersOverLimits(ctx context.Context, id int64) (int64, error) {
-	row := q.db.QueryRow(ctx, planUsersOverLimits, id)
-	var over int64
-	err := row.Scan(&over)
-	return over, err
 }

@@ -12,14 +12,13 @@ import (
 )
 
 const subscriptionGet = `-- name: SubscriptionGet :one
-SELECT user_id, plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at FROM subscriptions WHERE user_id = $1
+SELECT plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id FROM subscriptions WHERE org_id = $1
 `
 
-func (q *Queries) SubscriptionGet(ctx context.Context, userID int64) (Subscription, error) {
-	row := q.db.QueryRow(ctx, subscriptionGet, userID)
+func (q *Queries) SubscriptionGet(ctx context.Context, orgID int64) (Subscription, error) {
+	row := q.db.QueryRow(ctx, subscriptionGet, orgID)
 	var i Subscription
 	err := row.Scan(
-		&i.UserID,
 		&i.PlanID,
 		&i.Status,
 		&i.Period,
@@ -33,21 +32,21 @@ func (q *Queries) SubscriptionGet(ctx context.Context, userID int64) (Subscripti
 		&i.ScheduledPeriod,
 		&i.EndingNotifiedFor,
 		&i.UpdatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const subscriptionLock = `-- name: SubscriptionLock :one
-SELECT user_id, plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at FROM subscriptions WHERE user_id = $1 FOR UPDATE
+SELECT plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id FROM subscriptions WHERE org_id = $1 FOR UPDATE
 `
 
-// The user's subscription, locked: every change to it and every order
-// paid for it take this lock first.
-func (q *Queries) SubscriptionLock(ctx context.Context, userID int64) (Subscription, error) {
-	row := q.db.QueryRow(ctx, subscriptionLock, userID)
+// The organization's subscription, locked: every change to it and every
+// order paid for it take this lock first.
+func (q *Queries) SubscriptionLock(ctx context.Context, orgID int64) (Subscription, error) {
+	row := q.db.QueryRow(ctx, subscriptionLock, orgID)
 	var i Subscription
 	err := row.Scan(
-		&i.UserID,
 		&i.PlanID,
 		&i.Status,
 		&i.Period,
@@ -61,6 +60,41 @@ func (q *Queries) SubscriptionLock(ctx context.Context, userID int64) (Subscript
 		&i.ScheduledPeriod,
 		&i.EndingNotifiedFor,
 		&i.UpdatedAt,
+		&i.OrgID,
+	)
+	return i, err
+}
+
+const subscriptionLockForMember = `-- name: SubscriptionLockForMember :one
+SELECT plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id FROM subscriptions WHERE org_id = $1 AND org_member_in($1, $2, $3::text[]) FOR UPDATE
+`
+
+type SubscriptionLockForMemberParams struct {
+	OrgID  int64
+	UserID int64
+	Roles  []string
+}
+
+// SubscriptionLock for a member of the organization in one of roles; no
+// row for anyone else.
+func (q *Queries) SubscriptionLockForMember(ctx context.Context, arg SubscriptionLockForMemberParams) (Subscription, error) {
+	row := q.db.QueryRow(ctx, subscriptionLockForMember, arg.OrgID, arg.UserID, arg.Roles)
+	var i Subscription
+	err := row.Scan(
+		&i.PlanID,
+		&i.Status,
+		&i.Period,
+		&i.PeriodAnchor,
+		&i.CurrentPeriodStart,
+		&i.CurrentPeriodEnd,
+		&i.PeriodAmount,
+		&i.PeriodCurrency,
+		&i.CancelAtPeriodEnd,
+		&i.ScheduledPlanID,
+		&i.ScheduledPeriod,
+		&i.EndingNotifiedFor,
+		&i.UpdatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -68,22 +102,21 @@ func (q *Queries) SubscriptionLock(ctx context.Context, userID int64) (Subscript
 const subscriptionMoveToScheduled = `-- name: SubscriptionMoveToScheduled :one
 UPDATE subscriptions SET plan_id = scheduled_plan_id, period = $1, status = 'past_due',
     period_amount = 0, scheduled_plan_id = NULL, scheduled_period = NULL, updated_at = now()
-WHERE user_id = $2 AND scheduled_plan_id IS NOT NULL
-RETURNING user_id, plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at
+WHERE org_id = $2 AND scheduled_plan_id IS NOT NULL
+RETURNING plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id
 `
 
 type SubscriptionMoveToScheduledParams struct {
 	Period pgtype.Text
-	UserID int64
+	OrgID  int64
 }
 
 // The scheduled plan takes over at the period's end, past due until its
 // next period is paid (a renewal order, from the old end on).
 func (q *Queries) SubscriptionMoveToScheduled(ctx context.Context, arg SubscriptionMoveToScheduledParams) (Subscription, error) {
-	row := q.db.QueryRow(ctx, subscriptionMoveToScheduled, arg.Period, arg.UserID)
+	row := q.db.QueryRow(ctx, subscriptionMoveToScheduled, arg.Period, arg.OrgID)
 	var i Subscription
 	err := row.Scan(
-		&i.UserID,
 		&i.PlanID,
 		&i.Status,
 		&i.Period,
@@ -97,28 +130,28 @@ func (q *Queries) SubscriptionMoveToScheduled(ctx context.Context, arg Subscript
 		&i.ScheduledPeriod,
 		&i.EndingNotifiedFor,
 		&i.UpdatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const subscriptionSchedule = `-- name: SubscriptionSchedule :one
 UPDATE subscriptions SET scheduled_plan_id = $1, scheduled_period = $2, cancel_at_period_end = FALSE, updated_at = now()
-WHERE user_id = $3
-RETURNING user_id, plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at
+WHERE org_id = $3
+RETURNING plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id
 `
 
 type SubscriptionScheduleParams struct {
 	PlanID pgtype.Int8
 	Period pgtype.Text
-	UserID int64
+	OrgID  int64
 }
 
 // A downgrade: this plan from the period's end.
 func (q *Queries) SubscriptionSchedule(ctx context.Context, arg SubscriptionScheduleParams) (Subscription, error) {
-	row := q.db.QueryRow(ctx, subscriptionSchedule, arg.PlanID, arg.Period, arg.UserID)
+	row := q.db.QueryRow(ctx, subscriptionSchedule, arg.PlanID, arg.Period, arg.OrgID)
 	var i Subscription
 	err := row.Scan(
-		&i.UserID,
 		&i.PlanID,
 		&i.Status,
 		&i.Period,
@@ -132,27 +165,27 @@ func (q *Queries) SubscriptionSchedule(ctx context.Context, arg SubscriptionSche
 		&i.ScheduledPeriod,
 		&i.EndingNotifiedFor,
 		&i.UpdatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const subscriptionSetCancel = `-- name: SubscriptionSetCancel :one
 UPDATE subscriptions SET cancel_at_period_end = $1, scheduled_plan_id = NULL, scheduled_period = NULL, updated_at = now()
-WHERE user_id = $2
-RETURNING user_id, plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at
+WHERE org_id = $2
+RETURNING plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id
 `
 
 type SubscriptionSetCancelParams struct {
 	Cancel bool
-	UserID int64
+	OrgID  int64
 }
 
 // Cancels at the period's end, or takes that back.
 func (q *Queries) SubscriptionSetCancel(ctx context.Context, arg SubscriptionSetCancelParams) (Subscription, error) {
-	row := q.db.QueryRow(ctx, subscriptionSetCancel, arg.Cancel, arg.UserID)
+	row := q.db.QueryRow(ctx, subscriptionSetCancel, arg.Cancel, arg.OrgID)
 	var i Subscription
 	err := row.Scan(
-		&i.UserID,
 		&i.PlanID,
 		&i.Status,
 		&i.Period,
@@ -166,38 +199,38 @@ func (q *Queries) SubscriptionSetCancel(ctx context.Context, arg SubscriptionSet
 		&i.ScheduledPeriod,
 		&i.EndingNotifiedFor,
 		&i.UpdatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const subscriptionSetEndingNotified = `-- name: SubscriptionSetEndingNotified :exec
-UPDATE subscriptions SET ending_notified_for = current_period_end WHERE user_id = $1
+UPDATE subscriptions SET ending_notified_for = current_period_end WHERE org_id = $1
 `
 
-func (q *Queries) SubscriptionSetEndingNotified(ctx context.Context, userID int64) error {
-	_, err := q.db.Exec(ctx, subscriptionSetEndingNotified, userID)
+func (q *Queries) SubscriptionSetEndingNotified(ctx context.Context, orgID int64) error {
+	_, err := q.db.Exec(ctx, subscriptionSetEndingNotified, orgID)
 	return err
 }
 
 const subscriptionSetPeriodEnd = `-- name: SubscriptionSetPeriodEnd :one
 UPDATE subscriptions SET current_period_end = $1, status = CASE WHEN $1::timestamptz > now() THEN 'active' ELSE status END,
     updated_at = now()
-WHERE user_id = $2 AND current_period_end IS NOT NULL
-RETURNING user_id, plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at
+WHERE org_id = $2 AND current_period_end IS NOT NULL
+RETURNING plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id
 `
 
 type SubscriptionSetPeriodEndParams struct {
 	PeriodEnd pgtype.Timestamptz
-	UserID    int64
+	OrgID     int64
 }
 
 // Moves the end of the current period (an admin's extension, or a refund
 // that shortens it).
 func (q *Queries) SubscriptionSetPeriodEnd(ctx context.Context, arg SubscriptionSetPeriodEndParams) (Subscription, error) {
-	row := q.db.QueryRow(ctx, subscriptionSetPeriodEnd, arg.PeriodEnd, arg.UserID)
+	row := q.db.QueryRow(ctx, subscriptionSetPeriodEnd, arg.PeriodEnd, arg.OrgID)
 	var i Subscription
 	err := row.Scan(
-		&i.UserID,
 		&i.PlanID,
 		&i.Status,
 		&i.Period,
@@ -211,6 +244,7 @@ func (q *Queries) SubscriptionSetPeriodEnd(ctx context.Context, arg Subscription
 		&i.ScheduledPeriod,
 		&i.EndingNotifiedFor,
 		&i.UpdatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -219,24 +253,23 @@ const subscriptionSetPlan = `-- name: SubscriptionSetPlan :one
 UPDATE subscriptions SET plan_id = $1, status = $2, period = NULL, period_anchor = NULL,
     current_period_start = now(), current_period_end = NULL, period_amount = 0,
     cancel_at_period_end = FALSE, scheduled_plan_id = NULL, scheduled_period = NULL, updated_at = now()
-WHERE user_id = $3
-RETURNING user_id, plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at
+WHERE org_id = $3
+RETURNING plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id
 `
 
 type SubscriptionSetPlanParams struct {
 	PlanID int64
 	Status string
-	UserID int64
+	OrgID  int64
 }
 
-// Puts the user on a plan with no paid period (the default plan after a
+// Puts the organization on a plan with no paid period (the default plan after a
 // cancel or an expiry, or an admin's choice), with the status that says
 // why.
 func (q *Queries) SubscriptionSetPlan(ctx context.Context, arg SubscriptionSetPlanParams) (Subscription, error) {
-	row := q.db.QueryRow(ctx, subscriptionSetPlan, arg.PlanID, arg.Status, arg.UserID)
+	row := q.db.QueryRow(ctx, subscriptionSetPlan, arg.PlanID, arg.Status, arg.OrgID)
 	var i Subscription
 	err := row.Scan(
-		&i.UserID,
 		&i.PlanID,
 		&i.Status,
 		&i.Period,
@@ -250,24 +283,24 @@ func (q *Queries) SubscriptionSetPlan(ctx context.Context, arg SubscriptionSetPl
 		&i.ScheduledPeriod,
 		&i.EndingNotifiedFor,
 		&i.UpdatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const subscriptionSetStatus = `-- name: SubscriptionSetStatus :one
-UPDATE subscriptions SET status = $1, updated_at = now() WHERE user_id = $2 RETURNING user_id, plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at
+UPDATE subscriptions SET status = $1, updated_at = now() WHERE org_id = $2 RETURNING plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id
 `
 
 type SubscriptionSetStatusParams struct {
 	Status string
-	UserID int64
+	OrgID  int64
 }
 
 func (q *Queries) SubscriptionSetStatus(ctx context.Context, arg SubscriptionSetStatusParams) (Subscription, error) {
-	row := q.db.QueryRow(ctx, subscriptionSetStatus, arg.Status, arg.UserID)
+	row := q.db.QueryRow(ctx, subscriptionSetStatus, arg.Status, arg.OrgID)
 	var i Subscription
 	err := row.Scan(
-		&i.UserID,
 		&i.PlanID,
 		&i.Status,
 		&i.Period,
@@ -281,6 +314,7 @@ func (q *Queries) SubscriptionSetStatus(ctx context.Context, arg SubscriptionSet
 		&i.ScheduledPeriod,
 		&i.EndingNotifiedFor,
 		&i.UpdatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
@@ -290,8 +324,8 @@ UPDATE subscriptions SET plan_id = $1, status = 'active', period = $2,
     period_anchor = $3, current_period_start = $4, current_period_end = $5,
     period_amount = $6, period_currency = $7,
     cancel_at_period_end = FALSE, scheduled_plan_id = NULL, scheduled_period = NULL, updated_at = now()
-WHERE user_id = $8
-RETURNING user_id, plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at
+WHERE org_id = $8
+RETURNING plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id
 `
 
 type SubscriptionStartPeriodParams struct {
@@ -302,7 +336,7 @@ type SubscriptionStartPeriodParams struct {
 	PeriodEnd      pgtype.Timestamptz
 	PeriodAmount   int64
 	PeriodCurrency string
-	UserID         int64
+	OrgID          int64
 }
 
 // Starts (or extends) a paid period of a plan: active, its anchor and
@@ -317,11 +351,10 @@ func (q *Queries) SubscriptionStartPeriod(ctx context.Context, arg SubscriptionS
 		arg.PeriodEnd,
 		arg.PeriodAmount,
 		arg.PeriodCurrency,
-		arg.UserID,
+		arg.OrgID,
 	)
 	var i Subscription
 	err := row.Scan(
-		&i.UserID,
 		&i.PlanID,
 		&i.Status,
 		&i.Period,
@@ -335,31 +368,35 @@ func (q *Queries) SubscriptionStartPeriod(ctx context.Context, arg SubscriptionS
 		&i.ScheduledPeriod,
 		&i.EndingNotifiedFor,
 		&i.UpdatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const subscriptionWithPlan = `-- name: SubscriptionWithPlan :one
-SELECT s.user_id, s.plan_id, s.status, s.period, s.period_anchor, s.current_period_start, s.current_period_end, s.period_amount, s.period_currency, s.cancel_at_period_end, s.scheduled_plan_id, s.scheduled_period, s.ending_notified_for, s.updated_at, p.id, p.name, p.max_clusters, p.max_nodes_per_cluster, p.is_default, p.created_at, p.name_zh, p.description_en, p.description_zh, p.max_hostnames_per_cluster, p.ingress_allowed, p.currency, p.price_monthly, p.price_yearly, p.public, p.sort_order, p.archived_at, p.updated_at, p.free, p.backends,
-       coalesce(n.name, '')::text AS scheduled_plan_name
+SELECT s.plan_id, s.status, s.period, s.period_anchor, s.current_period_start, s.current_period_end, s.period_amount, s.period_currency, s.cancel_at_period_end, s.scheduled_plan_id, s.scheduled_period, s.ending_notified_for, s.updated_at, s.org_id, p.id, p.name, p.max_clusters, p.max_nodes_per_cluster, p.is_default, p.created_at, p.name_zh, p.description_en, p.description_zh, p.max_hostnames_per_cluster, p.ingress_allowed, p.currency, p.price_monthly, p.price_yearly, p.public, p.sort_order, p.archived_at, p.updated_at, p.free, p.backends,
+       coalesce(n.name, '')::text AS scheduled_plan_name, o.name AS org_name, (o.personal_of IS NOT NULL)::boolean AS org_personal
 FROM subscriptions s
+JOIN organizations o ON o.id = s.org_id
 JOIN plans p ON p.id = s.plan_id
 LEFT JOIN plans n ON n.id = s.scheduled_plan_id
-WHERE s.user_id = $1
+WHERE s.org_id = $1
 `
 
 type SubscriptionWithPlanRow struct {
 	Subscription      Subscription
 	Plan              Plan
 	ScheduledPlanName string
+	OrgName           string
+	OrgPersonal       bool
 }
 
-// The user's subscription with its plan and the plan scheduled next.
-func (q *Queries) SubscriptionWithPlan(ctx context.Context, userID int64) (SubscriptionWithPlanRow, error) {
-	row := q.db.QueryRow(ctx, subscriptionWithPlan, userID)
+// The organization's subscription with its plan and the plan scheduled
+// next, and the organization's name and whether it is a personal one.
+func (q *Queries) SubscriptionWithPlan(ctx context.Context, orgID int64) (SubscriptionWithPlanRow, error) {
+	row := q.db.QueryRow(ctx, subscriptionWithPlan, orgID)
 	var i SubscriptionWithPlanRow
 	err := row.Scan(
-		&i.Subscription.UserID,
 		&i.Subscription.PlanID,
 		&i.Subscription.Status,
 		&i.Subscription.Period,
@@ -373,6 +410,7 @@ func (q *Queries) SubscriptionWithPlan(ctx context.Context, userID int64) (Subsc
 		&i.Subscription.ScheduledPeriod,
 		&i.Subscription.EndingNotifiedFor,
 		&i.Subscription.UpdatedAt,
+		&i.Subscription.OrgID,
 		&i.Plan.ID,
 		&i.Plan.Name,
 		&i.Plan.MaxClusters,
@@ -394,15 +432,88 @@ func (q *Queries) SubscriptionWithPlan(ctx context.Context, userID int64) (Subsc
 		&i.Plan.Free,
 		&i.Plan.Backends,
 		&i.ScheduledPlanName,
+		&i.OrgName,
+		&i.OrgPersonal,
+	)
+	return i, err
+}
+
+const subscriptionWithPlanForMember = `-- name: SubscriptionWithPlanForMember :one
+SELECT s.plan_id, s.status, s.period, s.period_anchor, s.current_period_start, s.current_period_end, s.period_amount, s.period_currency, s.cancel_at_period_end, s.scheduled_plan_id, s.scheduled_period, s.ending_notified_for, s.updated_at, s.org_id, p.id, p.name, p.max_clusters, p.max_nodes_per_cluster, p.is_default, p.created_at, p.name_zh, p.description_en, p.description_zh, p.max_hostnames_per_cluster, p.ingress_allowed, p.currency, p.price_monthly, p.price_yearly, p.public, p.sort_order, p.archived_at, p.updated_at, p.free, p.backends,
+       coalesce(n.name, '')::text AS scheduled_plan_name, o.name AS org_name, (o.personal_of IS NOT NULL)::boolean AS org_personal
+FROM subscriptions s
+JOIN organizations o ON o.id = s.org_id
+JOIN plans p ON p.id = s.plan_id
+LEFT JOIN plans n ON n.id = s.scheduled_plan_id
+WHERE s.org_id = $1 AND org_member_in($1, $2, $3::text[])
+`
+
+type SubscriptionWithPlanForMemberParams struct {
+	OrgID  int64
+	UserID int64
+	Roles  []string
+}
+
+type SubscriptionWithPlanForMemberRow struct {
+	Subscription      Subscription
+	Plan              Plan
+	ScheduledPlanName string
+	OrgName           string
+	OrgPersonal       bool
+}
+
+// SubscriptionWithPlan for a member of the organization in one of roles;
+// no row for anyone else.
+func (q *Queries) SubscriptionWithPlanForMember(ctx context.Context, arg SubscriptionWithPlanForMemberParams) (SubscriptionWithPlanForMemberRow, error) {
+	row := q.db.QueryRow(ctx, subscriptionWithPlanForMember, arg.OrgID, arg.UserID, arg.Roles)
+	var i SubscriptionWithPlanForMemberRow
+	err := row.Scan(
+		&i.Subscription.PlanID,
+		&i.Subscription.Status,
+		&i.Subscription.Period,
+		&i.Subscription.PeriodAnchor,
+		&i.Subscription.CurrentPeriodStart,
+		&i.Subscription.CurrentPeriodEnd,
+		&i.Subscription.PeriodAmount,
+		&i.Subscription.PeriodCurrency,
+		&i.Subscription.CancelAtPeriodEnd,
+		&i.Subscription.ScheduledPlanID,
+		&i.Subscription.ScheduledPeriod,
+		&i.Subscription.EndingNotifiedFor,
+		&i.Subscription.UpdatedAt,
+		&i.Subscription.OrgID,
+		&i.Plan.ID,
+		&i.Plan.Name,
+		&i.Plan.MaxClusters,
+		&i.Plan.MaxNodesPerCluster,
+		&i.Plan.IsDefault,
+		&i.Plan.CreatedAt,
+		&i.Plan.NameZh,
+		&i.Plan.DescriptionEn,
+		&i.Plan.DescriptionZh,
+		&i.Plan.MaxHostnamesPerCluster,
+		&i.Plan.IngressAllowed,
+		&i.Plan.Currency,
+		&i.Plan.PriceMonthly,
+		&i.Plan.PriceYearly,
+		&i.Plan.Public,
+		&i.Plan.SortOrder,
+		&i.Plan.ArchivedAt,
+		&i.Plan.UpdatedAt,
+		&i.Plan.Free,
+		&i.Plan.Backends,
+		&i.ScheduledPlanName,
+		&i.OrgName,
+		&i.OrgPersonal,
 	)
 	return i, err
 }
 
 const subscriptionsByPlan = `-- name: SubscriptionsByPlan :many
 SELECT p.id, p.name, p.is_default, p.currency,
-       count(s.user_id) FILTER (WHERE s.status = 'active')::bigint AS active,
-       count(s.user_id) FILTER (WHERE s.status = 'past_due')::bigint AS past_due,
-       count(s.user_id) FILTER (WHERE s.cancel_at_period_end)::bigint AS cancelling
+       count(s.org_id) FILTER (WHERE s.status = 'active')::bigint AS active,
+       count(s.org_id) FILTER (WHERE s.status = 'past_due')::bigint AS past_due,
+       count(s.org_id) FILTER (WHERE s.cancel_at_period_end)::bigint AS cancelling
 FROM plans p LEFT JOIN subscriptions s ON s.plan_id = p.id
 GROUP BY p.id
 ORDER BY p.archived_at IS NOT NULL, p.sort_order, p.id
@@ -448,7 +559,7 @@ func (q *Queries) SubscriptionsByPlan(ctx context.Context) ([]SubscriptionsByPla
 }
 
 const subscriptionsDue = `-- name: SubscriptionsDue :many
-SELECT user_id, plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at FROM subscriptions
+SELECT plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id FROM subscriptions
 WHERE current_period_end IS NOT NULL
   AND ((status = 'active' AND current_period_end <= $1::timestamptz)
        OR (status = 'past_due' AND current_period_end <= $2::timestamptz)
@@ -486,7 +597,6 @@ func (q *Queries) SubscriptionsDue(ctx context.Context, arg SubscriptionsDuePara
 	for rows.Next() {
 		var i Subscription
 		if err := rows.Scan(
-			&i.UserID,
 			&i.PlanID,
 			&i.Status,
 			&i.Period,
@@ -500,6 +610,7 @@ func (q *Queries) SubscriptionsDue(ctx context.Context, arg SubscriptionsDuePara
 			&i.ScheduledPeriod,
 			&i.EndingNotifiedFor,
 			&i.UpdatedAt,
+			&i.OrgID,
 		); err != nil {
 			return nil, err
 		}
@@ -516,8 +627,9 @@ UPDATE subscriptions SET plan_id = $1, updated_at = now()
 WHERE plan_id = (SELECT id FROM plans WHERE is_default) AND plan_id <> $1 AND current_period_end IS NULL
 `
 
-// The users on the old default plan with no paid period (who never bought
-// one, or whose plan ended) follow the default to its new plan.
+// The organizations on the old default plan with no paid period (that
+// never bought one, or whose plan ended) follow the default to its new
+// plan.
 func (q *Queries) SubscriptionsFollowDefault(ctx context.Context, newDefault int64) (int64, error) {
 	result, err := q.db.Exec(ctx, subscriptionsFollowDefault, newDefault)
 	if err != nil {

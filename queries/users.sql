@@ -118,8 +118,10 @@ UPDATE users SET password_change_required = TRUE, updated_at = now() WHERE id = 
 SELECT * FROM users WHERE id = @id FOR UPDATE;
 
 -- name: AdminUserCountOrders :one
--- Orders are kept for accounting: an account with any cannot be deleted.
-SELECT count(*) FROM orders WHERE user_id = @user_id;
+-- Orders are kept for accounting: an account that placed any, or whose
+-- personal organization (deleted with it) has any, cannot be deleted.
+SELECT count(*) FROM orders
+WHERE user_id = @user_id OR org_id = (SELECT o.id FROM organizations o WHERE o.personal_of = @user_id);
 
 -- name: AdminUserPurgeDeletedClusters :execrows
 -- The rows left of the deleted clusters an account made, or that are in

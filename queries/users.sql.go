@@ -64,10 +64,12 @@ func (q *Queries) AdminUserClusterList(ctx context.Context, arg AdminUserCluster
 }
 
 const adminUserCountOrders = `-- name: AdminUserCountOrders :one
-SELECT count(*) FROM orders WHERE user_id = $1
+SELECT count(*) FROM orders
+WHERE user_id = $1 OR org_id = (SELECT o.id FROM organizations o WHERE o.personal_of = $1)
 `
 
-// Orders are kept for accounting: an account with any cannot be deleted.
+// Orders are kept for accounting: an account that placed any, or whose
+// personal organization (deleted with it) has any, cannot be deleted.
 func (q *Queries) AdminUserCountOrders(ctx context.Context, userID int64) (int64, error) {
 	row := q.db.QueryRow(ctx, adminUserCountOrders, userID)
 	var count int64

@@ -28,10 +28,13 @@ type AdminOrders struct {
 	CSVURL    string
 }
 
-// AdminOrderRow is an order in a list; amounts as "USD 12.50".
+// AdminOrderRow is an order in a list; amounts as "USD 12.50". The
+// organization is what it is for, the user who placed it.
 type AdminOrderRow struct {
 	ID        int64
 	Number    string
+	OrgID     int64
+	OrgName   string
 	UserID    int64
 	UserEmail string
 	Plan      string
@@ -42,11 +45,14 @@ type AdminOrderRow struct {
 	Created   time.Time
 }
 
-// AdminOrder is one order's page: what it costs, what it paid for, its
-// history and, while it waits for its money, what an admin can do.
+// AdminOrder is one order's page: the organization it is for and who
+// placed it (the user), what it costs, what it paid for, its history and,
+// while it waits for its money, what an admin can do.
 type AdminOrder struct {
 	ID        int64
 	Number    string
+	OrgID     int64
+	OrgName   string
 	UserID    int64
 	UserEmail string
 	Plan      string
@@ -126,9 +132,12 @@ type AdminRevenueMonth struct {
 }
 
 // AdminSubscription is the subscription section of a user's admin page,
-// with the forms that change it.
+// their personal organization's (OrgID, OrgName), with the forms that
+// change it; Orders are the last the user placed, for any organization.
 type AdminSubscription struct {
 	UserID            int64
+	OrgID             int64
+	OrgName           string
 	PlanID            int64
 	Plan              string
 	Status            string
@@ -140,7 +149,7 @@ type AdminSubscription struct {
 	Scheduled       string
 	ScheduledPeriod string
 	Orders          []AdminOrderRow
-	// OrdersURL lists all of the user's orders.
+	// OrdersURL lists all of the orders the user placed.
 	OrdersURL string
 	// Plans are the plans an admin may put the user on (not archived).
 	Plans []AdminPlanOption

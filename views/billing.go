@@ -2,13 +2,19 @@ package views
 
 import "time"
 
-// Billing is a user's plan page: the plan, its prices, what they use of
-// each limit, the period and what happens at its end, the plans to
-// choose from, and their orders.
+// Billing is an organization's plan page: the plan, its prices, what it
+// uses of each limit, the period and what happens at its end, the plans
+// to choose from, and its orders.
 type Billing struct {
+	// OrgName names a team's organization (empty for a personal one).
+	OrgName               string
 	PlanName, Description string
 	Default, Ingress      bool
-	Limits                []BillingLimit
+	// Manage: the reader may order, pay and cancel, and read the orders
+	// (an owner); other members read the plan, its limits and the plans
+	// on offer, with no form to act on them.
+	Manage bool
+	Limits []BillingLimit
 	// Status is the subscription's (active, past_due, cancelled,
 	// expired); PeriodEnd is zero without a paid period.
 	Status      string
@@ -72,4 +78,7 @@ type BillingOrder struct {
 	Returned                    bool
 	SellerName, SellerAddress   string
 	SellerTaxID, Buyer, BuyerID string
+	// BuyerOrg is the team's organization the order is for (empty for a
+	// personal one); Buyer is who placed it.
+	BuyerOrg string
 }

@@ -120,6 +120,17 @@ func TestUpgradeFromRelease(t *testing.T) {
 				  WHERE (SELECT count(*) FROM organization_members x WHERE x.org_id = o.id) = 1)`).Scan(&users, &personal))
 			require.Positive(t, users)
 			require.Equal(t, users, personal, "every user of %s has a personal organization", rel.tag)
+			// Each user's subscription, as the release kept it, is their
+			// personal organization's (migration 059), and so is every
+			// order they placed.
+			var subscribed, misplaced int
+			require.NoError(t, pool.QueryRow(ctx, `SELECT
+				(SELECT count(*) FROM users u
+				   JOIN organizations o ON o.personal_of = u.id
+				   JOIN subscriptions s ON s.org_id = o.id),
+				(SELECT count(*) FROM orders x JOIN organizations o ON o.personal_of = x.user_id WHERE x.org_id <> o.id)`).Scan(&subscribed, &misplaced))
+			require.Equal(t, users, subscribed, "every user of %s has their subscription in their personal organization", rel.tag)
+			require.Zero(t, misplaced, "every order of %s is its user's personal organization's", rel.tag)
 
 			var webID int64
 			require.NoError(t, pool.QueryRow(ctx, "SELECT id FROM clusters WHERE name = 'web'").Scan(&webID))

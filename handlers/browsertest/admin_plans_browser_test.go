@@ -40,7 +40,7 @@ func TestAdminPlansInBrowser(t *testing.T) {
 		chromedp.Evaluate(overflowing, &pageOut),
 	))
 	require.Contains(t, flash, "Plan created.")
-	require.Contains(t, over, "None of this plan's users is over its limits.")
+	require.Contains(t, over, "None of the organizations on this plan is over its limits.")
 	require.Empty(t, listOut, "the plans page at 390px")
 	require.Empty(t, pageOut, "a plan's page at 390px")
 	var monthly int64

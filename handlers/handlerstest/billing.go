@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/billing"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -46,15 +47,18 @@ func NewBillingWorld(t *testing.T, b *Bundle, name string) BillingWorld {
 	return w
 }
 
-// Order signs up a user who orders the world's plan for a month, paid by
-// hand; it returns the user and the pending order.
+// Order signs up a user who orders the world's plan for a month for their
+// personal organization, paid by hand; it returns the user and the
+// pending order.
 func (w BillingWorld) Order(t *testing.T, b *Bundle, name string) (*Client, queries.User, queries.Order) {
 	t.Helper()
 	ctx := context.Background()
 	c, email := b.SignedUpUser(t, name)
 	u, err := queries.New(b.Pool).UserGetByEmail(ctx, email)
 	require.NoError(t, err)
-	choice, err := w.Billing.Choose(ctx, u.ID, w.Plan.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: u.ID, Email: u.Email})
+	who, err := orgs.PersonalActing(ctx, b.Pool, u.ID)
+	require.NoError(t, err)
+	choice, err := w.Billing.Choose(ctx, who, w.Plan.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: u.ID, Email: u.Email})
 	require.NoError(t, err)
 	require.Equal(t, billing.OrderPending, choice.Order.Status)
 	return c, u, choice.Order

@@ -310,7 +310,8 @@ func (b *Bundle) SetPlanNodes(t *testing.T, email string, nodes int) {
 	var planID int64
 	require.NoError(t, b.Pool.QueryRow(ctx, `INSERT INTO plans (name, max_clusters, max_nodes_per_cluster) VALUES ($1, 3, $2) RETURNING id`,
 		"plan-"+email, nodes).Scan(&planID))
-	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = (SELECT id FROM users WHERE email = $2)`, planID, email)
+	_, err := b.Pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1
+		WHERE org_id = (SELECT o.id FROM organizations o JOIN users u ON u.id = o.personal_of WHERE u.email = $2)`, planID, email)
 	require.NoError(t, err)
 }
 

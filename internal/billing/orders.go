@@ -17,6 +17,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -57,15 +58,13 @@ var (
 	ErrReferenceRequired = errors.New("ErrBillingReferenceRequired")
 	// ErrReferenceTooLong: a reference is up to 200 characters of text.
 	ErrReferenceTooLong = errors.New("ErrBillingReferenceTooLong")
-	// ErrUserNotFound: no such user (an admin's action).
-	ErrUserNotFound = errors.New("ErrBillingUserNotFound")
 	// ErrPeriodNotOffered: the plan has no price for that period.
 	ErrPeriodNotOffered = errors.New("ErrBillingPeriodNotOffered")
 )
 
-// Choice is what a user's pick of a plan and period did: an order to pay,
-// or (a downgrade while a paid period runs, or a free plan) a change at
-// the period's end or at once.
+// Choice is what an owner's pick of a plan and period did: an order to
+// pay, or (a downgrade while a paid period runs, or a free plan) a change
+// at the period's end or at once.
 type Choice struct {
 	Order queries.Order
 	// Scheduled: the plan follows at the end of the current period.
@@ -92,7 +91,8 @@ func Tax(amount int64, basisPoints int) int64 {
 	return (amount*int64(basisPoints) + 5000) / 10000
 }
 
-// Choose is a user's pick of a plan and period, paid with method:
+// Choose is an owner's pick of a plan and period for their organization
+// (who, orgs.Billing), paid with method:
 //   - the plan and period they have, in a paid period or past due: a
 //     renewal order that adds the next period after the current one;
 //   - with no paid period running: an order that starts one when paid;
@@ -104,10 +104,11 @@ func Tax(amount int64, basisPoints int) int64 {
 //   - a free plan with no period running: switched at once.
 //
 // A period the plan has no price for is refused: a paid plan is never had
-// for nothing. A pending order of the user is cancelled: the new one
-// replaces it. Credit (what the user paid for the unused part of their
+// for nothing. A pending order of the organization is cancelled: the new
+// one replaces it. Credit (what was paid for the unused part of the
 // current period) that covers the whole price pays the order at once.
-func (s *Service) Choose(ctx context.Context, userID, planID int64, period Period, method string, actor audit.Actor) (Choice, error) {
+// The order is the organization's, placed by who.UserID.
+func (s *Service) Choose(ctx context.Context, who orgs.Acting, planID int64, period Period, method string, actor audit.Actor) (Choice, error) {
 	if _, err := ParsePeriod(string(period)); err != nil {
 		return Choice{}, err
 	}
@@ -118,10 +119,11 @@ func (s *Service) Choose(ctx context.Context, userID, planID int64, period Perio
 		if err != nil {
 			return err
 		}
-		sub, err := q.SubscriptionLock(ctx, userID)
+		sub, err := lockFor(ctx, q, who)
 		if err != nil {
-			return fmt.Errorf("lock subscription of user %d: %w", userID, err)
+			return err
 		}
+		orgID := sub.OrgID
 		plan, err := q.PlanGet(ctx, planID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrPlanNotFound
@@ -146,13 +148,13 @@ func (s *Service) Choose(ctx context.Context, userID, planID int64, period Perio
 				if plan.ID == sub.PlanID {
 					return ErrSamePlan
 				}
-				if _, err := q.SubscriptionSetPlan(ctx, queries.SubscriptionSetPlanParams{UserID: userID, PlanID: plan.ID, Status: "active"}); err != nil {
+				if _, err := q.SubscriptionSetPlan(ctx, queries.SubscriptionSetPlanParams{OrgID: orgID, PlanID: plan.ID, Status: "active"}); err != nil {
 					return fmt.Errorf("switch plan: %w", err)
 				}
 				out.Switched = true
-				return s.audit(ctx, q, actor, userID, "billing.plan_switch", map[string]any{"plan": plan.Name})
+				return s.audit(ctx, q, actor, orgID, "billing.plan_switch", map[string]any{"plan": plan.Name})
 			}
-			return s.schedule(ctx, q, actor, userID, plan, period, &out)
+			return s.schedule(ctx, q, actor, orgID, plan, period, &out)
 		}
 		m, offered := Price(plan, period)
 		if !offered {
@@ -168,14 +170,14 @@ func (s *Service) Choose(ctx context.Context, userID, planID int64, period Perio
 				return ErrCurrencyChange
 			}
 			if rate(plan) <= rate(current) {
-				return s.schedule(ctx, q, actor, userID, plan, period, &out)
+				return s.schedule(ctx, q, actor, orgID, plan, period, &out)
 			}
 			credit = min(Unused(sub.PeriodAmount, sub.CurrentPeriodStart.Time, sub.CurrentPeriodEnd.Time, now), price)
 		}
 		if !st.Accepts(method) {
 			return ErrMethod
 		}
-		if pending, err := q.OrderPendingForUser(ctx, userID); err == nil {
+		if pending, err := q.OrderPendingForOrg(ctx, orgID); err == nil {
 			if err := s.close(ctx, q, pending, OrderCancelled, actor, "replaced"); err != nil {
 				return err
 			}
@@ -188,7 +190,7 @@ func (s *Service) Choose(ctx context.Context, userID, planID int64, period Perio
 			taxLabel = st.TaxLabel
 		}
 		o, err := q.OrderCreate(ctx, queries.OrderCreateParams{
-			UserID: userID, PlanID: plan.ID, Period: string(period), Kind: kind, Currency: plan.Currency,
+			OrgID: orgID, UserID: who.UserID, PlanID: plan.ID, Period: string(period), Kind: kind, Currency: plan.Currency,
 			Amount: price, Credit: credit, Tax: tax, TaxLabel: taxLabel, Total: price - credit + tax, Method: method,
 			ExpiresAt: pgtype.Timestamptz{Time: now.Add(st.OrderExpiry()), Valid: true},
 		})
@@ -198,7 +200,7 @@ func (s *Service) Choose(ctx context.Context, userID, planID int64, period Perio
 		if err := s.event(ctx, q, o.ID, "created", actor.UserID, map[string]any{"plan": plan.Name, "period": period, "kind": kind, "credit": credit}); err != nil {
 			return err
 		}
-		if err := s.audit(ctx, q, actor, userID, "billing.order_create", map[string]any{"order": o.Number, "plan": plan.Name, "total": o.Total, "currency": o.Currency}); err != nil {
+		if err := s.audit(ctx, q, actor, orgID, "billing.order_create", map[string]any{"order": o.Number, "plan": plan.Name, "total": o.Total, "currency": o.Currency}); err != nil {
 			return err
 		}
 		if o.Total == 0 && o.Credit == o.Amount {
@@ -214,15 +216,16 @@ func (s *Service) Choose(ctx context.Context, userID, planID int64, period Perio
 	return out, err
 }
 
-// schedule sets plan to follow at the end of the running period.
-func (s *Service) schedule(ctx context.Context, q *queries.Queries, actor audit.Actor, userID int64, plan queries.Plan, period Period, out *Choice) error {
+// schedule sets plan to follow at the end of the organization's running
+// period.
+func (s *Service) schedule(ctx context.Context, q *queries.Queries, actor audit.Actor, orgID int64, plan queries.Plan, period Period, out *Choice) error {
 	if _, err := q.SubscriptionSchedule(ctx, queries.SubscriptionScheduleParams{
-		UserID: userID, PlanID: pgtype.Int8{Int64: plan.ID, Valid: true}, Period: pgtype.Text{String: string(period), Valid: true},
+		OrgID: orgID, PlanID: pgtype.Int8{Int64: plan.ID, Valid: true}, Period: pgtype.Text{String: string(period), Valid: true},
 	}); err != nil {
 		return fmt.Errorf("schedule plan change: %w", err)
 	}
 	out.Scheduled = true
-	return s.audit(ctx, q, actor, userID, "billing.plan_schedule", map[string]any{"plan": plan.Name, "period": period})
+	return s.audit(ctx, q, actor, orgID, "billing.plan_schedule", map[string]any{"plan": plan.Name, "period": period})
 }
 
 // maxReference bounds a payment's reference.
@@ -230,7 +233,7 @@ const maxReference = 200
 
 // MarkPaid records an admin's receipt of a manual order's payment, with
 // its reference (a bank transfer's, an invoice's): the order's period
-// starts or extends the subscription.
+// starts or extends the subscription of the order's organization.
 func (s *Service) MarkPaid(ctx context.Context, orderID int64, reference string, actor audit.Actor) (queries.Order, error) {
 	reference = strings.TrimSpace(reference)
 	switch {
@@ -261,8 +264,9 @@ func (s *Service) MarkPaid(ctx context.Context, orderID int64, reference string,
 
 // pay applies a payment of o (locked by the caller) exactly once: the
 // order's 'paid' event is unique (a second is refused by the index, not
-// by a check here), then the order is paid and the subscription's period
-// starts or extends. An order paid already is ErrAlreadyPaid.
+// by a check here), then the order is paid and the period of its
+// organization's subscription starts or extends. An order paid already is
+// ErrAlreadyPaid.
 func (s *Service) pay(ctx context.Context, tx pgx.Tx, o queries.Order, reference string, actor audit.Actor, stripeEvent string) (queries.Order, error) {
 	switch o.Status {
 	case OrderPaid, OrderRefunded:
@@ -279,9 +283,9 @@ func (s *Service) pay(ctx context.Context, tx pgx.Tx, o queries.Order, reference
 		return o, err
 	}
 	q := queries.New(tx)
-	sub, err := q.SubscriptionLock(ctx, o.UserID)
+	sub, err := q.SubscriptionLock(ctx, o.OrgID)
 	if err != nil {
-		return o, fmt.Errorf("lock subscription of user %d: %w", o.UserID, err)
+		return o, fmt.Errorf("lock subscription of organization %d: %w", o.OrgID, err)
 	}
 	now := s.now()
 	period := Period(o.Period)
@@ -303,20 +307,20 @@ func (s *Service) pay(ctx context.Context, tx pgx.Tx, o queries.Order, reference
 		return o, fmt.Errorf("mark order paid: %w", err)
 	}
 	if _, err := q.SubscriptionStartPeriod(ctx, queries.SubscriptionStartPeriodParams{
-		UserID: o.UserID, PlanID: o.PlanID, Period: pgtype.Text{String: o.Period, Valid: true},
+		OrgID: o.OrgID, PlanID: o.PlanID, Period: pgtype.Text{String: o.Period, Valid: true},
 		PeriodAnchor: ts(anchor), PeriodStart: pgtype.Timestamptz{Time: start, Valid: true}, PeriodEnd: ts(end),
 		PeriodAmount: o.Amount, PeriodCurrency: o.Currency,
 	}); err != nil {
 		return o, fmt.Errorf("start period: %w", err)
 	}
-	if err := s.audit(ctx, q, actor, o.UserID, "billing.order_paid", map[string]any{"order": o.Number, "reference": reference, "until": end}); err != nil {
+	if err := s.audit(ctx, q, actor, o.OrgID, "billing.order_paid", map[string]any{"order": o.Number, "reference": reference, "until": end}); err != nil {
 		return o, err
 	}
 	plan, err := q.PlanGet(ctx, o.PlanID)
 	if err != nil {
 		return o, fmt.Errorf("load plan %d: %w", o.PlanID, err)
 	}
-	return o, s.tell(ctx, tx, o.UserID, EmailOrderPaid, map[string]any{
+	return o, s.tellPlacer(ctx, tx, o, EmailOrderPaid, map[string]any{
 		"Order": o.Number, "Plan": plan.Name, "Amount": Money{Minor: o.Total, Currency: o.Currency}.String(), "Until": end.UTC().Format(time.DateOnly),
 	})
 }
@@ -340,37 +344,59 @@ func (s *Service) payOnce(ctx context.Context, tx pgx.Tx, fn func(*queries.Queri
 	return sp.Commit(ctx)
 }
 
-// CancelOrder cancels a pending order: its owner (userID) or an admin
-// (userID 0, the actor checked).
-func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64, actor audit.Actor) (queries.Order, error) {
+// CancelOrder cancels a pending order of who's organization, for an
+// owner.
+func (s *Service) CancelOrder(ctx context.Context, who orgs.Acting, orderID int64, actor audit.Actor) (queries.Order, error) {
 	var o queries.Order
-	fn := func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		var err error
+		o, err = q.OrderLockForMember(ctx, queries.OrderLockForMemberParams{
+			ID: orderID, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Billing),
+		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return orderRefusal(ctx, q, who, orderID)
+		}
+		if err != nil {
+			return fmt.Errorf("lock order %d: %w", orderID, err)
+		}
+		return s.cancelPending(ctx, q, &o, actor)
+	})
+	return o, err
+}
+
+// AdminCancelOrder cancels any pending order, for an active admin.
+func (s *Service) AdminCancelOrder(ctx context.Context, orderID int64, actor audit.Actor) (queries.Order, error) {
+	var o queries.Order
+	err := s.asAdminTx(ctx, actor, func(tx pgx.Tx) error {
 		q := queries.New(tx)
 		var err error
 		o, err = q.OrderLock(ctx, orderID)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && userID != 0 && o.UserID != userID) {
+		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrOrderNotFound
 		}
 		if err != nil {
 			return fmt.Errorf("lock order %d: %w", orderID, err)
 		}
-		switch o.Status {
-		case OrderPaid, OrderRefunded:
-			return ErrAlreadyPaid
-		case OrderPending:
-		default:
-			return ErrOrderClosed
-		}
-		if err := s.close(ctx, q, o, OrderCancelled, actor, "cancelled"); err != nil {
-			return err
-		}
-		o.Status = OrderCancelled
-		return nil
+		return s.cancelPending(ctx, q, &o, actor)
+	})
+	return o, err
+}
+
+// cancelPending cancels o (locked), if it is pending.
+func (s *Service) cancelPending(ctx context.Context, q *queries.Queries, o *queries.Order, actor audit.Actor) error {
+	switch o.Status {
+	case OrderPaid, OrderRefunded:
+		return ErrAlreadyPaid
+	case OrderPending:
+	default:
+		return ErrOrderClosed
 	}
-	if userID == 0 {
-		return o, s.asAdminTx(ctx, actor, fn)
+	if err := s.close(ctx, q, *o, OrderCancelled, actor, "cancelled"); err != nil {
+		return err
 	}
-	return o, pgx.BeginFunc(ctx, s.Pool, fn)
+	o.Status = OrderCancelled
+	return nil
 }
 
 // close ends a pending order as cancelled or expired, with its event.
@@ -384,7 +410,7 @@ func (s *Service) close(ctx context.Context, q *queries.Queries, o queries.Order
 	if actor.UserID == 0 {
 		return nil
 	}
-	return s.audit(ctx, q, actor, o.UserID, "billing.order_"+status, map[string]any{"order": o.Number, "why": why})
+	return s.audit(ctx, q, actor, o.OrgID, "billing.order_"+status, map[string]any{"order": o.Number, "why": why})
 }
 
 // MaxBatch bounds the rows a periodic billing job handles in one
@@ -432,19 +458,44 @@ func (s *Service) event(ctx context.Context, q *queries.Queries, orderID int64, 
 	return nil
 }
 
-// audit records a billing action about a user.
-func (s *Service) audit(ctx context.Context, q *queries.Queries, actor audit.Actor, userID int64, action string, details map[string]any) error {
-	return audit.Record(ctx, q, actor, audit.Event{Action: action, TargetType: "user", TargetID: fmt.Sprint(userID), Details: details})
+// audit records a billing action about an organization; actor is who
+// acted (none for the platform's jobs).
+func (s *Service) audit(ctx context.Context, q *queries.Queries, actor audit.Actor, orgID int64, action string, details map[string]any) error {
+	return audit.Record(ctx, q, actor, audit.Event{Action: action, TargetType: "organization", TargetID: fmt.Sprint(orgID), Details: details})
 }
 
-// tell tells a user about their billing, as their preferences say.
-func (s *Service) tell(ctx context.Context, tx pgx.Tx, userID int64, template string, data map[string]any) error {
-	u, err := queries.New(tx).UserGetByID(ctx, userID)
+// tell tells the owners of an organization, every one of them, about its
+// subscription (a period ending, past due, ended, changed; over its
+// limits), each as their preferences say: the owners are who may act on
+// it. What is about one order goes to who placed it instead
+// (tellPlacer).
+func (s *Service) tell(ctx context.Context, tx pgx.Tx, orgID int64, template string, data map[string]any) error {
+	owners, err := queries.New(tx).OrgOwnerUsers(ctx, orgID)
 	if err != nil {
-		return fmt.Errorf("load user %d: %w", userID, err)
+		return fmt.Errorf("load the owners of organization %d: %w", orgID, err)
 	}
+	for _, u := range owners {
+		if err := s.tellUser(ctx, tx, u, template, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tellPlacer tells who placed order o about it (paid, its payment failed,
+// refunded): they are waiting for its word, and have its number. For a
+// personal organization that is its owner, as before organizations.
+func (s *Service) tellPlacer(ctx context.Context, tx pgx.Tx, o queries.Order, template string, data map[string]any) error {
+	u, err := queries.New(tx).UserGetByID(ctx, o.UserID)
+	if err != nil {
+		return fmt.Errorf("load user %d: %w", o.UserID, err)
+	}
+	return s.tellUser(ctx, tx, u, template, data)
+}
+
+func (s *Service) tellUser(ctx context.Context, tx pgx.Tx, u queries.User, template string, data map[string]any) error {
 	if _, err := (notify.Notices{Box: s.Box, River: s.River}).Tell(ctx, tx, u, notify.Billing, template, data); err != nil {
-		return fmt.Errorf("billing notice to user %d: %w", userID, err)
+		return fmt.Errorf("billing notice to user %d: %w", u.ID, err)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/billing"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/queries"
@@ -71,18 +72,40 @@ func manual() billing.Settings {
 func (s *shop) at(t time.Time) { s.clock.Store(&t) }
 func (s *shop) now() time.Time { return *s.clock.Load() }
 
+// personal is user acting in their personal organization, as its owner.
+func (s *shop) personal(t *testing.T, user int64) orgs.Acting {
+	t.Helper()
+	who, err := orgs.PersonalActing(context.Background(), s.pool, user)
+	require.NoError(t, err)
+	return who
+}
+
+// sub is the subscription of user's personal organization.
 func (s *shop) sub(t *testing.T, user int64) queries.Subscription {
 	t.Helper()
-	sub, err := queries.New(s.pool).SubscriptionGet(context.Background(), user)
+	return s.subOf(t, s.personal(t, user).OrgID)
+}
+
+// subOf is organization org's subscription.
+func (s *shop) subOf(t *testing.T, org int64) queries.Subscription {
+	t.Helper()
+	sub, err := queries.New(s.pool).SubscriptionGet(context.Background(), org)
 	require.NoError(t, err)
 	return sub
 }
 
-// buy orders plan for period and has the admin mark it paid.
+// buy orders plan for period for user's personal organization and has
+// the admin mark it paid.
 func (s *shop) buy(t *testing.T, user int64, plan queries.Plan, period billing.Period) queries.Order {
 	t.Helper()
+	return s.buyAs(t, s.personal(t, user), plan, period)
+}
+
+// buyAs is buy by who, for their organization.
+func (s *shop) buyAs(t *testing.T, who orgs.Acting, plan queries.Plan, period billing.Period) queries.Order {
+	t.Helper()
 	ctx := context.Background()
-	ch, err := s.svc.Choose(ctx, user, plan.ID, period, billing.MethodManual, audit.Actor{UserID: user})
+	ch, err := s.svc.Choose(ctx, who, plan.ID, period, billing.MethodManual, audit.Actor{UserID: who.UserID})
 	require.NoError(t, err)
 	require.NotZero(t, ch.Order.ID, "an order")
 	o, err := s.svc.MarkPaid(ctx, ch.Order.ID, "TRX-1", s.admin)
@@ -105,12 +128,12 @@ func TestOrderPaidOnce(t *testing.T) {
 	require.Equal(t, "active", sub.Status)
 	require.False(t, sub.CurrentPeriodEnd.Valid)
 
-	first, err := s.svc.Choose(ctx, user, s.team.ID, billing.Monthly, billing.MethodManual, me)
+	first, err := s.svc.Choose(ctx, s.personal(t, user), s.team.ID, billing.Monthly, billing.MethodManual, me)
 	require.NoError(t, err)
 	require.Regexp(t, `^KB-\d{8}-\d{6}$`, first.Order.Number)
 	require.Equal(t, "pending", first.Order.Status)
 	require.Equal(t, int64(1000), first.Order.Total)
-	second, err := s.svc.Choose(ctx, user, s.team.ID, billing.Yearly, billing.MethodManual, me)
+	second, err := s.svc.Choose(ctx, s.personal(t, user), s.team.ID, billing.Yearly, billing.MethodManual, me)
 	require.NoError(t, err)
 	require.Equal(t, int64(10000), second.Order.Total)
 	replaced, err := queries.New(s.pool).OrderGet(ctx, first.Order.ID)
@@ -195,7 +218,7 @@ func TestChoose(t *testing.T) {
 			if method == "" {
 				method = billing.MethodManual
 			}
-			ch, err := s.svc.Choose(ctx, user, tc.plan().ID, tc.period, method, audit.Actor{UserID: user})
+			ch, err := s.svc.Choose(ctx, s.personal(t, user), tc.plan().ID, tc.period, method, audit.Actor{UserID: user})
 			if tc.err != nil {
 				require.ErrorIs(t, err, tc.err)
 				return
@@ -237,13 +260,13 @@ func TestPeriods(t *testing.T) {
 		s.buy(t, u, s.pro, billing.Monthly)
 	}
 	end := s.sub(t, lapsing).CurrentPeriodEnd.Time
-	ch, err := s.svc.Choose(ctx, downgrading, s.team.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: downgrading})
+	ch, err := s.svc.Choose(ctx, s.personal(t, downgrading), s.team.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: downgrading})
 	require.NoError(t, err)
 	require.True(t, ch.Scheduled)
-	require.NoError(t, s.svc.SetCancel(ctx, cancelling, true, audit.Actor{UserID: cancelling}))
+	require.NoError(t, s.svc.SetCancel(ctx, s.personal(t, cancelling), true, audit.Actor{UserID: cancelling}))
 	// An order left unpaid.
 	waiting := person(t, s.pool, "waiting@example.com", "user")
-	unpaid, err := s.svc.Choose(ctx, waiting, s.team.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: waiting})
+	unpaid, err := s.svc.Choose(ctx, s.personal(t, waiting), s.team.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: waiting})
 	require.NoError(t, err)
 
 	notices := func(u int64, body string) int {
@@ -323,14 +346,14 @@ func TestChooseNeverFree(t *testing.T) {
 	require.NoError(t, err)
 	before := s.sub(t, user)
 
-	_, err = s.svc.Choose(ctx, user, monthlyOnly.ID, billing.Yearly, billing.MethodManual, me)
+	_, err = s.svc.Choose(ctx, s.personal(t, user), monthlyOnly.ID, billing.Yearly, billing.MethodManual, me)
 	require.ErrorIs(t, err, billing.ErrPeriodNotOffered)
 	require.Equal(t, before, s.sub(t, user), "the subscription is as it was")
 	var orders int
 	require.NoError(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM orders WHERE user_id = $1`, user).Scan(&orders))
 	require.Zero(t, orders)
 
-	ch, err := s.svc.Choose(ctx, user, monthlyOnly.ID, billing.Monthly, billing.MethodManual, me)
+	ch, err := s.svc.Choose(ctx, s.personal(t, user), monthlyOnly.ID, billing.Monthly, billing.MethodManual, me)
 	require.NoError(t, err)
 	require.Equal(t, billing.OrderPending, ch.Order.Status)
 	require.Equal(t, int64(1000), ch.Order.Total)
@@ -340,7 +363,7 @@ func TestChooseNeverFree(t *testing.T) {
 		Name: "Education", MaxClusters: 5, MaxNodesPerCluster: 20, Public: true, Currency: "USD", Free: true,
 	}, s.admin)
 	require.NoError(t, err)
-	ch, err = s.svc.Choose(ctx, user, gift.ID, billing.Yearly, billing.MethodManual, me)
+	ch, err = s.svc.Choose(ctx, s.personal(t, user), gift.ID, billing.Yearly, billing.MethodManual, me)
 	require.NoError(t, err)
 	require.True(t, ch.Switched)
 	require.Equal(t, gift.ID, s.sub(t, user).PlanID)

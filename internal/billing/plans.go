@@ -20,6 +20,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/etag"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/queries"
@@ -178,15 +179,17 @@ func (s *Service) Plans(ctx context.Context) ([]queries.Plan, error) {
 	return plans, nil
 }
 
-// PlansFor is up to n (all when n is 0) of the plans the user may
-// choose, in the admin's order, after the plan after (0: from the
-// first): the public plans on sale, and the user's own.
-func (s *Service) PlansFor(ctx context.Context, userID, after int64, n int32) ([]queries.Plan, error) {
-	plans, err := queries.New(s.Pool).PlanListForUser(ctx, queries.PlanListForUserParams{
-		UserID: userID, AfterID: after, RowLimit: pgtype.Int4{Int32: n, Valid: n > 0},
+// PlansFor is up to n (all when n is 0) of the plans who's organization
+// may choose, in the admin's order, after the plan after (0: from the
+// first): the public plans on sale, and its own. Any member reads them;
+// anyone else reads none.
+func (s *Service) PlansFor(ctx context.Context, who orgs.Acting, after int64, n int32) ([]queries.Plan, error) {
+	plans, err := queries.New(s.Pool).PlanListForMember(ctx, queries.PlanListForMemberParams{
+		OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read),
+		AfterID: after, RowLimit: pgtype.Int4{Int32: n, Valid: n > 0},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list plans of user %d: %w", userID, err)
+		return nil, fmt.Errorf("list plans of organization %d: %w", who.OrgID, err)
 	}
 	return plans, nil
 }
@@ -224,8 +227,8 @@ func (s *Service) CreatePlan(ctx context.Context, in PlanInput, actor audit.Acto
 
 // UpdatePlan changes a plan, for an active admin (audited
 // admin.plan_update with the fields changed). Lowering a limit below what
-// subscribers use is allowed: over is how many of its users it puts, or
-// leaves, over a limit. With an If-Match in ctx (etag.WithMatch), only
+// subscribers use is allowed: over is how many of its subscribers
+// (organizations) it puts, or leaves, over a limit. With an If-Match in ctx (etag.WithMatch), only
 // while the plan has that tag (PlanTag), checked under the plan's row
 // lock: else etag.ErrPreconditionFailed.
 func (s *Service) UpdatePlan(ctx context.Context, id int64, in PlanInput, actor audit.Actor) (_ queries.Plan, over int64, _ error) {
@@ -265,11 +268,12 @@ func (s *Service) UpdatePlan(ctx context.Context, id int64, in PlanInput, actor 
 		if err != nil {
 			return planWriteError(err)
 		}
-		if over, err = q.PlanUsersOverLimits(ctx, id); err != nil {
-			return fmt.Errorf("count the users of plan %d over its limits: %w", id, err)
+		if over, err = q.PlanOrgsOverLimits(ctx, id); err != nil {
+			return fmt.Errorf("count the organizations on plan %d over its limits: %w", id, err)
 		}
 		return audit.Record(ctx, q, actor, audit.Event{
 			Action: "admin.plan_update", TargetType: "plan", TargetID: fmt.Sprint(id),
+			// users_over_limits, as it was named when subscribers were users.
 			Details: map[string]any{"name": out.Name, "changed": changed, "users_over_limits": over},
 		})
 	})
@@ -317,10 +321,11 @@ func (s *Service) SetPlanArchived(ctx context.Context, id int64, archived bool, 
 	return out, err
 }
 
-// MakeDefault makes a plan the default (free) plan, the one of every user
-// who never bought one, for an active admin (audited). There is always
-// exactly one. The users on the old default with no paid period move to
-// the new one; new users and ended plans get it from now on.
+// MakeDefault makes a plan the default (free) plan, the one of every
+// organization that never bought one, for an active admin (audited).
+// There is always exactly one. The organizations on the old default with
+// no paid period move to the new one; new organizations and ended plans
+// get it from now on.
 func (s *Service) MakeDefault(ctx context.Context, id int64, actor audit.Actor) (queries.Plan, error) {
 	var out queries.Plan
 	err := s.asAdmin(ctx, actor, func(q *queries.Queries) error {
@@ -331,11 +336,11 @@ func (s *Service) MakeDefault(ctx context.Context, id int64, actor audit.Actor) 
 		if p.ArchivedAt.Valid {
 			return ErrPlanArchived
 		}
-		// Before the old default is cleared: its users with no paid
-		// period follow.
+		// Before the old default is cleared: its subscribers with no
+		// paid period follow.
 		moved, err := q.SubscriptionsFollowDefault(ctx, id)
 		if err != nil {
-			return fmt.Errorf("move the default plan's users: %w", err)
+			return fmt.Errorf("move the default plan's subscribers: %w", err)
 		}
 		if err := q.PlanClearDefault(ctx, id); err != nil {
 			return fmt.Errorf("clear the default plan: %w", err)
@@ -375,17 +380,17 @@ func planWriteError(err error) error {
 	return fmt.Errorf("write plan: %w", err)
 }
 
-// UsersOverLimits is how many of the plan's users use more than it
-// allows.
-func (s *Service) UsersOverLimits(ctx context.Context, id int64) (int64, error) {
-	n, err := queries.New(s.Pool).PlanUsersOverLimits(ctx, id)
+// OrgsOverLimits is how many of the plan's subscribers (organizations)
+// use more than it allows.
+func (s *Service) OrgsOverLimits(ctx context.Context, id int64) (int64, error) {
+	n, err := queries.New(s.Pool).PlanOrgsOverLimits(ctx, id)
 	if err != nil {
-		return 0, fmt.Errorf("count the users of plan %d over its limits: %w", id, err)
+		return 0, fmt.Errorf("count the organizations on plan %d over its limits: %w", id, err)
 	}
 	return n, nil
 }
 
-// Usage is what a user uses of what their plan allows, with their
+// Usage is what an organization uses of what its plan allows, with its
 // subscription (whose plan Plan is).
 type Usage struct {
 	Subscription Subscription
@@ -395,15 +400,17 @@ type Usage struct {
 	Clusters, MostNodes, MostHostnames int64
 }
 
-// UsageOf is the user's subscription and plan and what they use of it.
-func (s *Service) UsageOf(ctx context.Context, userID int64) (Usage, error) {
-	sub, err := s.SubscriptionOf(ctx, userID)
+// UsageOf is the subscription and plan of who's organization and what it
+// uses of it, for any member.
+func (s *Service) UsageOf(ctx context.Context, who orgs.Acting) (Usage, error) {
+	sub, err := s.SubscriptionOf(ctx, who)
 	if err != nil {
 		return Usage{}, err
 	}
-	u, err := queries.New(s.Pool).BillingUsage(ctx, userID)
+	// SubscriptionOf checked the membership.
+	u, err := queries.New(s.Pool).BillingUsage(ctx, sub.OrgID)
 	if err != nil {
-		return Usage{}, fmt.Errorf("usage of user %d: %w", userID, err)
+		return Usage{}, fmt.Errorf("usage of organization %d: %w", sub.OrgID, err)
 	}
 	return Usage{Subscription: sub, Plan: sub.Plan, Clusters: u.Clusters, MostNodes: u.MostNodes, MostHostnames: u.MostHostnames}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -82,7 +83,7 @@ func TestPlans(t *testing.T) {
 	q := queries.New(pool)
 	for i, use := range []struct{ clusters, nodes int }{{1, 1}, {3, 0}, {1, 4}} {
 		u := person(t, pool, fmt.Sprintf("user%d@example.com", i), "user")
-		_, err := pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE user_id = $2`, p.ID, u)
+		_, err := pool.Exec(ctx, `UPDATE subscriptions SET plan_id = $1 WHERE org_id = (SELECT id FROM organizations WHERE personal_of = $2)`, p.ID, u)
 		require.NoError(t, err)
 		for c := range use.clusters {
 			var cid int64
@@ -123,9 +124,11 @@ func TestPlans(t *testing.T) {
 	var defaults int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM plans WHERE is_default`).Scan(&defaults))
 	require.Equal(t, 1, defaults)
-	got, err := q.PlanForUser(ctx, admin.UserID)
+	personal, err := q.OrgPersonal(ctx, pgtype.Int8{Int64: admin.UserID, Valid: true})
 	require.NoError(t, err)
-	require.Equal(t, p.ID, got.ID, "a user on no plan is on the default one")
+	got, err := q.PlanForOrg(ctx, personal.ID)
+	require.NoError(t, err)
+	require.Equal(t, p.ID, got.ID, "an organization on no plan is on the default one")
 
 	var actions []string
 	rows, err := pool.Query(ctx, `SELECT action FROM audit_events WHERE target_type = 'plan' ORDER BY id`)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -17,8 +18,7 @@ func (s *Service) Settings(ctx context.Context) (Settings, error) {
 	return LoadSettings(ctx, queries.New(s.Pool), s.Box)
 }
 
-// Order is any user's order with id (the admin's pages), or
-// ErrOrderNotFound.
+// Order is any order with id (the admin's pages), or ErrOrderNotFound.
 func (s *Service) Order(ctx context.Context, id int64) (queries.Order, error) {
 	o, err := queries.New(s.Pool).OrderGet(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -30,33 +30,79 @@ func (s *Service) Order(ctx context.Context, id int64) (queries.Order, error) {
 	return o, nil
 }
 
-// OrderOf is the user's order with id; another user's is ErrOrderNotFound,
-// as one that does not exist.
-func (s *Service) OrderOf(ctx context.Context, userID, id int64) (queries.Order, error) {
-	o, err := queries.New(s.Pool).OrderGetForUser(ctx, queries.OrderGetForUserParams{ID: id, UserID: userID})
+// OrderOf is the order with id of who's organization, with the
+// organization's name and who placed it, for an owner (orderReaders).
+// Another organization's order is ErrOrderNotFound, as one that does not
+// exist; the organization's own, for a member who is not an owner,
+// orgs.ErrForbidden.
+func (s *Service) OrderOf(ctx context.Context, who orgs.Acting, id int64) (queries.OrderGetForMemberRow, error) {
+	q := queries.New(s.Pool)
+	o, err := q.OrderGetForMember(ctx, queries.OrderGetForMemberParams{ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: orderReaders(who)})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return queries.Order{}, ErrOrderNotFound
+		return o, orderRefusal(ctx, q, who, id)
 	}
 	if err != nil {
-		return queries.Order{}, fmt.Errorf("load order %d: %w", id, err)
+		return o, fmt.Errorf("load order %d: %w", id, err)
 	}
 	return o, nil
 }
 
-// OrdersOf are the user's newest orders with an id below before (0: from
-// the newest), up to n, each with its plan's name.
-func (s *Service) OrdersOf(ctx context.Context, userID, before int64, n int32) ([]queries.OrderListForUserRow, error) {
-	rows, err := queries.New(s.Pool).OrderListForUser(ctx, queries.OrderListForUserParams{UserID: userID, BeforeID: before, MaxRows: n})
+// OrdersOf are the newest orders of who's organization with an id below
+// before (0: from the newest), up to n, each with its plan's name, for an
+// owner (orderReaders): orgs.ErrForbidden for another member.
+func (s *Service) OrdersOf(ctx context.Context, who orgs.Acting, before int64, n int32) ([]queries.OrderListForMemberRow, error) {
+	q := queries.New(s.Pool)
+	may, err := q.OrgMemberIn(ctx, queries.OrgMemberInParams{OrgID: who.OrgID, UserID: who.UserID, Roles: orderReaders(who)})
 	if err != nil {
-		return nil, fmt.Errorf("list orders of user %d: %w", userID, err)
+		return nil, fmt.Errorf("check membership: %w", err)
+	}
+	if !may {
+		return nil, refusal(ctx, q, who)
+	}
+	rows, err := q.OrderListForMember(ctx, queries.OrderListForMemberParams{
+		OrgID: who.OrgID, UserID: who.UserID, Roles: orderReaders(who), BeforeID: before, MaxRows: n,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list orders of organization %d: %w", who.OrgID, err)
 	}
 	return rows, nil
 }
 
-// AdminOrders are the orders of every user under the admin's filter f,
-// newest first. The filter's email matches the account's address whatever
-// its case: the stored address is looked up; an unknown one is matched as
-// typed (and finds none).
+// orderReaders are the roles that may read the orders and receipts of
+// who's organization: those that may pay for them (orgs.Billing), the
+// owners. Unlike what changes billing it is not capped by who's key: a
+// read key acts as a viewer, and yet reads its owner's orders, as it did
+// before organizations (it still changes nothing).
+func orderReaders(who orgs.Acting) []string {
+	return orgs.Acting{OrgID: who.OrgID, UserID: who.UserID}.Roles(orgs.Billing)
+}
+
+// orderRefusal is why who found no order id in their organization:
+// orgs.ErrForbidden for a member when the organization has it, else
+// ErrOrderNotFound.
+func orderRefusal(ctx context.Context, q *queries.Queries, who orgs.Acting, id int64) error {
+	member, err := q.OrgMemberIn(ctx, queries.OrgMemberInParams{OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
+	if err != nil {
+		return fmt.Errorf("check membership: %w", err)
+	}
+	if !member {
+		return ErrOrderNotFound
+	}
+	has, err := q.OrderExistsInOrg(ctx, queries.OrderExistsInOrgParams{ID: id, OrgID: who.OrgID})
+	switch {
+	case err != nil:
+		return fmt.Errorf("look up order %d: %w", id, err)
+	case has:
+		return orgs.ErrForbidden
+	}
+	return ErrOrderNotFound
+}
+
+// AdminOrders are the orders of every organization under the admin's
+// filter f, newest first, each with its organization's name and the
+// address of who placed it. The filter's email (who placed the order)
+// matches the account's address whatever its case: the stored address is
+// looked up; an unknown one is matched as typed (and finds none).
 func (s *Service) AdminOrders(ctx context.Context, f queries.OrderListAdminParams) ([]queries.OrderListAdminRow, error) {
 	q := queries.New(s.Pool)
 	if f.UserEmail != "" {
@@ -75,16 +121,18 @@ func (s *Service) AdminOrders(ctx context.Context, f queries.OrderListAdminParam
 	return rows, nil
 }
 
-// AdminOrder is an order with what its admin page shows beside it.
+// AdminOrder is an order with what its admin page shows beside it: the
+// organization it is for, who placed it (User), its plan and its events.
 type AdminOrder struct {
 	Order  queries.Order
+	Org    queries.Organization
 	User   queries.User
 	Plan   queries.Plan
 	Events []queries.OrderEventsRow
 }
 
-// AdminOrder is any user's order with id, its buyer, plan and events, or
-// ErrOrderNotFound.
+// AdminOrder is any order with id, its organization, who placed it, its
+// plan and events, or ErrOrderNotFound.
 func (s *Service) AdminOrder(ctx context.Context, id int64) (AdminOrder, error) {
 	q := queries.New(s.Pool)
 	var out AdminOrder
@@ -97,6 +145,9 @@ func (s *Service) AdminOrder(ctx context.Context, id int64) (AdminOrder, error) 
 		return AdminOrder{}, fmt.Errorf("load order %d: %w", id, err)
 	}
 	o := out.Order
+	if out.Org, err = q.OrgGet(ctx, o.OrgID); err != nil {
+		return AdminOrder{}, fmt.Errorf("load organization %d: %w", o.OrgID, err)
+	}
 	if out.User, err = q.UserGetByID(ctx, o.UserID); err != nil {
 		return AdminOrder{}, fmt.Errorf("load user %d: %w", o.UserID, err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// TestOrderReads: a user reads their own orders only; an admin finds any
-// order by its buyer's address whatever its case, and reads one with its
-// buyer, plan and events.
+// TestOrderReads: a user reads their personal organization's orders only;
+// an admin finds any order by its buyer's address whatever its case, and
+// reads one with its organization, buyer, plan and events.
 func TestOrderReads(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -35,19 +35,21 @@ func TestOrderReads(t *testing.T) {
 			{"none", buyer, paid.ID + 1000, billing.ErrOrderNotFound},
 		}
 		for _, tt := range tests {
-			o, err := s.svc.OrderOf(ctx, tt.user, tt.order)
+			o, err := s.svc.OrderOf(ctx, s.personal(t, tt.user), tt.order)
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err, tt.name)
 				continue
 			}
 			require.NoError(t, err, tt.name)
-			require.Equal(t, paid.ID, o.ID, tt.name)
+			require.Equal(t, paid.ID, o.Order.ID, tt.name)
+			require.Equal(t, "Reader@example.com", o.PlacedByEmail, tt.name)
+			require.True(t, o.OrgPersonal, tt.name)
 		}
-		rows, err := s.svc.OrdersOf(ctx, buyer, 0, 10)
+		rows, err := s.svc.OrdersOf(ctx, s.personal(t, buyer), 0, 10)
 		require.NoError(t, err)
 		require.Len(t, rows, 1)
 		require.Equal(t, "Team", rows[0].PlanName)
-		rows, err = s.svc.OrdersOf(ctx, other, 0, 10)
+		rows, err = s.svc.OrdersOf(ctx, s.personal(t, other), 0, 10)
 		require.NoError(t, err)
 		require.Empty(t, rows)
 	})
@@ -69,6 +71,7 @@ func TestOrderReads(t *testing.T) {
 			require.Len(t, rows, tt.found, tt.email)
 			if tt.found > 0 {
 				require.Equal(t, "Reader@example.com", rows[0].UserEmail, tt.email)
+				require.Equal(t, "Reader@example.com", rows[0].OrgName, tt.email, "the personal organization, named after its user")
 			}
 		}
 	})
@@ -78,6 +81,7 @@ func TestOrderReads(t *testing.T) {
 		d, err := s.svc.AdminOrder(ctx, paid.ID)
 		require.NoError(t, err)
 		require.Equal(t, buyer, d.User.ID)
+		require.Equal(t, s.personal(t, buyer).OrgID, d.Org.ID)
 		require.Equal(t, s.team.ID, d.Plan.ID)
 		require.NotEmpty(t, d.Events, "created, then paid")
 		_, err = s.svc.AdminOrder(ctx, paid.ID+1000)

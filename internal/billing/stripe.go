@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/stripepay"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -40,22 +41,25 @@ func (s *Service) stripe(st Settings) *stripepay.Client {
 	return stripepay.New(st.StripeSecretKey, s.StripeURL)
 }
 
-// Checkout opens a Stripe Checkout Session for the user's pending Stripe
-// order and returns its URL; the session is kept on the order, and only
-// its webhook events pay it. An order has one session at a time: while
+// Checkout opens a Stripe Checkout Session for a pending Stripe order of
+// who's organization, for an owner (orgs.Billing), and returns its URL;
+// the session is kept on the order (its client_reference_id is the
+// order's number), and only its webhook events pay it. email prefills
+// Stripe's form: the address of who pays. An order has one session at a time: while
 // the one kept is open, the buyer goes back to it; once it is complete
 // (paid, or a payment under way), to the order page to wait for Stripe's
 // word; only once it has expired is another opened. returnURL is the
 // order's page: Stripe sends the buyer back there, paid or not.
-func (s *Service) Checkout(ctx context.Context, userID, orderID int64, email, returnURL string) (string, error) {
+func (s *Service) Checkout(ctx context.Context, who orgs.Acting, orderID int64, email, returnURL string) (string, error) {
 	q := queries.New(s.Pool)
-	o, err := q.OrderGetForUser(ctx, queries.OrderGetForUserParams{ID: orderID, UserID: userID})
+	row, err := q.OrderGetForMember(ctx, queries.OrderGetForMemberParams{ID: orderID, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Billing)})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", ErrOrderNotFound
+		return "", orderRefusal(ctx, q, who, orderID)
 	}
 	if err != nil {
 		return "", fmt.Errorf("load order %d: %w", orderID, err)
 	}
+	o := row.Order
 	if o.Status != OrderPending {
 		return "", ErrOrderClosed
 	}
@@ -109,7 +113,7 @@ func (s *Service) Checkout(ctx context.Context, userID, orderID int64, email, re
 		if err != nil {
 			return fmt.Errorf("keep checkout session: %w", err)
 		}
-		return s.event(ctx, q, o.ID, "checkout", userID, map[string]any{"session": co.ID})
+		return s.event(ctx, q, o.ID, "checkout", who.UserID, map[string]any{"session": co.ID})
 	})
 	if err != nil {
 		return "", err
@@ -172,7 +176,7 @@ func (s *Service) StripeEvent(ctx context.Context, payload []byte, signature str
 					return fmt.Errorf("forget failed checkout session: %w", err)
 				}
 			}
-			return s.tell(ctx, tx, o.UserID, EmailPaymentFailed, map[string]any{"Order": o.Number})
+			return s.tellPlacer(ctx, tx, o, EmailPaymentFailed, map[string]any{"Order": o.Number})
 		case stripepay.EventChargeRefunded:
 			if o.Status == OrderPaid || o.Status == OrderRefunded {
 				return s.refunded(ctx, tx, o, ev.AmountRefunded, audit.Actor{}, "stripe")
@@ -291,10 +295,10 @@ func (s *Service) refunded(ctx context.Context, tx pgx.Tx, o queries.Order, tota
 	if err != nil {
 		return fmt.Errorf("record refund: %w", err)
 	}
-	if err := s.audit(ctx, q, actor, o.UserID, "billing.order_refund", map[string]any{"order": o.Number, "refunded": total, "reason": reason}); err != nil {
+	if err := s.audit(ctx, q, actor, o.OrgID, "billing.order_refund", map[string]any{"order": o.Number, "refunded": total, "reason": reason}); err != nil {
 		return err
 	}
-	sub, err := q.SubscriptionLock(ctx, o.UserID)
+	sub, err := q.SubscriptionLock(ctx, o.OrgID)
 	if err != nil {
 		return fmt.Errorf("lock subscription: %w", err)
 	}
@@ -312,12 +316,12 @@ func (s *Service) refunded(ctx context.Context, tx pgx.Tx, o queries.Order, tota
 			kept := new(big.Int).Mul(big.NewInt(int64(end.Sub(start)/time.Second)), big.NewInt(o.Total-total))
 			kept.Quo(kept, big.NewInt(o.Total))
 			newEnd := start.Add(time.Duration(kept.Int64()) * time.Second)
-			if _, err := q.SubscriptionSetPeriodEnd(ctx, queries.SubscriptionSetPeriodEndParams{UserID: o.UserID, PeriodEnd: ts(newEnd)}); err != nil {
+			if _, err := q.SubscriptionSetPeriodEnd(ctx, queries.SubscriptionSetPeriodEndParams{OrgID: o.OrgID, PeriodEnd: ts(newEnd)}); err != nil {
 				return fmt.Errorf("shorten period: %w", err)
 			}
 		}
 	}
-	return s.tell(ctx, tx, o.UserID, EmailOrderRefunded, map[string]any{
+	return s.tellPlacer(ctx, tx, o, EmailOrderRefunded, map[string]any{
 		"Order": updated.Number, "Amount": Money{Minor: total - o.RefundedAmount, Currency: o.Currency}.String(),
 	})
 }

@@ -85,18 +85,19 @@ func TestStripeOrders(t *testing.T) {
 	user := person(t, s.pool, "card@example.com", "user")
 	s.at(time.Now().UTC().Truncate(time.Second))
 
-	ch, err := s.svc.Choose(ctx, user, s.pro.ID, billing.Monthly, billing.MethodStripe, audit.Actor{UserID: user})
+	ch, err := s.svc.Choose(ctx, s.personal(t, user), s.pro.ID, billing.Monthly, billing.MethodStripe, audit.Actor{UserID: user})
 	require.NoError(t, err)
-	_, err = s.svc.Choose(ctx, user, s.pro.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: user})
+	_, err = s.svc.Choose(ctx, s.personal(t, user), s.pro.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: user})
 	require.ErrorIs(t, err, billing.ErrMethod, "manual is off")
-	url, err := s.svc.Checkout(ctx, user, ch.Order.ID, "card@example.com", "https://kb.example/billing/orders/1")
+	url, err := s.svc.Checkout(ctx, s.personal(t, user), ch.Order.ID, "card@example.com", "https://kb.example/billing/orders/1")
 	require.NoError(t, err)
 	require.NotEmpty(t, url)
 	o, err := q.OrderGet(ctx, ch.Order.ID)
 	require.NoError(t, err)
 	require.True(t, o.StripeSessionID.Valid)
-	_, err = s.svc.Checkout(ctx, user+1000, ch.Order.ID, "x@example.com", "https://kb.example/")
-	require.ErrorIs(t, err, billing.ErrOrderNotFound, "another user's order")
+	stranger := person(t, s.pool, "stranger@example.com", "user")
+	_, err = s.svc.Checkout(ctx, s.personal(t, stranger), ch.Order.ID, "x@example.com", "https://kb.example/")
+	require.ErrorIs(t, err, billing.ErrOrderNotFound, "another organization's order")
 
 	// A bad signature: refused, nothing recorded.
 	err = s.deliver(t, "evt_forged", "checkout.session.completed", session(o, "paid"), "whsec_someone_else")
@@ -199,7 +200,7 @@ func TestStripeEventForgedSession(t *testing.T) {
 	s := stripeShop(t, billing.MethodManual)
 	s.at(time.Now().UTC().Truncate(time.Second))
 	victim := person(t, s.pool, "victim@example.com", "user")
-	ch, err := s.svc.Choose(ctx, victim, s.team.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: victim})
+	ch, err := s.svc.Choose(ctx, s.personal(t, victim), s.team.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: victim})
 	require.NoError(t, err)
 	o := ch.Order
 	require.Equal(t, int64(1000), o.Total)
@@ -247,9 +248,9 @@ func TestStripeEventMustFitOrder(t *testing.T) {
 	q := queries.New(s.pool)
 	s.at(time.Now().UTC().Truncate(time.Second))
 	user := person(t, s.pool, "card@example.com", "user")
-	ch, err := s.svc.Choose(ctx, user, s.team.ID, billing.Monthly, billing.MethodStripe, audit.Actor{UserID: user})
+	ch, err := s.svc.Choose(ctx, s.personal(t, user), s.team.ID, billing.Monthly, billing.MethodStripe, audit.Actor{UserID: user})
 	require.NoError(t, err)
-	_, err = s.svc.Checkout(ctx, user, ch.Order.ID, "card@example.com", "https://kb.example/billing/orders/1")
+	_, err = s.svc.Checkout(ctx, s.personal(t, user), ch.Order.ID, "card@example.com", "https://kb.example/billing/orders/1")
 	require.NoError(t, err)
 	o, err := q.OrderGet(ctx, ch.Order.ID)
 	require.NoError(t, err)
@@ -282,7 +283,7 @@ func TestStripeEventMustFitOrder(t *testing.T) {
 	// A manual order that a session points at (none does: Checkout opens
 	// sessions for Stripe orders only) is not paid by it.
 	other := person(t, s.pool, "manual@example.com", "user")
-	mch, err := s.svc.Choose(ctx, other, s.team.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: other})
+	mch, err := s.svc.Choose(ctx, s.personal(t, other), s.team.ID, billing.Monthly, billing.MethodManual, audit.Actor{UserID: other})
 	require.NoError(t, err)
 	_, err = s.pool.Exec(ctx, `UPDATE orders SET stripe_session_id = 'cs_test_on_manual' WHERE id = $1`, mch.Order.ID)
 	require.NoError(t, err)
@@ -373,7 +374,7 @@ func TestStripeCheckoutOneSession(t *testing.T) {
 	q := queries.New(s.pool)
 	s.at(time.Now().UTC().Truncate(time.Second))
 	user := person(t, s.pool, "card@example.com", "user")
-	ch, err := s.svc.Choose(ctx, user, s.team.ID, billing.Monthly, billing.MethodStripe, audit.Actor{UserID: user})
+	ch, err := s.svc.Choose(ctx, s.personal(t, user), s.team.ID, billing.Monthly, billing.MethodStripe, audit.Actor{UserID: user})
 	require.NoError(t, err)
 	const page = "https://kb.example/billing/orders/1"
 	kept := func() string {
@@ -384,22 +385,22 @@ func TestStripeCheckoutOneSession(t *testing.T) {
 		return o.StripeSessionID.String
 	}
 
-	_, err = s.svc.Checkout(ctx, user, ch.Order.ID, "card@example.com", page)
+	_, err = s.svc.Checkout(ctx, s.personal(t, user), ch.Order.ID, "card@example.com", page)
 	require.NoError(t, err)
 	id := kept()
-	again, err := s.svc.Checkout(ctx, user, ch.Order.ID, "card@example.com", page)
+	again, err := s.svc.Checkout(ctx, s.personal(t, user), ch.Order.ID, "card@example.com", page)
 	require.NoError(t, err)
 	require.Regexp(t, `^https://checkout\.stripe\.com/`, again)
 	require.Equal(t, id, kept(), "the open session")
 
 	statuses.set(id, stripepay.CheckoutComplete)
-	to, err := s.svc.Checkout(ctx, user, ch.Order.ID, "card@example.com", page)
+	to, err := s.svc.Checkout(ctx, s.personal(t, user), ch.Order.ID, "card@example.com", page)
 	require.NoError(t, err)
 	require.Equal(t, page+"?checkout=done", to)
 	require.Equal(t, id, kept())
 
 	statuses.set(id, stripepay.CheckoutExpired)
-	_, err = s.svc.Checkout(ctx, user, ch.Order.ID, "card@example.com", page)
+	_, err = s.svc.Checkout(ctx, s.personal(t, user), ch.Order.ID, "card@example.com", page)
 	require.NoError(t, err)
 	next := kept()
 	require.NotEqual(t, id, next)
@@ -422,7 +423,7 @@ func TestStripeCheckoutOneSession(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "pending", o.Status)
 	require.False(t, o.StripeSessionID.Valid)
-	_, err = s.svc.Checkout(ctx, user, ch.Order.ID, "card@example.com", page)
+	_, err = s.svc.Checkout(ctx, s.personal(t, user), ch.Order.ID, "card@example.com", page)
 	require.NoError(t, err)
 	third := kept()
 	require.NotEqual(t, next, third)
@@ -481,11 +482,11 @@ func TestStripePaymentMethods(t *testing.T) {
 	}
 	pay := func(user, plan int64) error {
 		t.Helper()
-		ch, err := s.svc.Choose(ctx, user, plan, billing.Monthly, billing.MethodStripe, audit.Actor{UserID: user})
+		ch, err := s.svc.Choose(ctx, s.personal(t, user), plan, billing.Monthly, billing.MethodStripe, audit.Actor{UserID: user})
 		if err != nil {
 			return err
 		}
-		_, err = s.svc.Checkout(ctx, user, ch.Order.ID, "", "https://kb.example/billing")
+		_, err = s.svc.Checkout(ctx, s.personal(t, user), ch.Order.ID, "", "https://kb.example/billing")
 		return err
 	}
 

@@ -59,9 +59,15 @@ func (b *testBundle) plan(t *testing.T, name string, l limits) queries.Plan {
 	return p
 }
 
+// subscribe puts u's personal organization on plan p.
 func (b *testBundle) subscribe(t *testing.T, u queries.User, p queries.Plan) {
 	t.Helper()
-	_, err := b.q.SubscriptionSetPlan(context.Background(), queries.SubscriptionSetPlanParams{PlanID: p.ID, Status: "active", UserID: u.ID})
+	b.subscribeOrg(t, personalOrg(t, b.pool, u.ID), p)
+}
+
+func (b *testBundle) subscribeOrg(t *testing.T, org int64, p queries.Plan) {
+	t.Helper()
+	_, err := b.q.SubscriptionSetPlan(context.Background(), queries.SubscriptionSetPlanParams{PlanID: p.ID, Status: "active", OrgID: org})
 	require.NoError(t, err)
 }
 
@@ -137,7 +143,7 @@ func TestForReadsTheSubscriptionsPlan(t *testing.T) {
 	require.NoError(t, err)
 	defer tx.Rollback(ctx) //nolint:errcheck
 	tq := queries.New(tx)
-	_, err = tq.SubscriptionSetPlan(ctx, queries.SubscriptionSetPlanParams{PlanID: def.ID, Status: "cancelled", UserID: u.ID})
+	_, err = tq.SubscriptionSetPlan(ctx, queries.SubscriptionSetPlanParams{PlanID: def.ID, Status: "cancelled", OrgID: personalOrg(t, b.pool, u.ID)})
 	require.NoError(t, err)
 	ent, err = entitlements.For(ctx, tq, personalOrg(t, b.pool, u.ID))
 	require.NoError(t, err)
@@ -146,6 +152,42 @@ func TestForReadsTheSubscriptionsPlan(t *testing.T) {
 	ent, err = entitlements.For(ctx, b.q, personalOrg(t, b.pool, u.ID))
 	require.NoError(t, err)
 	require.Equal(t, pro.ID, ent.Plan.ID)
+}
+
+// TestTeamOrganizationPlan: a team's organization has a subscription of
+// its own from the moment it is made, on the default plan, whatever its
+// maker's personal plan; its plan, and what its clusters use, are its
+// own.
+func TestTeamOrganizationPlan(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	u := b.user(t, "ada@example.com")
+	pro := b.plan(t, "Pro", limits{clusters: 10, nodes: 20, hostnames: 5, ingress: true})
+	b.subscribe(t, u, pro)
+	team, err := b.q.OrgCreate(ctx, queries.OrgCreateParams{Name: "Team", CreatedBy: pgtype.Int8{Int64: u.ID, Valid: true}})
+	require.NoError(t, err)
+
+	def, err := b.q.PlanDefault(ctx)
+	require.NoError(t, err)
+	ent, err := entitlements.For(ctx, b.q, team.ID)
+	require.NoError(t, err)
+	require.Equal(t, def.ID, ent.Plan.ID, "a new team is on the default plan")
+
+	small := b.plan(t, "Small", limits{clusters: 1, nodes: 2, hostnames: 1})
+	b.subscribeOrg(t, team.ID, small)
+	ent, err = entitlements.For(ctx, b.q, team.ID)
+	require.NoError(t, err)
+	require.Equal(t, small.ID, ent.Plan.ID)
+	ent, err = entitlements.For(ctx, b.q, personalOrg(t, b.pool, u.ID))
+	require.NoError(t, err)
+	require.Equal(t, pro.ID, ent.Plan.ID, "the maker's personal plan is unchanged")
+
+	// The maker's personal clusters do not count for the team.
+	b.cluster(t, u, "personal", 2, 0)
+	usage, err := b.q.BillingUsage(ctx, team.ID)
+	require.NoError(t, err)
+	require.Equal(t, queries.BillingUsageRow{}, usage)
 }
 
 // TestForUnknownOrganization: an organization that does not exist is an
@@ -280,7 +322,7 @@ func TestPlanBelowUsage(t *testing.T) {
 	b.cluster(t, u, "quiet", 1, 0)
 	b.cluster(t, u, "spare", 0, 0)
 
-	usage, err := b.q.BillingUsage(ctx, u.ID)
+	usage, err := b.q.BillingUsage(ctx, personalOrg(t, b.pool, u.ID))
 	require.NoError(t, err)
 	require.Equal(t, queries.BillingUsageRow{Clusters: 3, MostNodes: 4, MostHostnames: 3}, usage)
 
@@ -327,7 +369,7 @@ func TestPlanBelowUsage(t *testing.T) {
 		require.ErrorIs(t, entitlements.NodeLimit(usage.MostNodes, ent.Plan.MaxNodesPerCluster), entitlements.ErrLimit, tt.name)
 
 		// Nothing was taken away.
-		after, err := b.q.BillingUsage(ctx, u.ID)
+		after, err := b.q.BillingUsage(ctx, personalOrg(t, b.pool, u.ID))
 		require.NoError(t, err)
 		require.Equal(t, usage, after, tt.name)
 
