@@ -12,13 +12,13 @@ import (
 func TestAllows(t *testing.T) {
 	t.Parallel()
 	table := map[orgs.Role]map[orgs.Permission]bool{
-		orgs.Owner:  {orgs.Read: true, orgs.Operate: true, orgs.ManageMembers: true, orgs.ManageOwners: true, orgs.Billing: true, orgs.DeleteOrganization: true},
-		orgs.Admin:  {orgs.Read: true, orgs.Operate: true, orgs.ManageMembers: true},
+		orgs.Owner:  {orgs.Read: true, orgs.Operate: true, orgs.ManageMembers: true, orgs.ManageOwners: true, orgs.Billing: true, orgs.DeleteOrganization: true, orgs.ManageWebhooks: true},
+		orgs.Admin:  {orgs.Read: true, orgs.Operate: true, orgs.ManageMembers: true, orgs.ManageWebhooks: true},
 		orgs.Member: {orgs.Read: true, orgs.Operate: true},
 		orgs.Viewer: {orgs.Read: true},
 		"root":      {},
 	}
-	perms := []orgs.Permission{orgs.Read, orgs.Operate, orgs.ManageMembers, orgs.ManageOwners, orgs.Billing, orgs.DeleteOrganization}
+	perms := []orgs.Permission{orgs.Read, orgs.Operate, orgs.ManageMembers, orgs.ManageOwners, orgs.Billing, orgs.DeleteOrganization, orgs.ManageWebhooks}
 	for role, want := range table {
 		for _, p := range perms {
 			require.Equal(t, want[p], orgs.Allows(role, p), "%s %s", role, p)
@@ -52,6 +52,7 @@ func TestActingRoles(t *testing.T) {
 		{orgs.Viewer, orgs.Read, []string{"owner", "admin", "member", "viewer"}},
 		{orgs.Viewer, orgs.Operate, []string{}},
 		{orgs.Member, orgs.Billing, []string{}},
+		{"", orgs.ManageWebhooks, []string{"owner", "admin"}},
 	} {
 		a := orgs.Acting{OrgID: 1, UserID: 2, Cap: tt.cap}
 		require.Equal(t, tt.want, a.Roles(tt.p), "%q %s", tt.cap, tt.p)
