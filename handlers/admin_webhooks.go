@@ -29,7 +29,7 @@ func (h *Handlers) showAdminWebhooksPage(c echo.Context) error {
 // networks form as submitted (nil: the stored networks).
 func (h *Handlers) renderAdminWebhooks(c echo.Context, status int, f views.Form, network *views.Form, created *views.WebhookCreated, test *views.WebhookTest) error {
 	ctx := c.Request().Context()
-	w, err := h.webhookViews(c, 0, adminWebhooksPath, f, test)
+	w, err := h.webhookViews(c, webhooks.Platform, adminWebhooksPath, f, test)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (h *Handlers) renderAdminWebhooks(c echo.Context, status int, f views.Form,
 
 func (h *Handlers) createPlatformWebhook(c echo.Context) error {
 	f := formFrom(c, webhookFields...)
-	created, err := h.Webhooks.Create(c.Request().Context(), 0, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
+	created, err := h.Webhooks.Create(c.Request().Context(), webhooks.Platform, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
 	if err != nil {
 		return adminSaveError(c, err, &f, "", nil, func(status int) error {
 			return h.renderAdminWebhooks(c, status, f, nil, nil, nil)
@@ -67,7 +67,7 @@ func (h *Handlers) createPlatformWebhook(c echo.Context) error {
 }
 
 func (h *Handlers) testPlatformWebhook(c echo.Context) error {
-	t, err := h.sendWebhookTest(c, 0)
+	t, err := h.sendWebhookTest(c, webhooks.Platform)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (h *Handlers) deletePlatformWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = h.Webhooks.Delete(c.Request().Context(), 0, id, actor(c))
+	err = h.Webhooks.Delete(c.Request().Context(), webhooks.Platform, id, actor(c))
 	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminauth.ErrNotAdmin) {
 		return echo.ErrNotFound
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -194,15 +195,18 @@ func apiWebhookOf(ch webhooks.Channel) apiWebhook {
 	return apiWebhook{ID: ch.ID, Name: ch.Name, Kind: ch.Kind, Host: ch.Host, SecretSet: ch.Signed, CreatedAt: ch.CreatedAt.UTC()}
 }
 
-// listAPIWebhooks is GET /api/v1/webhooks: the caller's channels, newest
-// first (webhooks.MaxChannels at most).
+// listAPIWebhooks is GET /api/v1/webhooks: the channels of the key's
+// organization, newest first (webhooks.MaxChannels at most).
 func (h *Handlers) listAPIWebhooks(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	p, err := apiPageOf(c)
 	if err != nil {
 		return err
 	}
-	chans, err := h.Webhooks.List(c.Request().Context(), u.ID)
+	chans, err := h.Webhooks.List(c.Request().Context(), who)
 	if err != nil {
 		return err
 	}
@@ -228,18 +232,23 @@ type apiWebhookBody struct {
 }
 
 // createAPIWebhook is POST /api/v1/webhooks: 201 with the channel and,
-// for a generic webhook, its secret, which is never shown again.
+// for a generic webhook, its secret, which is never shown again. The
+// channel is the key's organization's: its owners and admins add them
+// (403 for the others).
 func (h *Handlers) createAPIWebhook(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	var body apiWebhookBody
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
 	in := webhooks.Input{Name: body.Name, Kind: body.Kind, URL: body.URL, Secret: body.Secret}
-	created, err := h.Webhooks.Create(ctx, u.ID, locale.From(ctx).Tag(), in, actor(c))
+	created, err := h.Webhooks.Create(ctx, who, locale.From(ctx).Tag(), in, actor(c))
 	if err != nil {
-		return err
+		return webhookAPIError(err)
 	}
 	out := apiWebhookOf(created.Channel)
 	out.Secret = created.Secret
@@ -249,17 +258,20 @@ func (h *Handlers) createAPIWebhook(c echo.Context) error {
 // showAPIWebhook is GET /api/v1/webhooks/{id}: the channel with its
 // latest deliveries.
 func (h *Handlers) showAPIWebhook(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := webhookID(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	log, err := h.Webhooks.Log(ctx, u.ID, id)
+	log, err := h.Webhooks.Log(ctx, who, id)
 	if err != nil {
 		return webhookAPIError(err)
 	}
-	chans, err := h.Webhooks.List(ctx, u.ID)
+	chans, err := h.Webhooks.List(ctx, who)
 	if err != nil {
 		return err
 	}
@@ -295,19 +307,22 @@ type apiWebhookTest struct {
 // testAPIWebhook is POST /api/v1/webhooks/{id}/test: a test message, sent
 // at once (a few a minute, as from the console).
 func (h *Handlers) testAPIWebhook(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := webhookID(c)
 	if err != nil {
 		return err
 	}
-	return h.sendAPIWebhookTest(c, u.ID, id, webhookAPIError)
+	return h.sendAPIWebhookTest(c, who, id, webhookAPIError)
 }
 
-// sendAPIWebhookTest sends a test message to the channel id of owner (0:
-// the platform's) now, counted against the caller's budget of tests (the
+// sendAPIWebhookTest sends a test message to the channel id of who's
+// organization (webhooks.Platform: the platform's) now, counted against the caller's budget of tests (the
 // console's too: 429 with Retry-After beyond it), and answers what came
 // of it, 200 whatever it was; notFound answers the service's errors.
-func (h *Handlers) sendAPIWebhookTest(c echo.Context, owner, id int64, notFound func(error) error) error {
+func (h *Handlers) sendAPIWebhookTest(c echo.Context, who orgs.Acting, id int64, notFound func(error) error) error {
 	u, _ := currentUser(c)
 	ctx := c.Request().Context()
 	d, err := h.limits.Hit(ctx, webhookTestPerUser, userKey(u), time.Now())
@@ -321,7 +336,7 @@ func (h *Handlers) sendAPIWebhookTest(c echo.Context, owner, id int64, notFound 
 			Code: "too_many_requests", Message: locale.T(ctx, "ErrWebhookTestRateLimited", map[string]any{"Seconds": seconds}),
 		}})
 	}
-	o, err := h.Webhooks.Test(ctx, owner, id, locale.From(ctx).Tag(), actor(c))
+	o, err := h.Webhooks.Test(ctx, who, id, locale.From(ctx).Tag(), actor(c))
 	if err != nil {
 		return notFound(err)
 	}
@@ -334,18 +349,22 @@ func (h *Handlers) sendAPIWebhookTest(c echo.Context, owner, id int64, notFound 
 
 // deleteAPIWebhook is DELETE /api/v1/webhooks/{id}, with its log.
 func (h *Handlers) deleteAPIWebhook(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := webhookID(c)
 	if err != nil {
 		return err
 	}
-	if err := h.Webhooks.Delete(c.Request().Context(), u.ID, id, actor(c)); err != nil {
+	if err := h.Webhooks.Delete(c.Request().Context(), who, id, actor(c)); err != nil {
 		return webhookAPIError(err)
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
-// webhookAPIError answers a channel that is not the caller's with 404.
+// webhookAPIError answers a channel that is not the caller's
+// organization's with 404 (orgs.ErrForbidden is 403 by handleError).
 func webhookAPIError(err error) error {
 	if errors.Is(err, webhooks.ErrNotFound) {
 		return echo.ErrNotFound

@@ -45,7 +45,7 @@ func channelIDParam(c echo.Context) (int64, error) {
 func (h *Handlers) listAPIChannels(c echo.Context) error {
 	ctx := c.Request().Context()
 	items, next, err := idPage(c, func(before int64, limit int32) ([]webhooks.Channel, error) {
-		return h.Webhooks.Page(ctx, 0, before, limit)
+		return h.Webhooks.Page(ctx, webhooks.Platform, before, limit)
 	}, func(ch webhooks.Channel) int64 { return ch.ID }, apiWebhookOf)
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func (h *Handlers) createAPIChannel(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	created, err := h.Webhooks.Create(ctx, 0, locale.From(ctx).Tag(), webhooks.Input{Name: body.Name, Kind: body.Kind, URL: body.URL, Secret: body.Secret}, actor(c))
+	created, err := h.Webhooks.Create(ctx, webhooks.Platform, locale.From(ctx).Tag(), webhooks.Input{Name: body.Name, Kind: body.Kind, URL: body.URL, Secret: body.Secret}, actor(c))
 	if err != nil {
 		return adminAPIError(err, nil)
 	}
@@ -87,11 +87,11 @@ func (h *Handlers) showAPIChannel(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	ch, err := h.Webhooks.Get(ctx, 0, id)
+	ch, err := h.Webhooks.Get(ctx, webhooks.Platform, id)
 	if err != nil {
 		return channelError(err)
 	}
-	log, err := h.Webhooks.Log(ctx, 0, id)
+	log, err := h.Webhooks.Log(ctx, webhooks.Platform, id)
 	if err != nil {
 		return channelError(err)
 	}
@@ -107,7 +107,7 @@ func (h *Handlers) deleteAPIChannel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Webhooks.Delete(c.Request().Context(), 0, id, actor(c)); err != nil {
+	if err := h.Webhooks.Delete(c.Request().Context(), webhooks.Platform, id, actor(c)); err != nil {
 		return channelError(err)
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -122,7 +122,7 @@ func (h *Handlers) testAPIChannel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.sendAPIWebhookTest(c, 0, id, channelError)
+	return h.sendAPIWebhookTest(c, webhooks.Platform, id, channelError)
 }
 
 // apiWebhookNetwork is the internal networks webhooks (every user's and

@@ -225,15 +225,15 @@ func TestTenantIsolation(t *testing.T) {
 		ExpiresAt: pgtype.Timestamptz{Time: time.Now().Add(time.Hour), Valid: true},
 	})
 	require.NoError(t, err)
+	org, err := q.OrgPersonal(ctx, pgtype.Int8{Int64: u.ID, Valid: true})
+	require.NoError(t, err)
 	hook, err := q.WebhookChannelCreate(ctx, queries.WebhookChannelCreateParams{
-		UserID: pgtype.Int8{Int64: u.ID, Valid: true}, Kind: "generic", Name: "victim's hook",
+		OrgID: pgtype.Int8{Int64: org.ID, Valid: true}, UserID: pgtype.Int8{Int64: u.ID, Valid: true}, Kind: "generic", Name: "victim's hook",
 		UrlSealed: b.Box.Seal([]byte("https://hooks.example.com/victim")), UrlHost: "hooks.example.com", Lang: "en",
 	})
 	require.NoError(t, err)
 	require.NoError(t, q.OAuthIdentityCreate(ctx, queries.OAuthIdentityCreateParams{UserID: u.ID, Provider: "github", Subject: "victim", Email: victimEmail}))
 	identities, err := q.OAuthIdentityListByUser(ctx, u.ID)
-	require.NoError(t, err)
-	org, err := q.OrgPersonal(ctx, pgtype.Int8{Int64: u.ID, Valid: true})
 	require.NoError(t, err)
 	v := victim{user: u, apiKey: key, cluster: cl, nodeOp: op, joinToken: jt.ID, order: order.ID, webhook: hook.ID, identity: identities[0].ID, org: org.ID}
 	attackerKey := attacker.CreateKey("attacker's key")
@@ -277,7 +277,7 @@ func TestTenantIsolation(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, jtAfter, 1)
 	require.False(t, jtAfter[0].RevokedAt.Valid)
-	hooksAfter, err := q.WebhookChannelListByUser(ctx, pgtype.Int8{Int64: u.ID, Valid: true})
+	hooksAfter, err := q.WebhookChannelListPersonal(ctx, u.ID)
 	require.NoError(t, err)
 	require.Len(t, hooksAfter, 1, "the victim's webhook stays")
 	require.Zero(t, countRows(t, b, "SELECT count(*) FROM webhook_attempts"), "and was sent nothing")

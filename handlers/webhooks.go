@@ -13,33 +13,37 @@ import (
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// userWebhooksPath is where the user's webhook forms post.
+// userWebhooksPath is where the forms of the webhooks of the organization
+// the user works in post.
 const userWebhooksPath = "/settings/notifications/webhooks"
 
 // webhookFields are the add form's fields but the secret, which is never
 // shown back.
 var webhookFields = []string{webhooks.FieldName, webhooks.FieldKind, webhooks.FieldURL}
 
-// webhookViews lists the channels of the user (userID > 0) or of the
-// platform (0), each with its log; test is a test message just sent.
-func (h *Handlers) webhookViews(c echo.Context, userID int64, action string, f views.Form, test *views.WebhookTest) (views.Webhooks, error) {
+// webhookViews lists the channels of who's organization (or of the
+// platform, webhooks.Platform), each with its log; test is a test message
+// just sent.
+func (h *Handlers) webhookViews(c echo.Context, who orgs.Acting, action string, f views.Form, test *views.WebhookTest) (views.Webhooks, error) {
 	ctx := c.Request().Context()
 	svc := h.Webhooks
-	chans, err := svc.List(ctx, userID)
+	chans, err := svc.List(ctx, who)
 	if err != nil {
 		return views.Webhooks{}, err
 	}
 	if f.Values[webhooks.FieldKind] == "" {
 		f.Values[webhooks.FieldKind] = webhooks.Generic
 	}
-	w := views.Webhooks{Action: action, Kinds: webhooks.ChannelKinds, Form: f}
+	// The buttons show to whom they would work; the service checks again.
+	w := views.Webhooks{Action: action, Kinds: webhooks.ChannelKinds, Form: f, Manage: who.May(orgs.ManageWebhooks)}
 	for _, ch := range chans {
-		log, err := svc.Log(ctx, userID, ch.ID)
+		log, err := svc.Log(ctx, who, ch.ID)
 		if err != nil {
 			return w, err
 		}
@@ -56,22 +60,26 @@ func webhookAttemptViews(log []webhooks.Attempt) []views.WebhookAttempt {
 	out := make([]views.WebhookAttempt, 0, len(log))
 	for _, a := range log {
 		out = append(out, views.WebhookAttempt{
-			At: a.At, Channel: a.ChannelName, Owner: a.OwnerEmail, EventKind: a.EventKind, Attempt: a.Attempt,
+			At: a.At, Channel: a.ChannelName, Owner: a.Owner, EventKind: a.EventKind, Attempt: a.Attempt,
 			Status: a.Status, Code: a.ResponseCode, Error: a.Error,
 		})
 	}
 	return out
 }
 
-// renderNotificationsPage shows the preferences and the webhooks, with
-// f the add form as submitted.
+// renderNotificationsPage shows the user's preferences and the webhooks
+// of the organization they work in, with f the add form as submitted.
 func (h *Handlers) renderNotificationsPage(c echo.Context, status int, f views.Form, created *views.WebhookCreated, test *views.WebhookTest) error {
 	u, _ := currentUser(c)
 	m, err := h.Accounts.NotificationPreferences(c.Request().Context(), u.ID)
 	if err != nil {
 		return err
 	}
-	w, err := h.webhookViews(c, u.ID, userWebhooksPath, f, test)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	w, err := h.webhookViews(c, who, userWebhooksPath, f, test)
 	if err != nil {
 		return err
 	}
@@ -79,12 +87,19 @@ func (h *Handlers) renderNotificationsPage(c echo.Context, status int, f views.F
 	return render(c, status, views.SettingsNotificationsPage(notificationSettings(m, notify.KindsFor(u.Role == adminauth.RoleAdmin)), w))
 }
 
-// createWebhook adds one of the user's channels. A generic webhook's
-// secret is shown in the response itself, once, never through a redirect.
+// createWebhook adds a channel to the organization the user works in (its
+// owners and admins; 403 for the others). A generic webhook's secret is
+// shown in the response itself, once, never through a redirect.
 func (h *Handlers) createWebhook(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	f := formFrom(c, webhookFields...)
-	created, err := h.Webhooks.Create(c.Request().Context(), u.ID, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
+	created, err := h.Webhooks.Create(c.Request().Context(), who, locale.From(c.Request().Context()).Tag(), webhookInput(c), actor(c))
+	if errors.Is(err, webhooks.ErrNotFound) {
+		return echo.ErrNotFound
+	}
 	var invalid input.Errors
 	if errors.As(err, &invalid) {
 		f.Errors = invalid
@@ -117,9 +132,10 @@ func webhookID(c echo.Context) (int64, error) {
 	return id, nil
 }
 
-// sendWebhookTest sends a test message to channel id of the user (or the
-// platform, 0) and words what came of it.
-func (h *Handlers) sendWebhookTest(c echo.Context, userID int64) (*views.WebhookTest, error) {
+// sendWebhookTest sends a test message to channel id of who's
+// organization (or the platform's, webhooks.Platform) and words what came
+// of it.
+func (h *Handlers) sendWebhookTest(c echo.Context, who orgs.Acting) (*views.WebhookTest, error) {
 	id, err := webhookID(c)
 	if err != nil {
 		return nil, err
@@ -136,7 +152,7 @@ func (h *Handlers) sendWebhookTest(c echo.Context, userID int64) (*views.Webhook
 		return &views.WebhookTest{ChannelID: id, Error: locale.T(c.Request().Context(), "ErrWebhookTestRateLimited",
 			map[string]any{"Seconds": int(math.Ceil(d.RetryAfter.Seconds()))})}, nil
 	}
-	o, err := h.Webhooks.Test(c.Request().Context(), userID, id, locale.From(c.Request().Context()).Tag(), actor(c))
+	o, err := h.Webhooks.Test(c.Request().Context(), who, id, locale.From(c.Request().Context()).Tag(), actor(c))
 	if errors.Is(err, webhooks.ErrNotFound) || errors.Is(err, adminauth.ErrNotAdmin) {
 		return nil, echo.ErrNotFound
 	}
@@ -156,8 +172,11 @@ var webhookTestPerUser = ratelimit.Rule{Name: "webhook-test-user", Limit: 10, Wi
 // testWebhook answers htmx with the result alone, a browser without
 // JavaScript with the page showing it.
 func (h *Handlers) testWebhook(c echo.Context) error {
-	u, _ := currentUser(c)
-	t, err := h.sendWebhookTest(c, u.ID)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	t, err := h.sendWebhookTest(c, who)
 	if err != nil {
 		return err
 	}
@@ -168,12 +187,15 @@ func (h *Handlers) testWebhook(c echo.Context) error {
 }
 
 func (h *Handlers) deleteWebhook(c echo.Context) error {
-	u, _ := currentUser(c)
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
 	id, err := webhookID(c)
 	if err != nil {
 		return err
 	}
-	err = h.Webhooks.Delete(c.Request().Context(), u.ID, id, actor(c))
+	err = h.Webhooks.Delete(c.Request().Context(), who, id, actor(c))
 	if errors.Is(err, webhooks.ErrNotFound) {
 		return echo.ErrNotFound
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -229,4 +230,63 @@ func TestWebhookTestLimited(t *testing.T) {
 	require.NotEmpty(t, resp.Header.Get("Retry-After"))
 	require.Contains(t, frag, "Too many test messages")
 	require.Equal(t, 10, countRows(t, b, "SELECT count(*) FROM audit_events WHERE action = 'webhook.test'"), "the refused test sent nothing")
+}
+
+// TestOrgWebhooks: the webhook channels are the organization's, in the API
+// and in the console: its owners and admins add them; its members and
+// viewers see them but change nothing (403, and no form); a user of
+// another organization sees none (404).
+func TestOrgWebhooks(t *testing.T) {
+	t.Parallel()
+	b := handlerstest.Setup(t)
+	tm := newOrgTeam(t, b, "hooks")
+	add := func(name string) string {
+		return `{"name":"` + name + `","kind":"slack","url":"https://hooks.slack.com/services/` + name + `"}`
+	}
+	r := b.APICall(t, http.MethodPost, "/api/v1/webhooks", tm.keys["owner"], add("by-owner"))
+	require.Equal(t, http.StatusCreated, r.Status, r.Body)
+	id := handlerstest.DecodeAs[webhookJSON](t, r).ID
+	one := fmt.Sprintf("/api/v1/webhooks/%d", id)
+	resp := tm.clients["admin"].Post(handlerstest.NotificationsPage, "/settings/notifications/webhooks",
+		url.Values{"name": {"by-admin"}, "kind": {webhooks.Slack}, "url": {"https://hooks.slack.com/services/by-admin"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+
+	for _, role := range []string{"member", "viewer"} {
+		r := b.APICall(t, http.MethodPost, "/api/v1/webhooks", tm.keys[role], add("by-"+role))
+		require.Equal(t, http.StatusForbidden, r.Status, role)
+		for _, call := range []struct{ method, path string }{{http.MethodPost, one + "/test"}, {http.MethodDelete, one}} {
+			r := b.APICall(t, call.method, call.path, tm.keys[role], "")
+			require.Equal(t, http.StatusForbidden, r.Status, "%s %s as %s", call.method, call.path, role)
+		}
+		c := tm.clients[role]
+		resp := c.Post(handlerstest.NotificationsPage, "/settings/notifications/webhooks",
+			url.Values{"name": {"by-" + role}, "kind": {webhooks.Slack}, "url": {"https://hooks.slack.com/services/x"}})
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, role)
+		resp = c.Post(handlerstest.NotificationsPage, fmt.Sprintf("/settings/notifications/webhooks/%d/delete", id), nil)
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, role)
+
+		r = b.APICall(t, http.MethodGet, "/api/v1/webhooks", tm.keys[role], "")
+		require.Equal(t, http.StatusOK, r.Status, role)
+		require.Contains(t, r.Body, "by-owner", role)
+		require.Contains(t, r.Body, "by-admin", role)
+		_, page := c.Get(handlerstest.NotificationsPage)
+		require.Contains(t, page, "by-owner", role)
+		require.Contains(t, page, `data-testid="webhooks-managed-by"`, role)
+		require.NotContains(t, page, `data-testid="webhook-form"`, role)
+		require.NotContains(t, page, `data-testid="webhook-delete"`, role)
+	}
+
+	r = b.APICall(t, http.MethodGet, one, tm.keys["other"], "")
+	require.Equal(t, http.StatusNotFound, r.Status)
+	r = b.APICall(t, http.MethodDelete, one, tm.keys["other"], "")
+	require.Equal(t, http.StatusNotFound, r.Status)
+	r = b.APICall(t, http.MethodGet, "/api/v1/webhooks", tm.keys["other"], "")
+	require.Equal(t, http.StatusOK, r.Status)
+	require.NotContains(t, r.Body, "by-owner")
+	_, page := tm.clients["other"].Get(handlerstest.NotificationsPage)
+	require.NotContains(t, page, "by-owner")
+
+	r = b.APICall(t, http.MethodDelete, one, tm.keys["admin"], "")
+	require.Equal(t, http.StatusNoContent, r.Status, r.Body)
+	require.Equal(t, 1, countRows(t, b, "SELECT count(*) FROM webhook_channels WHERE org_id = $1", tm.orgID))
 }

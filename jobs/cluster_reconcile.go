@@ -435,7 +435,7 @@ func (w *ClusterReconcileWorker) fail(ctx context.Context, q *queries.Queries, c
 	return fmt.Errorf("reconcile cluster %d: %w", c.ID, cause)
 }
 
-// noticeFailure tells the owner that the cluster failed, once per failure:
+// noticeFailure tells the organization that the cluster failed, once per failure:
 // River's retries of it find the notice claimed until the cluster is
 // ready again, retried or changed.
 func (w *ClusterReconcileWorker) noticeFailure(ctx context.Context, c queries.Cluster, msg string) error {
@@ -448,7 +448,8 @@ func (w *ClusterReconcileWorker) noticeFailure(ctx context.Context, c queries.Cl
 		if claimed == 0 {
 			return nil
 		}
-		return notify.Notices{Box: w.Box}.TellOwner(ctx, tx, c, notify.ClusterFailed, notify.EmailClusterFailed, map[string]any{"Reason": msg})
+		_, err = notify.Notices{Box: w.Box}.TellCluster(ctx, tx, c, notify.ClusterFailed, notify.EmailClusterFailed, map[string]any{"Reason": msg})
+		return err
 	})
 }
 

@@ -307,8 +307,8 @@ func (r ingressRun) pollInterval() time.Duration {
 	return cmp.Or(r.w.PollInterval, 5*time.Second)
 }
 
-// tell tells the cluster's owner about its managed ingress (kind
-// notify.Ingress), as their preferences say.
+// tell tells the cluster's organization about its managed ingress (kind
+// notify.Ingress, notify.TellCluster).
 func (r ingressRun) tell(ctx context.Context, template string, data map[string]any) error {
 	return pgx.BeginFunc(ctx, r.w.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
@@ -316,14 +316,7 @@ func (r ingressRun) tell(ctx context.Context, template string, data map[string]a
 		if err != nil {
 			return fmt.Errorf("load cluster %d: %w", r.row.ClusterID, err)
 		}
-		owner, err := q.UserGetByID(ctx, c.OwnerID)
-		if err != nil {
-			return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
-		}
-		data["Cluster"], data["ClusterID"] = c.Name, c.ID
-		if _, err := (notify.Notices{Box: r.w.Box}).Tell(ctx, tx, owner, notify.Ingress, template, data); err != nil {
-			return fmt.Errorf("notice of cluster %d: %w", c.ID, err)
-		}
-		return nil
+		_, err = notify.Notices{Box: r.w.Box}.TellCluster(ctx, tx, c, notify.Ingress, template, data)
+		return err
 	})
 }

@@ -53,7 +53,7 @@ func (w *JoinTokenSyncWorker) Work(ctx context.Context, job *river.Job[jointoken
 	return rec.Done(ctx, id, checks.JoinTokenSync, jointokens.SyncInterval, next, err)
 }
 
-// noticeJoins tells the owner of the joins not told yet, in one notice,
+// noticeJoins tells the organization of the joins not told yet, in one notice,
 // in the transaction that claims them.
 func (w *JoinTokenSyncWorker) noticeJoins(ctx context.Context, clusterID int64) error {
 	return pgx.BeginFunc(ctx, w.Tokens.Pool, func(tx pgx.Tx) error {
@@ -69,12 +69,8 @@ func (w *JoinTokenSyncWorker) noticeJoins(ctx context.Context, clusterID int64) 
 		if err != nil {
 			return fmt.Errorf("load cluster %d: %w", clusterID, err)
 		}
-		owner, err := q.UserGetByID(ctx, c.OwnerID)
-		if err != nil {
-			return fmt.Errorf("load owner of cluster %d: %w", clusterID, err)
-		}
 		slices.SortFunc(joins, func(a, b queries.JoinTokenNodeClaimNoticesRow) int { return strings.Compare(a.NodeName, b.NodeName) })
-		data := map[string]any{"Cluster": c.Name, "ClusterID": c.ID, "Count": len(joins)}
+		data := map[string]any{"Count": len(joins)}
 		template := notify.EmailNodesJoined
 		if len(joins) == 1 {
 			template = notify.EmailNodeJoined
@@ -89,7 +85,7 @@ func (w *JoinTokenSyncWorker) noticeJoins(ctx context.Context, clusterID int64) 
 				data["More"] = more
 			}
 		}
-		_, err = w.Notices.Tell(ctx, tx, owner, notify.JoinTokenUsed, template, data)
+		_, err = w.Notices.TellCluster(ctx, tx, c, notify.JoinTokenUsed, template, data)
 		return err
 	})
 }

@@ -141,8 +141,8 @@ func (w *MetricsScrapeWorker) scrape(ctx context.Context, c queries.Cluster, at 
 }
 
 // alert raises and clears the cluster's control-plane alerts
-// (metrics.Service.Evaluate) and tells its owner, as their preferences say, in one
-// transaction: told once per alert.
+// (metrics.Service.Evaluate) and tells its organization (notify.TellCluster),
+// in one transaction: told once per alert.
 func (w *MetricsScrapeWorker) alert(ctx context.Context, c queries.Cluster, st metrics.Settings, smp metrics.Sample) error {
 	return pgx.BeginFunc(ctx, w.Metrics.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
@@ -150,13 +150,9 @@ func (w *MetricsScrapeWorker) alert(ctx context.Context, c queries.Cluster, st m
 		if err != nil || len(raised)+len(cleared) == 0 {
 			return err
 		}
-		owner, err := q.UserGetByID(ctx, c.OwnerID)
-		if err != nil {
-			return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
-		}
 		for _, a := range raised {
 			template, data := alertMessage(c, st, a.Kind, false)
-			id, err := notify.Notices{Box: w.Box}.Tell(ctx, tx, owner, notify.ControlPlane, template, data)
+			id, err := notify.Notices{Box: w.Box}.TellCluster(ctx, tx, c, notify.ControlPlane, template, data)
 			if err != nil {
 				return err
 			}
@@ -166,14 +162,14 @@ func (w *MetricsScrapeWorker) alert(ctx context.Context, c queries.Cluster, st m
 			w.Logger.InfoContext(ctx, "control-plane alert", "cluster_id", c.ID, "alert", a.Kind)
 		}
 		for _, a := range cleared {
-			// The alert is dealt with: its notification is read.
+			// The alert is dealt with: its notifications are read.
 			if a.NotificationID != 0 {
-				if err := q.NotificationMarkRead(ctx, queries.NotificationMarkReadParams{ID: a.NotificationID, UserID: owner.ID}); err != nil {
+				if err := q.NotificationMarkReadEvent(ctx, queries.NotificationMarkReadEventParams{ID: a.NotificationID, OrgID: c.OrgID}); err != nil {
 					return fmt.Errorf("clear %s alert of cluster %d: %w", a.Kind, c.ID, err)
 				}
 			}
 			template, data := alertMessage(c, st, a.Kind, true)
-			if _, err := (notify.Notices{Box: w.Box}).Tell(ctx, tx, owner, notify.ControlPlane, template, data); err != nil {
+			if _, err := (notify.Notices{Box: w.Box}).TellCluster(ctx, tx, c, notify.ControlPlane, template, data); err != nil {
 				return err
 			}
 			w.Logger.InfoContext(ctx, "control-plane alert cleared", "cluster_id", c.ID, "alert", a.Kind)

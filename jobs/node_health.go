@@ -164,10 +164,6 @@ func (w *NodeHealthWorker) removeStale(ctx context.Context, client corev1client.
 func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error {
 	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		owner, err := q.UserGetByID(ctx, c.OwnerID)
-		if err != nil {
-			return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
-		}
 		alerts, err := q.NodeClaimAlert(ctx, queries.NodeClaimAlertParams{
 			ClusterID: c.ID, Since: pgtype.Timestamptz{Time: time.Now().Add(-w.Threshold), Valid: true},
 		})
@@ -175,7 +171,7 @@ func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error 
 			return fmt.Errorf("claim node alerts: %w", err)
 		}
 		for _, n := range alerts {
-			id, err := w.tell(ctx, tx, owner, c, n.Name, notify.EmailNodeNotReady)
+			id, err := w.tell(ctx, tx, c, n.Name, notify.EmailNodeNotReady)
 			if err != nil {
 				return err
 			}
@@ -190,13 +186,13 @@ func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error 
 			return fmt.Errorf("claim node recoveries: %w", err)
 		}
 		for _, n := range recovered {
-			// The NotReady notification is dealt with: mark it read.
+			// The NotReady notifications are dealt with: mark them read.
 			if n.AlertNotificationID.Valid {
-				if err := q.NotificationMarkRead(ctx, queries.NotificationMarkReadParams{ID: n.AlertNotificationID.Int64, UserID: owner.ID}); err != nil {
+				if err := q.NotificationMarkReadEvent(ctx, queries.NotificationMarkReadEventParams{ID: n.AlertNotificationID.Int64, OrgID: c.OrgID}); err != nil {
 					return fmt.Errorf("clear alert of node %s: %w", n.Name, err)
 				}
 			}
-			if _, err := w.tell(ctx, tx, owner, c, n.Name, notify.EmailNodeRecovered); err != nil {
+			if _, err := w.tell(ctx, tx, c, n.Name, notify.EmailNodeRecovered); err != nil {
 				return err
 			}
 		}
@@ -204,9 +200,10 @@ func (w *NodeHealthWorker) notify(ctx context.Context, c queries.Cluster) error 
 	})
 }
 
-// tell tells the owner about a node, as their preferences for NotReady
-// nodes say; it returns the in-app notification's id, or 0.
-func (w *NodeHealthWorker) tell(ctx context.Context, tx pgx.Tx, owner queries.User, c queries.Cluster, node, template string) (int64, error) {
-	data := map[string]any{"Node": node, "Cluster": c.Name, "ClusterID": c.ID, "Minutes": int(w.Threshold.Minutes())}
-	return notify.Notices{Box: w.Box}.Tell(ctx, tx, owner, notify.NodeNotReady, template, data)
+// tell tells the cluster's organization about a node, each member as
+// their preferences for NotReady nodes say (notify.TellCluster); it
+// returns an in-app notification's id, or 0.
+func (w *NodeHealthWorker) tell(ctx context.Context, tx pgx.Tx, c queries.Cluster, node, template string) (int64, error) {
+	data := map[string]any{"Node": node, "Minutes": int(w.Threshold.Minutes())}
+	return notify.Notices{Box: w.Box}.TellCluster(ctx, tx, c, notify.NodeNotReady, template, data)
 }

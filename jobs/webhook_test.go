@@ -51,7 +51,7 @@ func TestWebhookWorker(t *testing.T) {
 	var code atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(int(code.Load())) }))
 	t.Cleanup(srv.Close)
-	ch, err := svc.Create(ctx, user.ID, "en", webhooks.Input{Name: "ops", Kind: webhooks.Slack, URL: srv.URL}, audit.Actor{UserID: user.ID})
+	ch, err := svc.Create(ctx, actingAs(t, b.pool, user.ID), "en", webhooks.Input{Name: "ops", Kind: webhooks.Slack, URL: srv.URL}, audit.Actor{UserID: user.ID})
 	require.NoError(t, err)
 
 	w := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{}, &jobs.WebhookWorker{Webhooks: svc})
@@ -84,7 +84,7 @@ func TestWebhookWorker(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, river.EventKindJobCompleted, res.EventKind)
 
-	log, err := svc.Log(ctx, user.ID, ch.Channel.ID)
+	log, err := svc.Log(ctx, actingAs(t, b.pool, user.ID), ch.Channel.ID)
 	require.NoError(t, err)
 	require.Len(t, log, 3)
 	require.Equal(t, []string{webhooks.StatusDelivered, webhooks.StatusFailed, webhooks.StatusRetrying}, []string{log[0].Status, log[1].Status, log[2].Status})
@@ -109,7 +109,7 @@ func TestEdgeWatchTellsPlatformWebhooks(t *testing.T) {
 		admins = append(admins, a.ID)
 	}
 	svc := &webhooks.Service{Pool: b.pool, Box: box}
-	ch, err := svc.Create(ctx, 0, "en", webhooks.Input{Name: "on-call", Kind: webhooks.DingTalk, URL: "https://oapi.dingtalk.com/robot/send?access_token=t", Secret: "SEC"}, audit.Actor{UserID: admins[0]})
+	ch, err := svc.Create(ctx, webhooks.Platform, "en", webhooks.Input{Name: "on-call", Kind: webhooks.DingTalk, URL: "https://oapi.dingtalk.com/robot/send?access_token=t", Secret: "SEC"}, audit.Actor{UserID: admins[0]})
 	require.NoError(t, err)
 
 	t0 := time.Now()
@@ -145,7 +145,7 @@ func TestCleanupPrunesWebhookLog(t *testing.T) {
 	user, err := q.UserCreate(ctx, queries.UserCreateParams{Email: "pruned@example.com", Name: "u", Role: "user"})
 	require.NoError(t, err)
 	svc := &webhooks.Service{Pool: b.pool, Box: box}
-	ch, err := svc.Create(ctx, user.ID, "en", webhooks.Input{Name: "old", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/x"}, audit.Actor{UserID: user.ID})
+	ch, err := svc.Create(ctx, actingAs(t, b.pool, user.ID), "en", webhooks.Input{Name: "old", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/x"}, audit.Actor{UserID: user.ID})
 	require.NoError(t, err)
 	for _, age := range []string{"31 days", "29 days"} {
 		_, err := b.pool.Exec(ctx, `INSERT INTO webhook_attempts (channel_id, event_id, event_kind, attempt, status, created_at)
@@ -158,7 +158,7 @@ func TestCleanupPrunesWebhookLog(t *testing.T) {
 	defer tx.Rollback(ctx) //nolint:errcheck // the job row only
 	_, err = w.Work(ctx, t, tx, jobs.CleanupArgs{}, nil)
 	require.NoError(t, err)
-	log, err := svc.Log(ctx, user.ID, ch.Channel.ID)
+	log, err := svc.Log(ctx, actingAs(t, b.pool, user.ID), ch.Channel.ID)
 	require.NoError(t, err)
 	require.Len(t, log, 1)
 	require.Equal(t, "29 days", log[0].EventID)

@@ -614,6 +614,7 @@ type WebhookChannel struct {
 	SecretSealed string
 	Lang         string
 	CreatedAt    pgtype.Timestamptz
+	OrgID        pgtype.Int8
 }
 
 type WorkerProcess struct {

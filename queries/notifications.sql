@@ -23,3 +23,14 @@ UPDATE notifications SET read_at = now() WHERE user_id = @user_id AND read_at IS
 -- Those of @ids that are the user's and unread; others change nothing.
 UPDATE notifications SET read_at = now()
 WHERE user_id = @user_id AND id = ANY(@ids::bigint[]) AND read_at IS NULL;
+
+-- name: NotificationMarkReadEvent :exec
+-- Marks read notification @id and those that told its event to the other
+-- members of the organization: notify.TellCluster writes them in one
+-- transaction, so they share its kind, message, parameters and time
+-- (now(), the transaction's start).
+UPDATE notifications n SET read_at = now()
+FROM notifications e
+WHERE e.id = @id AND n.read_at IS NULL
+  AND n.user_id IN (SELECT m.user_id FROM organization_members m WHERE m.org_id = @org_id)
+  AND n.kind = e.kind AND n.message = e.message AND n.params = e.params AND n.created_at = e.created_at;

@@ -143,3 +143,25 @@ func (q *Queries) NotificationMarkReadByIDs(ctx context.Context, arg Notificatio
 	}
 	return result.RowsAffected(), nil
 }
+
+const notificationMarkReadEvent = `-- name: NotificationMarkReadEvent :exec
+UPDATE notifications n SET read_at = now()
+FROM notifications e
+WHERE e.id = $1 AND n.read_at IS NULL
+  AND n.user_id IN (SELECT m.user_id FROM organization_members m WHERE m.org_id = $2)
+  AND n.kind = e.kind AND n.message = e.message AND n.params = e.params AND n.created_at = e.created_at
+`
+
+type NotificationMarkReadEventParams struct {
+	ID    int64
+	OrgID int64
+}
+
+// Marks read notification @id and those that told its event to the other
+// members of the organization: notify.TellCluster writes them in one
+// transaction, so they share its kind, message, parameters and time
+// (now(), the transaction's start).
+func (q *Queries) NotificationMarkReadEvent(ctx context.Context, arg NotificationMarkReadEventParams) error {
+	_, err := q.db.Exec(ctx, notificationMarkReadEvent, arg.ID, arg.OrgID)
+	return err
+}

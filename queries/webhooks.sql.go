@@ -92,10 +92,11 @@ func (q *Queries) WebhookAttemptListByChannel(ctx context.Context, arg WebhookAt
 
 const webhookAttemptListRecent = `-- name: WebhookAttemptListRecent :many
 SELECT a.id, a.channel_id, a.event_id, a.event_kind, a.attempt, a.status, a.response_code, a.error, a.created_at,
-       c.name AS channel_name, c.kind AS channel_kind, COALESCE(u.email, '')::text AS owner_email
+       c.name AS channel_name, c.kind AS channel_kind, COALESCE(p.email, o.name, '')::text AS owner
 FROM webhook_attempts a
 JOIN webhook_channels c ON c.id = a.channel_id
-LEFT JOIN users u ON u.id = c.user_id
+LEFT JOIN organizations o ON o.id = c.org_id
+LEFT JOIN users p ON p.id = o.personal_of
 ORDER BY a.id DESC
 LIMIT $1
 `
@@ -112,11 +113,12 @@ type WebhookAttemptListRecentRow struct {
 	CreatedAt    pgtype.Timestamptz
 	ChannelName  string
 	ChannelKind  string
-	OwnerEmail   string
+	Owner        string
 }
 
 // Every channel's latest attempts, for the admins, with the channel and
-// its owner (none for the platform's).
+// whose it is: the address of the user of a personal organization, a
+// team's name, none for the platform's.
 func (q *Queries) WebhookAttemptListRecent(ctx context.Context, rowLimit int32) ([]WebhookAttemptListRecentRow, error) {
 	rows, err := q.db.Query(ctx, webhookAttemptListRecent, rowLimit)
 	if err != nil {
@@ -138,7 +140,7 @@ func (q *Queries) WebhookAttemptListRecent(ctx context.Context, rowLimit int32) 
 			&i.CreatedAt,
 			&i.ChannelName,
 			&i.ChannelKind,
-			&i.OwnerEmail,
+			&i.Owner,
 		); err != nil {
 			return nil, err
 		}
@@ -150,24 +152,25 @@ func (q *Queries) WebhookAttemptListRecent(ctx context.Context, rowLimit int32) 
 	return items, nil
 }
 
-const webhookChannelCountByUser = `-- name: WebhookChannelCountByUser :one
-SELECT count(*) FROM webhook_channels WHERE user_id = $1
+const webhookChannelCountByOrg = `-- name: WebhookChannelCountByOrg :one
+SELECT count(*) FROM webhook_channels WHERE org_id = $1::bigint
 `
 
-func (q *Queries) WebhookChannelCountByUser(ctx context.Context, userID pgtype.Int8) (int64, error) {
-	row := q.db.QueryRow(ctx, webhookChannelCountByUser, userID)
+func (q *Queries) WebhookChannelCountByOrg(ctx context.Context, orgID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, webhookChannelCountByOrg, orgID)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
 }
 
 const webhookChannelCreate = `-- name: WebhookChannelCreate :one
-INSERT INTO webhook_channels (user_id, kind, name, url_sealed, url_host, secret_sealed, lang)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at
+INSERT INTO webhook_channels (org_id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id
 `
 
 type WebhookChannelCreateParams struct {
+	OrgID        pgtype.Int8
 	UserID       pgtype.Int8
 	Kind         string
 	Name         string
@@ -179,6 +182,7 @@ type WebhookChannelCreateParams struct {
 
 func (q *Queries) WebhookChannelCreate(ctx context.Context, arg WebhookChannelCreateParams) (WebhookChannel, error) {
 	row := q.db.QueryRow(ctx, webhookChannelCreate,
+		arg.OrgID,
 		arg.UserID,
 		arg.Kind,
 		arg.Name,
@@ -198,12 +202,13 @@ func (q *Queries) WebhookChannelCreate(ctx context.Context, arg WebhookChannelCr
 		&i.SecretSealed,
 		&i.Lang,
 		&i.CreatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const webhookChannelDelete = `-- name: WebhookChannelDelete :one
-DELETE FROM webhook_channels WHERE id = $1 RETURNING id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at
+DELETE FROM webhook_channels WHERE id = $1 RETURNING id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id
 `
 
 func (q *Queries) WebhookChannelDelete(ctx context.Context, id int64) (WebhookChannel, error) {
@@ -219,12 +224,13 @@ func (q *Queries) WebhookChannelDelete(ctx context.Context, id int64) (WebhookCh
 		&i.SecretSealed,
 		&i.Lang,
 		&i.CreatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
 const webhookChannelGet = `-- name: WebhookChannelGet :one
-SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at FROM webhook_channels WHERE id = $1
+SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id FROM webhook_channels WHERE id = $1
 `
 
 func (q *Queries) WebhookChannelGet(ctx context.Context, id int64) (WebhookChannel, error) {
@@ -240,16 +246,143 @@ func (q *Queries) WebhookChannelGet(ctx context.Context, id int64) (WebhookChann
 		&i.SecretSealed,
 		&i.Lang,
 		&i.CreatedAt,
+		&i.OrgID,
 	)
 	return i, err
 }
 
-const webhookChannelListByUser = `-- name: WebhookChannelListByUser :many
-SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at FROM webhook_channels WHERE user_id = $1 ORDER BY id
+const webhookChannelGetForMember = `-- name: WebhookChannelGetForMember :one
+SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id FROM webhook_channels
+WHERE id = $1 AND org_id = $2::bigint AND org_member_in($2, $3, $4::text[])
 `
 
-func (q *Queries) WebhookChannelListByUser(ctx context.Context, userID pgtype.Int8) ([]WebhookChannel, error) {
-	rows, err := q.db.Query(ctx, webhookChannelListByUser, userID)
+type WebhookChannelGetForMemberParams struct {
+	ID     int64
+	OrgID  int64
+	UserID int64
+	Roles  []string
+}
+
+// A channel of the organization, for a member in one of @roles: no row
+// for anyone else.
+func (q *Queries) WebhookChannelGetForMember(ctx context.Context, arg WebhookChannelGetForMemberParams) (WebhookChannel, error) {
+	row := q.db.QueryRow(ctx, webhookChannelGetForMember,
+		arg.ID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
+	var i WebhookChannel
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.Kind,
+		&i.Name,
+		&i.UrlSealed,
+		&i.UrlHost,
+		&i.SecretSealed,
+		&i.Lang,
+		&i.CreatedAt,
+		&i.OrgID,
+	)
+	return i, err
+}
+
+const webhookChannelGetPlatform = `-- name: WebhookChannelGetPlatform :one
+SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id FROM webhook_channels WHERE id = $1 AND org_id IS NULL
+`
+
+func (q *Queries) WebhookChannelGetPlatform(ctx context.Context, id int64) (WebhookChannel, error) {
+	row := q.db.QueryRow(ctx, webhookChannelGetPlatform, id)
+	var i WebhookChannel
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.Kind,
+		&i.Name,
+		&i.UrlSealed,
+		&i.UrlHost,
+		&i.SecretSealed,
+		&i.Lang,
+		&i.CreatedAt,
+		&i.OrgID,
+	)
+	return i, err
+}
+
+const webhookChannelListForEvent = `-- name: WebhookChannelListForEvent :many
+SELECT c.id, c.user_id, c.kind, c.name, c.url_sealed, c.url_host, c.secret_sealed, c.lang, c.created_at, c.org_id, p.enabled AS wanted, coalesce(u.language, c.lang)::text AS message_lang
+FROM webhook_channels c
+LEFT JOIN users u ON u.id = c.user_id
+LEFT JOIN notification_preferences p ON p.user_id = c.user_id AND p.kind = $1 AND p.channel = 'webhook'
+WHERE c.org_id = $2::bigint
+ORDER BY c.id
+`
+
+type WebhookChannelListForEventParams struct {
+	Kind  string
+	OrgID int64
+}
+
+type WebhookChannelListForEventRow struct {
+	WebhookChannel WebhookChannel
+	Wanted         pgtype.Bool
+	MessageLang    string
+}
+
+// The channels of an organization with what decides whether one gets an
+// event of @kind, the webhook column of the preferences of the member
+// who added it (NULL: no choice made, or the account is gone; the
+// default applies), and the language its messages are worded in: that
+// member's, else the channel's own.
+func (q *Queries) WebhookChannelListForEvent(ctx context.Context, arg WebhookChannelListForEventParams) ([]WebhookChannelListForEventRow, error) {
+	rows, err := q.db.Query(ctx, webhookChannelListForEvent, arg.Kind, arg.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookChannelListForEventRow{}
+	for rows.Next() {
+		var i WebhookChannelListForEventRow
+		if err := rows.Scan(
+			&i.WebhookChannel.ID,
+			&i.WebhookChannel.UserID,
+			&i.WebhookChannel.Kind,
+			&i.WebhookChannel.Name,
+			&i.WebhookChannel.UrlSealed,
+			&i.WebhookChannel.UrlHost,
+			&i.WebhookChannel.SecretSealed,
+			&i.WebhookChannel.Lang,
+			&i.WebhookChannel.CreatedAt,
+			&i.WebhookChannel.OrgID,
+			&i.Wanted,
+			&i.MessageLang,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookChannelListForMember = `-- name: WebhookChannelListForMember :many
+SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id FROM webhook_channels
+WHERE org_id = $1::bigint AND org_member_in($1, $2, $3::text[])
+ORDER BY id
+`
+
+type WebhookChannelListForMemberParams struct {
+	OrgID  int64
+	UserID int64
+	Roles  []string
+}
+
+// The organization's channels, for a member in one of @roles.
+func (q *Queries) WebhookChannelListForMember(ctx context.Context, arg WebhookChannelListForMemberParams) ([]WebhookChannel, error) {
+	rows, err := q.db.Query(ctx, webhookChannelListForMember, arg.OrgID, arg.UserID, arg.Roles)
 	if err != nil {
 		return nil, err
 	}
@@ -267,6 +400,48 @@ func (q *Queries) WebhookChannelListByUser(ctx context.Context, userID pgtype.In
 			&i.SecretSealed,
 			&i.Lang,
 			&i.CreatedAt,
+			&i.OrgID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookChannelListPersonal = `-- name: WebhookChannelListPersonal :many
+SELECT c.id, c.user_id, c.kind, c.name, c.url_sealed, c.url_host, c.secret_sealed, c.lang, c.created_at, c.org_id FROM webhook_channels c
+JOIN organizations o ON o.id = c.org_id
+WHERE o.personal_of = $1::bigint AND c.user_id = $1
+ORDER BY c.id
+`
+
+// The channels a user added in their personal organization: where the
+// user's own events (billing, security, the admins' alerts) go, as they
+// went to the user's own channels before channels were organizations'.
+func (q *Queries) WebhookChannelListPersonal(ctx context.Context, userID int64) ([]WebhookChannel, error) {
+	rows, err := q.db.Query(ctx, webhookChannelListPersonal, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookChannel{}
+	for rows.Next() {
+		var i WebhookChannel
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserID,
+			&i.Kind,
+			&i.Name,
+			&i.UrlSealed,
+			&i.UrlHost,
+			&i.SecretSealed,
+			&i.Lang,
+			&i.CreatedAt,
+			&i.OrgID,
 		); err != nil {
 			return nil, err
 		}
@@ -279,7 +454,7 @@ func (q *Queries) WebhookChannelListByUser(ctx context.Context, userID pgtype.In
 }
 
 const webhookChannelListPlatform = `-- name: WebhookChannelListPlatform :many
-SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at FROM webhook_channels WHERE user_id IS NULL ORDER BY id
+SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id FROM webhook_channels WHERE org_id IS NULL ORDER BY id
 `
 
 func (q *Queries) WebhookChannelListPlatform(ctx context.Context) ([]WebhookChannel, error) {
@@ -301,6 +476,7 @@ func (q *Queries) WebhookChannelListPlatform(ctx context.Context) ([]WebhookChan
 			&i.SecretSealed,
 			&i.Lang,
 			&i.CreatedAt,
+			&i.OrgID,
 		); err != nil {
 			return nil, err
 		}
@@ -312,23 +488,42 @@ func (q *Queries) WebhookChannelListPlatform(ctx context.Context) ([]WebhookChan
 	return items, nil
 }
 
-const webhookChannelPage = `-- name: WebhookChannelPage :many
-SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at FROM webhook_channels
-WHERE user_id IS NOT DISTINCT FROM $1::bigint AND ($2::bigint = 0 OR id < $2)
-ORDER BY id DESC
-LIMIT $3
+const webhookChannelLockOrg = `-- name: WebhookChannelLockOrg :exec
+SELECT pg_advisory_xact_lock(hashtextextended('webhook-org', $1::bigint))
 `
 
-type WebhookChannelPageParams struct {
-	UserID   pgtype.Int8
+// Serialises channel creation per organization, so the cap holds.
+func (q *Queries) WebhookChannelLockOrg(ctx context.Context, orgID int64) error {
+	_, err := q.db.Exec(ctx, webhookChannelLockOrg, orgID)
+	return err
+}
+
+const webhookChannelPageForMember = `-- name: WebhookChannelPageForMember :many
+SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id FROM webhook_channels
+WHERE org_id = $1::bigint AND org_member_in($1, $2, $3::text[])
+  AND ($4::bigint = 0 OR id < $4)
+ORDER BY id DESC
+LIMIT $5
+`
+
+type WebhookChannelPageForMemberParams struct {
+	OrgID    int64
+	UserID   int64
+	Roles    []string
 	BeforeID int64
 	RowLimit int32
 }
 
-// The channels of a user (or the platform's, @user_id NULL), newest
+// The organization's channels, for a member in one of @roles, newest
 // first, paged by id (keyset: ids below @before_id, 0 for the first page).
-func (q *Queries) WebhookChannelPage(ctx context.Context, arg WebhookChannelPageParams) ([]WebhookChannel, error) {
-	rows, err := q.db.Query(ctx, webhookChannelPage, arg.UserID, arg.BeforeID, arg.RowLimit)
+func (q *Queries) WebhookChannelPageForMember(ctx context.Context, arg WebhookChannelPageForMemberParams) ([]WebhookChannel, error) {
+	rows, err := q.db.Query(ctx, webhookChannelPageForMember,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -346,6 +541,51 @@ func (q *Queries) WebhookChannelPage(ctx context.Context, arg WebhookChannelPage
 			&i.SecretSealed,
 			&i.Lang,
 			&i.CreatedAt,
+			&i.OrgID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookChannelPagePlatform = `-- name: WebhookChannelPagePlatform :many
+SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id FROM webhook_channels
+WHERE org_id IS NULL AND ($1::bigint = 0 OR id < $1)
+ORDER BY id DESC
+LIMIT $2
+`
+
+type WebhookChannelPagePlatformParams struct {
+	BeforeID int64
+	RowLimit int32
+}
+
+// The platform's channels, as WebhookChannelPageForMember.
+func (q *Queries) WebhookChannelPagePlatform(ctx context.Context, arg WebhookChannelPagePlatformParams) ([]WebhookChannel, error) {
+	rows, err := q.db.Query(ctx, webhookChannelPagePlatform, arg.BeforeID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookChannel{}
+	for rows.Next() {
+		var i WebhookChannel
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserID,
+			&i.Kind,
+			&i.Name,
+			&i.UrlSealed,
+			&i.UrlHost,
+			&i.SecretSealed,
+			&i.Lang,
+			&i.CreatedAt,
+			&i.OrgID,
 		); err != nil {
 			return nil, err
 		}

@@ -6,8 +6,8 @@ import (
 )
 
 // Webhooks is a list of webhook channels with their logs and the form to
-// add one: the user's, in the notification settings, or the platform's,
-// in the admin area.
+// add one: those of the organization the user works in, in the
+// notification settings, or the platform's, in the admin area.
 type Webhooks struct {
 	// Action is the path the forms post to: Action itself adds a channel,
 	// Action/<id>/test and Action/<id>/delete act on one.
@@ -17,6 +17,9 @@ type Webhooks struct {
 	Form     Form
 	// Created is a channel just added whose secret is shown this once.
 	Created *WebhookCreated
+	// Manage: the reader may add, test and remove channels (an
+	// organization's owners and admins; the admins for the platform's).
+	Manage bool
 }
 
 // WebhookCreated is the secret of a generic webhook, shown once.
@@ -37,8 +40,9 @@ type WebhookChannel struct {
 	Test *WebhookTest
 }
 
-// WebhookAttempt is one line of a delivery log; Channel and Owner are
-// shown on the admins' log of every channel.
+// WebhookAttempt is one line of a delivery log; Channel and Owner (a
+// personal organization's user, a team's name, empty for the platform's)
+// are shown on the admins' log of every channel.
 type WebhookAttempt struct {
 	At        time.Time
 	Channel   string

@@ -187,7 +187,8 @@ func (s *Service) AdminDelete(ctx context.Context, id int64, confirmSlug string,
 }
 
 // adminRecord writes what record does for an admin's action on c, the
-// audit event naming the owner, and tells the owner with template.
+// audit event naming who made it, and tells the cluster's organization
+// with template (notify.TellCluster).
 func (s *Service) adminRecord(ctx context.Context, tx pgx.Tx, q *queries.Queries, c queries.Cluster, actor audit.Actor, action, reason, template string) error {
 	owner, err := q.UserGetByID(ctx, c.OwnerID)
 	if err != nil {
@@ -196,11 +197,8 @@ func (s *Service) adminRecord(ctx context.Context, tx pgx.Tx, q *queries.Queries
 	if err := s.recordAs(ctx, tx, q, c, actor, action, reason, map[string]any{"owner_id": owner.ID, "owner_email": owner.Email, "slug": c.Slug}); err != nil {
 		return err
 	}
-	data := map[string]any{"Cluster": c.Name, "ClusterID": c.ID}
-	if _, err := (notify.Notices{Box: s.Box, River: s.River}).Tell(ctx, tx, owner, notify.ClusterAdmin, template, data); err != nil {
-		return err
-	}
-	return nil
+	_, err = notify.Notices{Box: s.Box, River: s.River}.TellCluster(ctx, tx, c, notify.ClusterAdmin, template, map[string]any{})
+	return err
 }
 
 // AdminDetail is a cluster with what its admin page shows beside it.

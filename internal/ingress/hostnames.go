@@ -550,17 +550,10 @@ func resolvedOrNothing(s string) string {
 	return s
 }
 
-// tell tells the cluster's owner of kind, as their preferences say.
+// tell tells the cluster's organization of kind (notify.TellCluster).
 func (s *Service) tell(ctx context.Context, c queries.Cluster, kind notify.Kind, template string, data map[string]any) error {
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		owner, err := queries.New(tx).UserGetByID(ctx, c.OwnerID)
-		if err != nil {
-			return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
-		}
-		data["Cluster"], data["ClusterID"] = c.Name, c.ID
-		if _, err := (notify.Notices{Box: s.Box, River: s.River}).Tell(ctx, tx, owner, kind, template, data); err != nil {
-			return fmt.Errorf("notice of cluster %d: %w", c.ID, err)
-		}
-		return nil
+		_, err := notify.Notices{Box: s.Box, River: s.River}.TellCluster(ctx, tx, c, kind, template, data)
+		return err
 	})
 }

@@ -95,7 +95,7 @@ func NewEmail(box *secrets.Box, to, lang, template string, data map[string]any) 
 }
 
 // Notices tells users about what happens to their clusters, in-app and by
-// email, each as the user's preferences say.
+// email, each as the user's preferences say, and the webhooks.
 type Notices struct {
 	Box *secrets.Box
 	// River inserts the emails; nil: the River client of the job whose
@@ -104,29 +104,59 @@ type Notices struct {
 }
 
 // Tell writes the in-app notification and queues the email of template
-// about an event of kind, in the caller's transaction (the job's River
-// client inserts the email). The messages are Mail<template>Subject (also
-// the in-app title), Mail<template>Body and Notify<template>Body; each is
+// about an event of kind that is the user's own (billing, security, the
+// admins' alerts), in the caller's transaction (the job's River client
+// inserts the email). The messages are Mail<template>Subject (also the
+// in-app title), Mail<template>Body and Notify<template>Body; each is
 // worded when read or sent, in the reader's language. It returns the
-// in-app notification's id, or 0 when the user wants none. The user's
-// webhook channels get the event too, when the user wants it there.
+// in-app notification's id, or 0 when the user wants none. The webhook
+// channels the user added in their personal organization get the event
+// too, when the user wants it there. Events of a cluster are TellCluster's.
 func (n Notices) Tell(ctx context.Context, tx pgx.Tx, user queries.User, kind Kind, template string, data map[string]any) (int64, error) {
 	q := queries.New(tx)
-	var id int64
 	inApp, err := Enabled(ctx, q, user.ID, kind, InApp)
 	if err != nil {
 		return 0, err
 	}
+	byEmail, err := Enabled(ctx, q, user.ID, kind, Email)
+	if err != nil {
+		return 0, err
+	}
+	id, err := n.tellUser(ctx, tx, user, inApp, byEmail, kind, template, data)
+	if err != nil {
+		return 0, err
+	}
+	chans, err := q.WebhookChannelListPersonal(ctx, user.ID)
+	if err != nil {
+		return 0, fmt.Errorf("webhook channels of user %d: %w", user.ID, err)
+	}
+	if len(chans) == 0 {
+		return id, nil
+	}
+	byWebhook, err := Enabled(ctx, q, user.ID, kind, Webhook)
+	if err != nil || !byWebhook {
+		return id, err
+	}
+	hooks := make([]hook, len(chans))
+	for i, c := range chans {
+		hooks[i] = hook{channelID: c.ID, lang: user.Language}
+	}
+	if err := enqueueWebhooks(ctx, tx, n.river(ctx), n.Box, hooks, kind, template, data); err != nil {
+		return 0, fmt.Errorf("queue webhooks of user %d about %s: %w", user.ID, template, err)
+	}
+	return id, nil
+}
+
+// tellUser writes the in-app notification (inApp) and queues the email
+// (byEmail) of Tell to user; it returns the notification's id, or 0.
+func (n Notices) tellUser(ctx context.Context, tx pgx.Tx, user queries.User, inApp, byEmail bool, kind Kind, template string, data map[string]any) (int64, error) {
+	var id int64
 	if inApp {
-		row, err := Create(ctx, q, user.ID, kind, template, data)
+		row, err := Create(ctx, queries.New(tx), user.ID, kind, template, data)
 		if err != nil {
 			return 0, err
 		}
 		id = row.ID
-	}
-	byEmail, err := Enabled(ctx, q, user.ID, kind, Email)
-	if err != nil {
-		return 0, err
 	}
 	if byEmail {
 		args, err := NewEmail(n.Box, user.Email, user.Language, template, data)
@@ -137,46 +167,64 @@ func (n Notices) Tell(ctx context.Context, tx pgx.Tx, user queries.User, kind Ki
 			return 0, fmt.Errorf("queue email to user %d about %s: %w", user.ID, template, err)
 		}
 	}
-	hooks, err := webhookChannels(ctx, q, user.ID)
-	if err != nil {
-		return 0, fmt.Errorf("webhook channels of user %d: %w", user.ID, err)
-	}
-	if len(hooks) == 0 {
-		return id, nil
-	}
-	byWebhook, err := Enabled(ctx, q, user.ID, kind, Webhook)
-	if err != nil || !byWebhook {
-		return id, err
-	}
-	if err := enqueueWebhooks(ctx, tx, n.river(ctx), n.Box, hooks, user.Language, kind, template, data); err != nil {
-		return 0, fmt.Errorf("queue webhooks of user %d about %s: %w", user.ID, template, err)
-	}
 	return id, nil
 }
 
-// TellOwner tells the owner of cluster c about it (Tell), in tx: data
-// gets the cluster's name (Cluster) and id (ClusterID).
-func (n Notices) TellOwner(ctx context.Context, tx pgx.Tx, c queries.Cluster, kind Kind, template string, data map[string]any) error {
-	owner, err := queries.New(tx).UserGetByID(ctx, c.OwnerID)
-	if err != nil {
-		return fmt.Errorf("load owner of cluster %d: %w", c.ID, err)
-	}
+// TellCluster tells the members of cluster c's organization that Audience
+// names for kind about an event of c, as Tell does, each as their
+// preferences say (one query reads them all), and queues it to the
+// organization's webhook channels that want it (the kinds ticked in the
+// webhook column of who added each), in tx: data gets the cluster's name
+// (Cluster) and id (ClusterID). It returns the id of one in-app
+// notification written, or 0 for none: the others told the same event to
+// the other members, and are read with it
+// (queries.NotificationMarkReadEvent).
+func (n Notices) TellCluster(ctx context.Context, tx pgx.Tx, c queries.Cluster, kind Kind, template string, data map[string]any) (int64, error) {
+	q := queries.New(tx)
 	data["Cluster"], data["ClusterID"] = c.Name, c.ID
-	if _, err := n.Tell(ctx, tx, owner, kind, template, data); err != nil {
-		return fmt.Errorf("notice of cluster %d: %w", c.ID, err)
+	members, err := q.NotificationRecipientList(ctx, queries.NotificationRecipientListParams{OrgID: c.OrgID, Roles: Audience(kind), Kind: string(kind)})
+	if err != nil {
+		return 0, fmt.Errorf("recipients of the notice of cluster %d: %w", c.ID, err)
 	}
-	return nil
+	var first int64
+	for _, m := range members {
+		id, err := n.tellUser(ctx, tx, m.User, chosen(m.InApp, kind, InApp), chosen(m.ByEmail, kind, Email), kind, template, data)
+		if err != nil {
+			return 0, fmt.Errorf("notice of cluster %d: %w", c.ID, err)
+		}
+		if first == 0 {
+			first = id
+		}
+	}
+	chans, err := q.WebhookChannelListForEvent(ctx, queries.WebhookChannelListForEventParams{OrgID: c.OrgID, Kind: string(kind)})
+	if err != nil {
+		return 0, fmt.Errorf("webhook channels of cluster %d: %w", c.ID, err)
+	}
+	var hooks []hook
+	for _, ch := range chans {
+		if chosen(ch.Wanted, kind, Webhook) {
+			hooks = append(hooks, hook{channelID: ch.WebhookChannel.ID, lang: ch.MessageLang})
+		}
+	}
+	if err := enqueueWebhooks(ctx, tx, n.river(ctx), n.Box, hooks, kind, template, data); err != nil {
+		return 0, fmt.Errorf("queue webhooks of cluster %d about %s: %w", c.ID, template, err)
+	}
+	return first, nil
 }
 
 // TellPlatform queues the operator alert of template about an event of
 // kind to the platform's webhook channels (the admins' own choices are
 // Tell's).
 func (n Notices) TellPlatform(ctx context.Context, tx pgx.Tx, kind Kind, template string, data map[string]any) error {
-	hooks, err := webhookChannels(ctx, queries.New(tx), 0)
+	chans, err := queries.New(tx).WebhookChannelListPlatform(ctx)
 	if err != nil {
 		return fmt.Errorf("platform webhook channels: %w", err)
 	}
-	if err := enqueueWebhooks(ctx, tx, n.river(ctx), n.Box, hooks, "", kind, template, data); err != nil {
+	hooks := make([]hook, len(chans))
+	for i, c := range chans {
+		hooks[i] = hook{channelID: c.ID, lang: c.Lang}
+	}
+	if err := enqueueWebhooks(ctx, tx, n.river(ctx), n.Box, hooks, kind, template, data); err != nil {
 		return fmt.Errorf("queue platform webhooks about %s: %w", template, err)
 	}
 	return nil

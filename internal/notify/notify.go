@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/queries"
@@ -63,6 +64,35 @@ func KindsFor(admin bool) []Kind {
 	return out
 }
 
+// Audience is who, of the members of a cluster's organization, hears of
+// an event of kind k about the cluster (Notices.TellCluster), each then as
+// their own preferences say; nil for the kinds that are not about a
+// cluster. The roles are organization_members.role (package orgs):
+//
+//	kind                                    owner admin member viewer
+//	cluster_failed, control_plane,            ✓     ✓
+//	ingress, hostname, certificate
+//	cluster_ready, cluster_admin,             ✓     ✓     ✓
+//	node_not_ready, join_token_used
+//
+// The first row says something broke (or, for the same kind, that it is
+// fixed or ready again: those told of the trouble hear of its end): the
+// owners and admins, who answer for the clusters, are told. The second row
+// is news of the cluster and its nodes: every member who works on the
+// clusters hears of it as they opted in (or as Default says, when they
+// did not choose). Viewers only read: they see the clusters' state on the
+// pages and are told nothing. In a personal organization its owner hears
+// of everything, as when clusters were people's.
+func Audience(k Kind) []string {
+	switch k {
+	case ClusterFailed, ControlPlane, Ingress, Hostname, Certificate:
+		return []string{"owner", "admin"}
+	case ClusterReady, ClusterAdmin, NodeNotReady, JoinTokenUsed:
+		return []string{"owner", "admin", "member"}
+	}
+	return nil
+}
+
 // Channel is a way to reach the user.
 type Channel string
 
@@ -70,7 +100,9 @@ type Channel string
 const (
 	Email Channel = "email"
 	InApp Channel = "in_app"
-	// Webhook is every webhook channel the user added (package webhooks).
+	// Webhook is the webhook channels the user added (package webhooks):
+	// in an organization, for its clusters' events; in their personal
+	// organization, for their own events too.
 	Webhook Channel = "webhook"
 )
 
@@ -118,6 +150,14 @@ func Enabled(ctx context.Context, q *queries.Queries, userID int64, k Kind, c Ch
 		return false, fmt.Errorf("notification preference %s/%s: %w", k, c, err)
 	}
 	return on, nil
+}
+
+// chosen is a choice read with a query (NULL: none made, Default).
+func chosen(on pgtype.Bool, k Kind, c Channel) bool {
+	if !on.Valid {
+		return Default(k, c)
+	}
+	return on.Bool
 }
 
 // Matrix returns the user's choice for every kind and channel.

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 )
 
 // TestDefaultFailuresGoEverywhere: a user who chose nothing hears of every
@@ -34,5 +35,27 @@ func TestDefaultFailuresGoEverywhere(t *testing.T) {
 			require.Equal(t, tt.out, notify.Default(tt.kind, notify.Email))
 			require.Equal(t, tt.out, notify.Default(tt.kind, notify.Webhook))
 		})
+	}
+}
+
+// TestAudienceRoles: every kind about a cluster reaches the owners (a
+// personal organization's user hears of all, as before organizations),
+// in roles that exist, never the viewers; the kinds about a person or the
+// platform are no organization's.
+func TestAudienceRoles(t *testing.T) {
+	t.Parallel()
+	for _, k := range notify.Kinds {
+		roles := notify.Audience(k)
+		switch k {
+		case notify.SecuritySignIn, notify.Billing, notify.EdgeOutOfStep, notify.PlatformHealth:
+			require.Empty(t, roles, k)
+			continue
+		}
+		require.Contains(t, roles, string(orgs.Owner), k)
+		require.Contains(t, roles, string(orgs.Admin), k)
+		require.NotContains(t, roles, string(orgs.Viewer), k)
+		for _, r := range roles {
+			require.True(t, orgs.Role(r).Valid(), "%s: %s", k, r)
+		}
 	}
 }

@@ -9,11 +9,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river"
 
 	"github.com/kubebyon/kubebyon/internal/secrets"
-	"github.com/kubebyon/kubebyon/queries"
 )
 
 // QueueWebhook is the queue of webhook deliveries, so a slow webhook never
@@ -49,33 +47,28 @@ func (WebhookArgs) InsertOpts() river.InsertOpts {
 // event's delivery, so that a receiver can drop a repeat.
 func NewEventID() string { return "evt_" + strings.ToLower(rand.Text()) }
 
-// webhookChannels is the user's webhook channels (userID > 0) or the
-// platform's (userID 0).
-func webhookChannels(ctx context.Context, q *queries.Queries, userID int64) ([]queries.WebhookChannel, error) {
-	if userID > 0 {
-		return q.WebhookChannelListByUser(ctx, pgtype.Int8{Int64: userID, Valid: true})
-	}
-	return q.WebhookChannelListPlatform(ctx)
+// hook is a channel an event goes to, with the language it is worded in.
+type hook struct {
+	channelID int64
+	lang      string
 }
 
 // enqueueWebhooks inserts, with rc in tx, one delivery of the event (the
-// message template and its data) to each of chans. lang is the user's
-// language; a platform channel has its own.
-func enqueueWebhooks(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], box *secrets.Box, chans []queries.WebhookChannel, lang string, kind Kind, template string, data map[string]any) error {
+// message template and its data) to each of hooks, under one event ID.
+func enqueueWebhooks(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], box *secrets.Box, hooks []hook, kind Kind, template string, data map[string]any) error {
+	if len(hooks) == 0 {
+		return nil
+	}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode webhook data: %w", err)
 	}
 	sealed := box.Seal(raw)
 	id, now := NewEventID(), time.Now().UTC()
-	for _, c := range chans {
-		l := lang
-		if !c.UserID.Valid {
-			l = c.Lang
-		}
-		args := WebhookArgs{ChannelID: c.ID, EventID: id, EventKind: string(kind), Template: template, Lang: l, Time: now, Sealed: sealed}
+	for _, h := range hooks {
+		args := WebhookArgs{ChannelID: h.channelID, EventID: id, EventKind: string(kind), Template: template, Lang: h.lang, Time: now, Sealed: sealed}
 		if _, err := rc.InsertTx(ctx, tx, args, nil); err != nil {
-			return fmt.Errorf("queue webhook delivery to channel %d: %w", c.ID, err)
+			return fmt.Errorf("queue webhook delivery to channel %d: %w", h.channelID, err)
 		}
 	}
 	return nil

@@ -62,12 +62,16 @@ const (
 	Billing Permission = "billing"
 	// DeleteOrganization: delete the organization (not a personal one).
 	DeleteOrganization Permission = "delete_organization"
+	// ManageWebhooks: add, test and remove the organization's webhook
+	// channels, where its clusters' events go outside the platform: the
+	// owners' and admins', who are told of the clusters' failures.
+	ManageWebhooks Permission = "manage_webhooks"
 )
 
 // grants is the fixed table of what each role may do.
 var grants = map[Role][]Permission{
-	Owner:  {Read, Operate, ManageMembers, ManageOwners, Rename, ViewerKubeconfig, Billing, DeleteOrganization},
-	Admin:  {Read, Operate, ManageMembers, Rename},
+	Owner:  {Read, Operate, ManageMembers, ManageOwners, Rename, ViewerKubeconfig, Billing, DeleteOrganization, ManageWebhooks},
+	Admin:  {Read, Operate, ManageMembers, Rename, ManageWebhooks},
 	Member: {Read, Operate},
 	Viewer: {Read},
 }

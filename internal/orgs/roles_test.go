@@ -14,15 +14,16 @@ func TestAllows(t *testing.T) {
 	table := map[orgs.Role]map[orgs.Permission]bool{
 		orgs.Owner: {
 			orgs.Read: true, orgs.Operate: true, orgs.ManageMembers: true, orgs.ManageOwners: true, orgs.Rename: true,
-			orgs.ViewerKubeconfig: true, orgs.Billing: true, orgs.DeleteOrganization: true,
+			orgs.ViewerKubeconfig: true, orgs.Billing: true, orgs.DeleteOrganization: true, orgs.ManageWebhooks: true,
 		},
-		orgs.Admin:  {orgs.Read: true, orgs.Operate: true, orgs.ManageMembers: true, orgs.Rename: true},
+		orgs.Admin:  {orgs.Read: true, orgs.Operate: true, orgs.ManageMembers: true, orgs.Rename: true, orgs.ManageWebhooks: true},
 		orgs.Member: {orgs.Read: true, orgs.Operate: true},
 		orgs.Viewer: {orgs.Read: true},
 		"root":      {},
 	}
 	perms := []orgs.Permission{
 		orgs.Read, orgs.Operate, orgs.ManageMembers, orgs.ManageOwners, orgs.Rename, orgs.ViewerKubeconfig, orgs.Billing, orgs.DeleteOrganization,
+		orgs.ManageWebhooks,
 	}
 	for role, want := range table {
 		for _, p := range perms {
@@ -57,6 +58,7 @@ func TestActingRoles(t *testing.T) {
 		{orgs.Viewer, orgs.Read, []string{"owner", "admin", "member", "viewer"}},
 		{orgs.Viewer, orgs.Operate, []string{}},
 		{orgs.Member, orgs.Billing, []string{}},
+		{"", orgs.ManageWebhooks, []string{"owner", "admin"}},
 	} {
 		a := orgs.Acting{OrgID: 1, UserID: 2, Cap: tt.cap}
 		require.Equal(t, tt.want, a.Roles(tt.p), "%q %s", tt.cap, tt.p)

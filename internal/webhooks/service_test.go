@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
@@ -25,6 +26,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
@@ -70,9 +72,17 @@ func (b *bundle) allowLoopback(t *testing.T) {
 	require.NoError(t, err)
 }
 
-func (b *bundle) log(t *testing.T, userID, id int64) []webhooks.Attempt {
+// personal is userID acting in their personal organization.
+func (b *bundle) personal(t *testing.T, userID int64) orgs.Acting {
 	t.Helper()
-	log, err := b.svc.Log(context.Background(), userID, id)
+	a, err := orgs.PersonalActing(context.Background(), b.svc.Pool, userID)
+	require.NoError(t, err)
+	return a
+}
+
+func (b *bundle) log(t *testing.T, who orgs.Acting, id int64) []webhooks.Attempt {
+	t.Helper()
+	log, err := b.svc.Log(context.Background(), who, id)
 	require.NoError(t, err)
 	return log
 }
@@ -94,7 +104,7 @@ func TestDeliver(t *testing.T) {
 		w.WriteHeader(int(code.Load()))
 	}))
 	t.Cleanup(srv.Close)
-	ch, err := b.svc.Create(ctx, u.ID, "en", webhooks.Input{Name: "ops", Kind: webhooks.Generic, URL: srv.URL + "/hook"}, a)
+	ch, err := b.svc.Create(ctx, b.personal(t, u.ID), "en", webhooks.Input{Name: "ops", Kind: webhooks.Generic, URL: srv.URL + "/hook"}, a)
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(ch.Secret, "whsec_"), "a generic webhook's secret is made and shown once")
 
@@ -118,7 +128,7 @@ func TestDeliver(t *testing.T) {
 	code.Store(http.StatusOK)
 	require.NoError(t, b.svc.Deliver(ctx, args, 3, 8))
 
-	log := b.log(t, u.ID, ch.Channel.ID)
+	log := b.log(t, b.personal(t, u.ID), ch.Channel.ID)
 	require.Len(t, log, 4)
 	type line struct {
 		attempt int32
@@ -136,7 +146,7 @@ func TestDeliver(t *testing.T) {
 		{8, webhooks.StatusFailed, 500}, {1, webhooks.StatusRetrying, 500},
 	}, got)
 
-	require.NoError(t, b.svc.Delete(ctx, u.ID, ch.Channel.ID, a))
+	require.NoError(t, b.svc.Delete(ctx, b.personal(t, u.ID), ch.Channel.ID, a))
 	require.NoError(t, b.svc.Deliver(ctx, args, 4, 8), "a removed channel ends its deliveries")
 }
 
@@ -153,7 +163,7 @@ func TestDeliverRefusedWithoutAllowList(t *testing.T) {
 	// Saved by a name: only the connection can tell where it leads.
 	url := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	b.allowLoopback(t)
-	ch, err := b.svc.Create(ctx, u.ID, "en", webhooks.Input{Name: "local", Kind: webhooks.Slack, URL: url}, a)
+	ch, err := b.svc.Create(ctx, b.personal(t, u.ID), "en", webhooks.Input{Name: "local", Kind: webhooks.Slack, URL: url}, a)
 	require.NoError(t, err)
 	_, admin := b.user(t, "net-admin2@example.com", "admin")
 	_, err = b.svc.SaveNetwork(ctx, "", admin)
@@ -166,7 +176,7 @@ func TestDeliverRefusedWithoutAllowList(t *testing.T) {
 	var refused *webhooks.RefusedError
 	require.ErrorAs(t, err, &refused)
 	require.Zero(t, hits.Load())
-	log := b.log(t, u.ID, ch.Channel.ID)
+	log := b.log(t, b.personal(t, u.ID), ch.Channel.ID)
 	require.Len(t, log, 1)
 	require.Equal(t, webhooks.StatusFailed, log[0].Status)
 	require.Contains(t, log[0].Error, "internal")
@@ -199,22 +209,22 @@ func TestCreate(t *testing.T) {
 		{"long secret", webhooks.Input{Name: "n", Kind: webhooks.DingTalk, URL: "https://oapi.dingtalk.com/robot/send?access_token=x", Secret: strings.Repeat("s", 201)}, webhooks.FieldSecret, "ErrWebhookSecret"},
 	}
 	for _, tt := range tests {
-		_, err := b.svc.Create(ctx, u.ID, "en", tt.in, a)
+		_, err := b.svc.Create(ctx, b.personal(t, u.ID), "en", tt.in, a)
 		var errs input.Errors
 		require.ErrorAs(t, err, &errs, tt.name)
 		require.Equal(t, input.Errors{tt.field: tt.msg}, errs, tt.name)
 	}
-	chans, err := b.svc.List(ctx, u.ID)
+	chans, err := b.svc.List(ctx, b.personal(t, u.ID))
 	require.NoError(t, err)
 	require.Empty(t, chans, "nothing half-written")
 
-	c, err := b.svc.Create(ctx, u.ID, "en", webhooks.Input{Name: " bot ", Kind: webhooks.DingTalk, URL: "https://oapi.dingtalk.com/robot/send?access_token=TOKEN", Secret: "SECRETVALUE"}, a)
+	c, err := b.svc.Create(ctx, b.personal(t, u.ID), "en", webhooks.Input{Name: " bot ", Kind: webhooks.DingTalk, URL: "https://oapi.dingtalk.com/robot/send?access_token=TOKEN", Secret: "SECRETVALUE"}, a)
 	require.NoError(t, err)
 	require.Empty(t, c.Secret, "a DingTalk secret is the user's own, not shown back")
 	require.Equal(t, "bot", c.Channel.Name)
 	require.Equal(t, "oapi.dingtalk.com", c.Channel.Host)
 	require.True(t, c.Channel.Signed)
-	s, err := b.svc.Create(ctx, u.ID, "en", webhooks.Input{Name: "slack", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/T/B/X", Secret: "ignored"}, a)
+	s, err := b.svc.Create(ctx, b.personal(t, u.ID), "en", webhooks.Input{Name: "slack", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/T/B/X", Secret: "ignored"}, a)
 	require.NoError(t, err)
 	require.False(t, s.Channel.Signed, "Slack takes no secret")
 
@@ -229,10 +239,10 @@ func TestCreate(t *testing.T) {
 	require.NotContains(t, stored, "SECRETVALUE")
 
 	for i := 2; i < webhooks.MaxChannels; i++ {
-		_, err := b.svc.Create(ctx, u.ID, "en", webhooks.Input{Name: "more", Kind: webhooks.WeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}, a)
+		_, err := b.svc.Create(ctx, b.personal(t, u.ID), "en", webhooks.Input{Name: "more", Kind: webhooks.WeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}, a)
 		require.NoError(t, err)
 	}
-	_, err = b.svc.Create(ctx, u.ID, "en", webhooks.Input{Name: "one too many", Kind: webhooks.WeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}, a)
+	_, err = b.svc.Create(ctx, b.personal(t, u.ID), "en", webhooks.Input{Name: "one too many", Kind: webhooks.WeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}, a)
 	var errs input.Errors
 	require.ErrorAs(t, err, &errs)
 	require.Equal(t, "ErrWebhookTooMany", errs[webhooks.FieldName])
@@ -247,30 +257,30 @@ func TestOwnership(t *testing.T) {
 	alice, aa := b.user(t, "alice@example.com", "user")
 	bob, ba := b.user(t, "bob@example.com", "user")
 	_, admin := b.user(t, "admin@example.com", "admin")
-	ch, err := b.svc.Create(ctx, alice.ID, "en", webhooks.Input{Name: "alice", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/A"}, aa)
+	ch, err := b.svc.Create(ctx, b.personal(t, alice.ID), "en", webhooks.Input{Name: "alice", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/A"}, aa)
 	require.NoError(t, err)
-	list, err := b.svc.List(ctx, bob.ID)
+	list, err := b.svc.List(ctx, b.personal(t, bob.ID))
 	require.NoError(t, err)
 	require.Empty(t, list)
-	_, err = b.svc.Log(ctx, bob.ID, ch.Channel.ID)
+	_, err = b.svc.Log(ctx, b.personal(t, bob.ID), ch.Channel.ID)
 	require.ErrorIs(t, err, webhooks.ErrNotFound)
-	_, err = b.svc.Test(ctx, bob.ID, ch.Channel.ID, "en", ba)
+	_, err = b.svc.Test(ctx, b.personal(t, bob.ID), ch.Channel.ID, "en", ba)
 	require.ErrorIs(t, err, webhooks.ErrNotFound)
-	require.ErrorIs(t, b.svc.Delete(ctx, bob.ID, ch.Channel.ID, ba), webhooks.ErrNotFound)
-	require.ErrorIs(t, b.svc.Delete(ctx, 0, ch.Channel.ID, admin), webhooks.ErrNotFound, "a user's channel is not the platform's")
+	require.ErrorIs(t, b.svc.Delete(ctx, b.personal(t, bob.ID), ch.Channel.ID, ba), webhooks.ErrNotFound)
+	require.ErrorIs(t, b.svc.Delete(ctx, webhooks.Platform, ch.Channel.ID, admin), webhooks.ErrNotFound, "a user's channel is not the platform's")
 
-	_, err = b.svc.Create(ctx, 0, "en", webhooks.Input{Name: "ops", Kind: webhooks.WeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}, ba)
+	_, err = b.svc.Create(ctx, webhooks.Platform, "en", webhooks.Input{Name: "ops", Kind: webhooks.WeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}, ba)
 	require.ErrorIs(t, err, adminauth.ErrNotAdmin)
 	_, err = b.svc.SaveNetwork(ctx, "10.0.0.0/8", ba)
 	require.ErrorIs(t, err, adminauth.ErrNotAdmin)
-	p, err := b.svc.Create(ctx, 0, "zh-CN", webhooks.Input{Name: "ops", Kind: webhooks.WeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}, admin)
+	p, err := b.svc.Create(ctx, webhooks.Platform, "zh-CN", webhooks.Input{Name: "ops", Kind: webhooks.WeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}, admin)
 	require.NoError(t, err)
-	_, err = b.svc.Test(ctx, 0, p.Channel.ID, "en", ba)
+	_, err = b.svc.Test(ctx, webhooks.Platform, p.Channel.ID, "en", ba)
 	require.ErrorIs(t, err, adminauth.ErrNotAdmin, "a platform channel's test is the admins'")
-	_, err = b.svc.Log(ctx, alice.ID, p.Channel.ID)
+	_, err = b.svc.Log(ctx, b.personal(t, alice.ID), p.Channel.ID)
 	require.ErrorIs(t, err, webhooks.ErrNotFound)
-	require.ErrorIs(t, b.svc.Delete(ctx, alice.ID, p.Channel.ID, aa), webhooks.ErrNotFound)
-	platform, err := b.svc.List(ctx, 0)
+	require.ErrorIs(t, b.svc.Delete(ctx, b.personal(t, alice.ID), p.Channel.ID, aa), webhooks.ErrNotFound)
+	platform, err := b.svc.List(ctx, webhooks.Platform)
 	require.NoError(t, err)
 	require.Len(t, platform, 1)
 	require.Equal(t, "ops", platform[0].Name)
@@ -284,34 +294,34 @@ func TestPageAndGet(t *testing.T) {
 	ctx := context.Background()
 	alice, aa := b.user(t, "alice@example.com", "user")
 	_, admin := b.user(t, "admin@example.com", "admin")
-	mine, err := b.svc.Create(ctx, alice.ID, "en", webhooks.Input{Name: "mine", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/A"}, aa)
+	mine, err := b.svc.Create(ctx, b.personal(t, alice.ID), "en", webhooks.Input{Name: "mine", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/A"}, aa)
 	require.NoError(t, err)
 	var platform []int64
 	for _, name := range []string{"ops-1", "ops-2", "ops-3"} {
-		c, err := b.svc.Create(ctx, 0, "en", webhooks.Input{Name: name, Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/" + name}, admin)
+		c, err := b.svc.Create(ctx, webhooks.Platform, "en", webhooks.Input{Name: name, Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/" + name}, admin)
 		require.NoError(t, err)
 		platform = append(platform, c.Channel.ID)
 	}
 
-	page, err := b.svc.Page(ctx, 0, 0, 2)
+	page, err := b.svc.Page(ctx, webhooks.Platform, 0, 2)
 	require.NoError(t, err)
 	require.Equal(t, []string{"ops-3", "ops-2"}, []string{page[0].Name, page[1].Name})
-	page, err = b.svc.Page(ctx, 0, page[1].ID, 2)
+	page, err = b.svc.Page(ctx, webhooks.Platform, page[1].ID, 2)
 	require.NoError(t, err)
 	require.Len(t, page, 1)
 	require.Equal(t, platform[0], page[0].ID)
-	page, err = b.svc.Page(ctx, alice.ID, 0, 10)
+	page, err = b.svc.Page(ctx, b.personal(t, alice.ID), 0, 10)
 	require.NoError(t, err)
 	require.Len(t, page, 1)
 	require.Equal(t, "mine", page[0].Name)
 
-	got, err := b.svc.Get(ctx, 0, platform[1])
+	got, err := b.svc.Get(ctx, webhooks.Platform, platform[1])
 	require.NoError(t, err)
 	require.Equal(t, "ops-2", got.Name)
 	require.Equal(t, "hooks.slack.com", got.Host)
-	_, err = b.svc.Get(ctx, 0, mine.Channel.ID)
+	_, err = b.svc.Get(ctx, webhooks.Platform, mine.Channel.ID)
 	require.ErrorIs(t, err, webhooks.ErrNotFound, "a user's channel is not the platform's")
-	_, err = b.svc.Get(ctx, alice.ID, platform[0])
+	_, err = b.svc.Get(ctx, b.personal(t, alice.ID), platform[0])
 	require.ErrorIs(t, err, webhooks.ErrNotFound)
 }
 
@@ -329,14 +339,14 @@ func TestTest(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	u, a := b.user(t, "tester@example.com", "user")
-	ch, err := b.svc.Create(ctx, u.ID, "en", webhooks.Input{Name: "team", Kind: webhooks.WeCom, URL: srv.URL}, a)
+	ch, err := b.svc.Create(ctx, b.personal(t, u.ID), "en", webhooks.Input{Name: "team", Kind: webhooks.WeCom, URL: srv.URL}, a)
 	require.NoError(t, err)
-	o, err := b.svc.Test(ctx, u.ID, ch.Channel.ID, "zh-CN", a)
+	o, err := b.svc.Test(ctx, b.personal(t, u.ID), ch.Channel.ID, "zh-CN", a)
 	require.NoError(t, err)
 	require.NoError(t, o.Err)
 	require.Contains(t, body.Load(), "KubeBYON 测试消息")
 	require.Contains(t, body.Load(), "team")
-	log := b.log(t, u.ID, ch.Channel.ID)
+	log := b.log(t, b.personal(t, u.ID), ch.Channel.ID)
 	require.Len(t, log, 1)
 	require.Equal(t, webhooks.TestKind, log[0].EventKind)
 	require.Equal(t, webhooks.StatusDelivered, log[0].Status)
@@ -346,8 +356,9 @@ func TestTest(t *testing.T) {
 }
 
 // TestTellQueuesDeliveries: notify.Tell queues one delivery per webhook
-// channel of the user, for the kinds the user wants there (by default
-// those that need attention); TellPlatform queues one per platform channel.
+// channel the user added in their personal organization, for the kinds
+// the user wants there (by default those that need attention);
+// TellPlatform queues one per platform channel.
 func TestTellQueuesDeliveries(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -367,9 +378,17 @@ func TestTellQueuesDeliveries(t *testing.T) {
 	tell(notify.ClusterFailed, notify.EmailClusterFailed)
 	rivertest.RequireNotInserted(ctx, t, driver, notify.WebhookArgs{}, nil)
 
-	c1, err := b.svc.Create(ctx, u.ID, "en", webhooks.Input{Name: "one", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/1"}, a)
+	c1, err := b.svc.Create(ctx, b.personal(t, u.ID), "en", webhooks.Input{Name: "one", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/1"}, a)
 	require.NoError(t, err)
-	c2, err := b.svc.Create(ctx, u.ID, "en", webhooks.Input{Name: "two", Kind: webhooks.Generic, URL: "https://example.com/hook"}, a)
+	c2, err := b.svc.Create(ctx, b.personal(t, u.ID), "en", webhooks.Input{Name: "two", Kind: webhooks.Generic, URL: "https://example.com/hook"}, a)
+	require.NoError(t, err)
+	// A channel the user adds in a team's organization is for the team's
+	// clusters, not for the user's own events.
+	q := queries.New(b.svc.Pool)
+	team, err := q.OrgCreate(ctx, queries.OrgCreateParams{Name: "team", CreatedBy: pgtype.Int8{Int64: u.ID, Valid: true}})
+	require.NoError(t, err)
+	require.NoError(t, q.OrgMemberAdd(ctx, queries.OrgMemberAddParams{OrgID: team.ID, UserID: u.ID, Role: string(orgs.Owner)}))
+	_, err = b.svc.Create(ctx, orgs.Acting{OrgID: team.ID, UserID: u.ID, Cap: orgs.Owner}, "en", webhooks.Input{Name: "team", Kind: webhooks.Slack, URL: "https://hooks.slack.com/services/team"}, a)
 	require.NoError(t, err)
 	tell(notify.ClusterReady, notify.EmailClusterReady)
 	rivertest.RequireNotInserted(ctx, t, driver, notify.WebhookArgs{}, nil)
@@ -387,7 +406,7 @@ func TestTellQueuesDeliveries(t *testing.T) {
 	}
 	require.ElementsMatch(t, []int64{c1.Channel.ID, c2.Channel.ID}, got)
 
-	p, err := b.svc.Create(ctx, 0, "en", webhooks.Input{Name: "ops", Kind: webhooks.Feishu, URL: "https://open.feishu.cn/open-apis/bot/v2/hook/x"}, admin)
+	p, err := b.svc.Create(ctx, webhooks.Platform, "en", webhooks.Input{Name: "ops", Kind: webhooks.Feishu, URL: "https://open.feishu.cn/open-apis/bot/v2/hook/x"}, admin)
 	require.NoError(t, err)
 	tx, err := b.svc.Pool.Begin(ctx)
 	require.NoError(t, err)
@@ -396,4 +415,85 @@ func TestTellQueuesDeliveries(t *testing.T) {
 	var n int
 	require.NoError(t, b.svc.Pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'webhook_delivery' AND (args->>'channel_id')::bigint = $1", p.Channel.ID).Scan(&n))
 	require.Equal(t, 1, n)
+}
+
+// TestOrgRoles: an organization's owners and admins add, test and remove
+// its channels; its members and viewers (and an admin's read key) see
+// them and their logs but change nothing; a user of another organization
+// finds nothing, and cannot add one to it.
+func TestOrgRoles(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.allowLoopback(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(srv.Close)
+	q := queries.New(b.svc.Pool)
+	owner, oa := b.user(t, "org-owner@example.com", "user")
+	org, err := q.OrgCreate(ctx, queries.OrgCreateParams{Name: "team", CreatedBy: pgtype.Int8{Int64: owner.ID, Valid: true}})
+	require.NoError(t, err)
+	require.NoError(t, q.OrgMemberAdd(ctx, queries.OrgMemberAddParams{OrgID: org.ID, UserID: owner.ID, Role: string(orgs.Owner)}))
+	ch, err := b.svc.Create(ctx, orgs.Acting{OrgID: org.ID, UserID: owner.ID, Cap: orgs.Owner}, "en", webhooks.Input{Name: "team", Kind: webhooks.Slack, URL: srv.URL}, oa)
+	require.NoError(t, err)
+
+	tests := []struct {
+		name   string
+		role   orgs.Role // in the organization; "" for none
+		cap    orgs.Role
+		manage bool
+		see    bool
+	}{
+		{"admin", orgs.Admin, orgs.Admin, true, true},
+		{"member", orgs.Member, orgs.Member, false, true},
+		{"viewer", orgs.Viewer, orgs.Viewer, false, true},
+		{"admin's read key", orgs.Admin, orgs.Viewer, false, true},
+		{"other", "", orgs.Owner, false, false},
+	}
+	// Each role in parallel; the group ends when all have.
+	t.Run("roles", func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				u, a := b.user(t, strings.ReplaceAll(tt.name, " ", "-")+"@example.com", "user")
+				if tt.role != "" {
+					require.NoError(t, q.OrgMemberAdd(ctx, queries.OrgMemberAddParams{OrgID: org.ID, UserID: u.ID, Role: string(tt.role)}))
+				}
+				who := orgs.Acting{OrgID: org.ID, UserID: u.ID, Cap: tt.cap}
+				refused := orgs.ErrForbidden
+				if !tt.see {
+					refused = webhooks.ErrNotFound
+				}
+
+				list, err := b.svc.List(ctx, who)
+				require.NoError(t, err)
+				_, getErr := b.svc.Get(ctx, who, ch.Channel.ID)
+				_, logErr := b.svc.Log(ctx, who, ch.Channel.ID)
+				if tt.see {
+					require.Len(t, list, 1)
+					require.NoError(t, getErr)
+					require.NoError(t, logErr)
+				} else {
+					require.Empty(t, list)
+					require.ErrorIs(t, getErr, webhooks.ErrNotFound)
+					require.ErrorIs(t, logErr, webhooks.ErrNotFound)
+				}
+
+				in := webhooks.Input{Name: "by " + tt.name, Kind: webhooks.Slack, URL: srv.URL}
+				made, err := b.svc.Create(ctx, who, "en", in, a)
+				_, testErr := b.svc.Test(ctx, who, ch.Channel.ID, "en", a)
+				if !tt.manage {
+					require.ErrorIs(t, err, refused)
+					require.ErrorIs(t, testErr, refused)
+					require.ErrorIs(t, b.svc.Delete(ctx, who, ch.Channel.ID, a), refused)
+					return
+				}
+				require.NoError(t, err)
+				require.NoError(t, testErr)
+				require.NoError(t, b.svc.Delete(ctx, who, made.Channel.ID, a))
+			})
+		}
+	})
+	var n int
+	require.NoError(t, b.svc.Pool.QueryRow(ctx, "SELECT count(*) FROM webhook_channels WHERE org_id = $1", org.ID).Scan(&n))
+	require.Equal(t, 1, n, "only the owner's channel is left")
 }

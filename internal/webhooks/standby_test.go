@@ -39,9 +39,9 @@ func TestStandby(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	_, err := b.svc.Create(ctx, 0, "en", webhooks.Input{Name: "ops", Kind: webhooks.Generic, URL: srv.URL + "/platform"}, admin)
+	_, err := b.svc.Create(ctx, webhooks.Platform, "en", webhooks.Input{Name: "ops", Kind: webhooks.Generic, URL: srv.URL + "/platform"}, admin)
 	require.NoError(t, err)
-	_, err = b.svc.Create(ctx, u.ID, "en", webhooks.Input{Name: "mine", Kind: webhooks.Generic, URL: srv.URL + "/user"}, ua)
+	_, err = b.svc.Create(ctx, b.personal(t, u.ID), "en", webhooks.Input{Name: "mine", Kind: webhooks.Generic, URL: srv.URL + "/user"}, ua)
 	require.NoError(t, err)
 
 	dead, err := pgxpool.New(ctx, "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")

@@ -1,7 +1,9 @@
 // Package webhooks sends notifications to webhooks: a generic JSON webhook
 // (signed with HMAC-SHA256) and the incoming webhooks of Slack, DingTalk,
-// Feishu/Lark and WeCom. Users add their own channels; admins add the
-// platform's, which receive the operator alerts. Each delivery is a River
+// Feishu/Lark and WeCom. An organization's owners and admins add its
+// channels, which receive its clusters' events (and, in a personal
+// organization, its user's own); admins add the platform's, which receive
+// the operator alerts. Each delivery is a River
 // job (notify.WebhookArgs) whose attempts are logged per channel; every
 // connection is checked against internal addresses (Guard).
 package webhooks
@@ -29,11 +31,12 @@ import (
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
-// MaxChannels is how many channels a user may have.
+// MaxChannels is how many channels an organization may have.
 const MaxChannels = 10
 
 // Attempt statuses in the delivery log.
@@ -66,7 +69,8 @@ const (
 	FieldAllowed = "allowedCIDRs"
 )
 
-// ErrNotFound is a channel that does not exist or is not the asker's.
+// ErrNotFound is a channel that does not exist or is not the asker's
+// organization's.
 var ErrNotFound = errors.New("webhook channel not found")
 
 // Service is the webhook channels, their deliveries and the network
@@ -256,10 +260,19 @@ type Created struct {
 	Secret  string
 }
 
-// Create adds a channel: the user's (userID > 0) or, for the admin actor,
-// the platform's (userID 0). lang is what its messages are worded in.
-// Errors: input.Errors, adminauth.ErrNotAdmin.
-func (s *Service) Create(ctx context.Context, userID int64, lang string, in Input, actor audit.Actor) (Created, error) {
+// Platform is who acts on the platform's channels: no organization. Each
+// method takes who acts, an organization's member or Platform; the
+// platform's changes and tests are for the admin actor alone.
+var Platform = orgs.Acting{}
+
+func platform(who orgs.Acting) bool { return who.OrgID == 0 }
+
+// Create adds a channel to who's organization, for an owner or admin of
+// it (orgs.ManageWebhooks), or, for the admin actor, to the platform's
+// (Platform). lang is what its messages are worded in when the member who
+// added it is gone. Errors: input.Errors, orgs.ErrForbidden, ErrNotFound
+// (not a member), adminauth.ErrNotAdmin.
+func (s *Service) Create(ctx context.Context, who orgs.Acting, lang string, in Input, actor audit.Actor) (Created, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	in.URL = strings.TrimSpace(in.URL)
 	in.Secret = strings.TrimSpace(in.Secret)
@@ -267,16 +280,23 @@ func (s *Service) Create(ctx context.Context, userID int64, lang string, in Inpu
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
 		action := ActionCreate
-		var owner pgtype.Int8
-		if userID > 0 {
-			owner = pgtype.Int8{Int64: userID, Valid: true}
-			if _, err := q.UserLockByID(ctx, userID); err != nil {
-				return fmt.Errorf("lock user %d: %w", userID, err)
-			}
-		} else {
+		var org, maker pgtype.Int8
+		if platform(who) {
 			action = ActionPlatformCreate
 			if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 				return err
+			}
+		} else {
+			org, maker = pgtype.Int8{Int64: who.OrgID, Valid: true}, pgtype.Int8{Int64: who.UserID, Valid: true}
+			if err := q.WebhookChannelLockOrg(ctx, who.OrgID); err != nil {
+				return fmt.Errorf("lock organization %d: %w", who.OrgID, err)
+			}
+			ok, err := q.OrgMemberIn(ctx, queries.OrgMemberInParams{OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.ManageWebhooks)})
+			if err != nil {
+				return fmt.Errorf("check membership: %w", err)
+			}
+			if !ok {
+				return refusal(ctx, q, who)
 			}
 		}
 		network, err := LoadNetwork(ctx, q)
@@ -284,8 +304,8 @@ func (s *Service) Create(ctx context.Context, userID int64, lang string, in Inpu
 			return err
 		}
 		host, errs := in.validate(network.Guard())
-		if userID > 0 && len(errs) == 0 {
-			n, err := q.WebhookChannelCountByUser(ctx, owner)
+		if !platform(who) && len(errs) == 0 {
+			n, err := q.WebhookChannelCountByOrg(ctx, who.OrgID)
 			if err != nil {
 				return fmt.Errorf("count webhook channels: %w", err)
 			}
@@ -309,7 +329,7 @@ func (s *Service) Create(ctx context.Context, userID int64, lang string, in Inpu
 			sealedSecret = s.Box.Seal([]byte(secret))
 		}
 		row, err := q.WebhookChannelCreate(ctx, queries.WebhookChannelCreateParams{
-			UserID: owner, Kind: in.Kind, Name: in.Name, UrlSealed: s.Box.Seal([]byte(in.URL)), UrlHost: host,
+			OrgID: org, UserID: maker, Kind: in.Kind, Name: in.Name, UrlSealed: s.Box.Seal([]byte(in.URL)), UrlHost: host,
 			SecretSealed: sealedSecret, Lang: lang,
 		})
 		if err != nil {
@@ -324,36 +344,60 @@ func (s *Service) Create(ctx context.Context, userID int64, lang string, in Inpu
 	return out, err
 }
 
-// owned loads channel id when it is the user's (userID > 0) or the
-// platform's (userID 0).
-func owned(ctx context.Context, q *queries.Queries, id, userID int64) (queries.WebhookChannel, error) {
-	c, err := q.WebhookChannelGet(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, ErrNotFound
+// refusal is why who may not change their organization's channels:
+// orgs.ErrForbidden for a member who may read them, else ErrNotFound.
+func refusal(ctx context.Context, q *queries.Queries, who orgs.Acting) error {
+	ok, err := q.OrgMemberIn(ctx, queries.OrgMemberInParams{OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
+	switch {
+	case err != nil:
+		return fmt.Errorf("check membership: %w", err)
+	case ok:
+		return orgs.ErrForbidden
 	}
-	if err != nil {
+	return ErrNotFound
+}
+
+// channel loads channel id of who's organization for a member whose role
+// allows p, or a platform channel for Platform. Errors: ErrNotFound (none,
+// or another organization's), orgs.ErrForbidden (a member whose role
+// does not allow p).
+func channel(ctx context.Context, q *queries.Queries, who orgs.Acting, p orgs.Permission, id int64) (queries.WebhookChannel, error) {
+	var c queries.WebhookChannel
+	var err error
+	if platform(who) {
+		c, err = q.WebhookChannelGetPlatform(ctx, id)
+	} else {
+		c, err = q.WebhookChannelGetForMember(ctx, queries.WebhookChannelGetForMemberParams{ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(p)})
+	}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) && !platform(who) && p != orgs.Read:
+		// Not for p: forbidden to a member who sees it, not found to others.
+		if _, err := channel(ctx, q, who, orgs.Read, id); err != nil {
+			return c, err
+		}
+		return c, orgs.ErrForbidden
+	case errors.Is(err, pgx.ErrNoRows):
+		return c, ErrNotFound
+	case err != nil:
 		return c, fmt.Errorf("load webhook channel %d: %w", id, err)
-	}
-	if (userID > 0 && c.UserID.Int64 != userID) || (userID == 0 && c.UserID.Valid) {
-		return c, ErrNotFound
 	}
 	return c, nil
 }
 
-// Delete removes the user's channel (userID > 0) or, for the admin actor,
-// a platform channel (userID 0), with its log. Errors: ErrNotFound,
-// adminauth.ErrNotAdmin.
-func (s *Service) Delete(ctx context.Context, userID, id int64, actor audit.Actor) error {
+// Delete removes a channel of who's organization, for an owner or admin
+// of it, or, for the admin actor, a platform channel (Platform), with its
+// log. Errors: ErrNotFound, orgs.ErrForbidden, adminauth.ErrNotAdmin.
+func (s *Service) Delete(ctx context.Context, who orgs.Acting, id int64, actor audit.Actor) error {
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
 		action := ActionDelete
-		if userID == 0 {
+		if platform(who) {
 			action = ActionPlatformDelete
 			if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 				return err
 			}
 		}
-		c, err := owned(ctx, q, id, userID)
+		c, err := channel(ctx, q, who, orgs.ManageWebhooks, id)
 		if err != nil {
 			return err
 		}
@@ -367,17 +411,16 @@ func (s *Service) Delete(ctx context.Context, userID, id int64, actor audit.Acto
 	})
 }
 
-// List is the user's channels (userID > 0) or the platform's (0).
-func (s *Service) List(ctx context.Context, userID int64) ([]Channel, error) {
+// List is the channels of who's organization, for any member of it, or
+// the platform's (Platform).
+func (s *Service) List(ctx context.Context, who orgs.Acting) ([]Channel, error) {
 	q := queries.New(s.Pool)
-	var rows []queries.WebhookChannel
-	var err error
-	if userID > 0 {
-		rows, err = q.WebhookChannelListByUser(ctx, pgtype.Int8{Int64: userID, Valid: true})
-	} else {
-		rows, err = q.WebhookChannelListPlatform(ctx)
+	if platform(who) {
+		return channelsOf(q.WebhookChannelListPlatform(ctx))
 	}
-	return channelsOf(rows, err)
+	return channelsOf(q.WebhookChannelListForMember(ctx, queries.WebhookChannelListForMemberParams{
+		OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read),
+	}))
 }
 
 // channelsOf shows the channels rows, which were read with err.
@@ -392,19 +435,23 @@ func channelsOf(rows []queries.WebhookChannel, err error) ([]Channel, error) {
 	return out, nil
 }
 
-// Page is up to limit of the user's channels (userID > 0) or of the
-// platform's (0), newest first, from the one below beforeID (0: the
-// newest).
-func (s *Service) Page(ctx context.Context, userID, beforeID int64, limit int32) ([]Channel, error) {
-	return channelsOf(queries.New(s.Pool).WebhookChannelPage(ctx, queries.WebhookChannelPageParams{
-		UserID: pgtype.Int8{Int64: userID, Valid: userID > 0}, BeforeID: beforeID, RowLimit: limit,
+// Page is up to limit of the channels of who's organization, for any
+// member of it, or of the platform's (Platform), newest first, from the
+// one below beforeID (0: the newest).
+func (s *Service) Page(ctx context.Context, who orgs.Acting, beforeID int64, limit int32) ([]Channel, error) {
+	q := queries.New(s.Pool)
+	if platform(who) {
+		return channelsOf(q.WebhookChannelPagePlatform(ctx, queries.WebhookChannelPagePlatformParams{BeforeID: beforeID, RowLimit: limit}))
+	}
+	return channelsOf(q.WebhookChannelPageForMember(ctx, queries.WebhookChannelPageForMemberParams{
+		OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read), BeforeID: beforeID, RowLimit: limit,
 	}))
 }
 
-// Get is the user's channel id (userID > 0) or a platform channel (0).
-// Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, userID, id int64) (Channel, error) {
-	c, err := owned(ctx, queries.New(s.Pool), id, userID)
+// Get is channel id of who's organization, for any member of it, or a
+// platform channel (Platform). Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, who orgs.Acting, id int64) (Channel, error) {
+	c, err := channel(ctx, queries.New(s.Pool), who, orgs.Read, id)
 	if err != nil {
 		return Channel{}, err
 	}
@@ -413,10 +460,12 @@ func (s *Service) Get(ctx context.Context, userID, id int64) (Channel, error) {
 
 // Attempt is one line of a delivery log.
 type Attempt struct {
-	ChannelID    int64
-	ChannelName  string
-	ChannelKind  string
-	OwnerEmail   string
+	ChannelID   int64
+	ChannelName string
+	ChannelKind string
+	// Owner is whose channel it is: the user's address for a personal
+	// organization's, a team's name, empty for the platform's.
+	Owner        string
 	EventID      string
 	EventKind    string
 	Attempt      int32
@@ -429,11 +478,11 @@ type Attempt struct {
 // LogLength is how many attempts a channel's log shows.
 const LogLength = 20
 
-// Log is the latest attempts of the user's channel id (userID > 0) or of
-// a platform channel (userID 0). Errors: ErrNotFound.
-func (s *Service) Log(ctx context.Context, userID, id int64) ([]Attempt, error) {
+// Log is the latest attempts of channel id of who's organization, for any
+// member of it, or of a platform channel (Platform). Errors: ErrNotFound.
+func (s *Service) Log(ctx context.Context, who orgs.Acting, id int64) ([]Attempt, error) {
 	q := queries.New(s.Pool)
-	if _, err := owned(ctx, q, id, userID); err != nil {
+	if _, err := channel(ctx, q, who, orgs.Read, id); err != nil {
 		return nil, err
 	}
 	rows, err := q.WebhookAttemptListByChannel(ctx, queries.WebhookAttemptListByChannelParams{ChannelID: id, RowLimit: LogLength})
@@ -459,7 +508,7 @@ func (s *Service) RecentLog(ctx context.Context, limit int32) ([]Attempt, error)
 	out := make([]Attempt, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, Attempt{
-			ChannelID: r.ChannelID, ChannelName: r.ChannelName, ChannelKind: r.ChannelKind, OwnerEmail: r.OwnerEmail,
+			ChannelID: r.ChannelID, ChannelName: r.ChannelName, ChannelKind: r.ChannelKind, Owner: r.Owner,
 			EventID: r.EventID, EventKind: r.EventKind, Attempt: r.Attempt, Status: r.Status,
 			ResponseCode: r.ResponseCode, Error: r.Error, At: r.CreatedAt.Time,
 		})
@@ -594,14 +643,14 @@ func (s *Service) attempt(ctx context.Context, c queries.WebhookChannel, e Event
 	return Send(ctx, network.Guard().Client(), t, e, s.now()), nil
 }
 
-// Test sends a test message to the user's channel (userID > 0) or, for
-// the admin actor, to a platform channel (userID 0), at once, logs it in
-// the channel's log and the audit log, and returns what came of it (its
-// Err is why it failed). lang words the message. Errors: ErrNotFound,
-// adminauth.ErrNotAdmin.
-func (s *Service) Test(ctx context.Context, userID, id int64, lang string, actor audit.Actor) (Outcome, error) {
+// Test sends a test message to a channel of who's organization, for an
+// owner or admin of it, or, for the admin actor, to a platform channel
+// (Platform), at once, logs it in the channel's log and the audit log, and
+// returns what came of it (its Err is why it failed). lang words the
+// message. Errors: ErrNotFound, orgs.ErrForbidden, adminauth.ErrNotAdmin.
+func (s *Service) Test(ctx context.Context, who orgs.Acting, id int64, lang string, actor audit.Actor) (Outcome, error) {
 	q := queries.New(s.Pool)
-	if userID == 0 {
+	if platform(who) {
 		// Checked before sending too: the audit's check comes after.
 		err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 			return adminauth.LockActiveAdmin(ctx, queries.New(tx), actor.UserID)
@@ -610,7 +659,7 @@ func (s *Service) Test(ctx context.Context, userID, id int64, lang string, actor
 			return Outcome{}, err
 		}
 	}
-	c, err := owned(ctx, q, id, userID)
+	c, err := channel(ctx, q, who, orgs.ManageWebhooks, id)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -629,7 +678,7 @@ func (s *Service) Test(ctx context.Context, userID, id int64, lang string, actor
 	action := ActionTest
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
-		if userID == 0 {
+		if platform(who) {
 			action = ActionPlatformTest
 			if err := adminauth.LockActiveAdmin(ctx, q, actor.UserID); err != nil {
 				return err
