@@ -86,7 +86,8 @@ func TestBillingTeamRoles(t *testing.T) {
 	// order is not found.
 	code, body := tm.clients["other"].Get("/billing")
 	require.Equal(t, http.StatusOK, code)
-	require.NotContains(t, body, "billco")
+	require.NotContains(t, body, `data-testid="billing-org"`, "not the team's plan")
+	require.NotRegexp(t, `[^-]billco[^-]`, body, "nothing of the team's (the menu names their own organization, billco-other)")
 	require.Contains(t, body, `data-testid="billing-no-orders"`, "their personal organization's, which they own")
 	code, _ = tm.clients["other"].Get(orderPath)
 	require.Equal(t, http.StatusNotFound, code)
