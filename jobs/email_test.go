@@ -85,6 +85,15 @@ func TestEmailWorker(t *testing.T) {
 	require.Contains(t, msg.Text, "creating your Acme Cloud account")
 	require.Contains(t, msg.Text, "Acme Cloud · https://kubebyon.example.com")
 
+	// A notice about a team's cluster names the team first.
+	teamMember := "team-" + strings.ToLower(rand.Text()[:12]) + "@example.com"
+	args, err = notify.NewEmail(box, teamMember, "en", notify.EmailClusterFailed, map[string]any{"Cluster": "web", "ClusterID": 7, "Org": "Acme", "Reason": "boom"})
+	require.NoError(t, err)
+	require.Equal(t, river.EventKindJobCompleted, send(args).EventKind)
+	msg = mp.WaitMessages(t, teamMember, 1)[0]
+	require.True(t, strings.HasPrefix(msg.Subject, "[Acme] "), msg.Subject)
+	require.Contains(t, msg.Subject, "web")
+
 	other, err := secrets.New(bytes.Repeat([]byte{4}, 32))
 	require.NoError(t, err)
 	args, err = notify.NewEmail(other, "lost@example.com", "en", notify.EmailSignupCode, map[string]any{"Code": "654321"})

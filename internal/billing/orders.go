@@ -470,9 +470,13 @@ func (s *Service) audit(ctx context.Context, q *queries.Queries, actor audit.Act
 // it. What is about one order goes to who placed it instead
 // (tellPlacer).
 func (s *Service) tell(ctx context.Context, tx pgx.Tx, orgID int64, template string, data map[string]any) error {
-	owners, err := queries.New(tx).OrgOwnerUsers(ctx, orgID)
+	q := queries.New(tx)
+	owners, err := q.OrgOwnerUsers(ctx, orgID)
 	if err != nil {
 		return fmt.Errorf("load the owners of organization %d: %w", orgID, err)
+	}
+	if err := notify.NameOrg(ctx, q, orgID, data); err != nil {
+		return err
 	}
 	for _, u := range owners {
 		if err := s.tellUser(ctx, tx, u, template, data); err != nil {
@@ -486,9 +490,13 @@ func (s *Service) tell(ctx context.Context, tx pgx.Tx, orgID int64, template str
 // refunded): they are waiting for its word, and have its number. For a
 // personal organization that is its owner, as before organizations.
 func (s *Service) tellPlacer(ctx context.Context, tx pgx.Tx, o queries.Order, template string, data map[string]any) error {
-	u, err := queries.New(tx).UserGetByID(ctx, o.UserID)
+	q := queries.New(tx)
+	u, err := q.UserGetByID(ctx, o.UserID)
 	if err != nil {
 		return fmt.Errorf("load user %d: %w", o.UserID, err)
+	}
+	if err := notify.NameOrg(ctx, q, o.OrgID, data); err != nil {
+		return err
 	}
 	return s.tellUser(ctx, tx, u, template, data)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
@@ -257,4 +258,16 @@ func TestTeamPeriods(t *testing.T) {
 	require.Equal(t, s.pro.ID, s.subOf(t, tm.org).PlanID)
 	require.Equal(t, 1, notices(tm.owner, billing.EmailPlanExpired), "the personal plan's end, told to its owner")
 	require.Zero(t, notices(tm.coOwner, billing.EmailPlanExpired), "not to the team's other owner")
+
+	// The team's notices name it (the email's subject starts with it);
+	// the personal ones name no organization.
+	orgOf := func(template string) []string {
+		rows, err := s.pool.Query(ctx, `SELECT DISTINCT coalesce(params->>'Org', '') FROM notifications WHERE user_id = $1 AND message = $2 ORDER BY 1`, tm.owner, template)
+		require.NoError(t, err)
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return out
+	}
+	require.Equal(t, []string{"", "periods"}, orgOf(billing.EmailPeriodPastDue), "the personal period's, and the team's")
+	require.Equal(t, []string{""}, orgOf(billing.EmailPlanExpired))
 }

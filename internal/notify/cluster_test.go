@@ -176,6 +176,8 @@ func TestTellClusterByRole(t *testing.T) {
 				want = []int64{b.teamHook}
 			}
 			require.Equal(t, want, b.hooks(t, tt.kind), "webhooks")
+			require.Equal(t, []string{"team"}, b.strings(t, "SELECT DISTINCT params->>'Org' FROM notifications WHERE message = $1", tt.template),
+				"the notice names the team")
 		})
 	}
 }
@@ -193,6 +195,9 @@ func TestTellClusterPersonal(t *testing.T) {
 		require.Equal(t, []string{"solo"}, inApp, template)
 		require.Equal(t, []string{"solo"}, email, template)
 	}
+	var named int
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(*) FROM notifications WHERE user_id = $1 AND params ? 'Org'", b.users["solo"].ID).Scan(&named))
+	require.Zero(t, named, "a personal organization's notices name no organization")
 	require.Equal(t, []int64{b.soloHook}, b.hooks(t, notify.ClusterFailed))
 	require.Equal(t, []int64{b.soloHook}, b.hooks(t, notify.NodeNotReady))
 }

@@ -182,6 +182,9 @@ func (n Notices) tellUser(ctx context.Context, tx pgx.Tx, user queries.User, inA
 func (n Notices) TellCluster(ctx context.Context, tx pgx.Tx, c queries.Cluster, kind Kind, template string, data map[string]any) (int64, error) {
 	q := queries.New(tx)
 	data["Cluster"], data["ClusterID"] = c.Name, c.ID
+	if err := NameOrg(ctx, q, c.OrgID, data); err != nil {
+		return 0, err
+	}
 	members, err := q.NotificationRecipientList(ctx, queries.NotificationRecipientListParams{OrgID: c.OrgID, Roles: Audience(kind), Kind: string(kind)})
 	if err != nil {
 		return 0, fmt.Errorf("recipients of the notice of cluster %d: %w", c.ID, err)
@@ -210,6 +213,22 @@ func (n Notices) TellCluster(ctx context.Context, tx pgx.Tx, c queries.Cluster, 
 		return 0, fmt.Errorf("queue webhooks of cluster %d about %s: %w", c.ID, template, err)
 	}
 	return first, nil
+}
+
+// NameOrg sets data's Org to the name of organization orgID when it is a
+// team, for a notice about something of the team's: the email's subject
+// then starts with it ("[Acme] ..."), as the member may be in several
+// teams with clusters of the same name. A personal organization's
+// notices read as before organizations.
+func NameOrg(ctx context.Context, q *queries.Queries, orgID int64, data map[string]any) error {
+	org, err := q.OrgGet(ctx, orgID)
+	if err != nil {
+		return fmt.Errorf("load organization %d: %w", orgID, err)
+	}
+	if !org.PersonalOf.Valid {
+		data["Org"] = org.Name
+	}
+	return nil
 }
 
 // TellPlatform queues the operator alert of template about an event of
