@@ -48,14 +48,9 @@ func (w *EmailWorker) Work(ctx context.Context, job *river.Job[notify.EmailArgs]
 	}
 	data["BaseURL"], data["Product"] = w.BaseURL, brand.ProductName
 	l := w.Catalog.For(job.Args.Lang)
-	subject := l.T("Mail"+job.Args.Template+"Subject", data)
-	if org, _ := data["Org"].(string); org != "" {
-		// About a team's cluster or plan (notify.NameOrg).
-		subject = "[" + org + "] " + subject
-	}
 	msg := mail.Message{
 		To:      job.Args.To,
-		Subject: subject,
+		Subject: notify.Title(l, job.Args.Template, data),
 		Text:    l.T("Mail"+job.Args.Template+"Body", data) + "\n\n-- \n" + l.T("MailFooter", data) + "\n",
 	}
 	return w.Sender.Send(ctx, msg)

@@ -211,5 +211,18 @@ func Word(l *locale.Localizer, n queries.Notification) (title, body string) {
 		// Only ever written by Create: the words show without their values.
 		params = map[string]any{}
 	}
-	return l.T("Mail"+n.Message+"Subject", params), l.T("Notify"+n.Message+"Body", params)
+	return Title(l, n.Message, params), l.T("Notify"+n.Message+"Body", params)
+}
+
+// Title is the title of a notice of template (its email's subject, its
+// in-app and webhook title) in l's language: about a team's cluster or
+// plan it starts with the team's name (NameOrg), "[Acme] Cluster web
+// failed", as a member of several teams may have a cluster of the same
+// name in each.
+func Title(l *locale.Localizer, template string, data map[string]any) string {
+	title := l.T("Mail"+template+"Subject", data)
+	if org, _ := data["Org"].(string); org != "" {
+		title = "[" + org + "] " + title
+	}
+	return title
 }

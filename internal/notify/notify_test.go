@@ -1,12 +1,15 @@
 package notify_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/orgs"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // TestDefaultFailuresGoEverywhere: a user who chose nothing hears of every
@@ -58,4 +61,32 @@ func TestAudienceRoles(t *testing.T) {
 			require.True(t, orgs.Role(r).Valid(), "%s: %s", k, r)
 		}
 	}
+}
+
+// TestTitle: a notice about a team's cluster or plan starts with the
+// team's name, in every language; one of a personal organization's does
+// not.
+func TestTitle(t *testing.T) {
+	t.Parallel()
+	catalog, err := locale.New()
+	require.NoError(t, err)
+	tests := []struct {
+		name, lang string
+		data       map[string]any
+		want       string
+	}{
+		{"team", "en", map[string]any{"Cluster": "web", "Org": "Acme"}, "[Acme] Cluster web failed"},
+		{"personal", "en", map[string]any{"Cluster": "web"}, "Cluster web failed"},
+		{"team in chinese", "zh-CN", map[string]any{"Cluster": "web", "Org": "Acme"}, "[Acme] " + catalog.For("zh-CN").T("MailClusterFailedSubject", map[string]any{"Cluster": "web"})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tt.want, notify.Title(catalog.For(tt.lang), notify.EmailClusterFailed, tt.data))
+		})
+	}
+	params, err := json.Marshal(map[string]any{"Cluster": "web", "Org": "Acme"})
+	require.NoError(t, err)
+	title, _ := notify.Word(catalog.For("en"), queries.Notification{Message: notify.EmailClusterFailed, Params: params})
+	require.Equal(t, "[Acme] Cluster web failed", title, "the in-app notice too")
 }
