@@ -72,7 +72,7 @@ func (h *Handlers) ownSeries(c echo.Context) (metrics.Series, error) {
 	}
 	s, err := h.ClusterMetrics.OwnSeries(c.Request().Context(), who, id, r, time.Now())
 	if errors.Is(err, clusters.ErrNotFound) {
-		return s, errClusterNotFound
+		return s, h.clusterNotFound(c, who, id)
 	}
 	return s, err
 }

@@ -55,7 +55,7 @@ func (h *Handlers) showClusterPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	cl, fresh, err := h.Nodes.ClusterPage(ctx, who, id)
 	if errors.Is(err, clusters.ErrNotFound) {
-		return echo.ErrNotFound
+		return h.clusterNotFound(c, who, id)
 	}
 	if err != nil {
 		return err
@@ -144,9 +144,35 @@ func (h *Handlers) memberCluster(c echo.Context) (queries.Cluster, error) {
 	}
 	cl, err := h.Clusters.GetFor(c.Request().Context(), who, p, id)
 	if errors.Is(err, clusters.ErrNotFound) {
-		return cl, errClusterNotFound
+		return cl, h.clusterNotFound(c, who, id)
 	}
 	return cl, err
+}
+
+// clusterNotFound answers for cluster id, not found in the organization
+// who works in: 404; for a console page (GET) of a cluster of another of
+// the user's organizations (a notice's link, a colleague's), a 404 that
+// offers to switch there.
+func (h *Handlers) clusterNotFound(c echo.Context, who orgs.Acting, id int64) error {
+	if readOnly(c.Request().Method) && !isAPI(c) {
+		o, err := h.Clusters.OrgOf(c.Request().Context(), who.UserID, id)
+		if err == nil && o.ID != who.OrgID {
+			return &clusterElsewhere{orgID: o.ID, orgName: o.Name}
+		}
+	}
+	return errClusterNotFound
+}
+
+// clusterElsewhere answers a console page of a cluster in another of the
+// user's organizations than the one they work in: 404 here, with a
+// button to switch there and come back (handleError).
+type clusterElsewhere struct {
+	orgID   int64
+	orgName string
+}
+
+func (e *clusterElsewhere) Error() string {
+	return fmt.Sprintf("the cluster is in organization %d", e.orgID)
 }
 
 func clusterView(c queries.Cluster) views.Cluster {

@@ -381,12 +381,15 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 	code := http.StatusInternalServerError
 	var he *echo.HTTPError
 	var fe input.Errors
+	var elsewhere *clusterElsewhere
 	if errors.As(err, &fe) {
 		// Field errors no form shows again (rejectUnstorableInput, an API
 		// body): 422 naming the fields.
 		code = http.StatusUnprocessableEntity
 	} else if errors.As(err, &he) {
 		code = he.Code
+	} else if errors.As(err, &elsewhere) {
+		code = http.StatusNotFound
 	} else if errors.Is(err, orgs.ErrForbidden) {
 		// A member whose role in the organization does not allow it.
 		he = echo.NewHTTPError(http.StatusForbidden, orgs.ErrForbidden.Error())
@@ -447,6 +450,9 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 			reason = msg
 		}
 		werr = jointokens.WriteRefusal(c.Request().Context(), c.Response(), errors.New(reason))
+	case elsewhere != nil:
+		views.PageOf(c.Request().Context()).APICall = nil
+		werr = render(c, code, views.ClusterElsewherePage(elsewhere.orgID, elsewhere.orgName, c.Request().URL.RequestURI()))
 	default:
 		if code < 500 {
 			reqID = ""

@@ -32,7 +32,7 @@ func (h *Handlers) renderJoinTokens(c echo.Context, status int, f views.Form) er
 	svc := h.JoinTokens
 	cl, tokens, err := svc.List(c.Request().Context(), who, id)
 	if errors.Is(err, jointokens.ErrNotFound) {
-		return echo.ErrNotFound
+		return h.clusterNotFound(c, who, id)
 	}
 	if err != nil {
 		return err

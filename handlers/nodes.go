@@ -69,7 +69,10 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	}
 	page, err := h.Nodes.Page(c.Request().Context(), who, id)
 	cl := page.Cluster
-	if errors.Is(err, clusters.ErrNotFound) || cl.Status == clusters.StatusDeleted {
+	if errors.Is(err, clusters.ErrNotFound) {
+		return h.clusterNotFound(c, who, id)
+	}
+	if err == nil && cl.Status == clusters.StatusDeleted {
 		return errClusterNotFound
 	}
 	if err != nil {

@@ -129,6 +129,10 @@ func (h *Handlers) switchOrg(c echo.Context) error {
 	}
 	h.rememberOrg(c.Request().Context(), m.Org)
 	h.flash(c, "FlashOrgSwitched")
+	if next := c.FormValue("next"); next != "" {
+		// Back to the page that asked (a cluster of this organization's).
+		return redirect(c, safeNext(next))
+	}
 	return redirect(c, orgsPath)
 }
 

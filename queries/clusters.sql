@@ -321,3 +321,11 @@ JOIN organizations o ON o.id = clusters.org_id
 JOIN organization_members m ON m.org_id = clusters.org_id AND m.user_id = @user_id
 JOIN users u ON u.id = m.user_id
 WHERE clusters.id = @id AND clusters.org_id = @org_id AND clusters.status <> 'deleted';
+
+-- name: ClusterOrgOfMember :one
+-- The organization of a cluster that user is a member of, whichever the
+-- console works in: a link to a cluster of another of their
+-- organizations offers to switch to it. Anyone else finds nothing.
+SELECT o.id, o.name FROM clusters c JOIN organizations o ON o.id = c.org_id
+WHERE c.id = @id AND c.status <> 'deleted'
+  AND org_member_in(c.org_id, @user_id, ARRAY['owner', 'admin', 'member', 'viewer']);

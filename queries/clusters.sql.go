@@ -1205,6 +1205,32 @@ func (q *Queries) ClusterNodePortsInUse(ctx context.Context) ([]int32, error) {
 	return items, nil
 }
 
+const clusterOrgOfMember = `-- name: ClusterOrgOfMember :one
+SELECT o.id, o.name FROM clusters c JOIN organizations o ON o.id = c.org_id
+WHERE c.id = $1 AND c.status <> 'deleted'
+  AND org_member_in(c.org_id, $2, ARRAY['owner', 'admin', 'member', 'viewer'])
+`
+
+type ClusterOrgOfMemberParams struct {
+	ID     int64
+	UserID int64
+}
+
+type ClusterOrgOfMemberRow struct {
+	ID   int64
+	Name string
+}
+
+// The organization of a cluster that user is a member of, whichever the
+// console works in: a link to a cluster of another of their
+// organizations offers to switch to it. Anyone else finds nothing.
+func (q *Queries) ClusterOrgOfMember(ctx context.Context, arg ClusterOrgOfMemberParams) (ClusterOrgOfMemberRow, error) {
+	row := q.db.QueryRow(ctx, clusterOrgOfMember, arg.ID, arg.UserID)
+	var i ClusterOrgOfMemberRow
+	err := row.Scan(&i.ID, &i.Name)
+	return i, err
+}
+
 const clusterPodCIDRLock = `-- name: ClusterPodCIDRLock :exec
 SELECT pg_advisory_xact_lock(7164937810002001)
 `

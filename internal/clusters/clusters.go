@@ -391,6 +391,21 @@ func (s *Service) GetFor(ctx context.Context, who orgs.Acting, p orgs.Permission
 	return c, err
 }
 
+// OrgOf is the organization of cluster id when userID is a member of it,
+// whichever organization they work in: a link to a cluster of another of
+// their organizations (a notice's, one shared by a colleague) can offer
+// to switch there. ErrNotFound for anyone else.
+func (s *Service) OrgOf(ctx context.Context, userID, id int64) (queries.ClusterOrgOfMemberRow, error) {
+	o, err := queries.New(s.Pool).ClusterOrgOfMember(ctx, queries.ClusterOrgOfMemberParams{ID: id, UserID: userID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return o, ErrNotFound
+	}
+	if err != nil {
+		return o, fmt.Errorf("organization of cluster %d: %w", id, err)
+	}
+	return o, nil
+}
+
 // record writes the cluster event (its reason names the catalog message
 // ClusterEvent<reason>), the audit event and the reconcile job.
 func (s *Service) record(ctx context.Context, tx pgx.Tx, q *queries.Queries, c queries.Cluster, actor audit.Actor, action, reason string) error {
