@@ -185,6 +185,28 @@ func (h *Handlers) updateAPIOrg(c echo.Context) error {
 	return h.answerAPIOrg(c, id)
 }
 
+// deleteAPIOrg is DELETE /api/v1/organizations/{id}: an owner deletes a
+// team with no clusters left and no orders (409 otherwise, as for a
+// personal organization), with its members, invitations, webhook channels
+// and the API keys made in it.
+func (h *Handlers) deleteAPIOrg(c echo.Context) error {
+	id, err := pathID(c, "id", errOrgNotFound)
+	if err != nil {
+		return err
+	}
+	err = h.Orgs.Delete(c.Request().Context(), id, actor(c))
+	var many orgs.HasClustersError
+	if errors.As(err, &many) {
+		return c.JSON(http.StatusConflict, apiError{Error: apiErrorBody{
+			Code: apiOrgConflicts[orgs.ErrHasClusters], Message: locale.T(c.Request().Context(), many.Error(), many.Data()),
+		}})
+	}
+	if err != nil {
+		return apiOrgError(c, err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
 // answerAPIOrg answers with organization id and its entity tag, from one
 // read.
 func (h *Handlers) answerAPIOrg(c echo.Context, id int64) error {
@@ -399,6 +421,9 @@ var apiOrgConflicts = map[error]string{
 	orgs.ErrLastOwner:            "last_owner",
 	orgs.ErrPersonalOwner:        "personal_owner",
 	orgs.ErrInvitationNotPending: "invitation_not_pending",
+	orgs.ErrPersonalDelete:       "personal_organization",
+	orgs.ErrHasClusters:          "has_clusters",
+	orgs.ErrHasOrders:            "has_orders",
 }
 
 // apiOrgError answers an organization service's error: 404 for what the

@@ -107,6 +107,11 @@ func TestAPIOrgRoles(t *testing.T) {
 		require.Equal(t, http.StatusCreated, r.Status, r.Body)
 		invitation[role] = handlerstest.DecodeAs[apiOrgInvitationJSON](t, r).ID
 	}
+	// The owner deletes a team of their own, which holds nothing the
+	// table reads after; the others try the team.
+	made := b.APICall(t, http.MethodPost, "/api/v1/organizations", tm.keys["owner"], `{"name": "Gone"}`)
+	require.Equal(t, http.StatusCreated, made.Status, made.Body)
+	gone := handlerstest.DecodeAs[apiOrgJSON](t, made).ID
 	reads := map[string]int{"owner": 200, "admin": 200, "member": 200, "viewer": 200, "other": 404}
 	managers := func(ok int) map[string]int {
 		return map[string]int{"owner": ok, "admin": ok, "member": 403, "viewer": 403, "other": 404}
@@ -119,6 +124,13 @@ func TestAPIOrgRoles(t *testing.T) {
 		"GET /api/v1/organizations/:id": {func(string) string { return tm.path("") }, nil, reads},
 		"PATCH /api/v1/organizations/:id": {func(string) string { return tm.path("") },
 			func(role string) string { return `{"name": "Renamed by ` + role + `"}` }, managers(200)},
+		"DELETE /api/v1/organizations/:id": {
+			func(role string) string {
+				if role == "owner" {
+					return fmt.Sprintf("/api/v1/organizations/%d", gone)
+				}
+				return tm.path("")
+			}, nil, map[string]int{"owner": 204, "admin": 403, "member": 403, "viewer": 403, "other": 404}},
 		"GET /api/v1/organizations/:id/members": {func(string) string { return tm.path("/members") }, nil, reads},
 		"GET /api/v1/organizations/:id/members/:user_id": {
 			func(role string) string { return tm.path("/members/%d", target[role]) }, nil, reads},

@@ -160,6 +160,8 @@ func (h *Handlers) renderOrgPage(c echo.Context, status int, m orgs.Membership, 
 	p := views.OrgPage{
 		Org: orgView(m), Members: make([]views.OrgMember, len(people)),
 		CanInvite: orgs.Allows(m.Role, orgs.ManageMembers), Invite: f,
+		ViewerKubeconfig: m.Org.ViewerKubeconfig, CanSetViewerKubeconfig: orgs.Allows(m.Role, orgs.ViewerKubeconfig),
+		CanDelete: !m.Personal() && orgs.Allows(m.Role, orgs.DeleteOrganization),
 	}
 	for _, inv := range invitations {
 		p.Invitations = append(p.Invitations, views.OrgInvitation{

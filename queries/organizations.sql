@@ -239,3 +239,22 @@ WHERE m.org_id = @org_id AND lower(u.email) = lower(@email);
 -- name: OrgMemberIn :one
 -- Whether the user is a member of the organization in one of roles.
 SELECT org_member_in(@org_id, @user_id, @roles::text[])::boolean;
+
+-- name: OrgOrderCount :one
+-- How many orders an organization has: they are kept for accounting
+-- (orders.org_id has no ON DELETE), so one with any is not deleted.
+SELECT count(*) FROM orders WHERE org_id = @org_id;
+
+-- name: OrgAPIKeysDelete :execrows
+-- The API keys made in an organization that goes, its members' (their
+-- foreign key would take them with it: deleted here to count them).
+DELETE FROM api_keys WHERE org_id = @org_id;
+
+-- name: OrgDelete :one
+-- Deletes a team's organization, for a member (@user_id) in one of
+-- @roles: its members, invitations, webhook channels and subscription go
+-- with it (ON DELETE CASCADE). No row for a personal organization or
+-- anyone else.
+DELETE FROM organizations
+WHERE id = @id AND personal_of IS NULL AND org_member_in(id, @user_id, @roles::text[])
+RETURNING *;

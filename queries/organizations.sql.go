@@ -314,6 +314,20 @@ func (q *Queries) AdminOrgSearch(ctx context.Context, arg AdminOrgSearchParams) 
 	return items, nil
 }
 
+const orgAPIKeysDelete = `-- name: OrgAPIKeysDelete :execrows
+DELETE FROM api_keys WHERE org_id = $1
+`
+
+// The API keys made in an organization that goes, its members' (their
+// foreign key would take them with it: deleted here to count them).
+func (q *Queries) OrgAPIKeysDelete(ctx context.Context, orgID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, orgAPIKeysDelete, orgID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const orgCreate = `-- name: OrgCreate :one
 INSERT INTO organizations (name, created_by)
 VALUES ($1, $2)
@@ -327,6 +341,37 @@ type OrgCreateParams struct {
 
 func (q *Queries) OrgCreate(ctx context.Context, arg OrgCreateParams) (Organization, error) {
 	row := q.db.QueryRow(ctx, orgCreate, arg.Name, arg.CreatedBy)
+	var i Organization
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.PersonalOf,
+		&i.ViewerKubeconfig,
+		&i.CreatedBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const orgDelete = `-- name: OrgDelete :one
+DELETE FROM organizations
+WHERE id = $1 AND personal_of IS NULL AND org_member_in(id, $2, $3::text[])
+RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at
+`
+
+type OrgDeleteParams struct {
+	ID     int64
+	UserID int64
+	Roles  []string
+}
+
+// Deletes a team's organization, for a member (@user_id) in one of
+// @roles: its members, invitations, webhook channels and subscription go
+// with it (ON DELETE CASCADE). No row for a personal organization or
+// anyone else.
+func (q *Queries) OrgDelete(ctx context.Context, arg OrgDeleteParams) (Organization, error) {
+	row := q.db.QueryRow(ctx, orgDelete, arg.ID, arg.UserID, arg.Roles)
 	var i Organization
 	err := row.Scan(
 		&i.ID,
@@ -973,6 +1018,19 @@ func (q *Queries) OrgMembers(ctx context.Context, arg OrgMembersParams) ([]OrgMe
 		return nil, err
 	}
 	return items, nil
+}
+
+const orgOrderCount = `-- name: OrgOrderCount :one
+SELECT count(*) FROM orders WHERE org_id = $1
+`
+
+// How many orders an organization has: they are kept for accounting
+// (orders.org_id has no ON DELETE), so one with any is not deleted.
+func (q *Queries) OrgOrderCount(ctx context.Context, orgID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, orgOrderCount, orgID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const orgOwnerCount = `-- name: OrgOwnerCount :one

@@ -1,0 +1,109 @@
+package orgs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/queries"
+)
+
+// Errors of Delete (catalog message IDs).
+var (
+	// ErrPersonalDelete refuses to delete a personal organization: it
+	// goes with its user's account.
+	ErrPersonalDelete = errors.New("ErrOrgPersonalDelete")
+	// ErrHasClusters refuses to delete an organization that still has
+	// clusters (deleted ones aside); the error is a HasClustersError,
+	// which counts them.
+	ErrHasClusters = errors.New("ErrOrgDeleteHasClusters")
+	// ErrHasOrders refuses to delete an organization that has orders:
+	// they are kept for accounting.
+	ErrHasOrders = errors.New("ErrOrgDeleteHasOrders")
+)
+
+// HasClustersError is ErrHasClusters with the number of clusters to
+// delete first.
+type HasClustersError struct{ Count int64 }
+
+func (e HasClustersError) Error() string { return ErrHasClusters.Error() }
+
+// Is makes errors.Is(e, ErrHasClusters) hold.
+func (e HasClustersError) Is(target error) bool { return target == ErrHasClusters }
+
+// Data is what the message of e refers to.
+func (e HasClustersError) Data() map[string]any { return map[string]any{"Count": e.Count} }
+
+// Delete deletes the team organization id for the acting member, who
+// must be one of its owners (DeleteOrganization, matched in SQL):
+// ErrForbidden for its other members, ErrNotFound for anyone else. A
+// personal organization is not deleted (ErrPersonalDelete), nor one with
+// clusters that are not deleted (HasClustersError), nor one with orders
+// (ErrHasOrders: kept for accounting, and orders.org_id keeps the
+// organization). In one transaction holding the organization's lock
+// (which a new cluster's key-share lock on it waits for): the rows left
+// of its deleted clusters go first (as adminusers.Delete does for an
+// account's organizations), then its API keys, then the organization
+// with its members, invitations, webhook channels and subscription (ON
+// DELETE CASCADE). A session working in it falls back to its user's
+// personal organization on its next request.
+func (s *Service) Delete(ctx context.Context, id int64, actor audit.Actor) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := queries.New(tx)
+		role, err := q.OrgLockForMember(ctx, queries.OrgLockForMemberParams{ID: id, UserID: actor.UserID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("lock organization %d: %w", id, err)
+		}
+		if !Allows(Role(role), DeleteOrganization) {
+			return ErrForbidden
+		}
+		r, err := q.OrgDetailForMember(ctx, queries.OrgDetailForMemberParams{ID: id, UserID: actor.UserID})
+		if err != nil {
+			return fmt.Errorf("read organization %d: %w", id, err)
+		}
+		if r.Organization.PersonalOf.Valid {
+			return ErrPersonalDelete
+		}
+		ids := []int64{id}
+		active, err := q.ClusterCountActiveInOrgs(ctx, ids)
+		if err != nil {
+			return fmt.Errorf("count the clusters of organization %d: %w", id, err)
+		}
+		if active > 0 {
+			return HasClustersError{Count: active}
+		}
+		orders, err := q.OrgOrderCount(ctx, id)
+		if err != nil {
+			return fmt.Errorf("count the orders of organization %d: %w", id, err)
+		}
+		if orders > 0 {
+			return ErrHasOrders
+		}
+		// The organization's own, by org_id: no account's clusters
+		// (owner 0 is nobody).
+		purged, err := q.AdminUserPurgeDeletedClusters(ctx, queries.AdminUserPurgeDeletedClustersParams{OwnerID: 0, OrgIds: ids})
+		if err != nil {
+			return fmt.Errorf("remove the deleted clusters of organization %d: %w", id, err)
+		}
+		keys, err := q.OrgAPIKeysDelete(ctx, id)
+		if err != nil {
+			return fmt.Errorf("delete the API keys of organization %d: %w", id, err)
+		}
+		o, err := q.OrgDelete(ctx, queries.OrgDeleteParams{ID: id, UserID: actor.UserID, Roles: allowing(DeleteOrganization)})
+		if err != nil {
+			return refused(err, fmt.Sprintf("delete organization %d", id))
+		}
+		return audit.Record(ctx, q, actor, audit.Event{
+			Action: "org.delete", TargetType: "organization", TargetID: fmt.Sprint(id),
+			Details: map[string]any{
+				"name": o.Name, "members": r.MemberCount, "api_keys_deleted": keys, "deleted_clusters_removed": purged,
+			},
+		})
+	})
+}
