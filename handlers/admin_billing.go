@@ -551,24 +551,36 @@ func (h *Handlers) adminSubscriptionView(ctx context.Context, u queries.User, f 
 	if err != nil {
 		return views.AdminSubscription{}, err
 	}
+	m, err := h.adminSubscriptionOf(ctx, sub, fmt.Sprintf("/admin/users/%d/subscription", u.ID), f, action)
+	if err != nil {
+		return views.AdminSubscription{}, err
+	}
 	orders, err := h.Billing.AdminOrders(ctx, queries.OrderListAdminParams{UserEmail: u.Email, MaxRows: userOrdersShown})
 	if err != nil {
 		return views.AdminSubscription{}, err
 	}
+	m.OrdersURL = "/admin/orders?" + url.Values{"email": {u.Email}}.Encode()
+	for _, r := range orders {
+		m.Orders = append(m.Orders, adminOrderRowOf(r))
+	}
+	return m, nil
+}
+
+// adminSubscriptionOf is an organization's subscription as an admin page
+// shows it, with the plans an admin may put it on and the forms that
+// change it, posted under actionURL; f is the form of action, when one
+// was submitted and failed.
+func (h *Handlers) adminSubscriptionOf(ctx context.Context, sub billing.Subscription, actionURL string, f views.Form, action string) (views.AdminSubscription, error) {
 	plans, err := h.Billing.Plans(ctx)
 	if err != nil {
 		return views.AdminSubscription{}, err
 	}
 	m := views.AdminSubscription{
-		UserID: u.ID, OrgID: sub.OrgID, OrgName: sub.OrgName,
+		ActionURL: actionURL, OrgID: sub.OrgID, OrgName: sub.OrgName,
 		PlanID: sub.PlanID, Plan: sub.Plan.Name, Status: sub.Status, Period: sub.Period.String,
 		PeriodEnd: timeOf(sub.CurrentPeriodEnd), CancelAtPeriodEnd: sub.CancelAtPeriodEnd,
 		Scheduled: sub.ScheduledPlan, ScheduledPeriod: sub.ScheduledPeriod.String,
-		OrdersURL: "/admin/orders?" + url.Values{"email": {u.Email}}.Encode(),
-		Form:      f, Action: action,
-	}
-	for _, r := range orders {
-		m.Orders = append(m.Orders, adminOrderRowOf(r))
+		Form: f, Action: action,
 	}
 	for _, p := range plans {
 		if !p.ArchivedAt.Valid {
@@ -601,56 +613,89 @@ func (h *Handlers) subscriptionOrgParam(c echo.Context) (userID, orgID int64, er
 	return id, personal.Org.ID, nil
 }
 
+// adminSubChange is a change an admin makes to organization orgID's
+// subscription from a form of the back office, through the billing
+// service (audited there): the form as submitted, and the service's
+// refusal.
+type adminSubChange struct {
+	// action names the form: "plan", "extend" or "cancel".
+	action string
+	run    func(h *Handlers, c echo.Context, orgID int64) (views.Form, error)
+}
+
+// The subscription changes: on a plan from now, with no period end; the
+// paid period ends days later; on the default plan at once. Each says
+// why.
+var (
+	adminSubSetPlan = adminSubChange{"plan", func(h *Handlers, c echo.Context, org int64) (views.Form, error) {
+		f := formFrom(c, "plan_id", "reason")
+		planID, _ := strconv.ParseInt(f.Value("plan_id"), 10, 64)
+		return f, h.Billing.AdminSetPlan(c.Request().Context(), org, planID, f.Value("reason"), actor(c))
+	}}
+	adminSubExtend = adminSubChange{"extend", func(h *Handlers, c echo.Context, org int64) (views.Form, error) {
+		f := formFrom(c, "days", "reason")
+		// Not a number: 0, which the service refuses with the days' message.
+		days, _ := strconv.Atoi(strings.TrimSpace(f.Value("days")))
+		return f, h.Billing.AdminExtend(c.Request().Context(), org, days, f.Value("reason"), actor(c))
+	}}
+	adminSubCancel = adminSubChange{"cancel", func(h *Handlers, c echo.Context, org int64) (views.Form, error) {
+		f := formFrom(c, "reason")
+		return f, h.Billing.AdminCancel(c.Request().Context(), org, f.Value("reason"), actor(c))
+	}}
+)
+
+// adminSubPage is the admin page a subscription form is on: where it
+// goes back to, and how it shows again with the form's error.
+type adminSubPage struct {
+	url    string
+	render func(status int, f views.Form, action string) error
+}
+
 // setSubscriptionPlan is POST /admin/users/:id/subscription/plan: the
 // user's personal organization is on the plan from now, with no period
 // end, for a reason.
 func (h *Handlers) setSubscriptionPlan(c echo.Context) error {
-	id, org, err := h.subscriptionOrgParam(c)
-	if err != nil {
-		return err
-	}
-	f := formFrom(c, "plan_id", "reason")
-	planID, _ := strconv.ParseInt(f.Value("plan_id"), 10, 64)
-	err = h.Billing.AdminSetPlan(c.Request().Context(), org, planID, f.Value("reason"), actor(c))
-	return h.subscriptionChanged(c, id, "plan", f, err, "FlashAdminSubPlan")
+	return h.changeUserSubscription(c, adminSubSetPlan, "FlashAdminSubPlan")
 }
 
 // extendSubscription is POST /admin/users/:id/subscription/extend: the
 // paid period of the user's personal organization ends days later, for a
 // reason.
 func (h *Handlers) extendSubscription(c echo.Context) error {
-	id, org, err := h.subscriptionOrgParam(c)
-	if err != nil {
-		return err
-	}
-	f := formFrom(c, "days", "reason")
-	// Not a number: 0, which the service refuses with the days' message.
-	days, _ := strconv.Atoi(strings.TrimSpace(f.Value("days")))
-	err = h.Billing.AdminExtend(c.Request().Context(), org, days, f.Value("reason"), actor(c))
-	return h.subscriptionChanged(c, id, "extend", f, err, "FlashAdminSubExtended")
+	return h.changeUserSubscription(c, adminSubExtend, "FlashAdminSubExtended")
 }
 
 // cancelSubscription is POST /admin/users/:id/subscription/cancel: the
 // user's personal organization is on the default plan at once, for a
 // reason.
 func (h *Handlers) cancelSubscription(c echo.Context) error {
+	return h.changeUserSubscription(c, adminSubCancel, "FlashAdminSubCancelled")
+}
+
+// changeUserSubscription makes a change to the subscription of the
+// path's user, their personal organization's, from their page.
+func (h *Handlers) changeUserSubscription(c echo.Context, change adminSubChange, flash string) error {
 	id, org, err := h.subscriptionOrgParam(c)
 	if err != nil {
 		return err
 	}
-	f := formFrom(c, "reason")
-	err = h.Billing.AdminCancel(c.Request().Context(), org, f.Value("reason"), actor(c))
-	return h.subscriptionChanged(c, id, "cancel", f, err, "FlashAdminSubCancelled")
+	f, err := change.run(h, c, org)
+	return h.subscriptionChanged(c, adminSubPage{
+		url: fmt.Sprintf("/admin/users/%d", id),
+		render: func(status int, f views.Form, action string) error {
+			return h.renderAdminUserPage(c, status, id, views.NewForm(), "", f, action)
+		},
+	}, change.action, f, err, flash)
 }
 
-// subscriptionChanged answers a subscription form: the user's page with
+// subscriptionChanged answers a subscription form: back to its page with
 // flash when err is nil, else that page again with the form's error
 // (422).
-func (h *Handlers) subscriptionChanged(c echo.Context, id int64, action string, f views.Form, err error, flash string) error {
+func (h *Handlers) subscriptionChanged(c echo.Context, page adminSubPage, action string, f views.Form, err error, flash string) error {
 	switch {
 	case err == nil:
 		h.flash(c, flash)
-		return redirect(c, fmt.Sprintf("/admin/users/%d", id))
+		return redirect(c, page.url)
 	case errors.Is(err, adminauth.ErrNotAdmin), errors.Is(err, orgs.ErrNotFound):
 		return echo.ErrNotFound
 	case errors.Is(err, billing.ErrReasonRequired):
@@ -662,5 +707,5 @@ func (h *Handlers) subscriptionChanged(c echo.Context, id int64, action string, 
 	default:
 		return err
 	}
-	return h.renderAdminUserPage(c, http.StatusUnprocessableEntity, id, views.NewForm(), "", f, action)
+	return page.render(http.StatusUnprocessableEntity, f, action)
 }

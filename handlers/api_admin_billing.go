@@ -20,8 +20,9 @@ import (
 
 // The admin API's orders (GET /api/v1/admin/orders...) and a user's
 // subscription, their personal organization's
-// (/api/v1/admin/users/:id/subscription...): what admin_billing.go does
-// in the back office, with the same services. Amounts are in the
+// (/api/v1/admin/users/:id/subscription...; an organization's is in
+// api_admin_orgs.go): what admin_billing.go does in the back office, with
+// the same services. Amounts are in the
 // currency's minor units, as in the user API.
 
 // apiAdminOrder is any order as the admin API lists it: the organization
@@ -204,9 +205,9 @@ func (h *Handlers) refundAPIAdminOrder(c echo.Context) error {
 	})
 }
 
-// apiAdminSubscription is a user's subscription, their personal
-// organization's, as the admin API shows it: the user API's, with the
-// organization, and the plan and the period that follow.
+// apiAdminSubscription is an organization's subscription (a user's is
+// their personal organization's) as the admin API shows it: the user
+// API's, with the organization, and the plan and the period that follow.
 type apiAdminSubscription struct {
 	OrgID   int64  `json:"org_id"`
 	OrgName string `json:"org_name"`
@@ -232,21 +233,33 @@ func (h *Handlers) answerAPIAdminSubscription(c echo.Context, orgID int64) error
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, apiAdminSubscription{
-		OrgID: sub.OrgID, OrgName: sub.OrgName, PlanID: sub.PlanID, Plan: sub.Plan.Name,
-		apiSubscription: apiSubscriptionOf(sub), ScheduledPeriod: sub.ScheduledPeriod.String,
-	})
+	return c.JSON(http.StatusOK, apiAdminSubscriptionOf(sub))
 }
 
-// changeAPIAdminSubscription runs a change of the subscription of the
-// path's user (their personal organization's, whose id run is given),
-// with the body read into body, and answers with the subscription.
-func (h *Handlers) changeAPIAdminSubscription(c echo.Context, body any, run func(orgID int64) error) error {
-	_, org, err := h.subscriptionOrgAPIParam(c)
-	if err != nil {
-		return err
+func apiAdminSubscriptionOf(sub billing.Subscription) apiAdminSubscription {
+	return apiAdminSubscription{
+		OrgID: sub.OrgID, OrgName: sub.OrgName, PlanID: sub.PlanID, Plan: sub.Plan.Name,
+		apiSubscription: apiSubscriptionOf(sub), ScheduledPeriod: sub.ScheduledPeriod.String,
 	}
-	return h.changeAPIAdmin(c, org, body, run, h.answerAPIAdminSubscription)
+}
+
+// apiAdminSubChange is a change an admin makes to an organization's
+// subscription through the API: the body it reads, and what it runs on
+// the organization once the body is read.
+type apiAdminSubChange func(c echo.Context) (body any, run func(orgID int64) error)
+
+// changeAPIAdminSubscription runs a change of the subscription of the
+// path's user (their personal organization's, whose id run is given)
+// and answers with the subscription.
+func (h *Handlers) changeAPIAdminSubscription(change apiAdminSubChange) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		_, org, err := h.subscriptionOrgAPIParam(c)
+		if err != nil {
+			return err
+		}
+		body, run := change(c)
+		return h.changeAPIAdmin(c, org, body, run, h.answerAPIAdminSubscription)
+	}
 }
 
 // subscriptionOrgAPIParam is subscriptionOrgParam, with the admin API's
@@ -259,42 +272,39 @@ func (h *Handlers) subscriptionOrgAPIParam(c echo.Context) (userID, orgID int64,
 	return userID, orgID, err
 }
 
-// setAPIAdminSubscriptionPlan is POST
-// /api/v1/admin/users/:id/subscription/plan: the user's personal
-// organization is on the plan from now, with no period end, for a reason.
-func (h *Handlers) setAPIAdminSubscriptionPlan(c echo.Context) error {
+// apiAdminSetPlan is POST .../subscription/plan: the organization is on
+// the plan from now, with no period end, for a reason.
+func (h *Handlers) apiAdminSetPlan(c echo.Context) (any, func(int64) error) {
 	var body struct {
 		PlanID int64  `json:"plan_id"`
 		Reason string `json:"reason"`
 	}
-	return h.changeAPIAdminSubscription(c, &body, func(org int64) error {
+	return &body, func(org int64) error {
 		return h.Billing.AdminSetPlan(c.Request().Context(), org, body.PlanID, body.Reason, actor(c))
-	})
+	}
 }
 
-// extendAPIAdminSubscription is POST
-// /api/v1/admin/users/:id/subscription/extend: the paid period ends days
-// later, for a reason.
-func (h *Handlers) extendAPIAdminSubscription(c echo.Context) error {
+// apiAdminExtend is POST .../subscription/extend: the paid period ends
+// days later, for a reason.
+func (h *Handlers) apiAdminExtend(c echo.Context) (any, func(int64) error) {
 	var body struct {
 		Days   int    `json:"days"`
 		Reason string `json:"reason"`
 	}
-	return h.changeAPIAdminSubscription(c, &body, func(org int64) error {
+	return &body, func(org int64) error {
 		return h.Billing.AdminExtend(c.Request().Context(), org, body.Days, body.Reason, actor(c))
-	})
+	}
 }
 
-// cancelAPIAdminSubscription is POST
-// /api/v1/admin/users/:id/subscription/cancel: the user's personal
-// organization is on the default plan at once, for a reason.
-func (h *Handlers) cancelAPIAdminSubscription(c echo.Context) error {
+// apiAdminCancel is POST .../subscription/cancel: the organization is on
+// the default plan at once, for a reason.
+func (h *Handlers) apiAdminCancel(c echo.Context) (any, func(int64) error) {
 	var body struct {
 		Reason string `json:"reason"`
 	}
-	return h.changeAPIAdminSubscription(c, &body, func(org int64) error {
+	return &body, func(org int64) error {
 		return h.Billing.AdminCancel(c.Request().Context(), org, body.Reason, actor(c))
-	})
+	}
 }
 
 // apiAdminBillingFields are the refusals of the billing actions that are

@@ -8,12 +8,17 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/adminorgs"
+	"github.com/kubebyon/kubebyon/internal/billing"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 )
 
-// The admin API's organizations (GET /api/v1/admin/organizations...):
-// what admin_orgs.go shows in the back office, with the same service; an
-// account's organizations are in its GET /api/v1/admin/users/{id}.
+// The admin API's organizations (GET /api/v1/admin/organizations...) and
+// their subscriptions (/api/v1/admin/organizations/:id/subscription...):
+// what admin_orgs.go shows and does in the back office, with the same
+// services; an account's organizations are in its GET
+// /api/v1/admin/users/{id}.
 
 // errAdminOrgNotFound is an organization that does not exist.
 var errAdminOrgNotFound = echo.NewHTTPError(http.StatusNotFound, "ErrAdminOrgNotFound")
@@ -46,7 +51,8 @@ type apiAdminOrgList struct {
 	Next          string        `json:"next,omitempty"`
 }
 
-// apiAdminOrgDetail is one organization with its members and invitations.
+// apiAdminOrgDetail is one organization with its members and
+// invitations, its plan, subscription and usage, and its clusters.
 type apiAdminOrgDetail struct {
 	apiAdminOrg
 	// CreatedByID and CreatedByEmail are who made it; null for an account
@@ -56,6 +62,27 @@ type apiAdminOrgDetail struct {
 	ViewerKubeconfig bool                    `json:"viewer_kubeconfig"`
 	Members          []apiAdminOrgMember     `json:"members"`
 	Invitations      []apiAdminOrgInvitation `json:"invitations"`
+	// Plan is its subscription's, with its limits; Usage what it uses of
+	// them.
+	Plan         apiPlan              `json:"plan"`
+	Subscription apiAdminSubscription `json:"subscription"`
+	Usage        apiUsage             `json:"usage"`
+	// Clusters are its newest live clusters (up to adminorgs.Clusters),
+	// newest first; ClusterCount is how many live ones it has.
+	Clusters     []apiAdminOrgCluster `json:"clusters"`
+	ClusterCount int64                `json:"cluster_count"`
+}
+
+// apiAdminOrgCluster is a live cluster of an organization.
+type apiAdminOrgCluster struct {
+	ID     int64  `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Nodes  int64  `json:"nodes"`
+	// OwnerID made it; OwnerEmail is null for an account deleted since.
+	OwnerID    int64     `json:"owner_id"`
+	OwnerEmail *string   `json:"owner_email"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 type apiAdminOrgMember struct {
@@ -80,11 +107,24 @@ type apiAdminOrgInvitation struct {
 	RevokedAt      *time.Time `json:"revoked_at"`
 }
 
-func apiAdminOrgDetailOf(d adminorgs.Detail) apiAdminOrgDetail {
+func apiAdminOrgDetailOf(d adminorgs.Detail, use billing.Usage) apiAdminOrgDetail {
 	out := apiAdminOrgDetail{
 		apiAdminOrg: apiAdminOrgOf(d.Org), ViewerKubeconfig: d.ViewerKubeconfig,
-		Members:     make([]apiAdminOrgMember, len(d.Members)),
-		Invitations: make([]apiAdminOrgInvitation, len(d.Invitations)),
+		Members:      make([]apiAdminOrgMember, len(d.Members)),
+		Invitations:  make([]apiAdminOrgInvitation, len(d.Invitations)),
+		Plan:         apiPlanOf(use.Plan),
+		Subscription: apiAdminSubscriptionOf(use.Subscription),
+		Usage:        apiUsage{Clusters: use.Clusters, MostNodesInACluster: use.MostNodes, MostHostnamesInACluster: use.MostHostnames},
+		Clusters:     make([]apiAdminOrgCluster, len(d.Clusters)),
+		ClusterCount: d.ClusterCount,
+	}
+	for i, c := range d.Clusters {
+		out.Clusters[i] = apiAdminOrgCluster{
+			ID: c.ID, Name: c.Name, Status: c.Status, Nodes: c.Nodes, OwnerID: c.OwnerID, CreatedAt: c.CreatedAt.UTC(),
+		}
+		if c.OwnerEmail != "" {
+			out.Clusters[i].OwnerEmail = &c.OwnerEmail
+		}
 	}
 	if d.CreatedByID != 0 {
 		out.CreatedByID, out.CreatedByEmail = &d.CreatedByID, &d.CreatedByEmail
@@ -161,12 +201,62 @@ func (h *Handlers) showAPIAdminOrg(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := h.AdminOrgs.Get(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	d, err := h.AdminOrgs.Get(ctx, id)
 	if errors.Is(err, adminorgs.ErrNotFound) {
 		return errAdminOrgNotFound
 	}
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, apiAdminOrgDetailOf(d))
+	use, err := h.Billing.UsageOfOrg(ctx, id)
+	if err != nil {
+		return apiAdminOrgError(err)
+	}
+	return c.JSON(http.StatusOK, apiAdminOrgDetailOf(d, use))
+}
+
+// apiAdminOrgError is apiAdminBillingError for the routes of an
+// organization: one that does not exist (or an admin no longer one) is
+// errAdminOrgNotFound.
+func apiAdminOrgError(err error) error {
+	if errors.Is(err, orgs.ErrNotFound) || errors.Is(err, adminauth.ErrNotAdmin) {
+		return errAdminOrgNotFound
+	}
+	return apiAdminBillingError(err)
+}
+
+// showAPIAdminOrgSubscription is GET
+// /api/v1/admin/organizations/:id/subscription.
+func (h *Handlers) showAPIAdminOrgSubscription(c echo.Context) error {
+	id, err := pathID(c, "id", errAdminOrgNotFound)
+	if err != nil {
+		return err
+	}
+	return h.answerAPIAdminOrgSubscription(c, id)
+}
+
+// answerAPIAdminOrgSubscription is answerAPIAdminSubscription, with the
+// organization routes' 404.
+func (h *Handlers) answerAPIAdminOrgSubscription(c echo.Context, id int64) error {
+	if err := h.answerAPIAdminSubscription(c, id); err != nil {
+		return apiAdminOrgError(err)
+	}
+	return nil
+}
+
+// changeAPIAdminOrgSubscription is POST
+// /api/v1/admin/organizations/:id/subscription/plan, /extend or /cancel:
+// a change of the path's organization's subscription, the same as a
+// user's (api_admin_billing.go) through the same billing service
+// (audited there), answered with the subscription.
+func (h *Handlers) changeAPIAdminOrgSubscription(change apiAdminSubChange) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := pathID(c, "id", errAdminOrgNotFound)
+		if err != nil {
+			return err
+		}
+		body, run := change(c)
+		return h.changeAPIAdmin(c, id, body, func(id int64) error { return apiAdminOrgError(run(id)) }, h.answerAPIAdminOrgSubscription)
+	}
 }

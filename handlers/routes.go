@@ -296,15 +296,19 @@ func (h *Handlers) routes(e *echo.Echo) {
 	adminAPI.POST("/users/:id/revoke-sessions", h.changeAPIAdminUser(adminusers.RevokeSessions))
 	adminAPI.POST("/users/:id/password-reset", h.resetAPIAdminUserPassword)
 	adminAPI.DELETE("/users/:id/api-keys/:keyid", h.revokeAPIAdminUserKey)
-	// The organizations (api_admin_orgs.go).
+	// The organizations and their subscriptions (api_admin_orgs.go).
 	adminAPI.GET("/organizations", h.listAPIAdminOrgs)
 	adminAPI.GET("/organizations/:id", h.showAPIAdminOrg)
+	adminAPI.GET("/organizations/:id/subscription", h.showAPIAdminOrgSubscription)
+	adminAPI.POST("/organizations/:id/subscription/plan", h.changeAPIAdminOrgSubscription(h.apiAdminSetPlan))
+	adminAPI.POST("/organizations/:id/subscription/extend", h.changeAPIAdminOrgSubscription(h.apiAdminExtend))
+	adminAPI.POST("/organizations/:id/subscription/cancel", h.changeAPIAdminOrgSubscription(h.apiAdminCancel))
 	// A user's subscription, orders (api_admin_billing.go) and plans
 	// (api_admin_plans.go).
 	adminAPI.GET("/users/:id/subscription", h.showAPIAdminSubscription)
-	adminAPI.POST("/users/:id/subscription/plan", h.setAPIAdminSubscriptionPlan)
-	adminAPI.POST("/users/:id/subscription/extend", h.extendAPIAdminSubscription)
-	adminAPI.POST("/users/:id/subscription/cancel", h.cancelAPIAdminSubscription)
+	adminAPI.POST("/users/:id/subscription/plan", h.changeAPIAdminSubscription(h.apiAdminSetPlan))
+	adminAPI.POST("/users/:id/subscription/extend", h.changeAPIAdminSubscription(h.apiAdminExtend))
+	adminAPI.POST("/users/:id/subscription/cancel", h.changeAPIAdminSubscription(h.apiAdminCancel))
 	adminAPI.GET("/orders", h.listAPIAdminOrders)
 	adminAPI.GET("/orders/:id", h.showAPIAdminOrder)
 	adminAPI.POST("/orders/:id/paid", h.markAPIAdminOrderPaid)
@@ -402,9 +406,12 @@ func (h *Handlers) routes(e *echo.Echo) {
 	admin.POST("/users/:id/api-keys/:keyid/revoke", h.revokeAdminUserAPIKey)
 	admin.POST("/users/:id/password-reset", h.resetAdminUserPassword)
 	admin.POST("/users/:id/delete", h.deleteAdminUser)
-	// The organizations (admin_orgs.go).
+	// The organizations and their subscriptions (admin_orgs.go).
 	admin.GET("/organizations", h.showAdminOrgsPage)
 	admin.GET("/organizations/:id", h.showAdminOrgPage)
+	admin.POST("/organizations/:id/subscription/plan", h.setAdminOrgPlan)
+	admin.POST("/organizations/:id/subscription/extend", h.extendAdminOrgSubscription)
+	admin.POST("/organizations/:id/subscription/cancel", h.cancelAdminOrgSubscription)
 	// The audit log (admin_activity.go) and the platform's settings
 	// (admin_settings.go).
 	admin.GET("/activity", h.showAdminActivityPage)

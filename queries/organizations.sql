@@ -258,3 +258,18 @@ DELETE FROM api_keys WHERE org_id = @org_id;
 DELETE FROM organizations
 WHERE id = @id AND personal_of IS NULL AND org_member_in(id, @user_id, @roles::text[])
 RETURNING *;
+
+-- name: AdminOrgClusters :many
+-- An organization's live clusters, newest first, up to @row_limit, each
+-- with its recorded nodes and the address of who made it (empty for an
+-- account deleted since), and the number of its live clusters on every
+-- row (total).
+SELECT c.id, c.name, c.status, c.created_at, c.owner_id,
+       coalesce(u.email, '')::text AS owner_email,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes,
+       (count(*) OVER ())::bigint AS total
+FROM clusters c
+LEFT JOIN users u ON u.id = c.owner_id
+WHERE c.org_id = @org_id AND c.status <> 'deleted'
+ORDER BY c.id DESC
+LIMIT @row_limit;

@@ -11,6 +11,67 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const adminOrgClusters = `-- name: AdminOrgClusters :many
+SELECT c.id, c.name, c.status, c.created_at, c.owner_id,
+       coalesce(u.email, '')::text AS owner_email,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes,
+       (count(*) OVER ())::bigint AS total
+FROM clusters c
+LEFT JOIN users u ON u.id = c.owner_id
+WHERE c.org_id = $1 AND c.status <> 'deleted'
+ORDER BY c.id DESC
+LIMIT $2
+`
+
+type AdminOrgClustersParams struct {
+	OrgID    int64
+	RowLimit int32
+}
+
+type AdminOrgClustersRow struct {
+	ID         int64
+	Name       string
+	Status     string
+	CreatedAt  pgtype.Timestamptz
+	OwnerID    int64
+	OwnerEmail string
+	Nodes      int64
+	Total      int64
+}
+
+// An organization's live clusters, newest first, up to @row_limit, each
+// with its recorded nodes and the address of who made it (empty for an
+// account deleted since), and the number of its live clusters on every
+// row (total).
+func (q *Queries) AdminOrgClusters(ctx context.Context, arg AdminOrgClustersParams) ([]AdminOrgClustersRow, error) {
+	rows, err := q.db.Query(ctx, adminOrgClusters, arg.OrgID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminOrgClustersRow{}
+	for rows.Next() {
+		var i AdminOrgClustersRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Status,
+			&i.CreatedAt,
+			&i.OwnerID,
+			&i.OwnerEmail,
+			&i.Nodes,
+			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const adminOrgGet = `-- name: AdminOrgGet :one
 SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at,
        coalesce(p.email, '')::text AS personal_email,

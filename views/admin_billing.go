@@ -131,11 +131,17 @@ type AdminRevenueMonth struct {
 	Value, Max int64
 }
 
-// AdminSubscription is the subscription section of a user's admin page,
-// their personal organization's (OrgID, OrgName), with the forms that
-// change it; Orders are the last the user placed, for any organization.
+// AdminSubscription is the subscription of an organization (OrgID,
+// OrgName) with the forms that change it, posted under ActionURL: on a
+// user's admin page their personal organization's, with Orders, the last
+// the user placed, for any organization; on an organization's admin page
+// (ForOrg) its own, without orders.
 type AdminSubscription struct {
-	UserID            int64
+	// ActionURL is where the forms post, /plan, /extend and /cancel
+	// appended: /admin/users/:id/subscription or
+	// /admin/organizations/:id/subscription.
+	ActionURL         string
+	ForOrg            bool
 	OrgID             int64
 	OrgName           string
 	PlanID            int64
@@ -151,7 +157,8 @@ type AdminSubscription struct {
 	Orders          []AdminOrderRow
 	// OrdersURL lists all of the orders the user placed.
 	OrdersURL string
-	// Plans are the plans an admin may put the user on (not archived).
+	// Plans are the plans an admin may put the organization on (not
+	// archived).
 	Plans []AdminPlanOption
 	// Form is the subscription form (Action "plan", "extend" or
 	// "cancel") submitted last, when it failed.
@@ -235,7 +242,7 @@ func adminSubStatusMsg(status string) string {
 }
 
 // adminSubPlanSelected reports whether the plan with id is the one the
-// set-plan select shows: the one submitted, else the user's.
+// set-plan select shows: the one submitted, else the organization's.
 func adminSubPlanSelected(s AdminSubscription, id int64) bool {
 	if s.Action == "plan" {
 		return s.Form.Value("plan_id") == strconv.FormatInt(id, 10)
@@ -251,4 +258,14 @@ func stripeMethodCurrencies(ctx context.Context, method string) string {
 		return locale.T(ctx, "AdminBillingStripeEveryCurrency")
 	}
 	return strings.Join(cs, ", ")
+}
+
+// adminSubMsg is the message ID of a subscription section's text: the
+// organization page's variant (Org appended) where it names whom a change
+// is told to.
+func adminSubMsg(s AdminSubscription, id string) string {
+	if s.ForOrg {
+		return id + "Org"
+	}
+	return id
 }

@@ -19,6 +19,18 @@ type AdminOrgList struct {
 	FirstURL string
 }
 
+// AdminOrgDetail is an organization's admin page: the organization with
+// its members, invitations and clusters, its plan and subscription with
+// the forms that change it (Sub), and what it uses of its plan's limits.
+type AdminOrgDetail struct {
+	adminorgs.Detail
+	Sub AdminSubscription
+	// Limits are its usage against each limit of its plan; Ingress whether
+	// the plan allows managed ingress.
+	Limits  []BillingLimit
+	Ingress bool
+}
+
 // adminOrgURL is the admin page of the organization with id.
 func adminOrgURL(id int64) templ.SafeURL {
 	return templ.SafeURL(fmt.Sprintf("/admin/organizations/%d", id))

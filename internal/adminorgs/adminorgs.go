@@ -1,6 +1,6 @@
 // Package adminorgs is what admins see of organizations: every one of
-// them, found by name or by a member's email, one with its members and
-// invitations, and the organizations of one account. It reads and checks
+// them, found by name or by a member's email, one with its members,
+// invitations and clusters, and the organizations of one account. It reads and checks
 // nothing: its callers are the admin routes alone (requireAdmin,
 // requireAdminKey). What members do in their organizations is
 // internal/orgs.
@@ -28,6 +28,10 @@ const PageSize = 25
 // Invitations is how many of an organization's invitations, the newest,
 // its admin page shows.
 const Invitations = 100
+
+// Clusters is how many of an organization's live clusters, the newest,
+// its admin page shows (Detail.ClusterCount counts them all).
+const Clusters = 25
 
 // ErrNotFound is an organization that does not exist (the handlers answer
 // it with 404).
@@ -127,7 +131,7 @@ func (s *Service) List(ctx context.Context, search string, before int64, size in
 	return p, nil
 }
 
-// Detail is one organization with its members and invitations.
+// Detail is one organization with its members, invitations and clusters.
 type Detail struct {
 	Org
 	// CreatedByID and CreatedByEmail are who made it: 0 and empty for an
@@ -138,6 +142,23 @@ type Detail struct {
 	Members          []Member
 	// Invitations are the newest (up to Invitations), newest first.
 	Invitations []Invitation
+	// Clusters are the newest live ones (up to Clusters), newest first;
+	// ClusterCount is how many live ones it has.
+	Clusters     []Cluster
+	ClusterCount int64
+}
+
+// Cluster is a live cluster of an organization.
+type Cluster struct {
+	ID     int64
+	Name   string
+	Status string
+	Nodes  int64
+	// OwnerID and OwnerEmail are who made it: OwnerEmail is empty for an
+	// account deleted since.
+	OwnerID    int64
+	OwnerEmail string
+	CreatedAt  time.Time
 }
 
 // Member is a member of an organization, in a role.
@@ -165,7 +186,8 @@ type Invitation struct {
 	RevokedAt  time.Time
 }
 
-// Get is the organization with id, or ErrNotFound.
+// Get is the organization with id, with its members, invitations and
+// clusters, or ErrNotFound.
 func (s *Service) Get(ctx context.Context, id int64) (Detail, error) {
 	q := queries.New(s.Pool)
 	r, err := q.AdminOrgGet(ctx, id)
@@ -204,6 +226,17 @@ func (s *Service) Get(ctx context.Context, id int64) (Detail, error) {
 			InvitedByEmail: r.InvitedByEmail, CreatedAt: inv.CreatedAt.Time, ExpiresAt: inv.ExpiresAt.Time,
 			AcceptedAt: inv.AcceptedAt.Time, RevokedAt: inv.RevokedAt.Time,
 		}
+	}
+	cls, err := q.AdminOrgClusters(ctx, queries.AdminOrgClustersParams{OrgID: id, RowLimit: Clusters})
+	if err != nil {
+		return Detail{}, fmt.Errorf("list the clusters of organization %d: %w", id, err)
+	}
+	d.Clusters = make([]Cluster, len(cls))
+	for i, c := range cls {
+		d.Clusters[i] = Cluster{
+			ID: c.ID, Name: c.Name, Status: c.Status, Nodes: c.Nodes, OwnerID: c.OwnerID, OwnerEmail: c.OwnerEmail, CreatedAt: c.CreatedAt.Time,
+		}
+		d.ClusterCount = c.Total
 	}
 	return d, nil
 }

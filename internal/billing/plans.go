@@ -408,6 +408,21 @@ func (s *Service) UsageOf(ctx context.Context, who orgs.Acting) (Usage, error) {
 		return Usage{}, err
 	}
 	// SubscriptionOf checked the membership.
+	return s.usage(ctx, sub)
+}
+
+// UsageOfOrg is UsageOf for organization orgID, for an admin's page:
+// orgs.ErrNotFound when there is no such organization.
+func (s *Service) UsageOfOrg(ctx context.Context, orgID int64) (Usage, error) {
+	sub, err := s.SubscriptionOfOrg(ctx, orgID)
+	if err != nil {
+		return Usage{}, err
+	}
+	return s.usage(ctx, sub)
+}
+
+// usage is what the organization of sub uses of its plan.
+func (s *Service) usage(ctx context.Context, sub Subscription) (Usage, error) {
 	u, err := queries.New(s.Pool).BillingUsage(ctx, sub.OrgID)
 	if err != nil {
 		return Usage{}, fmt.Errorf("usage of organization %d: %w", sub.OrgID, err)
