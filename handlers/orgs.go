@@ -267,8 +267,12 @@ func (h *Handlers) acceptOrgInvitation(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	h.sessions.Put(c.Request().Context(), sessionOrg, id)
-	h.sessions.Remove(c.Request().Context(), sessionOrgName) // read again with it
+	// Remembered with its name, which the menu of the next page shows.
+	m, err := h.Orgs.Get(c.Request().Context(), u.ID, id)
+	if err != nil {
+		return err
+	}
+	h.rememberOrg(c.Request().Context(), m.Org)
 	h.flash(c, "FlashOrgInvitationAccepted")
 	return redirect(c, orgPath(id))
 }
