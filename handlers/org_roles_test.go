@@ -189,6 +189,7 @@ func TestOrgRolesOnClusterRoutes(t *testing.T) {
 		table = append(table, row)
 	}
 	require.Greater(t, apiRoutes, 6*10)
+	slices.Sort(table)
 	t.Logf("the role table (%d API and %d console requests):\n%-63s  owner  admin member viewer  other   anon\n%s",
 		apiRoutes, consoleRoutes, "route", strings.Join(table, "\n"))
 	require.Greater(t, consoleRoutes, 6*20)
