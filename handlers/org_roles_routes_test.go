@@ -68,6 +68,9 @@ type routeRow struct {
 	// last: the route changes its caller (signing out): tried after every
 	// other.
 	last bool
+	// ownEmail: the answer shows the caller's own email address (an own
+	// route's, each user's own account).
+	ownEmail bool
 	// anonymous is what anonymous gets, when it is not the sign-in page
 	// (console) or 401 (API).
 	anonymous int
@@ -128,7 +131,7 @@ func routeRows(plan int64) map[string]routeRow {
 		"POST /api/v1/edge/routes/status":    {access: edgeToken, why: "edge token"},
 
 		// The user's account: settings, keys, inbox, organizations.
-		"GET /settings/profile":                   {access: own},
+		"GET /settings/profile":                   {access: own, ownEmail: true},
 		"POST /settings/profile":                  {access: own},
 		"POST /settings/email":                    {access: own},
 		"POST /settings/email/confirm":            {access: own},
@@ -151,7 +154,7 @@ func routeRows(plan int64) map[string]routeRow {
 		"POST /orgs/invitations/:token/accept":    {access: own},
 		"GET /notifications":                      {access: own},
 		"POST /notifications/read":                {access: own},
-		"GET /api/v1/me":                          {access: own},
+		"GET /api/v1/me":                          {access: own, ownEmail: true},
 		"PATCH /api/v1/me":                        {access: own},
 		"PUT /api/v1/me/password":                 {access: own},
 		"GET /api/v1/me/email-change":             {access: own},
@@ -446,6 +449,9 @@ func TestOrgRolesOnEveryRoute(t *testing.T) {
 			line += fmt.Sprintf(" %6d", status)
 			where := fmt.Sprintf("%s %s as %s: %d %s %s", route.Method, path, role, status, location, firstLine(body))
 			checkRoleCell(t, row, isAPI, role, status, body, location, where)
+			if row.ownEmail && role != "anonymous" {
+				assert.Contains(t, body, tm.emails[role], where)
+			}
 			if role == "other" || role == "anonymous" {
 				assert.NotContains(t, body, teamName, where)
 				assert.NotContains(t, body, tm.clusterName, where)
