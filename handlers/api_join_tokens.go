@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 )
 
 // apiJoinToken is a join token as the API shows it. Token and Command are
@@ -155,7 +156,7 @@ func (h *Handlers) showAPIJoinToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.JoinTokens.One(c.Request().Context(), who, clusterID, tokenID)
+	t, err := h.JoinTokens.One(c.Request().Context(), who, orgs.Read, clusterID, tokenID)
 	if err != nil {
 		return joinTokenAPIError(err)
 	}
@@ -178,7 +179,7 @@ func (h *Handlers) revokeAPIJoinToken(c echo.Context) error {
 	if _, err := h.JoinTokens.Revoke(ctx, who, clusterID, tokenID, actor(c)); err != nil {
 		return joinTokenAPIError(err)
 	}
-	t, err := h.JoinTokens.One(ctx, who, clusterID, tokenID)
+	t, err := h.JoinTokens.One(ctx, who, orgs.Read, clusterID, tokenID)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,18 @@ import (
 // clusterFormFields are the fields of the create and edit forms.
 var clusterFormFields = []string{"name", "kubernetes_version", "public_access_mode", "description", "backend"}
 
+// showNewClusterPage is the create form, for those who may create (403
+// for a viewer, as the creation is).
 func (h *Handlers) showNewClusterPage(c echo.Context) error {
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	if err := h.Clusters.MayCreate(c.Request().Context(), who); errors.Is(err, clusters.ErrNotFound) {
+		return echo.ErrNotFound
+	} else if err != nil {
+		return err
+	}
 	rt, err := h.Clusters.Runtime(c.Request().Context())
 	if err != nil {
 		return err

@@ -124,6 +124,30 @@ func watchIngress(cl queries.Cluster, ingressStatus string) bool {
 	return cl.Status == clusters.StatusReady && ingress.Busy(ingressStatus)
 }
 
+// ctxAsksChange marks a request for the page of a change (asksChange).
+const ctxAsksChange = "asksChange"
+
+// asksChange is the middleware of a page that asks before a change of a
+// cluster (its form, or a confirmation): reading it asks of the member
+// what the change does, so that a viewer is refused the page (403) as
+// they are the change, rather than shown a form that cannot work.
+func asksChange(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Set(ctxAsksChange, true)
+		return next(c)
+	}
+}
+
+// clusterPermission is what a request of a cluster's route asks of the
+// member: Read for a page or a read, Operate for a change and for the
+// page of one (asksChange).
+func clusterPermission(c echo.Context) orgs.Permission {
+	if asks, _ := c.Get(ctxAsksChange).(bool); readOnly(c.Request().Method) && !asks {
+		return orgs.Read
+	}
+	return orgs.Operate
+}
+
 // memberCluster is the signed-in user's cluster named in the path; anyone
 // else's, or a deleted one, is not found.
 func (h *Handlers) memberCluster(c echo.Context) (queries.Cluster, error) {
@@ -135,14 +159,11 @@ func (h *Handlers) memberCluster(c echo.Context) (queries.Cluster, error) {
 	if err != nil {
 		return queries.Cluster{}, err
 	}
-	// What reads (GET) any member may; what changes, those who operate
-	// the organization's clusters. The actions that take the cluster found
-	// here act on it as the member's role allowed.
-	p := orgs.Operate
-	if readOnly(c.Request().Method) {
-		p = orgs.Read
-	}
-	cl, err := h.Clusters.GetFor(c.Request().Context(), who, p, id)
+	// What reads (GET) any member may; what changes, and the pages that
+	// ask before a change, those who operate the organization's clusters.
+	// The actions that take the cluster found here act on it as the
+	// member's role allowed.
+	cl, err := h.Clusters.GetFor(c.Request().Context(), who, clusterPermission(c), id)
 	if errors.Is(err, clusters.ErrNotFound) {
 		return cl, h.clusterNotFound(c, who, id)
 	}

@@ -134,7 +134,7 @@ func (h *Handlers) ownJoinToken(c echo.Context) (int64, views.JoinToken, error) 
 	if err != nil {
 		return 0, views.JoinToken{}, echo.ErrNotFound
 	}
-	t, err := h.JoinTokens.One(c.Request().Context(), who, clusterID, id)
+	t, err := h.JoinTokens.One(c.Request().Context(), who, clusterPermission(c), clusterID, id)
 	if errors.Is(err, jointokens.ErrNotFound) {
 		return 0, views.JoinToken{}, echo.ErrNotFound
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,17 +84,29 @@ func (tm orgTeam) clusterRoute(path string) string {
 	return r.Replace(path)
 }
 
+// asksChangePages are the console's pages that ask before a change of a
+// cluster (its form, its confirmation): a viewer, who may not make the
+// change, is refused the page too (403).
+var asksChangePages = []string{
+	"/clusters/:id/edit", "/clusters/:id/delete", "/clusters/:id/ingress/disable",
+	"/clusters/:id/tokens/:joinToken/revoke", "/clusters/:id/nodes/:name/drain", "/clusters/:id/nodes/:name/delete",
+}
+
 // TestOrgRolesOnClusterRoutes is the role table over every route of a
 // cluster, in the API and in the console: a member of another
 // organization finds nothing (404, as for a cluster that does not exist);
-// a viewer reads but changes nothing (403); owners, admins and members
-// are refused nothing. The kubeconfig, which is the cluster's admin
-// credential until members get their own, is refused to viewers.
+// a viewer reads but changes nothing (403), and is refused the pages that
+// ask before a change (asksChangePages); owners, admins and members are
+// refused nothing; anonymous is sent to sign in (console) or refused
+// (API, 401). The kubeconfig, which is the cluster's admin credential
+// until members get their own, is refused to viewers.
+// TestOrgRolesOnEveryRoute is the table of the other routes.
 func TestOrgRolesOnClusterRoutes(t *testing.T) {
 	t.Parallel()
 	b := handlerstest.Setup(t)
 	tm := newOrgTeam(t, b, "roles")
 
+	anonymous := b.Client(t)
 	notFound := b.APICall(t, http.MethodGet, "/api/v1/clusters/999999999", tm.keys["owner"], "")
 	require.Equal(t, http.StatusNotFound, notFound.Status)
 
@@ -114,11 +127,21 @@ func TestOrgRolesOnClusterRoutes(t *testing.T) {
 		path := tm.clusterRoute(r.Path)
 		read := r.Method == http.MethodGet
 		kubeconfig := strings.HasSuffix(r.Path, "/kubeconfig")
+		asksChange := read && slices.Contains(asksChangePages, r.Path)
 		row := fmt.Sprintf("%-7s %-55s", r.Method, r.Path)
-		for _, role := range teamRoles {
+		for _, role := range append(slices.Clone(teamRoles), "anonymous") {
 			var status int
-			var body string
-			if api {
+			var body, location string
+			if role == "anonymous" {
+				if api {
+					apiRoutes++
+					res := b.APICall(t, r.Method, path, "", "")
+					status, body = res.Status, res.Body
+				} else {
+					consoleRoutes++
+					status, body, location = consoleCall(t, anonymous, r.Method, path, "", true)
+				}
+			} else if api {
 				apiRoutes++
 				payload := ""
 				if !read {
@@ -139,13 +162,18 @@ func TestOrgRolesOnClusterRoutes(t *testing.T) {
 			where := fmt.Sprintf("%s %s as %s: %d %s", r.Method, path, role, status, firstLine(body))
 			row += fmt.Sprintf(" %6d", status)
 			switch {
+			case role == "anonymous" && api:
+				require.Equal(t, http.StatusUnauthorized, status, where)
+			case role == "anonymous":
+				require.Equal(t, http.StatusSeeOther, status, where)
+				require.True(t, strings.HasPrefix(location, "/login"), where)
 			case role == "other":
 				require.Equal(t, http.StatusNotFound, status, where)
 				require.NotContains(t, body, tm.clusterName, where)
 				if api {
 					require.Equal(t, "not_found", handlerstest.DecodeAs[handlerstest.APIErrorJSON](t, handlerstest.APIResponse{Body: body}).Error.Code, where)
 				}
-			case role == "viewer" && (!read || kubeconfig):
+			case role == "viewer" && (!read || kubeconfig || asksChange):
 				require.Equal(t, http.StatusForbidden, status, where)
 			default:
 				require.NotEqual(t, http.StatusForbidden, status, where)
@@ -160,10 +188,11 @@ func TestOrgRolesOnClusterRoutes(t *testing.T) {
 		}
 		table = append(table, row)
 	}
-	require.Greater(t, apiRoutes, 5*10)
-	t.Logf("the role table (%d API and %d console requests):\n%-63s  owner  admin member viewer  other\n%s",
+	require.Greater(t, apiRoutes, 6*10)
+	slices.Sort(table)
+	t.Logf("the role table (%d API and %d console requests):\n%-63s  owner  admin member viewer  other   anon\n%s",
 		apiRoutes, consoleRoutes, "route", strings.Join(table, "\n"))
-	require.Greater(t, consoleRoutes, 5*20)
+	require.Greater(t, consoleRoutes, 6*20)
 
 	// The cluster list and a new cluster.
 	for _, role := range teamRoles {

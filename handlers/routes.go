@@ -20,6 +20,8 @@ import (
 //   - requireUser: a signed-in user, else a redirect to sign in. Handlers
 //     of a cluster's pages then load it for that user only (404 for
 //     another's).
+//   - asksChange: the page of a change of a cluster (its form, its
+//     confirmation) asks what the change asks: Operate, 403 for a viewer.
 //   - requireAdmin: a signed-in admin, else the same 404 as an unknown
 //     path, so that visitors do not learn the area exists.
 //   - requireAPIKey: a bearer API key. It sits on each API route, not on
@@ -137,15 +139,15 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/clusters/:id", h.showClusterPage, h.requireUser)
 	e.GET("/clusters/:id/endpoint", h.showClusterEndpoint, h.requireUser)
 	e.GET("/clusters/:id/events", h.showClusterUpdates, h.requireUser)
-	e.GET("/clusters/:id/edit", h.showEditClusterPage, h.requireUser)
+	e.GET("/clusters/:id/edit", h.showEditClusterPage, h.requireUser, asksChange)
 	e.POST("/clusters/:id/edit", h.updateCluster, h.requireUser)
-	e.GET("/clusters/:id/delete", h.showDeleteClusterPage, h.requireUser)
+	e.GET("/clusters/:id/delete", h.showDeleteClusterPage, h.requireUser, asksChange)
 	e.POST("/clusters/:id/delete", h.deleteCluster, h.requireUser)
 	e.POST("/clusters/:id/retry", h.retryCluster, h.requireUser)
 	e.GET("/clusters/:id/kubeconfig", h.downloadKubeconfig, h.requireUser)
 	e.GET("/clusters/:id/ingress", h.showClusterIngress, h.requireUser)
 	e.POST("/clusters/:id/ingress", h.setClusterIngress, h.requireUser)
-	e.GET("/clusters/:id/ingress/disable", h.showDisableIngressPage, h.requireUser)
+	e.GET("/clusters/:id/ingress/disable", h.showDisableIngressPage, h.requireUser, asksChange)
 	e.POST("/clusters/:id/ingress/retry", h.retryClusterIngress, h.requireUser)
 	e.POST("/clusters/:id/ingress/mode", h.setClusterIngressMode, h.requireUser)
 	e.POST("/clusters/:id/ingress/edge/retry", h.retryClusterEdge, h.requireUser)
@@ -164,7 +166,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/clusters/:id/tokens", h.showJoinTokensPage, h.requireUser)
 	e.POST("/clusters/:id/tokens", h.createJoinToken, h.requireUser)
 	e.GET("/clusters/:id/tokens/:joinToken/live", h.showJoinTokenLive, h.requireUser)
-	e.GET("/clusters/:id/tokens/:joinToken/revoke", h.showRevokeJoinTokenPage, h.requireUser)
+	e.GET("/clusters/:id/tokens/:joinToken/revoke", h.showRevokeJoinTokenPage, h.requireUser, asksChange)
 	e.POST("/clusters/:id/tokens/:joinToken/revoke", h.revokeJoinToken, h.requireUser)
 
 	// A cluster's nodes (nodes.go, node_*.go). validNodeName answers 404
@@ -175,9 +177,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/clusters/:id/nodes/:name/cordon", h.cordonNode, h.requireUser, validNodeName)
 	e.POST("/clusters/:id/nodes/:name/uncordon", h.uncordonNode, h.requireUser, validNodeName)
 	e.POST("/clusters/:id/nodes/:name/ingress", h.setNodeIngress, h.requireUser, validNodeName)
-	e.GET("/clusters/:id/nodes/:name/drain", h.showDrainNodePage, h.requireUser, validNodeName)
+	e.GET("/clusters/:id/nodes/:name/drain", h.showDrainNodePage, h.requireUser, validNodeName, asksChange)
 	e.POST("/clusters/:id/nodes/:name/drain", h.drainNode, h.requireUser, validNodeName)
-	e.GET("/clusters/:id/nodes/:name/delete", h.showDeleteNodePage, h.requireUser, validNodeName)
+	e.GET("/clusters/:id/nodes/:name/delete", h.showDeleteNodePage, h.requireUser, validNodeName, asksChange)
 	e.POST("/clusters/:id/nodes/:name/delete", h.deleteNode, h.requireUser, validNodeName)
 	e.GET("/clusters/:id/nodes/:name/operations/:op", h.showNodeOperation, h.requireUser, validNodeName)
 

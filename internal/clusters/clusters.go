@@ -150,11 +150,8 @@ func (s *Service) Backends(ctx context.Context, who orgs.Acting) ([]string, erro
 // Create asks for a new cluster in the organization who acts in, made by
 // who, a member who may operate its clusters.
 func (s *Service) Create(ctx context.Context, who orgs.Acting, in Input, actor audit.Actor) (queries.Cluster, error) {
-	q := queries.New(s.Pool)
-	if ok, err := q.OrgMemberIn(ctx, queries.OrgMemberInParams{OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Operate)}); err != nil {
-		return queries.Cluster{}, fmt.Errorf("check membership: %w", err)
-	} else if !ok {
-		return queries.Cluster{}, s.orgRefusal(ctx, q, who)
+	if err := s.MayCreate(ctx, who); err != nil {
+		return queries.Cluster{}, err
 	}
 	rt, err := s.Runtime(ctx)
 	if err != nil {
@@ -177,6 +174,22 @@ func (s *Service) Create(ctx context.Context, who orgs.Acting, in Input, actor a
 		}
 		return c, err
 	}
+}
+
+// MayCreate reports whether who may make a cluster in their organization
+// (Operate): nil if so, orgs.ErrForbidden for a member whose role (or
+// key) does not allow it, ErrNotFound for anyone else. Create checks it;
+// the create form asks it before it shows.
+func (s *Service) MayCreate(ctx context.Context, who orgs.Acting) error {
+	q := queries.New(s.Pool)
+	ok, err := q.OrgMemberIn(ctx, queries.OrgMemberInParams{OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Operate)})
+	switch {
+	case err != nil:
+		return fmt.Errorf("check membership: %w", err)
+	case !ok:
+		return s.orgRefusal(ctx, q, who)
+	}
+	return nil
 }
 
 // maxPodCIDRAttempts bounds the tries of a cluster creation that lost its

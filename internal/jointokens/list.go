@@ -93,10 +93,12 @@ func (s *Service) Page(ctx context.Context, who orgs.Acting, clusterID, before i
 	return out, nil
 }
 
-// One returns a user's token of one of their clusters as List does, for
-// its live view and its revocation.
-func (s *Service) One(ctx context.Context, who orgs.Acting, clusterID, id int64) (Listed, error) {
-	row, err := s.Get(ctx, who, clusterID, id)
+// One returns a token of one of the organization's clusters as List
+// does, for its live view (p is orgs.Read) and its revocation's page
+// (orgs.Operate: who may not revoke it is refused the page,
+// orgs.ErrForbidden).
+func (s *Service) One(ctx context.Context, who orgs.Acting, p orgs.Permission, clusterID, id int64) (Listed, error) {
+	row, err := s.get(ctx, who, p, clusterID, id)
 	if err != nil {
 		return Listed{}, err
 	}
