@@ -454,4 +454,6 @@ func (h *Handlers) rememberOrg(ctx context.Context, o queries.Organization) {
 	if h.sessions.GetString(ctx, sessionOrgName) != o.Name {
 		h.sessions.Put(ctx, sessionOrgName, o.Name)
 	}
+	// The menu of this very page, read from the session before.
+	views.PageOf(ctx).Org = o.Name
 }
