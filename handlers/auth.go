@@ -52,6 +52,11 @@ func (h *Handlers) showSignUpPage(c echo.Context) error {
 	if token := c.QueryParam("invite"); token != "" {
 		return h.showInvitedSignUpPage(c, token)
 	}
+	if next := c.QueryParam("next"); next != "" {
+		// Where the visitor was going (an organization's invitation):
+		// there once the code proves the address (verifySignup).
+		h.sessions.Put(c.Request().Context(), sessionSignUpNext, safeNext(next))
+	}
 	st, err := h.Accounts.SignUpSettings(c.Request().Context())
 	if err != nil {
 		return err
@@ -201,8 +206,13 @@ func (h *Handlers) verifySignup(c echo.Context) error {
 		return err
 	}
 	h.flash(c, "FlashWelcome")
-	return redirect(c, "/")
+	return redirect(c, safeNext(h.sessions.PopString(c.Request().Context(), sessionSignUpNext)))
 }
+
+// sessionSignUpNext is the session key of where a visitor who signs up
+// was going (showSignUpPage's ?next=, the sign-in page's link passes
+// it on).
+const sessionSignUpNext = "signup_next"
 
 func (h *Handlers) resendSignupCode(c echo.Context) error {
 	email, ok := accounts.NormalizeEmail(c.FormValue("email"))

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -67,7 +68,15 @@ func TestOrgInvitations(t *testing.T) {
 	resp = other.Post(link, link+"/accept", nil)
 	require.Equal(t, http.StatusConflict, resp.StatusCode)
 
-	// The invited address signs up, opens the link and accepts.
+	// The invited address signs up from the sign-in page, which passes
+	// the link on, and is back at the link once the code proves the
+	// address; then accepts.
+	code, body = newcomer.Get("/login?next=" + url.QueryEscape(link))
+	require.Equal(t, http.StatusOK, code)
+	signUpLink := regexp.MustCompile(`href="(/signup\?next=[^"]+)" data-testid="login-signup"`).FindStringSubmatch(body)
+	require.NotNil(t, signUpLink, "the sign-in page's sign-up link passes the link on")
+	code, _ = newcomer.Get(html.UnescapeString(signUpLink[1]))
+	require.Equal(t, http.StatusOK, code)
 	handlerstest.SignUp(t, newcomer, invited, "Newcomer", "password of newcomer")
 	var verify string
 	for _, m := range b.WaitMessages(t, invited, 2) {
@@ -78,6 +87,7 @@ func TestOrgInvitations(t *testing.T) {
 	require.NotEmpty(t, verify)
 	resp = newcomer.Post("/signup/verify?email="+url.QueryEscape(invited), "/signup/verify", url.Values{"email": {invited}, "code": {verify}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
+	require.Equal(t, link, resp.Header.Get("Location"), "back to the invitation")
 	code, body = newcomer.Get(link)
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "invited "+invited+" to the organization Platform team, as Viewer")
