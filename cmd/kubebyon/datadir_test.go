@@ -84,7 +84,7 @@ func TestDataDirOwnedByAnotherUser(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "serve", "--listen", freeAddr(t))
+			cmd := exec.CommandContext(ctx, bin, "serve", "--listen", freeAddr(t), "--metrics-listen", freeAddr(t))
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + base, "KUBEBYON_DATA_DIR=" + data}
 			if root {
 				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: containerUID, Gid: containerUID, NoSetGroups: true}}

@@ -225,7 +225,7 @@ func TestServeRefusesNewerSchema(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, "UPDATE schema_version SET version = version + 1 RETURNING version").Scan(&have))
 	require.NoError(t, migrations.Stamp(ctx, pool, "kubebyon v9.9.9"))
 	start := time.Now()
-	r = kubebyon(t, env, "", "serve", "--listen", freeAddr(t))
+	r = kubebyon(t, env, "", "serve", "--listen", freeAddr(t), "--metrics-listen", freeAddr(t))
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Less(t, time.Since(start), 30*time.Second)
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
@@ -234,7 +234,7 @@ func TestServeRefusesNewerSchema(t *testing.T) {
 	// A schema migrated before releases were recorded.
 	_, err = pool.Exec(ctx, "COMMENT ON TABLE schema_version IS NULL")
 	require.NoError(t, err)
-	r = kubebyon(t, env, "", "serve", "--listen", freeAddr(t))
+	r = kubebyon(t, env, "", "serve", "--listen", freeAddr(t), "--metrics-listen", freeAddr(t))
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, fmt.Sprintf("schema version %d is newer than this build knows (%d); run the newer kubebyon release", have, have-1))
 }
