@@ -35,12 +35,19 @@ type apiAdminOrg struct {
 	PersonalUserEmail *string   `json:"personal_user_email"`
 	MemberCount       int64     `json:"member_count"`
 	CreatedAt         time.Time `json:"created_at"`
+	// ClosedAt is when a team deleted with orders was closed, its row
+	// kept for them; null for one in use.
+	ClosedAt *time.Time `json:"closed_at"`
 }
 
 func apiAdminOrgOf(o adminorgs.Org) apiAdminOrg {
 	out := apiAdminOrg{ID: o.ID, Name: o.Name, Kind: string(o.Kind), MemberCount: o.MemberCount, CreatedAt: o.CreatedAt.UTC()}
 	if o.PersonalUserID != 0 {
 		out.PersonalUserID, out.PersonalUserEmail = &o.PersonalUserID, &o.PersonalEmail
+	}
+	if !o.ClosedAt.IsZero() {
+		closed := o.ClosedAt.UTC()
+		out.ClosedAt = &closed
 	}
 	return out
 }

@@ -423,7 +423,7 @@ var apiOrgConflicts = map[error]string{
 	orgs.ErrInvitationNotPending: "invitation_not_pending",
 	orgs.ErrPersonalDelete:       "personal_organization",
 	orgs.ErrHasClusters:          "has_clusters",
-	orgs.ErrHasOrders:            "has_orders",
+	orgs.ErrHasPendingOrder:      "has_pending_order",
 }
 
 // apiOrgError answers an organization service's error: 404 for what the

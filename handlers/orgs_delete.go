@@ -32,7 +32,7 @@ func (h *Handlers) showDeleteOrgPage(c echo.Context) error {
 }
 
 // deleteOrg deletes organization :id once its name is typed; what the
-// service refuses (clusters left, orders) is said on the confirm page.
+// service refuses (clusters left, an order pending) is said on the confirm page.
 func (h *Handlers) deleteOrg(c echo.Context) error {
 	m, err := h.deletableOrg(c)
 	if err != nil {
@@ -48,7 +48,7 @@ func (h *Handlers) deleteOrg(c echo.Context) error {
 	switch {
 	case errors.As(err, &many):
 		f.Error, f.ErrorData = many.Error(), many.Data()
-	case errors.Is(err, orgs.ErrHasOrders), errors.Is(err, orgs.ErrPersonalDelete):
+	case errors.Is(err, orgs.ErrHasPendingOrder), errors.Is(err, orgs.ErrPersonalDelete):
 		f.Error = err.Error()
 	case err != nil:
 		return orgRefusal(err)

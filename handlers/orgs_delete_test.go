@@ -241,3 +241,59 @@ func personalName(t *testing.T, b *handlerstest.Bundle, email string) string {
 		"SELECT o.name FROM organizations o JOIN users u ON u.id = o.personal_of WHERE u.email = $1", email).Scan(&name))
 	return name
 }
+
+// TestOrgDeleteWithOrders: an order waiting for payment stops the delete
+// (409 has_pending_order: cancel it first); once it is cancelled, the
+// team, which has orders kept for accounting, is closed rather than
+// removed: its members and keys go, its row stays, with its orders, and
+// the admins see it closed.
+func TestOrgDeleteWithOrders(t *testing.T) {
+	t.Parallel()
+	b := handlerstest.Setup(t)
+	ctx := context.Background()
+	tm := newOrgTeam(t, b, "delo")
+	path := fmt.Sprintf("/api/v1/organizations/%d", tm.orgID)
+	_, err := b.Pool.Exec(ctx, "UPDATE clusters SET status = 'deleted' WHERE id = $1", tm.clusterID)
+	require.NoError(t, err)
+	var orderID int64
+	require.NoError(t, b.Pool.QueryRow(ctx, `INSERT INTO orders (user_id, org_id, plan_id, period, kind, currency, amount, total, method, status, expires_at)
+		SELECT m.user_id, m.org_id, (SELECT id FROM plans WHERE is_default), 'month', 'new', 'USD', 0, 0, 'manual', 'pending', now() + interval '1 day'
+		FROM organization_members m WHERE m.org_id = $1 AND m.role = 'owner' RETURNING id`, tm.orgID).Scan(&orderID))
+
+	res := b.APICall(t, http.MethodDelete, path, tm.keys["owner"], "")
+	require.Equal(t, http.StatusConflict, res.Status, res.Body)
+	e := handlerstest.DecodeAs[handlerstest.APIErrorJSON](t, res).Error
+	require.Equal(t, "has_pending_order", e.Code)
+	require.Contains(t, e.Message, "cancel it")
+	require.Equal(t, 1, orgCount(t, b, tm.orgID))
+
+	_, err = b.Pool.Exec(ctx, "UPDATE orders SET status = 'cancelled', closed_at = now() WHERE id = $1", orderID)
+	require.NoError(t, err)
+	res = b.APICall(t, http.MethodDelete, path, tm.keys["owner"], "")
+	require.Equal(t, http.StatusNoContent, res.Status, res.Body)
+	var members, orders int
+	var closed bool
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT closed_at IS NOT NULL,
+		(SELECT count(*) FROM organization_members WHERE org_id = $1), (SELECT count(*) FROM orders WHERE org_id = $1)
+		FROM organizations WHERE id = $1`, tm.orgID).Scan(&closed, &members, &orders))
+	require.True(t, closed)
+	require.Zero(t, members)
+	require.Equal(t, 1, orders, "kept for accounting")
+	for _, role := range []string{"owner", "admin", "member", "viewer"} {
+		require.Equal(t, http.StatusUnauthorized, b.APICall(t, http.MethodGet, "/api/v1/organizations", tm.keys[role], "").Status, role)
+		_, body := tm.clients[role].Get("/orgs")
+		require.NotContains(t, body, fmt.Sprintf(`data-testid="org-%d"`, tm.orgID), role)
+		code, _ := tm.clients[role].Get(fmt.Sprintf("/orgs/%d", tm.orgID))
+		require.Equal(t, http.StatusNotFound, code, role)
+	}
+
+	admin := newAdminAPI(t, b, "delo-admin")
+	code, body := admin.admin.Get(fmt.Sprintf("/admin/organizations/%d", tm.orgID))
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `data-testid="admin-org-closed"`)
+	_, body = admin.admin.Get("/admin/organizations")
+	require.Contains(t, orgRowOf(t, body, tm.orgID), `data-testid="admin-org-closed"`)
+	detail := get[map[string]any](t, admin, fmt.Sprintf("/organizations/%d", tm.orgID))
+	require.NotNil(t, detail["closed_at"], "the admin API says it is closed")
+	require.EqualValues(t, 0, detail["member_count"])
+}

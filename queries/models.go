@@ -473,6 +473,7 @@ type Organization struct {
 	CreatedBy        pgtype.Int8
 	CreatedAt        pgtype.Timestamptz
 	UpdatedAt        pgtype.Timestamptz
+	ClosedAt         pgtype.Timestamptz
 }
 
 type OrganizationMember struct {

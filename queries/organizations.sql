@@ -3,7 +3,7 @@
 -- @before_id; 0: from the newest), with what the admins' list shows: the
 -- address of the user whose personal organization it is (empty for a team's)
 -- and the number of members.
-SELECT o.id, o.name, o.personal_of, o.created_at,
+SELECT o.id, o.name, o.personal_of, o.created_at, o.closed_at,
        coalesce(p.email, '')::text AS personal_email,
        (SELECT count(*) FROM organization_members m WHERE m.org_id = o.id) AS member_count
 FROM organizations o
@@ -24,7 +24,7 @@ WITH matches AS MATERIALIZED (
     SELECT mm.org_id FROM users mu JOIN organization_members mm ON mm.user_id = mu.id
     WHERE lower(mu.email) LIKE lower(@pattern::text)
 )
-SELECT o.id, o.name, o.personal_of, o.created_at,
+SELECT o.id, o.name, o.personal_of, o.created_at, o.closed_at,
        coalesce(p.email, '')::text AS personal_email,
        (SELECT count(*) FROM organization_members m WHERE m.org_id = o.id) AS member_count
 FROM organizations o
@@ -273,3 +273,33 @@ LEFT JOIN users u ON u.id = c.owner_id
 WHERE c.org_id = @org_id AND c.status <> 'deleted'
 ORDER BY c.id DESC
 LIMIT @row_limit;
+
+-- name: OrgPendingOrderCount :one
+-- How many orders of an organization wait for payment.
+SELECT count(*) FROM orders WHERE org_id = @org_id AND status = 'pending';
+
+-- name: OrgClose :one
+-- Closes a team's organization that has orders (they keep naming it),
+-- for a member (@user_id) in one of @roles: the row stays, with the time
+-- it was closed. No row for a personal organization, one closed before,
+-- or anyone else. OrgCloseMembers and the others empty it.
+UPDATE organizations SET closed_at = now()
+WHERE id = @id AND personal_of IS NULL AND closed_at IS NULL AND org_member_in(id, @user_id, @roles::text[])
+RETURNING *;
+
+-- name: OrgCloseMembers :exec
+DELETE FROM organization_members WHERE org_id = @org_id;
+
+-- name: OrgCloseInvitations :exec
+DELETE FROM org_invitations WHERE org_id = @org_id;
+
+-- name: OrgCloseWebhooks :exec
+DELETE FROM webhook_channels WHERE org_id = @org_id;
+
+-- name: OrgCloseSubscription :exec
+-- A closed organization's subscription: on the default plan, cancelled,
+-- with no period to renew or end.
+UPDATE subscriptions SET plan_id = (SELECT id FROM plans WHERE is_default), status = 'cancelled',
+    period = NULL, period_anchor = NULL, current_period_end = NULL, period_amount = 0,
+    cancel_at_period_end = FALSE, scheduled_plan_id = NULL, scheduled_period = NULL, updated_at = now()
+WHERE org_id = @org_id;

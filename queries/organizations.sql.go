@@ -73,7 +73,7 @@ func (q *Queries) AdminOrgClusters(ctx context.Context, arg AdminOrgClustersPara
 }
 
 const adminOrgGet = `-- name: AdminOrgGet :one
-SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at,
+SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at, o.closed_at,
        coalesce(p.email, '')::text AS personal_email,
        coalesce(c.email, '')::text AS created_by_email,
        (SELECT count(*) FROM organization_members m WHERE m.org_id = o.id) AS member_count
@@ -104,6 +104,7 @@ func (q *Queries) AdminOrgGet(ctx context.Context, id int64) (AdminOrgGetRow, er
 		&i.Organization.CreatedBy,
 		&i.Organization.CreatedAt,
 		&i.Organization.UpdatedAt,
+		&i.Organization.ClosedAt,
 		&i.PersonalEmail,
 		&i.CreatedByEmail,
 		&i.MemberCount,
@@ -166,7 +167,7 @@ func (q *Queries) AdminOrgInvitations(ctx context.Context, arg AdminOrgInvitatio
 }
 
 const adminOrgList = `-- name: AdminOrgList :many
-SELECT o.id, o.name, o.personal_of, o.created_at,
+SELECT o.id, o.name, o.personal_of, o.created_at, o.closed_at,
        coalesce(p.email, '')::text AS personal_email,
        (SELECT count(*) FROM organization_members m WHERE m.org_id = o.id) AS member_count
 FROM organizations o
@@ -186,6 +187,7 @@ type AdminOrgListRow struct {
 	Name          string
 	PersonalOf    pgtype.Int8
 	CreatedAt     pgtype.Timestamptz
+	ClosedAt      pgtype.Timestamptz
 	PersonalEmail string
 	MemberCount   int64
 }
@@ -208,6 +210,7 @@ func (q *Queries) AdminOrgList(ctx context.Context, arg AdminOrgListParams) ([]A
 			&i.Name,
 			&i.PersonalOf,
 			&i.CreatedAt,
+			&i.ClosedAt,
 			&i.PersonalEmail,
 			&i.MemberCount,
 		); err != nil {
@@ -318,7 +321,7 @@ WITH matches AS MATERIALIZED (
     SELECT mm.org_id FROM users mu JOIN organization_members mm ON mm.user_id = mu.id
     WHERE lower(mu.email) LIKE lower($3::text)
 )
-SELECT o.id, o.name, o.personal_of, o.created_at,
+SELECT o.id, o.name, o.personal_of, o.created_at, o.closed_at,
        coalesce(p.email, '')::text AS personal_email,
        (SELECT count(*) FROM organization_members m WHERE m.org_id = o.id) AS member_count
 FROM organizations o
@@ -339,6 +342,7 @@ type AdminOrgSearchRow struct {
 	Name          string
 	PersonalOf    pgtype.Int8
 	CreatedAt     pgtype.Timestamptz
+	ClosedAt      pgtype.Timestamptz
 	PersonalEmail string
 	MemberCount   int64
 }
@@ -362,6 +366,7 @@ func (q *Queries) AdminOrgSearch(ctx context.Context, arg AdminOrgSearchParams) 
 			&i.Name,
 			&i.PersonalOf,
 			&i.CreatedAt,
+			&i.ClosedAt,
 			&i.PersonalEmail,
 			&i.MemberCount,
 		); err != nil {
@@ -389,10 +394,83 @@ func (q *Queries) OrgAPIKeysDelete(ctx context.Context, orgID int64) (int64, err
 	return result.RowsAffected(), nil
 }
 
+const orgClose = `-- name: OrgClose :one
+UPDATE organizations SET closed_at = now()
+WHERE id = $1 AND personal_of IS NULL AND closed_at IS NULL AND org_member_in(id, $2, $3::text[])
+RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at, closed_at
+`
+
+type OrgCloseParams struct {
+	ID     int64
+	UserID int64
+	Roles  []string
+}
+
+// Closes a team's organization that has orders (they keep naming it),
+// for a member (@user_id) in one of @roles: the row stays, with the time
+// it was closed. No row for a personal organization, one closed before,
+// or anyone else. OrgCloseMembers and the others empty it.
+func (q *Queries) OrgClose(ctx context.Context, arg OrgCloseParams) (Organization, error) {
+	row := q.db.QueryRow(ctx, orgClose, arg.ID, arg.UserID, arg.Roles)
+	var i Organization
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.PersonalOf,
+		&i.ViewerKubeconfig,
+		&i.CreatedBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.ClosedAt,
+	)
+	return i, err
+}
+
+const orgCloseInvitations = `-- name: OrgCloseInvitations :exec
+DELETE FROM org_invitations WHERE org_id = $1
+`
+
+func (q *Queries) OrgCloseInvitations(ctx context.Context, orgID int64) error {
+	_, err := q.db.Exec(ctx, orgCloseInvitations, orgID)
+	return err
+}
+
+const orgCloseMembers = `-- name: OrgCloseMembers :exec
+DELETE FROM organization_members WHERE org_id = $1
+`
+
+func (q *Queries) OrgCloseMembers(ctx context.Context, orgID int64) error {
+	_, err := q.db.Exec(ctx, orgCloseMembers, orgID)
+	return err
+}
+
+const orgCloseSubscription = `-- name: OrgCloseSubscription :exec
+UPDATE subscriptions SET plan_id = (SELECT id FROM plans WHERE is_default), status = 'cancelled',
+    period = NULL, period_anchor = NULL, current_period_end = NULL, period_amount = 0,
+    cancel_at_period_end = FALSE, scheduled_plan_id = NULL, scheduled_period = NULL, updated_at = now()
+WHERE org_id = $1
+`
+
+// A closed organization's subscription: on the default plan, cancelled,
+// with no period to renew or end.
+func (q *Queries) OrgCloseSubscription(ctx context.Context, orgID int64) error {
+	_, err := q.db.Exec(ctx, orgCloseSubscription, orgID)
+	return err
+}
+
+const orgCloseWebhooks = `-- name: OrgCloseWebhooks :exec
+DELETE FROM webhook_channels WHERE org_id = $1
+`
+
+func (q *Queries) OrgCloseWebhooks(ctx context.Context, orgID pgtype.Int8) error {
+	_, err := q.db.Exec(ctx, orgCloseWebhooks, orgID)
+	return err
+}
+
 const orgCreate = `-- name: OrgCreate :one
 INSERT INTO organizations (name, created_by)
 VALUES ($1, $2)
-RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at
+RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at, closed_at
 `
 
 type OrgCreateParams struct {
@@ -411,6 +489,7 @@ func (q *Queries) OrgCreate(ctx context.Context, arg OrgCreateParams) (Organizat
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ClosedAt,
 	)
 	return i, err
 }
@@ -418,7 +497,7 @@ func (q *Queries) OrgCreate(ctx context.Context, arg OrgCreateParams) (Organizat
 const orgDelete = `-- name: OrgDelete :one
 DELETE FROM organizations
 WHERE id = $1 AND personal_of IS NULL AND org_member_in(id, $2, $3::text[])
-RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at
+RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at, closed_at
 `
 
 type OrgDeleteParams struct {
@@ -442,12 +521,13 @@ func (q *Queries) OrgDelete(ctx context.Context, arg OrgDeleteParams) (Organizat
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ClosedAt,
 	)
 	return i, err
 }
 
 const orgDetailForMember = `-- name: OrgDetailForMember :one
-SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at, m.role,
+SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at, o.closed_at, m.role,
        (SELECT count(*) FROM organization_members om WHERE om.org_id = o.id) AS member_count
 FROM organizations o
 JOIN organization_members m ON m.org_id = o.id
@@ -477,6 +557,7 @@ func (q *Queries) OrgDetailForMember(ctx context.Context, arg OrgDetailForMember
 		&i.Organization.CreatedBy,
 		&i.Organization.CreatedAt,
 		&i.Organization.UpdatedAt,
+		&i.Organization.ClosedAt,
 		&i.Role,
 		&i.MemberCount,
 	)
@@ -484,7 +565,7 @@ func (q *Queries) OrgDetailForMember(ctx context.Context, arg OrgDetailForMember
 }
 
 const orgGet = `-- name: OrgGet :one
-SELECT id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at FROM organizations WHERE id = $1
+SELECT id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at, closed_at FROM organizations WHERE id = $1
 `
 
 func (q *Queries) OrgGet(ctx context.Context, id int64) (Organization, error) {
@@ -498,12 +579,13 @@ func (q *Queries) OrgGet(ctx context.Context, id int64) (Organization, error) {
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ClosedAt,
 	)
 	return i, err
 }
 
 const orgGetForMember = `-- name: OrgGetForMember :one
-SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at, m.role
+SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at, o.closed_at, m.role
 FROM organizations o
 JOIN organization_members m ON m.org_id = o.id
 WHERE o.id = $1 AND m.user_id = $2
@@ -532,6 +614,7 @@ func (q *Queries) OrgGetForMember(ctx context.Context, arg OrgGetForMemberParams
 		&i.Organization.CreatedBy,
 		&i.Organization.CreatedAt,
 		&i.Organization.UpdatedAt,
+		&i.Organization.ClosedAt,
 		&i.Role,
 	)
 	return i, err
@@ -811,7 +894,7 @@ func (q *Queries) OrgInvitationRevokePending(ctx context.Context, arg OrgInvitat
 }
 
 const orgListForUser = `-- name: OrgListForUser :many
-SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at, m.role
+SELECT o.id, o.name, o.personal_of, o.viewer_kubeconfig, o.created_by, o.created_at, o.updated_at, o.closed_at, m.role
 FROM organizations o
 JOIN organization_members m ON m.org_id = o.id
 WHERE m.user_id = $1
@@ -842,6 +925,7 @@ func (q *Queries) OrgListForUser(ctx context.Context, userID int64) ([]OrgListFo
 			&i.Organization.CreatedBy,
 			&i.Organization.CreatedAt,
 			&i.Organization.UpdatedAt,
+			&i.Organization.ClosedAt,
 			&i.Role,
 		); err != nil {
 			return nil, err
@@ -1146,8 +1230,20 @@ func (q *Queries) OrgOwnerUsers(ctx context.Context, orgID int64) ([]User, error
 	return items, nil
 }
 
+const orgPendingOrderCount = `-- name: OrgPendingOrderCount :one
+SELECT count(*) FROM orders WHERE org_id = $1 AND status = 'pending'
+`
+
+// How many orders of an organization wait for payment.
+func (q *Queries) OrgPendingOrderCount(ctx context.Context, orgID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, orgPendingOrderCount, orgID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const orgPersonal = `-- name: OrgPersonal :one
-SELECT id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at FROM organizations WHERE personal_of = $1
+SELECT id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at, closed_at FROM organizations WHERE personal_of = $1
 `
 
 func (q *Queries) OrgPersonal(ctx context.Context, userID pgtype.Int8) (Organization, error) {
@@ -1161,6 +1257,7 @@ func (q *Queries) OrgPersonal(ctx context.Context, userID pgtype.Int8) (Organiza
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ClosedAt,
 	)
 	return i, err
 }
@@ -1168,7 +1265,7 @@ func (q *Queries) OrgPersonal(ctx context.Context, userID pgtype.Int8) (Organiza
 const orgRename = `-- name: OrgRename :one
 UPDATE organizations SET name = $1, updated_at = now()
 WHERE id = $2 AND org_member_in(id, $3, $4::text[])
-RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at
+RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at, closed_at
 `
 
 type OrgRenameParams struct {
@@ -1196,6 +1293,7 @@ func (q *Queries) OrgRename(ctx context.Context, arg OrgRenameParams) (Organizat
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ClosedAt,
 	)
 	return i, err
 }
@@ -1203,7 +1301,7 @@ func (q *Queries) OrgRename(ctx context.Context, arg OrgRenameParams) (Organizat
 const orgSetViewerKubeconfig = `-- name: OrgSetViewerKubeconfig :one
 UPDATE organizations SET viewer_kubeconfig = $1, updated_at = now()
 WHERE id = $2 AND org_member_in(id, $3, $4::text[])
-RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at
+RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at, closed_at
 `
 
 type OrgSetViewerKubeconfigParams struct {
@@ -1231,6 +1329,7 @@ func (q *Queries) OrgSetViewerKubeconfig(ctx context.Context, arg OrgSetViewerKu
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ClosedAt,
 	)
 	return i, err
 }

@@ -81,6 +81,9 @@ type Org struct {
 	PersonalEmail  string
 	MemberCount    int64
 	CreatedAt      time.Time
+	// ClosedAt is when a team deleted with orders was closed (its row
+	// kept for them, orgs.Service.Delete); zero for one in use.
+	ClosedAt time.Time
 }
 
 // Page is one page of the admins' organization list, newest first.
@@ -125,7 +128,7 @@ func (s *Service) List(ctx context.Context, search string, before int64, size in
 	for i, r := range rows {
 		p.Orgs[i] = Org{
 			ID: r.ID, Name: r.Name, Kind: kindOf(r.PersonalOf), PersonalUserID: r.PersonalOf.Int64,
-			PersonalEmail: r.PersonalEmail, MemberCount: r.MemberCount, CreatedAt: r.CreatedAt.Time,
+			PersonalEmail: r.PersonalEmail, MemberCount: r.MemberCount, CreatedAt: r.CreatedAt.Time, ClosedAt: r.ClosedAt.Time,
 		}
 	}
 	return p, nil
@@ -201,7 +204,7 @@ func (s *Service) Get(ctx context.Context, id int64) (Detail, error) {
 	d := Detail{
 		Org: Org{
 			ID: o.ID, Name: o.Name, Kind: kindOf(o.PersonalOf), PersonalUserID: o.PersonalOf.Int64,
-			PersonalEmail: r.PersonalEmail, MemberCount: r.MemberCount, CreatedAt: o.CreatedAt.Time,
+			PersonalEmail: r.PersonalEmail, MemberCount: r.MemberCount, CreatedAt: o.CreatedAt.Time, ClosedAt: o.ClosedAt.Time,
 		},
 		CreatedByID: o.CreatedBy.Int64, CreatedByEmail: r.CreatedByEmail, ViewerKubeconfig: o.ViewerKubeconfig,
 	}

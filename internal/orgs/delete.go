@@ -20,9 +20,9 @@ var (
 	// clusters (deleted ones aside); the error is a HasClustersError,
 	// which counts them.
 	ErrHasClusters = errors.New("ErrOrgDeleteHasClusters")
-	// ErrHasOrders refuses to delete an organization that has orders:
-	// they are kept for accounting.
-	ErrHasOrders = errors.New("ErrOrgDeleteHasOrders")
+	// ErrHasPendingOrder refuses to delete an organization with an order
+	// waiting for payment: cancel it first.
+	ErrHasPendingOrder = errors.New("ErrOrgDeleteHasPendingOrder")
 )
 
 // HasClustersError is ErrHasClusters with the number of clusters to
@@ -41,15 +41,17 @@ func (e HasClustersError) Data() map[string]any { return map[string]any{"Count":
 // must be one of its owners (DeleteOrganization, matched in SQL):
 // ErrForbidden for its other members, ErrNotFound for anyone else. A
 // personal organization is not deleted (ErrPersonalDelete), nor one with
-// clusters that are not deleted (HasClustersError), nor one with orders
-// (ErrHasOrders: kept for accounting, and orders.org_id keeps the
-// organization). In one transaction holding the organization's lock
-// (which a new cluster's key-share lock on it waits for): the rows left
-// of its deleted clusters go first (as adminusers.Delete does for an
-// account's organizations), then its API keys, then the organization
-// with its members, invitations, webhook channels and subscription (ON
-// DELETE CASCADE). A session working in it falls back to its user's
-// personal organization on its next request.
+// clusters that are not deleted (HasClustersError), nor one with an order
+// waiting for payment (ErrHasPendingOrder). In one transaction holding
+// the organization's lock (which a new cluster's key-share lock on it
+// waits for): the rows left of its deleted clusters go first (as
+// adminusers.Delete does for an account's organizations), then its API
+// keys, then the organization with its members, invitations, webhook
+// channels and subscription (ON DELETE CASCADE). One that has orders,
+// which are kept for accounting and name it, is closed instead (closeOrg):
+// the same goes, but its row stays for the admins' books. A session
+// working in it falls back to its user's personal organization on its
+// next request.
 func (s *Service) Delete(ctx context.Context, id int64, actor audit.Actor) error {
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := queries.New(tx)
@@ -78,12 +80,16 @@ func (s *Service) Delete(ctx context.Context, id int64, actor audit.Actor) error
 		if active > 0 {
 			return HasClustersError{Count: active}
 		}
+		pending, err := q.OrgPendingOrderCount(ctx, id)
+		if err != nil {
+			return fmt.Errorf("count the pending orders of organization %d: %w", id, err)
+		}
+		if pending > 0 {
+			return ErrHasPendingOrder
+		}
 		orders, err := q.OrgOrderCount(ctx, id)
 		if err != nil {
 			return fmt.Errorf("count the orders of organization %d: %w", id, err)
-		}
-		if orders > 0 {
-			return ErrHasOrders
 		}
 		// The organization's own, by org_id: no account's clusters
 		// (owner 0 is nobody).
@@ -95,15 +101,40 @@ func (s *Service) Delete(ctx context.Context, id int64, actor audit.Actor) error
 		if err != nil {
 			return fmt.Errorf("delete the API keys of organization %d: %w", id, err)
 		}
-		o, err := q.OrgDelete(ctx, queries.OrgDeleteParams{ID: id, UserID: actor.UserID, Roles: allowing(DeleteOrganization)})
-		if err != nil {
+		details := map[string]any{"members": r.MemberCount, "api_keys_deleted": keys, "deleted_clusters_removed": purged}
+		if orders > 0 {
+			if err := closeOrg(ctx, q, id, actor); err != nil {
+				return err
+			}
+			details["closed"], details["orders_kept"] = true, orders
+		} else if _, err := q.OrgDelete(ctx, queries.OrgDeleteParams{ID: id, UserID: actor.UserID, Roles: allowing(DeleteOrganization)}); err != nil {
 			return refused(err, fmt.Sprintf("delete organization %d", id))
 		}
+		details["name"] = r.Organization.Name
 		return audit.Record(ctx, q, actor, audit.Event{
-			Action: "org.delete", TargetType: "organization", TargetID: fmt.Sprint(id),
-			Details: map[string]any{
-				"name": o.Name, "members": r.MemberCount, "api_keys_deleted": keys, "deleted_clusters_removed": purged,
-			},
+			Action: "org.delete", TargetType: "organization", TargetID: fmt.Sprint(id), Details: details,
 		})
 	})
+}
+
+// closeOrg is Delete of team id that has orders: its row stays, closed, for
+// the orders that name it; its members, invitations and webhook channels
+// go, and its subscription is on the default plan with nothing to renew.
+func closeOrg(ctx context.Context, q *queries.Queries, id int64, actor audit.Actor) error {
+	if _, err := q.OrgClose(ctx, queries.OrgCloseParams{ID: id, UserID: actor.UserID, Roles: allowing(DeleteOrganization)}); err != nil {
+		return refused(err, fmt.Sprintf("close organization %d", id))
+	}
+	if err := q.OrgCloseMembers(ctx, id); err != nil {
+		return fmt.Errorf("close organization %d: members: %w", id, err)
+	}
+	if err := q.OrgCloseInvitations(ctx, id); err != nil {
+		return fmt.Errorf("close organization %d: invitations: %w", id, err)
+	}
+	if err := q.OrgCloseWebhooks(ctx, pgInt8(id)); err != nil {
+		return fmt.Errorf("close organization %d: webhook channels: %w", id, err)
+	}
+	if err := q.OrgCloseSubscription(ctx, id); err != nil {
+		return fmt.Errorf("close organization %d: subscription: %w", id, err)
+	}
+	return nil
 }

@@ -33,6 +33,8 @@ func TestDelete(t *testing.T) {
 		actor func(team) audit.Actor
 		orgID func(team) int64
 		want  error
+		// left is what is left of a deleted team (a closed one's).
+		left map[string]int
 	}{
 		{name: "owner deletes", actor: pick("owner")},
 		{name: "second owner deletes", actor: pick("owner2")},
@@ -53,11 +55,14 @@ func TestDelete(t *testing.T) {
 			newOrgCluster(t, pool, tm, "going", "deleting")
 			newOrgCluster(t, pool, tm, "gone", "deleted")
 		}},
-		{name: "owner deletes a team with orders", actor: pick("owner"), want: orgs.ErrHasOrders, setup: func(t *testing.T, tm team) {
-			_, err := pool.Exec(ctx, `INSERT INTO orders (user_id, org_id, plan_id, period, kind, currency, amount, total, method, status, expires_at)
-				VALUES ($1, $2, (SELECT id FROM plans WHERE is_default), 'month', 'new', 'USD', 0, 0, 'manual', 'cancelled', now() + interval '1 day')`, tm.owner.UserID, tm.id)
-			require.NoError(t, err)
+		{name: "owner deletes a team with an order waiting for payment", actor: pick("owner"), want: orgs.ErrHasPendingOrder, setup: func(t *testing.T, tm team) {
+			order(t, pool, tm, "pending")
 		}},
+		{
+			name: "owner deletes a team with past orders: closed, its row kept for them", actor: pick("owner"),
+			setup: func(t *testing.T, tm team) { order(t, pool, tm, "cancelled"); order(t, pool, tm, "cancelled") },
+			left:  map[string]int{"organizations": 1, "orders": 2, "subscriptions": 1},
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -94,7 +99,27 @@ func TestDelete(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, map[string]int{}, rowsOf(t, pool, id), "nothing is left of it")
+			left := tt.left
+			if left == nil {
+				left = map[string]int{}
+			}
+			require.Equal(t, left, rowsOf(t, pool, id), "nothing is left of it but what its orders need")
+			if tt.left != nil {
+				var closed bool
+				var plan, status string
+				require.NoError(t, pool.QueryRow(ctx, `SELECT o.closed_at IS NOT NULL, p.name, s.status FROM organizations o
+					JOIN subscriptions s ON s.org_id = o.id JOIN plans p ON p.id = s.plan_id WHERE o.id = $1`, id).Scan(&closed, &plan, &status))
+				require.True(t, closed)
+				require.Equal(t, "cancelled", status, "its subscription renews nothing")
+				var isDefault bool
+				require.NoError(t, pool.QueryRow(ctx, "SELECT is_default FROM plans WHERE name = $1", plan).Scan(&isDefault))
+				require.True(t, isDefault)
+				orgList, err := s.List(ctx, tm.owner.UserID)
+				require.NoError(t, err)
+				for _, m := range orgList {
+					require.NotEqual(t, id, m.Org.ID, "no longer listed to its members")
+				}
+			}
 			var audits int
 			require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM audit_events WHERE action = 'org.delete' AND target_id = $1 AND actor_id = $2",
 				fmt.Sprint(id), tt.actor(tm).UserID).Scan(&audits))
@@ -149,4 +174,12 @@ func personalOf(t *testing.T, pool *pgxpool.Pool, userID int64) int64 {
 	var id int64
 	require.NoError(t, pool.QueryRow(context.Background(), "SELECT id FROM organizations WHERE personal_of = $1", userID).Scan(&id))
 	return id
+}
+
+// order adds an order of the team in status, placed by its owner.
+func order(t *testing.T, pool *pgxpool.Pool, tm team, status string) {
+	t.Helper()
+	_, err := pool.Exec(context.Background(), `INSERT INTO orders (user_id, org_id, plan_id, period, kind, currency, amount, total, method, status, expires_at)
+		VALUES ($1, $2, (SELECT id FROM plans WHERE is_default), 'month', 'new', 'USD', 0, 0, 'manual', $3, now() + interval '1 day')`, tm.owner.UserID, tm.id, status)
+	require.NoError(t, err)
 }
