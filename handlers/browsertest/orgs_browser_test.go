@@ -221,10 +221,10 @@ func TestOrganizationsInBrowser(t *testing.T) {
 			chromedp.WaitVisible(`[data-testid="join-token"]`, chromedp.ByQuery),
 		), who)
 		seen["tokens"] = testIDs(t, ctx)
+		// Opened by its address: a click on the cluster page's link can
+		// land while htmx swaps the page's panels, and be lost.
 		require.NoError(t, chromedp.Run(ctx,
-			chromedp.Navigate(clusterPage),
-			chromedp.WaitVisible(`[data-testid="cluster-nodes"]`, chromedp.ByQuery),
-			chromedp.Click(`[data-testid="cluster-nodes"]`, chromedp.ByQuery),
+			chromedp.Navigate(clusterPage+"/nodes"),
 			chromedp.WaitVisible(`[data-testid="nodes-table"]`, chromedp.ByQuery),
 		), who)
 		seen["nodes"] = testIDs(t, ctx)
