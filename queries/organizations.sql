@@ -241,9 +241,11 @@ WHERE m.org_id = @org_id AND lower(u.email) = lower(@email);
 SELECT org_member_in(@org_id, @user_id, @roles::text[])::boolean;
 
 -- name: OrgOrderCount :one
--- How many orders an organization has: they are kept for accounting
--- (orders.org_id has no ON DELETE), so one with any is not deleted.
-SELECT count(*) FROM orders WHERE org_id = @org_id;
+-- How many orders an organization has, and how many of them wait for
+-- payment: they are kept for accounting (orders.org_id has no ON DELETE),
+-- so one with any is closed rather than deleted.
+SELECT count(*) AS orders, count(*) FILTER (WHERE status = 'pending') AS pending
+FROM orders WHERE org_id = @org_id;
 
 -- name: OrgAPIKeysDelete :execrows
 -- The API keys made in an organization that goes, its members' (their
@@ -273,10 +275,6 @@ LEFT JOIN users u ON u.id = c.owner_id
 WHERE c.org_id = @org_id AND c.status <> 'deleted'
 ORDER BY c.id DESC
 LIMIT @row_limit;
-
--- name: OrgPendingOrderCount :one
--- How many orders of an organization wait for payment.
-SELECT count(*) FROM orders WHERE org_id = @org_id AND status = 'pending';
 
 -- name: OrgClose :one
 -- Closes a team's organization that has orders (they keep naming it),

@@ -1166,16 +1166,23 @@ func (q *Queries) OrgMembers(ctx context.Context, arg OrgMembersParams) ([]OrgMe
 }
 
 const orgOrderCount = `-- name: OrgOrderCount :one
-SELECT count(*) FROM orders WHERE org_id = $1
+SELECT count(*) AS orders, count(*) FILTER (WHERE status = 'pending') AS pending
+FROM orders WHERE org_id = $1
 `
 
-// How many orders an organization has: they are kept for accounting
-// (orders.org_id has no ON DELETE), so one with any is not deleted.
-func (q *Queries) OrgOrderCount(ctx context.Context, orgID int64) (int64, error) {
+type OrgOrderCountRow struct {
+	Orders  int64
+	Pending int64
+}
+
+// How many orders an organization has, and how many of them wait for
+// payment: they are kept for accounting (orders.org_id has no ON DELETE),
+// so one with any is closed rather than deleted.
+func (q *Queries) OrgOrderCount(ctx context.Context, orgID int64) (OrgOrderCountRow, error) {
 	row := q.db.QueryRow(ctx, orgOrderCount, orgID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+	var i OrgOrderCountRow
+	err := row.Scan(&i.Orders, &i.Pending)
+	return i, err
 }
 
 const orgOwnerCount = `-- name: OrgOwnerCount :one
@@ -1228,18 +1235,6 @@ func (q *Queries) OrgOwnerUsers(ctx context.Context, orgID int64) ([]User, error
 		return nil, err
 	}
 	return items, nil
-}
-
-const orgPendingOrderCount = `-- name: OrgPendingOrderCount :one
-SELECT count(*) FROM orders WHERE org_id = $1 AND status = 'pending'
-`
-
-// How many orders of an organization wait for payment.
-func (q *Queries) OrgPendingOrderCount(ctx context.Context, orgID int64) (int64, error) {
-	row := q.db.QueryRow(ctx, orgPendingOrderCount, orgID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
 }
 
 const orgPersonal = `-- name: OrgPersonal :one

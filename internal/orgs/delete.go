@@ -80,16 +80,12 @@ func (s *Service) Delete(ctx context.Context, id int64, actor audit.Actor) error
 		if active > 0 {
 			return HasClustersError{Count: active}
 		}
-		pending, err := q.OrgPendingOrderCount(ctx, id)
-		if err != nil {
-			return fmt.Errorf("count the pending orders of organization %d: %w", id, err)
-		}
-		if pending > 0 {
-			return ErrHasPendingOrder
-		}
 		orders, err := q.OrgOrderCount(ctx, id)
 		if err != nil {
 			return fmt.Errorf("count the orders of organization %d: %w", id, err)
+		}
+		if orders.Pending > 0 {
+			return ErrHasPendingOrder
 		}
 		// The organization's own, by org_id: no account's clusters
 		// (owner 0 is nobody).
@@ -102,11 +98,11 @@ func (s *Service) Delete(ctx context.Context, id int64, actor audit.Actor) error
 			return fmt.Errorf("delete the API keys of organization %d: %w", id, err)
 		}
 		details := map[string]any{"members": r.MemberCount, "api_keys_deleted": keys, "deleted_clusters_removed": purged}
-		if orders > 0 {
+		if orders.Orders > 0 {
 			if err := closeOrg(ctx, q, id, actor); err != nil {
 				return err
 			}
-			details["closed"], details["orders_kept"] = true, orders
+			details["closed"], details["orders_kept"] = true, orders.Orders
 		} else if _, err := q.OrgDelete(ctx, queries.OrgDeleteParams{ID: id, UserID: actor.UserID, Roles: allowing(DeleteOrganization)}); err != nil {
 			return refused(err, fmt.Sprintf("delete organization %d", id))
 		}
