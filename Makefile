@@ -55,6 +55,19 @@ release:
 	tools/release.sh checksums '$(VERSION)'
 	tools/release.sh chart '$(VERSION)'
 
+# The container image, built from the Dockerfile without a registry:
+# tools/image.sh makes the base images it names (Debian with mmdebstrap, Go
+# at go.mod's version, Node.js) when they are missing or their inputs
+# changed, then builds IMAGE:VERSION with buildah into the local store
+# (podman's) and dist/kubebyon_VERSION_linux_ARCH.oci.tar. Needs the Debian
+# packages mmdebstrap, buildah, podman and runc.
+IMAGE ?= ghcr.io/kubebyon/kubebyon
+IMAGE_ARCHIVE = dist/kubebyon_$(VERSION)_linux_$(shell $(GO) env GOARCH).oci.tar
+
+.PHONY: image
+image: assets
+	IMAGE=$(IMAGE) tools/image.sh build '$(VERSION)'
+
 # Starts the platform on http://localhost:8080. Without DATABASE_URL it runs
 # its own PostgreSQL in ./data.
 run: build
@@ -162,6 +175,8 @@ vet: assets
 PARALLEL ?= $(shell nproc)
 FAST_PARALLEL ?= $(shell echo $$(( 4 * $$(nproc) )))
 TEST_ENV  = MAILPIT=$(CURDIR)/bin/mailpit STRIPE_MOCK=$(CURDIR)/bin/stripe-mock VICTORIA_METRICS=$(CURDIR)/bin/victoria-metrics
+# The image the container and chart tests run ('make image').
+IMAGE_ENV = KUBEBYON_IMAGE=$(IMAGE):$(VERSION) KUBEBYON_IMAGE_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) CONTAINERS_CONF=$(CURDIR)/tools/containers.conf
 # One PostgreSQL for every test binary of the run, instead of one each
 # (internal/testenv/testpg).
 TESTPG    = $(GO) run ./internal/testenv/testpg
@@ -171,8 +186,8 @@ TESTPG    = $(GO) run ./internal/testenv/testpg
 # (-vet=off): 'make vet', part of 'make test', runs every analyzer.
 TEST_FLAGS = -vet=off -ldflags=-w
 
-test-go: assets bin/mailpit bin/stripe-mock bin/victoria-metrics $(KAS) node-tools-dir
-	$(TEST_ENV) KUBE_APISERVER=$(KAS) NODE_TOOLS_DIR=$(NODE_TOOLS_DIR) $(TESTPG) $(GO) test $(TEST_FLAGS) -count=1 -parallel $(PARALLEL) -timeout 25m ./...
+test-go: assets bin/mailpit bin/stripe-mock bin/victoria-metrics $(KAS) node-tools-dir image
+	$(TEST_ENV) $(IMAGE_ENV) KUBE_APISERVER=$(KAS) NODE_TOOLS_DIR=$(NODE_TOOLS_DIR) $(TESTPG) $(GO) test $(TEST_FLAGS) -count=1 -parallel $(PARALLEL) -timeout 25m ./...
 
 # The edit-test loop: every test that needs neither Chromium nor a
 # kube-apiserver or kubelet (-short skips those, saying so), without
