@@ -40,8 +40,10 @@ build: assets
 # A release: make release VERSION=v1.2.3. tools/release.sh refuses a
 # VERSION not like vMAJOR.MINOR.PATCH or missing from CHANGELOG.md; then the
 # binaries for each of RELEASE_ARCHS are built as 'build' builds, into
-# dist/ (which git ignores) with their SHA256SUMS, and the Helm chart's
-# appVersion is set to VERSION.
+# dist/ (which git ignores), then the container image for this machine's
+# architecture ('image': IMAGE:VERSION and its OCI archive beside the
+# binaries), all listed in SHA256SUMS; the Helm chart's appVersion and the
+# compose files' default tag are set to VERSION.
 RELEASE_ARCHS := amd64 arm64
 
 .PHONY: release
@@ -52,6 +54,7 @@ release:
 	for arch in $(RELEASE_ARCHS); do \
 		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/kubebyon_$(VERSION)_linux_$$arch ./cmd/kubebyon || exit 1; \
 	done
+	$(MAKE) -s image VERSION='$(VERSION)'
 	tools/release.sh checksums '$(VERSION)'
 	tools/release.sh chart '$(VERSION)'
 
@@ -175,8 +178,10 @@ vet: assets
 PARALLEL ?= $(shell nproc)
 FAST_PARALLEL ?= $(shell echo $$(( 4 * $$(nproc) )))
 TEST_ENV  = MAILPIT=$(CURDIR)/bin/mailpit STRIPE_MOCK=$(CURDIR)/bin/stripe-mock VICTORIA_METRICS=$(CURDIR)/bin/victoria-metrics
-# The image the container and chart tests run ('make image').
-IMAGE_ENV = KUBEBYON_IMAGE=$(IMAGE):$(VERSION) KUBEBYON_IMAGE_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) CONTAINERS_CONF=$(CURDIR)/tools/containers.conf
+# The image the container and chart tests run ('make image'), and a second
+# build of it (VERSION-next) that the chart test upgrades to.
+IMAGE_ENV = KUBEBYON_IMAGE=$(IMAGE):$(VERSION) KUBEBYON_IMAGE_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) \
+	KUBEBYON_IMAGE_ARCHIVE_NEXT=$(CURDIR)/$(subst _linux_,-next_linux_,$(IMAGE_ARCHIVE)) CONTAINERS_CONF=$(CURDIR)/tools/containers.conf
 # One PostgreSQL for every test binary of the run, instead of one each
 # (internal/testenv/testpg).
 TESTPG    = $(GO) run ./internal/testenv/testpg
@@ -187,6 +192,7 @@ TESTPG    = $(GO) run ./internal/testenv/testpg
 TEST_FLAGS = -vet=off -ldflags=-w
 
 test-go: assets bin/mailpit bin/stripe-mock bin/victoria-metrics $(KAS) node-tools-dir image
+	$(MAKE) -s image VERSION='$(VERSION)-next'
 	$(TEST_ENV) $(IMAGE_ENV) KUBE_APISERVER=$(KAS) NODE_TOOLS_DIR=$(NODE_TOOLS_DIR) $(TESTPG) $(GO) test $(TEST_FLAGS) -count=1 -parallel $(PARALLEL) -timeout 25m ./...
 
 # The edit-test loop: every test that needs neither Chromium nor a

@@ -7,12 +7,14 @@
 #                                       CHANGELOG.md has a '## VERSION' section
 #   tools/release.sh checksums VERSION  dist/SHA256SUMS of dist/kubebyon_VERSION_*
 #   tools/release.sh chart VERSION      the Helm chart's appVersion is VERSION
-#                                       (when the chart is there)
+#                                       (when the chart is there), and so is
+#                                       the compose files' default image tag
 set -euo pipefail
 
 changelog=CHANGELOG.md
 dist=dist
 chart=deployments/helm/kubebyon/Chart.yaml
+compose_files=(deployments/single-node/compose.yaml deployments/multi-node/compose.yaml)
 
 die() {
 	echo "release: $*" >&2
@@ -64,6 +66,19 @@ set_chart_version() {
 	' "$chart" >"$chart.tmp"
 	mv "$chart.tmp" "$chart"
 	echo "release $version: $chart appVersion is \"$version\""
+	set_compose_tag "$version"
+}
+
+# set_compose_tag makes the release the compose files' default image tag:
+# ghcr.io/kubebyon/kubebyon:${KUBEBYON_VERSION:-VERSION}.
+set_compose_tag() {
+	local version=$1 f
+	for f in "${compose_files[@]}"; do
+		[ -f "$f" ] || continue
+		sed -E 's#(ghcr\.io/kubebyon/kubebyon:\$\{KUBEBYON_VERSION:-)[^}]*\}#\1'"$version"'}#' "$f" >"$f.tmp"
+		mv "$f.tmp" "$f"
+		echo "release $version: $f's default image tag is $version"
+	done
 }
 
 [ $# -eq 2 ] || die "usage: tools/release.sh check|checksums|chart VERSION"

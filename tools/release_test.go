@@ -227,3 +227,28 @@ func TestReleaseChartAppVersion(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `unknown step "frobnicate"`)
 }
+
+// TestReleaseComposeTag: the release step that sets the chart's appVersion
+// also makes the release the compose files' default image tag, leaving
+// the rest of each file as it is.
+func TestReleaseComposeTag(t *testing.T) {
+	t.Parallel()
+	const (
+		single = "deployments/single-node/compose.yaml"
+		multi  = "deployments/multi-node/compose.yaml"
+	)
+	dir := tree(t, map[string]string{
+		"deployments/helm/kubebyon/Chart.yaml": "apiVersion: v2\nname: kubebyon\nversion: 0.1.0\nappVersion: \"v0.1.0\"\n",
+		single:                                 "services:\n  kubebyon:\n    image: ghcr.io/kubebyon/kubebyon:${KUBEBYON_VERSION:-v0.1.0}\n  postgres:\n    image: postgres:15\n",
+		multi:                                  "x-kubebyon: &kubebyon\n  image: ghcr.io/kubebyon/kubebyon:${KUBEBYON_VERSION:-v0.1.0}\n",
+	})
+	code, stdout, stderr := release(t, dir, "chart", "v1.2.3")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, single+"'s default image tag is v1.2.3")
+	got, err := os.ReadFile(filepath.Join(dir, single))
+	require.NoError(t, err)
+	require.Equal(t, "services:\n  kubebyon:\n    image: ghcr.io/kubebyon/kubebyon:${KUBEBYON_VERSION:-v1.2.3}\n  postgres:\n    image: postgres:15\n", string(got))
+	got, err = os.ReadFile(filepath.Join(dir, multi))
+	require.NoError(t, err)
+	require.Equal(t, "x-kubebyon: &kubebyon\n  image: ghcr.io/kubebyon/kubebyon:${KUBEBYON_VERSION:-v1.2.3}\n", string(got))
+}

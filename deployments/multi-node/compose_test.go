@@ -80,6 +80,9 @@ func TestComposeFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "kubebyon", p.Name)
 
+	// The kubebyon image's default tag is the release's, as the Helm
+	// chart's appVersion is (make release sets both).
+	release := chartAppVersion(t)
 	rows := readmeServices(t)
 	var named []string
 	for _, r := range rows {
@@ -87,7 +90,7 @@ func TestComposeFile(t *testing.T) {
 			named = append(named, name)
 			s, ok := p.Services[name]
 			require.True(t, ok, "the README names service %s", name)
-			require.Equal(t, r.image, s.Image, name)
+			require.Equal(t, strings.ReplaceAll(r.image, "<version>", release), s.Image, name)
 			if kubebyon, ok := strings.CutPrefix(r.command, "kubebyon "); ok {
 				// The image's entrypoint runs kubebyon (or a shell that does).
 				cmd := strings.Join(s.Command, " ")
@@ -154,6 +157,16 @@ func TestComposeFile(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^([A-Z_]+)=`).FindAllStringSubmatch(string(example), -1) {
 		require.Contains(t, string(readme), "`"+m[1]+"`", "the README explains %s", m[1])
 	}
+}
+
+// chartAppVersion is the Helm chart's appVersion: the release's tag.
+func chartAppVersion(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../helm/kubebyon/Chart.yaml")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^appVersion: "(v\d+\.\d+\.\d+)"$`).FindSubmatch(b)
+	require.NotNil(t, m, "the chart's appVersion is a release tag")
+	return string(m[1])
 }
 
 func deref(s *string) string {

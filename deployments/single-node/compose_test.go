@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/compose-spec/compose-go/v2/cli"
@@ -41,7 +42,16 @@ func TestComposeFile(t *testing.T) {
 	require.Contains(t, string(readme), "official `postgres:15` image")
 
 	kb := p.Services["kubebyon"]
-	require.Equal(t, "kubebyon/kubebyon:latest", kb.Image)
+	// The release's tag by default (the Helm chart's appVersion: make
+	// release sets both), or the one KUBEBYON_VERSION names.
+	chart, err := os.ReadFile("../helm/kubebyon/Chart.yaml")
+	require.NoError(t, err)
+	appVersion := regexp.MustCompile(`(?m)^appVersion: "(v\d+\.\d+\.\d+)"$`).FindSubmatch(chart)
+	require.NotNil(t, appVersion, "the chart's appVersion is a release tag")
+	require.Equal(t, "ghcr.io/kubebyon/kubebyon:"+string(appVersion[1]), kb.Image)
+	tagged, err := load("POSTGRES_PASSWORD=pw", "KUBEBYON_SECRET_KEY="+key, "KUBEBYON_VERSION=v9.8.7")
+	require.NoError(t, err)
+	require.Equal(t, "ghcr.io/kubebyon/kubebyon:v9.8.7", tagged.Services["kubebyon"].Image)
 	require.Equal(t, types.ShellCommand{"serve", "--migrate"}, kb.Command)
 	require.Contains(t, string(readme), "`serve --migrate` (the image's default command) applies pending database\nmigrations at start")
 	require.Equal(t, "postgres://kubebyon:pw@postgres:5432/kubebyon?sslmode=disable", *kb.Environment["DATABASE_URL"])
