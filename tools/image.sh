@@ -82,13 +82,26 @@ make_debian() {
 	fi
 	old=$(podman image inspect --format '{{.Id}}' "$debian_base" 2>/dev/null || true)
 	tmp=$(mktemp -d)
+	# What Debian's own images have: apt keeps no package it downloaded
+	# (an 'apt-get install' layer holds what was installed, not the .debs
+	# too), and fetches no translations.
+	cat >"$tmp/docker-clean" <<-'EOF'
+		DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+		APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+		Dir::Cache::pkgcache "";
+		Dir::Cache::srcpkgcache "";
+	EOF
+	echo 'Acquire::Languages "none";' >"$tmp/docker-no-languages"
 	echo "image: making $debian_base with mmdebstrap"
+	# mmdebstrap's hooks get the root's path as $1: single quotes on purpose.
+	# shellcheck disable=SC2016
 	mmdebstrap --quiet --variant=minbase --include=ca-certificates \
 		--dpkgopt='path-exclude=/usr/share/man/*' \
 		--dpkgopt='path-exclude=/usr/share/doc/*' \
 		--dpkgopt='path-include=/usr/share/doc/*/copyright' \
 		--dpkgopt='path-exclude=/usr/share/locale/*' \
 		--dpkgopt='path-exclude=/usr/share/info/*' \
+		--customize-hook="copy-in $tmp/docker-clean $tmp/docker-no-languages /etc/apt/apt.conf.d" \
 		--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
 		"$SUITE" "$tmp/rootfs.tar"
 	podman import --quiet \

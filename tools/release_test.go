@@ -71,11 +71,13 @@ const changelog = `# Changelog
 ## v0.1.0 (2026-11-01)
 `
 
+// TestReleaseScriptIsShellcheckClean checks release.sh and image.sh,
+// which make release runs.
 func TestReleaseScriptIsShellcheckClean(t *testing.T) {
 	t.Parallel()
 	shellcheck, err := exec.LookPath("shellcheck")
 	require.NoError(t, err, "shellcheck is not installed (Debian package shellcheck; .ci/run installs it)")
-	out, err := exec.Command(shellcheck, script(t)).CombinedOutput()
+	out, err := exec.Command(shellcheck, script(t), "image.sh").CombinedOutput()
 	require.NoError(t, err, "shellcheck:\n%s", out)
 }
 
