@@ -4,6 +4,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -72,9 +73,8 @@ func (n *Node) StartKubeProxy(t testing.TB, cp *ControlPlane, server string) {
 			t.Logf("testenv: node %s: kube-proxy log, its end:\n%s", n.Name, fileTail(p.log, 6000))
 		}
 	})
-	// Its /healthz answers 200 once it has synced the rules with the
-	// apiserver's Services; it listens in the node's namespace, reached at
-	// the node's address.
+	// Its /healthz answers 200 from its start until a sync is overdue, so
+	// the rules are what tells it synced: the kubernetes Service's chain.
 	client := &http.Client{Timeout: 2 * time.Second}
 	url := "http://" + net.JoinHostPort(n.IP, strconv.Itoa(kubeProxyHealthzPort)) + "/healthz"
 	err = waitUntil(p, time.Minute, func() error {
@@ -82,16 +82,22 @@ func (n *Node) StartKubeProxy(t testing.TB, cp *ControlPlane, server string) {
 		if err != nil {
 			return err
 		}
-		defer resp.Body.Close()
+		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("%s: %s", url, resp.Status)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		out, err := n.Command(ctx, "iptables-save", "-t", "nat").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("iptables-save: %w: %s", err, out)
+		}
+		if !strings.Contains(string(out), "-A KUBE-SERVICES") {
+			return errors.New("no Service rules in KUBE-SERVICES yet")
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatalf("testenv: node %s: kube-proxy: %v\n%s", n.Name, err, fileTail(p.log, 4000))
-	}
-	if out, err := n.Command(context.Background(), "iptables-save", "-t", "nat").CombinedOutput(); err != nil || !strings.Contains(string(out), "KUBE-SERVICES") {
-		t.Fatalf("testenv: node %s: kube-proxy wrote no KUBE-SERVICES chain: %v\n%s", n.Name, err, out)
 	}
 }

@@ -1,0 +1,252 @@
+//go:build linux
+
+package chart_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubebyon/kubebyon/internal/testenv"
+)
+
+// realNodeEndpoint is the name the node reaches the control plane at (in
+// its serving certificate, resolved by the node to the host).
+const realNodeEndpoint = "cp.kubebyon.test"
+
+// image is the image a pair of variables name, as make test-go passes
+// them: the store name (whose tag the chart gets) and its OCI archive.
+func image(t *testing.T, nameEnv, archiveEnv string) (archive, tag string) {
+	t.Helper()
+	name, archive := os.Getenv(nameEnv), os.Getenv(archiveEnv)
+	if name == "" || archive == "" {
+		t.Fatalf("%s and %s are not set: run 'make image' (make test-go passes them)", nameEnv, archiveEnv)
+	}
+	_, tag, ok := strings.Cut(strings.TrimPrefix(name, "ghcr.io/kubebyon/kubebyon"), ":")
+	if !ok || tag == "" {
+		t.Fatalf("%s=%s: not a tag of ghcr.io/kubebyon/kubebyon", nameEnv, name)
+	}
+	return archive, tag
+}
+
+// importImage imports an OCI archive into the node's containerd, where
+// the CRI finds it (namespace k8s.io).
+func importImage(t *testing.T, node *testenv.Node, archive string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	out, err := node.Command(ctx, "ctr", "-n", "k8s.io", "images", "import", archive).CombinedOutput()
+	require.NoError(t, err, "ctr images import %s: %s", archive, out)
+}
+
+// fromNode runs curl in the node's network namespace and returns its
+// HTTP status (0 when the request failed).
+func fromNode(ctx context.Context, node *testenv.Node, url string) (int, string) {
+	out, err := node.Command(ctx, "curl", "-sS", "-m", "3", "-o", "/dev/null", "-w", "%{http_code}", url).CombinedOutput()
+	code, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return 0, fmt.Sprintf("%v: %s", err, out)
+	}
+	return code, string(out)
+}
+
+// waitDeploymentReady waits until every replica of the Deployment is
+// updated and Ready.
+func waitDeploymentReady(t *testing.T, client kubernetes.Interface, ns, name string, timeout time.Duration) *appsv1.Deployment {
+	t.Helper()
+	var d *appsv1.Deployment
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var err error
+		d, err = client.AppsV1().Deployments(ns).Get(t.Context(), name, metav1.GetOptions{})
+		if !assert.NoError(c, err) {
+			return
+		}
+		want := *d.Spec.Replicas
+		assert.Equal(c, d.Generation, d.Status.ObservedGeneration, name)
+		assert.Equal(c, want, d.Status.UpdatedReplicas, "%s updated", name)
+		assert.Equal(c, want, d.Status.ReadyReplicas, "%s ready", name)
+		assert.Equal(c, want, d.Status.Replicas, "%s replicas (old ones gone)", name)
+	}, timeout, 500*time.Millisecond, "%s: pods: %s", name, podStates(t, client, ns))
+	return d
+}
+
+// podStates describes the namespace's pods, for a failure's message.
+func podStates(t *testing.T, client kubernetes.Interface, ns string) string {
+	pods, err := client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "\n%s %s", p.Name, p.Status.Phase)
+		for _, cs := range p.Status.ContainerStatuses {
+			fmt.Fprintf(&b, " %s ready=%v restarts=%d waiting=%+v terminated=%+v", cs.Name, cs.Ready, cs.RestartCount, cs.State.Waiting, cs.State.Terminated)
+		}
+	}
+	return b.String()
+}
+
+// TestChartOnRealNode installs the chart with Helm's SDK on a real control
+// plane (kube-apiserver, kube-controller-manager, kube-scheduler) with a
+// real node (kubelet, containerd, kube-proxy), the platform's image
+// imported into it, and PostgreSQL on the host: the migrations hook Job
+// runs once and completes, the API and worker pods become Ready, and the
+// API Service answers /healthz from the node.
+func TestChartOnRealNode(t *testing.T) {
+	start := time.Now()
+	step := func(what string) { t.Logf("%6.1fs %s", time.Since(start).Seconds(), what) }
+	archive, tag := image(t, "KUBEBYON_IMAGE", "KUBEBYON_IMAGE_ARCHIVE")
+	nextArchive, nextTag := image(t, "KUBEBYON_IMAGE_NEXT", "KUBEBYON_IMAGE_ARCHIVE_NEXT")
+	require.NotEqual(t, tag, nextTag, "the upgrade needs a second build")
+
+	node := testenv.NewNode(t, testenv.NodeOptions{Name: "chart-node", HostAliases: []string{realNodeEndpoint}})
+	// The kubernetes Service leads to the host's end of the node's link,
+	// which pods reach (through kube-proxy's rules) for in-cluster config.
+	cp := testenv.StartControlPlane(t, testenv.ControlPlaneOptions{SANs: []string{realNodeEndpoint}, AdvertiseAddress: node.HostIP})
+	step("node and control plane up")
+	testenv.JoinWithKubeadm(t, cp, node, realNodeEndpoint)
+	step("node joined and Ready")
+	node.StartKubeProxy(t, cp, "https://"+net.JoinHostPort(realNodeEndpoint, strconv.Itoa(cp.Port)))
+	step("kube-proxy synced")
+	importImage(t, node, archive)
+	importImage(t, node, nextArchive)
+	step("images imported")
+	dbURL := testenv.NodePostgres(t, node)
+	step("PostgreSQL up")
+
+	ctx := t.Context()
+	client := cp.Client(t)
+	const ns = "kubebyon"
+	_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   ns,
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"},
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	small := map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "32Mi"}, "limits": map[string]any{"memory": "512Mi"}}
+	values := with(requiredValues(), map[string]any{
+		"baseURL":    "http://kubebyon.test",
+		"database":   map[string]any{"url": dbURL},
+		"image":      map[string]any{"tag": tag, "pullPolicy": "Never"},
+		"api":        map[string]any{"replicas": 2, "resources": small},
+		"worker":     map[string]any{"replicas": 1, "resources": small},
+		"migrations": map[string]any{"resources": small},
+	})
+	rel := install(t, cp.Config, ns, "kb", values)
+	step("helm install done (migrations hook completed)")
+
+	// The hook Job ran once, to completion, with one pod.
+	jobs, err := client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, jobs.Items, 1)
+	job := jobs.Items[0]
+	require.Equal(t, "kb-kubebyon-migrate", job.Name)
+	require.True(t, complete(job), "%+v", job.Status)
+	require.Equal(t, int32(1), job.Status.Succeeded)
+	require.Zero(t, job.Status.Failed)
+	require.Len(t, rel.Hooks, 2)
+
+	api := waitDeploymentReady(t, client, ns, "kb-kubebyon-api", 4*time.Minute)
+	step("API pods Ready")
+	waitDeploymentReady(t, client, ns, "kb-kubebyon-worker", 2*time.Minute)
+	step("worker pod Ready")
+	// Only the hook migrated: the API serves without --migrate.
+	require.Equal(t, []string{"serve", "--workers=false"}, api.Spec.Template.Spec.Containers[0].Args)
+	require.Equal(t, "ghcr.io/kubebyon/kubebyon:"+tag, api.Spec.Template.Spec.Containers[0].Image)
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=migrate"})
+	require.NoError(t, err)
+	require.Len(t, pods.Items, 1, "one migrations pod")
+
+	// The schema is there, in the host's PostgreSQL, written by the Job.
+	conn, err := pgx.Connect(ctx, dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	var users int
+	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM users").Scan(&users))
+	require.Zero(t, users)
+
+	// The API Service answers from the node, through kube-proxy.
+	svc, err := client.CoreV1().Services(ns).Get(ctx, "kb-kubebyon-api", metav1.GetOptions{})
+	require.NoError(t, err)
+	healthz := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "8080") + "/healthz"
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, out := fromNode(ctx, node, healthz)
+		assert.Equal(c, 200, code, out)
+	}, 30*time.Second, 500*time.Millisecond)
+	step("API Service answers /healthz from the node")
+
+	// A rolling upgrade to the second build: the migrations hook runs
+	// again, the API pods are replaced one by one, and the Service answers
+	// every request meanwhile.
+	var (
+		polls    atomic.Int64
+		failures = make(chan string, 1000)
+		stop     = make(chan struct{})
+		polled   = make(chan struct{})
+	)
+	go func() {
+		defer close(polled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(150 * time.Millisecond):
+			}
+			code, out := fromNode(context.Background(), node, healthz)
+			polls.Add(1)
+			if code != 200 {
+				select {
+				case failures <- fmt.Sprintf("%s: %d %s", time.Now().Format(time.StampMilli), code, out):
+				default:
+				}
+			}
+		}
+	}()
+	upgrade(t, cp.Config, ns, "kb", with(values, map[string]any{"image": map[string]any{"tag": nextTag}}))
+	step("helm upgrade done (migrations hook completed)")
+	api = waitDeploymentReady(t, client, ns, "kb-kubebyon-api", 4*time.Minute)
+	step("API pods replaced and Ready")
+	// A moment more of requests after the last old pod went.
+	time.Sleep(2 * time.Second)
+	close(stop)
+	<-polled
+	close(failures)
+	var failed []string
+	for f := range failures {
+		failed = append(failed, f)
+	}
+	step(fmt.Sprintf("%d requests through the Service during the rollout, %d failed", polls.Load(), len(failed)))
+	require.Empty(t, failed, "requests that failed during the rollout")
+	require.Greater(t, polls.Load(), int64(20))
+	require.Equal(t, "ghcr.io/kubebyon/kubebyon:"+nextTag, api.Spec.Template.Spec.Containers[0].Image)
+	pods, err = client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=api"})
+	require.NoError(t, err)
+	require.Len(t, pods.Items, 2)
+	for _, p := range pods.Items {
+		require.Equal(t, "ghcr.io/kubebyon/kubebyon:"+nextTag, p.Spec.Containers[0].Image, p.Name)
+		require.Len(t, p.Status.ContainerStatuses, 1)
+		require.True(t, p.Status.ContainerStatuses[0].Ready, p.Name)
+		require.Contains(t, p.Status.ContainerStatuses[0].Image, nextTag, p.Name)
+	}
+	jobs, err = client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, jobs.Items, 1, "the hook Job made anew (before-hook-creation)")
+	require.True(t, complete(jobs.Items[0]))
+	require.Equal(t, "ghcr.io/kubebyon/kubebyon:"+nextTag, jobs.Items[0].Spec.Template.Spec.Containers[0].Image)
+	waitDeploymentReady(t, client, ns, "kb-kubebyon-worker", 2*time.Minute)
+	step("worker replaced and Ready")
+}
