@@ -249,4 +249,36 @@ func TestChartOnRealNode(t *testing.T) {
 	require.Equal(t, "ghcr.io/kubebyon/kubebyon:"+nextTag, jobs.Items[0].Spec.Template.Spec.Containers[0].Image)
 	waitDeploymentReady(t, client, ns, "kb-kubebyon-worker", 2*time.Minute)
 	step("worker replaced and Ready")
+
+	// The route agent on the node reports to the platform: an admin makes
+	// an edge token in an API pod (exec through the node's kubelet), the
+	// namespace allows host-network pods, and the DaemonSet reaches the
+	// platform through the API Service's ClusterIP (no cluster DNS here).
+	stdout, stderr, err := testenv.PodExec(ctx, cp.Config, ns, pods.Items[0].Name, "kubebyon", "admin", "edge-token", "--name", "host")
+	require.NoError(t, err, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	token := strings.TrimSpace(lines[len(lines)-1])
+	require.NotEmpty(t, token, stdout)
+	nsObj, err := client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	require.NoError(t, err)
+	nsObj.Labels["pod-security.kubernetes.io/enforce"] = "privileged"
+	_, err = client.CoreV1().Namespaces().Update(ctx, nsObj, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	upgrade(t, cp.Config, ns, "kb", with(values, map[string]any{
+		"image":      map[string]any{"tag": nextTag},
+		"edgeToken":  map[string]any{"value": token},
+		"routeAgent": map[string]any{"enabled": true, "platformURL": "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "8080")},
+	}))
+	step("route agent installed")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		ds, err := client.AppsV1().DaemonSets(ns).Get(ctx, "kb-kubebyon-route-agent", metav1.GetOptions{})
+		if assert.NoError(c, err) {
+			assert.Equal(c, int32(1), ds.Status.NumberReady)
+		}
+		var reports int
+		if assert.NoError(c, conn.QueryRow(ctx, "SELECT count(*) FROM route_agents WHERE node = $1 AND last_error = ''", node.Name).Scan(&reports)) {
+			assert.Equal(c, 1, reports, "the route agent's report on %s", node.Name)
+		}
+	}, 2*time.Minute, 500*time.Millisecond, "pods: %s", podStates(t, client, ns))
+	step("the route agent on the node reported to the platform")
 }
