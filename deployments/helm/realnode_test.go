@@ -109,6 +109,7 @@ func podStates(t *testing.T, client kubernetes.Interface, ns string) string {
 func TestChartOnRealNode(t *testing.T) {
 	start := time.Now()
 	step := func(what string) { t.Logf("%6.1fs %s", time.Since(start).Seconds(), what) }
+	testenv.NodeToolsDir(t) // skips in -short mode, before the images are asked for
 	archive, tag := image(t, "KUBEBYON_IMAGE", "KUBEBYON_IMAGE_ARCHIVE")
 	nextArchive, nextTag := image(t, "KUBEBYON_IMAGE_NEXT", "KUBEBYON_IMAGE_ARCHIVE_NEXT")
 	require.NotEqual(t, tag, nextTag, "the upgrade needs a second build")
