@@ -4,9 +4,12 @@ package chart_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -14,14 +17,26 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/repo"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubebyon/kubebyon/internal/apikeys"
+	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/config"
+	"github.com/kubebyon/kubebyon/internal/orgs"
+	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
+	"github.com/kubebyon/kubebyon/internal/vcluster"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // realNodeEndpoint is the name the node reaches the control plane at (in
@@ -84,6 +99,44 @@ func waitDeploymentReady(t *testing.T, client kubernetes.Interface, ns, name str
 	return d
 }
 
+// logPods logs the end of the logs of the namespace's pods.
+func logPods(t *testing.T, client kubernetes.Interface, ns string) {
+	pods, err := client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Logf("pods of %s: %v", ns, err)
+		return
+	}
+	tail := int64(40)
+	for _, p := range pods.Items {
+		b, err := client.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: &tail}).DoRaw(context.Background())
+		t.Logf("pod %s, its log's end (%v):\n%s", p.Name, err, b)
+	}
+}
+
+// vclusterRepository serves a Helm HTTP chart repository holding the
+// real vcluster chart (testenv.VClusterChart) at version, on the host's
+// end of the node's link, where the platform's pods reach it (as an
+// air-gapped install's mirror would be).
+func vclusterRepository(t *testing.T, node *testenv.Node, version string) string {
+	t.Helper()
+	ch, err := loader.Load(testenv.VClusterChart(t))
+	require.NoError(t, err)
+	ch.Metadata.Version = version
+	dir := t.TempDir()
+	_, err = chartutil.Save(ch, dir)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", net.JoinHostPort(node.HostIP, "0"))
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	url := "http://" + ln.Addr().String()
+	index, err := repo.IndexDirectory(dir, url)
+	require.NoError(t, err)
+	require.NoError(t, index.WriteFile(filepath.Join(dir, "index.yaml"), 0o644))
+	return url
+}
+
 // podStates describes the namespace's pods, for a failure's message.
 func podStates(t *testing.T, client kubernetes.Interface, ns string) string {
 	pods, err := client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
@@ -132,6 +185,11 @@ func TestChartOnRealNode(t *testing.T) {
 	ctx := t.Context()
 	client := cp.Client(t)
 	const ns = "kubebyon"
+	t.Cleanup(func() {
+		if t.Failed() {
+			logPods(t, client, ns)
+		}
+	})
 	_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name:   ns,
 		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"},
@@ -282,4 +340,78 @@ func TestChartOnRealNode(t *testing.T) {
 		}
 	}, 2*time.Minute, 500*time.Millisecond, "pods: %s", podStates(t, client, ns))
 	step("the route agent on the node reported to the platform")
+
+	// A cluster made through the chart's API: an admin made by
+	// `kubebyon admin create` in an API pod, a write API key of theirs,
+	// the host settings a cluster needs, and POST /api/v1/clusters from
+	// the node through the Service. The platform's host cluster is this
+	// control plane, reached in-cluster with the chart's service account
+	// (no kubeconfig is set): the cluster's namespace and vcluster's
+	// objects appear there (it never becomes Ready: no vcluster images).
+	// The edge token's Secret changed the pods' checksum: new API pods.
+	waitDeploymentReady(t, client, ns, "kb-kubebyon-api", 4*time.Minute)
+	pods, err = client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=api"})
+	require.NoError(t, err)
+	var apiPod string
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready {
+			apiPod = p.Name
+		}
+	}
+	require.NotEmpty(t, apiPod, podStates(t, client, ns))
+	stdout, stderr, err = testenv.PodExec(ctx, cp.Config, ns, apiPod, "kubebyon", "admin", "create", "--email", "admin@kubebyon.test")
+	require.NoError(t, err, stderr)
+	require.Contains(t, stdout, "created admin admin@kubebyon.test")
+	pool, err := pgxpool.New(ctx, dbURL)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	var userID, orgID int64
+	require.NoError(t, pool.QueryRow(ctx, "SELECT id FROM users WHERE email = $1", "admin@kubebyon.test").Scan(&userID))
+	require.NoError(t, pool.QueryRow(ctx, "SELECT id FROM organizations WHERE personal_of = $1", userID).Scan(&orgID))
+	key, err := (&apikeys.Service{Pool: pool}).Create(ctx, orgs.Acting{OrgID: orgID, UserID: userID}, "chart", apikeys.ScopeWrite,
+		apikeys.Expiry{Choice: apikeys.ExpiryNever}, audit.Actor{UserID: userID, Email: "admin@kubebyon.test"})
+	require.NoError(t, err)
+	raw, err := config.DecodeSecretKey(testSecretKey)
+	require.NoError(t, err)
+	box, err := secrets.New(raw)
+	require.NoError(t, err)
+	rt := settings.Defaults()
+	rt.APIBaseDomain = "clusters.test"
+	rt.AllowedVersions = []string{"v1.34.2"}
+	rt.ChartRepo, rt.ChartVersion = vclusterRepository(t, node, "1.0.0-chart-test"), "1.0.0-chart-test"
+	require.NoError(t, settings.Save(ctx, queries.New(pool), box, rt))
+
+	var created struct {
+		ID   int64  `json:"id"`
+		Slug string `json:"slug"`
+	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		out, err := node.Command(ctx, "curl", "-sS", "-m", "10", "-w", "\n%{http_code}", "-X", "POST",
+			"-H", "Authorization: Bearer "+key.Value, "-H", "Content-Type: application/json",
+			"-d", `{"name":"chart-made","kubernetes_version":"v1.34.2","public_access_mode":"nodeport"}`,
+			"http://"+net.JoinHostPort(svc.Spec.ClusterIP, "8080")+"/api/v1/clusters").CombinedOutput()
+		if !assert.NoError(c, err, "%s", out) {
+			return
+		}
+		// The body, then the status on a line of its own (-w).
+		i := strings.LastIndex(string(out), "\n")
+		body, code := strings.TrimSpace(string(out[:max(i, 0)])), strings.TrimSpace(string(out[i+1:]))
+		if assert.Equal(c, "201", code, body) {
+			assert.NoError(c, json.Unmarshal([]byte(body), &created), body)
+		}
+	}, time.Minute, time.Second, "the settings reach the API pods")
+	step(fmt.Sprintf("cluster %d (%s) created through the API Service", created.ID, created.Slug))
+	require.NotEmpty(t, created.Slug)
+	clusterNS := vcluster.Namespace(queries.Cluster{Slug: created.Slug})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, err := client.CoreV1().Namespaces().Get(ctx, clusterNS, metav1.GetOptions{})
+		if !assert.NoError(c, err) {
+			return
+		}
+		sts, err := client.AppsV1().StatefulSets(clusterNS).List(ctx, metav1.ListOptions{})
+		if assert.NoError(c, err) {
+			assert.NotEmpty(c, sts.Items, "vcluster's StatefulSet in %s", clusterNS)
+		}
+	}, 2*time.Minute, time.Second, "pods: %s", podStates(t, client, ns))
+	step("the cluster's namespace and StatefulSet are on the host apiserver")
 }
