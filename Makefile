@@ -133,7 +133,7 @@ print-kube-apiserver:
 # real-node tests, built from k8s.io/kubernetes in tools/kubenode (kubelet
 # takes minutes the first time) and cached like kube-apiserver, each keyed
 # by the module's files, its main package and the version it reports.
-NODE_TOOLS := kubelet kubeadm kube-controller-manager kube-scheduler
+NODE_TOOLS := kubelet kubeadm kube-controller-manager kube-scheduler kube-proxy
 NODE_KEY = $(shell (cat tools/kubenode/go.mod tools/kubenode/go.sum tools/kubenode/$(1)/main.go; echo '$(KAS_VERSION_LDFLAGS)') | sha256sum | cut -c1-16)
 NODE_BIN = $(KAS_CACHE)/$(1)-$(call NODE_KEY,$(1))
 NODE_BINS := $(foreach t,$(NODE_TOOLS),$(call NODE_BIN,$(t)))

@@ -55,10 +55,10 @@ import (
 // facts these follow (why each setting is there).
 
 // nodeTools are the binaries NODE_TOOLS_DIR holds.
-var nodeTools = []string{"kubelet", "kubeadm", "kube-controller-manager", "kube-scheduler", "kubectl"}
+var nodeTools = []string{"kubelet", "kubeadm", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubectl"}
 
 // NodeToolsDir is $NODE_TOOLS_DIR: the directory of kubelet, kubeadm,
-// kube-controller-manager, kube-scheduler and kubectl, which 'make
+// kube-controller-manager, kube-scheduler, kube-proxy and kubectl, which 'make
 // node-tools-dir' builds and links there. It fails t when it is unset or lacks one.
 func NodeToolsDir(t testing.TB) string {
 	t.Helper()
@@ -66,7 +66,7 @@ func NodeToolsDir(t testing.TB) string {
 	dir := os.Getenv("NODE_TOOLS_DIR")
 	if dir == "" {
 		t.Fatal("testenv: NODE_TOOLS_DIR is not set: run 'make node-tools-dir' (it builds kubelet, kubeadm, " +
-			"kube-controller-manager, kube-scheduler and kubectl) and set NODE_TOOLS_DIR=$(make -s print-node-tools-dir)")
+			"kube-controller-manager, kube-scheduler, kube-proxy and kubectl) and set NODE_TOOLS_DIR=$(make -s print-node-tools-dir)")
 	}
 	for _, name := range nodeTools {
 		info, err := os.Stat(filepath.Join(dir, name))
@@ -85,6 +85,12 @@ type ControlPlaneOptions struct {
 	// BindAddress is the address kube-apiserver listens on: "0.0.0.0" (all
 	// of the host's, the host sides of the nodes' links among them) if empty.
 	BindAddress string
+	// AdvertiseAddress is the address the kubernetes Service's endpoints
+	// name (kube-apiserver's --advertise-address), for pods that reach the
+	// apiserver in-cluster through kube-proxy (Node.StartKubeProxy): a
+	// node's HostIP, say. Empty: none (no endpoints), as without
+	// kube-proxy the Service leads nowhere anyway.
+	AdvertiseAddress string
 	// Port is its port; 0 picks a free one when it starts.
 	Port int
 	// SANs are more DNS names and IP addresses for its serving certificate,
@@ -124,6 +130,10 @@ type ControlPlane struct {
 	// Dir holds its certificates, kubeconfigs and logs; it is removed at the
 	// end of the test.
 	Dir string
+
+	// kubeProxyCert is the client certificate and key of system:kube-proxy
+	// (bound to system:node-proxier by the apiserver's default policy).
+	kubeProxyCert [2][]byte
 
 	mu       sync.Mutex
 	procs    []*process
@@ -187,17 +197,22 @@ func StartControlPlane(t testing.TB, opts ControlPlaneOptions) *ControlPlane {
 		t.Fatalf("testenv: control plane: certificates: %v", err)
 	}
 	cp.CA, cp.CAKey = pki.caPEM, pki.caKeyPEM
+	cp.kubeProxyCert = pki.clientCerts["system:kube-proxy"]
+	if opts.AdvertiseAddress != "" {
+		if _, err := netip.ParseAddr(opts.AdvertiseAddress); err != nil {
+			t.Fatalf("testenv: control plane: advertise address: %v", err)
+		}
+	}
 
 	kubeShared.mu.Lock()
 	kubeShared.seq++
 	seq := kubeShared.seq
 	kubeShared.mu.Unlock()
-	apiserverArgs := func(port int) []string {
+	common := func(port int) []string {
 		return []string{
 			"--etcd-servers", kubeShared.etcdURL,
 			"--etcd-prefix", fmt.Sprintf("/registry-%d", seq),
 			"--bind-address", opts.BindAddress,
-			"--advertise-address", "127.0.0.1",
 			"--secure-port", strconv.Itoa(port),
 			"--tls-cert-file", pki.file("apiserver.crt"),
 			"--tls-private-key-file", pki.file("apiserver.key"),
@@ -212,14 +227,21 @@ func StartControlPlane(t testing.TB, opts ControlPlaneOptions) *ControlPlane {
 			"--authorization-mode", "Node,RBAC",
 			"--enable-admission-plugins", "NodeRestriction",
 			"--enable-bootstrap-token-auth",
-			// No address to advertise for the kubernetes Service (no
-			// kube-proxy on the nodes): none, rather than a loopback address
-			// the endpoint reconciler keeps failing to write.
-			"--endpoint-reconciler-type", "none",
 			"--allow-privileged",
 			"--profiling=false",
 			"--cert-dir", filepath.Join(dir, "apiserver"),
 		}
+	}
+	apiserverArgs := func(port int) []string {
+		if opts.AdvertiseAddress != "" {
+			// The kubernetes Service's endpoints: the address and port,
+			// which the lease reconciler keeps.
+			return append(common(port), "--advertise-address", opts.AdvertiseAddress)
+		}
+		// No address to advertise for the kubernetes Service (no
+		// kube-proxy on the nodes): none, rather than a loopback address
+		// the endpoint reconciler keeps failing to write.
+		return append(common(port), "--advertise-address", "127.0.0.1", "--endpoint-reconciler-type", "none")
 	}
 	log := filepath.Join(dir, "kube-apiserver.log")
 	for attempt := 1; ; attempt++ {
@@ -501,7 +523,7 @@ func writeControlPlanePKI(dir string, sans []string, bind netip.Addr, services n
 	}); err != nil {
 		return nil, err
 	}
-	for _, user := range []string{"system:kube-controller-manager", "system:kube-scheduler"} {
+	for _, user := range []string{"system:kube-controller-manager", "system:kube-scheduler", "system:kube-proxy"} {
 		cert, key, err := ca.issue(&x509.Certificate{
 			Subject:     pkix.Name{CommonName: user},
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
