@@ -181,7 +181,7 @@ TEST_ENV  = MAILPIT=$(CURDIR)/bin/mailpit STRIPE_MOCK=$(CURDIR)/bin/stripe-mock 
 # The image the container and chart tests run ('make image'), and a second
 # build of it (VERSION-next) that the chart test upgrades to.
 IMAGE_ENV = KUBEBYON_IMAGE=$(IMAGE):$(VERSION) KUBEBYON_IMAGE_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) \
-	KUBEBYON_IMAGE_ARCHIVE_NEXT=$(CURDIR)/$(subst _linux_,-next_linux_,$(IMAGE_ARCHIVE)) CONTAINERS_CONF=$(CURDIR)/tools/containers.conf
+	KUBEBYON_IMAGE_NEXT=$(IMAGE):$(VERSION)-next KUBEBYON_IMAGE_ARCHIVE_NEXT=$(CURDIR)/$(subst _linux_,-next_linux_,$(IMAGE_ARCHIVE)) CONTAINERS_CONF=$(CURDIR)/tools/containers.conf
 # One PostgreSQL for every test binary of the run, instead of one each
 # (internal/testenv/testpg).
 TESTPG    = $(GO) run ./internal/testenv/testpg

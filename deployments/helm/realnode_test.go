@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubebyon/kubebyon/internal/apikeys"
 	"github.com/kubebyon/kubebyon/internal/audit"
@@ -138,6 +139,28 @@ func vclusterRepository(t *testing.T, node *testenv.Node, version string) string
 }
 
 // podStates describes the namespace's pods, for a failure's message.
+// applyRouteAgent creates what deployments/route-agent/route-agent.yaml
+// holds (its namespace, service account and DaemonSet), as kubectl apply
+// would on a cluster that has none of them.
+func applyRouteAgent(ctx context.Context, t *testing.T, client kubernetes.Interface, manifest string) {
+	t.Helper()
+	for _, doc := range strings.Split(manifest, "\n---\n") {
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(doc), nil, nil)
+		require.NoError(t, err, doc)
+		switch o := obj.(type) {
+		case *corev1.Namespace:
+			_, err = client.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.ServiceAccount:
+			_, err = client.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *appsv1.DaemonSet:
+			_, err = client.AppsV1().DaemonSets(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("route-agent.yaml holds a %T this test does not create", obj)
+		}
+		require.NoError(t, err)
+	}
+}
+
 func podStates(t *testing.T, client kubernetes.Interface, ns string) string {
 	pods, err := client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -309,28 +332,30 @@ func TestChartOnRealNode(t *testing.T) {
 	waitDeploymentReady(t, client, ns, "kb-kubebyon-worker", 2*time.Minute)
 	step("worker replaced and Ready")
 
-	// The route agent on the node reports to the platform: an admin makes
-	// an edge token in an API pod (exec through the node's kubelet), the
-	// namespace allows host-network pods, and the DaemonSet reaches the
-	// platform through the API Service's ClusterIP (no cluster DNS here).
-	stdout, stderr, err := testenv.PodExec(ctx, cp.Config, ns, pods.Items[0].Name, "kubebyon", "admin", "edge-token", "--name", "host")
+	// The route agent from deployments/route-agent on the node reports to
+	// the platform, installed as its README says: an admin makes an edge
+	// token (here in an API pod, exec through the node's kubelet), the
+	// manifest gets the platform's URL (the API Service's ClusterIP: no
+	// cluster DNS here) and the image's tag, and the Secret the token.
+	stdout, stderr, err := testenv.PodExec(ctx, cp.Config, ns, pods.Items[0].Name, "kubebyon", "admin", "edge-token", "--name", "route-agents")
 	require.NoError(t, err, stderr)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	token := strings.TrimSpace(lines[len(lines)-1])
 	require.NotEmpty(t, token, stdout)
-	nsObj, err := client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	manifest, err := os.ReadFile("../route-agent/route-agent.yaml")
 	require.NoError(t, err)
-	nsObj.Labels["pod-security.kubernetes.io/enforce"] = "privileged"
-	_, err = client.CoreV1().Namespaces().Update(ctx, nsObj, metav1.UpdateOptions{})
+	applyRouteAgent(ctx, t, client, strings.NewReplacer(
+		"https://kubebyon.example.com", "http://"+net.JoinHostPort(svc.Spec.ClusterIP, "8080"),
+		"kubebyon/kubebyon:VERSION", "kubebyon/kubebyon:"+nextTag,
+	).Replace(string(manifest)))
+	_, err = client.CoreV1().Secrets("kubebyon-system").Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubebyon-route-agent"},
+		Data:       map[string][]byte{"token": []byte(token)},
+	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	upgrade(t, cp.Config, ns, "kb", with(values, map[string]any{
-		"image":      map[string]any{"tag": nextTag},
-		"edgeToken":  map[string]any{"value": token},
-		"routeAgent": map[string]any{"enabled": true, "platformURL": "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "8080")},
-	}))
 	step("route agent installed")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		ds, err := client.AppsV1().DaemonSets(ns).Get(ctx, "kb-kubebyon-route-agent", metav1.GetOptions{})
+		ds, err := client.AppsV1().DaemonSets("kubebyon-system").Get(ctx, "kubebyon-route-agent", metav1.GetOptions{})
 		if assert.NoError(c, err) {
 			assert.Equal(c, int32(1), ds.Status.NumberReady)
 		}
@@ -338,7 +363,7 @@ func TestChartOnRealNode(t *testing.T) {
 		if assert.NoError(c, conn.QueryRow(ctx, "SELECT count(*) FROM route_agents WHERE node = $1 AND last_error = ''", node.Name).Scan(&reports)) {
 			assert.Equal(c, 1, reports, "the route agent's report on %s", node.Name)
 		}
-	}, 2*time.Minute, 500*time.Millisecond, "pods: %s", podStates(t, client, ns))
+	}, 2*time.Minute, 500*time.Millisecond, "pods: %s", podStates(t, client, "kubebyon-system"))
 	step("the route agent on the node reported to the platform")
 
 	// A cluster made through the chart's API: an admin made by
