@@ -73,6 +73,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	settings.POST("/email/resend", h.resendEmailChangeCode)
 	settings.POST("/email/cancel", h.cancelEmailChange)
 	settings.POST("/password", h.changePassword)
+	// The user menu's language switch (language.go).
+	settings.POST("/language", h.switchLanguage)
 	settings.POST(avatarUploadRoute, h.uploadAvatar)
 	settings.POST("/avatar/remove", h.removeAvatar)
 	settings.GET("/sign-in", h.showSignInMethods)

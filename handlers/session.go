@@ -38,7 +38,7 @@ const touchEvery = time.Minute
 func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		info := &views.Page{CSRF: h.sessions.GetString(ctx, sessionCSRF)}
+		info := &views.Page{CSRF: h.sessions.GetString(ctx, sessionCSRF), Path: c.Request().URL.Path}
 		if sid := h.sessions.GetString(ctx, sessionID); sid != "" {
 			// The store read the user with the session, mostly.
 			row, found := signedInFrom(ctx)

@@ -1,5 +1,7 @@
 package views
 
+import "github.com/a-h/templ"
+
 // Form is a submitted form as a page shows it again: the values the user
 // typed and, per field, the catalog ID of what is wrong with it.
 type Form struct {
@@ -19,3 +21,13 @@ func (f Form) Value(name string) string { return f.Values[name] }
 
 // Err is the message ID of a field's error, or "".
 func (f Form) Err(name string) string { return f.Errors[name] }
+
+// invalid marks a control whose value was refused (aria-invalid="true", which
+// Pico draws in red and screen readers announce); a valid one gets no
+// attribute, since an empty aria-invalid reads as "false".
+func invalid(refused bool) templ.Attributes {
+	if refused {
+		return templ.Attributes{"aria-invalid": "true"}
+	}
+	return nil
+}

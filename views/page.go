@@ -1,13 +1,19 @@
 package views
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Page is what every page needs to know about its request, put in the
 // request's context by the handlers' middleware (WithPage) and read by the
 // layout and components (PageOf): the signed-in user, the CSRF token, the
 // flash message.
 type Page struct {
-	CSRF  string
+	CSRF string
+	// Path is the request's path, for the navigation's current area and
+	// the language switch's way back.
+	Path  string
 	User  *PageUser
 	Flash *Flash
 	// Unread is the signed-in user's count of unread notifications.
@@ -67,4 +73,32 @@ func PageOf(ctx context.Context) *Page {
 		return p
 	}
 	return &Page{}
+}
+
+// navCurrent reports whether the request's path is prefix's area: the
+// path itself when exact, else the path or one under it.
+func navCurrent(ctx context.Context, prefix string, exact bool) bool {
+	p := PageOf(ctx).Path
+	if exact || p == prefix {
+		return p == prefix
+	}
+	return strings.HasPrefix(p, prefix+"/")
+}
+
+// userLabel is how the user menu names its user: their name, else their
+// email.
+func userLabel(u *PageUser) string {
+	if u.Name != "" {
+		return u.Name
+	}
+	return u.Email
+}
+
+// flashRole is the ARIA role of a flash message: an error interrupts (alert),
+// a success waits its turn (status).
+func flashRole(kind string) string {
+	if kind == "error" {
+		return "alert"
+	}
+	return "status"
 }

@@ -1,0 +1,95 @@
+// The console's behaviour that needs a script; every page works without it.
+//   - The side navigation is a drawer on phones, opened by the top bar's
+//     button (shown only with this script), closed by Escape or a click
+//     outside it.
+//   - A flash message (a toast) can be dismissed.
+//   - Whatever htmx swaps in with data-announce="text" is said by the live
+//     region, for screen readers.
+//   - <time data-relative> shows a relative time ("5 minutes ago") in the
+//     reader's language, the exact time in the reader's time zone on hover.
+(function () {
+  "use strict";
+
+  // Loaded without defer: the drawer's styles apply from the first paint.
+  document.documentElement.classList.add("js");
+
+  function setOpen(toggle, nav, open) {
+    document.body.classList.toggle("nav-open", open);
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    if (open) {
+      var first = nav.querySelector("a");
+      if (first) first.focus();
+    }
+  }
+
+  function drawer() {
+    var toggle = document.querySelector(".nav-toggle");
+    var nav = document.getElementById("sidenav");
+    if (!toggle || !nav) return;
+    toggle.hidden = false;
+    toggle.addEventListener("click", function () {
+      setOpen(toggle, nav, !document.body.classList.contains("nav-open"));
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.key === "Escape" && document.body.classList.contains("nav-open")) {
+        setOpen(toggle, nav, false);
+        toggle.focus();
+      }
+    });
+    document.addEventListener("click", function (e) {
+      if (document.body.classList.contains("nav-open") && !nav.contains(e.target) && !toggle.contains(e.target)) {
+        setOpen(toggle, nav, false);
+      }
+    });
+  }
+
+  function toasts(root) {
+    root.querySelectorAll("[data-dismiss]").forEach(function (button) {
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        var box = button.closest("." + button.dataset.dismiss);
+        if (box) box.remove();
+      });
+    });
+  }
+
+  function announce(root) {
+    var region = document.getElementById("live-region");
+    if (!region) return;
+    var said = root.querySelector && root.querySelector("[data-announce]");
+    if (root.dataset && root.dataset.announce) said = root;
+    if (said) region.textContent = said.dataset.announce;
+  }
+
+  var units = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
+
+  function times(root) {
+    var lang = document.documentElement.lang || undefined;
+    var rtf = window.Intl && Intl.RelativeTimeFormat ? new Intl.RelativeTimeFormat(lang, { numeric: "auto" }) : null;
+    var exact = window.Intl ? new Intl.DateTimeFormat(lang, { dateStyle: "medium", timeStyle: "medium" }) : null;
+    root.querySelectorAll("time[data-relative]").forEach(function (el) {
+      var when = new Date(el.getAttribute("datetime"));
+      if (isNaN(when)) return;
+      if (exact) el.title = exact.format(when);
+      if (!rtf) return;
+      var secs = (when.getTime() - Date.now()) / 1000;
+      for (var i = 0; i < units.length; i++) {
+        if (Math.abs(secs) >= units[i][1] || units[i][0] === "second") {
+          el.textContent = rtf.format(Math.round(secs / units[i][1]), units[i][0]);
+          break;
+        }
+      }
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    drawer();
+    toasts(document);
+    times(document);
+  });
+  document.addEventListener("htmx:afterSwap", function (e) {
+    toasts(e.target);
+    times(e.target);
+    announce(e.target);
+  });
+})();
