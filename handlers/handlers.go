@@ -7,6 +7,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"github.com/medama-io/go-useragent"
 	"log/slog"
 	"net"
 	"net/http"
@@ -141,7 +142,9 @@ type Handlers struct {
 	builtProviders builtProviders
 	// limits counts the hits against the platform's rate limits;
 	// joinLimiter counts the join endpoints' hits before PostgreSQL.
-	limits      *ratelimit.Store
+	limits *ratelimit.Store
+	// userAgents names the browsers of the sessions list.
+	userAgents  *useragent.Parser
 	joinLimiter *ratelimit.Limiter
 	// apiSpec is the API description as /api/v1/openapi.json serves it;
 	// apiOps its operations, for the pages' "view as API call".
@@ -174,7 +177,7 @@ func New(d Deps) *echo.Echo {
 		panic(err)
 	}
 	h := &Handlers{
-		Deps: d, limits: limits, joinLimiter: limits.Limiter(joinSubjectsKept), apiSpec: spec, apiOps: ops,
+		Deps: d, limits: limits, userAgents: useragent.NewParser(), joinLimiter: limits.Limiter(joinSubjectsKept), apiSpec: spec, apiOps: ops,
 		idempotency: &idempotency.Store{Pool: d.Pool},
 	}
 	h.sessions = h.newSessionManager()

@@ -79,6 +79,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	settings.POST("/avatar/remove", h.removeAvatar)
 	settings.GET("/sign-in", h.showSignInMethods)
 	settings.POST("/sign-in/:identity/unlink", h.unlinkIdentity)
+	// The user's signed-in browsers, on the sign-in page (sign_in_methods.go).
+	settings.POST("/sessions/:session/end", h.endUserSession)
+	settings.POST("/sessions/end-others", h.endOtherSessions)
 	settings.GET("/notifications", h.showNotificationsPage)
 	settings.POST("/notifications", h.updateNotifications)
 	// The user's webhook channels (webhooks.go).

@@ -37,3 +37,9 @@ ORDER BY last_seen_at DESC;
 DELETE FROM user_sessions
 WHERE (ended_at IS NOT NULL AND ended_at < now() - interval '30 days')
    OR last_seen_at < now() - interval '30 days';
+
+-- name: UserSessionEndForUser :execrows
+-- Ends one of a user's sessions, found by its id and its owner: another
+-- user's session id ends nothing.
+UPDATE user_sessions SET ended_at = now()
+WHERE id = @id AND user_id = @user_id AND ended_at IS NULL;

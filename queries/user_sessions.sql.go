@@ -119,6 +119,26 @@ func (q *Queries) UserSessionEndAllForUser(ctx context.Context, arg UserSessionE
 	return result.RowsAffected(), nil
 }
 
+const userSessionEndForUser = `-- name: UserSessionEndForUser :execrows
+UPDATE user_sessions SET ended_at = now()
+WHERE id = $1 AND user_id = $2 AND ended_at IS NULL
+`
+
+type UserSessionEndForUserParams struct {
+	ID     string
+	UserID int64
+}
+
+// Ends one of a user's sessions, found by its id and its owner: another
+// user's session id ends nothing.
+func (q *Queries) UserSessionEndForUser(ctx context.Context, arg UserSessionEndForUserParams) (int64, error) {
+	result, err := q.db.Exec(ctx, userSessionEndForUser, arg.ID, arg.UserID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const userSessionListActiveByUser = `-- name: UserSessionListActiveByUser :many
 SELECT id, user_id, ip, user_agent, created_at, last_seen_at, ended_at FROM user_sessions
 WHERE user_id = $1 AND ended_at IS NULL

@@ -5,8 +5,9 @@
 //   - A flash message (a toast) can be dismissed.
 //   - Whatever htmx swaps in with data-announce="text" is said by the live
 //     region, for screen readers.
-//   - <time data-relative> shows a relative time ("5 minutes ago") in the
-//     reader's language, the exact time in the reader's time zone on hover.
+//   - Every <time datetime> (but data-exact ones) shows a relative time
+//     ("5 minutes ago") in the reader's language, with the exact time in the
+//     reader's time zone on hover; the page's text is the exact time in UTC.
 (function () {
   "use strict";
 
@@ -67,7 +68,7 @@
     var lang = document.documentElement.lang || undefined;
     var rtf = window.Intl && Intl.RelativeTimeFormat ? new Intl.RelativeTimeFormat(lang, { numeric: "auto" }) : null;
     var exact = window.Intl ? new Intl.DateTimeFormat(lang, { dateStyle: "medium", timeStyle: "medium" }) : null;
-    root.querySelectorAll("time[data-relative]").forEach(function (el) {
+    root.querySelectorAll("time[datetime]:not([data-exact])").forEach(function (el) {
       var when = new Date(el.getAttribute("datetime"));
       if (isNaN(when)) return;
       if (exact) el.title = exact.format(when);

@@ -45,6 +45,8 @@ func TestAdminSignInInBrowser(t *testing.T) {
 	require.Equal(t, "settings", source)
 
 	require.NoError(t, chromedp.Run(ctx,
+		// Signing out is in the user menu.
+		chromedp.Click(`[data-testid="user-menu"] summary`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="sign-out"]`, chromedp.ByQuery),
 		chromedp.WaitNotPresent(`[data-testid="sign-out"]`, chromedp.ByQuery),
 		chromedp.Navigate(b.Server.URL+"/login"),

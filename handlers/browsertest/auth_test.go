@@ -42,6 +42,8 @@ func TestSignUpAndSignInInBrowser(t *testing.T) {
 	require.Equal(t, "Welcome, Ada Lovelace", greeting)
 
 	require.NoError(t, chromedp.Run(ctx,
+		// Signing out is in the user menu.
+		chromedp.Click(`[data-testid="user-menu"] summary`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="sign-out"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="nav-login"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="nav-login"]`, chromedp.ByQuery),
