@@ -96,9 +96,9 @@ func UserChecklist(cluster int64, hasCluster, hasToken, hasNode, downloaded bool
 // AdminOverview is the admin's home page: the platform at a glance, its
 // open notices and the operator's first-run checklist.
 type AdminOverview struct {
-	Users, UsersDisabled                          int64
+	Users, UsersDisabled                           int64
 	Clusters, Ready, InProgress, Failed, Suspended int64
-	Nodes, NodesReady                             int64
+	Nodes, NodesReady                              int64
 	// Jobs that failed and will run again, failed for good lately, and
 	// wait to run.
 	JobsRetrying, JobsDiscarded, JobsQueued int64
