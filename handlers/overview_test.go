@@ -128,8 +128,9 @@ func TestOverviewChecklistInChinese(t *testing.T) {
 }
 
 // TestAdminOverviewChecklist: GET /admin is the platform at a glance; on
-// a fresh platform the operator's checklist has nothing done, and saving a
-// host kubeconfig ticks its step. Users get the same refusal as on the
+// a fresh platform the operator's checklist has nothing done; saving a
+// host kubeconfig ticks its step, a test email that went out the mail
+// step. Users get the same refusal as on the
 // other admin pages.
 func TestAdminOverviewChecklist(t *testing.T) {
 	t.Parallel()
@@ -156,6 +157,16 @@ func TestAdminOverviewChecklist(t *testing.T) {
 	require.Equal(t, 1, done)
 	requireStep(t, body, "checklist-host", true)
 	requireStep(t, body, "checklist-platform", false)
+
+	// A test email through the platform's mail server (KUBEBYON_SMTP_URL)
+	// that went out ticks the mail step.
+	resp = admin.Post("/admin/mail", "/admin/mail/test", url.Values{"tls": {"starttls"}, "testTo": {handlerstest.UniqueEmail("overview-mail")}})
+	body = handlerstest.ReadBody(t, resp)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	_, body = admin.Get("/admin")
+	done, _ = checklistDone(t, body, "admin-checklist")
+	require.Equal(t, 2, done)
+	requireStep(t, body, "checklist-mail", true)
 
 	code, body = user.Get("/admin")
 	require.Equal(t, http.StatusNotFound, code)
