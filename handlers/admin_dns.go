@@ -82,7 +82,7 @@ func (h *Handlers) renderAdminEdgeDNSError(c echo.Context, status int, f views.F
 // settings (what the records are written with). htmx gets the result
 // alone; without JavaScript the page comes back with it.
 func (h *Handlers) checkAdminDNS(c echo.Context) error {
-	res, err := h.DNS.Check(c.Request().Context())
+	res, err := h.DNS.Check(c.Request().Context(), actor(c))
 	var invalid input.Errors
 	check := views.DNSCheck{OK: res.OK, Name: res.Name, Found: res.Found, Detail: res.Err}
 	switch {

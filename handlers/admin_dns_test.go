@@ -89,6 +89,10 @@ func TestAdminDNS(t *testing.T) {
 	check := handlerstest.ReadBody(t, r)
 	require.Contains(t, check, `data-ok="true"`, check)
 	require.NotContains(t, check, "<html")
+	// The check is recorded: the admin overview's checklist ticks it.
+	require.Contains(t, b.Audits(t, b.UserID(t, adminEmail)), dnsrecords.CheckAction)
+	_, body = admin.Get("/admin")
+	require.Regexp(t, `data-testid="checklist-dns" data-done="true"`, body)
 
 	cl := b.NewCluster(t, user, "dnsweb")
 	name := cl.Slug + ".clusters.test"

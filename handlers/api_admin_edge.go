@@ -270,7 +270,7 @@ type apiDNSCheck struct {
 // checkAPIDNS is POST /api/v1/admin/edge/dns/check: the back office's
 // check of the stored settings; 409 in a mode with nothing to check.
 func (h *Handlers) checkAPIDNS(c echo.Context) error {
-	res, err := h.DNS.Check(c.Request().Context())
+	res, err := h.DNS.Check(c.Request().Context(), actor(c))
 	var invalid input.Errors
 	if errors.As(err, &invalid) {
 		return echo.NewHTTPError(http.StatusConflict, invalid["mode"])

@@ -26,6 +26,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/adminorgs"
+	"github.com/kubebyon/kubebyon/internal/adminoverview"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/adminsignup"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
@@ -114,6 +115,8 @@ type Deps struct {
 	AdminUsers    *adminusers.Service
 	AdminOrgs     *adminorgs.Service
 	AdminSettings *adminsettings.Service
+	// AdminOverview: the platform's figures for the admin overview.
+	AdminOverview *adminoverview.Service
 	// Mail: the mail server settings; also the platform's mail sender.
 	Mail *mailsettings.Service
 	// AdminSignUp: the sign-up policy and the invitations.

@@ -1,18 +1,30 @@
 package handlers
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/adminauth"
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/locale"
+	"github.com/kubebyon/kubebyon/internal/notify"
+	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// dashboardClusters is how many of the newest clusters the dashboard lists.
-const dashboardClusters = 5
+// The overview lists at most overviewRows clusters and events, and
+// overviewNotifications notifications.
+const (
+	overviewRows          = 8
+	overviewNotifications = 5
+)
 
-// showHomePage is the landing page, or the dashboard for a signed-in user.
+// showHomePage is the landing page, or the overview for a signed-in user.
 func (h *Handlers) showHomePage(c echo.Context) error {
 	u, ok := currentUser(c)
 	if !ok {
@@ -29,16 +41,61 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	if u.Role == adminauth.RoleAdmin {
 		views.PageOf(ctx).LoopbackBaseURL = h.loopbackBaseURL()
 	}
-	list, total, err := h.Clusters.Dashboard(ctx, who, dashboardClusters)
+	o, err := h.Clusters.Overview(ctx, who, overviewRows)
 	if err != nil {
 		return err
 	}
-	d := views.DashboardClusters{Clusters: make([]views.Cluster, len(list)), Total: total}
-	for i, cl := range list {
-		d.Clusters[i] = clusterSummaryView(cl)
+	notes, err := h.Accounts.Notifications(ctx, u.ID, 0, overviewNotifications)
+	if err != nil {
+		return err
+	}
+	f := o.Figures
+	m := views.Overview{
+		Name: u.Name, Clusters: f.Clusters, Ready: f.ClustersReady, InProgress: f.ClustersInProgress, Failed: f.ClustersFailed,
+		Nodes: f.Nodes, NodesReady: f.NodesReady, MostNodes: f.NodesMostInACluster,
+		Plan: f.PlanName, MaxClusters: f.PlanMaxClusters, MaxNodes: f.PlanMaxNodesPerCluster, Unread: f.UnreadNotifications,
+	}
+	var first int64
+	for _, cl := range o.Clusters {
+		m.List = append(m.List, views.OverviewCluster{ID: cl.ID, Name: cl.Name, Status: cl.Status, Nodes: cl.Nodes, NodesReady: cl.NodesReady})
+		if first == 0 {
+			first = cl.ID
+		}
+	}
+	// The checklist's steps lead to the newest ready cluster, else the
+	// newest.
+	for _, cl := range o.Clusters {
+		if cl.Status == clusters.StatusReady {
+			first = cl.ID
+			break
+		}
+	}
+	m.Checklist = views.UserChecklist(first, f.Clusters > 0, f.HasJoinToken, f.HasNode, f.DownloadedKubeconfig)
+	for _, e := range o.Events {
+		m.Events = append(m.Events, views.OverviewEvent{ClusterID: e.ClusterID, ClusterName: e.ClusterName, Level: e.Level, Reason: e.Reason, Time: e.CreatedAt.Time})
+	}
+	for _, n := range notes {
+		title, _ := notify.Word(locale.From(ctx), n)
+		m.Notifications = append(m.Notifications, views.OverviewNotification{Title: title, Href: notificationHref(n), Time: n.CreatedAt.Time, Unread: !n.ReadAt.Valid})
 	}
 	h.viewAsAPICall(c, "listClusters", nil)
-	return render(c, http.StatusOK, views.Dashboard(u.Name, d))
+	return render(c, http.StatusOK, views.OverviewPage(m))
+}
+
+// notificationHref is the page of a notification's object: its cluster's
+// when it names one, else the inbox.
+func notificationHref(n queries.Notification) templ.SafeURL {
+	var p struct {
+		ClusterID json.Number `json:"ClusterID"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(n.Params))
+	dec.UseNumber()
+	if dec.Decode(&p) == nil {
+		if id, err := p.ClusterID.Int64(); err == nil && id > 0 {
+			return templ.SafeURL(fmt.Sprintf("/clusters/%d", id))
+		}
+	}
+	return "/notifications"
 }
 
 // showStatus is the status panel fragment the home page loads with htmx.

@@ -401,7 +401,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	// The admin area (admin_*.go). requireAdmin alone guards it: it needs
 	// a signed-in user as well.
 	admin := e.Group("/admin", h.requireAdmin, h.adminNotices)
-	admin.GET("", func(c echo.Context) error { return redirect(c, "/admin/users") })
+	// The platform at a glance (admin_overview.go).
+	admin.GET("", h.showAdminOverviewPage)
 	// The accounts, and the actions on one (admin_users.go).
 	admin.GET("/users", h.showAdminUsersPage)
 	admin.GET("/users/:id", h.showAdminUserPage)

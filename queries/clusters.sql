@@ -41,17 +41,6 @@ WHERE org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND 
 ORDER BY id DESC
 LIMIT @row_limit;
 
--- name: ClusterDashboardForMember :many
--- The newest of an organization's clusters as the dashboard shows them, each row
--- with how many clusters it has in all (deleted ones aside): the
--- count comes with the list, not in a query of its own.
-SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at,
-       count(*) OVER ()::bigint AS total
-FROM clusters
-WHERE org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted'
-ORDER BY id DESC
-LIMIT @row_limit;
-
 -- name: ClusterCountActiveByOrg :one
 SELECT count(*) FROM clusters WHERE org_id = @org_id AND status <> 'deleted';
 

@@ -108,12 +108,6 @@ type ClusterForm struct {
 	Backends []string
 }
 
-// DashboardClusters is the clusters box of the dashboard: the newest few.
-type DashboardClusters struct {
-	Clusters []Cluster
-	Total    int64
-}
-
 const clustersPath = "/clusters"
 
 // clusterPath is the page of a cluster, or one of its sub-pages.

@@ -415,6 +415,7 @@ func (c *cli) serve(args []string) error {
 		APIKeys:        svc.APIKeys,
 		AdminUsers:     svc.AdminUsers,
 		AdminOrgs:      svc.AdminOrgs,
+		AdminOverview:  svc.AdminOverview,
 		AdminSettings:  svc.AdminSettings,
 		AdminSignUp:    svc.AdminSignUp,
 		SignIn:         svc.SignIn,

@@ -200,6 +200,7 @@ func Deps(set *services.Set, base handlers.Deps) handlers.Deps {
 	base.APIKeys = set.APIKeys
 	base.AdminUsers = set.AdminUsers
 	base.AdminOrgs = set.AdminOrgs
+	base.AdminOverview = set.AdminOverview
 	base.AdminSettings = set.AdminSettings
 	base.AdminSignUp = set.AdminSignUp
 	base.SignIn = set.SignIn

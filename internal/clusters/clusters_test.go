@@ -244,19 +244,20 @@ func TestList(t *testing.T) {
 		before = p.NextBefore
 	}
 	require.Equal(t, want, got, "newest first, each once, the user's own, deleted ones left out")
-	// The dashboard's newest few come with the count of all.
+	// The overview's newest few come with the count of all.
 	for _, limit := range []int{2, 10} {
-		newest, n, err := b.svc.Dashboard(ctx, actingAs(t, b.svc.Pool, u.ID), limit)
+		o, err := b.svc.Overview(ctx, actingAs(t, b.svc.Pool, u.ID), limit)
 		require.NoError(t, err)
-		require.EqualValues(t, 5, n)
-		require.Len(t, newest, min(limit, 5))
-		for i, c := range newest {
+		require.EqualValues(t, 5, o.Figures.Clusters)
+		require.Len(t, o.Clusters, min(limit, 5))
+		for i, c := range o.Clusters {
 			require.Equal(t, want[i], c.ID)
 		}
 	}
-	_, n, err := b.svc.Dashboard(ctx, orgs.Acting{OrgID: -1, UserID: -1}, 10)
+	none, err := b.svc.Overview(ctx, orgs.Acting{OrgID: -1, UserID: -1}, 10)
 	require.NoError(t, err)
-	require.Zero(t, n, "a user without clusters has none")
+	require.Zero(t, none.Figures.Clusters, "a user without clusters has none")
+	require.Empty(t, none.Clusters)
 }
 
 func TestTimeline(t *testing.T) {

@@ -62,25 +62,6 @@ func (s *Service) ListSummaries(ctx context.Context, who orgs.Acting, before int
 	return p, nil
 }
 
-// Dashboard is the organization's newest clusters, at most limit, with how many
-// clusters it has in all (deleted ones aside), in one query.
-func (s *Service) Dashboard(ctx context.Context, who orgs.Acting, limit int) ([]queries.ClusterListSummaryForMemberRow, int64, error) {
-	rows, err := queries.New(s.Pool).ClusterDashboardForMember(ctx, queries.ClusterDashboardForMemberParams{OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read), RowLimit: int32(limit)})
-	if err != nil {
-		return nil, 0, fmt.Errorf("list clusters for the dashboard: %w", err)
-	}
-	out := make([]queries.ClusterListSummaryForMemberRow, len(rows))
-	var total int64
-	for i, r := range rows {
-		out[i] = queries.ClusterListSummaryForMemberRow{
-			ID: r.ID, Name: r.Name, Status: r.Status, KubernetesVersion: r.KubernetesVersion,
-			PublicAccessMode: r.PublicAccessMode, Endpoint: r.Endpoint, CreatedAt: r.CreatedAt,
-		}
-		total = r.Total
-	}
-	return out, total, nil
-}
-
 // NodeNames are the names of the nodes that joined the organization's
 // cluster id (none for another's).
 func (s *Service) NodeNames(ctx context.Context, who orgs.Acting, id int64) ([]string, error) {

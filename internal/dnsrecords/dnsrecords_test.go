@@ -355,7 +355,7 @@ func TestSyncExternalDNS(t *testing.T) {
 	set.Mode = dnsrecords.ModeExternalDNS
 	_, err = f.svc.Apply(ctx, dnsrecords.Change{Settings: set}, f.admin)
 	require.NoError(t, err)
-	res, err := f.svc.Check(ctx)
+	res, err := f.svc.Check(ctx, f.admin)
 	require.NoError(t, err)
 	require.True(t, res.OK, res.Err)
 	_, err = f.svc.Sync(ctx, c.ID)

@@ -247,3 +247,10 @@ func save(ctx context.Context, q *queries.Queries, st State) error {
 }
 
 func minutes(d time.Duration) int { return int(d.Round(time.Minute) / time.Minute) }
+
+// Current reads what the watch remembers (the zero State before its first
+// run): the admin overview tells from it whether the host answers.
+func Current(ctx context.Context, q *queries.Queries) (State, error) {
+	st, _, err := load(ctx, q)
+	return st, err
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminorgs"
+	"github.com/kubebyon/kubebyon/internal/adminoverview"
 	"github.com/kubebyon/kubebyon/internal/adminsettings"
 	"github.com/kubebyon/kubebyon/internal/adminsignup"
 	"github.com/kubebyon/kubebyon/internal/adminusers"
@@ -82,6 +83,7 @@ type Set struct {
 	APIKeys       *apikeys.Service
 	AdminUsers    *adminusers.Service
 	AdminOrgs     *adminorgs.Service
+	AdminOverview *adminoverview.Service
 	AdminSettings *adminsettings.Service
 	AdminSignUp   *adminsignup.Service
 	SignIn        *signinproviders.Service
@@ -120,6 +122,7 @@ func New(c Config) *Set {
 		APIKeys:       &apikeys.Service{Pool: pool},
 		AdminUsers:    &adminusers.Service{Pool: pool},
 		AdminOrgs:     &adminorgs.Service{Pool: pool},
+		AdminOverview: &adminoverview.Service{Pool: pool},
 		AdminSettings: &adminsettings.Service{Pool: pool, Box: box, KubeconfigPath: kubeconfig},
 		AdminSignUp:   &adminsignup.Service{Pool: pool, Box: box},
 		SignIn:        &signinproviders.Service{Pool: pool, Box: box},

@@ -42,7 +42,7 @@ func TestNew(t *testing.T) {
 
 	pools := map[string]*pgxpool.Pool{
 		"accounts": s.Accounts.Pool, "clusters": s.Clusters.Pool, "nodes": s.Nodes.Pool, "jointokens": s.JoinTokens.Pool,
-		"nodequota": s.NodeQuota.Pool, "apikeys": s.APIKeys.Pool, "adminusers": s.AdminUsers.Pool,
+		"nodequota": s.NodeQuota.Pool, "apikeys": s.APIKeys.Pool, "adminusers": s.AdminUsers.Pool, "adminoverview": s.AdminOverview.Pool,
 		"adminsettings": s.AdminSettings.Pool, "adminsignup": s.AdminSignUp.Pool, "signin": s.SignIn.Pool,
 		"edge": s.Edge.Pool, "dns": s.DNS.Pool, "ingress": s.Ingress.Pool, "billing": s.Billing.Pool,
 		"metrics": s.Metrics.Pool, "webhooks": s.Webhooks.Pool, "mail": s.Mail.Pool, "branding": s.Branding.Pool,

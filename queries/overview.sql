@@ -1,0 +1,70 @@
+-- name: OverviewForMember :one
+-- The figures of the overview page of a member of an organization, in one
+-- read: its live clusters by state, the nodes the health job last saw in
+-- them, the plan's limits, the member's unread notifications, and the
+-- state behind the first-run checklist (a join token made, a node joined,
+-- a kubeconfig the member downloaded). A member in none of roles sees
+-- zeros, as in the cluster list.
+WITH c AS (
+    SELECT id, status FROM clusters
+    WHERE org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted'
+), n AS (
+    SELECT nodes.cluster_id, nodes.ready FROM nodes JOIN c ON c.id = nodes.cluster_id
+)
+SELECT
+    (SELECT count(*) FROM c)::bigint AS clusters,
+    (SELECT count(*) FROM c WHERE status = 'ready')::bigint AS clusters_ready,
+    (SELECT count(*) FROM c WHERE status IN ('pending', 'provisioning', 'updating', 'deleting', 'resuming'))::bigint AS clusters_in_progress,
+    (SELECT count(*) FROM c WHERE status = 'failed')::bigint AS clusters_failed,
+    (SELECT count(*) FROM n)::bigint AS nodes,
+    (SELECT count(*) FROM n WHERE ready)::bigint AS nodes_ready,
+    coalesce((SELECT max(k) FROM (SELECT count(*) AS k FROM n GROUP BY cluster_id) per_cluster), 0)::bigint AS nodes_most_in_a_cluster,
+    coalesce((SELECT p.max_clusters FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = @org_id), 0)::int AS plan_max_clusters,
+    coalesce((SELECT p.max_nodes_per_cluster FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = @org_id), 0)::int AS plan_max_nodes_per_cluster,
+    coalesce((SELECT p.name FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = @org_id), '')::text AS plan_name,
+    (SELECT count(*) FROM notifications WHERE user_id = @user_id AND read_at IS NULL)::bigint AS unread_notifications,
+    EXISTS (SELECT 1 FROM join_tokens t JOIN c ON c.id = t.cluster_id) AS has_join_token,
+    (EXISTS (SELECT 1 FROM n) OR EXISTS (SELECT 1 FROM join_token_nodes jn JOIN join_tokens t ON t.id = jn.token_id JOIN c ON c.id = t.cluster_id))::boolean AS has_node,
+    EXISTS (
+        SELECT 1 FROM audit_events a JOIN c ON a.target_id = c.id::text
+        WHERE a.actor_id = @user_id AND a.action = 'cluster.kubeconfig_download' AND a.target_type = 'cluster'
+    ) AS downloaded_kubeconfig;
+
+-- name: ClusterOverviewForMember :many
+-- The newest of an organization's live clusters with the nodes the
+-- health job last saw in each (all, and ready), for the overview page.
+SELECT c.id, c.name, c.status,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id AND n.ready)::bigint AS nodes_ready
+FROM clusters c
+WHERE c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND c.status <> 'deleted'
+ORDER BY c.id DESC
+LIMIT @row_limit;
+
+-- name: ClusterEventRecentForMember :many
+-- The newest events across an organization's live clusters, newest
+-- first, each with its cluster's name.
+SELECT e.id, e.cluster_id, c.name AS cluster_name, e.level, e.reason, e.message, e.created_at
+FROM cluster_events e
+JOIN clusters c ON c.id = e.cluster_id
+WHERE c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND c.status <> 'deleted'
+ORDER BY e.id DESC
+LIMIT @row_limit;
+
+-- name: AdminOverviewFigures :one
+-- The platform at a glance for the admin overview: accounts, live
+-- clusters by state, the nodes the health job last saw, and what the
+-- audit log says of the operator's checks (a test email that went out, a
+-- DNS check whose latest run passed).
+SELECT
+    (SELECT count(*) FROM users)::bigint AS users,
+    (SELECT count(*) FROM users WHERE disabled_at IS NOT NULL)::bigint AS users_disabled,
+    (SELECT count(*) FROM clusters WHERE status <> 'deleted')::bigint AS clusters,
+    (SELECT count(*) FROM clusters WHERE status = 'ready')::bigint AS clusters_ready,
+    (SELECT count(*) FROM clusters WHERE status IN ('pending', 'provisioning', 'updating', 'deleting', 'resuming'))::bigint AS clusters_in_progress,
+    (SELECT count(*) FROM clusters WHERE status = 'failed')::bigint AS clusters_failed,
+    (SELECT count(*) FROM clusters WHERE status = 'suspended')::bigint AS clusters_suspended,
+    (SELECT count(*) FROM nodes)::bigint AS nodes,
+    (SELECT count(*) FROM nodes WHERE ready)::bigint AS nodes_ready,
+    EXISTS (SELECT 1 FROM audit_events WHERE action = 'admin.mail_test' AND details->>'sent' = 'true') AS mail_tested,
+    coalesce((SELECT (details->>'ok')::boolean FROM audit_events WHERE action = 'admin.dns_check' ORDER BY id DESC LIMIT 1), false)::boolean AS dns_checked;
