@@ -8,6 +8,7 @@
 //   - Every <time datetime> (but data-exact ones) shows a relative time
 //     ("5 minutes ago") in the reader's language, with the exact time in the
 //     reader's time zone on hover; the page's text is the exact time in UTC.
+//   - A table wrapper that scrolls can be scrolled from the keyboard.
 (function () {
   "use strict";
 
@@ -62,6 +63,16 @@
     if (said) region.textContent = said.dataset.announce;
   }
 
+  // A table wrapper that scrolls sideways can be scrolled with the keyboard:
+  // it takes focus when it holds nothing else that does.
+  function scrollables(root) {
+    root.querySelectorAll(".overflow-auto, .table-wrap").forEach(function (el) {
+      if (el.scrollWidth > el.clientWidth && !el.querySelector("a, button, input, select, textarea, [tabindex]")) {
+        el.tabIndex = 0;
+      }
+    });
+  }
+
   var units = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
 
   function times(root) {
@@ -87,10 +98,12 @@
     drawer();
     toasts(document);
     times(document);
+    scrollables(document);
   });
   document.addEventListener("htmx:afterSwap", function (e) {
     toasts(e.target);
     times(e.target);
+    scrollables(e.target);
     announce(e.target);
   });
 })();
