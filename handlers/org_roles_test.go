@@ -229,7 +229,7 @@ func TestOrgViewerSeesNoActions(t *testing.T) {
 		"/clusters": {`data-testid="cluster-create-link"`},
 		"/":         {`data-testid="dashboard-create-cluster"`},
 		fmt.Sprintf("/clusters/%d", tm.clusterID): {
-			`data-testid="cluster-settings"`, `data-testid="cluster-add-node"`, `data-testid="cluster-kubeconfig"`, `data-testid="first-node-create"`,
+			`data-testid="cluster-settings"`, `data-testid="cluster-add-node"`, `data-testid="cluster-kubeconfig"`,
 		},
 		fmt.Sprintf("/clusters/%d/tokens", tm.clusterID): {`data-testid="join-token-form"`, `data-testid="join-token-revoke"`},
 	}
