@@ -21,6 +21,8 @@ import (
 // showClusterIngress is GET /clusters/:id/ingress, the cluster page's
 // managed ingress panel, which htmx loads after the page (so that the page
 // costs no more to serve) and while a job works on it.
+// showClusterIngress is the cluster's Ingress tab, or for htmx its panel
+// alone (which asks for itself while a job works on it).
 func (h *Handlers) showClusterIngress(c echo.Context) error {
 	cl, err := h.memberCluster(c)
 	if err != nil {
@@ -31,7 +33,7 @@ func (h *Handlers) showClusterIngress(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return render(c, http.StatusOK, views.ClusterIngressPanel(m))
+	return renderPageOrFragment(c, views.ClusterIngressPage(clusterView(cl), m), views.ClusterIngressPanel(m))
 }
 
 func (h *Handlers) clusterIngressView(c echo.Context, cl queries.Cluster) (views.ClusterIngress, error) {
@@ -116,7 +118,7 @@ func (h *Handlers) setClusterIngressMode(c echo.Context) error {
 	default:
 		h.flash(c, "ClusterIngressModeSaved")
 	}
-	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
+	return redirect(c, fmt.Sprintf("/clusters/%d/ingress", cl.ID))
 }
 
 // showDisableIngressPage confirms switching managed ingress off.
@@ -130,7 +132,7 @@ func (h *Handlers) showDisableIngressPage(c echo.Context) error {
 		return err
 	}
 	if !m.Enabled {
-		return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
+		return redirect(c, fmt.Sprintf("/clusters/%d/ingress", cl.ID))
 	}
 	return render(c, http.StatusOK, views.ClusterIngressDisablePage(clusterView(cl), m))
 }
@@ -157,7 +159,7 @@ func (h *Handlers) setClusterIngress(c echo.Context) error {
 	default:
 		h.flash(c, "FlashIngressDisabled")
 	}
-	return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
+	return redirect(c, fmt.Sprintf("/clusters/%d/ingress", cl.ID))
 }
 
 // retryClusterIngress starts a failed install or removal again.
@@ -175,7 +177,7 @@ func (h *Handlers) retryClusterIngress(c echo.Context) error {
 	default:
 		h.flash(c, "FlashIngressRetried")
 	}
-	return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
+	return redirect(c, fmt.Sprintf("/clusters/%d/ingress", cl.ID))
 }
 
 // retryClusterEdge is POST /clusters/:id/ingress/edge/retry: the routes
@@ -193,7 +195,7 @@ func (h *Handlers) retryClusterEdge(c echo.Context) error {
 	default:
 		h.flashError(c, "FlashIngressEdgeRetryFailed")
 	}
-	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
+	return redirect(c, fmt.Sprintf("/clusters/%d/ingress", cl.ID))
 }
 
 // retryEdgeNow tries the routes through the platform edge of the user's
@@ -238,7 +240,7 @@ func (h *Handlers) addClusterHostname(c echo.Context) error {
 	default:
 		h.flash(c, "FlashHostnameAdded")
 	}
-	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
+	return redirect(c, fmt.Sprintf("/clusters/%d/ingress", cl.ID))
 }
 
 // removeClusterHostname is POST /clusters/:id/ingress/hostnames/remove.
@@ -255,7 +257,7 @@ func (h *Handlers) removeClusterHostname(c echo.Context) error {
 		return err
 	}
 	h.flash(c, "FlashHostnameRemoved")
-	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
+	return redirect(c, fmt.Sprintf("/clusters/%d/ingress", cl.ID))
 }
 
 // checkClusterHostnames is POST /clusters/:id/ingress/hostnames/check:
@@ -266,7 +268,7 @@ func (h *Handlers) checkClusterHostnames(c echo.Context) error {
 		return err
 	}
 	h.flash(c, "FlashHostnamesChecked")
-	return redirect(c, fmt.Sprintf("/clusters/%d#cluster-ingress-article", cl.ID))
+	return redirect(c, fmt.Sprintf("/clusters/%d/ingress", cl.ID))
 }
 
 // checkHostnamesNow checks the host names of the user's cluster in the

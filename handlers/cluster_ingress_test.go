@@ -43,9 +43,11 @@ func TestClusterIngressSwitch(t *testing.T) {
 	panel := page + "/ingress"
 
 	_, body := c.Get(page)
-	require.Contains(t, body, `data-testid="cluster-ingress-loading"`)
+	require.Contains(t, body, `href="`+panel+`" data-testid="cluster-ingress-tab"`)
 	require.NotContains(t, body, `data-testid="cluster-poller"`, "a ready cluster is not watched")
 	_, body = c.Get(panel)
+	require.Contains(t, body, `data-testid="cluster-ingress-article"`, "the Ingress tab is a page")
+	require.Contains(t, body, `data-testid="cluster-ingress-tab" aria-current="page"`)
 	require.Contains(t, body, `data-status="off"`)
 	require.Contains(t, body, "the administrator has not set the apps base domain")
 	require.NotContains(t, body, `data-testid="cluster-ingress-enable"`)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -66,10 +67,8 @@ func (h *Handlers) showEditClusterPage(c echo.Context) error {
 		h.flashError(c, clusters.ErrDeleting.Error())
 		return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
 	}
-	if clusters.Suspended(cl) {
-		h.flashError(c, clusters.ErrSuspended.Error())
-		return redirect(c, fmt.Sprintf("/clusters/%d", cl.ID))
-	}
+	// A suspended cluster's Settings say why it cannot be changed, and
+	// keep its Delete.
 	f := views.NewForm()
 	f.Values["kubernetes_version"] = cl.KubernetesVersion
 	f.Values["public_access_mode"] = cl.PublicAccessMode
@@ -186,6 +185,9 @@ func (h *Handlers) renderClusterForm(c echo.Context, status int, f views.Form, c
 	if cl != nil {
 		v := clusterView(*cl)
 		m.Cluster = &v
+		if cl.StaleNodeCleanupHours.Valid {
+			m.StaleCleanupHours = strconv.Itoa(int(cl.StaleNodeCleanupHours.Int32))
+		}
 		// A version the admin has since withdrawn can still be kept.
 		if !slices.Contains(m.Versions, cl.KubernetesVersion) {
 			m.Versions = append(slices.Clone(m.Versions), cl.KubernetesVersion)

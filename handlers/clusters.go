@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/ingress"
+	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
@@ -43,36 +44,70 @@ func (h *Handlers) showClustersPage(c echo.Context) error {
 	return render(c, http.StatusOK, views.ClustersPage(l))
 }
 
+// overviewEvents is how many of its latest events a cluster's overview
+// shows; its Events tab shows them all.
+const overviewEvents = 5
+
 func (h *Handlers) showClusterPage(c echo.Context) error {
-	who, err := h.acting(c)
+	d, fresh, err := h.clusterDetail(c)
 	if err != nil {
 		return err
 	}
-	id, err := clusterIDParam(c)
+	if n := len(d.Events); n > overviewEvents {
+		d.Events = d.Events[n-overviewEvents:]
+	}
+	if d.Cluster.CanDownload && d.Cluster.CanChange && fresh.NodeCount == 0 {
+		if d.FirstNode, err = h.firstNode(c, d.Cluster.ID); err != nil {
+			return err
+		}
+	}
+	h.viewAsAPICall(c, "getCluster", nil, strconv.FormatInt(d.Cluster.ID, 10))
+	return render(c, http.StatusOK, views.ClusterDetailPage(d))
+}
+
+// showClusterActivityPage is the cluster's Events tab: its events, live
+// while it is worked on.
+func (h *Handlers) showClusterActivityPage(c echo.Context) error {
+	d, _, err := h.clusterDetail(c)
 	if err != nil {
 		return err
+	}
+	h.viewAsAPICall(c, "listClusterEvents", nil, strconv.FormatInt(d.Cluster.ID, 10))
+	return render(c, http.StatusOK, views.ClusterActivityPage(d))
+}
+
+// clusterDetail is the member's cluster named in the path with its latest
+// events and what its health check says, as its overview and its Events
+// tab show them.
+func (h *Handlers) clusterDetail(c echo.Context) (views.ClusterDetail, nodes.ClusterPage, error) {
+	who, err := h.acting(c)
+	if err != nil {
+		return views.ClusterDetail{}, nodes.ClusterPage{}, err
+	}
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return views.ClusterDetail{}, nodes.ClusterPage{}, err
 	}
 	ctx := c.Request().Context()
 	cl, fresh, err := h.Nodes.ClusterPage(ctx, who, id)
 	if errors.Is(err, clusters.ErrNotFound) {
-		return h.clusterNotFound(c, who, id)
+		return views.ClusterDetail{}, fresh, h.clusterNotFound(c, who, id)
 	}
 	if err != nil {
-		return err
+		return views.ClusterDetail{}, fresh, err
 	}
 	events, err := h.Clusters.LatestEvents(ctx, who, id)
 	if err != nil {
-		return err
+		return views.ClusterDetail{}, fresh, err
 	}
 	d := views.ClusterDetail{Cluster: clusterView(cl), Events: clusterEventViews(events), Live: !clusters.Settled(cl) || watchIngress(cl, fresh.IngressStatus)}
 	if err := h.planEndpoint(ctx, &d.Cluster, cl); err != nil {
-		return err
+		return views.ClusterDetail{}, fresh, err
 	}
 	if cl.Status == clusters.StatusReady {
 		d.UnreachableSince, d.UnreachableError = fresh.UnreachableSince, fresh.LastError
 	}
-	h.viewAsAPICall(c, "getCluster", nil, strconv.FormatInt(cl.ID, 10))
-	return render(c, http.StatusOK, views.ClusterDetailPage(d))
+	return d, fresh, nil
 }
 
 // showClusterUpdates is the live detail page's fragment: the events after

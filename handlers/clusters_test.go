@@ -58,7 +58,7 @@ func TestClusterCreate(t *testing.T) {
 	code, body = c.Get(resp.Header.Get("Location"))
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "Your cluster is being created.")
-	require.Contains(t, body, `data-testid="cluster-name">web<`)
+	require.Contains(t, body, `data-testid="page-title">web<`)
 	require.Contains(t, body, `data-status="pending"`)
 	require.Contains(t, body, "Cluster requested.")
 	// The edge routes the name from the start: the page names it.
@@ -67,7 +67,9 @@ func TestClusterCreate(t *testing.T) {
 	require.Contains(t, body, fmt.Sprintf(`hx-get="/clusters/%d/events?after=`, id), "the page watches a pending cluster")
 	require.NotContains(t, body, `data-testid="cluster-kubeconfig"`)
 	require.NotContains(t, body, `data-testid="cluster-retry"`)
-	require.Contains(t, body, `data-testid="cluster-edit"`)
+	require.NotContains(t, body, `data-testid="cluster-add-node"`, "nodes join a ready cluster")
+	require.Contains(t, body, `data-testid="cluster-settings"`)
+	require.NotContains(t, body, `data-testid="first-node"`, "the cluster is not ready")
 
 	_, body = c.Get("/clusters")
 	require.Contains(t, body, fmt.Sprintf(`data-cluster-id="%d"`, id))
@@ -357,7 +359,6 @@ func TestClusterDelete(t *testing.T) {
 	_, page = c.Get(path)
 	require.Contains(t, page, "The cluster is being deleted.")
 	require.Contains(t, page, "Deletion requested.")
-	require.NotContains(t, page, `data-testid="cluster-edit"`)
 	require.NotContains(t, page, `data-testid="cluster-delete"`)
 
 	// Edits are over.

@@ -37,7 +37,7 @@ func (h *Handlers) renderJoinTokens(c echo.Context, status int, f views.Form) er
 	if err != nil {
 		return err
 	}
-	d := views.JoinTokens{ClusterID: cl.ID, ClusterName: cl.Name, Ready: cl.Status == clusters.StatusReady, Suspended: clusters.Suspended(cl), Form: f, LoopbackBaseURL: h.loopbackBaseURL()}
+	d := views.JoinTokens{Cluster: clusterView(cl), Ready: cl.Status == clusters.StatusReady, Suspended: clusters.Suspended(cl), Form: f, LoopbackBaseURL: h.loopbackBaseURL()}
 	// The page shows each usable token's join command, a credential.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	for _, t := range tokens {
@@ -91,11 +91,15 @@ func (h *Handlers) showJoinTokenLive(c echo.Context) error {
 }
 
 func (h *Handlers) showRevokeJoinTokenPage(c echo.Context) error {
-	clusterID, t, err := h.ownJoinToken(c)
+	_, t, err := h.ownJoinToken(c)
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.JoinTokenRevokePage(clusterID, t))
+	cl, err := h.memberCluster(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.JoinTokenRevokePage(clusterView(cl), t))
 }
 
 func (h *Handlers) revokeJoinToken(c echo.Context) error {

@@ -18,7 +18,7 @@ func (h *Handlers) setStaleNodeCleanup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	back := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
+	back := fmt.Sprintf("/clusters/%d/edit", cl.ID)
 	hours := 0
 	if raw := strings.TrimSpace(c.FormValue("hours")); raw != "" {
 		// Zero is no period: an empty field turns the clean-up off.

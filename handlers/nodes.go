@@ -80,21 +80,24 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	}
 	l := views.NodeList{Cluster: clusterView(cl)}
 	if cl.Status != clusters.StatusReady {
-		if !wantsFragment(c) {
-			return echo.NewHTTPError(http.StatusConflict, "ErrNodesClusterNotReady")
-		}
 		// The open list says why its rows went and keeps asking: an
-		// upgrade ends ready again.
+		// upgrade ends ready again. The page says it in the cluster's
+		// tabs.
 		l.Error = "ErrNodesClusterNotReady"
 		c.Response().Header().Set("Cache-Control", "no-store")
+		if !wantsFragment(c) {
+			return render(c, http.StatusConflict, views.NodesPage(l))
+		}
 		return render(c, http.StatusOK, views.NodeRows(l))
-	}
-	if cl.StaleNodeCleanupHours.Valid {
-		l.StaleCleanupHours = strconv.Itoa(int(cl.StaleNodeCleanupHours.Int32))
 	}
 	if !wantsFragment(c) {
 		l.NodeQuota = nodeQuotaView(c.Request().Context(), page.Plan, cl.NodeQuotaEnabled)
 		l.NodeQuota.Unenforceable = !strings.HasPrefix(h.BaseURL, "https://")
+		if len(page.Nodes) == 0 && l.Cluster.CanChange {
+			if l.FirstNode, err = h.firstNode(c, cl.ID); err != nil {
+				return err
+			}
+		}
 	}
 	l.Updated, l.Now = page.Fresh.Updated, time.Now()
 	l.UnreachableSince, l.UnreachableError = page.Fresh.UnreachableSince, page.Fresh.LastError

@@ -341,8 +341,10 @@ func TestStaleNodeCleanup(t *testing.T) {
 	_, err := kc.CoreV1().Nodes().Get(ctx, "gone-long", metav1.GetOptions{})
 	require.NoError(t, err, "off by default")
 
-	page := fmt.Sprintf("/clusters/%d/nodes", cl.ID)
+	// The clean-up is set in the cluster's Settings tab.
+	page := fmt.Sprintf("/clusters/%d/edit", cl.ID)
 	resp := c.Post(page, fmt.Sprintf("/clusters/%d/stale-node-cleanup", cl.ID), url.Values{"hours": {"0"}})
+	require.Equal(t, page, resp.Header.Get("Location"))
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	_, body := c.Get(page)
 	require.Contains(t, body, "Enter a number of hours from 1 to 8760")

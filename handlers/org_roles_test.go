@@ -229,7 +229,7 @@ func TestOrgViewerSeesNoActions(t *testing.T) {
 		"/clusters": {`data-testid="cluster-create-link"`},
 		"/":         {`data-testid="dashboard-create-cluster"`},
 		fmt.Sprintf("/clusters/%d", tm.clusterID): {
-			`data-testid="cluster-edit"`, `data-testid="cluster-delete"`, `data-testid="cluster-kubeconfig"`,
+			`data-testid="cluster-settings"`, `data-testid="cluster-add-node"`, `data-testid="cluster-kubeconfig"`,
 		},
 		fmt.Sprintf("/clusters/%d/tokens", tm.clusterID): {`data-testid="join-token-form"`, `data-testid="join-token-revoke"`},
 	}
@@ -252,5 +252,11 @@ func TestOrgViewerSeesNoActions(t *testing.T) {
 	require.NoError(t, err)
 	_, body := tm.clients["viewer"].Get(fmt.Sprintf("/clusters/%d", tm.clusterID))
 	require.Contains(t, body, `data-testid="cluster-kubeconfig"`)
-	require.NotContains(t, body, `data-testid="cluster-edit"`)
+	require.NotContains(t, body, `data-testid="cluster-settings"`)
+	// A member finds Delete in Settings, which a viewer is refused.
+	code, body := tm.clients["member"].Get(fmt.Sprintf("/clusters/%d/edit", tm.clusterID))
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `data-testid="cluster-delete"`)
+	code, _ = tm.clients["viewer"].Get(fmt.Sprintf("/clusters/%d/edit", tm.clusterID))
+	require.Equal(t, http.StatusForbidden, code)
 }

@@ -144,6 +144,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/clusters/:id", h.showClusterPage, h.requireUser)
 	e.GET("/clusters/:id/endpoint", h.showClusterEndpoint, h.requireUser)
 	e.GET("/clusters/:id/events", h.showClusterUpdates, h.requireUser)
+	e.GET("/clusters/:id/activity", h.showClusterActivityPage, h.requireUser)
 	e.GET("/clusters/:id/edit", h.showEditClusterPage, h.requireUser, asksChange)
 	e.POST("/clusters/:id/edit", h.updateCluster, h.requireUser)
 	e.GET("/clusters/:id/delete", h.showDeleteClusterPage, h.requireUser, asksChange)
@@ -170,6 +171,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	// row id; a :token is a token's value.
 	e.GET("/clusters/:id/tokens", h.showJoinTokensPage, h.requireUser)
 	e.POST("/clusters/:id/tokens", h.createJoinToken, h.requireUser)
+	e.POST("/clusters/:id/tokens/first", h.createFirstNodeToken, h.requireUser)
 	e.GET("/clusters/:id/tokens/:joinToken/live", h.showJoinTokenLive, h.requireUser)
 	e.GET("/clusters/:id/tokens/:joinToken/revoke", h.showRevokeJoinTokenPage, h.requireUser, asksChange)
 	e.POST("/clusters/:id/tokens/:joinToken/revoke", h.revokeJoinToken, h.requireUser)

@@ -69,10 +69,13 @@ UPDATE cluster_checks SET due_at = now() WHERE kind = @kind AND due_at IS NOT NU
 -- kind given (NULL times and no error without one): the cluster page
 -- reads both in one query. ingress_status is where its managed ingress
 -- stands ('off' when never on): the page watches it while a job works on
--- it.
+-- it. node_count is how many nodes the platform recorded for it (the node
+-- health check keeps them): a ready cluster without any is offered the
+-- join command at the top of its page, without asking the cluster.
 SELECT sqlc.embed(clusters), cc.checked_at, cc.unreachable_since,
        coalesce(cc.last_error, '')::text AS last_error,
-       coalesce(ci.status, 'off')::text AS ingress_status
+       coalesce(ci.status, 'off')::text AS ingress_status,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = clusters.id)::int AS node_count
 FROM clusters
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = @kind
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id

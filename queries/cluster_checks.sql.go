@@ -213,7 +213,8 @@ func (q *Queries) ClusterCheckSucceeded(ctx context.Context, arg ClusterCheckSuc
 const clusterGetWithCheck = `-- name: ClusterGetWithCheck :one
 SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, clusters.org_id, cc.checked_at, cc.unreachable_since,
        coalesce(cc.last_error, '')::text AS last_error,
-       coalesce(ci.status, 'off')::text AS ingress_status
+       coalesce(ci.status, 'off')::text AS ingress_status,
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = clusters.id)::int AS node_count
 FROM clusters
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
@@ -234,13 +235,16 @@ type ClusterGetWithCheckRow struct {
 	UnreachableSince pgtype.Timestamptz
 	LastError        string
 	IngressStatus    string
+	NodeCount        int32
 }
 
 // A cluster of the organization, for a member in one of roles, deleted ones included, with its check of the
 // kind given (NULL times and no error without one): the cluster page
 // reads both in one query. ingress_status is where its managed ingress
 // stands ('off' when never on): the page watches it while a job works on
-// it.
+// it. node_count is how many nodes the platform recorded for it (the node
+// health check keeps them): a ready cluster without any is offered the
+// join command at the top of its page, without asking the cluster.
 func (q *Queries) ClusterGetWithCheck(ctx context.Context, arg ClusterGetWithCheckParams) (ClusterGetWithCheckRow, error) {
 	row := q.db.QueryRow(ctx, clusterGetWithCheck,
 		arg.Kind,
@@ -290,6 +294,7 @@ func (q *Queries) ClusterGetWithCheck(ctx context.Context, arg ClusterGetWithChe
 		&i.UnreachableSince,
 		&i.LastError,
 		&i.IngressStatus,
+		&i.NodeCount,
 	)
 	return i, err
 }

@@ -83,6 +83,9 @@ type ClusterDetail struct {
 	// control plane, while it does not answer; zero otherwise.
 	UnreachableSince time.Time
 	UnreachableError string
+	// FirstNode is the "Add your first node" card, shown while a ready
+	// cluster has no node; nil otherwise.
+	FirstNode *FirstNode
 }
 
 // ClusterUpdates is what the live detail page receives: the new events,
@@ -100,6 +103,9 @@ type ClusterForm struct {
 	Form     Form
 	Versions []string
 	Cluster  *Cluster
+	// StaleCleanupHours is the stale-node clean-up period ("" when off),
+	// in the edit form's Settings tab.
+	StaleCleanupHours string
 	// NoLicense says that no vCluster Platform connection licenses
 	// private nodes.
 	NoLicense bool

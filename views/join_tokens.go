@@ -9,8 +9,7 @@ import (
 
 // JoinTokens is a cluster's join tokens page.
 type JoinTokens struct {
-	ClusterID   int64
-	ClusterName string
+	Cluster Cluster
 	// Ready says tokens can be made (the cluster is ready). Suspended
 	// says why not when an admin suspended the cluster.
 	Ready, Suspended bool
@@ -76,4 +75,26 @@ func joinTokenLiveID(id int64) string {
 
 func joinCommandBlockID(id int64) string {
 	return fmt.Sprintf("join-command-block-%d", id)
+}
+
+// InStatus are d's tokens of one status (a jointokens.Status), newest
+// first.
+func (d JoinTokens) InStatus(status string) []JoinToken {
+	var out []JoinToken
+	for _, t := range d.Tokens {
+		if t.Status == status {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// anyLive reports whether the page still watches one of tokens.
+func anyLive(tokens []JoinToken) bool {
+	for _, t := range tokens {
+		if t.Live {
+			return true
+		}
+	}
+	return false
 }

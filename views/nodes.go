@@ -41,8 +41,9 @@ type NodeList struct {
 	UnreachableError string
 	// NodeQuota is what the owner's plan allows of the cluster's nodes.
 	NodeQuota NodeQuota
-	// StaleCleanupHours is the stale-node clean-up period, "" when off.
-	StaleCleanupHours string
+	// FirstNode is the "Add your first node" card, shown while the
+	// cluster has no node; nil otherwise.
+	FirstNode *FirstNode
 }
 
 // NodeCondition is one condition of a node.

@@ -54,7 +54,8 @@ func TestClusterIngressInBrowser(t *testing.T) {
 	browser := testenv.Browser(t)
 	require.NoError(t, chromedp.Run(browser, chromedp.EmulateViewport(390, 900)))
 	browserSignIn(t, browser, b.Server.URL, email, "password of ingress-journey")
-	page := fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)
+	// The cluster's Ingress tab.
+	page := fmt.Sprintf("%s/clusters/%d/ingress", b.Server.URL, cl.ID)
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.Navigate(page),
 		chromedp.WaitVisible(`[data-testid="cluster-ingress-enable"]`, chromedp.ByQuery),
@@ -70,6 +71,8 @@ func TestClusterIngressInBrowser(t *testing.T) {
 	var out []string
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.WaitVisible(`[data-testid="cluster-ingress"][data-status="ready"]`, chromedp.ByQuery),
+		// The overview's latest events say so.
+		chromedp.Navigate(fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)),
 		chromedp.WaitVisible(`[data-testid="cluster-event"][data-reason="IngressReady"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="cluster-events"]`, &events, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &out),
@@ -80,6 +83,8 @@ func TestClusterIngressInBrowser(t *testing.T) {
 	// A host name: the record to create, then verified.
 	var instruction, state string
 	require.NoError(t, chromedp.Run(browser,
+		chromedp.Navigate(page),
+		chromedp.WaitVisible(`[data-testid="cluster-hostname-form"]`, chromedp.ByQuery),
 		chromedp.SendKeys(`[data-testid="cluster-hostname-form"] input[name="name"]`, "www.clusters.test", chromedp.ByQuery),
 		chromedp.Click(`[data-testid="cluster-hostname-add"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="cluster-hostname"][data-state="pending"]`, chromedp.ByQuery),

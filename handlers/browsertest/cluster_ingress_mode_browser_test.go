@@ -41,7 +41,8 @@ func TestClusterIngressModeInBrowser(t *testing.T) {
 	browser := testenv.Browser(t)
 	require.NoError(t, chromedp.Run(browser, chromedp.EmulateViewport(390, 900)))
 	browserSignIn(t, browser, b.Server.URL, email, "password of edge-journey")
-	page := fmt.Sprintf("%s/clusters/%d", b.Server.URL, cl.ID)
+	// The cluster's Ingress tab.
+	page := fmt.Sprintf("%s/clusters/%d/ingress", b.Server.URL, cl.ID)
 	var flash, routes string
 	var out []string
 	require.NoError(t, chromedp.Run(browser,

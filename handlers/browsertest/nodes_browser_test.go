@@ -95,7 +95,7 @@ func TestNodesInBrowser(t *testing.T) {
 	// it, without waiting for the next health check.
 	var listed string
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Click(`[data-testid="nodes-link"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="cluster-nodes"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-node="worker-1"] [data-testid="node-cordoned"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-node="worker-1"] [data-testid="node-cordoned"]`, &listed, chromedp.ByQuery),
 	))

@@ -28,7 +28,7 @@ var orgPagePath = regexp.MustCompile(`/orgs/(\d+)$`)
 // cluster's state allows.
 var clusterWriteActions = []string{
 	"cluster-create-link", "dashboard-create-cluster",
-	"cluster-edit", "cluster-delete", "cluster-retry", "cluster-kubeconfig",
+	"cluster-settings", "cluster-add-node", "first-node-create", "cluster-delete", "cluster-retry", "cluster-kubeconfig",
 	"cluster-ingress-mode", "cluster-ingress-mode-save", "cluster-ingress-enable", "cluster-ingress-disable",
 	"cluster-ingress-retry", "cluster-ingress-edge-retry", "cluster-hostname-form", "cluster-hostname-remove", "cluster-hostnames-check",
 	"join-token-form", "join-token-create", "join-token-revoke",
@@ -97,7 +97,7 @@ func TestOrganizationsInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`[data-testid="cluster-form"]`, chromedp.ByQuery),
 		chromedp.SendKeys(`#name`, "teamwork", chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="cluster-form"]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`[data-testid="cluster-name"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="page-title"]`, chromedp.ByQuery),
 		chromedp.Location(&location),
 	))
 	m = clusterPageURL.FindStringSubmatch(location)
@@ -208,14 +208,18 @@ func TestOrganizationsInBrowser(t *testing.T) {
 		seen["/clusters"] = testIDs(t, ctx)
 		require.NoError(t, chromedp.Run(ctx,
 			chromedp.Click(`//a[@data-testid="cluster-link"][text()="teamwork"]`, chromedp.BySearch),
-			chromedp.WaitVisible(`[data-testid="cluster-name"]`, chromedp.ByQuery),
-			// The panels htmx loads after the page.
-			chromedp.WaitVisible(`[data-testid="cluster-ingress"]`, chromedp.ByQuery),
+			chromedp.WaitVisible(`[data-testid="page-title"]`, chromedp.ByQuery),
+			// The panel htmx loads after the page.
 			chromedp.WaitNotPresent(`#cluster-endpoint-panel [aria-busy]`, chromedp.ByQuery),
 			chromedp.Location(&location),
 		), who)
 		require.Equal(t, clusterPage, location, who)
 		seen["cluster"] = testIDs(t, ctx)
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Navigate(clusterPage+"/ingress"),
+			chromedp.WaitVisible(`[data-testid="cluster-ingress"]`, chromedp.ByQuery),
+		), who)
+		seen["ingress"] = testIDs(t, ctx)
 		require.NoError(t, chromedp.Run(ctx,
 			chromedp.Click(`[data-testid="cluster-join-tokens"]`, chromedp.ByQuery),
 			chromedp.WaitVisible(`[data-testid="join-token"]`, chromedp.ByQuery),
@@ -251,13 +255,22 @@ func TestOrganizationsInBrowser(t *testing.T) {
 	seen = look(member, "member")
 	for page, actions := range map[string][]string{
 		"/clusters": {"cluster-create-link"},
-		"cluster":   {"cluster-edit", "cluster-delete", "cluster-kubeconfig", "cluster-ingress-mode-save"},
+		"cluster":   {"cluster-settings", "cluster-add-node", "cluster-kubeconfig"},
+		"ingress":   {"cluster-ingress-mode-save"},
 		"tokens":    {"join-token-form", "join-token-revoke"},
-		"nodes":     {"stale-cleanup-form"},
 	} {
 		for _, a := range actions {
 			require.Contains(t, seen[page], a, "the member is offered %s on the %s page", a, page)
 		}
+	}
+	// and the cluster's Settings, with Delete and the stale-node clean-up.
+	require.NoError(t, chromedp.Run(member,
+		chromedp.Navigate(clusterPage+"/edit"),
+		chromedp.WaitVisible(`[data-testid="cluster-danger-zone"]`, chromedp.ByQuery),
+	))
+	settings := testIDs(t, member)
+	for _, a := range []string{"cluster-form", "stale-cleanup-form", "cluster-delete"} {
+		require.Contains(t, settings, a, "the member is offered %s in Settings", a)
 	}
 	for _, a := range orgWriteActions {
 		require.NotContains(t, seen["org"], a, "a member does not manage the organization")

@@ -228,6 +228,8 @@ type ClusterPage struct {
 	// (ingress.StatusOff when never on): the page watches it while a job
 	// works on it.
 	IngressStatus string
+	// NodeCount is how many nodes are recorded for the cluster.
+	NodeCount int
 }
 
 // ClusterPage is the organization's cluster id, deleted or not, for any member, with how current
@@ -242,7 +244,7 @@ func (s *Service) ClusterPage(ctx context.Context, who orgs.Acting, id int64) (q
 	if err != nil {
 		return queries.Cluster{}, ClusterPage{}, fmt.Errorf("load cluster %d with its health check: %w", id, err)
 	}
-	return row.Cluster, ClusterPage{Freshness: freshness(row.CheckedAt, row.UnreachableSince, row.LastError), IngressStatus: row.IngressStatus}, nil
+	return row.Cluster, ClusterPage{Freshness: freshness(row.CheckedAt, row.UnreachableSince, row.LastError), IngressStatus: row.IngressStatus, NodeCount: int(row.NodeCount)}, nil
 }
 
 // freshness is what a cluster's health check (its columns, NULL without
