@@ -104,6 +104,9 @@ func (h *Handlers) clusterDetail(c echo.Context) (views.ClusterDetail, nodes.Clu
 	if err := h.planEndpoint(ctx, &d.Cluster, cl); err != nil {
 		return views.ClusterDetail{}, fresh, err
 	}
+	if d.Reasons, err = h.provisionReasons(c, who, cl); err != nil {
+		return views.ClusterDetail{}, fresh, err
+	}
 	if cl.Status == clusters.StatusReady {
 		d.UnreachableSince, d.UnreachableError = fresh.UnreachableSince, fresh.LastError
 	}
@@ -138,6 +141,9 @@ func (h *Handlers) showClusterUpdates(c echo.Context) error {
 		up.Done = !watchIngress(up.Cluster, status)
 	}
 	m := views.ClusterUpdates{Cluster: clusterView(up.Cluster), Events: clusterEventViews(up.Events), After: after, Done: up.Done}
+	if m.Reasons, err = h.provisionReasons(c, who, up.Cluster); err != nil {
+		return err
+	}
 	if err := h.planEndpoint(c.Request().Context(), &m.Cluster, up.Cluster); err != nil {
 		return err
 	}
@@ -284,4 +290,15 @@ func clusterEventViews(events []queries.ClusterEvent) []views.ClusterEvent {
 			Count: e.Count, LastSeen: e.LastSeenAt.Time}
 	}
 	return out
+}
+
+// provisionReasons are the reasons cl's events gave, for its provisioning
+// steps, while it has some to show (it is being made, or it failed);
+// nil otherwise, without asking the database.
+func (h *Handlers) provisionReasons(c echo.Context, who orgs.Acting, cl queries.Cluster) ([]string, error) {
+	switch cl.Status {
+	case clusters.StatusPending, clusters.StatusProvisioning, clusters.StatusFailed:
+		return h.Clusters.EventReasons(c.Request().Context(), who, cl.ID)
+	}
+	return nil, nil
 }

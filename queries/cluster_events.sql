@@ -42,3 +42,10 @@ WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_i
   AND (@before_id::bigint = 0 OR e.id < @before_id::bigint)
 ORDER BY e.id DESC
 LIMIT @row_limit;
+
+-- name: ClusterEventReasonsForMember :many
+-- The reasons an organization's cluster's events have given, once each:
+-- where its provisioning has got to.
+SELECT DISTINCT e.reason FROM cluster_events e
+JOIN clusters c ON c.id = e.cluster_id
+WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND c.status <> 'deleted';

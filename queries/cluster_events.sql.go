@@ -257,6 +257,46 @@ func (q *Queries) ClusterEventPageForMember(ctx context.Context, arg ClusterEven
 	return items, nil
 }
 
+const clusterEventReasonsForMember = `-- name: ClusterEventReasonsForMember :many
+SELECT DISTINCT e.reason FROM cluster_events e
+JOIN clusters c ON c.id = e.cluster_id
+WHERE e.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[]) AND c.status <> 'deleted'
+`
+
+type ClusterEventReasonsForMemberParams struct {
+	ClusterID int64
+	OrgID     int64
+	UserID    int64
+	Roles     []string
+}
+
+// The reasons an organization's cluster's events have given, once each:
+// where its provisioning has got to.
+func (q *Queries) ClusterEventReasonsForMember(ctx context.Context, arg ClusterEventReasonsForMemberParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, clusterEventReasonsForMember,
+		arg.ClusterID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var reason string
+		if err := rows.Scan(&reason); err != nil {
+			return nil, err
+		}
+		items = append(items, reason)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const clusterEventRepeat = `-- name: ClusterEventRepeat :exec
 UPDATE cluster_events SET count = count + 1, last_seen_at = now() WHERE id = $1
 `

@@ -9,14 +9,14 @@ type ProgressStep struct {
 }
 
 // provisionSteps works out where a cluster being made is, from its status
-// and the reasons of its events: requested, the control plane installed on
+// and the reasons its events gave: requested, the control plane installed on
 // the host, the control plane answering (and its join side made), ready.
 // The step the cluster is at is "current", or "failed" when the cluster
 // failed there; a ready cluster has every step done.
-func provisionSteps(status string, events []ClusterEvent) []ProgressStep {
+func provisionSteps(status string, reasons []string) []ProgressStep {
 	seen := map[string]bool{}
-	for _, e := range events {
-		seen[e.Reason] = true
+	for _, r := range reasons {
+		seen[r] = true
 	}
 	done := []bool{
 		true,
@@ -46,13 +46,13 @@ func provisionSteps(status string, events []ClusterEvent) []ProgressStep {
 
 // showsProgress reports whether the cluster page shows its provisioning
 // steps: while it is made, and when it failed before it was ever ready.
-func showsProgress(status string, events []ClusterEvent) bool {
+func showsProgress(status string, reasons []string) bool {
 	switch status {
 	case "pending", "provisioning":
 		return true
 	case "failed":
-		for _, e := range events {
-			if e.Reason == "Ready" {
+		for _, r := range reasons {
+			if r == "Ready" {
 				return false
 			}
 		}

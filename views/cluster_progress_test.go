@@ -8,13 +8,7 @@ import (
 
 func TestProvisionSteps(t *testing.T) {
 	t.Parallel()
-	ev := func(reasons ...string) []ClusterEvent {
-		var out []ClusterEvent
-		for _, r := range reasons {
-			out = append(out, ClusterEvent{Reason: r})
-		}
-		return out
-	}
+	ev := func(reasons ...string) []string { return reasons }
 	states := func(steps []ProgressStep) []string {
 		var out []string
 		for _, s := range steps {
@@ -25,7 +19,7 @@ func TestProvisionSteps(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		status string
-		events []ClusterEvent
+		events []string
 		want   []string
 		shown  bool
 	}{

@@ -77,6 +77,9 @@ type ClusterList struct {
 type ClusterDetail struct {
 	Cluster Cluster
 	Events  []ClusterEvent
+	// Reasons are those the cluster's events gave, for its provisioning
+	// steps (while it is made).
+	Reasons []string
 	// Live makes the page ask for new events until the cluster settles.
 	Live bool
 	// UnreachableSince is when the platform last reached the cluster's
@@ -93,6 +96,9 @@ type ClusterDetail struct {
 type ClusterUpdates struct {
 	Cluster Cluster
 	Events  []ClusterEvent
+	// Reasons are those the cluster's events gave, for its provisioning
+	// steps (while it is made).
+	Reasons []string
 	// After is the last event the page has now.
 	After int64
 	Done  bool

@@ -148,3 +148,16 @@ func (s *Service) EventPage(ctx context.Context, who orgs.Acting, id, before int
 	}
 	return events, nil
 }
+
+// EventReasons are the reasons the events of the organization's cluster id
+// have given, once each (as Get: none of another's), for its provisioning
+// steps.
+func (s *Service) EventReasons(ctx context.Context, who orgs.Acting, id int64) ([]string, error) {
+	reasons, err := queries.New(s.Pool).ClusterEventReasonsForMember(ctx, queries.ClusterEventReasonsForMemberParams{
+		ClusterID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list cluster event reasons: %w", err)
+	}
+	return reasons, nil
+}
