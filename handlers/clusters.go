@@ -68,6 +68,11 @@ func (h *Handlers) showClusterPage(c echo.Context) error {
 	if err := h.planEndpoint(ctx, &d.Cluster, cl); err != nil {
 		return err
 	}
+	retrying, err := h.showRetry(ctx, &d.Cluster, cl)
+	if err != nil {
+		return err
+	}
+	d.Live = d.Live || retrying
 	if cl.Status == clusters.StatusReady {
 		d.UnreachableSince, d.UnreachableError = fresh.UnreachableSince, fresh.LastError
 	}
@@ -106,11 +111,17 @@ func (h *Handlers) showClusterUpdates(c echo.Context) error {
 	if err := h.planEndpoint(c.Request().Context(), &m.Cluster, up.Cluster); err != nil {
 		return err
 	}
+	retrying, err := h.showRetry(c.Request().Context(), &m.Cluster, up.Cluster)
+	if err != nil {
+		return err
+	}
+	// A failed cluster that River retries is watched for the retry.
+	m.Done = m.Done && !retrying
 	if n := len(up.Events); n > 0 {
 		m.After = up.Events[n-1].ID
 	}
 	status := http.StatusOK
-	if up.Done {
+	if m.Done {
 		status = statusStopPolling
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
