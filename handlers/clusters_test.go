@@ -391,12 +391,23 @@ func TestClusterKubeconfigDownload(t *testing.T) {
 	cl := b.NewCluster(t, c, "prod")
 	path := fmt.Sprintf("/clusters/%d/kubeconfig", cl.ID)
 
-	code, page := c.Get(path)
-	require.Equal(t, http.StatusConflict, code)
-	require.Contains(t, page, "The kubeconfig can be downloaded once the cluster is ready.")
+	// A kubeconfig it cannot give is never a file: the browser goes back
+	// to the cluster's page, which says why.
+	unavailable := func() {
+		t.Helper()
+		resp, err := c.HTTP.Get(c.Base + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		require.Equal(t, fmt.Sprintf("/clusters/%d", cl.ID), resp.Header.Get("Location"))
+		require.Empty(t, resp.Header.Get("Content-Disposition"))
+		require.Equal(t, "The kubeconfig cannot be downloaded now: the cluster is not ready or its control plane cannot be reached. Try again in a moment.", followFlash(t, c, resp))
+	}
+	unavailable()
+	b.MarkReady(t, cl)
+	unavailable() // its Secret is not on the host (yet)
 
 	handlerstest.PutKubeconfigSecret(t, cl)
-	b.MarkReady(t, cl)
 	_, detail := c.Get(fmt.Sprintf("/clusters/%d", cl.ID))
 	require.Contains(t, detail, `href="`+path+`"`)
 
