@@ -107,6 +107,11 @@ func (h *Handlers) clusterDetail(c echo.Context) (views.ClusterDetail, nodes.Clu
 	if d.Reasons, err = h.provisionReasons(c, who, cl); err != nil {
 		return views.ClusterDetail{}, fresh, err
 	}
+	retrying, err := h.showRetry(ctx, &d.Cluster, cl)
+	if err != nil {
+		return views.ClusterDetail{}, fresh, err
+	}
+	d.Live = d.Live || retrying
 	if cl.Status == clusters.StatusReady {
 		d.UnreachableSince, d.UnreachableError = fresh.UnreachableSince, fresh.LastError
 	}
@@ -147,11 +152,17 @@ func (h *Handlers) showClusterUpdates(c echo.Context) error {
 	if err := h.planEndpoint(c.Request().Context(), &m.Cluster, up.Cluster); err != nil {
 		return err
 	}
+	retrying, err := h.showRetry(c.Request().Context(), &m.Cluster, up.Cluster)
+	if err != nil {
+		return err
+	}
+	// A failed cluster that River retries is watched for the retry.
+	m.Done = m.Done && !retrying
 	if n := len(up.Events); n > 0 {
 		m.After = up.Events[n-1].ID
 	}
 	status := http.StatusOK
-	if up.Done {
+	if m.Done {
 		status = statusStopPolling
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")

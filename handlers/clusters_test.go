@@ -254,7 +254,9 @@ func TestClusterFailedAndRetry(t *testing.T) {
 	require.NoError(t, queries.New(b.Pool).ClusterMarkFailed(context.Background(), queries.ClusterMarkFailedParams{ID: cl.ID, StatusMessage: "helm install: timed out waiting for the condition"}))
 	resp, frag := c.HTMX(path + "/events?after=0")
 	require.Equal(t, 286, resp.StatusCode, "failed is settled")
-	require.Contains(t, frag, `data-testid="cluster-status-message">helm install: timed out waiting for the condition<`)
+	require.Contains(t, frag, `data-testid="cluster-status-message" data-failure="ClusterFailureInstall"`)
+	require.Contains(t, frag, "could not be installed")
+	require.Regexp(t, `data-testid="error-details">[\s\S]*helm install: timed out waiting for the condition`, frag, "the raw error, folded away")
 	_, page = c.Get(path)
 	require.Contains(t, page, `data-status="failed"`)
 	require.Contains(t, page, `data-testid="cluster-retry"`)
@@ -390,12 +392,23 @@ func TestClusterKubeconfigDownload(t *testing.T) {
 	cl := b.NewCluster(t, c, "prod")
 	path := fmt.Sprintf("/clusters/%d/kubeconfig", cl.ID)
 
-	code, page := c.Get(path)
-	require.Equal(t, http.StatusConflict, code)
-	require.Contains(t, page, "The kubeconfig can be downloaded once the cluster is ready.")
+	// A kubeconfig it cannot give is never a file: the browser goes back
+	// to the cluster's page, which says why.
+	unavailable := func() {
+		t.Helper()
+		resp, err := c.HTTP.Get(c.Base + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		require.Equal(t, fmt.Sprintf("/clusters/%d", cl.ID), resp.Header.Get("Location"))
+		require.Empty(t, resp.Header.Get("Content-Disposition"))
+		require.Equal(t, "The kubeconfig cannot be downloaded now: the cluster is not ready or its control plane cannot be reached. Try again in a moment.", followFlash(t, c, resp))
+	}
+	unavailable()
+	b.MarkReady(t, cl)
+	unavailable() // its Secret is not on the host (yet)
 
 	handlerstest.PutKubeconfigSecret(t, cl)
-	b.MarkReady(t, cl)
 	_, detail := c.Get(fmt.Sprintf("/clusters/%d", cl.ID))
 	require.Contains(t, detail, `href="`+path+`"`)
 
@@ -433,7 +446,8 @@ func TestClusterUnreachableShown(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `data-testid="cluster-unreachable"`)
 	require.Contains(t, body, "has not reached this cluster&#39;s control plane since")
-	require.Contains(t, body, "dial tcp 192.0.2.1:443: i/o timeout")
+	require.Contains(t, body, `data-testid="cluster-unreachable-note"`)
+	require.Regexp(t, `data-testid="error-details">[\s\S]*dial tcp 192.0.2.1:443: i/o timeout`, body)
 
 	require.NoError(t, rec.Done(ctx, cl.ID, checks.NodeHealth, time.Minute, time.Now().Add(time.Minute), nil))
 	_, body = c.Get(page)

@@ -26,7 +26,7 @@ func (h *Handlers) setCordon(c echo.Context, desired bool) error {
 	}
 	name := c.Param("name")
 	if err := h.Nodes.Cordon(c.Request().Context(), cl, name, desired, actor(c)); err != nil {
-		return nodeError(err)
+		return h.nodeActionError(c, cl.ID, name, err)
 	}
 	if desired {
 		h.flash(c, "FlashNodeCordoned")
@@ -62,7 +62,7 @@ func (h *Handlers) setNodeIngress(c echo.Context) error {
 		ctx := c.Request().Context()
 		d, derr := h.Nodes.Show(ctx, cl, name)
 		if derr != nil {
-			return nodeError(derr)
+			return h.nodeActionError(c, cl.ID, name, derr)
 		}
 		for k, v := range fe {
 			f.Errors[k] = v
@@ -71,7 +71,7 @@ func (h *Handlers) setNodeIngress(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, views.NodePage(views.NodeDetail{Cluster: clusterView(cl), Live: h.nodeLiveView(cl, d, time.Now()), Ingress: f}))
 	}
 	if err != nil {
-		return nodeError(err)
+		return h.nodeActionError(c, cl.ID, name, err)
 	}
 	h.flash(c, "FlashNodeIngressSaved")
 	return redirect(c, nodePath(cl.ID, name))
@@ -103,11 +103,16 @@ func (h *Handlers) showNodeAction(c echo.Context, withDelete bool) error {
 		return err
 	}
 	name := c.Param("name")
-	if _, err := h.Nodes.Get(c.Request().Context(), cl, name); err != nil {
+	// The node must be there; while its control plane does not answer,
+	// the page shows all the same and says so (the action then waits).
+	d, err := h.Nodes.Show(c.Request().Context(), cl, name)
+	unavailable := d.Recorded || errors.Is(err, nodes.ErrUnreachable)
+	if err != nil && !unavailable {
 		return nodeError(err)
 	}
 	return render(c, http.StatusOK, views.NodeActionPage(views.NodeActionForm{
 		Cluster: clusterView(cl), Node: name, Delete: withDelete, Form: drainFormDefaults(withDelete),
+		Unavailable: unavailable,
 	}))
 }
 
@@ -173,11 +178,17 @@ func (h *Handlers) startNodeOperation(c echo.Context, withDelete bool) error {
 	return redirect(c, nodePath(cl.ID, name)+"/operations/"+strconv.FormatInt(op.ID, 10))
 }
 
-// nodeActionError shows a drain or deletion that could not start: one
-// already running is a flash on the node page.
+// nodeActionError shows an action on a node that could not be taken: one
+// already running, or a control plane that did not answer in time, is a
+// flash on the node page (which shows what the platform recorded).
 func (h *Handlers) nodeActionError(c echo.Context, clusterID int64, name string, err error) error {
-	if errors.Is(err, nodes.ErrOperationBusy) {
+	switch {
+	case errors.Is(err, nodes.ErrOperationBusy):
 		h.flashError(c, nodes.ErrOperationBusy.Error())
+		return redirect(c, nodePath(clusterID, name))
+	case errors.Is(err, nodes.ErrUnreachable):
+		h.Logger.WarnContext(c.Request().Context(), "node action", "cluster_id", clusterID, "node", name, "err", err)
+		h.flashError(c, "LiveUnavailable")
 		return redirect(c, nodePath(clusterID, name))
 	}
 	return nodeError(err)

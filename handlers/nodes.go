@@ -117,6 +117,14 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 
 func (h *Handlers) showNodePage(c echo.Context) error {
 	cl, d, op, err := h.ownNode(c)
+	if errors.Is(err, nodes.ErrUnreachable) {
+		// Never recorded and its control plane does not answer: the page
+		// shows, saying so, rather than an error.
+		h.Logger.WarnContext(c.Request().Context(), "read node", "cluster_id", cl.ID, "node", c.Param("name"), "err", err)
+		name := c.Param("name")
+		live := views.NodeLive{ClusterID: cl.ID, Node: views.Node{Name: name}, Error: "NodeLiveUnreachable"}
+		return render(c, http.StatusOK, views.NodePage(views.NodeDetail{Cluster: clusterView(cl), Live: live, Ingress: views.NewForm()}))
+	}
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,8 @@ func followFlash(t *testing.T, c *handlerstest.Client, resp *http.Response) stri
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, handlerstest.ReadBody(t, resp))
 	code, body := c.Get(resp.Header.Get("Location"))
 	require.Equal(t, http.StatusOK, code, body)
-	m := regexp.MustCompile(`data-testid="flash">([^<]*)<`).FindStringSubmatch(body)
+	// The toast: its icon, then the message.
+	m := regexp.MustCompile(`data-testid="flash">.*?<span>([^<]*)</span>`).FindStringSubmatch(body)
 	require.NotNil(t, m, "no flash on %s", resp.Header.Get("Location"))
 	return html.UnescapeString(m[1])
 }

@@ -95,14 +95,10 @@ func (w *CleanupWorker) failInterruptedNodeOperations(ctx context.Context) (int6
 		}
 		// Only a row still running changes: a worker that finished it
 		// meanwhile keeps its outcome.
-		if err := q.NodeOperationFinish(ctx, queries.NodeOperationFinishParams{ID: op.ID, Status: nodes.OperationFailed, Message: nodeOpInterrupted}); err != nil {
+		if err := q.NodeOperationFinish(ctx, queries.NodeOperationFinishParams{ID: op.ID, Status: nodes.OperationFailed, Message: nodes.OperationInterrupted}); err != nil {
 			return n, fmt.Errorf("fail node operation %d: %w", op.ID, err)
 		}
 		n++
 	}
 	return n, nil
 }
-
-// nodeOpInterrupted is the message of an operation whose worker stopped
-// for good before it finished.
-const nodeOpInterrupted = "interrupted: the worker stopped before the operation finished and it will not be retried; check the node and start it again"

@@ -448,7 +448,7 @@ func (w *ClusterReconcileWorker) noticeFailure(ctx context.Context, c queries.Cl
 		if claimed == 0 {
 			return nil
 		}
-		_, err = notify.Notices{Box: w.Box}.TellCluster(ctx, tx, c, notify.ClusterFailed, notify.EmailClusterFailed, map[string]any{"Reason": msg})
+		_, err = notify.Notices{Box: w.Box}.TellCluster(ctx, tx, c, notify.ClusterFailed, notify.EmailClusterFailed, map[string]any{"Reason": msg, notify.ReasonMessage: clusters.FailureMessage(msg)})
 		return err
 	})
 }

@@ -394,6 +394,9 @@ func TestHostUnreachable(t *testing.T) {
 	failed, emails := b.notices(t, notify.ClusterFailed)
 	require.Equal(t, []string{"Cluster offline failed"}, failed, "three attempts, one failure told")
 	require.Equal(t, 1, emails, "failures go by email too")
+	var plain string
+	require.NoError(t, b.pool.QueryRow(ctx, "SELECT params->>'ReasonMessage' FROM notifications WHERE kind = 'cluster_failed'").Scan(&plain))
+	require.Equal(t, clusters.FailureHostUnreachable, plain, "the notice says why in plain words")
 
 	// The host is back: the next attempt goes on.
 	require.NoError(t, os.WriteFile(b.kubecfg, b.host.Kubeconfig(t), 0o600))

@@ -48,6 +48,7 @@ func (w *EmailWorker) Work(ctx context.Context, job *river.Job[notify.EmailArgs]
 	}
 	data["BaseURL"], data["Product"] = w.BaseURL, brand.ProductName
 	l := w.Catalog.For(job.Args.Lang)
+	notify.Plain(l, data)
 	msg := mail.Message{
 		To:      job.Args.To,
 		Subject: notify.Title(l, job.Args.Template, data),

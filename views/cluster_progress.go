@@ -50,7 +50,7 @@ func showsProgress(status string, reasons []string) bool {
 	switch status {
 	case "pending", "provisioning":
 		return true
-	case "failed":
+	case "failed", ClusterStatusRetrying:
 		for _, r := range reasons {
 			if r == "Ready" {
 				return false

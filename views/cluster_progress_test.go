@@ -28,6 +28,7 @@ func TestProvisionSteps(t *testing.T) {
 		{"waiting", "provisioning", ev("Requested", "Provisioning", "Installing", "WaitingForControlPlane"), []string{"done", "done", "current", "todo"}, true},
 		{"failed waiting", "failed", ev("Requested", "Installing", "WaitingForControlPlane", "Failed"), []string{"done", "done", "failed", "todo"}, true},
 		{"failed installing", "failed", ev("Requested", "Failed"), []string{"done", "failed", "todo", "todo"}, true},
+		{"retrying", ClusterStatusRetrying, ev("Requested", "Installing", "Failed"), []string{"done", "done", "current", "todo"}, true},
 		{"ready", "ready", ev("Requested", "Installing", "Ready"), []string{"done", "done", "done", "done"}, false},
 		{"failed after ready", "failed", ev("Requested", "Installing", "Ready", "Upgrading", "Failed"), []string{"done", "done", "done", "done"}, false},
 	} {

@@ -39,7 +39,15 @@ type Cluster struct {
 	// SuspendedSince is when an admin suspended the cluster, while it is
 	// suspended; zero otherwise.
 	SuspendedSince time.Time
+	// RetryAttempt and RetryMax are, for a failed cluster that River still
+	// retries (Status ClusterStatusRetrying), the attempt to come and the
+	// last one; zero otherwise.
+	RetryAttempt, RetryMax int
 }
+
+// ClusterStatusRetrying is the status a page shows for a failed cluster
+// whose reconcile job still has attempts left: it is not failed for good.
+const ClusterStatusRetrying = "retrying"
 
 // ClusterDelete is the page that confirms deleting Cluster; Nodes are the
 // names of the machines recorded as joined to it.
@@ -166,6 +174,8 @@ func clusterStatusMsg(status string) string {
 		return "ClusterStatusSuspended"
 	case clusters.StatusResuming:
 		return "ClusterStatusResuming"
+	case ClusterStatusRetrying:
+		return "ClusterStatusRetrying"
 	}
 	return "ClusterStatusDeleted"
 }

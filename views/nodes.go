@@ -103,6 +103,9 @@ type NodeActionForm struct {
 	Node    string
 	Delete  bool
 	Form    Form
+	// Unavailable says the control plane did not answer in time: the page
+	// shows without checking the node, and says so.
+	Unavailable bool
 }
 
 func nodePath(clusterID int64, name, sub string) string {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/nicksnyder/go-i18n/v2/i18n"
@@ -132,4 +133,24 @@ func TestPlainMessagesAsGoI18nGivesThem(t *testing.T) {
 		}
 	}
 	require.Equal(t, "Nodes of prod", c.For("en").T("NodesPageTitle", map[string]any{"Cluster": "prod"}))
+}
+
+// TestChineseAddressesTheReaderPolitely: every zh-CN message says 您,
+// never 你, so that the console speaks to the reader in one voice.
+func TestChineseAddressesTheReaderPolitely(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("messages", "*.zh-CN.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var m map[string]string
+		require.NoError(t, json.Unmarshal(b, &m), file)
+		for k, v := range m {
+			if strings.Contains(v, "你") {
+				t.Errorf("%s: %s says 你 (use 您): %s", file, k, v)
+			}
+		}
+	}
 }

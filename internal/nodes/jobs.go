@@ -15,6 +15,11 @@ const (
 	OperationFailed    = "failed"
 )
 
+// OperationInterrupted is the message of an operation whose worker stopped
+// for good before it finished. Pages show the catalog's
+// NodeOperationInterrupted in its place, in the reader's language.
+const OperationInterrupted = "interrupted: the worker stopped before the operation finished and it will not be retried; check the node and start it again"
+
 // DrainOptions are kubectl drain's options the console offers.
 type DrainOptions struct {
 	IgnoreDaemonSets   bool `json:"ignore_daemonsets"`

@@ -293,15 +293,20 @@ func node(ctx context.Context, kc kubernetes.Interface, name string) (*corev1.No
 	return n, nil
 }
 
+// LiveTimeout is how long a page, or an action taken from one, waits on a
+// cluster's control plane in all: one that does not answer in time is
+// ErrUnreachable, and the page shows what the platform last recorded.
+const LiveTimeout = 2 * time.Second
+
 // Get is one node and the pods on it, read from the control plane within
-// checks.CallTimeout in all.
+// LiveTimeout in all.
 func (s *Service) Get(ctx context.Context, c queries.Cluster, name string) (Detail, error) {
+	ctx, cancel := context.WithTimeout(ctx, LiveTimeout)
+	defer cancel()
 	kc, err := s.client(ctx, c)
 	if err != nil {
 		return Detail{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, checks.CallTimeout)
-	defer cancel()
 	n, err := node(ctx, kc, name)
 	if err != nil {
 		return Detail{}, err
@@ -395,11 +400,13 @@ func (s *Service) SetIngress(ctx context.Context, c queries.Cluster, name string
 		}
 		publicAddress = ip.Unmap().String()
 	}
-	kc, err := s.client(ctx, c)
+	live, cancel := context.WithTimeout(ctx, LiveTimeout)
+	defer cancel()
+	kc, err := s.client(live, c)
 	if err != nil {
 		return err
 	}
-	if _, err := node(ctx, kc, name); err != nil {
+	if _, err := node(live, kc, name); err != nil {
 		return err
 	}
 	label, annotation := any(nil), any(nil)
@@ -416,7 +423,7 @@ func (s *Service) SetIngress(ctx context.Context, c queries.Cluster, name string
 	if err != nil {
 		return fmt.Errorf("encode patch: %w", err)
 	}
-	n, err := kc.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	n, err := kc.CoreV1().Nodes().Patch(live, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) {
 		return ErrNotFound
 	}
@@ -450,15 +457,17 @@ func (s *Service) SetIngress(ctx context.Context, c queries.Cluster, name string
 
 // Cordon marks the node unschedulable (desired true) or schedulable again.
 func (s *Service) Cordon(ctx context.Context, c queries.Cluster, name string, desired bool, actor audit.Actor) error {
-	kc, err := s.client(ctx, c)
+	live, cancel := context.WithTimeout(ctx, LiveTimeout)
+	defer cancel()
+	kc, err := s.client(live, c)
 	if err != nil {
 		return err
 	}
-	n, err := node(ctx, kc, name)
+	n, err := node(live, kc, name)
 	if err != nil {
 		return err
 	}
-	if err := drain.RunCordonOrUncordon(&drain.Helper{Ctx: ctx, Client: kc}, n, desired); err != nil {
+	if err := drain.RunCordonOrUncordon(&drain.Helper{Ctx: live, Client: kc}, n, desired); err != nil {
 		return fmt.Errorf("%w: cordon %s: %v", ErrUnreachable, name, err)
 	}
 	n.Spec.Unschedulable = desired
@@ -511,11 +520,13 @@ func (s *Service) Delete(ctx context.Context, c queries.Cluster, name string, dr
 }
 
 func (s *Service) start(ctx context.Context, c queries.Cluster, name, kind string, opts *DrainOptions, actor audit.Actor) (queries.NodeOperation, error) {
-	kc, err := s.client(ctx, c)
+	live, cancel := context.WithTimeout(ctx, LiveTimeout)
+	defer cancel()
+	kc, err := s.client(live, c)
 	if err != nil {
 		return queries.NodeOperation{}, err
 	}
-	if _, err := node(ctx, kc, name); err != nil {
+	if _, err := node(live, kc, name); err != nil {
 		return queries.NodeOperation{}, err
 	}
 	var op queries.NodeOperation

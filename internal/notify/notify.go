@@ -211,7 +211,23 @@ func Word(l *locale.Localizer, n queries.Notification) (title, body string) {
 		// Only ever written by Create: the words show without their values.
 		params = map[string]any{}
 	}
+	Plain(l, params)
 	return Title(l, n.Message, params), l.T("Notify"+n.Message+"Body", params)
+}
+
+// ReasonMessage is the key of a notice's data that names the catalog
+// message explaining its Reason (a recorded Go error, with the host's
+// internal addresses) in plain words.
+const ReasonMessage = "ReasonMessage"
+
+// Plain puts in data's Reason, when data names its ReasonMessage, that
+// message in l's language: notices say why in words the reader can act on
+// (the raw error stays on the cluster's page, folded away). Notices stored
+// before keep their Reason.
+func Plain(l *locale.Localizer, data map[string]any) {
+	if id, ok := data[ReasonMessage].(string); ok && id != "" {
+		data["Reason"] = l.T(id)
+	}
 }
 
 // Title is the title of a notice of template (its email's subject, its

@@ -541,6 +541,7 @@ func (s *Service) event(id, kind, template, lang string, at time.Time, data map[
 	if template == "" {
 		e.Title, e.Body = l.T("WebhookTestTitle", data), l.T("WebhookTestBody", data)
 	} else {
+		notify.Plain(l, data)
 		e.Title, e.Body = notify.Title(l, template, data), l.T("Notify"+template+"Body", data)
 	}
 	base := strings.TrimRight(s.BaseURL, "/")

@@ -1,0 +1,25 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/queries"
+	"github.com/kubebyon/kubebyon/views"
+)
+
+// showRetry marks v, the view of cl, as retrying when cl failed and River
+// still has attempts left for its reconcile job: the page then says
+// "Retrying (attempt 3 of 25)" and keeps watching, and "Failed" only once
+// no retry remains. It reports whether it did.
+func (h *Handlers) showRetry(ctx context.Context, v *views.Cluster, cl queries.Cluster) (bool, error) {
+	if cl.Status != clusters.StatusFailed {
+		return false, nil
+	}
+	r, ok, err := h.Clusters.PendingRetry(ctx, cl.ID)
+	if err != nil || !ok {
+		return false, err
+	}
+	v.Status, v.RetryAttempt, v.RetryMax = views.ClusterStatusRetrying, r.Attempt, r.MaxAttempts
+	return true, nil
+}
