@@ -29,6 +29,8 @@ func TestAdminOrderMarkPaidInBrowser(t *testing.T) {
 	var flash, status string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Navigate(b.Server.URL+"/admin/users"),
+		// On a phone the navigation is a drawer, opened by the top bar\'s button.
+		chromedp.Click(`[data-testid="nav-toggle"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="admin-nav-orders"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="orders-table"]`, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &listOut),
@@ -49,6 +51,8 @@ func TestAdminOrderMarkPaidInBrowser(t *testing.T) {
 	// The overview and the user's subscription fit too.
 	var billingOut, userOut []string
 	require.NoError(t, chromedp.Run(ctx,
+		// On a phone the navigation is a drawer, opened by the top bar\'s button.
+		chromedp.Click(`[data-testid="nav-toggle"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="admin-nav-billing"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="billing-settings-form"]`, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &billingOut),

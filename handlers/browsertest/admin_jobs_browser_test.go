@@ -30,6 +30,8 @@ func TestAdminJobsInBrowser(t *testing.T) {
 	var lastError, flash string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Navigate(b.Server.URL+"/admin/users"),
+		// On a phone the navigation is a drawer, opened by the top bar\'s button.
+		chromedp.Click(`[data-testid="nav-toggle"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="admin-nav-jobs"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="jobs-list"]`, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &out),

@@ -25,6 +25,8 @@ func TestAdminPlansInBrowser(t *testing.T) {
 	var flash, over string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Navigate(b.Server.URL+"/admin/users"),
+		// On a phone the navigation is a drawer, opened by the top bar\'s button.
+		chromedp.Click(`[data-testid="nav-toggle"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="admin-nav-plans"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="plan-new-form"]`, chromedp.ByQuery),
 		chromedp.Evaluate(overflowing, &listOut),

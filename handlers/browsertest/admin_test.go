@@ -31,6 +31,8 @@ func TestAdminDisablesUserInBrowser(t *testing.T) {
 		chromedp.Submit(`[data-testid="login-form"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="dashboard-greeting"]`, chromedp.ByQuery),
 		chromedp.Click(`[data-testid="nav-admin"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid="admin-checklist"]`, chromedp.ByQuery),
+		chromedp.Click(`[data-testid="admin-nav-users"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="admin-user-search-q"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="admin-user-`+bystanderEmail+`"]`, chromedp.ByQuery),
 		// Typing searches as htmx: the bystander goes, with no page load.

@@ -41,7 +41,7 @@ func TestClusterInBrowser(t *testing.T) {
 		chromedp.SetValue(`#kubernetes_version`, "v1.33.4", chromedp.ByQuery),
 		chromedp.SendKeys(`#description`, "made in the browser", chromedp.ByQuery),
 		chromedp.Submit(`[data-testid="cluster-form"]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`[data-testid="page-title"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#cluster-state`, chromedp.ByQuery),
 		chromedp.Location(&location),
 		chromedp.Text(`#cluster-state [data-testid="cluster-status"]`, &status, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-reason="Created"]`, chromedp.ByQuery),

@@ -10,7 +10,12 @@ const overflowing = `(() => {
 	const vw = window.innerWidth, out = [];
 	const name = el => el.tagName.toLowerCase() + (el.dataset.testid ? '[' + el.dataset.testid + ']' : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '');
 	if (document.documentElement.scrollWidth > vw) {
-		out.push('the page is ' + document.documentElement.scrollWidth + 'px wide');
+		let widest = document.body, right = 0;
+		for (const el of document.body.querySelectorAll('*')) {
+			const r = el.getBoundingClientRect();
+			if (r.right > right) { right = r.right; widest = el; }
+		}
+		out.push('the page is ' + document.documentElement.scrollWidth + 'px wide (widest: ' + name(widest) + ' to ' + Math.round(right) + ')');
 	}
 	const scrolls = el => {
 		for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
