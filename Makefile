@@ -20,7 +20,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
-static/dist/.stamp: node_modules/.package-lock.json tools/icons.mjs
+static/dist/.stamp: node_modules/.package-lock.json tools/icons/main.go
 	mkdir -p static/dist
 	cp node_modules/htmx.org/dist/htmx.min.js static/dist/htmx.min.js
 	cp node_modules/@picocss/pico/css/pico.min.css static/dist/pico.min.css
@@ -28,7 +28,7 @@ static/dist/.stamp: node_modules/.package-lock.json tools/icons.mjs
 	cp node_modules/uplot/dist/uPlot.min.css static/dist/uPlot.min.css
 	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js static/dist/swagger-ui-bundle.js
 	cp node_modules/swagger-ui-dist/swagger-ui.css static/dist/swagger-ui.css
-	node tools/icons.mjs
+	$(GO) run ./tools/icons
 	@touch $@
 
 assets: static/dist/.stamp
