@@ -3,8 +3,8 @@
 //     button (shown only with this script), closed by Escape or a click
 //     outside it.
 //   - A flash message (a toast) can be dismissed.
-//   - Whatever htmx swaps in with data-announce="text" is said by the live
-//     region, for screen readers.
+//   - A list marked data-announce (a cluster's events) says its newest
+//     entry in the live region when htmx adds one, for screen readers.
 //   - Every <time datetime> (but data-exact ones) shows a relative time
 //     ("5 minutes ago") in the reader's language, with the exact time in the
 //     reader's time zone on hover; the page's text is the exact time in UTC.
@@ -55,13 +55,23 @@
     });
   }
 
-  function announce(root) {
-    var region = document.getElementById("live-region");
-    if (!region) return;
-    var said = root.querySelector && root.querySelector("[data-announce]");
-    if (root.dataset && root.dataset.announce) said = root;
-    if (said) region.textContent = said.dataset.announce;
+  // A list marked data-announce (a cluster's events) says its newest entry
+  // in the live region when htmx adds to it, once each.
+  function lastEntry(list) {
+    var last = list.lastElementChild;
+    return last ? last.textContent.replace(/\s+/g, " ").trim() : "";
   }
+
+  function announce(target) {
+    var region = document.getElementById("live-region");
+    if (!region || !target.hasAttribute || !target.hasAttribute("data-announce")) return;
+    var text = lastEntry(target);
+    if (text && text !== target.dataset.announced) {
+      target.dataset.announced = text;
+      region.textContent = text;
+    }
+  }
+
 
   // A table wrapper that scrolls sideways can be scrolled with the keyboard:
   // it takes focus when it holds nothing else that does.
@@ -99,6 +109,9 @@
     toasts(document);
     times(document);
     scrollables(document);
+    document.querySelectorAll("[data-announce]").forEach(function (list) {
+      list.dataset.announced = lastEntry(list);
+    });
   });
   document.addEventListener("htmx:afterSwap", function (e) {
     toasts(e.target);
