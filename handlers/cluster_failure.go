@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -12,11 +13,11 @@ import (
 // still has attempts left for its reconcile job: the page then says
 // "Retrying (attempt 3 of 25)" and keeps watching, and "Failed" only once
 // no retry remains. It reports whether it did.
-func (h *Handlers) showRetry(ctx context.Context, v *views.Cluster, cl queries.Cluster) (bool, error) {
+func (h *Handlers) showRetry(ctx context.Context, who orgs.Acting, v *views.Cluster, cl queries.Cluster) (bool, error) {
 	if cl.Status != clusters.StatusFailed {
 		return false, nil
 	}
-	r, ok, err := h.Clusters.PendingRetry(ctx, cl.ID)
+	r, ok, err := h.Clusters.PendingRetry(ctx, who, cl.ID)
 	if err != nil || !ok {
 		return false, err
 	}

@@ -107,7 +107,7 @@ func (h *Handlers) clusterDetail(c echo.Context) (views.ClusterDetail, nodes.Clu
 	if d.Reasons, err = h.provisionReasons(c, who, cl); err != nil {
 		return views.ClusterDetail{}, fresh, err
 	}
-	retrying, err := h.showRetry(ctx, &d.Cluster, cl)
+	retrying, err := h.showRetry(ctx, who, &d.Cluster, cl)
 	if err != nil {
 		return views.ClusterDetail{}, fresh, err
 	}
@@ -152,7 +152,7 @@ func (h *Handlers) showClusterUpdates(c echo.Context) error {
 	if err := h.planEndpoint(c.Request().Context(), &m.Cluster, up.Cluster); err != nil {
 		return err
 	}
-	retrying, err := h.showRetry(c.Request().Context(), &m.Cluster, up.Cluster)
+	retrying, err := h.showRetry(c.Request().Context(), who, &m.Cluster, up.Cluster)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,16 @@ WHERE cluster_id = @cluster_id AND id > @after_id
 ORDER BY id
 LIMIT @row_limit;
 
+-- name: ClusterEventListAfterForMember :many
+-- The events of an organization's cluster after after_id, oldest first
+-- (the live page's updates); none of another's.
+SELECT e.* FROM cluster_events e
+JOIN clusters c ON c.id = e.cluster_id
+WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
+  AND e.id > @after_id
+ORDER BY e.id
+LIMIT @row_limit;
+
 -- name: ClusterEventRepeat :exec
 -- The event happened again: counted on its row.
 UPDATE cluster_events SET count = count + 1, last_seen_at = now() WHERE id = @id;

@@ -106,6 +106,62 @@ func (q *Queries) ClusterEventLatest(ctx context.Context, clusterID int64) (Clus
 	return i, err
 }
 
+const clusterEventListAfterForMember = `-- name: ClusterEventListAfterForMember :many
+SELECT e.id, e.cluster_id, e.level, e.reason, e.message, e.created_at, e.count, e.last_seen_at FROM cluster_events e
+JOIN clusters c ON c.id = e.cluster_id
+WHERE e.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[])
+  AND e.id > $5
+ORDER BY e.id
+LIMIT $6
+`
+
+type ClusterEventListAfterForMemberParams struct {
+	ClusterID int64
+	OrgID     int64
+	UserID    int64
+	Roles     []string
+	AfterID   int64
+	RowLimit  int32
+}
+
+// The events of an organization's cluster after after_id, oldest first
+// (the live page's updates); none of another's.
+func (q *Queries) ClusterEventListAfterForMember(ctx context.Context, arg ClusterEventListAfterForMemberParams) ([]ClusterEvent, error) {
+	rows, err := q.db.Query(ctx, clusterEventListAfterForMember,
+		arg.ClusterID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+		arg.AfterID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClusterEvent{}
+	for rows.Next() {
+		var i ClusterEvent
+		if err := rows.Scan(
+			&i.ID,
+			&i.ClusterID,
+			&i.Level,
+			&i.Reason,
+			&i.Message,
+			&i.CreatedAt,
+			&i.Count,
+			&i.LastSeenAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const clusterEventListByCluster = `-- name: ClusterEventListByCluster :many
 SELECT id, cluster_id, level, reason, message, created_at, count, last_seen_at FROM cluster_events
 WHERE cluster_id = $1 AND id > $2

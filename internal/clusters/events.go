@@ -127,8 +127,8 @@ func (s *Service) UpdatesAfter(ctx context.Context, who orgs.Acting, id, after i
 	if err != nil {
 		return Updates{}, err
 	}
-	events, err := queries.New(s.Pool).ClusterEventListByCluster(ctx, queries.ClusterEventListByClusterParams{
-		ClusterID: id, AfterID: after, RowLimit: TimelineLength,
+	events, err := queries.New(s.Pool).ClusterEventListAfterForMember(ctx, queries.ClusterEventListAfterForMemberParams{
+		ClusterID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read), AfterID: after, RowLimit: TimelineLength,
 	})
 	if err != nil {
 		return Updates{}, fmt.Errorf("list cluster events: %w", err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/kubebyon/kubebyon/internal/orgs"
 )
 
 // Catalog messages that say, in words an owner can act on, why a cluster
@@ -65,17 +67,17 @@ type Retry struct {
 
 // PendingRetry finds the reconcile job of cluster id that River still
 // retries (it failed at least once and has attempts left, or runs again
-// now); ok is false when
-// none does, and the failure stays until someone retries. The caller has
-// read the cluster for the acting user: only its id reaches the query.
-func (s *Service) PendingRetry(ctx context.Context, id int64) (r Retry, ok bool, err error) {
+// now), when the cluster is the acting organization's; ok is false when
+// none does, and the failure stays until someone retries.
+func (s *Service) PendingRetry(ctx context.Context, who orgs.Acting, id int64) (r Retry, ok bool, err error) {
 	var state string
 	// River's own table (no sqlc schema for it, as in adminjobs).
-	err = s.Pool.QueryRow(ctx, `SELECT state::text, attempt, max_attempts FROM river_job
-WHERE kind = $1 AND (args->>'cluster_id')::bigint = $2
-  AND state IN ('available', 'scheduled', 'retryable', 'running') AND attempt < max_attempts
-  AND coalesce(array_length(errors, 1), 0) > 0
-ORDER BY id DESC LIMIT 1`, ReconcileArgs{}.Kind(), id).Scan(&state, &r.Attempt, &r.MaxAttempts)
+	err = s.Pool.QueryRow(ctx, `SELECT j.state::text, j.attempt, j.max_attempts FROM river_job j
+JOIN clusters c ON c.id = $2 AND c.org_id = $3 AND org_member_in($3, $4, $5::text[])
+WHERE j.kind = $1 AND (j.args->>'cluster_id')::bigint = c.id
+  AND j.state IN ('available', 'scheduled', 'retryable', 'running') AND j.attempt < j.max_attempts
+  AND coalesce(array_length(j.errors, 1), 0) > 0
+ORDER BY j.id DESC LIMIT 1`, ReconcileArgs{}.Kind(), id, who.OrgID, who.UserID, who.Roles(orgs.Read)).Scan(&state, &r.Attempt, &r.MaxAttempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Retry{}, false, nil
 	}

@@ -1,6 +1,7 @@
 package clusters_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,4 +25,30 @@ func TestFailureMessage(t *testing.T) {
 	} {
 		require.Equal(t, want, clusters.FailureMessage(raw), raw)
 	}
+}
+
+// TestPendingRetryForMember: River's retry of a failed cluster is told to
+// the cluster's organization only; the query, not its caller, checks.
+func TestPendingRetryForMember(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	ctx := context.Background()
+	u, a := b.user(t, "retried@example.com")
+	o, _ := b.user(t, "peeker@example.com")
+	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "retried"}, a)
+	require.NoError(t, err)
+	tag, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'retryable', attempt = 2, max_attempts = 25,
+errors = ARRAY['{"attempt":2,"error":"refused"}'::jsonb]
+WHERE kind = 'cluster_reconcile' AND (args->>'cluster_id')::bigint = $1`, c.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+
+	r, ok, err := b.svc.PendingRetry(ctx, actingAs(t, b.svc.Pool, u.ID), c.ID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, clusters.Retry{Attempt: 3, MaxAttempts: 25}, r)
+
+	_, ok, err = b.svc.PendingRetry(ctx, actingAs(t, b.svc.Pool, o.ID), c.ID)
+	require.NoError(t, err)
+	require.False(t, ok, "another's cluster's retry is not told")
 }
