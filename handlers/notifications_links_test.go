@@ -3,7 +3,9 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -64,4 +66,43 @@ func TestNotificationsInboxLinksAndFilters(t *testing.T) {
 	require.NotContains(t, page, "secret-gamma")
 	_, page = other.Get(fmt.Sprintf("/notifications?cluster=%d", 41))
 	require.NotContains(t, page, "alpha")
+}
+
+// TestNotificationsInboxFiltersAll: the inbox's filters run over all the
+// reader's notifications, not only the newest few hundred, and the inbox
+// pages on under the filter it shows.
+func TestNotificationsInboxFiltersAll(t *testing.T) {
+	t.Parallel()
+	b := handlerstest.Setup(t)
+	ctx := context.Background()
+	c, email := b.SignedUpUser(t, "hoarder")
+	user := b.UserID(t, email)
+	_, err := notify.Create(ctx, queries.New(b.Pool), user, notify.ClusterReady, notify.EmailClusterReady, map[string]any{"Cluster": "ancient", "ClusterID": 45})
+	require.NoError(t, err)
+	newer, err := notify.Create(ctx, queries.New(b.Pool), user, notify.ClusterReady, notify.EmailClusterReady, map[string]any{"Cluster": "busy", "ClusterID": 46})
+	require.NoError(t, err)
+	// 600 newer ones about cluster 46, as copies of the last.
+	_, err = b.Pool.Exec(ctx, `INSERT INTO notifications (user_id, kind, title, body, message, params)
+SELECT user_id, kind, title, body, message, params FROM notifications, generate_series(1, 600) WHERE id = $1`, newer.ID)
+	require.NoError(t, err)
+
+	_, page := c.Get("/notifications")
+	require.Equal(t, 50, strings.Count(page, `data-testid="notification"`))
+	require.Contains(t, page, `<option value="45">ancient</option>`, "the filter offers the cluster of an old notification")
+	m := regexp.MustCompile(`href="([^"]+)" rel="next" data-testid="notifications-older"`).FindStringSubmatch(page)
+	require.NotNil(t, m, "an older page")
+	_, page = c.Get(html.UnescapeString(m[1]))
+	require.Equal(t, 50, strings.Count(page, `data-testid="notification"`))
+
+	_, page = c.Get("/notifications?cluster=45")
+	require.Equal(t, 1, strings.Count(page, `data-testid="notification"`), "found under 600 newer ones")
+	require.Contains(t, page, "ancient")
+	require.NotContains(t, page, `data-testid="notifications-older"`)
+
+	_, page = c.Get("/notifications?cluster=46&show=unread")
+	m = regexp.MustCompile(`href="([^"]+)" rel="next" data-testid="notifications-older"`).FindStringSubmatch(page)
+	require.NotNil(t, m)
+	require.Contains(t, html.UnescapeString(m[1]), "cluster=46")
+	require.Contains(t, html.UnescapeString(m[1]), "show=unread")
+
 }

@@ -34,3 +34,28 @@ FROM notifications e
 WHERE e.id = @id AND n.read_at IS NULL
   AND n.user_id IN (SELECT m.user_id FROM organization_members m WHERE m.org_id = @org_id)
   AND n.kind = e.kind AND n.message = e.message AND n.params = e.params AND n.created_at = e.created_at;
+
+-- name: NotificationInboxPage :many
+-- A page of the user's inbox, newest first, below @before_id (0: from the
+-- newest): only unread ones with @unread_only, only those about cluster
+-- @cluster_id ('' for any) as their params name it.
+SELECT * FROM notifications
+WHERE user_id = @user_id AND (@before_id::bigint = 0 OR id < @before_id)
+  AND (NOT @unread_only::bool OR read_at IS NULL)
+  AND (@cluster_id::text = '' OR params->>'ClusterID' = @cluster_id::text)
+ORDER BY id DESC LIMIT @row_limit;
+
+-- name: NotificationClusters :many
+-- The clusters the user's notifications are about, the most recently
+-- notified first, each with the name its newest notification gives: the
+-- inbox's filter.
+SELECT (params->>'ClusterID')::bigint AS cluster_id,
+       (array_agg(params->>'Cluster' ORDER BY id DESC))[1]::text AS cluster_name
+FROM notifications
+WHERE user_id = @user_id AND params->>'ClusterID' ~ '^[1-9][0-9]{0,17}$'
+GROUP BY 1
+ORDER BY max(id) DESC
+LIMIT @row_limit;
+
+-- name: NotificationAny :one
+SELECT EXISTS (SELECT 1 FROM notifications WHERE user_id = @user_id);

@@ -9,6 +9,60 @@ import (
 	"context"
 )
 
+const notificationAny = `-- name: NotificationAny :one
+SELECT EXISTS (SELECT 1 FROM notifications WHERE user_id = $1)
+`
+
+func (q *Queries) NotificationAny(ctx context.Context, userID int64) (bool, error) {
+	row := q.db.QueryRow(ctx, notificationAny, userID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const notificationClusters = `-- name: NotificationClusters :many
+SELECT (params->>'ClusterID')::bigint AS cluster_id,
+       (array_agg(params->>'Cluster' ORDER BY id DESC))[1]::text AS cluster_name
+FROM notifications
+WHERE user_id = $1 AND params->>'ClusterID' ~ '^[1-9][0-9]{0,17}$'
+GROUP BY 1
+ORDER BY max(id) DESC
+LIMIT $2
+`
+
+type NotificationClustersParams struct {
+	UserID   int64
+	RowLimit int32
+}
+
+type NotificationClustersRow struct {
+	ClusterID   int64
+	ClusterName string
+}
+
+// The clusters the user's notifications are about, the most recently
+// notified first, each with the name its newest notification gives: the
+// inbox's filter.
+func (q *Queries) NotificationClusters(ctx context.Context, arg NotificationClustersParams) ([]NotificationClustersRow, error) {
+	rows, err := q.db.Query(ctx, notificationClusters, arg.UserID, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NotificationClustersRow{}
+	for rows.Next() {
+		var i NotificationClustersRow
+		if err := rows.Scan(&i.ClusterID, &i.ClusterName); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const notificationCountUnread = `-- name: NotificationCountUnread :one
 SELECT count(*) FROM notifications WHERE user_id = $1 AND read_at IS NULL
 `
@@ -53,6 +107,61 @@ func (q *Queries) NotificationCreate(ctx context.Context, arg NotificationCreate
 		&i.Params,
 	)
 	return i, err
+}
+
+const notificationInboxPage = `-- name: NotificationInboxPage :many
+SELECT id, user_id, kind, title, body, created_at, read_at, message, params FROM notifications
+WHERE user_id = $1 AND ($2::bigint = 0 OR id < $2)
+  AND (NOT $3::bool OR read_at IS NULL)
+  AND ($4::text = '' OR params->>'ClusterID' = $4::text)
+ORDER BY id DESC LIMIT $5
+`
+
+type NotificationInboxPageParams struct {
+	UserID     int64
+	BeforeID   int64
+	UnreadOnly bool
+	ClusterID  string
+	RowLimit   int32
+}
+
+// A page of the user's inbox, newest first, below @before_id (0: from the
+// newest): only unread ones with @unread_only, only those about cluster
+// @cluster_id (” for any) as their params name it.
+func (q *Queries) NotificationInboxPage(ctx context.Context, arg NotificationInboxPageParams) ([]Notification, error) {
+	rows, err := q.db.Query(ctx, notificationInboxPage,
+		arg.UserID,
+		arg.BeforeID,
+		arg.UnreadOnly,
+		arg.ClusterID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Notification{}
+	for rows.Next() {
+		var i Notification
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserID,
+			&i.Kind,
+			&i.Title,
+			&i.Body,
+			&i.CreatedAt,
+			&i.ReadAt,
+			&i.Message,
+			&i.Params,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const notificationListByUser = `-- name: NotificationListByUser :many

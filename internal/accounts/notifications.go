@@ -3,6 +3,7 @@ package accounts
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -78,4 +79,48 @@ func (s *Service) markRead(ctx context.Context, userID int64, actor audit.Actor,
 // channel, the defaults where they made none.
 func (s *Service) NotificationPreferences(ctx context.Context, userID int64) (Preferences, error) {
 	return notify.Matrix(ctx, queries.New(s.Pool), userID)
+}
+
+// InboxFilter narrows the inbox: Unread keeps the unread notifications,
+// ClusterID (when not 0) those about one cluster; Before pages below a
+// notification id (0: from the newest).
+type InboxFilter struct {
+	Unread    bool
+	ClusterID int64
+	Before    int64
+}
+
+// Inbox is up to n of the user's notifications as f filters them, newest
+// first; the filter runs in SQL over all of them.
+func (s *Service) Inbox(ctx context.Context, userID int64, f InboxFilter, n int32) ([]queries.Notification, error) {
+	cluster := ""
+	if f.ClusterID > 0 {
+		cluster = strconv.FormatInt(f.ClusterID, 10)
+	}
+	rows, err := queries.New(s.Pool).NotificationInboxPage(ctx, queries.NotificationInboxPageParams{
+		UserID: userID, BeforeID: f.Before, UnreadOnly: f.Unread, ClusterID: cluster, RowLimit: n,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list notifications: %w", err)
+	}
+	return rows, nil
+}
+
+// InboxClusters is up to n clusters the user's notifications are about,
+// the most recently notified first: the inbox's filter choices.
+func (s *Service) InboxClusters(ctx context.Context, userID int64, n int32) ([]queries.NotificationClustersRow, error) {
+	rows, err := queries.New(s.Pool).NotificationClusters(ctx, queries.NotificationClustersParams{UserID: userID, RowLimit: n})
+	if err != nil {
+		return nil, fmt.Errorf("list the clusters of the notifications: %w", err)
+	}
+	return rows, nil
+}
+
+// AnyNotification reports whether the user has any notification at all.
+func (s *Service) AnyNotification(ctx context.Context, userID int64) (bool, error) {
+	ok, err := queries.New(s.Pool).NotificationAny(ctx, userID)
+	if err != nil {
+		return false, fmt.Errorf("look for notifications: %w", err)
+	}
+	return ok, nil
 }
