@@ -59,8 +59,10 @@ func TestBillingTeamRoles(t *testing.T) {
 				resp := c.Post("/billing", path, nil)
 				require.Equal(t, http.StatusForbidden, resp.StatusCode, path)
 			}
-			code, _ = c.Get(orderPath)
+			code, body = c.Get(orderPath)
 			require.Equal(t, http.StatusForbidden, code)
+			require.Contains(t, body, `data-testid="error-page"`)
+			require.Contains(t, body, `data-testid="error-sign-in-other"`, "a 403 offers signing in as someone else")
 
 			// The API: the plan reads, the rest is a JSON 403.
 			r := b.APICall(t, http.MethodGet, "/api/v1/billing", key, "")

@@ -66,6 +66,8 @@ func TestServerErrors(t *testing.T) {
 		default:
 			require.Contains(t, string(body), `data-testid="error-page"`, path)
 			require.Contains(t, string(body), reqID, path)
+			require.Contains(t, string(body), `href="`+path+`" role="button" data-testid="error-retry"`, "%s: a server error offers trying again", path)
+			require.Contains(t, string(body), `href="/status" role="button" class="secondary" data-testid="error-status"`, path)
 		}
 		require.Contains(t, logs.String(), reqID, "%s: the log names the request", path)
 	}
