@@ -24,3 +24,18 @@ func (h *Handlers) showRetry(ctx context.Context, who orgs.Acting, v *views.Clus
 	v.Status, v.RetryAttempt, v.RetryMax = views.ClusterStatusRetrying, r.Attempt, r.MaxAttempts
 	return true, nil
 }
+
+// showRetries marks, as showRetry does, the failed clusters of a list
+// that River still retries, with one query for all of them.
+func (h *Handlers) showRetries(ctx context.Context, who orgs.Acting, list []views.Cluster) error {
+	retries, err := h.Clusters.PendingRetries(ctx, who)
+	if err != nil {
+		return err
+	}
+	for i := range list {
+		if r, ok := retries[list[i].ID]; ok {
+			list[i].Status, list[i].RetryAttempt, list[i].RetryMax = views.ClusterStatusRetrying, r.Attempt, r.MaxAttempts
+		}
+	}
+	return nil
+}

@@ -46,6 +46,14 @@ WHERE kind = 'cluster_reconcile' AND (args->>'cluster_id')::bigint = $1`, cl.ID)
 	resp, frag := c.HTMX(path + "/events?after=0")
 	require.Equal(t, http.StatusOK, resp.StatusCode, "not settled while retrying")
 	require.Contains(t, frag, "Retrying (attempt 3 of 25)")
+	// The list and the overview say so too, and count it in progress.
+	for _, p := range []string{"/clusters", "/"} {
+		_, page = c.Get(p)
+		require.Contains(t, page, `data-status="retrying"`, p)
+		require.NotContains(t, page, `data-status="failed"`, p)
+	}
+	require.Contains(t, page, "1 in progress", "the overview counts it in progress")
+	require.NotContains(t, page, "1 failed")
 
 	// No retry left: River discarded the job.
 	_, err = b.Pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', attempt = 25, finalized_at = now()
@@ -57,4 +65,6 @@ WHERE kind = 'cluster_reconcile' AND (args->>'cluster_id')::bigint = $1`, cl.ID)
 	require.NotContains(t, page, "cluster-poller")
 	resp, _ = c.HTMX(path + "/events?after=0")
 	require.Equal(t, 286, resp.StatusCode)
+	_, page = c.Get("/clusters")
+	require.Contains(t, page, `data-status="failed"`)
 }

@@ -34,6 +34,9 @@ func (h *Handlers) showClustersPage(c echo.Context) error {
 	for _, cl := range page.Clusters {
 		l.Clusters = append(l.Clusters, clusterSummaryView(cl))
 	}
+	if err := h.showRetries(c.Request().Context(), who, l.Clusters); err != nil {
+		return err
+	}
 	if page.NextBefore != 0 {
 		l.NextURL = fmt.Sprintf("/clusters?before=%d", page.NextBefore)
 	}

@@ -49,7 +49,14 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	retries, err := h.Clusters.PendingRetries(ctx, who)
+	if err != nil {
+		return err
+	}
 	f := o.Figures
+	// A failed cluster that River still retries is in progress.
+	f.ClustersFailed -= int64(len(retries))
+	f.ClustersInProgress += int64(len(retries))
 	m := views.Overview{
 		Name: u.Name, Clusters: f.Clusters, Ready: f.ClustersReady, InProgress: f.ClustersInProgress, Failed: f.ClustersFailed,
 		Nodes: f.Nodes, NodesReady: f.NodesReady, MostNodes: f.NodesMostInACluster,
@@ -57,7 +64,11 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	}
 	var first int64
 	for _, cl := range o.Clusters {
-		m.List = append(m.List, views.OverviewCluster{ID: cl.ID, Name: cl.Name, Status: cl.Status, Nodes: cl.Nodes, NodesReady: cl.NodesReady})
+		v := views.OverviewCluster{ID: cl.ID, Name: cl.Name, Status: cl.Status, Nodes: cl.Nodes, NodesReady: cl.NodesReady}
+		if _, ok := retries[cl.ID]; ok {
+			v.Status = views.ClusterStatusRetrying
+		}
+		m.List = append(m.List, v)
 		if first == 0 {
 			first = cl.ID
 		}

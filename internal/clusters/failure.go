@@ -2,11 +2,8 @@ package clusters
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/kubebyon/kubebyon/internal/orgs"
 )
@@ -67,26 +64,51 @@ type Retry struct {
 
 // PendingRetry finds the reconcile job of cluster id that River still
 // retries (it failed at least once and has attempts left, or runs again
-// now), when the cluster is the acting organization's; ok is false when
-// none does, and the failure stays until someone retries.
+// now), when the cluster is the acting organization's and failed; ok is
+// false when none does, and the failure stays until someone retries.
 func (s *Service) PendingRetry(ctx context.Context, who orgs.Acting, id int64) (r Retry, ok bool, err error) {
-	var state string
+	retries, err := s.pendingRetries(ctx, who, id)
+	r, ok = retries[id]
+	return r, ok, err
+}
+
+// PendingRetries is PendingRetry for every failed cluster of the acting
+// organization, in one query: those River still retries, by id.
+func (s *Service) PendingRetries(ctx context.Context, who orgs.Acting) (map[int64]Retry, error) {
+	return s.pendingRetries(ctx, who, 0)
+}
+
+// pendingRetries reads the retries of the organization's failed cluster
+// id, or of all of them (id 0). A failed cluster is rare: the query starts
+// from them and finds each one's job by River's index of its arguments.
+func (s *Service) pendingRetries(ctx context.Context, who orgs.Acting, id int64) (map[int64]Retry, error) {
 	// River's own table (no sqlc schema for it, as in adminjobs).
-	err = s.Pool.QueryRow(ctx, `SELECT j.state::text, j.attempt, j.max_attempts FROM river_job j
-JOIN clusters c ON c.id = $2 AND c.org_id = $3 AND org_member_in($3, $4, $5::text[])
-WHERE j.kind = $1 AND (j.args->>'cluster_id')::bigint = c.id
+	rows, err := s.Pool.Query(ctx, `SELECT DISTINCT ON (c.id) c.id, j.state::text, j.attempt, j.max_attempts
+FROM clusters c JOIN river_job j ON j.kind = $1 AND j.args @> jsonb_build_object('cluster_id', c.id)
+WHERE ($2::bigint = 0 OR c.id = $2) AND c.status = 'failed' AND c.org_id = $3 AND org_member_in($3, $4, $5::text[])
   AND j.state IN ('available', 'scheduled', 'retryable', 'running') AND j.attempt < j.max_attempts
   AND coalesce(array_length(j.errors, 1), 0) > 0
-ORDER BY j.id DESC LIMIT 1`, ReconcileArgs{}.Kind(), id, who.OrgID, who.UserID, who.Roles(orgs.Read)).Scan(&state, &r.Attempt, &r.MaxAttempts)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Retry{}, false, nil
-	}
+ORDER BY c.id, j.id DESC`, ReconcileArgs{}.Kind(), id, who.OrgID, who.UserID, who.Roles(orgs.Read))
 	if err != nil {
-		return Retry{}, false, fmt.Errorf("find the retry of cluster %d: %w", id, err)
+		return nil, fmt.Errorf("find the retries of failed clusters: %w", err)
 	}
-	if state != "running" {
-		// attempt counts the attempts made; the next is the one to come.
-		r.Attempt++
+	defer rows.Close()
+	retries := map[int64]Retry{}
+	for rows.Next() {
+		var id int64
+		var state string
+		var r Retry
+		if err := rows.Scan(&id, &state, &r.Attempt, &r.MaxAttempts); err != nil {
+			return nil, fmt.Errorf("read the retries of failed clusters: %w", err)
+		}
+		if state != "running" {
+			// attempt counts the attempts made; the next is the one to come.
+			r.Attempt++
+		}
+		retries[id] = r
 	}
-	return r, true, nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the retries of failed clusters: %w", err)
+	}
+	return retries, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/queries"
 )
 
 // TestFailureMessage: a recorded error names the message that explains it
@@ -37,6 +38,7 @@ func TestPendingRetryForMember(t *testing.T) {
 	o, _ := b.user(t, "peeker@example.com")
 	c, err := b.svc.Create(ctx, actingAs(t, b.svc.Pool, u.ID), clusters.Input{Name: "retried"}, a)
 	require.NoError(t, err)
+	require.NoError(t, queries.New(b.pool).ClusterMarkFailed(ctx, queries.ClusterMarkFailedParams{ID: c.ID, StatusMessage: "refused"}))
 	tag, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'retryable', attempt = 2, max_attempts = 25,
 errors = ARRAY['{"attempt":2,"error":"refused"}'::jsonb]
 WHERE kind = 'cluster_reconcile' AND (args->>'cluster_id')::bigint = $1`, c.ID)
@@ -51,4 +53,10 @@ WHERE kind = 'cluster_reconcile' AND (args->>'cluster_id')::bigint = $1`, c.ID)
 	_, ok, err = b.svc.PendingRetry(ctx, actingAs(t, b.svc.Pool, o.ID), c.ID)
 	require.NoError(t, err)
 	require.False(t, ok, "another's cluster's retry is not told")
+	all, err := b.svc.PendingRetries(ctx, actingAs(t, b.svc.Pool, u.ID))
+	require.NoError(t, err)
+	require.Equal(t, map[int64]clusters.Retry{c.ID: {Attempt: 3, MaxAttempts: 25}}, all)
+	all, err = b.svc.PendingRetries(ctx, actingAs(t, b.svc.Pool, o.ID))
+	require.NoError(t, err)
+	require.Empty(t, all)
 }
