@@ -95,6 +95,13 @@ func (h *Handlers) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 			if h.mustChangePassword(c, u) {
 				return h.toPasswordForm(c)
 			}
+			enrol, err := h.mustEnrolTwoFactor(c, u)
+			if err != nil {
+				return err
+			}
+			if enrol {
+				return redirect(c, twoFactorSetupPath)
+			}
 			return next(c)
 		}
 		target := "/login"
@@ -111,6 +118,13 @@ func (h *Handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		if u, ok := currentUser(c); ok && u.Role == adminauth.RoleAdmin {
 			if h.mustChangePassword(c, u) {
 				return h.toPasswordForm(c)
+			}
+			enrol, err := h.mustEnrolTwoFactor(c, u)
+			if err != nil {
+				return err
+			}
+			if enrol {
+				return redirect(c, twoFactorSetupPath)
 			}
 			h.withFreshSignIn(c, u)
 			return next(c)
@@ -132,6 +146,17 @@ func (h *Handlers) mustChangePassword(c echo.Context, u queries.User) bool {
 	}
 	p := c.Request().URL.Path
 	return p != passwordForm && p != "/settings/password"
+}
+
+// mustEnrolTwoFactor reports whether the platform requires two-factor
+// authentication of u, who has none, and asks for anything but setting
+// it up (or the language of the page that explains it).
+func (h *Handlers) mustEnrolTwoFactor(c echo.Context, u queries.User) (bool, error) {
+	p := c.Request().URL.Path
+	if p == securityPath || strings.HasPrefix(p, securityPath+"/") || p == "/settings/language" {
+		return false, nil
+	}
+	return h.Accounts.TwoFactorRequired(c.Request().Context(), u)
 }
 
 // toPasswordForm sends the user to the password form, saying why.
