@@ -79,6 +79,8 @@ func (h *Handlers) renderTwoFactorSetup(c echo.Context, status int, f views.Form
 	if err != nil {
 		return err
 	}
+	// The page shows the secret: no cache keeps it.
+	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, views.TwoFactorSetupPage(views.TwoFactorSetup{
 		Form: f, Secret: e.Secret, URL: e.Key.URL(), Required: required,
 		QR: templ.SafeURL("data:image/png;base64," + base64.StdEncoding.EncodeToString(b.Bytes())),
