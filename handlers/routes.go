@@ -313,6 +313,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	adminAPI.POST("/users/:id/demote", h.changeAPIAdminUser(adminusers.Demote))
 	adminAPI.POST("/users/:id/revoke-sessions", h.changeAPIAdminUser(adminusers.RevokeSessions))
 	adminAPI.POST("/users/:id/password-reset", h.resetAPIAdminUserPassword)
+	adminAPI.POST("/users/:id/two-factor-reset", h.resetAPIAdminUserTwoFactor)
 	adminAPI.DELETE("/users/:id/api-keys/:keyid", h.revokeAPIAdminUserKey)
 	// The organizations and their subscriptions (api_admin_orgs.go).
 	adminAPI.GET("/organizations", h.listAPIAdminOrgs)
@@ -375,6 +376,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	adminAPI.POST("/settings/test", h.testAPIAdminSettings)
 	adminAPI.GET("/settings/sign-up", h.showAPISignUp)
 	adminAPI.PATCH("/settings/sign-up", h.updateAPISignUp, conditional)
+	adminAPI.GET("/settings/two-factor", h.showAPITwoFactor)
+	adminAPI.PATCH("/settings/two-factor", h.updateAPITwoFactor, conditional)
 	adminAPI.GET("/invitations", h.listAPIInvitations)
 	adminAPI.POST("/invitations", h.createAPIInvitation)
 	adminAPI.GET("/invitations/:id", h.showAPIInvitation)

@@ -302,3 +302,30 @@ func TestTwoFactorAdminReset(t *testing.T) {
 	_, body = admin.Get(page)
 	require.NotContains(t, body, `data-testid="admin-form-two-factor-reset"`)
 }
+
+// TestAPIAdminTwoFactor: the requirement and the reset with an admin key,
+// which goes on working whatever the requirement.
+func TestAPIAdminTwoFactor(t *testing.T) {
+	t.Parallel()
+	b := handlerstest.Setup(t)
+	a := newAdminAPI(t, b, "apitwofactor")
+	type twoFactor struct {
+		Require string `json:"require"`
+	}
+	require.Equal(t, twoFactor{Require: "off"}, get[twoFactor](t, a, "/settings/two-factor"))
+	a.requireInvalid(t, http.MethodPatch, "/settings/two-factor", `{"require": "some"}`, "require")
+	require.Equal(t, twoFactor{Require: "admins"}, patchAs[twoFactor](t, a, "/settings/two-factor", `{"require": "admins"}`))
+	require.Equal(t, twoFactor{Require: "admins"}, get[twoFactor](t, a, "/settings/two-factor"), "the key is not asked for two-factor")
+	require.Equal(t, 1, a.audited(t, "admin.settings_two_factor"))
+	resp, _ := a.admin.FetchURL(a.admin.Base + "/admin")
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "the admin's console is")
+
+	user, email := b.SignedUpUser(t, "apitwofactoruser")
+	path := fmt.Sprintf("/users/%d/two-factor-reset", b.UserID(t, email))
+	a.call(t, http.MethodPost, path, "", http.StatusConflict)
+	enrolTwoFactor(t, user)
+	a.call(t, http.MethodPost, path, "", http.StatusNoContent)
+	require.Equal(t, 1, a.audited(t, "admin.user_two_factor_reset"))
+	require.True(t, b.SignIn(t, email, "password of apitwofactoruser").SignedIn())
+	a.call(t, http.MethodPost, "/users/999999/two-factor-reset", "", http.StatusNotFound)
+}
