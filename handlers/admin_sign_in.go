@@ -36,6 +36,12 @@ func (h *Handlers) showAdminSignInPage(c echo.Context) error {
 // the stored settings), and test, the outcome of a discovery test (nil:
 // none was made).
 func (h *Handlers) renderAdminSignIn(c echo.Context, status int, f *views.Form, test *views.AdminSignInTest) error {
+	return h.renderAdminSignInPage(c, status, f, test, views.NewForm())
+}
+
+// renderAdminSignInPage is renderAdminSignIn with tf, the two-factor
+// requirement's form as submitted (admin_two_factor.go).
+func (h *Handlers) renderAdminSignInPage(c echo.Context, status int, f *views.Form, test *views.AdminSignInTest, tf views.Form) error {
 	ctx := c.Request().Context()
 	l, err := h.SignIn.Load(ctx)
 	if err != nil {
@@ -76,6 +82,11 @@ func (h *Handlers) renderAdminSignIn(c echo.Context, status int, f *views.Form, 
 	if m.Confirm, err = h.adminConfirm(c, u, adminSignInPath); err != nil {
 		return err
 	}
+	policy, err := h.Accounts.LoadTwoFactorPolicy(ctx)
+	if err != nil {
+		return err
+	}
+	m.TwoFactor = views.AdminTwoFactor{Form: tf, Policy: string(policy), Confirm: m.Confirm}
 	return render(c, status, views.AdminSignInPage(m))
 }
 

@@ -91,6 +91,11 @@ func (h *Handlers) renderAdminUserPage(c echo.Context, status int, id int64, f v
 	if m.More.Orgs, err = h.AdminOrgs.ForUser(c.Request().Context(), id); err != nil {
 		return err
 	}
+	tf, err := h.Accounts.TwoFactorStatus(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	m.More.TwoFactor = tf.Enabled
 	for _, s := range d.Sessions {
 		m.Sessions = append(m.Sessions, views.AdminSession{
 			Created: timeOf(s.CreatedAt), LastSeen: timeOf(s.LastSeenAt), IP: s.Ip, UserAgent: s.UserAgent,

@@ -142,11 +142,12 @@ func (h *Handlers) signUpInvited(c echo.Context) error {
 		}
 		return err
 	}
-	if err := h.signInAs(c, u, "invitation"); err != nil {
+	to, err := h.signInAs(c, u, "invitation", "/")
+	if err != nil {
 		return err
 	}
 	h.flash(c, "FlashWelcome")
-	return redirect(c, "/")
+	return redirect(c, to)
 }
 
 // invitationUnusable reports whether err says why an invitation's link
@@ -202,11 +203,12 @@ func (h *Handlers) verifySignup(c echo.Context) error {
 		}
 		return err
 	}
-	if err := h.signInAs(c, u, "email_code"); err != nil {
+	to, err := h.signInAs(c, u, "email_code", safeNext(h.sessions.PopString(c.Request().Context(), sessionSignUpNext)))
+	if err != nil {
 		return err
 	}
 	h.flash(c, "FlashWelcome")
-	return redirect(c, safeNext(h.sessions.PopString(c.Request().Context(), sessionSignUpNext)))
+	return redirect(c, to)
 }
 
 // sessionSignUpNext is the session key of where a visitor who signs up
@@ -287,20 +289,38 @@ func (h *Handlers) signIn(c echo.Context) error {
 	if err := h.limits.Reset(ctx, rule, subject); err != nil {
 		return err
 	}
-	if err := h.signInAs(c, u, "password"); err != nil {
+	to, err := h.signInAs(c, u, "password", next)
+	if err != nil {
 		return err
 	}
-	return redirect(c, next)
+	return redirect(c, to)
 }
 
-// signInAs starts a session for u in this browser: a new session token
-// (against fixation) bound to a new signed-in session row, and a device
-// cookie that names the account.
-func (h *Handlers) signInAs(c echo.Context, u queries.User, method string) error {
+// signInAs signs u in to this browser once a first factor (method) proved
+// who they are, and returns where to go: next, or, when u has two-factor
+// authentication, the page that asks for the second factor; the session
+// then holds only the pending sign-in (two_factor_sign_in.go). Every
+// sign-in (password, email code, invitation, provider) comes through here.
+func (h *Handlers) signInAs(c echo.Context, u queries.User, method, next string) (string, error) {
+	has, err := h.Accounts.HasTwoFactor(c.Request().Context(), u.ID)
+	if err != nil {
+		return "", err
+	}
+	if has {
+		return twoFactorSignInPath, h.holdSignIn(c, u, method, next)
+	}
+	return next, h.startSession(c, u, method)
+}
+
+// startSession starts a session for u in this browser: a new session
+// token (against fixation) bound to a new signed-in session row, and a
+// device cookie that names the account.
+func (h *Handlers) startSession(c echo.Context, u queries.User, method string) error {
 	ctx := c.Request().Context()
 	if err := h.renewSession(ctx); err != nil {
 		return err
 	}
+	h.sessions.Remove(ctx, sessionTwoFactor)
 	a := actor(c)
 	sid, err := h.Accounts.StartSession(ctx, u, method, a)
 	if err != nil {

@@ -30,8 +30,8 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	if !ok {
 		return render(c, http.StatusOK, views.Home())
 	}
-	if h.mustChangePassword(c, u) {
-		return h.toPasswordForm(c)
+	if gated, err := h.gate(c, u); gated {
+		return err
 	}
 	ctx := c.Request().Context()
 	who, err := h.acting(c)

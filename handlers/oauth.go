@@ -200,7 +200,8 @@ func (h *Handlers) finishOAuth(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	if err := h.switchUser(c, res.User, p.Name); err != nil {
+	to, err := h.switchUser(c, res.User, p.Name, safeNext(flow.Next))
+	if err != nil {
 		return err
 	}
 	switch {
@@ -209,7 +210,7 @@ func (h *Handlers) finishOAuth(c echo.Context) error {
 	case res.Linked:
 		h.flash(c, "FlashOAuthLinked")
 	}
-	return redirect(c, safeNext(flow.Next))
+	return redirect(c, to)
 }
 
 // withQuery sets the parameters q on rawURL.
@@ -255,17 +256,17 @@ func (h *Handlers) oauthFailed(c echo.Context, msgID string) error {
 }
 
 // switchUser signs this browser in as u, ending the session of whoever
-// else was signed in here.
-func (h *Handlers) switchUser(c echo.Context, u queries.User, method string) error {
+// else was signed in here, and returns where to go (signInAs).
+func (h *Handlers) switchUser(c echo.Context, u queries.User, method, next string) (string, error) {
 	if cur, ok := currentUser(c); ok && cur.ID == u.ID {
-		return nil
+		return next, nil
 	}
 	if sid, ok := c.Get(ctxSessionID).(string); ok {
 		if err := h.Accounts.EndSession(c.Request().Context(), sid, actor(c)); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return h.signInAs(c, u, method)
+	return h.signInAs(c, u, method, next)
 }
 
 // pendingLink is an identity waiting for its person to prove that the
@@ -363,9 +364,10 @@ func (h *Handlers) linkIdentity(c echo.Context) error {
 	if err := h.limits.Reset(ctx, ratelimit.SignInPerAccount, email); err != nil {
 		return err
 	}
-	if err := h.switchUser(c, u, p.Identity.Provider); err != nil {
+	to, err := h.switchUser(c, u, p.Identity.Provider, safeNext(p.Next))
+	if err != nil {
 		return err
 	}
 	h.flash(c, "FlashOAuthLinked")
-	return redirect(c, safeNext(p.Next))
+	return redirect(c, to)
 }

@@ -239,6 +239,15 @@ func routeRows(plan int64) map[string]routeRow {
 		"GET /api/v1/webhooks/:id":       {access: acting, perm: orgs.Read, object: true},
 		"POST /api/v1/webhooks/:id/test": {access: acting, perm: orgs.ManageWebhooks, object: true},
 		"DELETE /api/v1/webhooks/:id":    {access: acting, perm: orgs.ManageWebhooks, object: true},
+
+		// Two-factor authentication (two_factor_sign_in.go, two_factor.go).
+		"GET /sign-in/two-factor":                    {access: open, why: "the pending sign-in in the session"},
+		"POST /sign-in/two-factor":                   {access: open, why: "the pending sign-in in the session"},
+		"GET /settings/security":                     {access: own},
+		"GET /settings/security/two-factor":          {access: own},
+		"POST /settings/security/two-factor":         {access: own},
+		"POST /settings/security/two-factor/disable": {access: own},
+		"POST /settings/security/recovery-codes":     {access: own},
 	}
 }
 

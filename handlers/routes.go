@@ -55,6 +55,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.POST("/password/reset", h.requestPasswordReset)
 	e.GET("/password/reset/confirm", h.showResetConfirmPage)
 	e.POST("/password/reset/confirm", h.resetPassword)
+	// The second factor of a sign-in (two_factor_sign_in.go).
+	e.GET(twoFactorSignInPath, h.showTwoFactorSignInPage)
+	e.POST(twoFactorSignInPath, h.signInTwoFactor)
 
 	// Sign-in with GitHub or Google, and linking it to an account (oauth.go).
 	e.GET("/auth/link", h.showLinkPage)
@@ -82,6 +85,12 @@ func (h *Handlers) routes(e *echo.Echo) {
 	// The user's signed-in browsers, on the sign-in page (sign_in_methods.go).
 	settings.POST("/sessions/:session/end", h.endUserSession)
 	settings.POST("/sessions/end-others", h.endOtherSessions)
+	// Two-factor authentication (two_factor.go).
+	settings.GET("/security", h.showSecurityPage)
+	settings.GET("/security/two-factor", h.showTwoFactorSetupPage)
+	settings.POST("/security/two-factor", h.enableTwoFactor)
+	settings.POST("/security/two-factor/disable", h.disableTwoFactor)
+	settings.POST("/security/recovery-codes", h.regenerateRecoveryCodes)
 	settings.GET("/notifications", h.showNotificationsPage)
 	settings.POST("/notifications", h.updateNotifications)
 	// The user's webhook channels (webhooks.go).
@@ -304,6 +313,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	adminAPI.POST("/users/:id/demote", h.changeAPIAdminUser(adminusers.Demote))
 	adminAPI.POST("/users/:id/revoke-sessions", h.changeAPIAdminUser(adminusers.RevokeSessions))
 	adminAPI.POST("/users/:id/password-reset", h.resetAPIAdminUserPassword)
+	adminAPI.POST("/users/:id/two-factor-reset", h.resetAPIAdminUserTwoFactor)
 	adminAPI.DELETE("/users/:id/api-keys/:keyid", h.revokeAPIAdminUserKey)
 	// The organizations and their subscriptions (api_admin_orgs.go).
 	adminAPI.GET("/organizations", h.listAPIAdminOrgs)
@@ -366,6 +376,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	adminAPI.POST("/settings/test", h.testAPIAdminSettings)
 	adminAPI.GET("/settings/sign-up", h.showAPISignUp)
 	adminAPI.PATCH("/settings/sign-up", h.updateAPISignUp, conditional)
+	adminAPI.GET("/settings/two-factor", h.showAPITwoFactor)
+	adminAPI.PATCH("/settings/two-factor", h.updateAPITwoFactor, conditional)
 	adminAPI.GET("/invitations", h.listAPIInvitations)
 	adminAPI.POST("/invitations", h.createAPIInvitation)
 	adminAPI.GET("/invitations/:id", h.showAPIInvitation)
@@ -415,6 +427,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	// (admin_user_detail.go; the others are changeAdminUser's).
 	admin.POST("/users/:id/api-keys/:keyid/revoke", h.revokeAdminUserAPIKey)
 	admin.POST("/users/:id/password-reset", h.resetAdminUserPassword)
+	admin.POST("/users/:id/two-factor-reset", h.resetAdminUserTwoFactor)
 	admin.POST("/users/:id/delete", h.deleteAdminUser)
 	// The organizations and their subscriptions (admin_orgs.go).
 	admin.GET("/organizations", h.showAdminOrgsPage)
@@ -478,6 +491,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	admin.GET("/settings/sign-in", h.showAdminSignInPage)
 	admin.POST("/settings/sign-in", h.saveAdminSignIn)
 	admin.POST("/settings/sign-in/test", h.testAdminSignIn)
+	admin.POST("/settings/two-factor", h.saveAdminTwoFactor)
 	// Branding and session settings (admin_branding.go).
 	admin.GET("/settings/branding", h.showAdminBrandingPage)
 	admin.POST("/settings/branding", h.saveAdminBranding)

@@ -92,8 +92,8 @@ func currentUser(c echo.Context) (queries.User, bool) {
 func (h *Handlers) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if u, ok := currentUser(c); ok {
-			if h.mustChangePassword(c, u) {
-				return h.toPasswordForm(c)
+			if gated, err := h.gate(c, u); gated {
+				return err
 			}
 			return next(c)
 		}
@@ -109,8 +109,8 @@ func (h *Handlers) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 func (h *Handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if u, ok := currentUser(c); ok && u.Role == adminauth.RoleAdmin {
-			if h.mustChangePassword(c, u) {
-				return h.toPasswordForm(c)
+			if gated, err := h.gate(c, u); gated {
+				return err
 			}
 			h.withFreshSignIn(c, u)
 			return next(c)
@@ -132,6 +132,34 @@ func (h *Handlers) mustChangePassword(c echo.Context, u queries.User) bool {
 	}
 	p := c.Request().URL.Path
 	return p != passwordForm && p != "/settings/password"
+}
+
+// gate sends a signed-in user who must first change their password, or
+// set up two-factor authentication, to do so; gated reports that it did
+// (or failed to, with err).
+func (h *Handlers) gate(c echo.Context, u queries.User) (gated bool, err error) {
+	if h.mustChangePassword(c, u) {
+		return true, h.toPasswordForm(c)
+	}
+	enrol, err := h.mustEnrolTwoFactor(c, u)
+	if err != nil {
+		return true, err
+	}
+	if enrol {
+		return true, redirect(c, twoFactorSetupPath)
+	}
+	return false, nil
+}
+
+// mustEnrolTwoFactor reports whether the platform requires two-factor
+// authentication of u, who has none, and asks for anything but setting
+// it up (or the language of the page that explains it).
+func (h *Handlers) mustEnrolTwoFactor(c echo.Context, u queries.User) (bool, error) {
+	p := c.Request().URL.Path
+	if p == securityPath || strings.HasPrefix(p, securityPath+"/") || p == "/settings/language" {
+		return false, nil
+	}
+	return h.Accounts.TwoFactorRequired(c.Request().Context(), u)
 }
 
 // toPasswordForm sends the user to the password form, saying why.

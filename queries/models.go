@@ -583,6 +583,14 @@ type UserAvatar struct {
 	UpdatedAt pgtype.Timestamptz
 }
 
+type UserRecoveryCode struct {
+	ID        int64
+	UserID    int64
+	CodeHash  string
+	UsedAt    pgtype.Timestamptz
+	CreatedAt pgtype.Timestamptz
+}
+
 type UserSession struct {
 	ID         string
 	UserID     int64
@@ -591,6 +599,14 @@ type UserSession struct {
 	CreatedAt  pgtype.Timestamptz
 	LastSeenAt pgtype.Timestamptz
 	EndedAt    pgtype.Timestamptz
+}
+
+type UserTotp struct {
+	UserID       int64
+	SecretSealed string
+	EnabledAt    pgtype.Timestamptz
+	LastStep     int64
+	CreatedAt    pgtype.Timestamptz
 }
 
 type WebhookAttempt struct {

@@ -12,6 +12,8 @@ type AdminSignIn struct {
 	Confirm   AdminConfirm
 	// Test is the outcome of a discovery test; nil when none was made.
 	Test *AdminSignInTest
+	// TwoFactor is the form of the two-factor requirement.
+	TwoFactor AdminTwoFactor
 }
 
 // AdminSignInTest is what the OpenID Connect issuer's discovery document

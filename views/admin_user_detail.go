@@ -14,7 +14,9 @@ type AdminUserMore struct {
 	Clusters    []AdminUserCluster
 	APIKeys     []AdminUserAPIKey
 	HasPassword bool
-	Identities  []AdminUserIdentity
+	// TwoFactor: the account's sign-ins ask for a second factor.
+	TwoFactor  bool
+	Identities []AdminUserIdentity
 	// HasClusters is set when the account cannot be deleted for them.
 	HasClusters bool
 }

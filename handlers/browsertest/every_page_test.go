@@ -98,6 +98,7 @@ func TestEveryPage(t *testing.T) {
 		{f, "cluster-failed"}, {f + "/nodes", ""},
 		{"/notifications", ""}, {"/billing", ""}, {"/orgs", ""}, {fmt.Sprintf("/orgs/%d", orgID), ""},
 		{"/settings/profile", ""}, {"/settings/sign-in", ""}, {"/settings/notifications", ""}, {"/settings/api-keys", ""},
+		{"/settings/security", ""}, {"/settings/security/two-factor", ""},
 		{"/clusters/999999", ""},
 		{"/admin", "admin-overview"}, {"/admin/users", "admin-users"}, {fmt.Sprintf("/admin/users/%d", adminID), ""},
 		{"/admin/organizations", ""}, {fmt.Sprintf("/admin/organizations/%d", orgID), ""},

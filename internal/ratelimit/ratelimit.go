@@ -67,6 +67,10 @@ var (
 	ResetPerIP       = Rule{"reset-ip", 10, time.Hour}
 	ResetPerAccount  = Rule{"reset-account", 5, time.Hour}
 	APIAuthFailPerIP = Rule{"api-auth-fail-ip", 50, 15 * time.Minute}
+	// Two-factor codes: six digits are guessed one in a million, so few
+	// tries per account, and per address across accounts.
+	TwoFactorPerUser = Rule{"two-factor-user", 10, 15 * time.Minute}
+	TwoFactorPerIP   = Rule{"two-factor-ip", 50, 15 * time.Minute}
 )
 
 // Decision is the outcome of one hit.
