@@ -159,6 +159,10 @@ func (h *Handlers) mustEnrolTwoFactor(c echo.Context, u queries.User) (bool, err
 	if p == securityPath || strings.HasPrefix(p, securityPath+"/") || p == "/settings/language" {
 		return false, nil
 	}
+	// What the session's read brought along, or else a read of its own.
+	if row, ok := signedInFrom(c.Request().Context()); ok && row.User.ID == u.ID {
+		return !row.TwoFactorEnabled && accounts.TwoFactorPolicy(row.TwoFactorRequired).Covers(u), nil
+	}
 	return h.Accounts.TwoFactorRequired(c.Request().Context(), u)
 }
 

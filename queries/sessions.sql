@@ -18,14 +18,18 @@ ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry
 
 -- name: SessionFindSignedIn :one
 -- A session with the signed-in user behind it, if both are still active,
--- and the user's unread notifications: what every signed-in page needs,
--- in one query. Live as SessionFind says. No row for a session that names no user session (or
+-- the user's unread notifications, and whether they have two-factor
+-- authentication and what the platform requires of whom (as
+-- UserTOTPEnabled): what every signed-in page needs, in one query. Live
+-- as SessionFind says. No row for a session that names no user session (or
 -- one that ended, or a disabled account): the caller then reads the
 -- session alone (SessionFind).
 SELECT sessions.data, user_sessions.id AS user_session_id, sqlc.embed(users),
     user_sessions.last_seen_at AS session_last_seen_at,
     (SELECT count(*) FROM notifications
-     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread
+     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread,
+    EXISTS (SELECT 1 FROM user_totp t WHERE t.user_id = users.id AND t.enabled_at IS NOT NULL) AS two_factor_enabled,
+    coalesce((SELECT s.value ->> 'require' FROM settings s WHERE s.key = 'two_factor'), '')::text AS two_factor_required
 FROM sessions
 JOIN user_sessions ON user_sessions.id = sessions.user_session_id
 JOIN users ON users.id = user_sessions.user_id

@@ -82,7 +82,9 @@ const sessionFindSignedIn = `-- name: SessionFindSignedIn :one
 SELECT sessions.data, user_sessions.id AS user_session_id, users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.password_change_required,
     user_sessions.last_seen_at AS session_last_seen_at,
     (SELECT count(*) FROM notifications
-     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread
+     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread,
+    EXISTS (SELECT 1 FROM user_totp t WHERE t.user_id = users.id AND t.enabled_at IS NOT NULL) AS two_factor_enabled,
+    coalesce((SELECT s.value ->> 'require' FROM settings s WHERE s.key = 'two_factor'), '')::text AS two_factor_required
 FROM sessions
 JOIN user_sessions ON user_sessions.id = sessions.user_session_id
 JOIN users ON users.id = user_sessions.user_id
@@ -104,11 +106,15 @@ type SessionFindSignedInRow struct {
 	User              User
 	SessionLastSeenAt pgtype.Timestamptz
 	Unread            int64
+	TwoFactorEnabled  bool
+	TwoFactorRequired string
 }
 
 // A session with the signed-in user behind it, if both are still active,
-// and the user's unread notifications: what every signed-in page needs,
-// in one query. Live as SessionFind says. No row for a session that names no user session (or
+// the user's unread notifications, and whether they have two-factor
+// authentication and what the platform requires of whom (as
+// UserTOTPEnabled): what every signed-in page needs, in one query. Live
+// as SessionFind says. No row for a session that names no user session (or
 // one that ended, or a disabled account): the caller then reads the
 // session alone (SessionFind).
 func (q *Queries) SessionFindSignedIn(ctx context.Context, arg SessionFindSignedInParams) (SessionFindSignedInRow, error) {
@@ -131,6 +137,8 @@ func (q *Queries) SessionFindSignedIn(ctx context.Context, arg SessionFindSigned
 		&i.User.PasswordChangeRequired,
 		&i.SessionLastSeenAt,
 		&i.Unread,
+		&i.TwoFactorEnabled,
+		&i.TwoFactorRequired,
 	)
 	return i, err
 }
