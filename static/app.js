@@ -9,6 +9,12 @@
 //     ("5 minutes ago") in the reader's language, with the exact time in the
 //     reader's time zone on hover; the page's text is the exact time in UTC.
 //   - A table wrapper that scrolls can be scrolled from the keyboard.
+//   - On a wide screen the side navigation folds to its icons and back,
+//     remembered in the kb_nav cookie, which the server draws the page from.
+//   - A link marked data-confirm-dialog (to a page that confirms a
+//     destructive action) opens that page's confirmation in a <dialog> over
+//     the current page; a typed confirmation keeps its submit button disabled
+//     until the text matches.
 (function () {
   "use strict";
 
@@ -104,8 +110,22 @@
     });
   }
 
+  // The side navigation's fold button (wide screens): the cookie keeps the
+  // choice for the pages to come, drawn folded by the server.
+  function navCollapse() {
+    var button = document.querySelector(".nav-collapse");
+    if (!button) return;
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var collapsed = document.body.classList.toggle("nav-collapsed");
+      button.setAttribute("aria-expanded", collapsed ? "false" : "true");
+      document.cookie = "kb_nav=" + (collapsed ? "collapsed" : "expanded") + "; path=/; max-age=31536000; samesite=lax";
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     drawer();
+    navCollapse();
     toasts(document);
     times(document);
     scrollables(document);
