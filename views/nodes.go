@@ -44,6 +44,9 @@ type NodeList struct {
 	// FirstNode is the "Add your first node" card, shown while the
 	// cluster has no node; nil otherwise.
 	FirstNode *FirstNode
+	// Sort is the order the reader chose, by a column's header; the rows'
+	// refresh keeps it.
+	Sort Sort
 }
 
 // NodeCondition is one condition of a node.
