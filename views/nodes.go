@@ -144,6 +144,14 @@ func nodeActionPath(m NodeActionForm) templ.SafeURL {
 	return nodeURL(m.Cluster.ID, m.Node, "drain")
 }
 
+// nodeActionWarning says what draining or deleting the node does.
+func nodeActionWarning(ctx context.Context, m NodeActionForm) string {
+	if m.Delete {
+		return locale.T(ctx, "NodeDeleteWarning")
+	}
+	return locale.T(ctx, "NodeDrainWarning")
+}
+
 func nodeActionTitle(ctx context.Context, m NodeActionForm) string {
 	if m.Delete {
 		return locale.T(ctx, "NodeDeleteTitle", map[string]any{"Node": m.Node})
