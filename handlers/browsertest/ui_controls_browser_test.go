@@ -1,7 +1,10 @@
 package browsertest_test
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,6 +45,24 @@ type navLook struct {
 	Title       string
 }
 
+// screenshot writes the page as it is under the test output, for review.
+func screenshot(name string) chromedp.Action {
+	var png []byte
+	return chromedp.Tasks{
+		chromedp.FullScreenshot(&png, 100),
+		chromedp.ActionFunc(func(context.Context) error {
+			dir := os.Getenv("SCREENSHOTS")
+			if dir == "" {
+				dir = filepath.Join("..", "..", "test-output", "screenshots")
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, name), png, 0o644)
+		}),
+	}
+}
+
 // TestNavCollapseInBrowser: on a laptop's screen the side navigation's
 // button folds it to its icons, the links keeping their names and a
 // tooltip; the next page is drawn folded by the server, from the cookie;
@@ -63,6 +84,7 @@ func TestNavCollapseInBrowser(t *testing.T) {
 		chromedp.Evaluate(navState, &open),
 		chromedp.Click(`[data-testid="nav-collapse"]`, chromedp.ByQuery),
 		chromedp.Evaluate(navState, &folded),
+		screenshot("nav-collapsed-en-1280.png"),
 	))
 	require.Equal(t, navLook{Width: open.Width, Expanded: "true", ButtonShown: true, LabelWidth: open.LabelWidth, Name: "Clusters", Title: "Clusters"}, open)
 	require.Greater(t, open.Width, 150.0)
@@ -148,6 +170,7 @@ func TestConfirmDialogInBrowser(t *testing.T) {
 		chromedp.Evaluate(`document.querySelector('dialog #confirm').value = ''`, nil),
 		chromedp.SendKeys(`dialog #confirm`, "doomed", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector('dialog [data-testid="cluster-delete-submit"]').disabled`, &right),
+		screenshot("confirm-dialog-en-1280.png"),
 		chromedp.Click(`dialog [data-testid="cluster-delete-submit"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`[data-testid="flash"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="flash"]`, &flash, chromedp.ByQuery),
