@@ -24,22 +24,42 @@ import (
 // cluster id.
 func (h *Handlers) showAdminClustersPage(c echo.Context) error {
 	f := adminClusterFilter(c)
-	page, err := h.Clusters.AdminList(c.Request().Context(), f, queryID(c, "before"), queryID(c, "after"))
-	if err != nil {
-		return err
+	key, desc, pg := listSort(c, clusters.AdminSortKeys)
+	m := views.AdminClusterList{
+		Search: f.Search, Status: f.Status, Owner: f.OwnerEmail, Version: f.KubernetesVersion, Access: f.AccessMode,
+		Sort: views.Sort{Path: "/admin/clusters", Query: adminClusterQuery(f), Key: key, Desc: desc},
 	}
-	m := views.AdminClusterList{Search: f.Search, Status: f.Status, Owner: f.OwnerEmail, Version: f.KubernetesVersion, Access: f.AccessMode}
-	for _, r := range page.Clusters {
+	var rows []queries.AdminClusterListOlderRow
+	if key == "" {
+		page, err := h.Clusters.AdminList(c.Request().Context(), f, queryID(c, "before"), queryID(c, "after"))
+		if err != nil {
+			return err
+		}
+		rows = page.Clusters
+		if page.Older != 0 {
+			m.OlderURL = adminClustersURL(f, "before", page.Older)
+		}
+		if page.Newer != 0 {
+			m.NewerURL = adminClustersURL(f, "after", page.Newer)
+		}
+	} else {
+		var more bool
+		var err error
+		if rows, more, err = h.Clusters.AdminListSorted(c.Request().Context(), f, key, desc, pg); err != nil {
+			return err
+		}
+		if more {
+			m.OlderURL = m.Sort.URL(key, desc, pg+1)
+		}
+		if pg > 1 {
+			m.NewerURL = m.Sort.URL(key, desc, 1)
+		}
+	}
+	for _, r := range rows {
 		m.Clusters = append(m.Clusters, views.AdminClusterRow{
 			ID: r.ID, Name: r.Name, Slug: r.Slug, OwnerID: r.OwnerID, OwnerEmail: r.OwnerEmail,
 			Status: r.Status, Version: r.KubernetesVersion, Access: r.PublicAccessMode, Nodes: r.Nodes, Created: timeOf(r.CreatedAt),
 		})
-	}
-	if page.Older != 0 {
-		m.OlderURL = adminClustersURL(f, "before", page.Older)
-	}
-	if page.Newer != 0 {
-		m.NewerURL = adminClustersURL(f, "after", page.Newer)
 	}
 	h.viewAsAPICall(c, "adminListClusters", nil)
 	return render(c, http.StatusOK, views.AdminClustersPage(m))
@@ -57,9 +77,8 @@ func adminClusterFilter(c echo.Context) clusters.AdminFilter {
 	}
 }
 
-// adminClustersURL is a page of the cluster list under f: the clusters
-// before or after (cursor) the cluster id.
-func adminClustersURL(f clusters.AdminFilter, cursor string, id int64) string {
+// adminClusterQuery is the query of the cluster list's filters f.
+func adminClusterQuery(f clusters.AdminFilter) url.Values {
 	v := url.Values{}
 	for k, s := range map[string]string{
 		"q": f.Search, "status": f.Status, "owner": f.OwnerEmail, "version": f.KubernetesVersion, "access": f.AccessMode,
@@ -68,6 +87,13 @@ func adminClustersURL(f clusters.AdminFilter, cursor string, id int64) string {
 			v.Set(k, s)
 		}
 	}
+	return v
+}
+
+// adminClustersURL is a page of the cluster list under f: the clusters
+// before or after (cursor) the cluster id.
+func adminClustersURL(f clusters.AdminFilter, cursor string, id int64) string {
+	v := adminClusterQuery(f)
 	v.Set(cursor, strconv.FormatInt(id, 10))
 	return "/admin/clusters?" + v.Encode()
 }

@@ -17,19 +17,40 @@ import (
 
 func (h *Handlers) showAdminUsersPage(c echo.Context) error {
 	search, after := strings.TrimSpace(c.QueryParam("q")), queryID(c, "after")
-	page, err := h.AdminUsers.List(c.Request().Context(), search, after, adminusers.PageSize)
-	if err != nil {
-		return err
+	key, desc, pg := listSort(c, adminusers.SortKeys)
+	m := views.AdminUserList{Query: search, Sort: views.Sort{Path: "/admin/users", Key: key, Desc: desc}}
+	if search != "" {
+		m.Sort.Query = url.Values{"q": {search}}
 	}
-	m := views.AdminUserList{Query: search, Users: make([]views.AdminUser, 0, len(page.Users))}
-	for _, u := range page.Users {
+	var rows []queries.AdminUserListRow
+	if key == "" {
+		page, err := h.AdminUsers.List(c.Request().Context(), search, after, adminusers.PageSize)
+		if err != nil {
+			return err
+		}
+		rows = page.Users
+		if page.NextAfter != 0 {
+			m.NextURL = adminUsersURL(search, page.NextAfter)
+		}
+		if after != 0 {
+			m.FirstURL = adminUsersURL(search, 0)
+		}
+	} else {
+		var more bool
+		var err error
+		if rows, more, err = h.AdminUsers.ListSorted(c.Request().Context(), search, key, desc, pg, adminusers.PageSize); err != nil {
+			return err
+		}
+		if more {
+			m.NextURL = m.Sort.URL(key, desc, pg+1)
+		}
+		if pg > 1 {
+			m.FirstURL = m.Sort.URL(key, desc, 1)
+		}
+	}
+	m.Users = make([]views.AdminUser, 0, len(rows))
+	for _, u := range rows {
 		m.Users = append(m.Users, adminUserListView(u))
-	}
-	if page.NextAfter != 0 {
-		m.NextURL = adminUsersURL(search, page.NextAfter)
-	}
-	if after != 0 {
-		m.FirstURL = adminUsersURL(search, 0)
 	}
 	h.viewAsAPICall(c, "adminListUsers", nil)
 	return renderPageOrFragment(c, views.AdminUsersPage(m), views.AdminUsersResults(m))

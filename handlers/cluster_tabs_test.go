@@ -67,7 +67,7 @@ func TestClusterTabs(t *testing.T) {
 	require.NotContains(t, body, `data-testid="cluster-delete"`)
 	_, body = c.Get(base + "/edit")
 	require.Contains(t, body, `data-testid="cluster-danger-zone"`)
-	require.Contains(t, body, `href="`+base+`/delete" role="button" class="danger-button" data-testid="cluster-delete"`)
+	require.Contains(t, body, `href="`+base+`/delete" role="button" class="danger-button" data-confirm-dialog data-testid="cluster-delete"`, "a confirmation in a dialog, with a script")
 	require.Contains(t, body, `data-testid="stale-cleanup-form"`)
 
 	// The Events tab lists every event; the overview the latest few.

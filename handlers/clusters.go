@@ -25,23 +25,40 @@ func (h *Handlers) showClustersPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	before := queryID(c, "before")
-	page, err := h.Clusters.ListSummaries(c.Request().Context(), who, before, clusters.PageSize)
-	if err != nil {
-		return err
+	key, desc, pg := listSort(c, clusters.SortKeys)
+	l := views.ClusterList{Sort: views.Sort{Path: "/clusters", Key: key, Desc: desc}}
+	var rows []queries.ClusterListSummaryForMemberRow
+	if key == "" {
+		// The newest first, by cursor: the dashboard's speed (issue 36).
+		before := queryID(c, "before")
+		page, err := h.Clusters.ListSummaries(c.Request().Context(), who, before, clusters.PageSize)
+		if err != nil {
+			return err
+		}
+		rows = page.Clusters
+		if page.NextBefore != 0 {
+			l.NextURL = fmt.Sprintf("/clusters?before=%d", page.NextBefore)
+		}
+		if before != 0 {
+			l.FirstURL = "/clusters"
+		}
+	} else {
+		var more bool
+		if rows, more, err = h.Clusters.ListSummariesSorted(c.Request().Context(), who, key, desc, pg, clusters.PageSize); err != nil {
+			return err
+		}
+		if more {
+			l.NextURL = l.Sort.URL(key, desc, pg+1)
+		}
+		if pg > 1 {
+			l.FirstURL = l.Sort.URL(key, desc, 1)
+		}
 	}
-	l := views.ClusterList{}
-	for _, cl := range page.Clusters {
+	for _, cl := range rows {
 		l.Clusters = append(l.Clusters, clusterSummaryView(cl))
 	}
 	if err := h.showRetries(c.Request().Context(), who, l.Clusters); err != nil {
 		return err
-	}
-	if page.NextBefore != 0 {
-		l.NextURL = fmt.Sprintf("/clusters?before=%d", page.NextBefore)
-	}
-	if before != 0 {
-		l.FirstURL = "/clusters"
 	}
 	h.viewAsAPICall(c, "listClusters", nil)
 	return render(c, http.StatusOK, views.ClustersPage(l))

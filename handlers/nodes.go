@@ -78,7 +78,8 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l := views.NodeList{Cluster: clusterView(cl)}
+	key, desc, _ := listSort(c, nodeSortKeys)
+	l := views.NodeList{Cluster: clusterView(cl), Sort: views.Sort{Path: views.ClusterPath(cl.ID, "nodes"), Key: key, Desc: desc}}
 	if cl.Status != clusters.StatusReady {
 		// The open list says why its rows went and keeps asking: an
 		// upgrade ends ready again. The page says it in the cluster's
@@ -110,9 +111,41 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 		}
 		l.Nodes = append(l.Nodes, v)
 	}
+	sortNodes(l.Nodes, key, desc)
 	c.Response().Header().Set("Cache-Control", "no-store")
 	h.viewAsAPICall(c, "listNodes", nil, strconv.FormatInt(cl.ID, 10))
 	return renderPageOrFragment(c, views.NodesPage(l), views.NodeRows(l))
+}
+
+// nodeSortKeys are the columns the nodes table sorts by: a cluster's
+// nodes are few and read whole, so they are sorted here (sortNodes).
+var nodeSortKeys = []string{"name", "status", "version", "created"}
+
+// sortNodes puts ns in the order of the column key (of nodeSortKeys,
+// descending when desc), by name among equals; "" keeps the record's
+// order.
+func sortNodes(ns []views.Node, key string, desc bool) {
+	if key == "" {
+		return
+	}
+	slices.SortStableFunc(ns, func(a, b views.Node) int {
+		var n int
+		switch key {
+		case "status":
+			n = strings.Compare(a.Status, b.Status)
+		case "version":
+			n = strings.Compare(a.KubeletVersion, b.KubeletVersion)
+		case "created":
+			n = a.Created.Compare(b.Created)
+		}
+		if n == 0 {
+			n = strings.Compare(a.Name, b.Name)
+		}
+		if desc {
+			return -n
+		}
+		return n
+	})
 }
 
 func (h *Handlers) showNodePage(c echo.Context) error {

@@ -39,6 +39,9 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		info := &views.Page{CSRF: h.sessions.GetString(ctx, sessionCSRF), Path: c.Request().URL.Path}
+		if nav, err := c.Cookie(views.NavCookie); err == nil && nav.Value == views.NavCookieCollapsed {
+			info.NavCollapsed = true
+		}
 		if sid := h.sessions.GetString(ctx, sessionID); sid != "" {
 			// The store read the user with the session, mostly.
 			row, found := signedInFrom(ctx)

@@ -20,6 +20,25 @@ WHERE id IN (SELECT matches.id FROM matches) AND id > @after_id::bigint
 ORDER BY id
 LIMIT @row_limit;
 
+-- name: AdminUserListSorted :many
+-- The users (those matching @pattern, when it is set, as AdminUserSearch)
+-- in the order of the column the admin chose (@sort_key: email, name,
+-- role, created or last_sign_in; @descending; never signed in last), a
+-- page at @row_offset.
+WITH matches AS MATERIALIZED (
+    SELECT users.id FROM users
+    WHERE @pattern::text <> '' AND (lower(users.email) LIKE lower(@pattern::text) OR lower(users.name) LIKE lower(@pattern::text))
+)
+SELECT id, email, name, role, email_verified_at, disabled_at, created_at, last_sign_in_at FROM users
+WHERE @pattern::text = '' OR id IN (SELECT matches.id FROM matches)
+ORDER BY
+  CASE WHEN NOT @descending::bool THEN CASE @sort_key::text WHEN 'email' THEN lower(email) WHEN 'name' THEN lower(name) WHEN 'role' THEN role END END,
+  CASE WHEN @descending::bool THEN CASE @sort_key::text WHEN 'email' THEN lower(email) WHEN 'name' THEN lower(name) WHEN 'role' THEN role END END DESC,
+  CASE WHEN NOT @descending::bool THEN CASE @sort_key::text WHEN 'created' THEN created_at WHEN 'last_sign_in' THEN last_sign_in_at END END NULLS LAST,
+  CASE WHEN @descending::bool THEN CASE @sort_key::text WHEN 'created' THEN created_at WHEN 'last_sign_in' THEN last_sign_in_at END END DESC NULLS LAST,
+  id
+LIMIT @row_limit OFFSET @row_offset;
+
 -- name: AdminUserLockForUpdate :many
 -- The acting admin and the target, locked in id order, so that concurrent
 -- admin actions on the same accounts run one after the other.

@@ -9,6 +9,12 @@
 //     ("5 minutes ago") in the reader's language, with the exact time in the
 //     reader's time zone on hover; the page's text is the exact time in UTC.
 //   - A table wrapper that scrolls can be scrolled from the keyboard.
+//   - On a wide screen the side navigation folds to its icons and back,
+//     remembered in the kb_nav cookie, which the server draws the page from.
+//   - A link marked data-confirm-dialog (to a page that confirms a
+//     destructive action) opens that page's confirmation in a <dialog> over
+//     the current page; a typed confirmation keeps its submit button disabled
+//     until the text matches.
 (function () {
   "use strict";
 
@@ -104,8 +110,103 @@
     });
   }
 
+  // The side navigation's fold button (wide screens): the cookie keeps the
+  // choice for the pages to come, drawn folded by the server.
+  function navCollapse() {
+    var button = document.querySelector(".nav-collapse");
+    if (!button) return;
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var collapsed = document.body.classList.toggle("nav-collapsed");
+      button.setAttribute("aria-expanded", collapsed ? "false" : "true");
+      document.cookie = "kb_nav=" + (collapsed ? "collapsed" : "expanded") + "; path=/; max-age=31536000; samesite=lax";
+    });
+  }
+
+  // A typed confirmation (an input with data-confirm-text) keeps its
+  // form's submit button disabled until what is typed matches; the server
+  // checks it again.
+  function typedConfirms(root) {
+    root.querySelectorAll("input[data-confirm-text]").forEach(function (input) {
+      var form = input.form;
+      var submit = form && form.querySelector("button[type=submit]");
+      if (!submit) return;
+      var check = function () {
+        submit.disabled = input.value !== input.dataset.confirmText;
+      };
+      input.addEventListener("input", check);
+      check();
+    });
+  }
+
+  // A link marked data-confirm-dialog leads to a page that confirms a
+  // destructive action: its confirmation ([data-confirm]) opens in a modal
+  // <dialog> over this page instead. Escape or Cancel closes it and focus
+  // goes back to the link; when the page cannot be had, the link is
+  // followed.
+  function confirmDialogs() {
+    var dialog = null;
+    var opener = null;
+
+    function close() {
+      if (dialog && dialog.open) dialog.close();
+    }
+
+    function open(link, box) {
+      if (!dialog) {
+        dialog = document.createElement("dialog");
+        dialog.className = "confirm-modal";
+        dialog.setAttribute("data-testid", "confirm-modal");
+        dialog.setAttribute("aria-labelledby", "confirm-title");
+        dialog.addEventListener("close", function () {
+          dialog.textContent = "";
+          if (opener) opener.focus();
+        });
+        dialog.addEventListener("click", function (e) {
+          if (e.target === dialog) close();
+          if (e.target.closest && e.target.closest("[data-confirm-cancel]")) {
+            e.preventDefault();
+            close();
+          }
+        });
+        document.body.appendChild(dialog);
+      }
+      opener = link;
+      dialog.textContent = "";
+      dialog.appendChild(document.importNode(box, true));
+      typedConfirms(dialog);
+      times(dialog);
+      dialog.showModal();
+      var first = dialog.querySelector("input:not([type=hidden]), button, a[href]");
+      if (first) first.focus();
+    }
+
+    document.addEventListener("click", function (e) {
+      var link = e.target.closest && e.target.closest("a[data-confirm-dialog]");
+      if (!link || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      if (!window.fetch || !window.DOMParser || !window.HTMLDialogElement) return;
+      e.preventDefault();
+      fetch(link.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+        .then(function (resp) {
+          if (!resp.ok) throw new Error(resp.status);
+          return resp.text();
+        })
+        .then(function (html) {
+          var box = new DOMParser().parseFromString(html, "text/html").querySelector("[data-confirm]");
+          if (!box) throw new Error("no confirmation");
+          open(link, box);
+        })
+        .catch(function () {
+          window.location.href = link.href;
+        });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     drawer();
+    navCollapse();
+    typedConfirms(document);
+    confirmDialogs();
     toasts(document);
     times(document);
     scrollables(document);

@@ -35,6 +35,8 @@ type AdminUserList struct {
 	// is none to go to.
 	NextURL  string
 	FirstURL string
+	// Sort is the order the admin chose, by a column's header.
+	Sort Sort
 }
 
 // AdminSession is one signed-in browser.

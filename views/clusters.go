@@ -79,6 +79,8 @@ type ClusterList struct {
 	// when there is none to go to.
 	NextURL  string
 	FirstURL string
+	// Sort is the order the reader chose, by a column's header.
+	Sort Sort
 }
 
 // ClusterDetail is the page of one cluster.
@@ -137,6 +139,12 @@ func clusterPath(id int64, sub string) string {
 		p += "/" + sub
 	}
 	return p
+}
+
+// ClusterPath is the page of a cluster, or one of its sub-pages, for the
+// handlers.
+func ClusterPath(id int64, sub string) string {
+	return clusterPath(id, sub)
 }
 
 func clusterURL(id int64, sub string) templ.SafeURL {

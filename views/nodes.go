@@ -44,6 +44,9 @@ type NodeList struct {
 	// FirstNode is the "Add your first node" card, shown while the
 	// cluster has no node; nil otherwise.
 	FirstNode *FirstNode
+	// Sort is the order the reader chose, by a column's header; the rows'
+	// refresh keeps it.
+	Sort Sort
 }
 
 // NodeCondition is one condition of a node.
@@ -139,6 +142,14 @@ func nodeActionPath(m NodeActionForm) templ.SafeURL {
 		return nodeURL(m.Cluster.ID, m.Node, "delete")
 	}
 	return nodeURL(m.Cluster.ID, m.Node, "drain")
+}
+
+// nodeActionWarning says what draining or deleting the node does.
+func nodeActionWarning(ctx context.Context, m NodeActionForm) string {
+	if m.Delete {
+		return locale.T(ctx, "NodeDeleteWarning")
+	}
+	return locale.T(ctx, "NodeDrainWarning")
 }
 
 func nodeActionTitle(ctx context.Context, m NodeActionForm) string {

@@ -35,7 +35,17 @@ type Page struct {
 	ReadOnly bool
 	// ViewerKubeconfig says its viewers may download a kubeconfig.
 	ViewerKubeconfig bool
+	// NavCollapsed says the reader folded the side navigation to its
+	// icons (the NavCookie), so that the page is drawn that way at once.
+	NavCollapsed bool
 }
+
+// NavCookie is the cookie the side navigation's fold button sets (from
+// app.js) to NavCookieCollapsed while the navigation shows icons only.
+const (
+	NavCookie          = "kb_nav"
+	NavCookieCollapsed = "collapsed"
+)
 
 // APICall is an API operation as a page shows it: the curl command that
 // calls it, and its place in the API reference.

@@ -239,3 +239,28 @@ func (s *Service) AdminGet(ctx context.Context, id int64) (AdminDetail, error) {
 	}
 	return d, nil
 }
+
+// AdminSortKeys are the columns the admins' cluster list sorts by
+// (AdminListSorted).
+var AdminSortKeys = []string{"name", "owner", "status", "version", "nodes", "created"}
+
+// AdminListSorted is AdminList in the order of a column of AdminSortKeys
+// (descending when desc), its page-th page (from 1); more says whether a
+// page follows.
+func (s *Service) AdminListSorted(ctx context.Context, f AdminFilter, key string, desc bool, page int) (rows []queries.AdminClusterListOlderRow, more bool, err error) {
+	sorted, err := queries.New(s.Pool).AdminClusterListSorted(ctx, queries.AdminClusterListSortedParams{
+		Pattern: searchPattern(f.Search), Status: f.Status, OwnerEmail: strings.TrimSpace(f.OwnerEmail),
+		KubernetesVersion: f.KubernetesVersion, AccessMode: f.AccessMode, SortKey: key, Descending: desc,
+		RowOffset: int32((page - 1) * AdminPageSize), RowLimit: AdminPageSize + 1,
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list clusters by %s: %w", key, err)
+	}
+	if more = len(sorted) > AdminPageSize; more {
+		sorted = sorted[:AdminPageSize]
+	}
+	for _, r := range sorted {
+		rows = append(rows, queries.AdminClusterListOlderRow(r))
+	}
+	return rows, more, nil
+}

@@ -71,3 +71,26 @@ func (s *Service) NodeNames(ctx context.Context, who orgs.Acting, id int64) ([]s
 	}
 	return names, nil
 }
+
+// SortKeys are the columns the cluster list sorts by (ListSummariesSorted).
+var SortKeys = []string{"name", "status", "version", "created"}
+
+// ListSummariesSorted is ListSummaries in the order of a column of
+// SortKeys (descending when desc), the page-th page (from 1) of limit
+// clusters; more says whether a page follows.
+func (s *Service) ListSummariesSorted(ctx context.Context, who orgs.Acting, key string, desc bool, page, limit int) (rows []queries.ClusterListSummaryForMemberRow, more bool, err error) {
+	sorted, err := queries.New(s.Pool).ClusterListSummaryForMemberSorted(ctx, queries.ClusterListSummaryForMemberSortedParams{
+		OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read), SortKey: key, Descending: desc,
+		RowOffset: int32((page - 1) * limit), RowLimit: int32(limit) + 1,
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list clusters by %s: %w", key, err)
+	}
+	if more = len(sorted) > limit; more {
+		sorted = sorted[:limit]
+	}
+	for _, r := range sorted {
+		rows = append(rows, queries.ClusterListSummaryForMemberRow(r))
+	}
+	return rows, more, nil
+}

@@ -22,6 +22,7 @@ var names = []string{
 	"languages", "layers", "layout-dashboard", "list-checks", "log-out", "mail",
 	"menu", "network", "panel-left", "plus", "receipt", "refresh-cw", "server",
 	"settings", "shield", "terminal", "trash-2", "triangle-alert", "user", "users", "x",
+	"arrow-down", "arrow-up", "arrow-up-down",
 }
 
 var (
