@@ -144,6 +144,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/clusters/:id", h.showClusterPage, h.requireUser)
 	e.GET("/clusters/:id/endpoint", h.showClusterEndpoint, h.requireUser)
 	e.GET("/clusters/:id/events", h.showClusterUpdates, h.requireUser)
+	e.GET("/clusters/:id/stream", h.streamClusterUpdates, h.requireUser)
 	e.GET("/clusters/:id/activity", h.showClusterActivityPage, h.requireUser)
 	e.GET("/clusters/:id/edit", h.showEditClusterPage, h.requireUser, asksChange)
 	e.POST("/clusters/:id/edit", h.updateCluster, h.requireUser)
