@@ -126,3 +126,116 @@ func TestClusterStream(t *testing.T) {
 	require.Contains(t, m.data, `data-reason="Failed"`)
 	require.NotContains(t, m.data, `data-reason="Installing"`)
 }
+
+// waitSSE reads messages until one has want, and returns it: the messages
+// are the page's state, each whole, and one may come for a change made
+// before the one awaited.
+func waitSSE(t *testing.T, ch <-chan sseMessage, want string) sseMessage {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case m, ok := <-ch:
+			require.True(t, ok, "the stream ended before %s", want)
+			if strings.Contains(m.data, want) {
+				return m
+			}
+		case <-deadline:
+			t.Fatalf("no message with %s", want)
+		}
+	}
+}
+
+// openSSE opens path's stream as c, and reads it until the test ends.
+func openSSE(t *testing.T, c *handlerstest.Client, path string) <-chan sseMessage {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, c.Base+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.HTTP.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	return readSSE(resp)
+}
+
+// TestNodeOperationStream: a drain's panel, sent again as its progress
+// grows, until it is over; then the stream removes itself and ends.
+func TestNodeOperationStream(t *testing.T) {
+	t.Parallel()
+	b := handlerstest.Setup(t, func(d *handlers.Deps) { d.StreamLifetime = time.Minute })
+	c, email := b.SignedUpUser(t, "drainer")
+	other, _ := b.SignedUpUser(t, "drainer-other")
+	id := b.InsertCluster(t, b.UserID(t, email), "drained", "drained-x1", "v1.34.0", "nodeport", "ready")
+	q := queries.New(b.Pool)
+	ctx := t.Context()
+	op, err := q.NodeOperationCreate(ctx, queries.NodeOperationCreateParams{ClusterID: id, NodeName: "worker-1", Kind: "drain"})
+	require.NoError(t, err)
+	path := fmt.Sprintf("/clusters/%d/nodes/worker-1/operations/%d/stream", id, op.ID)
+
+	status, _ := other.Get(path)
+	require.Equal(t, http.StatusNotFound, status)
+	status, _ = c.Get(fmt.Sprintf("/clusters/%d/nodes/worker-2/operations/%d/stream", id, op.ID))
+	require.Equal(t, http.StatusNotFound, status, "another node's path")
+
+	require.Eventually(t, b.Live.Listening, 10*time.Second, 20*time.Millisecond)
+	msgs := openSSE(t, c, path)
+	m := nextSSE(t, msgs, 10*time.Second)
+	require.Contains(t, m.data, `id="node-operation"`)
+	require.Contains(t, m.data, `data-status="running"`)
+	require.Contains(t, m.data, `data-live-stream="node-operation-stream"`)
+
+	require.NoError(t, q.NodeOperationAppend(ctx, queries.NodeOperationAppendParams{ID: op.ID, Line: "pod/web evicted"}))
+	waitSSE(t, msgs, "pod/web evicted")
+
+	require.NoError(t, q.NodeOperationFinish(ctx, queries.NodeOperationFinishParams{ID: op.ID, Status: "succeeded"}))
+	m = waitSSE(t, msgs, `data-status="succeeded"`)
+	require.Contains(t, m.data, `<div id="node-operation-stream" hx-swap-oob="delete">`)
+	_, ok := <-msgs
+	require.False(t, ok, "over: the stream ends")
+}
+
+// TestJoinTokensStream: the page's live tokens, out of band, again as
+// machines report with them, until none is live; another's token, or
+// none, is not found.
+func TestJoinTokensStream(t *testing.T) {
+	t.Parallel()
+	b := handlerstest.Setup(t, func(d *handlers.Deps) { d.StreamLifetime = time.Minute })
+	c, email := b.SignedUpUser(t, "joiner")
+	other, _ := b.SignedUpUser(t, "joiner-other")
+	id := b.InsertCluster(t, b.UserID(t, email), "joined", "joined-x1", "v1.34.0", "nodeport", "ready")
+	q := queries.New(b.Pool)
+	ctx := t.Context()
+	tok, err := q.JoinTokenCreate(ctx, queries.JoinTokenCreateParams{
+		ClusterID: id, TokenID: "abcdef", TokenHash: b.Box.MAC("join-token", []byte("joined")),
+		SealedToken: b.Box.Seal([]byte("abcdef.0123456789abcdef")),
+	})
+	require.NoError(t, err)
+	path := fmt.Sprintf("/clusters/%d/tokens/stream?ids=%d", id, tok.ID)
+
+	_, page := c.Get(fmt.Sprintf("/clusters/%d/tokens", id))
+	require.Contains(t, page, fmt.Sprintf(`sse-connect="/clusters/%d/tokens/stream?ids=%d"`, id, tok.ID))
+	status, _ := other.Get(path)
+	require.Equal(t, http.StatusNotFound, status)
+	status, _ = c.Get(fmt.Sprintf("/clusters/%d/tokens/stream?ids=", id))
+	require.Equal(t, http.StatusNotFound, status)
+
+	require.Eventually(t, b.Live.Listening, 10*time.Second, 20*time.Millisecond)
+	msgs := openSSE(t, c, path)
+	m := nextSSE(t, msgs, 10*time.Second)
+	live := fmt.Sprintf(`id="join-token-live-%d"`, tok.ID)
+	require.Contains(t, m.data, live)
+	require.Contains(t, m.data, `hx-swap-oob="true"`)
+
+	_, err = q.JoinEventCreate(ctx, queries.JoinEventCreateParams{TokenID: tok.ID, Step: "root", Status: "failed", Message: "not root", Host: "rack1-a"})
+	require.NoError(t, err)
+	waitSSE(t, msgs, `data-host="rack1-a"`)
+
+	_, err = b.Pool.Exec(ctx, "UPDATE join_tokens SET revoked_at = now() WHERE id = $1", tok.ID)
+	require.NoError(t, err)
+	m = waitSSE(t, msgs, `<div id="join-tokens-stream" hx-swap-oob="delete">`)
+	require.Contains(t, m.data, live)
+	_, ok := <-msgs
+	require.False(t, ok, "none live: the stream ends")
+}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
-	"github.com/klauspost/compress/gzhttp"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/locale"
@@ -64,8 +63,8 @@ func (h *Handlers) streamLive(c echo.Context, clusterID int64, next func() (live
 	res := c.Response()
 	res.Header().Set(echo.HeaderContentType, "text/event-stream")
 	res.Header().Set("Cache-Control", "no-store")
-	// Neither the compressor nor a proxy may hold a message back.
-	res.Header().Set(gzhttp.HeaderNoCompression, "1")
+	// No proxy may hold a message back (nor the compressor, which
+	// passes the streams by: compress).
 	res.Header().Set("X-Accel-Buffering", "no")
 	res.WriteHeader(http.StatusOK)
 	if _, err := fmt.Fprintf(res, "retry: %d\n\n", streamRetry); err != nil {
@@ -73,10 +72,16 @@ func (h *Handlers) streamLive(c echo.Context, clusterID int64, next func() (live
 	}
 	heartbeat := time.NewTicker(streamHeartbeat)
 	defer heartbeat.Stop()
+	var sent []byte
 	for {
-		if err := writeLiveMessage(res, msg); err != nil || msg.done {
-			// A client gone is no error of the server's.
-			return nil
+		// A change the page does not show (a column it does not read)
+		// sends nothing.
+		if !bytes.Equal(msg.html, sent) || msg.done {
+			if err := writeLiveMessage(res, msg); err != nil || msg.done {
+				// A client gone is no error of the server's.
+				return nil
+			}
+			sent = msg.html
 		}
 		select {
 		case <-ctx.Done():
@@ -123,7 +128,8 @@ func writeLiveMessage(res *echo.Response, msg liveMessage) error {
 }
 
 // isLiveStream reports whether the request is for a live page's stream,
-// which outlasts the request timeout (Deps.StreamLifetime bounds it).
+// which outlasts the request timeout (Deps.StreamLifetime bounds it) and
+// is not compressed: its messages are small, and each must go at once.
 func isLiveStream(c echo.Context) bool {
 	return c.Request().Method == http.MethodGet && strings.HasSuffix(c.Request().URL.Path, "/stream")
 }

@@ -127,3 +127,27 @@ func TestFeedFollowsTheClusterRow(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, woken(ch, eventually))
 }
+
+// A node operation's progress and a token's joins are changes of their
+// cluster.
+func TestFeedFollowsOperationsAndTokens(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.newCluster(t, "ops")
+	ctx := context.Background()
+	q := queries.New(b.pool)
+	op, err := q.NodeOperationCreate(ctx, queries.NodeOperationCreateParams{ClusterID: id, NodeName: "worker-1", Kind: "drain"})
+	require.NoError(t, err)
+	tok, err := q.JoinTokenCreate(ctx, queries.JoinTokenCreateParams{ClusterID: id, TokenID: "abcdef", TokenHash: "hash", SealedToken: "sealed"})
+	require.NoError(t, err)
+	ch, cancel := b.feed.Subscribe(id)
+	defer cancel()
+	time.Sleep(quiet)
+	woken(ch, 0) // the inserts'
+
+	require.NoError(t, q.NodeOperationAppend(ctx, queries.NodeOperationAppendParams{ID: op.ID, Line: "pod/web evicted"}))
+	require.True(t, woken(ch, eventually), "progress")
+	_, err = q.JoinEventCreate(ctx, queries.JoinEventCreateParams{TokenID: tok.ID, Step: "root", Status: "failed", Host: "rack1-a"})
+	require.NoError(t, err)
+	require.True(t, woken(ch, eventually), "a join event")
+}
