@@ -133,7 +133,9 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, url.Values{"lifetime": {"1h"}, "uses": {"1"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/live", v.cluster.ID, v.joinToken) }, nil},
-	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/stream?ids=%d", v.cluster.ID, v.joinToken) }, nil},
+	{http.MethodGet, func(v victim) string {
+		return fmt.Sprintf("/clusters/%d/tokens/stream?ids=%d", v.cluster.ID, v.joinToken)
+	}, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/revoke", v.cluster.ID, v.joinToken) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/revoke", v.cluster.ID, v.joinToken) }, nil},
 	// Metrics: the page, its JSON, and the API's.
