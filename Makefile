@@ -23,6 +23,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 static/dist/.stamp: node_modules/.package-lock.json tools/icons/main.go
 	mkdir -p static/dist
 	cp node_modules/htmx.org/dist/htmx.min.js static/dist/htmx.min.js
+	cp node_modules/htmx-ext-sse/dist/sse.min.js static/dist/htmx-ext-sse.min.js
 	cp node_modules/@picocss/pico/css/pico.min.css static/dist/pico.min.css
 	cp node_modules/uplot/dist/uPlot.iife.min.js static/dist/uPlot.iife.min.js
 	cp node_modules/uplot/dist/uPlot.min.css static/dist/uPlot.min.css

@@ -149,37 +149,9 @@ func (h *Handlers) showClusterUpdates(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	after := queryID(c, "after")
-	up, err := h.Clusters.UpdatesAfter(c.Request().Context(), who, id, after)
-	if errors.Is(err, clusters.ErrNotFound) {
-		return echo.ErrNotFound
-	}
+	m, err := h.clusterUpdates(c, who, id, queryID(c, "after"))
 	if err != nil {
 		return err
-	}
-	if up.Done && up.Cluster.Status == clusters.StatusReady {
-		// Its managed ingress may still be at work.
-		status, err := h.Ingress.Status(c.Request().Context(), up.Cluster.ID)
-		if err != nil {
-			return err
-		}
-		up.Done = !watchIngress(up.Cluster, status)
-	}
-	m := views.ClusterUpdates{Cluster: clusterView(up.Cluster), Events: clusterEventViews(up.Events), After: after, Done: up.Done}
-	if m.Reasons, err = h.provisionReasons(c, who, up.Cluster); err != nil {
-		return err
-	}
-	if err := h.planEndpoint(c.Request().Context(), &m.Cluster, up.Cluster); err != nil {
-		return err
-	}
-	retrying, err := h.showRetry(c.Request().Context(), who, &m.Cluster, up.Cluster)
-	if err != nil {
-		return err
-	}
-	// A failed cluster that River retries is watched for the retry.
-	m.Done = m.Done && !retrying
-	if n := len(up.Events); n > 0 {
-		m.After = up.Events[n-1].ID
 	}
 	status := http.StatusOK
 	if m.Done {
@@ -187,6 +159,45 @@ func (h *Handlers) showClusterUpdates(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, views.ClusterUpdatesFragment(m))
+}
+
+// clusterUpdates is what the live page of the member's cluster id has not
+// seen after event after, for its poller and its stream alike; not found
+// (404) for a cluster the member may not read.
+func (h *Handlers) clusterUpdates(c echo.Context, who orgs.Acting, id, after int64) (views.ClusterUpdates, error) {
+	ctx := c.Request().Context()
+	up, err := h.Clusters.UpdatesAfter(ctx, who, id, after)
+	if errors.Is(err, clusters.ErrNotFound) {
+		return views.ClusterUpdates{}, echo.ErrNotFound
+	}
+	if err != nil {
+		return views.ClusterUpdates{}, err
+	}
+	if up.Done && up.Cluster.Status == clusters.StatusReady {
+		// Its managed ingress may still be at work.
+		status, err := h.Ingress.Status(ctx, up.Cluster.ID)
+		if err != nil {
+			return views.ClusterUpdates{}, err
+		}
+		up.Done = !watchIngress(up.Cluster, status)
+	}
+	m := views.ClusterUpdates{Cluster: clusterView(up.Cluster), Events: clusterEventViews(up.Events), After: after, Done: up.Done}
+	if m.Reasons, err = h.provisionReasons(c, who, up.Cluster); err != nil {
+		return m, err
+	}
+	if err := h.planEndpoint(ctx, &m.Cluster, up.Cluster); err != nil {
+		return m, err
+	}
+	retrying, err := h.showRetry(ctx, who, &m.Cluster, up.Cluster)
+	if err != nil {
+		return m, err
+	}
+	// A failed cluster that River retries is watched for the retry.
+	m.Done = m.Done && !retrying
+	if n := len(up.Events); n > 0 {
+		m.After = up.Events[n-1].ID
+	}
+	return m, nil
 }
 
 // watchIngress reports whether the cluster page keeps watching a settled

@@ -42,6 +42,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/livefeed"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mailsettings"
 	"github.com/kubebyon/kubebyon/internal/metrics"
@@ -73,8 +74,13 @@ type Deps struct {
 	// Alive reports whether what the process itself runs (the embedded
 	// PostgreSQL) is up, for /healthz; nil when there is nothing to check.
 	Alive func() error
-	// RequestTimeout bounds a request's context (default 30s).
+	// RequestTimeout bounds a request's context (default 30s), but a live
+	// page's stream's, which StreamLifetime bounds (default 10 min).
 	RequestTimeout time.Duration
+	StreamLifetime time.Duration
+	// Live tells the live pages' streams that a cluster changed; nil, or
+	// not listening, refuses the streams and the pages poll.
+	Live *livefeed.Feed
 	// TrustedProxies are the networks whose X-Forwarded-For is believed
 	// when finding a client's address (rate limits, audit).
 	TrustedProxies []*net.IPNet
@@ -165,6 +171,9 @@ func New(d Deps) *echo.Echo {
 	if d.RequestTimeout == 0 {
 		d.RequestTimeout = 30 * time.Second
 	}
+	if d.StreamLifetime == 0 {
+		d.StreamLifetime = defaultStreamLifetime
+	}
 	if d.Branding == nil {
 		d.Branding = &branding.Service{Pool: d.Pool, Logger: d.Logger}
 	}
@@ -208,7 +217,7 @@ func New(d Deps) *echo.Echo {
 	// route-level limit would come after it.
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: bodyLimit, Skipper: isAvatarUpload}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: avatarBodyLimit, Skipper: func(c echo.Context) bool { return !isAvatarUpload(c) }}))
-	e.Use(middleware.ContextTimeout(d.RequestTimeout))
+	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: d.RequestTimeout, Skipper: isLiveStream}))
 	// Browser sessions, CSRF and the signed-in user are for pages only: the
 	// JSON API authenticates each request with a bearer key, the join
 	// endpoints with the join token in their path, the webhooks with the

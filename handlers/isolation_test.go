@@ -89,6 +89,7 @@ var userScopedRoutes = []struct {
 	{http.MethodPost, func(victim) string { return "/admin/settings/branding" }, url.Values{"productName": {"pwned"}, "defaultLanguage": {"en"}, "sessionLifetime": {"24"}, "idleTimeout": {"60"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/events?after=0", v.cluster.ID) }, nil},
+	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/stream?after=0", v.cluster.ID) }, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/edit", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/edit", v.cluster.ID) }, url.Values{"kubernetes_version": {"v1.34.0"}, "public_access_mode": {"nodeport"}, "description": {"pwned"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/delete", v.cluster.ID) }, nil},
@@ -124,11 +125,17 @@ var userScopedRoutes = []struct {
 	{http.MethodGet, func(v victim) string {
 		return fmt.Sprintf("/clusters/%d/nodes/worker-1/operations/%d", v.cluster.ID, v.nodeOp.ID)
 	}, nil},
+	{http.MethodGet, func(v victim) string {
+		return fmt.Sprintf("/clusters/%d/nodes/worker-1/operations/%d/stream", v.cluster.ID, v.nodeOp.ID)
+	}, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/node-quota", v.cluster.ID) }, url.Values{"enabled": {"on"}}},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/stale-node-cleanup", v.cluster.ID) }, url.Values{"hours": {"1"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens", v.cluster.ID) }, url.Values{"lifetime": {"1h"}, "uses": {"1"}}},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/live", v.cluster.ID, v.joinToken) }, nil},
+	{http.MethodGet, func(v victim) string {
+		return fmt.Sprintf("/clusters/%d/tokens/stream?ids=%d", v.cluster.ID, v.joinToken)
+	}, nil},
 	{http.MethodGet, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/revoke", v.cluster.ID, v.joinToken) }, nil},
 	{http.MethodPost, func(v victim) string { return fmt.Sprintf("/clusters/%d/tokens/%d/revoke", v.cluster.ID, v.joinToken) }, nil},
 	// Metrics: the page, its JSON, and the API's.

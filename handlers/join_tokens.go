@@ -90,6 +90,56 @@ func (h *Handlers) showJoinTokenLive(c echo.Context) error {
 	return render(c, http.StatusOK, views.JoinTokenLive(clusterID, t, true))
 }
 
+// maxStreamedTokens bounds the tokens one stream follows: a page shows
+// the live ones, which are few.
+const maxStreamedTokens = 50
+
+// streamJoinTokens is GET /clusters/:id/tokens/stream?ids=: the live part
+// of the page's live tokens (JoinTokensUpdate) each time the cluster's
+// tokens change, until none of them is live. Each token is read as its
+// poller reads it (JoinTokens.One): another's is not found.
+func (h *Handlers) streamJoinTokens(c echo.Context) error {
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	clusterID, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	var follow []int64
+	for s := range strings.SplitSeq(c.QueryParam("ids"), ",") {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || len(follow) == maxStreamedTokens {
+			return echo.ErrNotFound
+		}
+		follow = append(follow, id)
+	}
+	ctx := c.Request().Context()
+	return h.streamLive(c, clusterID, func() (liveMessage, error) {
+		var shown []views.JoinToken
+		var live []int64
+		for _, id := range follow {
+			t, err := h.JoinTokens.One(ctx, who, clusterPermission(c), clusterID, id)
+			if errors.Is(err, jointokens.ErrNotFound) {
+				return liveMessage{}, echo.ErrNotFound
+			}
+			if err != nil {
+				return liveMessage{}, err
+			}
+			v := h.joinTokenView(t)
+			shown = append(shown, v)
+			if v.Live {
+				live = append(live, id)
+			}
+		}
+		follow = live
+		done := len(live) == 0
+		html, err := renderHTML(ctx, views.JoinTokensUpdate(clusterID, shown, done))
+		return liveMessage{html: html, done: done}, err
+	})
+}
+
 func (h *Handlers) showRevokeJoinTokenPage(c echo.Context) error {
 	_, t, err := h.ownJoinToken(c)
 	if err != nil {

@@ -228,7 +228,28 @@ func (h *Handlers) showNodeOperation(c echo.Context) error {
 	if v.Done {
 		status = statusStopPolling
 	}
-	return render(c, status, views.NodeOperationPanel(v))
+	return render(c, status, views.NodeOperationUpdate(v))
+}
+
+// streamNodeOperation is GET .../operations/:op/stream: the operation's
+// panel (NodeOperationUpdate) each time it changes, until it is over.
+func (h *Handlers) streamNodeOperation(c echo.Context) error {
+	cl, err := h.memberReadyCluster(c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.nodeOperationParam(c, cl); err != nil {
+		return err
+	}
+	return h.streamLive(c, cl.ID, func() (liveMessage, error) {
+		op, err := h.nodeOperationParam(c, cl)
+		if err != nil {
+			return liveMessage{}, err
+		}
+		v := h.nodeOperationView(op)
+		html, err := renderHTML(c.Request().Context(), views.NodeOperationUpdate(v))
+		return liveMessage{html: html, done: v.Done}, err
+	})
 }
 
 func nodeView(n nodes.Summary) views.Node {

@@ -153,6 +153,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/clusters/:id", h.showClusterPage, h.requireUser)
 	e.GET("/clusters/:id/endpoint", h.showClusterEndpoint, h.requireUser)
 	e.GET("/clusters/:id/events", h.showClusterUpdates, h.requireUser)
+	e.GET("/clusters/:id/stream", h.streamClusterUpdates, h.requireUser)
 	e.GET("/clusters/:id/activity", h.showClusterActivityPage, h.requireUser)
 	e.GET("/clusters/:id/edit", h.showEditClusterPage, h.requireUser, asksChange)
 	e.POST("/clusters/:id/edit", h.updateCluster, h.requireUser)
@@ -181,6 +182,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/clusters/:id/tokens", h.showJoinTokensPage, h.requireUser)
 	e.POST("/clusters/:id/tokens", h.createJoinToken, h.requireUser)
 	e.POST("/clusters/:id/tokens/first", h.createFirstNodeToken, h.requireUser)
+	e.GET("/clusters/:id/tokens/stream", h.streamJoinTokens, h.requireUser)
 	e.GET("/clusters/:id/tokens/:joinToken/live", h.showJoinTokenLive, h.requireUser)
 	e.GET("/clusters/:id/tokens/:joinToken/revoke", h.showRevokeJoinTokenPage, h.requireUser, asksChange)
 	e.POST("/clusters/:id/tokens/:joinToken/revoke", h.revokeJoinToken, h.requireUser)
@@ -198,6 +200,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	e.GET("/clusters/:id/nodes/:name/delete", h.showDeleteNodePage, h.requireUser, validNodeName, asksChange)
 	e.POST("/clusters/:id/nodes/:name/delete", h.deleteNode, h.requireUser, validNodeName)
 	e.GET("/clusters/:id/nodes/:name/operations/:op", h.showNodeOperation, h.requireUser, validNodeName)
+	e.GET("/clusters/:id/nodes/:name/operations/:op/stream", h.streamNodeOperation, h.requireUser, validNodeName)
 
 	// What a machine joining a cluster calls, with the token in the path
 	// (join.go).

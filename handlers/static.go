@@ -133,7 +133,7 @@ func compress() echo.MiddlewareFunc {
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if isStatic(c) {
+			if isStatic(c) || isLiveStream(c) {
 				return next(c)
 			}
 			res := c.Response()
@@ -156,9 +156,9 @@ func compress() echo.MiddlewareFunc {
 // sizedFlush passes a flush on to the compressor only once the response
 // has compressMinSize bytes: templ flushes at the end of every render, and
 // a flush makes the compressor start before it knows the size, which
-// would compress tiny fragments. A handler that streams (none does yet)
-// sets the gzhttp.HeaderNoCompression header: its flushes pass at once,
-// uncompressed.
+// would compress tiny fragments. A handler that streams sets the
+// gzhttp.HeaderNoCompression header: its flushes pass at once,
+// uncompressed. (The live pages' streams do not pass here: isLiveStream.)
 type sizedFlush struct {
 	http.ResponseWriter
 	written int

@@ -15,6 +15,8 @@
 //     destructive action) opens that page's confirmation in a <dialog> over
 //     the current page; a typed confirmation keeps its submit button disabled
 //     until the text matches.
+//   - A live page's poller rests while the page's stream is open, and
+//     polls again when it drops (liveStreams).
 (function () {
   "use strict";
 
@@ -202,6 +204,44 @@
     });
   }
 
+  // A live page's stream (htmx's SSE extension, sse-connect) brings what
+  // its poller would ask for. A poller names its stream's element in
+  // data-live-stream; while that stream is open, the poller's requests are
+  // cancelled; when the stream errs or closes (a replica gone, a proxy
+  // that cuts long requests), they go out again: polling is the fallback.
+  // The stream takes up from the last event it sent, so what the poller
+  // brought meanwhile may come twice: a list marked data-unique-rows keeps
+  // the first row of each data-event-id.
+  function liveStreams() {
+    function mark(open) {
+      return function (e) {
+        if (e.target.toggleAttribute) e.target.toggleAttribute("data-stream-open", open);
+      };
+    }
+    document.addEventListener("htmx:sseOpen", mark(true));
+    document.addEventListener("htmx:sseError", mark(false));
+    document.addEventListener("htmx:sseClose", mark(false));
+    document.addEventListener("htmx:beforeRequest", function (e) {
+      var elt = e.detail && e.detail.elt;
+      var id = elt && elt.getAttribute && elt.getAttribute("data-live-stream");
+      var stream = id && document.getElementById(id);
+      if (stream && stream.hasAttribute("data-stream-open")) e.preventDefault();
+    });
+  }
+
+  function uniqueRows(target) {
+    if (!target.hasAttribute || !target.hasAttribute("data-unique-rows")) return;
+    var seen = {};
+    Array.prototype.slice.call(target.children).forEach(function (row) {
+      var id = row.getAttribute("data-event-id");
+      if (!id) return;
+      if (seen[id]) row.remove();
+      seen[id] = true;
+    });
+  }
+
+  liveStreams();
+
   document.addEventListener("DOMContentLoaded", function () {
     drawer();
     navCollapse();
@@ -218,6 +258,7 @@
     toasts(e.target);
     times(e.target);
     scrollables(e.target);
+    uniqueRows(e.target);
     announce(e.target);
   });
 })();

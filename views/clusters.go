@@ -151,6 +151,12 @@ func clusterURL(id int64, sub string) templ.SafeURL {
 	return templ.SafeURL(clusterPath(id, sub))
 }
 
+// clusterStreamPath is the live page's stream of the events after after
+// (server-sent events); it resumes from the last it sent (Last-Event-ID).
+func clusterStreamPath(id, after int64) string {
+	return fmt.Sprintf("%s?after=%d", clusterPath(id, "stream"), after)
+}
+
 // clusterEventsPath is where the live page asks for events after after.
 func clusterEventsPath(id, after int64) string {
 	return fmt.Sprintf("%s?after=%d", clusterPath(id, "events"), after)

@@ -2,6 +2,8 @@ package views
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -97,4 +99,16 @@ func anyLive(tokens []JoinToken) bool {
 		}
 	}
 	return false
+}
+
+// liveTokenIDs are the ids of the live tokens among tokens, joined by
+// commas, for their stream's URL; "" when none is live.
+func liveTokenIDs(tokens []JoinToken) string {
+	var ids []string
+	for _, t := range tokens {
+		if t.Live {
+			ids = append(ids, strconv.FormatInt(t.ID, 10))
+		}
+	}
+	return strings.Join(ids, ",")
 }

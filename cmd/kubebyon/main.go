@@ -394,6 +394,8 @@ func (c *cli) serve(args []string) error {
 	go edgeState.Run(ctx)
 	edgeRoutes := edge.NewRoutesWatcher(web, logger)
 	go edgeRoutes.Run(ctx)
+	// The live pages' streams, told of changes by the database.
+	go svc.Live.Run(ctx)
 	ctx, edgeFailed := runEmbeddedEdge(ctx, scfg, common, &edge.Local{State: edgeState, Service: svc.Edge}, logger)
 
 	e := handlers.New(handlers.Deps{
@@ -428,6 +430,7 @@ func (c *cli) serve(args []string) error {
 		Mail:           svc.Mail,
 		Branding:       svc.Branding,
 		Orgs:           svc.Orgs,
+		Live:           svc.Live,
 	})
 	servers := []endpoint{{newHTTPServer(e, logger), ln}}
 	tlsAddr := ""

@@ -23,6 +23,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminjobs"
 	"github.com/kubebyon/kubebyon/internal/checks"
 	"github.com/kubebyon/kubebyon/internal/edge"
+	"github.com/kubebyon/kubebyon/internal/livefeed"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mail"
 	"github.com/kubebyon/kubebyon/internal/metrics"
@@ -58,6 +59,8 @@ type Bundle struct {
 	// River inserts jobs; with SetupWorking it also works the default and
 	// email queues (node jobs among them).
 	River *river.Client[pgx.Tx]
+	// Live is the handlers' live feed (the streams' notifications).
+	Live *livefeed.Feed
 	// HostKubeconfig is the clusters service's KUBEBYON_KUBECONFIG: no
 	// file until ConnectHost writes one.
 	HostKubeconfig string
@@ -150,13 +153,19 @@ func setup(t *testing.T, working bool, opts []func(*handlers.Deps)) *Bundle {
 	go func() { edgeState.Run(watchCtx); close(watched) }()
 	routesWatched := make(chan struct{})
 	go func() { edgeRoutes.Run(watchCtx); close(routesWatched) }()
-	t.Cleanup(func() { stopWatching(); <-watched; <-routesWatched })
+	live := make(chan struct{})
+	go func() { svc.Live.Run(watchCtx); close(live) }()
+	t.Cleanup(func() { stopWatching(); <-watched; <-routesWatched; <-live })
 	deps := Deps(svc, handlers.Deps{
 		Pool: web, River: rc, Logger: logger, Catalog: catalog,
 		BaseURL: baseURL, Metrics: reg, Gatherer: reg, Box: box,
 		EdgeState:  edgeState,
 		EdgeRoutes: edgeRoutes,
-		AdminJobs:  &adminjobs.Service{Pool: web, River: rc, Periodic: jobs.PeriodicSchedules(pageTestJobOptions())},
+		// A live page's stream ends soon, as it does after its lifetime
+		// in production: a client that reads one whole (the role table)
+		// waits no longer; the browser connects again.
+		StreamLifetime: testStreamLifetime,
+		AdminJobs:      &adminjobs.Service{Pool: web, River: rc, Periodic: jobs.PeriodicSchedules(pageTestJobOptions())},
 	})
 	for _, o := range opts {
 		o(&deps)
@@ -172,11 +181,14 @@ func setup(t *testing.T, working bool, opts []func(*handlers.Deps)) *Bundle {
 	}
 	t.Cleanup(srv.Close)
 	return &Bundle{
-		Echo: e, Pool: pool, Server: srv, Mail: mp, Box: box, River: rc, HostKubeconfig: hostKubeconfig, Metrics: deps.ClusterMetrics,
+		Echo: e, Pool: pool, Server: srv, Mail: mp, Box: box, River: rc, Live: svc.Live, HostKubeconfig: hostKubeconfig, Metrics: deps.ClusterMetrics,
 		working:     working,
 		emailWorker: &jobs.EmailWorker{Pool: pool, Sender: workers.Mail, Box: box, Catalog: catalog, BaseURL: baseURL},
 	}
 }
+
+// testStreamLifetime is how long a live page's stream lasts in the tests.
+const testStreamLifetime = 3 * time.Second
 
 // needWorking fails a test whose helper waits for River to work a job
 // when its Bundle comes from Setup, which only inserts.
@@ -194,6 +206,7 @@ func (b *Bundle) needWorking(t *testing.T) {
 func Deps(set *services.Set, base handlers.Deps) handlers.Deps {
 	base.Accounts = set.Accounts
 	base.Clusters = set.Clusters
+	base.Live = set.Live
 	base.Nodes = set.Nodes
 	base.JoinTokens = set.JoinTokens
 	base.NodeQuota = set.NodeQuota

@@ -27,6 +27,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/edge"
 	"github.com/kubebyon/kubebyon/internal/ingress"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
+	"github.com/kubebyon/kubebyon/internal/livefeed"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/mailsettings"
 	"github.com/kubebyon/kubebyon/internal/metrics"
@@ -99,6 +100,9 @@ type Set struct {
 	Branding *branding.Service
 	// Orgs: the organizations and their members.
 	Orgs *orgs.Service
+	// Live tells the console's live pages that a cluster changed, once
+	// its Run listens (serve runs the web set's).
+	Live *livefeed.Feed
 }
 
 // New builds the services. The services that enqueue jobs get their River
@@ -138,6 +142,7 @@ func New(c Config) *Set {
 		Mail:     &mailsettings.Service{Pool: pool, Box: box, EnvURL: c.SMTPURL, From: c.MailFrom, Logger: c.Logger},
 		Branding: &branding.Service{Pool: pool, Logger: c.Logger},
 		Orgs:     &orgs.Service{Pool: pool, Box: box},
+		Live:     livefeed.New(pool, c.Logger),
 	}
 }
 
