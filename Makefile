@@ -20,7 +20,8 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
-static/dist/.stamp: node_modules/.package-lock.json tools/icons/main.go
+# The Makefile too: a file added to the list below is copied on the next make.
+static/dist/.stamp: node_modules/.package-lock.json tools/icons/main.go Makefile
 	mkdir -p static/dist
 	cp node_modules/htmx.org/dist/htmx.min.js static/dist/htmx.min.js
 	cp node_modules/htmx-ext-sse/dist/sse.min.js static/dist/htmx-ext-sse.min.js

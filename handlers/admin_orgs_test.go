@@ -81,7 +81,7 @@ func TestAdminOrgListPage(t *testing.T) {
 
 	code, body := f.admin.Get("/admin/organizations")
 	require.Equal(t, http.StatusOK, code)
-	require.Regexp(t, `href="/admin/organizations"\s+data-testid="admin-nav-organizations"\s+aria-current="page"`, body)
+	require.Regexp(t, `href="/admin/organizations"\s+title="Organizations"\s+data-testid="admin-nav-organizations"\s+aria-current="page"`, body)
 	require.Contains(t, body, `data-testid="admin-org-search"`)
 	rows := orgRows(body)
 	require.Len(t, rows, 4, "the three accounts' personal organizations and the team")

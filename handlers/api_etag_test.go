@@ -65,6 +65,8 @@ func TestAPIPatchRoutesAreConditional(t *testing.T) {
 			`{"grace_days": 5}`, `{"grace_days": 6}`},
 		"/api/v1/admin/settings/metrics": {"/api/v1/admin/settings/metrics", adminKey,
 			`{"interval_seconds": 30}`, `{"interval_seconds": 45}`},
+		"/api/v1/admin/settings/two-factor": {"/api/v1/admin/settings/two-factor", adminKey,
+			`{"require": "admins"}`, `{"require": "all"}`},
 	}
 	seen := 0
 	for _, r := range b.Echo.Routes() {

@@ -202,3 +202,32 @@ func TestJoinTokensGroups(t *testing.T) {
 	require.Contains(t, body, `<details class="join-token-group" data-testid="join-tokens-revoked"`, "folded")
 	require.NotContains(t, body, `data-testid="join-tokens-used_up"`, "no group without tokens")
 }
+
+// TestClusterEventsTabLive: the Events tab of a cluster being made asks
+// its live updates for the events alone: they bring no state or progress,
+// which the tab does not show (htmx would find no place for them), while
+// the overview's still do.
+func TestClusterEventsTabLive(t *testing.T) {
+	t.Parallel()
+	b := handlerstest.Setup(t)
+	b.ConnectHost(t)
+	c, _ := b.SignedUpUser(t, "timeline")
+	cl := b.NewCluster(t, c, "timeline")
+	base := fmt.Sprintf("/clusters/%d", cl.ID)
+
+	_, page := c.Get(base + "/activity")
+	require.NotContains(t, page, `id="cluster-state"`)
+	require.Regexp(t, `hx-get="/clusters/\d+/events\?after=\d+&amp;only=events"`, page)
+	require.Regexp(t, `sse-connect="/clusters/\d+/stream\?after=\d+&amp;only=events"`, page)
+	_, frag := c.HTMX(base + "/events?after=0&only=events")
+	require.Contains(t, frag, `data-testid="cluster-event"`)
+	require.NotContains(t, frag, `id="cluster-state"`)
+	require.NotContains(t, frag, `id="cluster-progress"`)
+	require.Contains(t, frag, `only=events`, "the next poller asks the same")
+
+	_, page = c.Get(base)
+	require.Contains(t, page, `id="cluster-state"`)
+	require.NotContains(t, page, "only=events")
+	_, frag = c.HTMX(base + "/events?after=0")
+	require.Contains(t, frag, `id="cluster-state"`)
+}

@@ -92,6 +92,7 @@ func (h *Handlers) showClusterActivityPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	d.Timeline = true
 	h.viewAsAPICall(c, "listClusterEvents", nil, strconv.FormatInt(d.Cluster.ID, 10))
 	return render(c, http.StatusOK, views.ClusterActivityPage(d))
 }
@@ -181,7 +182,7 @@ func (h *Handlers) clusterUpdates(c echo.Context, who orgs.Acting, id, after int
 		}
 		up.Done = !watchIngress(up.Cluster, status)
 	}
-	m := views.ClusterUpdates{Cluster: clusterView(up.Cluster), Events: clusterEventViews(up.Events), After: after, Done: up.Done}
+	m := views.ClusterUpdates{Cluster: clusterView(up.Cluster), Events: clusterEventViews(up.Events), After: after, Done: up.Done, Timeline: c.QueryParam("only") == "events"}
 	if m.Reasons, err = h.provisionReasons(c, who, up.Cluster); err != nil {
 		return m, err
 	}

@@ -99,6 +99,9 @@ type ClusterDetail struct {
 	// FirstNode is the "Add your first node" card, shown while a ready
 	// cluster has no node; nil otherwise.
 	FirstNode *FirstNode
+	// Timeline is the Events tab, which shows the events alone: its live
+	// updates bring no state or progress to swap.
+	Timeline bool
 }
 
 // ClusterUpdates is what the live detail page receives: the new events,
@@ -112,6 +115,8 @@ type ClusterUpdates struct {
 	// After is the last event the page has now.
 	After int64
 	Done  bool
+	// Timeline: for the Events tab, the events without the state.
+	Timeline bool
 }
 
 // ClusterForm is the create or edit form. Cluster is set when editing.
@@ -153,13 +158,21 @@ func clusterURL(id int64, sub string) templ.SafeURL {
 
 // clusterStreamPath is the live page's stream of the events after after
 // (server-sent events); it resumes from the last it sent (Last-Event-ID).
-func clusterStreamPath(id, after int64) string {
-	return fmt.Sprintf("%s?after=%d", clusterPath(id, "stream"), after)
+func clusterStreamPath(id, after int64, timeline bool) string {
+	return fmt.Sprintf("%s?after=%d%s", clusterPath(id, "stream"), after, timelineParam(timeline))
 }
 
 // clusterEventsPath is where the live page asks for events after after.
-func clusterEventsPath(id, after int64) string {
-	return fmt.Sprintf("%s?after=%d", clusterPath(id, "events"), after)
+func clusterEventsPath(id, after int64, timeline bool) string {
+	return fmt.Sprintf("%s?after=%d%s", clusterPath(id, "events"), after, timelineParam(timeline))
+}
+
+// timelineParam asks the live updates for the Events tab's part alone.
+func timelineParam(timeline bool) string {
+	if timeline {
+		return "&only=events"
+	}
+	return ""
 }
 
 // lastEventID is the id of the newest event shown, 0 for none.
