@@ -239,3 +239,62 @@ func TestJoinTokensStream(t *testing.T) {
 	_, ok := <-msgs
 	require.False(t, ok, "none live: the stream ends")
 }
+
+// TestNodeRowsStream: the nodes page's stream sends the table's rows at
+// once, then again when the cluster's recorded nodes change (a node
+// recorded, gone) or its control plane stops answering, but not for the
+// health check's pass that only saw the same nodes again. Another's
+// cluster is not found.
+func TestNodeRowsStream(t *testing.T) {
+	t.Parallel()
+	b := handlerstest.Setup(t, func(d *handlers.Deps) { d.StreamLifetime = time.Minute })
+	c, email := b.SignedUpUser(t, "noderows")
+	other, _ := b.SignedUpUser(t, "noderows-other")
+	id := b.InsertCluster(t, b.UserID(t, email), "rowed", "rowed-x1", "v1.34.0", "nodeport", "ready")
+	ctx := t.Context()
+	path := fmt.Sprintf("/clusters/%d", id)
+
+	_, page := c.Get(path + "/nodes?sort=name&dir=desc")
+	require.Contains(t, page, fmt.Sprintf(`sse-connect="%s/node-rows/stream?dir=desc&amp;sort=name"`, path), "the page streams its rows, sorted as it is")
+	require.Contains(t, page, `data-live-stream="node-stream"`, "and its poller rests while the stream is open")
+	status, _ := other.Get(path + "/node-rows/stream")
+	require.Equal(t, http.StatusNotFound, status)
+
+	require.Eventually(t, b.Live.Listening, 10*time.Second, 20*time.Millisecond)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path+"/node-rows/stream", nil)
+	require.NoError(t, err)
+	resp, err := c.HTTP.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	msgs := readSSE(resp)
+	first := nextSSE(t, msgs, 10*time.Second)
+	require.Contains(t, first.data, `id="node-rows"`)
+	require.NotContains(t, first.data, "worker-7")
+
+	_, err = b.Pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready) VALUES ($1, 'worker-7', true)`, id)
+	require.NoError(t, err)
+	m := nextSSE(t, msgs, 10*time.Second)
+	require.Contains(t, m.data, "worker-7", "a node recorded")
+
+	// The health check's pass that saw it again: nothing new to show.
+	_, err = b.Pool.Exec(ctx, `UPDATE nodes SET last_seen = now() WHERE cluster_id = $1`, id)
+	require.NoError(t, err)
+	select {
+	case m := <-msgs:
+		t.Fatalf("a pass that saw the same node sent %q", m.data)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	_, err = b.Pool.Exec(ctx, `DELETE FROM nodes WHERE cluster_id = $1`, id)
+	require.NoError(t, err)
+	m = nextSSE(t, msgs, 10*time.Second)
+	require.NotContains(t, m.data, "worker-7", "the node gone")
+
+	_, err = b.Pool.Exec(ctx, `INSERT INTO cluster_checks (cluster_id, kind) VALUES ($1, 'node_health')
+ON CONFLICT (cluster_id, kind) DO NOTHING`, id)
+	require.NoError(t, err)
+	_, err = b.Pool.Exec(ctx, `UPDATE cluster_checks SET unreachable_since = now(), last_error = 'dial tcp: i/o timeout' WHERE cluster_id = $1`, id)
+	require.NoError(t, err)
+	m = nextSSE(t, msgs, 10*time.Second)
+	require.Contains(t, m.data, `data-testid="nodes-unreachable"`, "the control plane stopped answering")
+}

@@ -78,13 +78,11 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	key, desc, _ := listSort(c, nodeSortKeys)
-	l := views.NodeList{Cluster: clusterView(cl), Sort: views.Sort{Path: views.ClusterPath(cl.ID, "nodes"), Key: key, Desc: desc}}
-	if cl.Status != clusters.StatusReady {
+	l := h.nodeList(c, page)
+	if l.Error != "" {
 		// The open list says why its rows went and keeps asking: an
 		// upgrade ends ready again. The page says it in the cluster's
 		// tabs.
-		l.Error = "ErrNodesClusterNotReady"
 		c.Response().Header().Set("Cache-Control", "no-store")
 		if !wantsFragment(c) {
 			return render(c, http.StatusConflict, views.NodesPage(l))
@@ -100,6 +98,22 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 			}
 		}
 	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	h.viewAsAPICall(c, "listNodes", nil, strconv.FormatInt(cl.ID, 10))
+	return renderPageOrFragment(c, views.NodesPage(l), views.NodeRows(l))
+}
+
+// nodeList is the nodes table of page as the request sorts it (?sort=,
+// ?dir=), for the nodes page, its poller and its stream; with Error set
+// for a cluster that is not ready.
+func (h *Handlers) nodeList(c echo.Context, page nodes.Page) views.NodeList {
+	cl := page.Cluster
+	key, desc, _ := listSort(c, nodeSortKeys)
+	l := views.NodeList{Cluster: clusterView(cl), Sort: views.Sort{Path: views.ClusterPath(cl.ID, "nodes"), Key: key, Desc: desc}}
+	if cl.Status != clusters.StatusReady {
+		l.Error = "ErrNodesClusterNotReady"
+		return l
+	}
 	l.Updated, l.Now = page.Fresh.Updated, time.Now()
 	l.UnreachableSince, l.UnreachableError = page.Fresh.UnreachableSince, page.Fresh.LastError
 	l.Nodes = make([]views.Node, 0, len(page.Nodes))
@@ -112,9 +126,39 @@ func (h *Handlers) showNodesPage(c echo.Context) error {
 		l.Nodes = append(l.Nodes, v)
 	}
 	sortNodes(l.Nodes, key, desc)
-	c.Response().Header().Set("Cache-Control", "no-store")
-	h.viewAsAPICall(c, "listNodes", nil, strconv.FormatInt(cl.ID, 10))
-	return renderPageOrFragment(c, views.NodesPage(l), views.NodeRows(l))
+	return l
+}
+
+// streamNodeRows is GET /clusters/:id/node-rows/stream: the nodes table's
+// rows (NodeRows, sorted as the page is) each time the database says the
+// cluster's recorded nodes or its reachability changed; the poller rests
+// meanwhile. It lasts as long as the page, until its lifetime ends.
+func (h *Handlers) streamNodeRows(c echo.Context) error {
+	who, err := h.acting(c)
+	if err != nil {
+		return err
+	}
+	id, err := clusterIDParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.Clusters.Find(c.Request().Context(), who, id); err != nil {
+		if errors.Is(err, clusters.ErrNotFound) {
+			return echo.ErrNotFound
+		}
+		return err
+	}
+	return h.streamLive(c, id, func() (liveMessage, error) {
+		page, err := h.Nodes.Page(c.Request().Context(), who, id)
+		if errors.Is(err, clusters.ErrNotFound) {
+			return liveMessage{}, echo.ErrNotFound
+		}
+		if err != nil {
+			return liveMessage{}, err
+		}
+		html, err := renderHTML(c.Request().Context(), views.NodeRows(h.nodeList(c, page)))
+		return liveMessage{html: html, done: page.Cluster.Status == clusters.StatusDeleted}, err
+	})
 }
 
 // nodeSortKeys are the columns the nodes table sorts by: a cluster's

@@ -190,6 +190,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	// A cluster's nodes (nodes.go, node_*.go). validNodeName answers 404
 	// for a name no Node can have.
 	e.GET("/clusters/:id/nodes", h.showNodesPage, h.requireUser)
+	// Not under /nodes/, where a node may be called "stream".
+	e.GET("/clusters/:id/node-rows/stream", h.streamNodeRows, h.requireUser)
 	e.GET("/clusters/:id/nodes/:name", h.showNodePage, h.requireUser, validNodeName)
 	e.GET("/clusters/:id/nodes/:name/live", h.showNodeLive, h.requireUser, validNodeName)
 	e.POST("/clusters/:id/nodes/:name/cordon", h.cordonNode, h.requireUser, validNodeName)
