@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/clusters"
+	"github.com/kubebyon/kubebyon/internal/livefeed"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -297,4 +299,43 @@ ON CONFLICT (cluster_id, kind) DO NOTHING`, id)
 	require.NoError(t, err)
 	m = nextSSE(t, msgs, 10*time.Second)
 	require.Contains(t, m.data, `data-testid="nodes-unreachable"`, "the control plane stopped answering")
+}
+
+// TestStreamEndsWithTheFeed: a stream ends when its process's feed stops
+// listening (the database connection lost, or serve shutting down, which
+// then waits for no stream); the page polls meanwhile.
+func TestStreamEndsWithTheFeed(t *testing.T) {
+	t.Parallel()
+	feedCtx, stopFeed := context.WithCancel(context.Background())
+	fed := make(chan struct{})
+	var feed *livefeed.Feed
+	b := handlerstest.Setup(t, func(d *handlers.Deps) {
+		d.StreamLifetime = time.Minute
+		feed = livefeed.New(d.Pool, d.Logger)
+		d.Live = feed
+		go func() { feed.Run(feedCtx); close(fed) }()
+	})
+	t.Cleanup(func() { stopFeed(); <-fed })
+	c, email := b.SignedUpUser(t, "feedless")
+	id := b.InsertCluster(t, b.UserID(t, email), "fed", "fed-x1", "v1.34.0", "nodeport", "pending")
+	ctx := t.Context()
+	require.Eventually(t, feed.Listening, 10*time.Second, 20*time.Millisecond)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+fmt.Sprintf("/clusters/%d/stream?after=0", id), nil)
+	require.NoError(t, err)
+	resp, err := c.HTTP.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	msgs := readSSE(resp)
+	nextSSE(t, msgs, 10*time.Second)
+
+	stopFeed()
+	select {
+	case _, ok := <-msgs:
+		require.False(t, ok, "the stream ends, with no message")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream outlived its feed")
+	}
+	status, _ := c.Get(fmt.Sprintf("/clusters/%d/stream?after=0", id))
+	require.Equal(t, http.StatusServiceUnavailable, status, "and is refused while nothing listens")
 }

@@ -41,8 +41,8 @@ type liveMessage struct {
 // streamLive serves a live page's updates of cluster id as server-sent
 // events (event "update"), each made by next: one at once, then one each
 // time the database says the cluster changed (internal/livefeed), until
-// next says done, the client leaves or the stream has lasted its
-// lifetime. The first message is made before anything is written: a
+// next says done, the client leaves, the stream has lasted its lifetime
+// or the feed stops listening. The first message is made before anything is written: a
 // cluster the user may not read is refused as the poller's fragment is.
 // While this process does not listen to the database, the stream is
 // refused (503) and the page keeps polling.
@@ -93,6 +93,12 @@ func (h *Handlers) streamLive(c echo.Context, clusterID int64, next func() (live
 			res.Flush()
 			continue
 		case <-changed:
+		}
+		if !h.Live.Listening() {
+			// The feed lost the database, or the process is stopping
+			// (serve's shutdown waits for no stream): the page polls, and
+			// its stream comes back, to whichever replica listens.
+			return nil
 		}
 		if msg, err = next(); err != nil {
 			if ctx.Err() != nil {
