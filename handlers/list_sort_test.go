@@ -113,6 +113,12 @@ func TestClusterListSorted(t *testing.T) {
 	require.NotContains(t, body, `data-testid="clusters-next"`)
 	require.Equal(t, "/clusters?dir=asc&sort=name", handlerstest.LinkOf(t, body, "clusters-first"))
 	require.NotContains(t, body, fmt.Sprintf(`data-cluster-id="%d"`, bobs))
+	// A page far past the end is empty, not a server error.
+	for _, page := range []string{"999999999", "9223372036854775807"} {
+		code, body = alice.Get("/clusters?sort=name&dir=asc&page=" + page)
+		require.Equal(t, http.StatusOK, code, page)
+		require.Empty(t, rowIDs(t, body, "cluster-row", "data-cluster-id"), page)
+	}
 }
 
 // TestAdminClusterListSorted: the admins' cluster list sorts every user's
