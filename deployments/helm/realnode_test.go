@@ -302,7 +302,13 @@ func TestChartOnRealNode(t *testing.T) {
 	step("helm upgrade done (migrations hook completed)")
 	api = waitDeploymentReady(t, client, ns, "kb-kubebyon-api", 4*time.Minute)
 	step("API pods replaced and Ready")
-	// A moment more of requests after the last old pod went.
+	// The old pods serve on through their preStop wait, then drain: the
+	// requests go on until they are gone, and a moment more.
+	require.Eventually(t, func() bool {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=api"})
+		return err == nil && len(pods.Items) == 2
+	}, time.Minute, 250*time.Millisecond, "the old API pods never went")
+	step("old API pods gone")
 	time.Sleep(2 * time.Second)
 	close(stop)
 	<-polled
