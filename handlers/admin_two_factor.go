@@ -15,9 +15,9 @@ import (
 
 // saveAdminTwoFactor is POST /admin/settings/two-factor: whom the
 // platform requires to use two-factor authentication, confirmed with the
-// admin's password. The choice is everyone or the admins only: admins
-// hold the platform's keys, so requiring it of them alone is the step a
-// platform that cannot yet ask it of every user takes first.
+// admin's password: nobody, the admins only or everyone. Admins hold the
+// platform's keys, so requiring it of them alone is the step a platform
+// that cannot yet ask it of every user takes first.
 func (h *Handlers) saveAdminTwoFactor(c echo.Context) error {
 	f := views.NewForm()
 	changed, err := h.Accounts.SaveTwoFactorPolicy(c.Request().Context(), accounts.TwoFactorPolicy(c.FormValue("require")), c.FormValue("password"), actor(c))

@@ -33,10 +33,7 @@ func render(c echo.Context, status int, comp templ.Component) error {
 func renderTo(ctx context.Context, w http.ResponseWriter, status int, comp templ.Component) error {
 	buf := renderBuffers.Get().(*bytes.Buffer)
 	defer putRenderBuffer(buf)
-	// The views look the language and the page up in the context for every
-	// string they show: put both on top of the request's dozen layers.
-	ctx = locale.With(views.WithPage(ctx, views.PageOf(ctx)), locale.From(ctx))
-	if err := comp.Render(ctx, buf); err != nil {
+	if err := comp.Render(viewContext(ctx), buf); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
@@ -46,6 +43,13 @@ func renderTo(ctx context.Context, w http.ResponseWriter, status int, comp templ
 		return fmt.Errorf("write response: %w", err)
 	}
 	return nil
+}
+
+// viewContext is ctx for rendering views: they look the language and the
+// page up in the context for every string they show, so both go on top of
+// the request's dozen layers.
+func viewContext(ctx context.Context) context.Context {
+	return locale.With(views.WithPage(ctx, views.PageOf(ctx)), locale.From(ctx))
 }
 
 // renderBuffers holds the buffers pages are rendered into, for reuse: a

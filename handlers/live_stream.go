@@ -12,7 +12,6 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/views"
 )
 
@@ -143,8 +142,7 @@ func isLiveStream(c echo.Context) bool {
 // renderHTML renders a fragment as render does, into memory.
 func renderHTML(ctx context.Context, comp templ.Component) ([]byte, error) {
 	var buf bytes.Buffer
-	ctx = locale.With(views.WithPage(ctx, views.PageOf(ctx)), locale.From(ctx))
-	if err := comp.Render(ctx, &buf); err != nil {
+	if err := comp.Render(viewContext(ctx), &buf); err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}
 	return buf.Bytes(), nil

@@ -142,12 +142,8 @@ func (h *Handlers) streamNodeRows(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.Clusters.Find(c.Request().Context(), who, id); err != nil {
-		if errors.Is(err, clusters.ErrNotFound) {
-			return echo.ErrNotFound
-		}
-		return err
-	}
+	// The first message is read before anything is written: another's
+	// cluster is not found.
 	return h.streamLive(c, id, func() (liveMessage, error) {
 		page, err := h.Nodes.Page(c.Request().Context(), who, id)
 		if errors.Is(err, clusters.ErrNotFound) {

@@ -88,8 +88,10 @@ func (h *Handlers) renderTwoFactorSetup(c echo.Context, status int, f views.Form
 }
 
 // twoFactorLimited counts a code typed in the security settings against
-// the address and the user; when over a limit, it puts the wait on f.
-func (h *Handlers) twoFactorLimited(c echo.Context, f *views.Form) (bool, error) {
+// the address and the user. Over a limit, it answers as h.limit does for
+// the sign-in forms: the page again (429), f saying how long to wait; done
+// says it answered.
+func (h *Handlers) twoFactorLimited(c echo.Context, f *views.Form, again func(echo.Context, int, views.Form) error) (done bool, err error) {
 	u, _ := currentUser(c)
 	for _, l := range []struct {
 		rule    ratelimit.Rule
@@ -97,11 +99,11 @@ func (h *Handlers) twoFactorLimited(c echo.Context, f *views.Form) (bool, error)
 	}{{ratelimit.TwoFactorPerIP, c.RealIP()}, {ratelimit.TwoFactorPerUser, strconv.FormatInt(u.ID, 10)}} {
 		d, err := h.limits.Hit(c.Request().Context(), l.rule, l.subject, time.Now())
 		if err != nil {
-			return false, err
+			return true, err
 		}
 		if !d.Allowed {
 			waitForm(c, f, d.RetryAfter)
-			return true, nil
+			return true, again(c, http.StatusTooManyRequests, *f)
 		}
 	}
 	return false, nil
@@ -112,12 +114,8 @@ func (h *Handlers) twoFactorLimited(c echo.Context, f *views.Form) (bool, error)
 // page that ever shows them.
 func (h *Handlers) enableTwoFactor(c echo.Context) error {
 	f := views.NewForm()
-	limited, err := h.twoFactorLimited(c, &f)
-	if err != nil {
+	if done, err := h.twoFactorLimited(c, &f, h.renderTwoFactorSetup); done {
 		return err
-	}
-	if limited {
-		return h.renderTwoFactorSetup(c, http.StatusTooManyRequests, f)
 	}
 	u, _ := currentUser(c)
 	codes, err := h.Accounts.EnableTwoFactor(c.Request().Context(), u, c.FormValue("code"), actor(c))
@@ -137,12 +135,8 @@ func (h *Handlers) enableTwoFactor(c echo.Context) error {
 // code from the app, and shows the new ones once.
 func (h *Handlers) regenerateRecoveryCodes(c echo.Context) error {
 	f := views.NewForm()
-	limited, err := h.twoFactorLimited(c, &f)
-	if err != nil {
+	if done, err := h.twoFactorLimited(c, &f, h.renderSecurity); done {
 		return err
-	}
-	if limited {
-		return h.renderSecurity(c, http.StatusTooManyRequests, f)
 	}
 	u, _ := currentUser(c)
 	codes, err := h.Accounts.RegenerateRecoveryCodes(c.Request().Context(), u, c.FormValue("regenerateCode"), actor(c))
@@ -168,15 +162,11 @@ func (h *Handlers) showRecoveryCodes(c echo.Context, codes []string, noticeID st
 // code from the app.
 func (h *Handlers) disableTwoFactor(c echo.Context) error {
 	f := views.NewForm()
-	limited, err := h.twoFactorLimited(c, &f)
-	if err != nil {
+	if done, err := h.twoFactorLimited(c, &f, h.renderSecurity); done {
 		return err
 	}
-	if limited {
-		return h.renderSecurity(c, http.StatusTooManyRequests, f)
-	}
 	u, _ := currentUser(c)
-	err = h.Accounts.DisableTwoFactor(c.Request().Context(), u, c.FormValue("disablePassword"), c.FormValue("disableCode"), actor(c))
+	err := h.Accounts.DisableTwoFactor(c.Request().Context(), u, c.FormValue("disablePassword"), c.FormValue("disableCode"), actor(c))
 	switch {
 	case errors.Is(err, accounts.ErrTwoFactorCode), errors.Is(err, accounts.ErrTwoFactorConfirm):
 		f.Errors["disableCode"] = accounts.ErrTwoFactorConfirm.Error()

@@ -158,3 +158,11 @@ func nodeActionTitle(ctx context.Context, m NodeActionForm) string {
 	}
 	return locale.T(ctx, "NodeDrainTitle", map[string]any{"Node": m.Node})
 }
+
+// nodeRowsStreamPath is the stream of the nodes table's rows, sorted as
+// the page is.
+func nodeRowsStreamPath(l NodeList) string {
+	s := l.Sort
+	s.Path = clusterPath(l.Cluster.ID, "node-rows/stream")
+	return s.URL(s.Key, s.Desc, 1)
+}

@@ -72,11 +72,3 @@ func (s Sort) sortIcon(key string) string {
 	}
 	return "arrow-up"
 }
-
-// nodeRowsStreamPath is the stream of the nodes table's rows, sorted as
-// the page is.
-func nodeRowsStreamPath(l NodeList) string {
-	s := l.Sort
-	s.Path = clusterPath(l.Cluster.ID, "node-rows/stream")
-	return s.URL(s.Key, s.Desc, 1)
-}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -427,7 +428,13 @@ type twoFactorSettings struct {
 
 // LoadTwoFactorPolicy reads the policy.
 func (s *Service) LoadTwoFactorPolicy(ctx context.Context) (TwoFactorPolicy, error) {
-	row, err := queries.New(s.Pool).SettingGet(ctx, TwoFactorKey)
+	return loadTwoFactorPolicy(ctx, queries.New(s.Pool))
+}
+
+// loadTwoFactorPolicy reads the policy through q: optional while no admin
+// chose one.
+func loadTwoFactorPolicy(ctx context.Context, q *queries.Queries) (TwoFactorPolicy, error) {
+	row, err := q.SettingGet(ctx, TwoFactorKey)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return TwoFactorOptional, nil
 	}
@@ -448,25 +455,15 @@ var ErrTwoFactorPolicy = errors.New("ErrTwoFactorPolicy")
 // their password (it changes every sign-in): changed is false when it
 // was already so.
 func (s *Service) SaveTwoFactorPolicy(ctx context.Context, p TwoFactorPolicy, password string, actor audit.Actor) (changed bool, err error) {
-	valid := false
-	for _, known := range TwoFactorPolicies {
-		valid = valid || p == known
-	}
-	if !valid {
+	if !slices.Contains(TwoFactorPolicies, p) {
 		return false, ErrTwoFactorPolicy
 	}
 	err = adminauth.SaveSettings(ctx, s.Pool, actor.UserID, TwoFactorKey, adminauth.Confirm{Needed: true, Password: password}, func(q *queries.Queries) error {
-		st := twoFactorSettings{Require: TwoFactorOptional}
-		row, err := q.SettingGet(ctx, TwoFactorKey)
-		switch {
-		case err == nil:
-			if err := json.Unmarshal(row.Value, &st); err != nil {
-				return fmt.Errorf("decode two-factor policy: %w", err)
-			}
-		case !errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("read two-factor policy: %w", err)
+		was, err := loadTwoFactorPolicy(ctx, q)
+		if err != nil {
+			return err
 		}
-		if st.Require == p {
+		if was == p {
 			return nil
 		}
 		b, err := json.Marshal(twoFactorSettings{Require: p})
@@ -479,7 +476,7 @@ func (s *Service) SaveTwoFactorPolicy(ctx context.Context, p TwoFactorPolicy, pa
 		changed = true
 		return audit.Record(ctx, q, actor, audit.Event{
 			Action: "admin.settings_two_factor", TargetType: "settings", TargetID: TwoFactorKey,
-			Details: map[string]any{"from": string(st.Require), "to": string(p)},
+			Details: map[string]any{"from": string(was), "to": string(p)},
 		})
 	})
 	return changed, err
