@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"slices"
 
 	"github.com/kubebyon/kubebyon/internal/clusters"
 	"github.com/kubebyon/kubebyon/internal/orgs"
@@ -26,8 +27,12 @@ func (h *Handlers) showRetry(ctx context.Context, who orgs.Acting, v *views.Clus
 }
 
 // showRetries marks, as showRetry does, the failed clusters of a list
-// that River still retries, with one query for all of them.
+// that River still retries, with one query for all of them, and none when
+// the list shows no failed cluster.
 func (h *Handlers) showRetries(ctx context.Context, who orgs.Acting, list []views.Cluster) error {
+	if !slices.ContainsFunc(list, func(v views.Cluster) bool { return v.Status == clusters.StatusFailed }) {
+		return nil
+	}
 	retries, err := h.Clusters.PendingRetries(ctx, who)
 	if err != nil {
 		return err

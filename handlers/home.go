@@ -49,11 +49,14 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	retries, err := h.Clusters.PendingRetries(ctx, who)
-	if err != nil {
-		return err
-	}
 	f := o.Figures
+	// River is asked only when a cluster failed.
+	var retries map[int64]clusters.Retry
+	if f.ClustersFailed > 0 {
+		if retries, err = h.Clusters.PendingRetries(ctx, who); err != nil {
+			return err
+		}
+	}
 	// A failed cluster that River still retries is in progress.
 	f.ClustersFailed -= int64(len(retries))
 	f.ClustersInProgress += int64(len(retries))

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -16,23 +15,26 @@ import (
 	"github.com/kubebyon/kubebyon/views"
 )
 
-// sessionOrg is the session key of the id of the organization the console
-// works in (currentOrg).
-const sessionOrg = "org"
+// sessionOrg and sessionOrgName are the session keys under which the
+// console kept the organization it works in, and its name, before that
+// moved to the user session (rememberOrg): a browser signed in before
+// still finds its choice there once.
+const (
+	sessionOrg     = "org"
+	sessionOrgName = "org_name"
+)
 
-// sessionOrgName is the session key of its name, which the menu shows.
-const sessionOrgName = "org_name"
-
-// currentOrg is the organization the signed-in user works in: the one the
-// session names while they are a member of it (the membership is read in
-// the same query), else their personal organization.
+// currentOrg is the organization the signed-in user works in: the one
+// their session names while they are a member of it, else their personal
+// organization. The session query reads the one it names with the
+// member's role (loadUser), so this reads it only when that found none.
 func (h *Handlers) currentOrg(c echo.Context) (orgs.Membership, error) {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
 	if id := h.sessions.GetInt64(ctx, sessionOrg); id != 0 {
 		m, err := h.Orgs.Get(ctx, u.ID, id)
 		if err == nil {
-			h.rememberOrg(ctx, m.Org)
+			return m, h.rememberOrg(c, m.Org)
 		}
 		if !errors.Is(err, orgs.ErrNotFound) {
 			return m, err
@@ -45,9 +47,8 @@ func (h *Handlers) currentOrg(c echo.Context) (orgs.Membership, error) {
 	if err != nil {
 		return m, err
 	}
-	// Remembered: the next request reads it by id, as a chosen one.
-	h.rememberOrg(ctx, m.Org)
-	return m, nil
+	// Remembered: the next request reads it with the session.
+	return m, h.rememberOrg(c, m.Org)
 }
 
 // ctxActing is the Echo context key of who acts in which organization:
@@ -62,14 +63,18 @@ func (h *Handlers) acting(c echo.Context) (orgs.Acting, error) {
 	if a, ok := c.Get(ctxActing).(orgs.Acting); ok {
 		return a, nil
 	}
-	m, err := h.currentOrg(c)
-	if err != nil {
-		return orgs.Acting{}, err
-	}
 	u, _ := currentUser(c)
+	m, ok := c.Get(ctxSessionOrg).(sessionOrgRow)
+	if !ok {
+		cur, err := h.currentOrg(c)
+		if err != nil {
+			return orgs.Acting{}, err
+		}
+		m = sessionOrgRow{ID: cur.Org.ID, Name: cur.Org.Name, ViewerKubeconfig: cur.Org.ViewerKubeconfig, Role: cur.Role}
+	}
 	page := views.PageOf(c.Request().Context())
-	page.Org, page.ReadOnly, page.ViewerKubeconfig = m.Org.Name, !orgs.Allows(m.Role, orgs.Operate), m.Org.ViewerKubeconfig
-	a := orgs.Acting{OrgID: m.Org.ID, UserID: u.ID, Cap: m.Role}
+	page.Org, page.ReadOnly, page.ViewerKubeconfig = m.Name, !orgs.Allows(m.Role, orgs.Operate), m.ViewerKubeconfig
+	a := orgs.Acting{OrgID: m.ID, UserID: u.ID, Cap: m.Role}
 	c.Set(ctxActing, a) // read once a request
 	return a, nil
 }
@@ -83,7 +88,7 @@ func (h *Handlers) showOrgsPage(c echo.Context) error {
 func (h *Handlers) renderOrgsPage(c echo.Context, status int, f views.Form) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
-	current, err := h.currentOrg(c)
+	current, err := h.acting(c)
 	if err != nil {
 		return err
 	}
@@ -94,7 +99,7 @@ func (h *Handlers) renderOrgsPage(c echo.Context, status int, f views.Form) erro
 	rows := make([]views.Org, len(list))
 	for i, m := range list {
 		rows[i] = orgView(m)
-		rows[i].Current = m.Org.ID == current.Org.ID
+		rows[i].Current = m.Org.ID == current.OrgID
 	}
 	h.viewAsAPICall(c, "listOrganizations", nil)
 	return render(c, status, views.OrgsPage(f, rows))
@@ -115,7 +120,9 @@ func (h *Handlers) createOrg(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.rememberOrg(c.Request().Context(), o)
+	if err := h.rememberOrg(c, o); err != nil {
+		return err
+	}
 	h.flash(c, "FlashOrgCreated")
 	return redirect(c, orgPath(o.ID))
 }
@@ -127,7 +134,9 @@ func (h *Handlers) switchOrg(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.rememberOrg(c.Request().Context(), m.Org)
+	if err := h.rememberOrg(c, m.Org); err != nil {
+		return err
+	}
 	h.flash(c, "FlashOrgSwitched")
 	if next := c.FormValue("next"); next != "" {
 		// Back to the page that asked (a cluster of this organization's).
@@ -272,7 +281,9 @@ func (h *Handlers) acceptOrgInvitation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.rememberOrg(c.Request().Context(), m.Org)
+	if err := h.rememberOrg(c, m.Org); err != nil {
+		return err
+	}
 	h.flash(c, "FlashOrgInvitationAccepted")
 	return redirect(c, orgPath(id))
 }
@@ -361,11 +372,8 @@ func (h *Handlers) leaveOrg(c echo.Context) error {
 	if done, err := h.orgKept(c, id, err); done {
 		return err
 	}
-	ctx := c.Request().Context()
-	if h.sessions.GetInt64(ctx, sessionOrg) == id {
-		h.sessions.Remove(ctx, sessionOrg)
-		h.sessions.Remove(ctx, sessionOrgName)
-	}
+	// The session names it no longer: the session query matches no
+	// membership, and the next page works in the personal organization.
 	h.flash(c, "FlashOrgLeft")
 	return redirect(c, orgsPath)
 }
@@ -445,15 +453,21 @@ func orgMemberView(m orgs.Membership, person orgs.Person, self int64) views.OrgM
 	}
 }
 
-// rememberOrg makes o the organization the console works in, and keeps
-// its name for the menu (written only when it changed).
-func (h *Handlers) rememberOrg(ctx context.Context, o queries.Organization) {
-	if h.sessions.GetInt64(ctx, sessionOrg) != o.ID {
-		h.sessions.Put(ctx, sessionOrg, o.ID)
+// rememberOrg makes o the organization the console works in: its user
+// session names it from now on (a browser signed in before this kept it in
+// the session's data, which is then cleared).
+func (h *Handlers) rememberOrg(c echo.Context, o queries.Organization) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	sid, _ := c.Get(ctxSessionID).(string)
+	if err := h.Accounts.SetSessionOrg(ctx, sid, u.ID, o.ID); err != nil {
+		return err
 	}
-	if h.sessions.GetString(ctx, sessionOrgName) != o.Name {
-		h.sessions.Put(ctx, sessionOrgName, o.Name)
+	if h.sessions.Exists(ctx, sessionOrg) {
+		h.sessions.Remove(ctx, sessionOrg)
+		h.sessions.Remove(ctx, sessionOrgName)
 	}
-	// The menu of this very page, read from the session before.
+	// The menu of this very page.
 	views.PageOf(ctx).Org = o.Name
+	return nil
 }

@@ -6,39 +6,23 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/handlers/handlerstest"
-	"github.com/kubebyon/kubebyon/internal/adminusers"
-	"github.com/kubebyon/kubebyon/internal/nodes"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
 // TestPageQueries checks that the pages a signed-in browser asks for most
-// (the cluster page, its nodes page, the admin user list) read the
-// session with its user in one query and what they show in one query
-// each (the cluster page and the nodes page two: the cluster, then its
-// events or its nodes), and show it to
-// its owner, or an admin, alone.
+// (the cluster list, the overview, the cluster page, its nodes page, the
+// admin user list) read the session with its user and the organization
+// it works in in one query, and what they show in one query each (the
+// cluster page and the nodes page two: the cluster, then its events or
+// its nodes; the overview four: its figures, clusters, events and
+// notifications), and show it to its owner, or an admin, alone.
 func TestPageQueries(t *testing.T) {
 	t.Parallel()
 	trips := &testenv.RoundTrips{}
-	b := handlerstest.Setup(t, func(d *handlers.Deps) {
-		cfg := d.Pool.Config()
-		cfg.ConnConfig.Tracer = trips
-		traced, err := pgxpool.NewWithConfig(context.Background(), cfg)
-		require.NoError(t, err)
-		t.Cleanup(traced.Close)
-		d.Pool = traced
-		// The services the pages read through, on it too.
-		cs := *d.Clusters
-		cs.Pool = traced
-		d.Clusters = &cs
-		d.Nodes = &nodes.Service{Pool: traced, River: d.Nodes.River, Clusters: &cs}
-		d.AdminUsers = &adminusers.Service{Pool: traced}
-	})
+	b := handlerstest.SetupTraced(t, trips)
 	ctx := context.Background()
 	owner, ownerEmail := b.SignedUpUser(t, "preload-owner")
 	other, _ := b.SignedUpUser(t, "preload-other")
@@ -59,6 +43,8 @@ func TestPageQueries(t *testing.T) {
 		shows   string
 		queries int
 	}{
+		{"cluster list", owner, "/clusters", "preloaded", 2},
+		{"overview", owner, "/", "The cluster is ready.", 5},
 		{"cluster page", owner, fmt.Sprintf("/clusters/%d", id), "preloaded event", 3},
 		{"nodes page", owner, fmt.Sprintf("/clusters/%d/nodes", id), "preload-node", 3},
 		{"admin user list", admin, "/admin/users", ownerEmail, 2},

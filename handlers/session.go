@@ -13,6 +13,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
+	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 	"github.com/kubebyon/kubebyon/views"
 )
@@ -26,9 +27,19 @@ const (
 
 // Echo context keys.
 const (
-	ctxUser      = "user"
-	ctxSessionID = "session_id"
+	ctxUser       = "user"
+	ctxSessionID  = "session_id"
+	ctxSessionOrg = "session_org"
 )
+
+// sessionOrgRow is the organization the session works in, with the
+// member's role, as the session query read it (SessionFindSignedIn).
+type sessionOrgRow struct {
+	ID               int64
+	Name             string
+	ViewerKubeconfig bool
+	Role             orgs.Role
+}
 
 // touchEvery limits how often a session's last-seen time is written.
 const touchEvery = time.Minute
@@ -49,7 +60,8 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 			if !found || row.UserSessionID != sid {
 				var auth queries.UserSessionAuthenticateRow
 				auth, err = h.Accounts.SessionUser(ctx, sid)
-				row = queries.SessionFindSignedInRow{UserSessionID: sid, User: auth.User, SessionLastSeenAt: auth.SessionLastSeenAt, Unread: auth.Unread}
+				row = queries.SessionFindSignedInRow{UserSessionID: sid, User: auth.User, SessionLastSeenAt: auth.SessionLastSeenAt, Unread: auth.Unread,
+					OrgID: auth.OrgID, OrgName: auth.OrgName, OrgViewerKubeconfig: auth.OrgViewerKubeconfig, OrgRole: auth.OrgRole}
 			}
 			switch {
 			case errors.Is(err, accounts.ErrNoSession):
@@ -63,7 +75,11 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 				c.Set(ctxSessionID, sid)
 				info.User = &views.PageUser{ID: u.ID, Name: u.Name, Email: u.Email, Admin: u.Role == adminauth.RoleAdmin}
 				info.Unread = row.Unread
-				info.Org = h.sessions.GetString(ctx, sessionOrgName)
+				if row.OrgID.Valid {
+					// The organization the session works in, read with it.
+					c.Set(ctxSessionOrg, sessionOrgRow{ID: row.OrgID.Int64, Name: row.OrgName.String, ViewerKubeconfig: row.OrgViewerKubeconfig.Bool, Role: orgs.Role(row.OrgRole.String)})
+					info.Org = row.OrgName.String
+				}
 				if time.Since(row.SessionLastSeenAt.Time) > touchEvery {
 					if err := h.Accounts.TouchSession(ctx, sid); err != nil {
 						h.Logger.WarnContext(ctx, "touch session", "error", err)

@@ -79,4 +79,4 @@ SELECT sqlc.embed(clusters), cc.checked_at, cc.unreachable_since,
 FROM clusters
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = @kind
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
-WHERE clusters.id = @id AND clusters.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]);
+WHERE clusters.id = @id AND clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]));

@@ -218,7 +218,7 @@ SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.de
 FROM clusters
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
-WHERE clusters.id = $2 AND clusters.org_id = $3 AND org_member_in($3, $4, $5::text[])
+WHERE clusters.id = $2 AND clusters.org_id = $3 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $3 AND om.user_id = $4 AND om.role = ANY ($5::text[]))
 `
 
 type ClusterGetWithCheckParams struct {

@@ -15,7 +15,7 @@ LIMIT @row_limit;
 -- (the live page's updates); none of another's.
 SELECT e.* FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
+WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
   AND e.id > @after_id
 ORDER BY e.id
 LIMIT @row_limit;
@@ -31,7 +31,7 @@ SELECT * FROM cluster_events WHERE cluster_id = @cluster_id ORDER BY id DESC LIM
 -- The newest events of an organization's cluster, newest first.
 SELECT e.* FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
+WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
 ORDER BY e.id DESC
 LIMIT @row_limit;
 
@@ -48,7 +48,7 @@ LIMIT @row_limit;
 -- before_id (0: from the newest).
 SELECT e.* FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND c.status <> 'deleted'
+WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND c.status <> 'deleted'
   AND (@before_id::bigint = 0 OR e.id < @before_id::bigint)
 ORDER BY e.id DESC
 LIMIT @row_limit;
@@ -58,4 +58,4 @@ LIMIT @row_limit;
 -- where its provisioning has got to.
 SELECT DISTINCT e.reason FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND c.status <> 'deleted';
+WHERE e.cluster_id = @cluster_id AND c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND c.status <> 'deleted';

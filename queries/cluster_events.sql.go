@@ -109,7 +109,7 @@ func (q *Queries) ClusterEventLatest(ctx context.Context, clusterID int64) (Clus
 const clusterEventListAfterForMember = `-- name: ClusterEventListAfterForMember :many
 SELECT e.id, e.cluster_id, e.level, e.reason, e.message, e.created_at, e.count, e.last_seen_at FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[])
+WHERE e.cluster_id = $1 AND c.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
   AND e.id > $5
 ORDER BY e.id
 LIMIT $6
@@ -208,7 +208,7 @@ func (q *Queries) ClusterEventListByCluster(ctx context.Context, arg ClusterEven
 const clusterEventListLatest = `-- name: ClusterEventListLatest :many
 SELECT e.id, e.cluster_id, e.level, e.reason, e.message, e.created_at, e.count, e.last_seen_at FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[])
+WHERE e.cluster_id = $1 AND c.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
 ORDER BY e.id DESC
 LIMIT $5
 `
@@ -260,7 +260,7 @@ func (q *Queries) ClusterEventListLatest(ctx context.Context, arg ClusterEventLi
 const clusterEventPageForMember = `-- name: ClusterEventPageForMember :many
 SELECT e.id, e.cluster_id, e.level, e.reason, e.message, e.created_at, e.count, e.last_seen_at FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[]) AND c.status <> 'deleted'
+WHERE e.cluster_id = $1 AND c.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[])) AND c.status <> 'deleted'
   AND ($5::bigint = 0 OR e.id < $5::bigint)
 ORDER BY e.id DESC
 LIMIT $6
@@ -316,7 +316,7 @@ func (q *Queries) ClusterEventPageForMember(ctx context.Context, arg ClusterEven
 const clusterEventReasonsForMember = `-- name: ClusterEventReasonsForMember :many
 SELECT DISTINCT e.reason FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE e.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[]) AND c.status <> 'deleted'
+WHERE e.cluster_id = $1 AND c.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[])) AND c.status <> 'deleted'
 `
 
 type ClusterEventReasonsForMemberParams struct {

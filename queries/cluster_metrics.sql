@@ -103,7 +103,7 @@ ON CONFLICT (cluster_id, at) DO NOTHING;
 -- name: ClusterMetricsOwnedStatus :one
 -- The status of an organization's cluster, whose metrics its members may
 -- read; no row for another's.
-SELECT status FROM clusters WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]);
+SELECT status FROM clusters WHERE id = @id AND clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]));
 
 -- name: ClusterMetricWindow :many
 -- A cluster's successful scrapes in [since, until], oldest first, with the

@@ -467,7 +467,7 @@ func (q *Queries) ClusterMetrics5m(ctx context.Context, arg ClusterMetrics5mPara
 }
 
 const clusterMetricsOwnedStatus = `-- name: ClusterMetricsOwnedStatus :one
-SELECT status FROM clusters WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[])
+SELECT status FROM clusters WHERE id = $1 AND clusters.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
 `
 
 type ClusterMetricsOwnedStatusParams struct {

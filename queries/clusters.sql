@@ -11,10 +11,10 @@ SELECT * FROM clusters WHERE id = @id;
 -- name: ClusterGetForMember :one
 -- A cluster of the organization, for a member in one of roles; another
 -- organization's id, or a user who is not such a member, finds nothing.
-SELECT * FROM clusters WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted';
+SELECT * FROM clusters WHERE id = @id AND clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND status <> 'deleted';
 
 -- name: ClusterLockForMember :one
-SELECT * FROM clusters WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted' FOR UPDATE;
+SELECT * FROM clusters WHERE id = @id AND clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND status <> 'deleted' FOR UPDATE;
 
 -- name: ClusterLock :one
 SELECT * FROM clusters WHERE id = @id FOR UPDATE;
@@ -26,7 +26,7 @@ SELECT id, name, slug, description, kubernetes_version, public_access_mode, stat
        endpoint, generation, observed_generation, created_at, ready_at, node_quota_enabled,
        node_port, konnectivity_node_port, lb_address, backend
 FROM clusters
-WHERE org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted'
+WHERE clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND status <> 'deleted'
   AND (@before_id::bigint = 0 OR id < @before_id::bigint)
 ORDER BY id DESC
 LIMIT @row_limit;
@@ -36,7 +36,7 @@ LIMIT @row_limit;
 -- paginated, newest first: not the whole row, whose CA certificate alone is
 -- over a kilobyte.
 SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at FROM clusters
-WHERE org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted'
+WHERE clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND status <> 'deleted'
   AND (@before_id::bigint = 0 OR id < @before_id::bigint)
 ORDER BY id DESC
 LIMIT @row_limit;
@@ -47,7 +47,7 @@ LIMIT @row_limit;
 -- @row_offset: a sorted list pages by offset, the default order by id
 -- (the query above, kept as fast as it was).
 SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at FROM clusters
-WHERE org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted'
+WHERE clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND status <> 'deleted'
 ORDER BY
   CASE WHEN NOT @descending::bool THEN CASE @sort_key::text WHEN 'name' THEN lower(name) WHEN 'status' THEN status WHEN 'version' THEN kubernetes_version END END,
   CASE WHEN @descending::bool THEN CASE @sort_key::text WHEN 'name' THEN lower(name) WHEN 'status' THEN status WHEN 'version' THEN kubernetes_version END END DESC,
@@ -151,7 +151,7 @@ WHERE id = @cluster_id AND reconcile_lease_job = @job_id::bigint;
 -- name: ClusterGetForMemberWithDeleted :one
 -- An organization's cluster, deleted ones included: a page that watched a cluster
 -- go away still finds it, to show the end.
-SELECT * FROM clusters WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]);
+SELECT * FROM clusters WHERE id = @id AND clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]));
 
 -- name: ClusterSetNodeQuota :one
 -- Switches the node quota; a new sealed secret replaces the old one only
@@ -317,7 +317,7 @@ WHERE id = @id AND status = 'suspended' AND suspended_replicas IS NULL;
 -- console's edits of its managed ingress take it first, and queue behind
 -- each other. FOR NO KEY UPDATE: rows that refer to the cluster (its
 -- events, jobs' writes) are not held up by it.
-SELECT id FROM clusters WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted' FOR NO KEY UPDATE;
+SELECT id FROM clusters WHERE id = @id AND clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND status <> 'deleted' FOR NO KEY UPDATE;
 
 -- name: ClusterGetTagged :one
 -- A user's cluster with what its entity tag is made of besides its own
@@ -327,7 +327,7 @@ SELECT sqlc.embed(clusters), coalesce(ci.enabled, false)::boolean AS ingress_ena
        coalesce(ci.mode, '')::text AS ingress_mode
 FROM clusters
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
-WHERE clusters.id = @id AND clusters.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
+WHERE clusters.id = @id AND clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
   AND clusters.status <> 'deleted';
 
 -- name: ClusterLockLiveForChange :one
@@ -361,4 +361,4 @@ WHERE clusters.id = @id AND clusters.org_id = @org_id AND clusters.status <> 'de
 -- organizations offers to switch to it. Anyone else finds nothing.
 SELECT o.id, o.name FROM clusters c JOIN organizations o ON o.id = c.org_id
 WHERE c.id = @id AND c.status <> 'deleted'
-  AND org_member_in(c.org_id, @user_id, ARRAY['owner', 'admin', 'member', 'viewer']);
+  AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = c.org_id AND om.user_id = @user_id AND om.role = ANY (ARRAY['owner', 'admin', 'member', 'viewer']));

@@ -547,7 +547,7 @@ func (q *Queries) ClusterGetByID(ctx context.Context, id int64) (Cluster, error)
 }
 
 const clusterGetForMember = `-- name: ClusterGetForMember :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[]) AND status <> 'deleted'
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1 AND clusters.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[])) AND status <> 'deleted'
 `
 
 type ClusterGetForMemberParams struct {
@@ -608,7 +608,7 @@ func (q *Queries) ClusterGetForMember(ctx context.Context, arg ClusterGetForMemb
 }
 
 const clusterGetForMemberWithDeleted = `-- name: ClusterGetForMemberWithDeleted :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[])
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1 AND clusters.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
 `
 
 type ClusterGetForMemberWithDeletedParams struct {
@@ -673,7 +673,7 @@ SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.de
        coalesce(ci.mode, '')::text AS ingress_mode
 FROM clusters
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
-WHERE clusters.id = $1 AND clusters.org_id = $2 AND org_member_in($2, $3, $4::text[])
+WHERE clusters.id = $1 AND clusters.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
   AND clusters.status <> 'deleted'
 `
 
@@ -773,7 +773,7 @@ SELECT id, name, slug, description, kubernetes_version, public_access_mode, stat
        endpoint, generation, observed_generation, created_at, ready_at, node_quota_enabled,
        node_port, konnectivity_node_port, lb_address, backend
 FROM clusters
-WHERE org_id = $1 AND org_member_in($1, $2, $3::text[]) AND status <> 'deleted'
+WHERE clusters.org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[])) AND status <> 'deleted'
   AND ($4::bigint = 0 OR id < $4::bigint)
 ORDER BY id DESC
 LIMIT $5
@@ -945,7 +945,7 @@ func (q *Queries) ClusterListReady(ctx context.Context) ([]Cluster, error) {
 
 const clusterListSummaryForMember = `-- name: ClusterListSummaryForMember :many
 SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at FROM clusters
-WHERE org_id = $1 AND org_member_in($1, $2, $3::text[]) AND status <> 'deleted'
+WHERE clusters.org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[])) AND status <> 'deleted'
   AND ($4::bigint = 0 OR id < $4::bigint)
 ORDER BY id DESC
 LIMIT $5
@@ -1008,7 +1008,7 @@ func (q *Queries) ClusterListSummaryForMember(ctx context.Context, arg ClusterLi
 
 const clusterListSummaryForMemberSorted = `-- name: ClusterListSummaryForMemberSorted :many
 SELECT id, name, status, kubernetes_version, public_access_mode, endpoint, created_at FROM clusters
-WHERE org_id = $1 AND org_member_in($1, $2, $3::text[]) AND status <> 'deleted'
+WHERE clusters.org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[])) AND status <> 'deleted'
 ORDER BY
   CASE WHEN NOT $4::bool THEN CASE $5::text WHEN 'name' THEN lower(name) WHEN 'status' THEN status WHEN 'version' THEN kubernetes_version END END,
   CASE WHEN $4::bool THEN CASE $5::text WHEN 'name' THEN lower(name) WHEN 'status' THEN status WHEN 'version' THEN kubernetes_version END END DESC,
@@ -1126,7 +1126,7 @@ func (q *Queries) ClusterLock(ctx context.Context, id int64) (Cluster, error) {
 }
 
 const clusterLockForChange = `-- name: ClusterLockForChange :one
-SELECT id FROM clusters WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[]) AND status <> 'deleted' FOR NO KEY UPDATE
+SELECT id FROM clusters WHERE id = $1 AND clusters.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[])) AND status <> 'deleted' FOR NO KEY UPDATE
 `
 
 type ClusterLockForChangeParams struct {
@@ -1154,7 +1154,7 @@ func (q *Queries) ClusterLockForChange(ctx context.Context, arg ClusterLockForCh
 }
 
 const clusterLockForMember = `-- name: ClusterLockForMember :one
-SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[]) AND status <> 'deleted' FOR UPDATE
+SELECT id, owner_id, name, slug, description, kubernetes_version, public_access_mode, node_port, generation, observed_generation, status, status_message, endpoint, delete_requested_at, reconcile_started_at, ready_at, deleted_at, created_at, updated_at, konnectivity_node_port, reconcile_lease_job, reconcile_lease_until, node_quota_enabled, node_quota_secret, stale_node_cleanup_hours, ca_cert, failure_notified, lb_address, pod_cidr, pod_cidr_pooled, suspended_at, suspended_by, suspended_replicas, backend, org_id FROM clusters WHERE id = $1 AND clusters.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[])) AND status <> 'deleted' FOR UPDATE
 `
 
 type ClusterLockForMemberParams struct {
@@ -1312,7 +1312,7 @@ func (q *Queries) ClusterNodePortsInUse(ctx context.Context) ([]int32, error) {
 const clusterOrgOfMember = `-- name: ClusterOrgOfMember :one
 SELECT o.id, o.name FROM clusters c JOIN organizations o ON o.id = c.org_id
 WHERE c.id = $1 AND c.status <> 'deleted'
-  AND org_member_in(c.org_id, $2, ARRAY['owner', 'admin', 'member', 'viewer'])
+  AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = c.org_id AND om.user_id = $2 AND om.role = ANY (ARRAY['owner', 'admin', 'member', 'viewer']))
 `
 
 type ClusterOrgOfMemberParams struct {

@@ -20,7 +20,7 @@ SELECT sqlc.embed(join_tokens), sqlc.embed(clusters)
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.id = @id AND join_tokens.cluster_id = @cluster_id
-  AND clusters.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND clusters.status <> 'deleted';
+  AND clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND clusters.status <> 'deleted';
 
 -- name: JoinTokenGetByHash :one
 -- A token by its hash with what the join endpoint needs of it and of its

@@ -181,7 +181,7 @@ SELECT join_tokens.id, join_tokens.cluster_id, join_tokens.token_id, join_tokens
 FROM join_tokens
 JOIN clusters ON clusters.id = join_tokens.cluster_id
 WHERE join_tokens.id = $1 AND join_tokens.cluster_id = $2
-  AND clusters.org_id = $3 AND org_member_in($3, $4, $5::text[]) AND clusters.status <> 'deleted'
+  AND clusters.org_id = $3 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $3 AND om.user_id = $4 AND om.role = ANY ($5::text[])) AND clusters.status <> 'deleted'
 `
 
 type JoinTokenGetForMemberParams struct {

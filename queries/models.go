@@ -599,6 +599,7 @@ type UserSession struct {
 	CreatedAt  pgtype.Timestamptz
 	LastSeenAt pgtype.Timestamptz
 	EndedAt    pgtype.Timestamptz
+	OrgID      pgtype.Int8
 }
 
 type UserTotp struct {

@@ -74,7 +74,7 @@ FROM clusters
 JOIN subscriptions s ON s.org_id = clusters.org_id
 JOIN plans ON plans.id = s.plan_id
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = @kind
-WHERE clusters.id = @id AND clusters.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]);
+WHERE clusters.id = @id AND clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]));
 
 -- name: NodePageNodes :many
 -- The recorded nodes of an organization's cluster by name, with the columns
@@ -86,7 +86,7 @@ SELECT n.name, n.status, n.unschedulable, n.roles, n.kubelet_version, n.os, n.ar
 FROM nodes n
 JOIN clusters c ON c.id = n.cluster_id
 LEFT JOIN join_tokens jt ON jt.id = n.join_token_id
-WHERE n.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
+WHERE n.cluster_id = @cluster_id AND c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
 ORDER BY n.name;
 
 -- name: NodeNamesOfOwnedCluster :many
@@ -94,5 +94,5 @@ ORDER BY n.name;
 -- them.
 SELECT n.name FROM nodes n
 JOIN clusters c ON c.id = n.cluster_id
-WHERE n.cluster_id = @cluster_id AND c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
+WHERE n.cluster_id = @cluster_id AND c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
 ORDER BY n.name;

@@ -224,7 +224,7 @@ func (q *Queries) NodeListByCluster(ctx context.Context, clusterID int64) ([]Nod
 const nodeNamesOfOwnedCluster = `-- name: NodeNamesOfOwnedCluster :many
 SELECT n.name FROM nodes n
 JOIN clusters c ON c.id = n.cluster_id
-WHERE n.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[])
+WHERE n.cluster_id = $1 AND c.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
 ORDER BY n.name
 `
 
@@ -270,7 +270,7 @@ FROM clusters
 JOIN subscriptions s ON s.org_id = clusters.org_id
 JOIN plans ON plans.id = s.plan_id
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
-WHERE clusters.id = $2 AND clusters.org_id = $3 AND org_member_in($3, $4, $5::text[])
+WHERE clusters.id = $2 AND clusters.org_id = $3 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $3 AND om.user_id = $4 AND om.role = ANY ($5::text[]))
 `
 
 type NodePageParams struct {
@@ -358,7 +358,7 @@ SELECT n.name, n.status, n.unschedulable, n.roles, n.kubelet_version, n.os, n.ar
 FROM nodes n
 JOIN clusters c ON c.id = n.cluster_id
 LEFT JOIN join_tokens jt ON jt.id = n.join_token_id
-WHERE n.cluster_id = $1 AND c.org_id = $2 AND org_member_in($2, $3, $4::text[])
+WHERE n.cluster_id = $1 AND c.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
 ORDER BY n.name
 `
 

@@ -16,7 +16,7 @@ SELECT sqlc.embed(orders), o.name AS org_name, (o.personal_of IS NOT NULL)::bool
 FROM orders
 JOIN organizations o ON o.id = orders.org_id
 JOIN users u ON u.id = orders.user_id
-WHERE orders.id = @id AND orders.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]);
+WHERE orders.id = @id AND orders.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]));
 
 -- name: OrderExistsInOrg :one
 -- Whether the organization has an order with id (to tell a member who may
@@ -34,7 +34,7 @@ SELECT * FROM orders WHERE id = @id FOR UPDATE;
 -- name: OrderLockForMember :one
 -- OrderLock of an order of the organization, for a member in one of
 -- roles; no row for anyone else.
-SELECT * FROM orders WHERE id = @id AND org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) FOR UPDATE;
+SELECT * FROM orders WHERE id = @id AND orders.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) FOR UPDATE;
 
 -- name: OrderPendingForOrg :one
 SELECT * FROM orders WHERE org_id = @org_id AND status = 'pending';
@@ -79,7 +79,7 @@ RETURNING *;
 -- anyone else), newest first, paged by id (keyset: ids below @before_id,
 -- 0 for the first page).
 SELECT sqlc.embed(orders), plans.name AS plan_name FROM orders JOIN plans ON plans.id = orders.plan_id
-WHERE orders.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[])
+WHERE orders.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
   AND (@before_id::bigint = 0 OR orders.id < @before_id)
 ORDER BY orders.id DESC
 LIMIT @max_rows;

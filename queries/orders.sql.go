@@ -341,7 +341,7 @@ SELECT orders.id, orders.number, orders.user_id, orders.plan_id, orders.period, 
 FROM orders
 JOIN organizations o ON o.id = orders.org_id
 JOIN users u ON u.id = orders.user_id
-WHERE orders.id = $1 AND orders.org_id = $2 AND org_member_in($2, $3, $4::text[])
+WHERE orders.id = $1 AND orders.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
 `
 
 type OrderGetForMemberParams struct {
@@ -498,7 +498,7 @@ func (q *Queries) OrderListAdmin(ctx context.Context, arg OrderListAdminParams) 
 
 const orderListForMember = `-- name: OrderListForMember :many
 SELECT orders.id, orders.number, orders.user_id, orders.plan_id, orders.period, orders.kind, orders.currency, orders.amount, orders.credit, orders.tax, orders.tax_label, orders.total, orders.status, orders.method, orders.reference, orders.stripe_session_id, orders.period_start, orders.period_end, orders.refunded_amount, orders.created_at, orders.expires_at, orders.paid_at, orders.closed_at, orders.org_id, plans.name AS plan_name FROM orders JOIN plans ON plans.id = orders.plan_id
-WHERE orders.org_id = $1 AND org_member_in($1, $2, $3::text[])
+WHERE orders.org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[]))
   AND ($4::bigint = 0 OR orders.id < $4)
 ORDER BY orders.id DESC
 LIMIT $5
@@ -609,7 +609,7 @@ func (q *Queries) OrderLock(ctx context.Context, id int64) (Order, error) {
 }
 
 const orderLockForMember = `-- name: OrderLockForMember :one
-SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id FROM orders WHERE id = $1 AND org_id = $2 AND org_member_in($2, $3, $4::text[]) FOR UPDATE
+SELECT id, number, user_id, plan_id, period, kind, currency, amount, credit, tax, tax_label, total, status, method, reference, stripe_session_id, period_start, period_end, refunded_amount, created_at, expires_at, paid_at, closed_at, org_id FROM orders WHERE id = $1 AND orders.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[])) FOR UPDATE
 `
 
 type OrderLockForMemberParams struct {

@@ -103,14 +103,14 @@ WHERE o.id = @id AND m.user_id = @user_id;
 -- Renames an organization, for a member (@user_id) in one of @roles: no
 -- row for anyone else.
 UPDATE organizations SET name = @name, updated_at = now()
-WHERE id = @id AND org_member_in(id, @user_id, @roles::text[])
+WHERE id = @id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
 RETURNING *;
 
 -- name: OrgSetViewerKubeconfig :one
 -- Lets an organization's viewers download a kubeconfig, or stops them,
 -- for a member (@user_id) in one of @roles: no row for anyone else.
 UPDATE organizations SET viewer_kubeconfig = @viewer_kubeconfig, updated_at = now()
-WHERE id = @id AND org_member_in(id, @user_id, @roles::text[])
+WHERE id = @id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
 RETURNING *;
 
 -- name: OrgLockForMember :one
@@ -238,7 +238,7 @@ WHERE m.org_id = @org_id AND lower(u.email) = lower(@email);
 
 -- name: OrgMemberIn :one
 -- Whether the user is a member of the organization in one of roles.
-SELECT org_member_in(@org_id, @user_id, @roles::text[])::boolean;
+SELECT EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))::boolean;
 
 -- name: OrgOrderCount :one
 -- How many orders an organization has, and how many of them wait for
@@ -258,7 +258,7 @@ DELETE FROM api_keys WHERE org_id = @org_id;
 -- with it (ON DELETE CASCADE). No row for a personal organization or
 -- anyone else.
 DELETE FROM organizations
-WHERE id = @id AND personal_of IS NULL AND org_member_in(id, @user_id, @roles::text[])
+WHERE id = @id AND personal_of IS NULL AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
 RETURNING *;
 
 -- name: AdminOrgClusters :many
@@ -282,7 +282,7 @@ LIMIT @row_limit;
 -- it was closed. No row for a personal organization, one closed before,
 -- or anyone else. OrgCloseMembers and the others empty it.
 UPDATE organizations SET closed_at = now()
-WHERE id = @id AND personal_of IS NULL AND closed_at IS NULL AND org_member_in(id, @user_id, @roles::text[])
+WHERE id = @id AND personal_of IS NULL AND closed_at IS NULL AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
 RETURNING *;
 
 -- name: OrgCloseMembers :exec

@@ -396,7 +396,7 @@ func (q *Queries) OrgAPIKeysDelete(ctx context.Context, orgID int64) (int64, err
 
 const orgClose = `-- name: OrgClose :one
 UPDATE organizations SET closed_at = now()
-WHERE id = $1 AND personal_of IS NULL AND closed_at IS NULL AND org_member_in(id, $2, $3::text[])
+WHERE id = $1 AND personal_of IS NULL AND closed_at IS NULL AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[]))
 RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at, closed_at
 `
 
@@ -496,7 +496,7 @@ func (q *Queries) OrgCreate(ctx context.Context, arg OrgCreateParams) (Organizat
 
 const orgDelete = `-- name: OrgDelete :one
 DELETE FROM organizations
-WHERE id = $1 AND personal_of IS NULL AND org_member_in(id, $2, $3::text[])
+WHERE id = $1 AND personal_of IS NULL AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[]))
 RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at, closed_at
 `
 
@@ -1053,7 +1053,7 @@ func (q *Queries) OrgMemberGet(ctx context.Context, arg OrgMemberGetParams) (Org
 }
 
 const orgMemberIn = `-- name: OrgMemberIn :one
-SELECT org_member_in($1, $2, $3::text[])::boolean
+SELECT EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[]))::boolean
 `
 
 type OrgMemberInParams struct {
@@ -1259,7 +1259,7 @@ func (q *Queries) OrgPersonal(ctx context.Context, userID pgtype.Int8) (Organiza
 
 const orgRename = `-- name: OrgRename :one
 UPDATE organizations SET name = $1, updated_at = now()
-WHERE id = $2 AND org_member_in(id, $3, $4::text[])
+WHERE id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
 RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at, closed_at
 `
 
@@ -1295,7 +1295,7 @@ func (q *Queries) OrgRename(ctx context.Context, arg OrgRenameParams) (Organizat
 
 const orgSetViewerKubeconfig = `-- name: OrgSetViewerKubeconfig :one
 UPDATE organizations SET viewer_kubeconfig = $1, updated_at = now()
-WHERE id = $2 AND org_member_in(id, $3, $4::text[])
+WHERE id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
 RETURNING id, name, personal_of, viewer_kubeconfig, created_by, created_at, updated_at, closed_at
 `
 

@@ -7,7 +7,7 @@
 -- zeros, as in the cluster list.
 WITH c AS (
     SELECT id, status FROM clusters
-    WHERE org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND status <> 'deleted'
+    WHERE org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND status <> 'deleted'
 ), n AS (
     SELECT nodes.cluster_id, nodes.ready FROM nodes JOIN c ON c.id = nodes.cluster_id
 )
@@ -22,7 +22,7 @@ SELECT
     coalesce((SELECT p.max_clusters FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = @org_id), 0)::int AS plan_max_clusters,
     coalesce((SELECT p.max_nodes_per_cluster FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = @org_id), 0)::int AS plan_max_nodes_per_cluster,
     coalesce((SELECT p.name FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = @org_id), '')::text AS plan_name,
-    (SELECT count(*) FROM notifications WHERE user_id = @user_id AND read_at IS NULL)::bigint AS unread_notifications,
+    (SELECT count(*) FROM notifications WHERE notifications.user_id = @user_id AND read_at IS NULL)::bigint AS unread_notifications,
     EXISTS (SELECT 1 FROM join_tokens t JOIN c ON c.id = t.cluster_id) AS has_join_token,
     (EXISTS (SELECT 1 FROM n) OR EXISTS (SELECT 1 FROM join_token_nodes jn JOIN join_tokens t ON t.id = jn.token_id JOIN c ON c.id = t.cluster_id))::boolean AS has_node,
     EXISTS (
@@ -37,7 +37,7 @@ SELECT c.id, c.name, c.status,
        (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes,
        (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id AND n.ready)::bigint AS nodes_ready
 FROM clusters c
-WHERE c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND c.status <> 'deleted'
+WHERE c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND c.status <> 'deleted'
 ORDER BY c.id DESC
 LIMIT @row_limit;
 
@@ -47,7 +47,7 @@ LIMIT @row_limit;
 SELECT e.id, e.cluster_id, c.name AS cluster_name, e.level, e.reason, e.message, e.created_at
 FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE c.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) AND c.status <> 'deleted'
+WHERE c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND c.status <> 'deleted'
 ORDER BY e.id DESC
 LIMIT @row_limit;
 

@@ -67,7 +67,7 @@ const clusterEventRecentForMember = `-- name: ClusterEventRecentForMember :many
 SELECT e.id, e.cluster_id, c.name AS cluster_name, e.level, e.reason, e.message, e.created_at
 FROM cluster_events e
 JOIN clusters c ON c.id = e.cluster_id
-WHERE c.org_id = $1 AND org_member_in($1, $2, $3::text[]) AND c.status <> 'deleted'
+WHERE c.org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[])) AND c.status <> 'deleted'
 ORDER BY e.id DESC
 LIMIT $4
 `
@@ -129,7 +129,7 @@ SELECT c.id, c.name, c.status,
        (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes,
        (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id AND n.ready)::bigint AS nodes_ready
 FROM clusters c
-WHERE c.org_id = $1 AND org_member_in($1, $2, $3::text[]) AND c.status <> 'deleted'
+WHERE c.org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[])) AND c.status <> 'deleted'
 ORDER BY c.id DESC
 LIMIT $4
 `
@@ -185,7 +185,7 @@ func (q *Queries) ClusterOverviewForMember(ctx context.Context, arg ClusterOverv
 const overviewForMember = `-- name: OverviewForMember :one
 WITH c AS (
     SELECT id, status FROM clusters
-    WHERE org_id = $1 AND org_member_in($1, $2, $3::text[]) AND status <> 'deleted'
+    WHERE org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[])) AND status <> 'deleted'
 ), n AS (
     SELECT nodes.cluster_id, nodes.ready FROM nodes JOIN c ON c.id = nodes.cluster_id
 )
@@ -200,7 +200,7 @@ SELECT
     coalesce((SELECT p.max_clusters FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = $1), 0)::int AS plan_max_clusters,
     coalesce((SELECT p.max_nodes_per_cluster FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = $1), 0)::int AS plan_max_nodes_per_cluster,
     coalesce((SELECT p.name FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = $1), '')::text AS plan_name,
-    (SELECT count(*) FROM notifications WHERE user_id = $2 AND read_at IS NULL)::bigint AS unread_notifications,
+    (SELECT count(*) FROM notifications WHERE notifications.user_id = $2 AND read_at IS NULL)::bigint AS unread_notifications,
     EXISTS (SELECT 1 FROM join_tokens t JOIN c ON c.id = t.cluster_id) AS has_join_token,
     (EXISTS (SELECT 1 FROM n) OR EXISTS (SELECT 1 FROM join_token_nodes jn JOIN join_tokens t ON t.id = jn.token_id JOIN c ON c.id = t.cluster_id))::boolean AS has_node,
     EXISTS (

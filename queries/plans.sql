@@ -15,7 +15,7 @@ SELECT * FROM plans ORDER BY archived_at IS NOT NULL, sort_order, id;
 -- time after the plan after_id (0: from the first); all of them without
 -- row_limit.
 SELECT p.* FROM plans p
-WHERE org_member_in(@org_id, @user_id, @roles::text[])
+WHERE EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
   AND ((p.public AND p.archived_at IS NULL) OR p.id = (SELECT s.plan_id FROM subscriptions s WHERE s.org_id = @org_id))
   AND (@after_id::bigint = 0 OR (p.archived_at IS NOT NULL, p.sort_order, p.id) >
        (SELECT a.archived_at IS NOT NULL, a.sort_order, a.id FROM plans a WHERE a.id = @after_id::bigint))

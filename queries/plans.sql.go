@@ -264,7 +264,7 @@ func (q *Queries) PlanList(ctx context.Context) ([]Plan, error) {
 
 const planListForMember = `-- name: PlanListForMember :many
 SELECT p.id, p.name, p.max_clusters, p.max_nodes_per_cluster, p.is_default, p.created_at, p.name_zh, p.description_en, p.description_zh, p.max_hostnames_per_cluster, p.ingress_allowed, p.currency, p.price_monthly, p.price_yearly, p.public, p.sort_order, p.archived_at, p.updated_at, p.free, p.backends FROM plans p
-WHERE org_member_in($1, $2, $3::text[])
+WHERE EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[]))
   AND ((p.public AND p.archived_at IS NULL) OR p.id = (SELECT s.plan_id FROM subscriptions s WHERE s.org_id = $1))
   AND ($4::bigint = 0 OR (p.archived_at IS NOT NULL, p.sort_order, p.id) >
        (SELECT a.archived_at IS NOT NULL, a.sort_order, a.id FROM plans a WHERE a.id = $4::bigint))

@@ -20,7 +20,9 @@ ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry
 -- A session with the signed-in user behind it, if both are still active,
 -- the user's unread notifications, and whether they have two-factor
 -- authentication and what the platform requires of whom (as
--- UserTOTPEnabled): what every signed-in page needs, in one query. Live
+-- UserTOTPEnabled), and the organization the console works in with the
+-- user's role in it while they are a member (else NULL): what every
+-- signed-in page needs, in one query. Live
 -- as SessionFind says. No row for a session that names no user session (or
 -- one that ended, or a disabled account): the caller then reads the
 -- session alone (SessionFind).
@@ -29,10 +31,13 @@ SELECT sessions.data, user_sessions.id AS user_session_id, sqlc.embed(users),
     (SELECT count(*) FROM notifications
      WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread,
     EXISTS (SELECT 1 FROM user_totp t WHERE t.user_id = users.id AND t.enabled_at IS NOT NULL) AS two_factor_enabled,
-    coalesce((SELECT s.value ->> 'require' FROM settings s WHERE s.key = 'two_factor'), '')::text AS two_factor_required
+    coalesce((SELECT s.value ->> 'require' FROM settings s WHERE s.key = 'two_factor'), '')::text AS two_factor_required,
+    org.id AS org_id, org.name AS org_name, org.viewer_kubeconfig AS org_viewer_kubeconfig, org_member.role AS org_role
 FROM sessions
 JOIN user_sessions ON user_sessions.id = sessions.user_session_id
 JOIN users ON users.id = user_sessions.user_id
+LEFT JOIN organization_members org_member ON org_member.org_id = user_sessions.org_id AND org_member.user_id = users.id
+LEFT JOIN organizations org ON org.id = org_member.org_id
 WHERE sessions.token = @token_hash AND now() < sessions.expiry
   AND (sessions.saved_at IS NULL OR sessions.saved_at > now() - make_interval(secs => @idle_seconds::bigint))
   AND user_sessions.ended_at IS NULL

@@ -9,7 +9,7 @@ SELECT * FROM subscriptions WHERE org_id = @org_id FOR UPDATE;
 -- name: SubscriptionLockForMember :one
 -- SubscriptionLock for a member of the organization in one of roles; no
 -- row for anyone else.
-SELECT * FROM subscriptions WHERE org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]) FOR UPDATE;
+SELECT * FROM subscriptions WHERE subscriptions.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) FOR UPDATE;
 
 -- name: SubscriptionWithPlan :one
 -- The organization's subscription with its plan and the plan scheduled
@@ -31,7 +31,7 @@ FROM subscriptions s
 JOIN organizations o ON o.id = s.org_id
 JOIN plans p ON p.id = s.plan_id
 LEFT JOIN plans n ON n.id = s.scheduled_plan_id
-WHERE s.org_id = @org_id AND org_member_in(@org_id, @user_id, @roles::text[]);
+WHERE s.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]));
 
 -- name: SubscriptionStartPeriod :one
 -- Starts (or extends) a paid period of a plan: active, its anchor and

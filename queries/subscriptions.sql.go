@@ -66,7 +66,7 @@ func (q *Queries) SubscriptionLock(ctx context.Context, orgID int64) (Subscripti
 }
 
 const subscriptionLockForMember = `-- name: SubscriptionLockForMember :one
-SELECT plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id FROM subscriptions WHERE org_id = $1 AND org_member_in($1, $2, $3::text[]) FOR UPDATE
+SELECT plan_id, status, period, period_anchor, current_period_start, current_period_end, period_amount, period_currency, cancel_at_period_end, scheduled_plan_id, scheduled_period, ending_notified_for, updated_at, org_id FROM subscriptions WHERE subscriptions.org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[])) FOR UPDATE
 `
 
 type SubscriptionLockForMemberParams struct {
@@ -445,7 +445,7 @@ FROM subscriptions s
 JOIN organizations o ON o.id = s.org_id
 JOIN plans p ON p.id = s.plan_id
 LEFT JOIN plans n ON n.id = s.scheduled_plan_id
-WHERE s.org_id = $1 AND org_member_in($1, $2, $3::text[])
+WHERE s.org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[]))
 `
 
 type SubscriptionWithPlanForMemberParams struct {

@@ -5,12 +5,16 @@ VALUES (@id, @user_id, @ip, @user_agent);
 -- name: UserSessionAuthenticate :one
 -- The signed-in user behind a session, if the session and the account are
 -- both still active, and the user's unread notifications (for the page's
--- header): what every signed-in page needs, in one round trip.
+-- header), and the organization it works in as SessionFindSignedIn reads
+-- it: what every signed-in page needs, in one round trip.
 SELECT sqlc.embed(users), user_sessions.last_seen_at AS session_last_seen_at,
     (SELECT count(*) FROM notifications
-     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread
+     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread,
+    org.id AS org_id, org.name AS org_name, org.viewer_kubeconfig AS org_viewer_kubeconfig, org_member.role AS org_role
 FROM user_sessions
 JOIN users ON users.id = user_sessions.user_id
+LEFT JOIN organization_members org_member ON org_member.org_id = user_sessions.org_id AND org_member.user_id = users.id
+LEFT JOIN organizations org ON org.id = org_member.org_id
 WHERE user_sessions.id = @id
   AND user_sessions.ended_at IS NULL
   AND users.disabled_at IS NULL
@@ -43,3 +47,7 @@ WHERE (ended_at IS NOT NULL AND ended_at < now() - interval '30 days')
 -- user's session id ends nothing.
 UPDATE user_sessions SET ended_at = now()
 WHERE id = @id AND user_id = @user_id AND ended_at IS NULL;
+
+-- name: UserSessionSetOrg :exec
+-- Makes @org_id the organization a signed-in browser works in.
+UPDATE user_sessions SET org_id = @org_id WHERE id = @id AND user_id = @user_id;

@@ -14,9 +14,12 @@ import (
 const userSessionAuthenticate = `-- name: UserSessionAuthenticate :one
 SELECT users.id, users.email, users.name, users.password_hash, users.role, users.email_verified_at, users.disabled_at, users.created_at, users.updated_at, users.language, users.last_sign_in_at, users.password_change_required, user_sessions.last_seen_at AS session_last_seen_at,
     (SELECT count(*) FROM notifications
-     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread
+     WHERE notifications.user_id = users.id AND notifications.read_at IS NULL) AS unread,
+    org.id AS org_id, org.name AS org_name, org.viewer_kubeconfig AS org_viewer_kubeconfig, org_member.role AS org_role
 FROM user_sessions
 JOIN users ON users.id = user_sessions.user_id
+LEFT JOIN organization_members org_member ON org_member.org_id = user_sessions.org_id AND org_member.user_id = users.id
+LEFT JOIN organizations org ON org.id = org_member.org_id
 WHERE user_sessions.id = $1
   AND user_sessions.ended_at IS NULL
   AND users.disabled_at IS NULL
@@ -24,14 +27,19 @@ WHERE user_sessions.id = $1
 `
 
 type UserSessionAuthenticateRow struct {
-	User              User
-	SessionLastSeenAt pgtype.Timestamptz
-	Unread            int64
+	User                User
+	SessionLastSeenAt   pgtype.Timestamptz
+	Unread              int64
+	OrgID               pgtype.Int8
+	OrgName             pgtype.Text
+	OrgViewerKubeconfig pgtype.Bool
+	OrgRole             pgtype.Text
 }
 
 // The signed-in user behind a session, if the session and the account are
 // both still active, and the user's unread notifications (for the page's
-// header): what every signed-in page needs, in one round trip.
+// header), and the organization it works in as SessionFindSignedIn reads
+// it: what every signed-in page needs, in one round trip.
 func (q *Queries) UserSessionAuthenticate(ctx context.Context, id string) (UserSessionAuthenticateRow, error) {
 	row := q.db.QueryRow(ctx, userSessionAuthenticate, id)
 	var i UserSessionAuthenticateRow
@@ -50,6 +58,10 @@ func (q *Queries) UserSessionAuthenticate(ctx context.Context, id string) (UserS
 		&i.User.PasswordChangeRequired,
 		&i.SessionLastSeenAt,
 		&i.Unread,
+		&i.OrgID,
+		&i.OrgName,
+		&i.OrgViewerKubeconfig,
+		&i.OrgRole,
 	)
 	return i, err
 }
@@ -140,7 +152,7 @@ func (q *Queries) UserSessionEndForUser(ctx context.Context, arg UserSessionEndF
 }
 
 const userSessionListActiveByUser = `-- name: UserSessionListActiveByUser :many
-SELECT id, user_id, ip, user_agent, created_at, last_seen_at, ended_at FROM user_sessions
+SELECT id, user_id, ip, user_agent, created_at, last_seen_at, ended_at, org_id FROM user_sessions
 WHERE user_id = $1 AND ended_at IS NULL
 ORDER BY last_seen_at DESC
 `
@@ -162,6 +174,7 @@ func (q *Queries) UserSessionListActiveByUser(ctx context.Context, userID int64)
 			&i.CreatedAt,
 			&i.LastSeenAt,
 			&i.EndedAt,
+			&i.OrgID,
 		); err != nil {
 			return nil, err
 		}
@@ -171,6 +184,22 @@ func (q *Queries) UserSessionListActiveByUser(ctx context.Context, userID int64)
 		return nil, err
 	}
 	return items, nil
+}
+
+const userSessionSetOrg = `-- name: UserSessionSetOrg :exec
+UPDATE user_sessions SET org_id = $1 WHERE id = $2 AND user_id = $3
+`
+
+type UserSessionSetOrgParams struct {
+	OrgID  pgtype.Int8
+	ID     string
+	UserID int64
+}
+
+// Makes @org_id the organization a signed-in browser works in.
+func (q *Queries) UserSessionSetOrg(ctx context.Context, arg UserSessionSetOrgParams) error {
+	_, err := q.db.Exec(ctx, userSessionSetOrg, arg.OrgID, arg.ID, arg.UserID)
+	return err
 }
 
 const userSessionTouch = `-- name: UserSessionTouch :exec

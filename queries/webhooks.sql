@@ -13,12 +13,12 @@ SELECT * FROM webhook_channels WHERE id = @id AND org_id IS NULL;
 -- A channel of the organization, for a member in one of @roles: no row
 -- for anyone else.
 SELECT * FROM webhook_channels
-WHERE id = @id AND org_id = @org_id::bigint AND org_member_in(@org_id, @user_id, @roles::text[]);
+WHERE id = @id AND org_id = @org_id::bigint AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]));
 
 -- name: WebhookChannelListForMember :many
 -- The organization's channels, for a member in one of @roles.
 SELECT * FROM webhook_channels
-WHERE org_id = @org_id::bigint AND org_member_in(@org_id, @user_id, @roles::text[])
+WHERE org_id = @org_id::bigint AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
 ORDER BY id;
 
 -- name: WebhookChannelListPlatform :many
@@ -50,7 +50,7 @@ ORDER BY c.id;
 -- The organization's channels, for a member in one of @roles, newest
 -- first, paged by id (keyset: ids below @before_id, 0 for the first page).
 SELECT * FROM webhook_channels
-WHERE org_id = @org_id::bigint AND org_member_in(@org_id, @user_id, @roles::text[])
+WHERE org_id = @org_id::bigint AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
   AND (@before_id::bigint = 0 OR id < @before_id)
 ORDER BY id DESC
 LIMIT @row_limit;

@@ -253,7 +253,7 @@ func (q *Queries) WebhookChannelGet(ctx context.Context, id int64) (WebhookChann
 
 const webhookChannelGetForMember = `-- name: WebhookChannelGetForMember :one
 SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id FROM webhook_channels
-WHERE id = $1 AND org_id = $2::bigint AND org_member_in($2, $3, $4::text[])
+WHERE id = $1 AND org_id = $2::bigint AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
 `
 
 type WebhookChannelGetForMemberParams struct {
@@ -370,7 +370,7 @@ func (q *Queries) WebhookChannelListForEvent(ctx context.Context, arg WebhookCha
 
 const webhookChannelListForMember = `-- name: WebhookChannelListForMember :many
 SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id FROM webhook_channels
-WHERE org_id = $1::bigint AND org_member_in($1, $2, $3::text[])
+WHERE org_id = $1::bigint AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[]))
 ORDER BY id
 `
 
@@ -500,7 +500,7 @@ func (q *Queries) WebhookChannelLockOrg(ctx context.Context, orgID int64) error 
 
 const webhookChannelPageForMember = `-- name: WebhookChannelPageForMember :many
 SELECT id, user_id, kind, name, url_sealed, url_host, secret_sealed, lang, created_at, org_id FROM webhook_channels
-WHERE org_id = $1::bigint AND org_member_in($1, $2, $3::text[])
+WHERE org_id = $1::bigint AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[]))
   AND ($4::bigint = 0 OR id < $4)
 ORDER BY id DESC
 LIMIT $5

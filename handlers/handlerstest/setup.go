@@ -82,7 +82,14 @@ type Bundle struct {
 // before they start.
 func Setup(t *testing.T, opts ...func(*handlers.Deps)) *Bundle {
 	t.Helper()
-	return setup(t, false, opts)
+	return setup(t, false, nil, opts)
+}
+
+// SetupTraced is Setup with tracer on the pool every service of the
+// handlers reads through (the page query counts of TestPageQueries).
+func SetupTraced(t *testing.T, tracer pgx.QueryTracer, opts ...func(*handlers.Deps)) *Bundle {
+	t.Helper()
+	return setup(t, false, tracer, opts)
 }
 
 // SetupWorking is Setup with River working the default, email and checks
@@ -90,10 +97,10 @@ func Setup(t *testing.T, opts ...func(*handlers.Deps)) *Bundle {
 // own, once queued.
 func SetupWorking(t *testing.T, opts ...func(*handlers.Deps)) *Bundle {
 	t.Helper()
-	return setup(t, true, opts)
+	return setup(t, true, nil, opts)
 }
 
-func setup(t *testing.T, working bool, opts []func(*handlers.Deps)) *Bundle {
+func setup(t *testing.T, working bool, tracer pgx.QueryTracer, opts []func(*handlers.Deps)) *Bundle {
 	t.Helper()
 	pool := testenv.DB(t)
 	mp := testenv.Mail(t)
@@ -139,7 +146,7 @@ func setup(t *testing.T, working bool, opts []func(*handlers.Deps)) *Bundle {
 		})
 	}
 
-	web := singleConnPool(t, pool)
+	web := singleConnPool(t, pool, tracer)
 	config.Pool = web
 	svc := services.New(config)
 	svc.SetRiver(rc)
@@ -230,10 +237,13 @@ func Deps(set *services.Set, base handlers.Deps) handlers.Deps {
 }
 
 // singleConnPool is a pool of one connection to pool's database.
-func singleConnPool(t *testing.T, pool *pgxpool.Pool) *pgxpool.Pool {
+func singleConnPool(t *testing.T, pool *pgxpool.Pool, tracer pgx.QueryTracer) *pgxpool.Pool {
 	t.Helper()
 	cfg := pool.Config()
 	cfg.MaxConns = 1
+	if tracer != nil {
+		cfg.ConnConfig.Tracer = tracer
+	}
 	web, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(web.Close)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -26,6 +27,16 @@ func (s *Service) SessionUser(ctx context.Context, sid string) (queries.UserSess
 		return queries.UserSessionAuthenticateRow{}, fmt.Errorf("authenticate session: %w", err)
 	}
 	return row, nil
+}
+
+// SetSessionOrg makes orgID the organization that user userID's session
+// sid works in (read back with the session, SessionFindSignedIn).
+func (s *Service) SetSessionOrg(ctx context.Context, sid string, userID, orgID int64) error {
+	err := queries.New(s.Pool).UserSessionSetOrg(ctx, queries.UserSessionSetOrgParams{ID: sid, UserID: userID, OrgID: pgtype.Int8{Int64: orgID, Valid: true}})
+	if err != nil {
+		return fmt.Errorf("set the session's organization: %w", err)
+	}
+	return nil
 }
 
 // TouchSession records that the session sid was seen now.

@@ -85,7 +85,7 @@ func (s *Service) pendingRetries(ctx context.Context, who orgs.Acting, id int64)
 	// River's own table (no sqlc schema for it, as in adminjobs).
 	rows, err := s.Pool.Query(ctx, `SELECT DISTINCT ON (c.id) c.id, j.state::text, j.attempt, j.max_attempts
 FROM clusters c JOIN river_job j ON j.kind = $1 AND j.args @> jsonb_build_object('cluster_id', c.id)
-WHERE ($2::bigint = 0 OR c.id = $2) AND c.status = 'failed' AND c.org_id = $3 AND org_member_in($3, $4, $5::text[])
+WHERE ($2::bigint = 0 OR c.id = $2) AND c.status = 'failed' AND c.org_id = $3 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $3 AND om.user_id = $4 AND om.role = ANY ($5::text[]))
   AND j.state IN ('available', 'scheduled', 'retryable', 'running') AND j.attempt < j.max_attempts
   AND coalesce(array_length(j.errors, 1), 0) > 0
 ORDER BY c.id, j.id DESC`, ReconcileArgs{}.Kind(), id, who.OrgID, who.UserID, who.Roles(orgs.Read))

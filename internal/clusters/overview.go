@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -19,28 +17,26 @@ type Overview struct {
 }
 
 // Overview reads the overview of the organization who acts in, with at
-// most limit clusters and limit events, in one read-only transaction (the
-// figures and the lists agree). A member who may not read the clusters
-// sees none, as in the cluster list.
+// most limit clusters and limit events. A member who may not read the
+// clusters sees none, as in the cluster list. Its three reads are not one
+// transaction: at READ COMMITTED a transaction would not make them one
+// snapshot either, and a change between them shows on the next update.
 func (s *Service) Overview(ctx context.Context, who orgs.Acting, limit int) (Overview, error) {
 	var o Overview
+	var err error
 	roles := who.Roles(orgs.Read)
-	err := pgx.BeginTxFunc(ctx, s.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		q := queries.New(tx)
-		var err error
-		o.Figures, err = q.OverviewForMember(ctx, queries.OverviewForMemberParams{OrgID: who.OrgID, UserID: who.UserID, Roles: roles})
-		if err != nil {
-			return fmt.Errorf("overview figures: %w", err)
-		}
-		o.Clusters, err = q.ClusterOverviewForMember(ctx, queries.ClusterOverviewForMemberParams{OrgID: who.OrgID, UserID: who.UserID, Roles: roles, RowLimit: int32(limit)})
-		if err != nil {
-			return fmt.Errorf("overview clusters: %w", err)
-		}
-		o.Events, err = q.ClusterEventRecentForMember(ctx, queries.ClusterEventRecentForMemberParams{OrgID: who.OrgID, UserID: who.UserID, Roles: roles, RowLimit: int32(limit)})
-		if err != nil {
-			return fmt.Errorf("overview events: %w", err)
-		}
-		return nil
-	})
-	return o, err
+	q := queries.New(s.Pool)
+	o.Figures, err = q.OverviewForMember(ctx, queries.OverviewForMemberParams{OrgID: who.OrgID, UserID: who.UserID, Roles: roles})
+	if err != nil {
+		return o, fmt.Errorf("overview figures: %w", err)
+	}
+	o.Clusters, err = q.ClusterOverviewForMember(ctx, queries.ClusterOverviewForMemberParams{OrgID: who.OrgID, UserID: who.UserID, Roles: roles, RowLimit: int32(limit)})
+	if err != nil {
+		return o, fmt.Errorf("overview clusters: %w", err)
+	}
+	o.Events, err = q.ClusterEventRecentForMember(ctx, queries.ClusterEventRecentForMemberParams{OrgID: who.OrgID, UserID: who.UserID, Roles: roles, RowLimit: int32(limit)})
+	if err != nil {
+		return o, fmt.Errorf("overview events: %w", err)
+	}
+	return o, nil
 }

@@ -11,7 +11,7 @@ import (
 // (OrgID), with at most the role Cap. The console acts with the member's
 // own role (Cap Owner caps nothing); an API key with its own (a read key:
 // Viewer). It names, it does not vouch: the services' queries look the
-// membership up (org_member_in, migration 058), so an Acting for an
+// membership up (EXISTS over organization_members), so an Acting for an
 // organization the user is not a member of reads nothing.
 type Acting struct {
 	OrgID  int64
@@ -21,7 +21,7 @@ type Acting struct {
 
 // Roles are the roles of a member who may do p acting as a: those that
 // allow p, none when a's cap does not. What a service's query matches the
-// member's role against (org_member_in): since every role may do all that
+// member's role against (in SQL): since every role may do all that
 // the roles below it may, a member may do p when both their role and the
 // cap allow it.
 func (a Acting) Roles(p Permission) []string {

@@ -82,7 +82,7 @@ func Allows(r Role, p Permission) bool {
 }
 
 // allowing is the roles that may do p, as the queries match a member's
-// role against (org_member_in).
+// role against (EXISTS over organization_members, in every query).
 func allowing(p Permission) []string {
 	out := make([]string, 0, len(Roles))
 	for _, r := range Roles {
