@@ -7,28 +7,40 @@
 -- zeros, as in the cluster list.
 WITH c AS (
     SELECT id, status FROM clusters
-    WHERE org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND status <> 'deleted'
-), n AS (
-    SELECT nodes.cluster_id, nodes.ready FROM nodes JOIN c ON c.id = nodes.cluster_id
+    WHERE clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND status <> 'deleted'
+), per_cluster AS (
+    SELECT nodes.cluster_id, count(*) AS nodes, count(*) FILTER (WHERE nodes.ready) AS ready
+    FROM nodes JOIN c ON c.id = nodes.cluster_id
+    GROUP BY nodes.cluster_id
 )
 SELECT
-    (SELECT count(*) FROM c)::bigint AS clusters,
-    (SELECT count(*) FROM c WHERE status = 'ready')::bigint AS clusters_ready,
-    (SELECT count(*) FROM c WHERE status IN ('pending', 'provisioning', 'updating', 'deleting', 'resuming'))::bigint AS clusters_in_progress,
-    (SELECT count(*) FROM c WHERE status = 'failed')::bigint AS clusters_failed,
-    (SELECT count(*) FROM n)::bigint AS nodes,
-    (SELECT count(*) FROM n WHERE ready)::bigint AS nodes_ready,
-    coalesce((SELECT max(k) FROM (SELECT count(*) AS k FROM n GROUP BY cluster_id) per_cluster), 0)::bigint AS nodes_most_in_a_cluster,
-    coalesce((SELECT p.max_clusters FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = @org_id), 0)::int AS plan_max_clusters,
-    coalesce((SELECT p.max_nodes_per_cluster FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = @org_id), 0)::int AS plan_max_nodes_per_cluster,
-    coalesce((SELECT p.name FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = @org_id), '')::text AS plan_name,
+    cs.clusters::bigint AS clusters,
+    cs.ready::bigint AS clusters_ready,
+    cs.in_progress::bigint AS clusters_in_progress,
+    cs.failed::bigint AS clusters_failed,
+    coalesce(ns.nodes, 0)::bigint AS nodes,
+    coalesce(ns.ready, 0)::bigint AS nodes_ready,
+    coalesce(ns.most, 0)::bigint AS nodes_most_in_a_cluster,
+    coalesce(p.max_clusters, 0)::int AS plan_max_clusters,
+    coalesce(p.max_nodes_per_cluster, 0)::int AS plan_max_nodes_per_cluster,
+    coalesce(p.name, '')::text AS plan_name,
     (SELECT count(*) FROM notifications WHERE notifications.user_id = @user_id AND read_at IS NULL)::bigint AS unread_notifications,
     EXISTS (SELECT 1 FROM join_tokens t JOIN c ON c.id = t.cluster_id) AS has_join_token,
-    (EXISTS (SELECT 1 FROM n) OR EXISTS (SELECT 1 FROM join_token_nodes jn JOIN join_tokens t ON t.id = jn.token_id JOIN c ON c.id = t.cluster_id))::boolean AS has_node,
+    (coalesce(ns.nodes, 0) > 0 OR EXISTS (SELECT 1 FROM join_token_nodes jn JOIN join_tokens t ON t.id = jn.token_id JOIN c ON c.id = t.cluster_id))::boolean AS has_node,
     EXISTS (
         SELECT 1 FROM audit_events a JOIN c ON a.target_id = c.id::text
         WHERE a.actor_id = @user_id AND a.action = 'cluster.kubeconfig_download' AND a.target_type = 'cluster'
-    ) AS downloaded_kubeconfig;
+    ) AS downloaded_kubeconfig
+FROM (
+    SELECT count(*) AS clusters,
+           count(*) FILTER (WHERE status = 'ready') AS ready,
+           count(*) FILTER (WHERE status IN ('pending', 'provisioning', 'updating', 'deleting', 'resuming')) AS in_progress,
+           count(*) FILTER (WHERE status = 'failed') AS failed
+    FROM c
+) cs
+CROSS JOIN (SELECT sum(nodes) AS nodes, sum(ready) AS ready, max(nodes) AS most FROM per_cluster) ns
+LEFT JOIN subscriptions s ON s.org_id = @org_id
+LEFT JOIN plans p ON p.id = s.plan_id;
 
 -- name: ClusterOverviewForMember :many
 -- The newest of an organization's live clusters with the nodes the

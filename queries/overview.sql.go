@@ -185,33 +185,45 @@ func (q *Queries) ClusterOverviewForMember(ctx context.Context, arg ClusterOverv
 const overviewForMember = `-- name: OverviewForMember :one
 WITH c AS (
     SELECT id, status FROM clusters
-    WHERE org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[])) AND status <> 'deleted'
-), n AS (
-    SELECT nodes.cluster_id, nodes.ready FROM nodes JOIN c ON c.id = nodes.cluster_id
+    WHERE clusters.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $1 AND om.role = ANY ($3::text[])) AND status <> 'deleted'
+), per_cluster AS (
+    SELECT nodes.cluster_id, count(*) AS nodes, count(*) FILTER (WHERE nodes.ready) AS ready
+    FROM nodes JOIN c ON c.id = nodes.cluster_id
+    GROUP BY nodes.cluster_id
 )
 SELECT
-    (SELECT count(*) FROM c)::bigint AS clusters,
-    (SELECT count(*) FROM c WHERE status = 'ready')::bigint AS clusters_ready,
-    (SELECT count(*) FROM c WHERE status IN ('pending', 'provisioning', 'updating', 'deleting', 'resuming'))::bigint AS clusters_in_progress,
-    (SELECT count(*) FROM c WHERE status = 'failed')::bigint AS clusters_failed,
-    (SELECT count(*) FROM n)::bigint AS nodes,
-    (SELECT count(*) FROM n WHERE ready)::bigint AS nodes_ready,
-    coalesce((SELECT max(k) FROM (SELECT count(*) AS k FROM n GROUP BY cluster_id) per_cluster), 0)::bigint AS nodes_most_in_a_cluster,
-    coalesce((SELECT p.max_clusters FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = $1), 0)::int AS plan_max_clusters,
-    coalesce((SELECT p.max_nodes_per_cluster FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = $1), 0)::int AS plan_max_nodes_per_cluster,
-    coalesce((SELECT p.name FROM plans p JOIN subscriptions s ON s.plan_id = p.id WHERE s.org_id = $1), '')::text AS plan_name,
-    (SELECT count(*) FROM notifications WHERE notifications.user_id = $2 AND read_at IS NULL)::bigint AS unread_notifications,
+    cs.clusters::bigint AS clusters,
+    cs.ready::bigint AS clusters_ready,
+    cs.in_progress::bigint AS clusters_in_progress,
+    cs.failed::bigint AS clusters_failed,
+    coalesce(ns.nodes, 0)::bigint AS nodes,
+    coalesce(ns.ready, 0)::bigint AS nodes_ready,
+    coalesce(ns.most, 0)::bigint AS nodes_most_in_a_cluster,
+    coalesce(p.max_clusters, 0)::int AS plan_max_clusters,
+    coalesce(p.max_nodes_per_cluster, 0)::int AS plan_max_nodes_per_cluster,
+    coalesce(p.name, '')::text AS plan_name,
+    (SELECT count(*) FROM notifications WHERE notifications.user_id = $1 AND read_at IS NULL)::bigint AS unread_notifications,
     EXISTS (SELECT 1 FROM join_tokens t JOIN c ON c.id = t.cluster_id) AS has_join_token,
-    (EXISTS (SELECT 1 FROM n) OR EXISTS (SELECT 1 FROM join_token_nodes jn JOIN join_tokens t ON t.id = jn.token_id JOIN c ON c.id = t.cluster_id))::boolean AS has_node,
+    (coalesce(ns.nodes, 0) > 0 OR EXISTS (SELECT 1 FROM join_token_nodes jn JOIN join_tokens t ON t.id = jn.token_id JOIN c ON c.id = t.cluster_id))::boolean AS has_node,
     EXISTS (
         SELECT 1 FROM audit_events a JOIN c ON a.target_id = c.id::text
-        WHERE a.actor_id = $2 AND a.action = 'cluster.kubeconfig_download' AND a.target_type = 'cluster'
+        WHERE a.actor_id = $1 AND a.action = 'cluster.kubeconfig_download' AND a.target_type = 'cluster'
     ) AS downloaded_kubeconfig
+FROM (
+    SELECT count(*) AS clusters,
+           count(*) FILTER (WHERE status = 'ready') AS ready,
+           count(*) FILTER (WHERE status IN ('pending', 'provisioning', 'updating', 'deleting', 'resuming')) AS in_progress,
+           count(*) FILTER (WHERE status = 'failed') AS failed
+    FROM c
+) cs
+CROSS JOIN (SELECT sum(nodes) AS nodes, sum(ready) AS ready, max(nodes) AS most FROM per_cluster) ns
+LEFT JOIN subscriptions s ON s.org_id = $2
+LEFT JOIN plans p ON p.id = s.plan_id
 `
 
 type OverviewForMemberParams struct {
-	OrgID  int64
 	UserID int64
+	OrgID  int64
 	Roles  []string
 }
 
@@ -239,7 +251,7 @@ type OverviewForMemberRow struct {
 // a kubeconfig the member downloaded). A member in none of roles sees
 // zeros, as in the cluster list.
 func (q *Queries) OverviewForMember(ctx context.Context, arg OverviewForMemberParams) (OverviewForMemberRow, error) {
-	row := q.db.QueryRow(ctx, overviewForMember, arg.OrgID, arg.UserID, arg.Roles)
+	row := q.db.QueryRow(ctx, overviewForMember, arg.UserID, arg.OrgID, arg.Roles)
 	var i OverviewForMemberRow
 	err := row.Scan(
 		&i.Clusters,
