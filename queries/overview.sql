@@ -45,10 +45,11 @@ LEFT JOIN plans p ON p.id = s.plan_id;
 -- name: ClusterOverviewForMember :many
 -- The newest of an organization's live clusters with the nodes the
 -- health job last saw in each (all, and ready), for the overview page.
-SELECT c.id, c.name, c.status,
-       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes,
-       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id AND n.ready)::bigint AS nodes_ready
+SELECT c.id, c.name, c.status, ns.nodes::bigint AS nodes, ns.ready::bigint AS nodes_ready
 FROM clusters c
+CROSS JOIN LATERAL (
+    SELECT count(*) AS nodes, count(*) FILTER (WHERE n.ready) AS ready FROM nodes n WHERE n.cluster_id = c.id
+) ns
 WHERE c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND c.status <> 'deleted'
 ORDER BY c.id DESC
 LIMIT @row_limit;

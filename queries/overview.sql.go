@@ -125,10 +125,11 @@ func (q *Queries) ClusterEventRecentForMember(ctx context.Context, arg ClusterEv
 }
 
 const clusterOverviewForMember = `-- name: ClusterOverviewForMember :many
-SELECT c.id, c.name, c.status,
-       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id)::bigint AS nodes,
-       (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id AND n.ready)::bigint AS nodes_ready
+SELECT c.id, c.name, c.status, ns.nodes::bigint AS nodes, ns.ready::bigint AS nodes_ready
 FROM clusters c
+CROSS JOIN LATERAL (
+    SELECT count(*) AS nodes, count(*) FILTER (WHERE n.ready) AS ready FROM nodes n WHERE n.cluster_id = c.id
+) ns
 WHERE c.org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[])) AND c.status <> 'deleted'
 ORDER BY c.id DESC
 LIMIT $4

@@ -52,6 +52,14 @@ func TestOverviewFigures(t *testing.T) {
 		HasNode: true,
 	}, o.Figures)
 	require.Len(t, o.Clusters, 4)
+	nodes := map[string][2]int64{}
+	for _, c := range o.Clusters {
+		nodes[c.Name] = [2]int64{c.Nodes, c.NodesReady}
+	}
+	require.Equal(t, map[string][2]int64{"full": {3, 2}, "small": {1, 1}, "broken": {0, 0}, "coming": {0, 0}}, nodes)
+	o, err = b.svc.Overview(ctx, actingAs(t, b.pool, u.ID), 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"coming", "broken"}, []string{o.Clusters[0].Name, o.Clusters[1].Name}, "the newest, as many as asked")
 
 	// Someone else's organization, which has no clusters: zeros, and its
 	// own plan.
