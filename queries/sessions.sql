@@ -18,14 +18,14 @@ ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry
 
 -- name: SessionFindSignedIn :one
 -- A session with the signed-in user behind it, if both are still active,
--- the user's unread notifications, and whether they have two-factor
+-- the user's unread notifications, whether they have two-factor
 -- authentication and what the platform requires of whom (as
 -- UserTOTPEnabled), and the organization the console works in with the
 -- user's role in it while they are a member (else NULL): what every
--- signed-in page needs, in one query. Live
--- as SessionFind says. No row for a session that names no user session (or
--- one that ended, or a disabled account): the caller then reads the
--- session alone (SessionFind).
+-- signed-in page needs, in one query. Live as SessionFind says. No row
+-- for a session that names no user session (or one that ended, or a
+-- disabled account): the caller then reads the session alone
+-- (SessionFind).
 SELECT sessions.data, user_sessions.id AS user_session_id, sqlc.embed(users),
     user_sessions.last_seen_at AS session_last_seen_at,
     (SELECT count(*) FROM notifications

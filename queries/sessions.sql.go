@@ -118,14 +118,14 @@ type SessionFindSignedInRow struct {
 }
 
 // A session with the signed-in user behind it, if both are still active,
-// the user's unread notifications, and whether they have two-factor
+// the user's unread notifications, whether they have two-factor
 // authentication and what the platform requires of whom (as
 // UserTOTPEnabled), and the organization the console works in with the
 // user's role in it while they are a member (else NULL): what every
-// signed-in page needs, in one query. Live
-// as SessionFind says. No row for a session that names no user session (or
-// one that ended, or a disabled account): the caller then reads the
-// session alone (SessionFind).
+// signed-in page needs, in one query. Live as SessionFind says. No row
+// for a session that names no user session (or one that ended, or a
+// disabled account): the caller then reads the session alone
+// (SessionFind).
 func (q *Queries) SessionFindSignedIn(ctx context.Context, arg SessionFindSignedInParams) (SessionFindSignedInRow, error) {
 	row := q.db.QueryRow(ctx, sessionFindSignedIn, arg.TokenHash, arg.IdleSeconds)
 	var i SessionFindSignedInRow
