@@ -58,6 +58,7 @@ func TestClusterCreate(t *testing.T) {
 	code, body = c.Get(resp.Header.Get("Location"))
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "Your cluster is being created.")
+	require.NotContains(t, body, "Ready since", "a cluster that was never ready has no time it was")
 	require.Contains(t, body, `data-testid="page-title">web<`)
 	require.Contains(t, body, `data-status="pending"`)
 	require.Contains(t, body, "Cluster requested.")

@@ -41,6 +41,12 @@ func TestClusterStreamInBrowser(t *testing.T) {
 			document.addEventListener('htmx:beforeSend', function (e) { if (e.detail.elt.id === 'cluster-poller') window.polls++ });
 			document.addEventListener('htmx:sseMessage', function () { window.sseMessages++ });`, nil),
 		chromedp.WaitReady(`#cluster-stream[data-stream-open]`, chromedp.ByQuery),
+		// The DNS and edge panel has loaded; marked, to see that the
+		// stream's updates keep it rather than draw it anew.
+		chromedp.WaitNotPresent(`[data-testid="cluster-endpoint-panel"] [aria-busy]`, chromedp.ByQuery),
+		chromedp.Evaluate(`window.panelLoads = 0;
+			document.addEventListener('htmx:beforeSend', function (e) { if (e.detail.elt.dataset.testid === 'cluster-endpoint-panel') window.panelLoads++ });
+			document.querySelector('[data-testid="cluster-endpoint-panel"]').dataset.kept = 'yes';`, nil),
 		// Counted from the stream's opening on.
 		chromedp.Evaluate(`window.polls = 0; window.sseMessages = 0`, nil),
 	))
@@ -53,6 +59,14 @@ func TestClusterStreamInBrowser(t *testing.T) {
 	))
 	require.Zero(t, polls, "the poller rested while the stream was open")
 	require.Positive(t, messages, "the stream brought the event")
+	var kept string
+	var panelLoads int
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Evaluate(`document.querySelector('[data-testid="cluster-endpoint-panel"]').dataset.kept || ''`, &kept),
+		chromedp.Evaluate(`window.panelLoads`, &panelLoads),
+	))
+	require.Equal(t, "yes", kept, "the stream's update kept the DNS and edge panel as it was")
+	require.Zero(t, panelLoads, "and did not make it ask again")
 
 	// The stream drops at the end of its lifetime and cannot come back.
 	require.NoError(t, chromedp.Run(ctx,

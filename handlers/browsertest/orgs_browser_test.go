@@ -210,7 +210,7 @@ func TestOrganizationsInBrowser(t *testing.T) {
 			chromedp.Click(`//a[@data-testid="cluster-link"][text()="teamwork"]`, chromedp.BySearch),
 			chromedp.WaitVisible(`[data-testid="page-title"]`, chromedp.ByQuery),
 			// The panel htmx loads after the page.
-			chromedp.WaitNotPresent(`#cluster-endpoint-panel [aria-busy]`, chromedp.ByQuery),
+			chromedp.WaitNotPresent(`[data-testid="cluster-endpoint-panel"] [aria-busy]`, chromedp.ByQuery),
 			chromedp.Location(&location),
 		), who)
 		require.Equal(t, clusterPage, location, who)
