@@ -63,7 +63,7 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	m := views.Overview{
 		Name: u.Name, Clusters: f.Clusters, Ready: f.ClustersReady, InProgress: f.ClustersInProgress, Failed: f.ClustersFailed,
 		Nodes: f.Nodes, NodesReady: f.NodesReady, MostNodes: f.NodesMostInACluster,
-		Plan: f.PlanName, MaxClusters: f.PlanMaxClusters, MaxNodes: f.PlanMaxNodesPerCluster, Unread: f.UnreadNotifications,
+		Plan: f.PlanName, MaxClusters: f.PlanMaxClusters, MaxNodes: f.PlanMaxNodesPerCluster, Unread: views.PageOf(ctx).Unread,
 	}
 	var first int64
 	for _, cl := range o.Clusters {

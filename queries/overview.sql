@@ -1,10 +1,10 @@
 -- name: OverviewForMember :one
 -- The figures of the overview page of a member of an organization, in one
 -- read: its live clusters by state, the nodes the health job last saw in
--- them, the plan's limits, the member's unread notifications, and the
--- state behind the first-run checklist (a join token made, a node joined,
--- a kubeconfig the member downloaded). A member in none of roles sees
--- zeros, as in the cluster list.
+-- them, the plan's limits, and the state behind the first-run checklist
+-- (a join token made, a node joined, a kubeconfig the member downloaded).
+-- A member in none of roles sees zeros, as in the cluster list. The
+-- member's unread notifications come with the session.
 WITH c AS (
     SELECT id, status FROM clusters
     WHERE clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND status <> 'deleted'
@@ -24,12 +24,11 @@ SELECT
     coalesce(p.max_clusters, 0)::int AS plan_max_clusters,
     coalesce(p.max_nodes_per_cluster, 0)::int AS plan_max_nodes_per_cluster,
     coalesce(p.name, '')::text AS plan_name,
-    (SELECT count(*) FROM notifications WHERE notifications.user_id = @user_id AND read_at IS NULL)::bigint AS unread_notifications,
     EXISTS (SELECT 1 FROM join_tokens t JOIN c ON c.id = t.cluster_id) AS has_join_token,
     (coalesce(ns.nodes, 0) > 0 OR EXISTS (SELECT 1 FROM join_token_nodes jn JOIN join_tokens t ON t.id = jn.token_id JOIN c ON c.id = t.cluster_id))::boolean AS has_node,
     EXISTS (
         SELECT 1 FROM audit_events a JOIN c ON a.target_id = c.id::text
-        WHERE a.actor_id = @user_id AND a.action = 'cluster.kubeconfig_download' AND a.target_type = 'cluster'
+        WHERE a.actor_id = @user_id::bigint AND a.action = 'cluster.kubeconfig_download' AND a.target_type = 'cluster'
     ) AS downloaded_kubeconfig
 FROM (
     SELECT count(*) AS clusters,

@@ -203,12 +203,11 @@ SELECT
     coalesce(p.max_clusters, 0)::int AS plan_max_clusters,
     coalesce(p.max_nodes_per_cluster, 0)::int AS plan_max_nodes_per_cluster,
     coalesce(p.name, '')::text AS plan_name,
-    (SELECT count(*) FROM notifications WHERE notifications.user_id = $1 AND read_at IS NULL)::bigint AS unread_notifications,
     EXISTS (SELECT 1 FROM join_tokens t JOIN c ON c.id = t.cluster_id) AS has_join_token,
     (coalesce(ns.nodes, 0) > 0 OR EXISTS (SELECT 1 FROM join_token_nodes jn JOIN join_tokens t ON t.id = jn.token_id JOIN c ON c.id = t.cluster_id))::boolean AS has_node,
     EXISTS (
         SELECT 1 FROM audit_events a JOIN c ON a.target_id = c.id::text
-        WHERE a.actor_id = $1 AND a.action = 'cluster.kubeconfig_download' AND a.target_type = 'cluster'
+        WHERE a.actor_id = $1::bigint AND a.action = 'cluster.kubeconfig_download' AND a.target_type = 'cluster'
     ) AS downloaded_kubeconfig
 FROM (
     SELECT count(*) AS clusters,
@@ -239,7 +238,6 @@ type OverviewForMemberRow struct {
 	PlanMaxClusters        int32
 	PlanMaxNodesPerCluster int32
 	PlanName               string
-	UnreadNotifications    int64
 	HasJoinToken           bool
 	HasNode                bool
 	DownloadedKubeconfig   bool
@@ -247,10 +245,10 @@ type OverviewForMemberRow struct {
 
 // The figures of the overview page of a member of an organization, in one
 // read: its live clusters by state, the nodes the health job last saw in
-// them, the plan's limits, the member's unread notifications, and the
-// state behind the first-run checklist (a join token made, a node joined,
-// a kubeconfig the member downloaded). A member in none of roles sees
-// zeros, as in the cluster list.
+// them, the plan's limits, and the state behind the first-run checklist
+// (a join token made, a node joined, a kubeconfig the member downloaded).
+// A member in none of roles sees zeros, as in the cluster list. The
+// member's unread notifications come with the session.
 func (q *Queries) OverviewForMember(ctx context.Context, arg OverviewForMemberParams) (OverviewForMemberRow, error) {
 	row := q.db.QueryRow(ctx, overviewForMember, arg.UserID, arg.OrgID, arg.Roles)
 	var i OverviewForMemberRow
@@ -265,7 +263,6 @@ func (q *Queries) OverviewForMember(ctx context.Context, arg OverviewForMemberPa
 		&i.PlanMaxClusters,
 		&i.PlanMaxNodesPerCluster,
 		&i.PlanName,
-		&i.UnreadNotifications,
 		&i.HasJoinToken,
 		&i.HasNode,
 		&i.DownloadedKubeconfig,
