@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/kubebyon/kubebyon/handlers/handlerstest"
 	"github.com/kubebyon/kubebyon/internal/testenv"
@@ -27,7 +30,8 @@ import (
 // HAProxy (a dialer stands in for DNS: every name resolves to the edge);
 // a second cluster's name reaches its own control plane, never the
 // first's; and a watch opened through HAProxy keeps delivering events
-// across the reload that the second cluster's route caused.
+// across the reload that the second cluster's route caused, on the
+// connection it was opened on.
 func TestKubeconfigThroughEdge(t *testing.T) {
 	t.Parallel()
 	b := handlerstest.Setup(t)
@@ -55,7 +59,8 @@ func TestKubeconfigThroughEdge(t *testing.T) {
 
 	// The user's kubeconfig, from the console, its server the cluster's
 	// public name; every connection goes to the edge.
-	throughEdge := func(cl queries.Cluster) kubernetes.Interface {
+	// dials counts the connections each client opened to the edge.
+	throughEdge := func(cl queries.Cluster, dials *atomic.Int32) kubernetes.Interface {
 		t.Helper()
 		resp, err := c.HTTP.Get(b.Server.URL + "/clusters/" + strconv.FormatInt(cl.ID, 10) + "/kubeconfig")
 		require.NoError(t, err)
@@ -66,13 +71,15 @@ func TestKubeconfigThroughEdge(t *testing.T) {
 		require.Equal(t, "https://"+cl.Slug+".clusters.test", cfg.Host)
 		require.False(t, cfg.Insecure)
 		cfg.Dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			dials.Add(1)
 			return (&net.Dialer{}).DialContext(ctx, network, agent.APIBind)
 		}
 		kc, err := kubernetes.NewForConfig(cfg)
 		require.NoError(t, err)
 		return kc
 	}
-	firstClient := throughEdge(first)
+	var firstDials, secondDials atomic.Int32
+	firstClient := throughEdge(first, &firstDials)
 	require.Eventually(t, func() bool {
 		_, err := firstClient.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 		return err == nil
@@ -80,14 +87,25 @@ func TestKubeconfigThroughEdge(t *testing.T) {
 
 	_, err := firstVirt.Client(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "only-in-first"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	w, err := firstClient.CoreV1().Namespaces().Watch(ctx, metav1.ListOptions{})
+	list, err := firstClient.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	// The apiserver may end a watch itself (its watch cache restarts when
+	// its etcd watch fails, which a loaded machine makes happen): the
+	// watch is resumed from where it was, as informers do, and what the
+	// edge must keep is the connection, counted by its dials.
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return firstClient.CoreV1().Namespaces().Watch(ctx, o)
+		},
+	})
 	require.NoError(t, err)
 	defer w.Stop()
+	dialsBefore := firstDials.Load()
 
 	// A second cluster: HAProxy reloads for its route.
 	second, secondVirt := b.ReadyVirtualCluster(t, c, "second")
 	setPorts(second.ID, nodePortOf(secondVirt))
-	secondClient := throughEdge(second)
+	secondClient := throughEdge(second, &secondDials)
 	require.Eventually(t, func() bool {
 		_, err := secondClient.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
 		return err == nil
@@ -102,8 +120,9 @@ func TestKubeconfigThroughEdge(t *testing.T) {
 	for {
 		select {
 		case ev, ok := <-w.ResultChan():
-			require.True(t, ok, "the watch ended at the reload")
+			require.True(t, ok, "the watch ended")
 			if ns, isNS := ev.Object.(*corev1.Namespace); isNS && ev.Type == watch.Added && ns.Name == "after-reload" {
+				require.Equal(t, dialsBefore, firstDials.Load(), "the edge kept the connection the watch was opened on across the reload")
 				return
 			}
 		case <-deadline:
