@@ -86,7 +86,7 @@ func (h *Handlers) showHomePage(c echo.Context) error {
 	}
 	m.Checklist = views.UserChecklist(first, f.Clusters > 0, f.HasJoinToken, f.HasNode, f.DownloadedKubeconfig)
 	for _, e := range o.Events {
-		m.Events = append(m.Events, views.OverviewEvent{ClusterID: e.ClusterID, ClusterName: e.ClusterName, Level: e.Level, Reason: e.Reason, Time: e.CreatedAt.Time})
+		m.Events = append(m.Events, views.OverviewEvent{ClusterID: e.ClusterID, ClusterName: e.ClusterName, Level: e.Level, Reason: e.Reason, Time: e.CreatedAt})
 	}
 	for _, n := range notes {
 		title, _ := notify.Word(locale.From(ctx), n)

@@ -17,8 +17,9 @@ import (
 // admin user list) read the session with its user and the organization
 // it works in in one query, and what they show in one query each (the
 // cluster page and the nodes page two: the cluster, then its events or
-// its nodes; the overview four: its figures, clusters, events and
-// notifications), and show it to its owner, or an admin, alone.
+// its nodes; the overview two: its figures with its newest clusters and
+// events, then notifications), and show it to its owner, or an admin,
+// alone.
 func TestPageQueries(t *testing.T) {
 	t.Parallel()
 	trips := &testenv.RoundTrips{}
@@ -44,7 +45,7 @@ func TestPageQueries(t *testing.T) {
 		queries int
 	}{
 		{"cluster list", owner, "/clusters", "preloaded", 2},
-		{"overview", owner, "/", "The cluster is ready.", 5},
+		{"overview", owner, "/", "The cluster is ready.", 3},
 		{"cluster page", owner, fmt.Sprintf("/clusters/%d", id), "preloaded event", 3},
 		{"nodes page", owner, fmt.Sprintf("/clusters/%d/nodes", id), "preload-node", 3},
 		{"admin user list", admin, "/admin/users", ownerEmail, 2},

@@ -1,12 +1,14 @@
 -- name: OverviewForMember :one
--- The figures of the overview page of a member of an organization, in one
--- read: its live clusters by state, the nodes the health job last saw in
--- them, the plan's limits, and the state behind the first-run checklist
--- (a join token made, a node joined, a kubeconfig the member downloaded).
--- A member in none of roles sees zeros, as in the cluster list. The
--- member's unread notifications come with the session.
+-- The overview page of a member of an organization, in one statement (one
+-- round trip, one snapshot): its live clusters by state, the nodes the
+-- health job last saw in them, the plan's limits, the state behind the
+-- first-run checklist (a join token made, a node joined, a kubeconfig the
+-- member downloaded), and as JSON arrays, newest first, at most row_limit
+-- of its clusters (with their nodes, all and ready) and of their events.
+-- A member in none of roles sees zeros and empty lists, as in the cluster
+-- list. The member's unread notifications come with the session.
 WITH c AS (
-    SELECT id, status FROM clusters
+    SELECT id, name, status FROM clusters
     WHERE clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND status <> 'deleted'
 ), per_cluster AS (
     SELECT nodes.cluster_id, count(*) AS nodes, count(*) FILTER (WHERE nodes.ready) AS ready
@@ -29,7 +31,20 @@ SELECT
     EXISTS (
         SELECT 1 FROM audit_events a JOIN c ON a.target_id = c.id::text
         WHERE a.actor_id = @user_id::bigint AND a.action = 'cluster.kubeconfig_download' AND a.target_type = 'cluster'
-    ) AS downloaded_kubeconfig
+    ) AS downloaded_kubeconfig,
+    coalesce((
+        SELECT json_agg(json_build_object('id', r.id, 'name', r.name, 'status', r.status,
+                                          'nodes', coalesce(pc.nodes, 0), 'nodes_ready', coalesce(pc.ready, 0)) ORDER BY r.id DESC)
+        FROM (SELECT id, name, status FROM c ORDER BY id DESC LIMIT @row_limit) r
+        LEFT JOIN per_cluster pc ON pc.cluster_id = r.id
+    ), '[]')::json AS recent_clusters,
+    coalesce((
+        SELECT json_agg(json_build_object('id', r.id, 'cluster_id', r.cluster_id, 'cluster_name', r.cluster_name, 'level', r.level,
+                                          'reason', r.reason, 'message', r.message, 'created_at', r.created_at) ORDER BY r.id DESC)
+        FROM (SELECT e.id, e.cluster_id, c.name AS cluster_name, e.level, e.reason, e.message, e.created_at
+              FROM cluster_events e JOIN c ON c.id = e.cluster_id
+              ORDER BY e.id DESC LIMIT @row_limit) r
+    ), '[]')::json AS recent_events
 FROM (
     SELECT count(*) AS clusters,
            count(*) FILTER (WHERE status = 'ready') AS ready,
@@ -40,28 +55,6 @@ FROM (
 CROSS JOIN (SELECT sum(nodes) AS nodes, sum(ready) AS ready, max(nodes) AS most FROM per_cluster) ns
 LEFT JOIN subscriptions s ON s.org_id = @org_id
 LEFT JOIN plans p ON p.id = s.plan_id;
-
--- name: ClusterOverviewForMember :many
--- The newest of an organization's live clusters with the nodes the
--- health job last saw in each (all, and ready), for the overview page.
-SELECT c.id, c.name, c.status, ns.nodes::bigint AS nodes, ns.ready::bigint AS nodes_ready
-FROM clusters c
-CROSS JOIN LATERAL (
-    SELECT count(*) AS nodes, count(*) FILTER (WHERE n.ready) AS ready FROM nodes n WHERE n.cluster_id = c.id
-) ns
-WHERE c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND c.status <> 'deleted'
-ORDER BY c.id DESC
-LIMIT @row_limit;
-
--- name: ClusterEventRecentForMember :many
--- The newest events across an organization's live clusters, newest
--- first, each with its cluster's name.
-SELECT e.id, e.cluster_id, c.name AS cluster_name, e.level, e.reason, e.message, e.created_at
-FROM cluster_events e
-JOIN clusters c ON c.id = e.cluster_id
-WHERE c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[])) AND c.status <> 'deleted'
-ORDER BY e.id DESC
-LIMIT @row_limit;
 
 -- name: AdminOverviewFigures :one
 -- The platform at a glance for the admin overview: accounts, live

@@ -7,8 +7,6 @@ package queries
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const adminOverviewFigures = `-- name: AdminOverviewFigures :one
@@ -63,130 +61,10 @@ func (q *Queries) AdminOverviewFigures(ctx context.Context) (AdminOverviewFigure
 	return i, err
 }
 
-const clusterEventRecentForMember = `-- name: ClusterEventRecentForMember :many
-SELECT e.id, e.cluster_id, c.name AS cluster_name, e.level, e.reason, e.message, e.created_at
-FROM cluster_events e
-JOIN clusters c ON c.id = e.cluster_id
-WHERE c.org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[])) AND c.status <> 'deleted'
-ORDER BY e.id DESC
-LIMIT $4
-`
-
-type ClusterEventRecentForMemberParams struct {
-	OrgID    int64
-	UserID   int64
-	Roles    []string
-	RowLimit int32
-}
-
-type ClusterEventRecentForMemberRow struct {
-	ID          int64
-	ClusterID   int64
-	ClusterName string
-	Level       string
-	Reason      string
-	Message     string
-	CreatedAt   pgtype.Timestamptz
-}
-
-// The newest events across an organization's live clusters, newest
-// first, each with its cluster's name.
-func (q *Queries) ClusterEventRecentForMember(ctx context.Context, arg ClusterEventRecentForMemberParams) ([]ClusterEventRecentForMemberRow, error) {
-	rows, err := q.db.Query(ctx, clusterEventRecentForMember,
-		arg.OrgID,
-		arg.UserID,
-		arg.Roles,
-		arg.RowLimit,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ClusterEventRecentForMemberRow{}
-	for rows.Next() {
-		var i ClusterEventRecentForMemberRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.ClusterID,
-			&i.ClusterName,
-			&i.Level,
-			&i.Reason,
-			&i.Message,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const clusterOverviewForMember = `-- name: ClusterOverviewForMember :many
-SELECT c.id, c.name, c.status, ns.nodes::bigint AS nodes, ns.ready::bigint AS nodes_ready
-FROM clusters c
-CROSS JOIN LATERAL (
-    SELECT count(*) AS nodes, count(*) FILTER (WHERE n.ready) AS ready FROM nodes n WHERE n.cluster_id = c.id
-) ns
-WHERE c.org_id = $1 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $1 AND om.user_id = $2 AND om.role = ANY ($3::text[])) AND c.status <> 'deleted'
-ORDER BY c.id DESC
-LIMIT $4
-`
-
-type ClusterOverviewForMemberParams struct {
-	OrgID    int64
-	UserID   int64
-	Roles    []string
-	RowLimit int32
-}
-
-type ClusterOverviewForMemberRow struct {
-	ID         int64
-	Name       string
-	Status     string
-	Nodes      int64
-	NodesReady int64
-}
-
-// The newest of an organization's live clusters with the nodes the
-// health job last saw in each (all, and ready), for the overview page.
-func (q *Queries) ClusterOverviewForMember(ctx context.Context, arg ClusterOverviewForMemberParams) ([]ClusterOverviewForMemberRow, error) {
-	rows, err := q.db.Query(ctx, clusterOverviewForMember,
-		arg.OrgID,
-		arg.UserID,
-		arg.Roles,
-		arg.RowLimit,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ClusterOverviewForMemberRow{}
-	for rows.Next() {
-		var i ClusterOverviewForMemberRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Name,
-			&i.Status,
-			&i.Nodes,
-			&i.NodesReady,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const overviewForMember = `-- name: OverviewForMember :one
 WITH c AS (
-    SELECT id, status FROM clusters
-    WHERE clusters.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $1 AND om.role = ANY ($3::text[])) AND status <> 'deleted'
+    SELECT id, name, status FROM clusters
+    WHERE clusters.org_id = $3 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $3 AND om.user_id = $1 AND om.role = ANY ($4::text[])) AND status <> 'deleted'
 ), per_cluster AS (
     SELECT nodes.cluster_id, count(*) AS nodes, count(*) FILTER (WHERE nodes.ready) AS ready
     FROM nodes JOIN c ON c.id = nodes.cluster_id
@@ -208,7 +86,20 @@ SELECT
     EXISTS (
         SELECT 1 FROM audit_events a JOIN c ON a.target_id = c.id::text
         WHERE a.actor_id = $1::bigint AND a.action = 'cluster.kubeconfig_download' AND a.target_type = 'cluster'
-    ) AS downloaded_kubeconfig
+    ) AS downloaded_kubeconfig,
+    coalesce((
+        SELECT json_agg(json_build_object('id', r.id, 'name', r.name, 'status', r.status,
+                                          'nodes', coalesce(pc.nodes, 0), 'nodes_ready', coalesce(pc.ready, 0)) ORDER BY r.id DESC)
+        FROM (SELECT id, name, status FROM c ORDER BY id DESC LIMIT $2) r
+        LEFT JOIN per_cluster pc ON pc.cluster_id = r.id
+    ), '[]')::json AS recent_clusters,
+    coalesce((
+        SELECT json_agg(json_build_object('id', r.id, 'cluster_id', r.cluster_id, 'cluster_name', r.cluster_name, 'level', r.level,
+                                          'reason', r.reason, 'message', r.message, 'created_at', r.created_at) ORDER BY r.id DESC)
+        FROM (SELECT e.id, e.cluster_id, c.name AS cluster_name, e.level, e.reason, e.message, e.created_at
+              FROM cluster_events e JOIN c ON c.id = e.cluster_id
+              ORDER BY e.id DESC LIMIT $2) r
+    ), '[]')::json AS recent_events
 FROM (
     SELECT count(*) AS clusters,
            count(*) FILTER (WHERE status = 'ready') AS ready,
@@ -217,14 +108,15 @@ FROM (
     FROM c
 ) cs
 CROSS JOIN (SELECT sum(nodes) AS nodes, sum(ready) AS ready, max(nodes) AS most FROM per_cluster) ns
-LEFT JOIN subscriptions s ON s.org_id = $2
+LEFT JOIN subscriptions s ON s.org_id = $3
 LEFT JOIN plans p ON p.id = s.plan_id
 `
 
 type OverviewForMemberParams struct {
-	UserID int64
-	OrgID  int64
-	Roles  []string
+	UserID   int64
+	RowLimit int32
+	OrgID    int64
+	Roles    []string
 }
 
 type OverviewForMemberRow struct {
@@ -241,16 +133,25 @@ type OverviewForMemberRow struct {
 	HasJoinToken           bool
 	HasNode                bool
 	DownloadedKubeconfig   bool
+	RecentClusters         []byte
+	RecentEvents           []byte
 }
 
-// The figures of the overview page of a member of an organization, in one
-// read: its live clusters by state, the nodes the health job last saw in
-// them, the plan's limits, and the state behind the first-run checklist
-// (a join token made, a node joined, a kubeconfig the member downloaded).
-// A member in none of roles sees zeros, as in the cluster list. The
-// member's unread notifications come with the session.
+// The overview page of a member of an organization, in one statement (one
+// round trip, one snapshot): its live clusters by state, the nodes the
+// health job last saw in them, the plan's limits, the state behind the
+// first-run checklist (a join token made, a node joined, a kubeconfig the
+// member downloaded), and as JSON arrays, newest first, at most row_limit
+// of its clusters (with their nodes, all and ready) and of their events.
+// A member in none of roles sees zeros and empty lists, as in the cluster
+// list. The member's unread notifications come with the session.
 func (q *Queries) OverviewForMember(ctx context.Context, arg OverviewForMemberParams) (OverviewForMemberRow, error) {
-	row := q.db.QueryRow(ctx, overviewForMember, arg.UserID, arg.OrgID, arg.Roles)
+	row := q.db.QueryRow(ctx, overviewForMember,
+		arg.UserID,
+		arg.RowLimit,
+		arg.OrgID,
+		arg.Roles,
+	)
 	var i OverviewForMemberRow
 	err := row.Scan(
 		&i.Clusters,
@@ -266,6 +167,8 @@ func (q *Queries) OverviewForMember(ctx context.Context, arg OverviewForMemberPa
 		&i.HasJoinToken,
 		&i.HasNode,
 		&i.DownloadedKubeconfig,
+		&i.RecentClusters,
+		&i.RecentEvents,
 	)
 	return i, err
 }

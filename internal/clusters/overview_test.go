@@ -3,6 +3,7 @@ package clusters_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -12,9 +13,9 @@ import (
 
 // TestOverviewFigures checks the overview's figures against clusters in
 // every state and their nodes: a deleted cluster and its nodes count for
-// nothing, the fullest cluster's nodes are its own, and a member of
-// another organization, or of one with no clusters, reads zeros (and the
-// plan of their own organization).
+// nothing, the fullest cluster's nodes are its own, the newest events are
+// the live clusters', and a member of another organization, or of one
+// with no clusters, reads zeros (and the plan of their own organization).
 func TestOverviewFigures(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
@@ -22,6 +23,7 @@ func TestOverviewFigures(t *testing.T) {
 	u, _ := b.user(t, "figures@example.com")
 	other, _ := b.user(t, "elsewhere@example.com")
 
+	ids := map[string]int64{}
 	cluster := func(name, status string, ready, notReady int) {
 		t.Helper()
 		var id int64
@@ -30,6 +32,9 @@ func TestOverviewFigures(t *testing.T) {
 		_, err := b.pool.Exec(ctx, `INSERT INTO nodes (cluster_id, name, ready, conditions, addresses)
 			SELECT $1, 'node-' || i, i <= $2::int, '[]', '[]' FROM generate_series(1, $2::int + $3::int) i`, id, ready, notReady)
 		require.NoError(t, err)
+		_, err = b.pool.Exec(ctx, `INSERT INTO cluster_events (cluster_id, level, reason, message) VALUES ($1, 'info', 'Created', $2)`, id, "event of "+name)
+		require.NoError(t, err)
+		ids[name] = id
 	}
 	cluster("full", "ready", 2, 1)
 	cluster("small", "ready", 1, 0)
@@ -57,9 +62,21 @@ func TestOverviewFigures(t *testing.T) {
 		nodes[c.Name] = [2]int64{c.Nodes, c.NodesReady}
 	}
 	require.Equal(t, map[string][2]int64{"full": {3, 2}, "small": {1, 1}, "broken": {0, 0}, "coming": {0, 0}}, nodes)
+	var events []string
+	for _, e := range o.Events {
+		require.Equal(t, ids[e.ClusterName], e.ClusterID)
+		require.Equal(t, "info", e.Level)
+		require.Equal(t, "Created", e.Reason)
+		var stored time.Time
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT created_at FROM cluster_events WHERE id = $1`, e.ID).Scan(&stored))
+		require.True(t, stored.Equal(e.CreatedAt), "created at %v, read as %v", stored, e.CreatedAt)
+		events = append(events, e.Message)
+	}
+	require.Equal(t, []string{"event of coming", "event of broken", "event of small", "event of full"}, events, "newest first, none of the deleted cluster")
 	o, err = b.svc.Overview(ctx, actingAs(t, b.pool, u.ID), 2)
 	require.NoError(t, err)
 	require.Equal(t, []string{"coming", "broken"}, []string{o.Clusters[0].Name, o.Clusters[1].Name}, "the newest, as many as asked")
+	require.Len(t, o.Events, 2)
 
 	// Someone else's organization, which has no clusters: zeros, and its
 	// own plan.
@@ -68,6 +85,7 @@ func TestOverviewFigures(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, none, o.Figures)
 	require.Empty(t, o.Clusters)
+	require.Empty(t, o.Events)
 
 	// Not a member of the organization named: nothing of its clusters.
 	peek := actingAs(t, b.pool, u.ID)
