@@ -117,11 +117,7 @@ func (h *Handlers) clusterDetail(c echo.Context) (views.ClusterDetail, nodes.Clu
 	if err != nil {
 		return views.ClusterDetail{}, fresh, err
 	}
-	events, err := h.Clusters.LatestEvents(ctx, who, id)
-	if err != nil {
-		return views.ClusterDetail{}, fresh, err
-	}
-	d := views.ClusterDetail{Cluster: clusterView(cl), Events: clusterEventViews(events), Live: !clusters.Settled(cl) || watchIngress(cl, fresh.IngressStatus)}
+	d := views.ClusterDetail{Cluster: clusterView(cl), Events: clusterEventViews(fresh.Events), Live: !clusters.Settled(cl) || watchIngress(cl, fresh.IngressStatus)}
 	if err := h.planEndpoint(ctx, &d.Cluster, cl); err != nil {
 		return views.ClusterDetail{}, fresh, err
 	}

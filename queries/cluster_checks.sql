@@ -72,10 +72,19 @@ UPDATE cluster_checks SET due_at = now() WHERE kind = @kind AND due_at IS NOT NU
 -- it. node_count is how many nodes the platform recorded for it (the node
 -- health check keeps them): a ready cluster without any is offered the
 -- join command at the top of its page, without asking the cluster.
+-- latest_events are its newest event_limit events, oldest first, as a
+-- JSON array of objects keyed as queries.ClusterEvent's fields: the page
+-- and its Events tab show them, and need no second round trip.
 SELECT sqlc.embed(clusters), cc.checked_at, cc.unreachable_since,
        coalesce(cc.last_error, '')::text AS last_error,
        coalesce(ci.status, 'off')::text AS ingress_status,
-       (SELECT count(*) FROM nodes n WHERE n.cluster_id = clusters.id)::int AS node_count
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = clusters.id)::int AS node_count,
+       coalesce((
+           SELECT json_agg(json_build_object('ID', e.id, 'ClusterID', e.cluster_id, 'Level', e.level, 'Reason', e.reason,
+                                             'Message', e.message, 'CreatedAt', e.created_at, 'Count', e.count,
+                                             'LastSeenAt', e.last_seen_at) ORDER BY e.id)
+           FROM (SELECT * FROM cluster_events WHERE cluster_events.cluster_id = clusters.id ORDER BY cluster_events.id DESC LIMIT @event_limit) e
+       ), '[]')::json AS latest_events
 FROM clusters
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = @kind
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id

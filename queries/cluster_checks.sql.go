@@ -214,19 +214,26 @@ const clusterGetWithCheck = `-- name: ClusterGetWithCheck :one
 SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, clusters.org_id, cc.checked_at, cc.unreachable_since,
        coalesce(cc.last_error, '')::text AS last_error,
        coalesce(ci.status, 'off')::text AS ingress_status,
-       (SELECT count(*) FROM nodes n WHERE n.cluster_id = clusters.id)::int AS node_count
+       (SELECT count(*) FROM nodes n WHERE n.cluster_id = clusters.id)::int AS node_count,
+       coalesce((
+           SELECT json_agg(json_build_object('ID', e.id, 'ClusterID', e.cluster_id, 'Level', e.level, 'Reason', e.reason,
+                                             'Message', e.message, 'CreatedAt', e.created_at, 'Count', e.count,
+                                             'LastSeenAt', e.last_seen_at) ORDER BY e.id)
+           FROM (SELECT id, cluster_id, level, reason, message, created_at, count, last_seen_at FROM cluster_events WHERE cluster_events.cluster_id = clusters.id ORDER BY cluster_events.id DESC LIMIT $1) e
+       ), '[]')::json AS latest_events
 FROM clusters
-LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $1
+LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = $2
 LEFT JOIN cluster_ingress ci ON ci.cluster_id = clusters.id
-WHERE clusters.id = $2 AND clusters.org_id = $3 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $3 AND om.user_id = $4 AND om.role = ANY ($5::text[]))
+WHERE clusters.id = $3 AND clusters.org_id = $4 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $4 AND om.user_id = $5 AND om.role = ANY ($6::text[]))
 `
 
 type ClusterGetWithCheckParams struct {
-	Kind   string
-	ID     int64
-	OrgID  int64
-	UserID int64
-	Roles  []string
+	EventLimit int32
+	Kind       string
+	ID         int64
+	OrgID      int64
+	UserID     int64
+	Roles      []string
 }
 
 type ClusterGetWithCheckRow struct {
@@ -236,6 +243,7 @@ type ClusterGetWithCheckRow struct {
 	LastError        string
 	IngressStatus    string
 	NodeCount        int32
+	LatestEvents     []byte
 }
 
 // A cluster of the organization, for a member in one of roles, deleted ones included, with its check of the
@@ -245,8 +253,12 @@ type ClusterGetWithCheckRow struct {
 // it. node_count is how many nodes the platform recorded for it (the node
 // health check keeps them): a ready cluster without any is offered the
 // join command at the top of its page, without asking the cluster.
+// latest_events are its newest event_limit events, oldest first, as a
+// JSON array of objects keyed as queries.ClusterEvent's fields: the page
+// and its Events tab show them, and need no second round trip.
 func (q *Queries) ClusterGetWithCheck(ctx context.Context, arg ClusterGetWithCheckParams) (ClusterGetWithCheckRow, error) {
 	row := q.db.QueryRow(ctx, clusterGetWithCheck,
+		arg.EventLimit,
 		arg.Kind,
 		arg.ID,
 		arg.OrgID,
@@ -295,6 +307,7 @@ func (q *Queries) ClusterGetWithCheck(ctx context.Context, arg ClusterGetWithChe
 		&i.LastError,
 		&i.IngressStatus,
 		&i.NodeCount,
+		&i.LatestEvents,
 	)
 	return i, err
 }

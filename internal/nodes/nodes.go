@@ -155,17 +155,16 @@ type Page struct {
 // organization's cluster is
 // clusters.ErrNotFound.
 func (s *Service) Page(ctx context.Context, who orgs.Acting, id int64) (Page, error) {
-	q := queries.New(s.Pool)
-	r, err := q.NodePage(ctx, queries.NodePageParams{Kind: string(checks.NodeHealth), ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
+	r, err := queries.New(s.Pool).NodePage(ctx, queries.NodePageParams{Kind: string(checks.NodeHealth), ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Page{}, clusters.ErrNotFound
 	}
 	if err != nil {
 		return Page{}, fmt.Errorf("load cluster %d: %w", id, err)
 	}
-	rows, err := q.NodePageNodes(ctx, queries.NodePageNodesParams{ClusterID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
-	if err != nil {
-		return Page{}, fmt.Errorf("load nodes of cluster %d: %w", id, err)
+	var rows []pageNode
+	if err := json.Unmarshal(r.Nodes, &rows); err != nil {
+		return Page{}, fmt.Errorf("nodes of cluster %d: %w", id, err)
 	}
 	p := Page{
 		Cluster: r.Cluster,
@@ -178,8 +177,8 @@ func (s *Service) Page(ctx context.Context, who orgs.Acting, id int64) (Page, er
 		p.Nodes[i] = Listed{
 			Summary: Summary{
 				Name: n.Name, Status: n.Status, Unschedulable: n.Unschedulable,
-				KubeletVersion: n.KubeletVersion, OS: n.Os, Arch: n.Arch,
-				InternalIP: n.InternalIp, ExternalIP: n.ExternalIp, Created: n.NodeCreatedAt.Time, LastSeen: n.LastSeen.Time,
+				KubeletVersion: n.KubeletVersion, OS: n.OS, Arch: n.Arch,
+				InternalIP: n.InternalIP, ExternalIP: n.ExternalIP, Created: n.Created.Time, LastSeen: n.LastSeen.Time,
 			},
 			TokenID: n.TokenID, TokenDescription: n.TokenDescription,
 		}
@@ -189,6 +188,24 @@ func (s *Service) Page(ctx context.Context, who orgs.Acting, id int64) (Page, er
 	}
 	p.Fresh = freshness(r.CheckedAt, r.UnreachableSince, r.LastError).Of(p.Nodes)
 	return p, nil
+}
+
+// pageNode is a node as the nodes page query returns it (NodePage's
+// nodes array).
+type pageNode struct {
+	Name             string             `json:"name"`
+	Status           string             `json:"status"`
+	Unschedulable    bool               `json:"unschedulable"`
+	Roles            []string           `json:"roles"`
+	KubeletVersion   string             `json:"kubelet_version"`
+	OS               string             `json:"os"`
+	Arch             string             `json:"arch"`
+	InternalIP       string             `json:"internal_ip"`
+	ExternalIP       string             `json:"external_ip"`
+	Created          pgtype.Timestamptz `json:"node_created_at"`
+	LastSeen         pgtype.Timestamptz `json:"last_seen"`
+	TokenID          string             `json:"token_id"`
+	TokenDescription string             `json:"token_description"`
 }
 
 // ListLive is the cluster's nodes by name, read from its control plane.
@@ -230,21 +247,29 @@ type ClusterPage struct {
 	IngressStatus string
 	// NodeCount is how many nodes are recorded for the cluster.
 	NodeCount int
+	// Events are its newest clusters.TimelineLength events, oldest first.
+	Events []queries.ClusterEvent
 }
 
 // ClusterPage is the organization's cluster id, deleted or not, for any member, with how current
-// its recorded nodes are as its health check says (Freshness) and where
-// its managed ingress stands: another organization's cluster is
-// clusters.ErrNotFound.
+// its recorded nodes are as its health check says (Freshness), where
+// its managed ingress stands and its latest events, in one query: another
+// organization's cluster is clusters.ErrNotFound.
 func (s *Service) ClusterPage(ctx context.Context, who orgs.Acting, id int64) (queries.Cluster, ClusterPage, error) {
-	row, err := queries.New(s.Pool).ClusterGetWithCheck(ctx, queries.ClusterGetWithCheckParams{Kind: string(checks.NodeHealth), ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
+	row, err := queries.New(s.Pool).ClusterGetWithCheck(ctx, queries.ClusterGetWithCheckParams{
+		Kind: string(checks.NodeHealth), ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read), EventLimit: clusters.TimelineLength,
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queries.Cluster{}, ClusterPage{}, clusters.ErrNotFound
 	}
 	if err != nil {
 		return queries.Cluster{}, ClusterPage{}, fmt.Errorf("load cluster %d with its health check: %w", id, err)
 	}
-	return row.Cluster, ClusterPage{Freshness: freshness(row.CheckedAt, row.UnreachableSince, row.LastError), IngressStatus: row.IngressStatus, NodeCount: int(row.NodeCount)}, nil
+	page := ClusterPage{Freshness: freshness(row.CheckedAt, row.UnreachableSince, row.LastError), IngressStatus: row.IngressStatus, NodeCount: int(row.NodeCount)}
+	if err := json.Unmarshal(row.LatestEvents, &page.Events); err != nil {
+		return queries.Cluster{}, ClusterPage{}, fmt.Errorf("cluster %d's events: %w", id, err)
+	}
+	return row.Cluster, page, nil
 }
 
 // freshness is what a cluster's health check (its columns, NULL without
