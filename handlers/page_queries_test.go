@@ -16,10 +16,11 @@ import (
 // (the cluster list, the overview, the cluster page, its nodes page, the
 // admin user list) read the session with its user and the organization
 // it works in in one query, and what they show in one query each (the
-// cluster page its cluster with its events, the nodes page its cluster
-// with its nodes; the overview two: its figures with its newest clusters
-// and events, then notifications), and show it to its owner, or an
-// admin, alone.
+// cluster page its cluster with its events; the nodes page two: the
+// cluster, then its nodes as plain rows, which cost less than the same
+// rows as JSON in one statement; the overview two: its figures with its
+// newest clusters and events, then notifications), and show it to its
+// owner, or an admin, alone.
 func TestPageQueries(t *testing.T) {
 	t.Parallel()
 	trips := &testenv.RoundTrips{}
@@ -47,7 +48,7 @@ func TestPageQueries(t *testing.T) {
 		{"cluster list", owner, "/clusters", "preloaded", 2},
 		{"overview", owner, "/", "The cluster is ready.", 3},
 		{"cluster page", owner, fmt.Sprintf("/clusters/%d", id), "preloaded event", 2},
-		{"nodes page", owner, fmt.Sprintf("/clusters/%d/nodes", id), "preload-node", 2},
+		{"nodes page", owner, fmt.Sprintf("/clusters/%d/nodes", id), "preload-node", 3},
 		{"admin user list", admin, "/admin/users", ownerEmail, 2},
 		{"admin user search", admin, "/admin/users?q=preload-owner", ownerEmail, 2},
 	}

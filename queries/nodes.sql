@@ -64,30 +64,30 @@ RETURNING nodes.name, old.alert_notification_id;
 -- name: NodePage :one
 -- A cluster of the organization (deleted ones included), for a member in
 -- one of roles, with its check of the kind given (NULL times and no error
--- without one), the organization's plan (for the node quota panel) and,
--- as a JSON array by name, its recorded nodes with the columns the nodes
--- page shows, each with the join token it joined with (kept on the
--- node's row: the latest, if it joined twice; empty if none): the whole
--- nodes page in one query.
+-- without one) and the organization's plan
+-- (for the node quota panel): the nodes page's header; NodePageNodes are
+-- its rows.
 SELECT sqlc.embed(clusters),
        cc.checked_at, cc.unreachable_since, coalesce(cc.last_error, '')::text AS last_error,
-       plans.name AS plan_name, plans.name_zh AS plan_name_zh, plans.max_nodes_per_cluster AS plan_max_nodes,
-       coalesce((
-           SELECT json_agg(json_build_object(
-                      'name', n.name, 'status', n.status, 'unschedulable', n.unschedulable, 'roles', n.roles,
-                      'kubelet_version', n.kubelet_version, 'os', n.os, 'arch', n.arch,
-                      'internal_ip', n.internal_ip, 'external_ip', n.external_ip,
-                      'node_created_at', n.node_created_at, 'last_seen', n.last_seen,
-                      'token_id', coalesce(jt.token_id, ''), 'token_description', coalesce(jt.description, '')) ORDER BY n.name)
-           FROM nodes n
-           LEFT JOIN join_tokens jt ON jt.id = n.join_token_id
-           WHERE n.cluster_id = clusters.id
-       ), '[]')::json AS nodes
+       plans.name AS plan_name, plans.name_zh AS plan_name_zh, plans.max_nodes_per_cluster AS plan_max_nodes
 FROM clusters
 JOIN subscriptions s ON s.org_id = clusters.org_id
 JOIN plans ON plans.id = s.plan_id
 LEFT JOIN cluster_checks cc ON cc.cluster_id = clusters.id AND cc.kind = @kind
 WHERE clusters.id = @id AND clusters.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]));
+
+-- name: NodePageNodes :many
+-- The recorded nodes of an organization's cluster by name, with the columns
+-- the nodes page shows, each with the join token it joined with (kept on
+-- the node's row: the latest, if it joined twice; empty if none).
+SELECT n.name, n.status, n.unschedulable, n.roles, n.kubelet_version, n.os, n.arch,
+       n.internal_ip, n.external_ip, n.node_created_at, n.last_seen,
+       coalesce(jt.token_id, '')::text AS token_id, coalesce(jt.description, '')::text AS token_description
+FROM nodes n
+JOIN clusters c ON c.id = n.cluster_id
+LEFT JOIN join_tokens jt ON jt.id = n.join_token_id
+WHERE n.cluster_id = @cluster_id AND c.org_id = @org_id AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = @org_id AND om.user_id = @user_id AND om.role = ANY (@roles::text[]))
+ORDER BY n.name;
 
 -- name: NodeNamesOfOwnedCluster :many
 -- The nodes recorded for an organization's cluster, as its delete page lists

@@ -265,18 +265,7 @@ func (q *Queries) NodeNamesOfOwnedCluster(ctx context.Context, arg NodeNamesOfOw
 const nodePage = `-- name: NodePage :one
 SELECT clusters.id, clusters.owner_id, clusters.name, clusters.slug, clusters.description, clusters.kubernetes_version, clusters.public_access_mode, clusters.node_port, clusters.generation, clusters.observed_generation, clusters.status, clusters.status_message, clusters.endpoint, clusters.delete_requested_at, clusters.reconcile_started_at, clusters.ready_at, clusters.deleted_at, clusters.created_at, clusters.updated_at, clusters.konnectivity_node_port, clusters.reconcile_lease_job, clusters.reconcile_lease_until, clusters.node_quota_enabled, clusters.node_quota_secret, clusters.stale_node_cleanup_hours, clusters.ca_cert, clusters.failure_notified, clusters.lb_address, clusters.pod_cidr, clusters.pod_cidr_pooled, clusters.suspended_at, clusters.suspended_by, clusters.suspended_replicas, clusters.backend, clusters.org_id,
        cc.checked_at, cc.unreachable_since, coalesce(cc.last_error, '')::text AS last_error,
-       plans.name AS plan_name, plans.name_zh AS plan_name_zh, plans.max_nodes_per_cluster AS plan_max_nodes,
-       coalesce((
-           SELECT json_agg(json_build_object(
-                      'name', n.name, 'status', n.status, 'unschedulable', n.unschedulable, 'roles', n.roles,
-                      'kubelet_version', n.kubelet_version, 'os', n.os, 'arch', n.arch,
-                      'internal_ip', n.internal_ip, 'external_ip', n.external_ip,
-                      'node_created_at', n.node_created_at, 'last_seen', n.last_seen,
-                      'token_id', coalesce(jt.token_id, ''), 'token_description', coalesce(jt.description, '')) ORDER BY n.name)
-           FROM nodes n
-           LEFT JOIN join_tokens jt ON jt.id = n.join_token_id
-           WHERE n.cluster_id = clusters.id
-       ), '[]')::json AS nodes
+       plans.name AS plan_name, plans.name_zh AS plan_name_zh, plans.max_nodes_per_cluster AS plan_max_nodes
 FROM clusters
 JOIN subscriptions s ON s.org_id = clusters.org_id
 JOIN plans ON plans.id = s.plan_id
@@ -300,16 +289,13 @@ type NodePageRow struct {
 	PlanName         string
 	PlanNameZh       string
 	PlanMaxNodes     int32
-	Nodes            []byte
 }
 
 // A cluster of the organization (deleted ones included), for a member in
 // one of roles, with its check of the kind given (NULL times and no error
-// without one), the organization's plan (for the node quota panel) and,
-// as a JSON array by name, its recorded nodes with the columns the nodes
-// page shows, each with the join token it joined with (kept on the
-// node's row: the latest, if it joined twice; empty if none): the whole
-// nodes page in one query.
+// without one) and the organization's plan
+// (for the node quota panel): the nodes page's header; NodePageNodes are
+// its rows.
 func (q *Queries) NodePage(ctx context.Context, arg NodePageParams) (NodePageRow, error) {
 	row := q.db.QueryRow(ctx, nodePage,
 		arg.Kind,
@@ -361,9 +347,84 @@ func (q *Queries) NodePage(ctx context.Context, arg NodePageParams) (NodePageRow
 		&i.PlanName,
 		&i.PlanNameZh,
 		&i.PlanMaxNodes,
-		&i.Nodes,
 	)
 	return i, err
+}
+
+const nodePageNodes = `-- name: NodePageNodes :many
+SELECT n.name, n.status, n.unschedulable, n.roles, n.kubelet_version, n.os, n.arch,
+       n.internal_ip, n.external_ip, n.node_created_at, n.last_seen,
+       coalesce(jt.token_id, '')::text AS token_id, coalesce(jt.description, '')::text AS token_description
+FROM nodes n
+JOIN clusters c ON c.id = n.cluster_id
+LEFT JOIN join_tokens jt ON jt.id = n.join_token_id
+WHERE n.cluster_id = $1 AND c.org_id = $2 AND EXISTS (SELECT 1 FROM organization_members om WHERE om.org_id = $2 AND om.user_id = $3 AND om.role = ANY ($4::text[]))
+ORDER BY n.name
+`
+
+type NodePageNodesParams struct {
+	ClusterID int64
+	OrgID     int64
+	UserID    int64
+	Roles     []string
+}
+
+type NodePageNodesRow struct {
+	Name             string
+	Status           string
+	Unschedulable    bool
+	Roles            []string
+	KubeletVersion   string
+	Os               string
+	Arch             string
+	InternalIp       string
+	ExternalIp       string
+	NodeCreatedAt    pgtype.Timestamptz
+	LastSeen         pgtype.Timestamptz
+	TokenID          string
+	TokenDescription string
+}
+
+// The recorded nodes of an organization's cluster by name, with the columns
+// the nodes page shows, each with the join token it joined with (kept on
+// the node's row: the latest, if it joined twice; empty if none).
+func (q *Queries) NodePageNodes(ctx context.Context, arg NodePageNodesParams) ([]NodePageNodesRow, error) {
+	rows, err := q.db.Query(ctx, nodePageNodes,
+		arg.ClusterID,
+		arg.OrgID,
+		arg.UserID,
+		arg.Roles,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodePageNodesRow{}
+	for rows.Next() {
+		var i NodePageNodesRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Status,
+			&i.Unschedulable,
+			&i.Roles,
+			&i.KubeletVersion,
+			&i.Os,
+			&i.Arch,
+			&i.InternalIp,
+			&i.ExternalIp,
+			&i.NodeCreatedAt,
+			&i.LastSeen,
+			&i.TokenID,
+			&i.TokenDescription,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const nodeSetAlertNotification = `-- name: NodeSetAlertNotification :exec

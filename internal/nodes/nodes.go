@@ -155,16 +155,17 @@ type Page struct {
 // organization's cluster is
 // clusters.ErrNotFound.
 func (s *Service) Page(ctx context.Context, who orgs.Acting, id int64) (Page, error) {
-	r, err := queries.New(s.Pool).NodePage(ctx, queries.NodePageParams{Kind: string(checks.NodeHealth), ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
+	q := queries.New(s.Pool)
+	r, err := q.NodePage(ctx, queries.NodePageParams{Kind: string(checks.NodeHealth), ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Page{}, clusters.ErrNotFound
 	}
 	if err != nil {
 		return Page{}, fmt.Errorf("load cluster %d: %w", id, err)
 	}
-	var rows []pageNode
-	if err := json.Unmarshal(r.Nodes, &rows); err != nil {
-		return Page{}, fmt.Errorf("nodes of cluster %d: %w", id, err)
+	rows, err := q.NodePageNodes(ctx, queries.NodePageNodesParams{ClusterID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read)})
+	if err != nil {
+		return Page{}, fmt.Errorf("load nodes of cluster %d: %w", id, err)
 	}
 	p := Page{
 		Cluster: r.Cluster,
@@ -177,8 +178,8 @@ func (s *Service) Page(ctx context.Context, who orgs.Acting, id int64) (Page, er
 		p.Nodes[i] = Listed{
 			Summary: Summary{
 				Name: n.Name, Status: n.Status, Unschedulable: n.Unschedulable,
-				KubeletVersion: n.KubeletVersion, OS: n.OS, Arch: n.Arch,
-				InternalIP: n.InternalIP, ExternalIP: n.ExternalIP, Created: n.Created.Time, LastSeen: n.LastSeen.Time,
+				KubeletVersion: n.KubeletVersion, OS: n.Os, Arch: n.Arch,
+				InternalIP: n.InternalIp, ExternalIP: n.ExternalIp, Created: n.NodeCreatedAt.Time, LastSeen: n.LastSeen.Time,
 			},
 			TokenID: n.TokenID, TokenDescription: n.TokenDescription,
 		}
@@ -188,24 +189,6 @@ func (s *Service) Page(ctx context.Context, who orgs.Acting, id int64) (Page, er
 	}
 	p.Fresh = freshness(r.CheckedAt, r.UnreachableSince, r.LastError).Of(p.Nodes)
 	return p, nil
-}
-
-// pageNode is a node as the nodes page query returns it (NodePage's
-// nodes array).
-type pageNode struct {
-	Name             string             `json:"name"`
-	Status           string             `json:"status"`
-	Unschedulable    bool               `json:"unschedulable"`
-	Roles            []string           `json:"roles"`
-	KubeletVersion   string             `json:"kubelet_version"`
-	OS               string             `json:"os"`
-	Arch             string             `json:"arch"`
-	InternalIP       string             `json:"internal_ip"`
-	ExternalIP       string             `json:"external_ip"`
-	Created          pgtype.Timestamptz `json:"node_created_at"`
-	LastSeen         pgtype.Timestamptz `json:"last_seen"`
-	TokenID          string             `json:"token_id"`
-	TokenDescription string             `json:"token_description"`
 }
 
 // ListLive is the cluster's nodes by name, read from its control plane.
