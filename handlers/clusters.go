@@ -69,12 +69,9 @@ func (h *Handlers) showClustersPage(c echo.Context) error {
 const overviewEvents = 5
 
 func (h *Handlers) showClusterPage(c echo.Context) error {
-	d, fresh, err := h.clusterDetail(c)
+	d, fresh, err := h.clusterDetail(c, overviewEvents)
 	if err != nil {
 		return err
-	}
-	if n := len(d.Events); n > overviewEvents {
-		d.Events = d.Events[n-overviewEvents:]
 	}
 	if d.Cluster.CanDownload && d.Cluster.CanChange && fresh.NodeCount == 0 {
 		if d.FirstNode, err = h.firstNode(c, d.Cluster.ID); err != nil {
@@ -88,7 +85,7 @@ func (h *Handlers) showClusterPage(c echo.Context) error {
 // showClusterActivityPage is the cluster's Events tab: its events, live
 // while it is worked on.
 func (h *Handlers) showClusterActivityPage(c echo.Context) error {
-	d, _, err := h.clusterDetail(c)
+	d, _, err := h.clusterDetail(c, clusters.TimelineLength)
 	if err != nil {
 		return err
 	}
@@ -98,9 +95,9 @@ func (h *Handlers) showClusterActivityPage(c echo.Context) error {
 }
 
 // clusterDetail is the member's cluster named in the path with its latest
-// events and what its health check says, as its overview and its Events
-// tab show them.
-func (h *Handlers) clusterDetail(c echo.Context) (views.ClusterDetail, nodes.ClusterPage, error) {
+// events (at most events of them) and what its health check says, as its
+// overview and its Events tab show them.
+func (h *Handlers) clusterDetail(c echo.Context, events int) (views.ClusterDetail, nodes.ClusterPage, error) {
 	who, err := h.acting(c)
 	if err != nil {
 		return views.ClusterDetail{}, nodes.ClusterPage{}, err
@@ -110,7 +107,7 @@ func (h *Handlers) clusterDetail(c echo.Context) (views.ClusterDetail, nodes.Clu
 		return views.ClusterDetail{}, nodes.ClusterPage{}, err
 	}
 	ctx := c.Request().Context()
-	cl, fresh, err := h.Nodes.ClusterPage(ctx, who, id)
+	cl, fresh, err := h.Nodes.ClusterPage(ctx, who, id, events)
 	if errors.Is(err, clusters.ErrNotFound) {
 		return views.ClusterDetail{}, fresh, h.clusterNotFound(c, who, id)
 	}

@@ -78,7 +78,7 @@ func TestKubeconfigThroughEdge(t *testing.T) {
 		require.NoError(t, err)
 		return kc
 	}
-	var firstDials, secondDials atomic.Int32
+	var firstDials atomic.Int32
 	firstClient := throughEdge(first, &firstDials)
 	require.Eventually(t, func() bool {
 		_, err := firstClient.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
@@ -105,7 +105,7 @@ func TestKubeconfigThroughEdge(t *testing.T) {
 	// A second cluster: HAProxy reloads for its route.
 	second, secondVirt := b.ReadyVirtualCluster(t, c, "second")
 	setPorts(second.ID, nodePortOf(secondVirt))
-	secondClient := throughEdge(second, &secondDials)
+	secondClient := throughEdge(second, new(atomic.Int32))
 	require.Eventually(t, func() bool {
 		_, err := secondClient.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
 		return err == nil

@@ -30,7 +30,7 @@ func TestClusterPageEvents(t *testing.T) {
 	svc := &Service{Pool: pool}
 	owner := actingAs(t, pool, ownerID)
 
-	_, page, err := svc.ClusterPage(ctx, owner, clusterID)
+	_, page, err := svc.ClusterPage(ctx, owner, clusterID, clusters.TimelineLength)
 	require.NoError(t, err)
 	require.Empty(t, page.Events, "no events yet")
 
@@ -42,7 +42,7 @@ func TestClusterPageEvents(t *testing.T) {
 		VALUES ($1, 'warning', 'Waiting', 'still waiting', 7, now())`, clusterID)
 	require.NoError(t, err)
 
-	cl, page, err := svc.ClusterPage(ctx, owner, clusterID)
+	cl, page, err := svc.ClusterPage(ctx, owner, clusterID, clusters.TimelineLength)
 	require.NoError(t, err)
 	require.Equal(t, "page", cl.Name)
 	want, err := (&clusters.Service{Pool: pool}).LatestEvents(ctx, owner, clusterID)
@@ -63,6 +63,6 @@ func TestClusterPageEvents(t *testing.T) {
 	require.EqualValues(t, 7, last.Count)
 	require.True(t, last.LastSeenAt.Valid)
 
-	_, _, err = svc.ClusterPage(ctx, orgs.Acting{OrgID: owner.OrgID, UserID: otherID, Cap: owner.Cap}, clusterID)
+	_, _, err = svc.ClusterPage(ctx, orgs.Acting{OrgID: owner.OrgID, UserID: otherID, Cap: owner.Cap}, clusterID, clusters.TimelineLength)
 	require.ErrorIs(t, err, clusters.ErrNotFound)
 }

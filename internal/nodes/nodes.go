@@ -230,17 +230,18 @@ type ClusterPage struct {
 	IngressStatus string
 	// NodeCount is how many nodes are recorded for the cluster.
 	NodeCount int
-	// Events are its newest clusters.TimelineLength events, oldest first.
+	// Events are its newest events, as many as asked for, oldest first.
 	Events []queries.ClusterEvent
 }
 
 // ClusterPage is the organization's cluster id, deleted or not, for any member, with how current
 // its recorded nodes are as its health check says (Freshness), where
-// its managed ingress stands and its latest events, in one query: another
-// organization's cluster is clusters.ErrNotFound.
-func (s *Service) ClusterPage(ctx context.Context, who orgs.Acting, id int64) (queries.Cluster, ClusterPage, error) {
+// its managed ingress stands and its newest events (at most events of
+// them), in one query: another organization's cluster is
+// clusters.ErrNotFound.
+func (s *Service) ClusterPage(ctx context.Context, who orgs.Acting, id int64, events int) (queries.Cluster, ClusterPage, error) {
 	row, err := queries.New(s.Pool).ClusterGetWithCheck(ctx, queries.ClusterGetWithCheckParams{
-		Kind: string(checks.NodeHealth), ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read), EventLimit: clusters.TimelineLength,
+		Kind: string(checks.NodeHealth), ID: id, OrgID: who.OrgID, UserID: who.UserID, Roles: who.Roles(orgs.Read), EventLimit: int32(events),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queries.Cluster{}, ClusterPage{}, clusters.ErrNotFound
