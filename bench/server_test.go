@@ -30,6 +30,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/services"
+	"github.com/kubebyon/kubebyon/internal/sessioncache"
 )
 
 // The environment that makes this test binary the page benchmarks'
@@ -53,7 +54,7 @@ type target struct {
 
 // benchServer starts the platform's handlers in a process of their own
 // (this test binary started again, benchServe), on a web pool of pool's
-// database (database.ConnectWeb, as serve does), with the services the
+// database (database.ConnectWeb, as serve does) with its session cache, with the services the
 // pages and the join endpoint use and an insert-only River client (no
 // jobs run), behind a trusted proxy on the loopback network, logging
 // every request as serve does (text, at info) to a file. The load
@@ -164,10 +165,19 @@ func benchServe() int {
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	svc := services.New(services.Config{Pool: web, Box: box, Logger: logger, Catalog: catalog, BaseURL: os.Getenv(benchServeBase)})
 	svc.SetRiver(rc)
+	// The signed-in sessions kept as serve keeps them.
+	sessions := sessioncache.New(web, logger, sessioncache.TTL)
+	go sessions.Run(ctx)
+	for !sessions.Listening() {
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	h := handlers.New(handlerstest.Deps(svc, handlers.Deps{
 		Pool: web, River: rc, Logger: logger, Catalog: catalog,
 		BaseURL: os.Getenv(benchServeBase), Metrics: reg, Gatherer: reg, TrustedProxies: []*net.IPNet{loopback},
-		Box: box,
+		Box: box, SessionCache: sessions,
 	}))
 	listeners := make([]net.Listener, 2)
 	for i := range listeners {

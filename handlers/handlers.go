@@ -51,6 +51,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/orgs"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/sessioncache"
 	"github.com/kubebyon/kubebyon/internal/signinproviders"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
 	"github.com/kubebyon/kubebyon/views"
@@ -90,6 +91,9 @@ type Deps struct {
 	SignIn *signinproviders.Service
 	// Box seals the secrets among the platform settings (platform key).
 	Box *secrets.Box
+	// SessionCache keeps the signed-in sessions the pages read for a few
+	// seconds; nil keeps none (each page reads its session).
+	SessionCache *sessioncache.Cache
 
 	// The domain services, each built once (by cmd) and shared by every
 	// request.
@@ -263,7 +267,7 @@ func (h *Handlers) newSessionManager() *scs.SessionManager {
 	// once every touchEvery while it is used. (scs's own IdleTimeout would
 	// save it on every request: one write per page, and a browser's
 	// requests queued on its row.)
-	sm.Store = sessionStore{pool: h.Pool, box: h.Box, idle: func() time.Duration { return h.Branding.Cached().IdleTimeout }}
+	sm.Store = sessionStore{pool: h.Pool, box: h.Box, idle: func() time.Duration { return h.Branding.Cached().IdleTimeout }, cache: h.SessionCache}
 	sm.Codec = sessionCodec{}
 	// A visitor's session; signing in gives it the lifetime the settings
 	// say (renewSession).

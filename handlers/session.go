@@ -71,6 +71,15 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			default:
 				u := row.User
+				if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
+					// What this request changes of its user (a notification
+					// read, the organization chosen, a name) is on their next
+					// page, which the response may bring before the database's
+					// notification comes: forget their sessions kept, before
+					// (this request's own) and after (one read meanwhile).
+					h.SessionCache.ForgetUser(u.ID)
+					defer h.SessionCache.ForgetUser(u.ID)
+				}
 				c.Set(ctxUser, u)
 				c.Set(ctxSessionID, sid)
 				info.User = &views.PageUser{ID: u.ID, Name: u.Name, Email: u.Email, Admin: u.Role == adminauth.RoleAdmin}
@@ -84,6 +93,8 @@ func (h *Handlers) loadUser(next echo.HandlerFunc) echo.HandlerFunc {
 					if err := h.Accounts.TouchSession(ctx, sid); err != nil {
 						h.Logger.WarnContext(ctx, "touch session", "error", err)
 					}
+					// Its next page reads the time touched.
+					h.SessionCache.ForgetUser(u.ID)
 				}
 				if u.Language != "" {
 					h.setLanguage(c, u.Language)

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/sessioncache"
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -31,12 +32,17 @@ import (
 // memory): a session is found only when saved within the idle time in
 // force now, which may have shrunk since its save.
 //
+// A signed-in session read with its user is kept in cache, when there is
+// one, for the next pages (sessioncache); saving or deleting a session
+// forgets it there.
+//
 // It runs its own queries: it is the storage adapter scs calls, not a
 // page, and the pages' actions go through the domain services.
 type sessionStore struct {
-	pool *pgxpool.Pool
-	box  *secrets.Box
-	idle func() time.Duration
+	pool  *pgxpool.Pool
+	box   *secrets.Box
+	idle  func() time.Duration
+	cache *sessioncache.Cache
 }
 
 // idleSeconds is the idle time for the queries; none (zero) reads as a
@@ -113,10 +119,16 @@ func (s sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, 
 	q := queries.New(s.pool)
 	hash := s.tokenHash(token)
 	if si, ok := ctx.Value(signedInKey{}).(*signedIn); ok {
+		if kept, ok := s.cache.Get(hash); ok {
+			si.found, si.row = true, kept.Row
+			return kept.Data, true, nil
+		}
+		ticket := s.cache.Ticket()
 		row, err := q.SessionFindSignedIn(ctx, queries.SessionFindSignedInParams{TokenHash: hash, IdleSeconds: s.idleSeconds()})
 		switch {
 		case err == nil:
 			si.found, si.row = true, row
+			s.cache.Put(ticket, hash, sessioncache.Session{Data: row.Data, Row: row})
 			return row.Data, true, nil
 		case !errors.Is(err, pgx.ErrNoRows):
 			return nil, false, fmt.Errorf("find session with its user: %w", err)
@@ -151,10 +163,12 @@ func (s sessionStore) CommitCtx(ctx context.Context, token string, b []byte, exp
 	if _, values, err := (sessionCodec{}).Decode(b); err == nil {
 		userSession.String, userSession.Valid = values[sessionID].(string)
 	}
+	hash := s.tokenHash(token)
 	err := queries.New(s.pool).SessionCommit(ctx, queries.SessionCommitParams{
-		TokenHash: s.tokenHash(token), Data: b, Expiry: pgtype.Timestamptz{Time: expiry, Valid: true},
+		TokenHash: hash, Data: b, Expiry: pgtype.Timestamptz{Time: expiry, Valid: true},
 		UserSessionID: userSession,
 	})
+	s.cache.ForgetToken(hash)
 	if err != nil {
 		return fmt.Errorf("commit session: %w", err)
 	}
@@ -162,7 +176,10 @@ func (s sessionStore) CommitCtx(ctx context.Context, token string, b []byte, exp
 }
 
 func (s sessionStore) DeleteCtx(ctx context.Context, token string) error {
-	if err := queries.New(s.pool).SessionDelete(ctx, s.tokenHash(token)); err != nil {
+	hash := s.tokenHash(token)
+	err := queries.New(s.pool).SessionDelete(ctx, hash)
+	s.cache.ForgetToken(hash)
+	if err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil

@@ -43,6 +43,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/metrics"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/services"
+	"github.com/kubebyon/kubebyon/internal/sessioncache"
 	"github.com/kubebyon/kubebyon/internal/webhooks"
 	"github.com/kubebyon/kubebyon/internal/workerprocs"
 	"github.com/kubebyon/kubebyon/jobs"
@@ -396,6 +397,10 @@ func (c *cli) serve(args []string) error {
 	go edgeRoutes.Run(ctx)
 	// The live pages' streams, told of changes by the database.
 	go svc.Live.Run(ctx)
+	// The signed-in sessions the pages read, kept a few seconds and
+	// forgotten when the database says they changed.
+	sessions := sessioncache.New(web, logger, sessioncache.TTL)
+	go sessions.Run(ctx)
 	ctx, edgeFailed := runEmbeddedEdge(ctx, scfg, common, &edge.Local{State: edgeState, Service: svc.Edge}, logger)
 
 	e := handlers.New(handlers.Deps{
@@ -406,6 +411,7 @@ func (c *cli) serve(args []string) error {
 		TrustedProxies: scfg.TrustedProxies,
 		OAuth:          oauthProviders(scfg, common.BaseURL),
 		Box:            deps.box,
+		SessionCache:   sessions,
 		EdgeState:      edgeState,
 		EdgeRoutes:     edgeRoutes,
 		AdminJobs:      &adminjobs.Service{Pool: web, River: deps.river, Periodic: jobs.PeriodicSchedules(jobs.DefaultOptions(true))},

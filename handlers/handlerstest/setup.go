@@ -31,6 +31,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/passwords"
 	"github.com/kubebyon/kubebyon/internal/secrets"
 	"github.com/kubebyon/kubebyon/internal/services"
+	"github.com/kubebyon/kubebyon/internal/sessioncache"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/jobs"
 )
@@ -276,3 +277,20 @@ func WaitFor(t *testing.T, cond func() bool, what string) {
 // WithTLS serves the platform over https, as the apiserver calls webhooks
 // only over https.
 func WithTLS(d *handlers.Deps) { d.BaseURL = "https://" + strings.TrimPrefix(d.BaseURL, "http://") }
+
+// WithSessionCache gives the handlers a session cache (sessioncache) that
+// keeps each session ttl at most, listening on channel (the database
+// notifies sessioncache.Channel; another is never notified) until the
+// test ends. The other tests read the session on every page: what they
+// write straight to the database is on their next page at once.
+func WithSessionCache(t *testing.T, ttl time.Duration, channel string) func(*handlers.Deps) {
+	return func(d *handlers.Deps) {
+		c := sessioncache.New(d.Pool, d.Logger, ttl).OnChannel(channel)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { c.Run(ctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+		require.Eventually(t, c.Listening, 10*time.Second, 10*time.Millisecond, "the session cache listens")
+		d.SessionCache = c
+	}
+}
