@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubebyon/kubebyon/handlers"
 	"github.com/kubebyon/kubebyon/handlers/handlerstest"
+	"github.com/kubebyon/kubebyon/internal/sessioncache"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
@@ -20,11 +23,25 @@ import (
 // cluster, then its nodes as plain rows, which cost less than the same
 // rows as JSON in one statement; the overview two: its figures with its
 // newest clusters and events, then notifications), and show it to its
-// owner, or an admin, alone.
+// owner, or an admin, alone. With the session cache (serve's), a page
+// whose session is kept makes the page's queries alone.
 func TestPageQueries(t *testing.T) {
 	t.Parallel()
+	for _, cached := range []bool{false, true} {
+		t.Run(fmt.Sprintf("session kept %v", cached), func(t *testing.T) {
+			t.Parallel()
+			pageQueries(t, cached)
+		})
+	}
+}
+
+func pageQueries(t *testing.T, cached bool) {
 	trips := &testenv.RoundTrips{}
-	b := handlerstest.SetupTraced(t, trips)
+	var opts []func(*handlers.Deps)
+	if cached {
+		opts = append(opts, handlerstest.WithSessionCache(t, time.Hour, sessioncache.Channel))
+	}
+	b := handlerstest.SetupTraced(t, trips, opts...)
 	ctx := context.Background()
 	owner, ownerEmail := b.SignedUpUser(t, "preload-owner")
 	other, _ := b.SignedUpUser(t, "preload-other")
@@ -57,6 +74,20 @@ func TestPageQueries(t *testing.T) {
 		// fill caches; the next ones are as every later page is.
 		code, _ := p.c.Get(p.path)
 		require.Equal(t, http.StatusOK, code, p.name)
+		if cached {
+			// The page's queries alone once the session is kept (a
+			// session saved, or a notification that came while it was
+			// read, leaves it unkept until the next page).
+			var body string
+			require.Eventually(t, func() bool {
+				trips.Reset()
+				code, body = p.c.Get(p.path)
+				return code == http.StatusOK && len(trips.Statements()) == p.queries-1
+			}, 10*time.Second, 10*time.Millisecond, "%s: the page's queries alone", p.name)
+			require.Contains(t, body, p.shows, p.name)
+			require.Zero(t, trips.Batches(), p.name)
+			continue
+		}
 		trips.Reset()
 		code, body := p.c.Get(p.path)
 		require.Equal(t, http.StatusOK, code, p.name)
