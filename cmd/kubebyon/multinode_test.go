@@ -27,6 +27,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/config"
 	"github.com/kubebyon/kubebyon/internal/jointokens"
 	"github.com/kubebyon/kubebyon/internal/secrets"
+	"github.com/kubebyon/kubebyon/internal/sessioncache"
 	"github.com/kubebyon/kubebyon/internal/settings"
 	"github.com/kubebyon/kubebyon/internal/testenv"
 	"github.com/kubebyon/kubebyon/internal/vcluster"
@@ -47,7 +48,8 @@ const multiNodeStep = 20 * time.Second
 // in the middle of the cluster's first reconcile and worker B takes the job
 // over within the rescue time; a join token made through B gives the join
 // script through A and bootstraps a node; a drain asked of A is worked;
-// the cluster deleted through B is gone through A.
+// the cluster deleted through B is gone through A; a sign-out through A
+// is a sign-out on B at once.
 //
 // Worker A reaches the host through an address that accepts connections
 // and never answers (a machine cut off from the host), so that it is
@@ -220,6 +222,28 @@ func TestMultiNode(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return apiCall(t, apiA, apiKey, http.MethodGet, fmt.Sprintf("/api/v1/clusters/%d", cl.ID), "", nil) == http.StatusNotFound
 	}, time.Minute, 200*time.Millisecond, "the cluster is deleted, as A says: %s", workerB.logs)
+
+	// Signed out through A, the browser's session ends on B too: B keeps
+	// a session it read for up to sessioncache.TTL, and forgets it as soon
+	// as the database tells it of the sign-out. The old cookie, sent again
+	// (as a thief would), is refused by B well within that time.
+	code, _ = c.get(t, apiB, "/clusters")
+	require.Equal(t, http.StatusOK, code, "B serves the session, and keeps it")
+	cookies := c.http.Jar.Cookies(&url.URL{Scheme: "http", Host: apiB.addr})
+	signOut, body := c.post(t, apiA, "/clusters", "/logout", url.Values{})
+	require.Equal(t, http.StatusSeeOther, signOut.StatusCode, body)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	require.Eventually(t, func() bool {
+		req, err := http.NewRequest(http.MethodGet, "http://"+apiB.addr+"/clusters", nil)
+		require.NoError(t, err)
+		for _, ck := range cookies {
+			req.AddCookie(ck)
+		}
+		resp, err := noRedirect.Do(req)
+		require.NoError(t, err)
+		readAll(t, resp)
+		return resp.StatusCode == http.StatusSeeOther && strings.HasPrefix(resp.Header.Get("Location"), "/login")
+	}, sessioncache.TTL-time.Second, 20*time.Millisecond, "B refuses the session signed out through A")
 
 	workerB.stop(t)
 	apiA.stop(t)
