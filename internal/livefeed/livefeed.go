@@ -7,22 +7,17 @@ package livefeed
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
-	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kubebyon/kubebyon/internal/pglisten"
 )
 
 // Channel is what the triggers notify, with the cluster's id.
 const Channel = "kubebyon_cluster"
-
-// relistenAfter is the wait before the feed listens again after its
-// connection failed.
-const relistenAfter = 2 * time.Second
 
 // Feed fans the database's notifications out to subscribers by cluster.
 type Feed struct {
@@ -76,44 +71,16 @@ func (f *Feed) Listening() bool {
 
 // Run listens until ctx ends, again after each failure.
 func (f *Feed) Run(ctx context.Context) {
-	for {
-		err := f.listen(ctx)
-		f.setListening(false)
-		if ctx.Err() != nil {
-			return
-		}
-		f.logger.WarnContext(ctx, "live feed lost its connection; listening again", "channel", Channel, "error", err, "after", relistenAfter)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(relistenAfter):
-		}
-	}
+	pglisten.Run(ctx, f.pool, f.logger, Channel, f.setListening, f.notified)
 }
 
-// listen holds its own connection (not one of the pool's, which requests
-// need) while it waits for notifications.
-func (f *Feed) listen(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, f.pool.Config().ConnConfig.Copy())
+// notified wakes the subscribers of the cluster a notification names.
+func (f *Feed) notified(payload string) {
+	id, err := strconv.ParseInt(payload, 10, 64)
 	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+		return // a notification without a cluster (a NULL id)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{Channel}.Sanitize()); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	f.setListening(true)
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		id, err := strconv.ParseInt(n.Payload, 10, 64)
-		if err != nil {
-			continue // a notification without a cluster (a NULL id)
-		}
-		f.notify(id)
-	}
+	f.notify(id)
 }
 
 // setListening records whether the feed listens. Whatever changed while

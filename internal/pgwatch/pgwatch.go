@@ -6,13 +6,13 @@ package pgwatch
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kubebyon/kubebyon/internal/pglisten"
 )
 
 const (
@@ -20,9 +20,6 @@ const (
 	// tells the waiters: a burst of changes (a thousand installs) wakes
 	// them once.
 	settle = 100 * time.Millisecond
-	// relistenAfter is the wait before the watcher listens again after
-	// its connection failed.
-	relistenAfter = 2 * time.Second
 )
 
 // Watcher keeps a state worked out from the database and wakes whoever
@@ -42,6 +39,8 @@ type Watcher[S any] struct {
 
 	mu        sync.Mutex
 	listening bool
+	// settling is true while a burst of notifications is gathered.
+	settling bool
 	// gen counts the changes told; state is fresh when it was worked out
 	// at the current gen while listening.
 	gen        uint64
@@ -61,51 +60,25 @@ func New[S any](pool *pgxpool.Pool, logger *slog.Logger, channel string, desired
 
 // Run listens for changes until ctx ends, again after each failure.
 func (w *Watcher[S]) Run(ctx context.Context) {
-	for {
-		err := w.listen(ctx)
-		w.setListening(false)
-		if ctx.Err() != nil {
-			return
-		}
-		w.logger.WarnContext(ctx, "watcher lost its connection; listening again", "channel", w.channel, "error", err, "after", relistenAfter)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(relistenAfter):
-		}
-	}
+	pglisten.Run(ctx, w.pool, w.logger, w.channel, w.setListening, w.notified)
 }
 
-// listen holds its own connection (not one of the pool's, which requests
-// need) while it waits for notifications.
-func (w *Watcher[S]) listen(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, w.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+// notified says the state may have changed once per burst: the first
+// notification of one waits settle, and those that come meanwhile go
+// with it.
+func (w *Watcher[S]) notified(string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.settling {
+		return
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{w.channel}.Sanitize()); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	// What changed while nobody listened is not known: a change now.
-	w.setListening(true)
-	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
-			return err
-		}
-		// Gather the rest of a burst.
-		settleCtx, cancel := context.WithTimeout(ctx, settle)
-		for {
-			if _, err := conn.WaitForNotification(settleCtx); err != nil {
-				break
-			}
-		}
-		cancel()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		w.bump()
-	}
+	w.settling = true
+	time.AfterFunc(settle, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.settling = false
+		w.bumpLocked()
+	})
 }
 
 // setListening records whether the watcher listens, and, in the same

@@ -11,7 +11,6 @@ package sessioncache
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -19,8 +18,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kubebyon/kubebyon/internal/pglisten"
 
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -37,9 +37,6 @@ const (
 	// maxUsers bounds the users whose changes are counted; past it the
 	// cache starts afresh.
 	maxUsers = 100_000
-	// relistenAfter is the wait before the cache listens again after its
-	// connection failed.
-	relistenAfter = 2 * time.Second
 )
 
 // Session is a signed-in session as the session store reads it: the
@@ -183,40 +180,7 @@ func (c *Cache) Listening() bool {
 
 // Run listens until ctx ends, again after each failure.
 func (c *Cache) Run(ctx context.Context) {
-	for {
-		err := c.listen(ctx)
-		c.setListening(false)
-		if ctx.Err() != nil {
-			return
-		}
-		c.logger.WarnContext(ctx, "session cache lost its connection; listening again", "channel", c.channel, "error", err, "after", relistenAfter)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(relistenAfter):
-		}
-	}
-}
-
-// listen holds its own connection (not one of the pool's, which requests
-// need) while it waits for notifications.
-func (c *Cache) listen(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, c.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{c.channel}.Sanitize()); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	c.setListening(true)
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		c.notified(n.Payload)
-	}
+	pglisten.Run(ctx, c.pool, c.logger, c.channel, c.setListening, c.notified)
 }
 
 // notified forgets what a notification names (migration 067); one it
