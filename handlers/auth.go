@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/ratelimit"
 	"github.com/kubebyon/kubebyon/internal/signup"
@@ -100,7 +101,7 @@ func (h *Handlers) signUp(c echo.Context) error {
 		}
 		return err
 	}
-	email, _ := accounts.NormalizeEmail(in.Email)
+	email, _ := input.Email(in.Email)
 	return redirect(c, "/signup/verify?email="+url.QueryEscape(email))
 }
 
@@ -175,7 +176,7 @@ func (h *Handlers) renderInvitationUnusable(c echo.Context, err error) error {
 }
 
 func (h *Handlers) showVerifyPage(c echo.Context) error {
-	email, ok := accounts.NormalizeEmail(c.QueryParam("email"))
+	email, ok := input.Email(c.QueryParam("email"))
 	if !ok {
 		return redirect(c, "/signup")
 	}
@@ -184,7 +185,7 @@ func (h *Handlers) showVerifyPage(c echo.Context) error {
 
 func (h *Handlers) verifySignup(c echo.Context) error {
 	f := formFrom(c, "code")
-	email, ok := accounts.NormalizeEmail(c.FormValue("email"))
+	email, ok := input.Email(c.FormValue("email"))
 	if !ok {
 		return redirect(c, "/signup")
 	}
@@ -217,7 +218,7 @@ func (h *Handlers) verifySignup(c echo.Context) error {
 const sessionSignUpNext = "signup_next"
 
 func (h *Handlers) resendSignupCode(c echo.Context) error {
-	email, ok := accounts.NormalizeEmail(c.FormValue("email"))
+	email, ok := input.Email(c.FormValue("email"))
 	if !ok {
 		return redirect(c, "/signup")
 	}
@@ -359,7 +360,7 @@ func (h *Handlers) showResetRequestPage(c echo.Context) error {
 func (h *Handlers) requestPasswordReset(c echo.Context) error {
 	f := formFrom(c, "email")
 	page := func(f views.Form) templ.Component { return views.ResetRequestPage(f) }
-	email, ok := accounts.NormalizeEmail(f.Value("email"))
+	email, ok := input.Email(f.Value("email"))
 	if !ok {
 		f.Errors["email"] = "ErrEmailInvalid"
 		return render(c, http.StatusUnprocessableEntity, page(f))
@@ -380,7 +381,7 @@ func (h *Handlers) requestPasswordReset(c echo.Context) error {
 }
 
 func (h *Handlers) showResetConfirmPage(c echo.Context) error {
-	email, ok := accounts.NormalizeEmail(c.QueryParam("email"))
+	email, ok := input.Email(c.QueryParam("email"))
 	if !ok {
 		return redirect(c, "/password/reset")
 	}

@@ -360,7 +360,8 @@ func (h *Handlers) nodeOperationView(op queries.NodeOperation) views.NodeOperati
 	v := views.NodeOperation{
 		ID: op.ID, ClusterID: op.ClusterID, NodeName: op.NodeName, Kind: op.Kind, Status: op.Status,
 		Message: op.Message, Progress: op.Progress, Updated: op.UpdatedAt.Time,
-		Done: op.Status != nodes.OperationRunning,
+		Done:        op.Status != nodes.OperationRunning,
+		Interrupted: op.Message == nodes.OperationInterrupted,
 	}
 	if op.Kind == nodes.OpDelete && op.Status == nodes.OperationSucceeded {
 		v.ResetCommand = resetCommand(h.BaseURL)

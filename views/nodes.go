@@ -94,6 +94,10 @@ type NodeOperation struct {
 	Updated   time.Time
 	// Done says the operation has finished.
 	Done bool
+	// Interrupted says its worker stopped before it finished
+	// (nodes.OperationInterrupted): the page says so in the reader's
+	// language, not Message.
+	Interrupted bool
 	// ResetCommand cleans the host of a deleted node: set once a deletion
 	// has succeeded, empty otherwise.
 	ResetCommand string

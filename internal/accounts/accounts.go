@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net/mail"
 	"strings"
 	"sync"
 	"time"
@@ -154,16 +153,6 @@ func (s *Service) countWrongCode(ctx context.Context, codeID int64) error {
 // FieldErrors maps form fields to catalog message IDs.
 type FieldErrors = input.Errors
 
-// NormalizeEmail trims an address and checks its form.
-func NormalizeEmail(raw string) (string, bool) {
-	e := strings.TrimSpace(raw)
-	a, err := mail.ParseAddress(e)
-	if err != nil || a.Address != e || len(e) > 254 || !strings.Contains(e[strings.LastIndexByte(e, '@'):], ".") {
-		return e, false
-	}
-	return e, true
-}
-
 // SignUpInput is the sign-up form.
 type SignUpInput struct {
 	Email    string
@@ -178,7 +167,7 @@ type SignUpInput struct {
 func (in *SignUpInput) Validate() error {
 	errs := FieldErrors{}
 	var ok bool
-	if in.Email, ok = NormalizeEmail(in.Email); !ok {
+	if in.Email, ok = input.Email(in.Email); !ok {
 		errs["email"] = "ErrEmailInvalid"
 	}
 	var msg string

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kubebyon/kubebyon/internal/audit"
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/signup"
 	"github.com/kubebyon/kubebyon/queries"
 )
@@ -77,7 +78,7 @@ func (s *Service) SignInWithIdentity(ctx context.Context, id Identity, current *
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("look up identity: %w", err)
 		}
-		email, ok := NormalizeEmail(id.Email)
+		email, ok := input.Email(id.Email)
 		if !ok {
 			return ErrIdentityUnverified
 		}
@@ -132,7 +133,7 @@ func (s *Service) admitIdentity(ctx context.Context, q *queries.Queries, email s
 // email, once the account's password proves the person owns it.
 func (s *Service) LinkIdentityWithPassword(ctx context.Context, id Identity, password string, actor audit.Actor) (queries.User, error) {
 	var ok bool
-	if id.Email, ok = NormalizeEmail(id.Email); !ok {
+	if id.Email, ok = input.Email(id.Email); !ok {
 		return queries.User{}, ErrIdentityUnverified
 	}
 	u, err := s.Authenticate(ctx, id.Email, password)

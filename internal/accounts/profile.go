@@ -13,6 +13,7 @@ import (
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/avatars"
 	"github.com/kubebyon/kubebyon/internal/etag"
+	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/locale"
 	"github.com/kubebyon/kubebyon/internal/notify"
 	"github.com/kubebyon/kubebyon/internal/passwords"
@@ -110,7 +111,7 @@ func (s *Service) UpdateProfile(ctx context.Context, u queries.User, in ProfileI
 // must not be able to move the account to an address of theirs, and from
 // there reset the password.
 func (s *Service) RequestEmailChange(ctx context.Context, u queries.User, rawEmail, password string, actor audit.Actor) error {
-	email, ok := NormalizeEmail(rawEmail)
+	email, ok := input.Email(rawEmail)
 	errs := FieldErrors{}
 	switch {
 	case !ok:

@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
@@ -170,7 +169,7 @@ func (s *Service) Get(ctx context.Context, id int64) (Invitation, error) {
 // (resend that one), is refused at the field: input.Errors. Also
 // adminauth.ErrNotAdmin.
 func (s *Service) Invite(ctx context.Context, email, lang string, actor audit.Actor) (queries.Invitation, error) {
-	email, ok := accounts.NormalizeEmail(email)
+	email, ok := input.Email(email)
 	if !ok || !input.Storable(email) {
 		return queries.Invitation{}, input.Errors{FieldEmail: "ErrEmailInvalid"}
 	}

@@ -4,6 +4,7 @@ package input
 
 import (
 	"fmt"
+	"net/mail"
 	"net/url"
 	"sort"
 	"strings"
@@ -115,4 +116,15 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 // %, _ and \ match themselves.
 func Contains(s string) string {
 	return "%" + likeEscaper.Replace(s) + "%"
+}
+
+// Email trims an address and checks its form: one address alone, at most
+// 254 characters, with a dot in its domain.
+func Email(raw string) (string, bool) {
+	e := strings.TrimSpace(raw)
+	a, err := mail.ParseAddress(e)
+	if err != nil || a.Address != e || len(e) > 254 || !strings.Contains(e[strings.LastIndexByte(e, '@'):], ".") {
+		return e, false
+	}
+	return e, true
 }

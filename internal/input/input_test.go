@@ -101,3 +101,23 @@ func TestSecretChange(t *testing.T) {
 		})
 	}
 }
+
+func TestEmail(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"ada@example.com", "ada@example.com", true},
+		{"  ada@example.com\n", "ada@example.com", true},
+		{"Ada <ada@example.com>", "Ada <ada@example.com>", false},
+		{"ada@localhost", "ada@localhost", false},
+		{"ada@example.com, bob@example.com", "ada@example.com, bob@example.com", false},
+		{"not an address", "not an address", false},
+		{strings.Repeat("a", 243) + "@example.com", strings.Repeat("a", 243) + "@example.com", false},
+	} {
+		got, ok := input.Email(tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+		require.Equal(t, tc.ok, ok, tc.in)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/kubebyon/kubebyon/internal/accounts"
 	"github.com/kubebyon/kubebyon/internal/audit"
 	"github.com/kubebyon/kubebyon/internal/input"
 	"github.com/kubebyon/kubebyon/internal/notify"
@@ -68,7 +67,7 @@ func (s *Service) tokenHash(token string) string {
 // replaced by this one.
 func (s *Service) Invite(ctx context.Context, id int64, email string, role Role, lang string, actor audit.Actor) (queries.OrgInvitation, error) {
 	errs := input.Errors{}
-	email, ok := accounts.NormalizeEmail(email)
+	email, ok := input.Email(email)
 	email = strings.ToLower(email)
 	if !ok || !input.Storable(email) {
 		errs[FieldEmail] = "ErrEmailInvalid"
