@@ -8,9 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubebyon/kubebyon/internal/accounts"
-	"github.com/kubebyon/kubebyon/internal/adminauth"
 	"github.com/kubebyon/kubebyon/internal/input"
-	"github.com/kubebyon/kubebyon/queries"
 )
 
 // apiTwoFactor is whom the platform requires two-factor authentication
@@ -21,7 +19,7 @@ type apiTwoFactor struct {
 
 // twoFactorTag is the entity tag of the stored requirement.
 func (h *Handlers) twoFactorTag(ctx context.Context) (string, error) {
-	return adminauth.SettingsTag(ctx, queries.New(h.Pool), accounts.TwoFactorKey)
+	return h.Accounts.TwoFactorPolicyTag(ctx)
 }
 
 // showAPITwoFactor is GET /api/v1/admin/settings/two-factor.

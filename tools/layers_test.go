@@ -1,7 +1,9 @@
 package tools_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,5 +80,23 @@ func TestLayers(t *testing.T) {
 				require.True(t, strings.HasPrefix(pkg, "cmd/"), "%s imports jobs: only cmd does", pkg)
 			}
 		}
+	}
+}
+
+// TestHandlersAskServices: pages read and write through the domain
+// services; in handlers only the session store (scs's storage adapter)
+// runs statements of its own.
+func TestHandlersAskServices(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("../handlers/*.go")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || filepath.Base(f) == "session_store.go" {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NotContains(t, string(src), "queries.New(", "%s runs its own statements: ask a service", f)
 	}
 }

@@ -431,6 +431,12 @@ func (s *Service) LoadTwoFactorPolicy(ctx context.Context) (TwoFactorPolicy, err
 	return loadTwoFactorPolicy(ctx, queries.New(s.Pool))
 }
 
+// TwoFactorPolicyTag is the entity tag of the stored policy (the admin
+// API's ETag).
+func (s *Service) TwoFactorPolicyTag(ctx context.Context) (string, error) {
+	return adminauth.SettingsTag(ctx, queries.New(s.Pool), TwoFactorKey)
+}
+
 // loadTwoFactorPolicy reads the policy through q: optional while no admin
 // chose one.
 func loadTwoFactorPolicy(ctx context.Context, q *queries.Queries) (TwoFactorPolicy, error) {
