@@ -21,7 +21,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kubebyon/kubebyon/internal/pglisten"
-
 	"github.com/kubebyon/kubebyon/queries"
 )
 
@@ -104,7 +103,7 @@ func (c *Cache) Get(token string) (Session, bool) {
 	return e.Session, true
 }
 
-// Ticket is taken before the database is asked for a session.
+// Ticket is the ticket of a read of the database that starts now.
 func (c *Cache) Ticket() Ticket {
 	if c == nil {
 		return 0
