@@ -75,15 +75,8 @@ func pageQueries(t *testing.T, cached bool) {
 		code, _ := p.c.Get(p.path)
 		require.Equal(t, http.StatusOK, code, p.name)
 		if cached {
-			// The page's queries alone once the session is kept (a
-			// session saved, or a notification that came while it was
-			// read, leaves it unkept until the next page).
-			var body string
-			require.Eventually(t, func() bool {
-				trips.Reset()
-				code, body = p.c.Get(p.path)
-				return code == http.StatusOK && len(trips.Statements()) == p.queries-1
-			}, 10*time.Second, 10*time.Millisecond, "%s: the page's queries alone", p.name)
+			// The page's queries alone once the session is kept.
+			body := servedKept(t, trips, p.c, p.path, p.queries-1)
 			require.Contains(t, body, p.shows, p.name)
 			require.Zero(t, trips.Batches(), p.name)
 			continue

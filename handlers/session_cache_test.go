@@ -16,19 +16,29 @@ import (
 	"github.com/kubebyon/kubebyon/internal/testenv"
 )
 
-// keptBy waits until c's cluster list is served from the session kept:
-// the list's statement alone (counted by trips), where the session's
-// would come first. (A page that saved the session, or a notification
-// that came while the session was read, leaves it unkept until the next
-// page.)
+// servedKept waits until c's page at path is served from the session
+// kept: its own statements alone (counted by trips), where the session's
+// would come first, and returns the page. (A page that saved the session,
+// or a notification that came while the session was read, leaves it
+// unkept until the next page.)
+func servedKept(t *testing.T, trips *testenv.RoundTrips, c *handlerstest.Client, path string, statements int) string {
+	t.Helper()
+	var body string
+	require.Eventually(t, func() bool {
+		trips.Reset()
+		var code int
+		code, body = c.Get(path)
+		return code == http.StatusOK && len(trips.Statements()) == statements
+	}, 10*time.Second, 10*time.Millisecond, "%s is served with the session kept", path)
+	return body
+}
+
+// keptBy waits until c's cluster list (its one statement) is served from
+// the session kept (servedKept).
 func keptBy(trips *testenv.RoundTrips) func(t *testing.T, c *handlerstest.Client) {
 	return func(t *testing.T, c *handlerstest.Client) {
 		t.Helper()
-		require.Eventually(t, func() bool {
-			trips.Reset()
-			code, _ := c.Get("/clusters")
-			return code == http.StatusOK && len(trips.Statements()) == 1
-		}, 10*time.Second, 10*time.Millisecond, "the cluster list is served with the session kept")
+		servedKept(t, trips, c, "/clusters", 1)
 	}
 }
 
