@@ -54,6 +54,10 @@ func TestBuyPlanInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`[data-testid="order-paid-form"]`, chromedp.ByQuery),
 		chromedp.SendKeys(`[data-testid="order-paid-form"] input[name="reference"]`, "BANK-2026-12-02", chromedp.ByQuery),
 		chromedp.Click(`[data-testid="order-mark-paid"]`, chromedp.ByQuery),
+		// The form posts and the order's page loads again: wait for what
+		// only the new page has (the old page's form could be gone while
+		// its status was still to be read: "No node with given id found").
+		chromedp.WaitVisible(`[data-testid="order-status"] [data-order-status="paid"]`, chromedp.ByQuery),
 		chromedp.WaitNotPresent(`[data-testid="order-paid-form"]`, chromedp.ByQuery),
 		chromedp.Text(`[data-testid="order-status"]`, &status, chromedp.ByQuery),
 	))
