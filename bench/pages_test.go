@@ -33,6 +33,10 @@ const (
 	// of its own with pagesBenchOwn clusters.
 	pagesBenchBrowsers = joinBenchConcurrency
 	pagesBenchOwn      = 5
+	// pagesBenchEvents is how many events each cluster has recorded, and
+	// pagesBenchAudit how many audit rows each signed-in user has left.
+	pagesBenchEvents = 20
+	pagesBenchAudit  = 5_000
 	// The cluster list's latency is measured at pagesFixedRate requests
 	// per second for pagesFixedDuration.
 	pagesFixedRate     = 500
@@ -43,7 +47,7 @@ var pagesCSRF = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 
 // BenchmarkPages serves the real handlers with pagesBenchUsers users and
 // pagesBenchClusters clusters (ten recorded nodes each, joined with the
-// cluster's one join token) in the database,
+// cluster's one join token, and pagesBenchEvents events) in the database,
 // signs in pagesBenchBrowsers browsers (each a user with pagesBenchOwn
 // clusters; every other one an admin), then loads from all of them at once
 // each of the signed-in pages issue 10 names: the cluster list, a
@@ -117,6 +121,31 @@ func BenchmarkPages(b *testing.B) {
 	require.NoError(b, err)
 	// The node rows name their token, as the health check writes them.
 	_, err = pool.Exec(ctx, `UPDATE nodes SET join_token_id = t.id FROM join_tokens t WHERE t.cluster_id = nodes.cluster_id`)
+	require.NoError(b, err)
+	// Every cluster's history as the reconcile job and its owner leave it:
+	// pagesBenchEvents events, its creation and a kubeconfig download in
+	// the audit log, and ten notifications for each user (half unread),
+	// so that the pages read and show what they would on a platform that
+	// has run for a while.
+	_, err = pool.Exec(ctx, `INSERT INTO cluster_events (cluster_id, level, reason, message, created_at)
+		SELECT c.id, 'info', (ARRAY['Provisioning', 'Installed', 'Ready', 'Updating', 'NodeJoined'])[1 + g % 5],
+		       'Event ' || g || ' of cluster ' || c.name, now() - make_interval(mins => $1 - g)
+		FROM clusters c CROSS JOIN generate_series(1, $1::int) g`, pagesBenchEvents)
+	require.NoError(b, err)
+	_, err = pool.Exec(ctx, `INSERT INTO audit_events (actor_id, action, target_type, target_id)
+		SELECT c.owner_id, a, 'cluster', c.id::text
+		FROM clusters c CROSS JOIN unnest(ARRAY['cluster.create', 'cluster.kubeconfig_download']) a`)
+	require.NoError(b, err)
+	// The signed-in users drive their clusters through the API too: each
+	// has left pagesBenchAudit more audit rows.
+	_, err = pool.Exec(ctx, `INSERT INTO audit_events (actor_id, action, target_type, target_id)
+		SELECT c.owner_id, 'cluster.update', 'cluster', c.id::text
+		FROM clusters c JOIN users u ON u.id = c.owner_id CROSS JOIN generate_series(1, $1::int / $2::int)
+		WHERE u.email LIKE 'pages%'`, pagesBenchAudit, pagesBenchOwn)
+	require.NoError(b, err)
+	_, err = pool.Exec(ctx, `INSERT INTO notifications (user_id, kind, title, read_at)
+		SELECT u.id, 'cluster_ready', 'Cluster ' || g || ' is ready', CASE WHEN g % 2 = 0 THEN now() END
+		FROM users u CROSS JOIN generate_series(1, 10) g`)
 	require.NoError(b, err)
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE")
 	require.NoError(b, err)

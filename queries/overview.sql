@@ -4,7 +4,9 @@
 -- health job last saw in them, the plan's limits, the state behind the
 -- first-run checklist (a join token made, a node joined, a kubeconfig the
 -- member downloaded), and as JSON arrays, newest first, at most row_limit
--- of its clusters (with their nodes, all and ready) and of their events.
+-- of its clusters (with their nodes, all and ready) and of their events
+-- (the newest row_limit of each cluster, read backwards on its index, then
+-- the newest of those: a cluster's long history is not read).
 -- A member in none of roles sees zeros and empty lists, as in the cluster
 -- list. The member's unread notifications come with the session.
 WITH c AS (
@@ -42,7 +44,10 @@ SELECT
         SELECT json_agg(json_build_object('id', r.id, 'cluster_id', r.cluster_id, 'cluster_name', r.cluster_name, 'level', r.level,
                                           'reason', r.reason, 'message', r.message, 'created_at', r.created_at) ORDER BY r.id DESC)
         FROM (SELECT e.id, e.cluster_id, c.name AS cluster_name, e.level, e.reason, e.message, e.created_at
-              FROM cluster_events e JOIN c ON c.id = e.cluster_id
+              FROM c CROSS JOIN LATERAL (
+                  SELECT * FROM cluster_events WHERE cluster_events.cluster_id = c.id
+                  ORDER BY cluster_events.id DESC LIMIT @row_limit
+              ) e
               ORDER BY e.id DESC LIMIT @row_limit) r
     ), '[]')::json AS recent_events
 FROM (

@@ -97,7 +97,10 @@ SELECT
         SELECT json_agg(json_build_object('id', r.id, 'cluster_id', r.cluster_id, 'cluster_name', r.cluster_name, 'level', r.level,
                                           'reason', r.reason, 'message', r.message, 'created_at', r.created_at) ORDER BY r.id DESC)
         FROM (SELECT e.id, e.cluster_id, c.name AS cluster_name, e.level, e.reason, e.message, e.created_at
-              FROM cluster_events e JOIN c ON c.id = e.cluster_id
+              FROM c CROSS JOIN LATERAL (
+                  SELECT id, cluster_id, level, reason, message, created_at, count, last_seen_at FROM cluster_events WHERE cluster_events.cluster_id = c.id
+                  ORDER BY cluster_events.id DESC LIMIT $2
+              ) e
               ORDER BY e.id DESC LIMIT $2) r
     ), '[]')::json AS recent_events
 FROM (
@@ -142,7 +145,9 @@ type OverviewForMemberRow struct {
 // health job last saw in them, the plan's limits, the state behind the
 // first-run checklist (a join token made, a node joined, a kubeconfig the
 // member downloaded), and as JSON arrays, newest first, at most row_limit
-// of its clusters (with their nodes, all and ready) and of their events.
+// of its clusters (with their nodes, all and ready) and of their events
+// (the newest row_limit of each cluster, read backwards on its index, then
+// the newest of those: a cluster's long history is not read).
 // A member in none of roles sees zeros and empty lists, as in the cluster
 // list. The member's unread notifications come with the session.
 func (q *Queries) OverviewForMember(ctx context.Context, arg OverviewForMemberParams) (OverviewForMemberRow, error) {

@@ -2,6 +2,7 @@ package clusters_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -77,6 +78,26 @@ func TestOverviewFigures(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"coming", "broken"}, []string{o.Clusters[0].Name, o.Clusters[1].Name}, "the newest, as many as asked")
 	require.Len(t, o.Events, 2)
+	// A cluster with more new events than the overview shows fills it
+	// alone, in order, over the other clusters' older ones.
+	for i := range 3 {
+		_, err = b.pool.Exec(ctx, `INSERT INTO cluster_events (cluster_id, level, reason, message) VALUES ($1, 'info', 'Created', $2)`, ids["full"], fmt.Sprintf("later %d of full", i))
+		require.NoError(t, err)
+	}
+	o, err = b.svc.Overview(ctx, actingAs(t, b.pool, u.ID), 2)
+	require.NoError(t, err)
+	events = events[:0]
+	for _, e := range o.Events {
+		events = append(events, e.Message)
+	}
+	require.Equal(t, []string{"later 2 of full", "later 1 of full"}, events)
+	o, err = b.svc.Overview(ctx, actingAs(t, b.pool, u.ID), 5)
+	require.NoError(t, err)
+	events = events[:0]
+	for _, e := range o.Events {
+		events = append(events, e.Message)
+	}
+	require.Equal(t, []string{"later 2 of full", "later 1 of full", "later 0 of full", "event of coming", "event of broken"}, events)
 
 	// Someone else's organization, which has no clusters: zeros, and its
 	// own plan.
