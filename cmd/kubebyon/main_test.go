@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -72,14 +73,32 @@ func kubebyon(t testing.TB, env []string, stdin string, args ...string) result {
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
-// freeAddr returns a loopback address with a port nothing listens on.
+// freeAddr returns a loopback address with a port nothing listens on (and
+// that no other freeAddr or freePort of this process returned).
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(unusedPort(t, "127.0.0.1")))
+}
+
+// handedOut holds every port unusedPort gave in this test process: once
+// its listener is closed the kernel may give the same port to the next
+// bind, and two listeners of one server (its metrics and its edge's
+// konnectivity port, say) must not be handed one port.
+var handedOut sync.Map
+
+// unusedPort is a port nothing listens on at host ("0.0.0.0" for every
+// address), never one it gave before.
+func unusedPort(t testing.TB, host string) int {
+	t.Helper()
+	for {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		require.NoError(t, err)
+		port := ln.Addr().(*net.TCPAddr).Port
+		require.NoError(t, ln.Close())
+		if _, given := handedOut.LoadOrStore(port, true); !given {
+			return port
+		}
+	}
 }
 
 // server is a running 'kubebyon serve'.

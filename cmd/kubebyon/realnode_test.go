@@ -147,11 +147,7 @@ func startRealPlatform(t testing.TB, packageMirror string) *realPlatform {
 // freePort is a port nothing listens on, on every address.
 func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "0.0.0.0:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	return port
+	return unusedPort(t, "0.0.0.0")
 }
 
 // kamajiPlayer plays Kamaji for one TenantControlPlane (see the top of

@@ -785,9 +785,12 @@ const (
 var nodeOverlays = []string{"/etc", "/var/lib", "/var/log", "/run"}
 
 // bareOverlays are the more directories a bare node (NodeOptions.Bare)
-// sees as a copy of the host's: where packages install (/usr) and apt
-// keeps what it downloads (/var/cache).
-var bareOverlays = []string{"/usr", "/var/cache"}
+// sees as a copy of the host's: where packages install (/usr), apt
+// keeps what it downloads (/var/cache), and root's home, where the host's
+// rpm (Debian's) keeps its database (~/.rpmdb): what dnf installs on a
+// RHEL-like node is then recorded on that node alone, and a test that
+// stops before it removes the packages leaves none on the host.
+var bareOverlays = []string{"/usr", "/var/cache", "/root"}
 
 // nodeMounts are the fixed paths of a machine that kubeadm, kubelet and
 // containerd write, and the directory of the node (in Dir) each is.

@@ -4,6 +4,9 @@ package testenv_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -115,4 +118,25 @@ func waitNodeReady(t *testing.T, client kubernetes.Interface, name string, statu
 		}
 		c.Errorf("node %s has no Ready condition", name)
 	}, timeout, 200*time.Millisecond)
+}
+
+// TestBareNodeWritesStayOnIt: what a bare node (a machine without
+// Kubernetes' tools, where the join script installs packages) writes where
+// packages, their caches and rpm's database (root's home on Debian) go is
+// its own; the host sees none of it, so a test that stops halfway leaves
+// the next run a clean machine.
+func TestBareNodeWritesStayOnIt(t *testing.T) {
+	t.Parallel()
+	node := testenv.NewNode(t, testenv.NodeOptions{Name: "bare-writes", Bare: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	name := fmt.Sprintf("kubebyon-bare-node-%d", time.Now().UnixNano())
+	for _, dir := range []string{"/usr/local", "/var/cache", "/var/lib", "/etc", "/root"} {
+		path := filepath.Join(dir, name)
+		out, err := node.Command(ctx, "sh", "-c", "echo node >"+path+" && cat "+path).CombinedOutput()
+		require.NoError(t, err, "%s: %s", path, out)
+		require.Equal(t, "node\n", string(out), path)
+		_, err = os.Stat(path)
+		require.ErrorIs(t, err, os.ErrNotExist, "the host has no %s", path)
+	}
 }
