@@ -48,12 +48,14 @@ func (s *Service) Read(ctx context.Context) (Figures, error) {
 		if f.AdminOverviewFiguresRow, err = q.AdminOverviewFigures(ctx); err != nil {
 			return fmt.Errorf("admin overview figures: %w", err)
 		}
-		// River's table is not in sqlc's schema (River migrates it).
+		// River's table is not in sqlc's schema (River migrates it). Each
+		// count reads its states on River's (state, ...) indexes, not the
+		// completed jobs River keeps a while (100,000 at 10,000 clusters:
+		// 20 ms to pass over, against 0.07 ms).
 		err = tx.QueryRow(ctx, `SELECT
-			count(*) FILTER (WHERE state = 'retryable'),
-			count(*) FILTER (WHERE state = 'discarded' AND finalized_at > now() - make_interval(secs => $1)),
-			count(*) FILTER (WHERE state IN ('available', 'scheduled'))
-			FROM river_job`, FailedWithin.Seconds()).Scan(&f.JobsRetrying, &f.JobsDiscarded, &f.JobsQueued)
+			(SELECT count(*) FROM river_job WHERE state = 'retryable'),
+			(SELECT count(*) FROM river_job WHERE state = 'discarded' AND finalized_at > now() - make_interval(secs => $1)),
+			(SELECT count(*) FROM river_job WHERE state IN ('available', 'scheduled'))`, FailedWithin.Seconds()).Scan(&f.JobsRetrying, &f.JobsDiscarded, &f.JobsQueued)
 		if err != nil {
 			return fmt.Errorf("count jobs: %w", err)
 		}
